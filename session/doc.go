@@ -1,0 +1,31 @@
+// Package session is an event-sourced store for the state that shapes a prompt.
+//
+// A Session holds typed state slices. Each slice is declared once with a name and
+// an initial value ([NewSlice]) and registered in a session ([Register]). State
+// changes only through events: [Session.Dispatch] appends an event to an ordered
+// log (sequence number and time) and runs every reducer registered for that event
+// type, in registration order. A reducer is a pure function from the old value of
+// its slice and the event to the new value ([On], [OnErr]).
+//
+// # Guarantees
+//
+//   - A reducer that panics or returns an error leaves its slice unchanged; the
+//     other reducers for the same event still apply, and Dispatch returns the
+//     failure. The event is logged either way, as are events no reducer handles.
+//   - Values read with [Get] are never changed by a later dispatch: the session
+//     replaces a slice's value and never mutates it. Reducers must return new
+//     values instead of mutating the old one (copy maps and slices on write).
+//   - A Session is safe for concurrent use. Dispatches are serialized; reads see
+//     the state after some whole dispatch, never half of one.
+//
+// # Snapshots and logs
+//
+// [Session.Snapshot] captures every slice's value; [Session.Restore] puts them
+// back, and fails, naming the slice, when the snapshot holds a slice the session
+// does not have registered.
+//
+// The log can be saved as JSON lines with [Session.WriteLog] and replayed into a
+// fresh session with [Session.ReplayLog]. Replay needs each event type registered
+// by name ([RegisterEvent]); a line that is not JSON or names an unregistered
+// type fails the whole replay before any event is applied.
+package session

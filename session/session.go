@@ -1,0 +1,163 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+)
+
+// Session is an ordered event log plus the typed state slices its reducers
+// derive from it. The zero value is not usable; create one with [New].
+type Session struct {
+	now     func() time.Time // clock for record times; fixed at New
+	maxLine int              // longest line ReplayLog accepts; fixed at New
+
+	// mu guards everything below. Dispatch holds it for writing while the
+	// reducers run, so readers never see half of a dispatch.
+	mu       sync.RWMutex
+	slices   map[string]*sliceState
+	order    []string // slice names in registration order
+	reducers map[reflect.Type][]reducer
+	names    map[reflect.Type]string // event type -> registered name
+	types    map[string]reflect.Type // registered name -> event type
+	log      []Record
+	seq      uint64
+}
+
+// Record is one event in the log.
+type Record struct {
+	Seq   uint64    // 1 for the first event, then one more for each
+	Time  time.Time // when it was dispatched
+	Type  string    // the registered name, or the Go type when none was registered
+	Event any       // the event value as dispatched
+}
+
+// Option configures a Session.
+type Option func(*Session)
+
+// WithClock makes the session stamp records with now instead of time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(s *Session) { s.now = now }
+}
+
+// WithMaxLogLine makes [Session.ReplayLog] accept lines of at most n bytes
+// instead of [MaxLogLine]. A value of zero or less keeps the default.
+func WithMaxLogLine(n int) Option {
+	return func(s *Session) {
+		if n > 0 {
+			s.maxLine = n
+		}
+	}
+}
+
+// New returns an empty session with no slices registered.
+func New(opts ...Option) *Session {
+	s := &Session{
+		now:      time.Now,
+		maxLine:  MaxLogLine,
+		slices:   make(map[string]*sliceState),
+		reducers: make(map[reflect.Type][]reducer),
+		names:    make(map[reflect.Type]string),
+		types:    make(map[string]reflect.Type),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// RegisterEvent names the event type E for the JSON-lines log. Registering
+// the same type under the same name again does nothing; reusing a name for
+// another type, or a type under another name, is an error.
+func RegisterEvent[E any](sess *Session, name string) error {
+	if name == "" {
+		return errors.New("session: register event: empty name")
+	}
+	et := reflect.TypeFor[E]()
+	if et.Kind() == reflect.Interface {
+		return fmt.Errorf("session: register event %q: %v is an interface; register each concrete event type", name, et)
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if prev, ok := sess.types[name]; ok && prev != et {
+		return fmt.Errorf("session: register event %q: name already used by %v", name, prev)
+	}
+	if prev, ok := sess.names[et]; ok && prev != name {
+		return fmt.Errorf("session: register event %v: already registered as %q", et, prev)
+	}
+	sess.names[et] = name
+	sess.types[name] = et
+	return nil
+}
+
+// Dispatch appends event to the log and runs every reducer registered for its
+// type, in registration order. Each reducer's failure (an error or a panic)
+// leaves its own slice unchanged and is returned, joined with the others; the
+// event stays logged. A nil event is an error and is not logged.
+func (s *Session) Dispatch(event any) error {
+	if event == nil {
+		return errors.New("session: dispatch: nil event")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dispatchLocked(event, s.now(), s.seq+1)
+}
+
+func (s *Session) dispatchLocked(event any, at time.Time, seq uint64) error {
+	et := reflect.TypeOf(event)
+	name, ok := s.names[et]
+	if !ok {
+		name = et.String()
+	}
+	s.seq = seq
+	s.log = append(s.log, Record{Seq: seq, Time: at, Type: name, Event: event})
+	var errs []error
+	for _, r := range s.reducers[et] {
+		st := s.slices[r.slice]
+		next, err := runReducer(r, st.value, event)
+		if err != nil {
+			errs = append(errs, &ReducerError{Slice: r.slice, Event: name, Err: err})
+			continue
+		}
+		st.value = next
+	}
+	return errors.Join(errs...)
+}
+
+func runReducer(r reducer, old, event any) (next any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return r.apply(old, event)
+}
+
+// ReducerError reports a reducer that failed; its slice kept its value.
+type ReducerError struct {
+	Slice string // the slice the reducer updates
+	Event string // the event's type name
+	Err   error
+}
+
+func (e *ReducerError) Error() string {
+	return fmt.Sprintf("session: reducer for slice %q on event %s: %v", e.Slice, e.Event, e.Err)
+}
+
+func (e *ReducerError) Unwrap() error { return e.Err }
+
+// Events returns a copy of the log, oldest first.
+func (s *Session) Events() []Record {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]Record(nil), s.log...)
+}
+
+// Seq returns the sequence number of the newest event, 0 when there is none.
+func (s *Session) Seq() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.seq
+}

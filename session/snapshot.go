@@ -1,0 +1,112 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+)
+
+// Snapshot is the value of every registered slice at one point of the log.
+// It is immutable: restoring it, or dispatching afterwards, does not change it.
+type Snapshot struct {
+	seq    uint64
+	values map[string]any
+}
+
+// Seq returns the sequence number of the last event the snapshot includes.
+func (s Snapshot) Seq() uint64 { return s.seq }
+
+// Slices returns the names of the slices in the snapshot, sorted.
+func (s Snapshot) Slices() []string {
+	names := make([]string, 0, len(s.values))
+	for n := range s.values {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Snapshot captures the current value of every registered slice.
+func (s *Session) Snapshot() Snapshot {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	values := make(map[string]any, len(s.slices))
+	for name, st := range s.slices {
+		values[name] = st.value
+	}
+	return Snapshot{seq: s.seq, values: values}
+}
+
+// Restore sets every slice to its value in snap; slices the snapshot does not
+// mention go back to their initial values. It fails, changing nothing, when
+// snap holds a slice that is not registered in this session or whose value
+// has another type. The event log is history and is not rewound.
+func (s *Session) Restore(snap Snapshot) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, name := range snap.Slices() {
+		st, ok := s.slices[name]
+		if !ok {
+			return fmt.Errorf("session: restore: slice %q is not registered in this session", name)
+		}
+		if v := snap.values[name]; !fits(v, st.typ) {
+			return fmt.Errorf("session: restore: slice %q holds %T, want %v", name, v, st.typ)
+		}
+	}
+	for name, st := range s.slices {
+		if v, ok := snap.values[name]; ok {
+			st.value = v
+		} else {
+			st.value = st.initial
+		}
+	}
+	return nil
+}
+
+// fits reports whether v, a value read from a slice, can be the value of a
+// slice of type t.
+func fits(v any, t reflect.Type) bool {
+	switch {
+	case t.Kind() == reflect.Interface:
+		return v == nil || reflect.TypeOf(v).Implements(t)
+	case v == nil:
+		return false
+	}
+	return reflect.TypeOf(v) == t
+}
+
+// MarshalJSON encodes the snapshot as {"seq":N,"slices":{"name":value,...}}.
+func (s Snapshot) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Seq    uint64         `json:"seq"`
+		Slices map[string]any `json:"slices"`
+	}{s.seq, s.values})
+}
+
+// DecodeSnapshot reads a snapshot written by [Snapshot.MarshalJSON], decoding
+// each slice into the type registered under its name in this session.
+func (s *Session) DecodeSnapshot(data []byte) (Snapshot, error) {
+	var raw struct {
+		Seq    uint64                     `json:"seq"`
+		Slices map[string]json.RawMessage `json:"slices"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return Snapshot{}, fmt.Errorf("session: decode snapshot: %w", err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	values := make(map[string]any, len(raw.Slices))
+	for name, msg := range raw.Slices {
+		st, ok := s.slices[name]
+		if !ok {
+			return Snapshot{}, fmt.Errorf("session: decode snapshot: slice %q is not registered in this session", name)
+		}
+		v := reflect.New(st.typ)
+		if err := json.Unmarshal(msg, v.Interface()); err != nil {
+			return Snapshot{}, fmt.Errorf("session: decode snapshot: slice %q: %w", name, err)
+		}
+		values[name] = v.Elem().Interface()
+	}
+	return Snapshot{seq: raw.Seq, values: values}, nil
+}

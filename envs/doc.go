@@ -1,0 +1,74 @@
+// Package envs defines the environment contract: what a persistent
+// environment (a shell, a REPL, an editor, a declarative command set) offers
+// to an agent through the orchestrator.
+//
+// # The contract
+//
+// An [Env] executes one command text under a context and returns a
+// [Response] (output plus success), and renders a [Screen] (content plus the
+// number of lines to show). A command that fails is a Response with Success
+// false; an error means the environment itself broke. Cancelling the context
+// interrupts the running command, not the environment. Screen may be called
+// while a command runs and must not wait for it. Optional abilities are
+// optional interfaces: [Closer] for environments holding resources,
+// [Summarizer] for a one-line description shown when the environment's prompt
+// section is summarized.
+//
+// Package envtest checks an implementation against this contract.
+//
+// # Declarative environments
+//
+// [Declarative] builds an environment from [Command] values: a signature
+// whose first word is the command's name, a description, an optional example
+// and a [Handler]:
+//
+//	timer, err := envs.NewDeclarative("timer", sess, envs.DeclarativeSpec{
+//		Description: "Timer for tracking elapsed time",
+//		Commands: []envs.Command{
+//			{Signature: "start", Description: "Start the timer from zero or resume after stop.", Example: "start", Handler: start},
+//			{Signature: "stop", Description: "Stop the timer and record elapsed time.", Example: "stop", Handler: stop},
+//		},
+//		State: func() string { return "Timer: Stopped (0.00s)" },
+//	})
+//
+// Execute routes a command text by its first word; the handler receives the
+// rest (see [Handler]). Its responses:
+//
+//   - an unknown name: "Unknown command: <name>\nAvailable: <sorted names>";
+//   - empty text: "Empty command: ...\nAvailable: <sorted names>";
+//   - a handler error or panic: "Error: <message>", success false;
+//   - otherwise the handler's output, success true.
+//
+// # Help screens
+//
+// The screen is the state display (State, or the description), a blank
+// line, "Commands:", then one entry per command in declaration order:
+//
+//   - not used yet and with an example: the signature, the description
+//     indented four spaces, "Example:" and the example fenced with
+//     ```<environment name>, indented six;
+//   - used, or without an example: "<signature> - <summary>", where the
+//     summary defaults to the description's first line without its period.
+//
+// A blank line separates a long entry from its neighbours. Consecutive short
+// entries stay together when they are of the same kind (used, or without an
+// example) and are separated by a blank line otherwise, as the screens of the
+// help-system design show.
+//
+// # Usage in the session
+//
+// A command's first use is a [CommandUsed] event dispatched to the
+// environment's session; its reducer keeps a [Usage] per environment in
+// [UsageSlice]. The help screen reads it, so restoring a session snapshot or
+// replaying a log restores which help is long. Several environments may
+// share one session: usage is keyed by environment name.
+//
+// # Concurrency
+//
+// A Declarative runs one handler at a time. Screen does not wait for a
+// running handler: it calls State concurrently with it, so State and the
+// handlers must guard the state they share with their own mutex, held
+// briefly. A handler that ignores cancellation is abandoned after a short
+// grace period: Execute returns an "Interrupted" failure and the next
+// command waits for the handler to finish.
+package envs

@@ -1,0 +1,427 @@
+package envtest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/unfold-dev/unfold/envs"
+)
+
+// DefaultTimeout bounds each call when [Config.Timeout] is zero.
+const DefaultTimeout = 10 * time.Second
+
+// settle is how long the suite lets a blocking command run before it looks
+// at the environment. It is not a bound on anything: checks stay correct
+// when the machine is slow, they only probe less.
+const settle = 50 * time.Millisecond
+
+// HugeSize is the length of the command text the HugeCommand check sends.
+const HugeSize = 1 << 20
+
+// Config names commands in the environment's own syntax.
+type Config struct {
+	// Trivial is a command that succeeds quickly, such as "true" for a shell
+	// or "pass" for Python. Required.
+	Trivial string
+	// Blocking is a command that runs until its context is cancelled, such
+	// as "sleep 600". Empty skips the Cancel check and makes the
+	// ConcurrentScreen check use Trivial.
+	Blocking string
+	// Timeout bounds every call the suite makes into the environment; 0
+	// means [DefaultTimeout].
+	Timeout time.Duration
+}
+
+// Run runs every check against environments made by factory, each as a
+// subtest. factory is called once per check with the subtest's t; the suite
+// closes what it returns (when it is an [envs.Closer]) at the end of the
+// check, so factory need not.
+func Run(t *testing.T, factory func(t *testing.T) envs.Env, cfg Config) {
+	t.Helper()
+	if cfg.Trivial == "" {
+		t.Fatal("envtest: Config.Trivial is empty; give a command that succeeds quickly")
+	}
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			s := &suite{cfg: cfg, newEnv: func() envs.Env {
+				env := factory(t)
+				if env == nil {
+					t.Fatal("envtest: factory returned nil")
+				}
+				t.Cleanup(func() { closeBounded(t, env, cfg.timeout()) })
+				return env
+			}}
+			c.run(t, s)
+		})
+	}
+}
+
+func (c Config) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultTimeout
+}
+
+// reporter is the part of *testing.T the checks use. Checks return after
+// Skipf and after any failure they cannot continue from, so a recorder that
+// does not stop the goroutine works too.
+type reporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Logf(format string, args ...any)
+	Skipf(format string, args ...any)
+}
+
+// suite is what a check gets: a way to make environments and the config.
+type suite struct {
+	cfg    Config
+	newEnv func() envs.Env
+}
+
+type check struct {
+	name string
+	run  func(r reporter, s *suite)
+}
+
+var checks = []check{
+	{"Screen", checkScreen},
+	{"Trivial", checkTrivial},
+	{"ConcurrentScreen", checkConcurrentScreen},
+	{"Cancel", checkCancel},
+	{"CloseTwice", checkCloseTwice},
+	{"ExecuteAfterClose", checkExecuteAfterClose},
+	{"HugeCommand", checkHugeCommand},
+	{"EmptyCommand", checkEmptyCommand},
+}
+
+// bounded runs f on its own goroutine and waits at most timeout for its
+// result. It reports a panic or a timeout as a failure naming what, and
+// returns whether f returned normally. A timed-out f is left running; its
+// result, when it comes, is dropped.
+func bounded[T any](r reporter, timeout time.Duration, what string, f func() T) (T, bool) {
+	r.Helper()
+	type outcome struct {
+		v     T
+		panic any
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		defer func() {
+			o.panic = recover()
+			done <- o
+		}()
+		o.v = f()
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	var zero T
+	select {
+	case o := <-done:
+		if o.panic != nil {
+			r.Errorf("%s panicked: %v", what, o.panic)
+			return zero, false
+		}
+		return o.v, true
+	case <-t.C:
+		r.Errorf("%s did not return within %v", what, timeout)
+		return zero, false
+	}
+}
+
+// executed is what Execute returned.
+type executed struct {
+	resp envs.Response
+	err  error
+}
+
+// execute runs command with ctx under the suite's timeout.
+func (s *suite) execute(r reporter, ctx context.Context, env envs.Env, command string) (envs.Response, error, bool) {
+	r.Helper()
+	e, ok := bounded(r, s.cfg.timeout(), fmt.Sprintf("Execute(%s)", describe(command)), func() executed {
+		resp, err := env.Execute(ctx, command)
+		return executed{resp, err}
+	})
+	return e.resp, e.err, ok
+}
+
+// screened is what Screen returned.
+type screened struct {
+	screen envs.Screen
+	err    error
+}
+
+// screen calls Screen under the suite's timeout.
+func (s *suite) screen(r reporter, env envs.Env) (envs.Screen, error, bool) {
+	r.Helper()
+	sc, ok := bounded(r, s.cfg.timeout(), "Screen()", func() screened {
+		sc, err := env.Screen()
+		return screened{sc, err}
+	})
+	return sc.screen, sc.err, ok
+}
+
+// works checks that the trivial command succeeds, after what.
+func (s *suite) works(r reporter, env envs.Env, after string) bool {
+	r.Helper()
+	resp, err, ok := s.execute(r, context.Background(), env, s.cfg.Trivial)
+	if !ok {
+		return false
+	}
+	if err != nil || !resp.Success {
+		r.Errorf("after %s, Execute(%s): got %s, want success", after, describe(s.cfg.Trivial), result(resp, err))
+		return false
+	}
+	return true
+}
+
+func checkScreen(r reporter, s *suite) {
+	env := s.newEnv()
+	sc, err, ok := s.screen(r, env)
+	if !ok {
+		return
+	}
+	if err != nil {
+		r.Errorf("Screen(): got error %v, want none", err)
+	}
+	if sc.MaxLines < 0 {
+		r.Errorf("Screen(): got MaxLines %d, want 0 (default) or more", sc.MaxLines)
+	}
+	if sum, isSum := env.(envs.Summarizer); isSum {
+		line, ok := bounded(r, s.cfg.timeout(), "Summary()", sum.Summary)
+		if !ok {
+			return
+		}
+		if strings.TrimSpace(line) == "" || strings.ContainsAny(line, "\r\n") {
+			r.Errorf("Summary(): got %q, want one non-empty line", line)
+		}
+	}
+}
+
+func checkTrivial(r reporter, s *suite) {
+	env := s.newEnv()
+	for i := range 2 {
+		if !s.works(r, env, fmt.Sprintf("%d commands", i)) {
+			return
+		}
+	}
+}
+
+func checkConcurrentScreen(r reporter, s *suite) {
+	env := s.newEnv()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	command, rounds := s.cfg.Blocking, 1
+	if command == "" {
+		command, rounds = s.cfg.Trivial, 20
+	}
+	// The command runs unbounded here; the wait below bounds it.
+	ran := make(chan any, 1)
+	go func() {
+		defer func() { ran <- recover() }()
+		for range rounds {
+			if _, err := env.Execute(ctx, command); err != nil {
+				panic(fmt.Sprintf("Execute(%s) failed: %v", describe(command), err))
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	var mu sync.Mutex // guards failed
+	failed := false
+	deadline := time.Now().Add(settle)
+	for range 4 {
+		wg.Go(func() {
+			for i := 0; i < 5 || time.Now().Before(deadline); i++ {
+				if _, _, ok := s.screen(r, env); !ok {
+					mu.Lock()
+					failed = true
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if failed {
+		return
+	}
+	if s.cfg.Blocking != "" {
+		select {
+		case p := <-ran:
+			if p != nil {
+				r.Errorf("%v; want it to block until its context is cancelled", p)
+				return
+			}
+			r.Errorf("Execute(%s) returned before its context was cancelled; want it to block", describe(command))
+			return
+		default:
+		}
+		cancel()
+	}
+	t := time.NewTimer(s.cfg.timeout())
+	defer t.Stop()
+	select {
+	case p := <-ran:
+		if p != nil {
+			r.Errorf("while screens were read: %v", p)
+		}
+	case <-t.C:
+		r.Errorf("Execute(%s) did not return within %v", describe(command), s.cfg.timeout())
+	}
+}
+
+func checkCancel(r reporter, s *suite) {
+	if s.cfg.Blocking == "" {
+		r.Skipf("envtest: Config.Blocking is empty; the environment has no command that blocks")
+		return
+	}
+	env := s.newEnv()
+	cancelled := func() (context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(settle, cancel)
+		return ctx, cancel
+	}
+	deadline := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), settle)
+	}
+	already := func() (context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx, cancel
+	}
+	for _, c := range []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+	}{{"cancel", cancelled}, {"deadline", deadline}, {"already cancelled context", already}} {
+		ctx, cancel := c.ctx()
+		resp, err, ok := s.execute(r, ctx, env, s.cfg.Blocking)
+		cancel()
+		if !ok {
+			return
+		}
+		if err != nil || resp.Success {
+			r.Errorf("%s: Execute(%s): got %s, want a failed response saying it was interrupted", c.name, describe(s.cfg.Blocking), result(resp, err))
+		}
+		if !s.works(r, env, c.name) {
+			return
+		}
+	}
+}
+
+func checkCloseTwice(r reporter, s *suite) {
+	env := s.newEnv()
+	c, isCloser := env.(envs.Closer)
+	if !isCloser {
+		r.Skipf("envtest: %T does not implement envs.Closer", env)
+		return
+	}
+	first, ok := bounded(r, s.cfg.timeout(), "Close()", c.Close)
+	if !ok {
+		return
+	}
+	second, ok := bounded(r, s.cfg.timeout(), "second Close()", c.Close)
+	if !ok {
+		return
+	}
+	if first == nil && second != nil {
+		r.Errorf("second Close(): got %v, want nil like the first", second)
+	}
+	if first != nil {
+		r.Logf("Close(): %v", first)
+	}
+}
+
+func checkExecuteAfterClose(r reporter, s *suite) {
+	env := s.newEnv()
+	c, isCloser := env.(envs.Closer)
+	if !isCloser {
+		r.Skipf("envtest: %T does not implement envs.Closer", env)
+		return
+	}
+	if _, ok := bounded(r, s.cfg.timeout(), "Close()", c.Close); !ok {
+		return
+	}
+	for _, command := range []string{s.cfg.Trivial, s.cfg.Blocking} {
+		if command == "" {
+			continue
+		}
+		resp, err, ok := s.execute(r, context.Background(), env, command)
+		if !ok {
+			return
+		}
+		if err == nil && resp.Success {
+			r.Errorf("Execute(%s) after Close: got %s, want an error or a failed response", describe(command), result(resp, err))
+		}
+	}
+	s.screen(r, env)
+}
+
+func checkHugeCommand(r reporter, s *suite) {
+	env := s.newEnv()
+	line := strings.Repeat("x", 99) + "\n"
+	for _, c := range []struct{ name, text string }{
+		{"one line", strings.Repeat("x", HugeSize)},
+		{"many lines", strings.Repeat(line, HugeSize/len(line))},
+	} {
+		resp, err, ok := s.execute(r, context.Background(), env, c.text)
+		if !ok {
+			return
+		}
+		if err != nil {
+			r.Errorf("%s: got error %v, want a response", c.name, err)
+		}
+		r.Logf("%s: response of %d bytes, success %v", c.name, len(resp.Output), resp.Success)
+		if !s.works(r, env, "a huge command ("+c.name+")") {
+			return
+		}
+	}
+}
+
+func checkEmptyCommand(r reporter, s *suite) {
+	env := s.newEnv()
+	for _, text := range []string{"", " ", "\n\n\t\n"} {
+		resp, err, ok := s.execute(r, context.Background(), env, text)
+		if !ok {
+			return
+		}
+		if err != nil {
+			r.Errorf("Execute(%q): got error %v, want a response", text, err)
+		}
+		r.Logf("Execute(%q): %s", text, result(resp, err))
+		if !s.works(r, env, fmt.Sprintf("Execute(%q)", text)) {
+			return
+		}
+	}
+}
+
+// closeBounded closes env if it is a Closer, reporting a hang or a panic.
+func closeBounded(r reporter, env envs.Env, timeout time.Duration) {
+	if c, ok := env.(envs.Closer); ok {
+		bounded(r, timeout, "Close() at cleanup", c.Close)
+	}
+}
+
+// describe shortens a command for messages.
+func describe(command string) string {
+	if len(command) > 40 {
+		return fmt.Sprintf("%q... (%d bytes)", command[:40], len(command))
+	}
+	return fmt.Sprintf("%q", command)
+}
+
+// result formats a response and error for messages, output shortened.
+func result(resp envs.Response, err error) string {
+	if err != nil {
+		return fmt.Sprintf("error %v", err)
+	}
+	out := resp.Output
+	if len(out) > 200 {
+		out = out[:200] + "..."
+	}
+	return fmt.Sprintf("{Output: %q, Success: %v}", out, resp.Success)
+}

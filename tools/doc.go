@@ -1,0 +1,82 @@
+// Package tools turns typed Go functions into tools a model can call.
+//
+// A tool has a name, a description, and JSON schemas for its input and
+// output, inferred from Go types. [New] builds one from a [Handler]:
+//
+//	type searchIn struct {
+//		Query string `json:"query" description:"words to look for"`
+//		Limit int    `json:"limit,omitempty"`
+//	}
+//	search, err := tools.New("search", "Search the notes.",
+//		func(tc tools.Context, in searchIn) ([]string, error) { ... })
+//
+// [Tool.Call] takes the model's raw JSON arguments, checks them against the
+// input schema, decodes them into the input type, runs the handler and
+// returns a [Result]: the message the model reads, the output value, and
+// whether the call succeeded.
+//
+// # Errors: two channels
+//
+// What the model sees and what the program sees are different channels.
+//
+// A tool whose work failed returns a failed [Result] (Success false) with a
+// message written for the model, so it can correct itself: arguments that do
+// not fit the schema, an error the handler returned, and a handler that
+// panicked all end up there, and Call's Go error is nil. The loop that runs
+// the model passes these results back to it and carries on.
+//
+// Only infrastructure faults and control signals are Go errors: a handler
+// wraps them with [Halt] (a store that went away, or a request to re-render
+// the prompt), and Call returns them as they are, so errors.Is and errors.As
+// work on them. A handler error while the caller's own context is cancelled
+// or past its deadline is a Go error too: the caller asked to stop.
+//
+// # Schemas
+//
+// The input type must be a struct; the output type may be any type with a
+// JSON form. Inference follows encoding/json, so the schema describes exactly
+// what decoding accepts:
+//
+//   - struct: "type":"object" with a property per field, named by its json
+//     tag; fields tagged json:"-" and unexported fields are left out, embedded
+//     structs are flattened; fields without omitempty or omitzero are
+//     required; no other properties are allowed.
+//   - a `description:"..."` tag describes a field; an `enum:"a,b,c"` tag
+//     lists the values a string field (or each item of a list of strings)
+//     may take.
+//   - string, bool, integers ("integer", unsigned ones with "minimum": 0),
+//     floats and json.Number ("number"); slices and arrays ("array", arrays
+//     with "maxItems"); []byte as a base64 string; maps with string keys
+//     ("object" whose "additionalProperties" is the element's schema);
+//     pointers as their element; time.Time as a "date-time" string.
+//   - json.RawMessage, interfaces and types with their own MarshalJSON or
+//     UnmarshalJSON accept any value; types with MarshalText or
+//     UnmarshalText accept a string.
+//   - channels, functions, complex numbers, maps with other keys and
+//     recursive types have no schema: New fails with a [TypeError] that
+//     names the field.
+//
+// The schemas are JSON Schema draft 2020-12 objects without a "$schema" key,
+// since some model APIs reject it.
+//
+// # Validation
+//
+// Call validates the arguments with the input schema before decoding them,
+// so a wrong type or a misspelled field is reported rather than silently
+// dropped or zeroed. Messages name the field by its JSON pointer and say what
+// is wrong, for example:
+//
+//	Invalid arguments: section_keys/0: expected string, but got number
+//
+// When several things are wrong, the message lists the first few in path
+// order and says how many more there are. Arguments longer than [MaxArgs]
+// bytes are refused unread, and so are numbers too long or too large for any
+// Go number type (over 100 characters, or an exponent beyond ±400). The cost
+// of a call with bad arguments stays proportional to their size: a flood of
+// problems is counted, not collected.
+//
+// # Names
+//
+// Tool names must match ^[a-zA-Z0-9_-]{1,64}$, the rule the major model APIs
+// share; [ValidName] checks it.
+package tools

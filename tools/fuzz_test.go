@@ -1,0 +1,85 @@
+package tools_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unfold-dev/unfold/tools"
+)
+
+// fuzzIn has a field of most kinds. Fields that could encode as null are
+// optional, so any value Call decodes encodes back to valid arguments.
+type fuzzIn struct {
+	Name  string          `json:"name"`
+	Count int8            `json:"count"`
+	Size  uint16          `json:"size,omitempty"`
+	Ratio float64         `json:"ratio,omitempty"`
+	Flag  bool            `json:"flag,omitempty"`
+	Mode  string          `json:"mode,omitempty" enum:"fast,slow"`
+	Keys  []string        `json:"keys,omitempty"`
+	Meta  map[string]int  `json:"meta,omitempty"`
+	At    time.Time       `json:"at,omitzero"`
+	Blob  []byte          `json:"blob,omitempty"`
+	Any   any             `json:"any,omitempty"`
+	Raw   json.RawMessage `json:"raw,omitempty"`
+	Sub   *struct {
+		Deep []map[string]bool `json:"deep,omitempty"`
+	} `json:"sub,omitempty"`
+}
+
+// FuzzCall checks that no argument text makes Call fail as a program: every
+// outcome is a result, failures explain themselves within a bounded message,
+// and whatever is accepted survives a round trip.
+func FuzzCall(f *testing.F) {
+	for _, seed := range []string{
+		``, `null`, `{}`, `{"name":"a","count":1}`, `{"name":1}`, `[]`, `{"name":"a","count":1,"x":2}`,
+		`{"name":"a","count":-129}`, `{"name":"a","count":1,"sub":{"deep":[{"a":true}]}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	var got fuzzIn
+	tool := tools.MustNew("fuzz", "Fuzz target.", func(tc tools.Context, in fuzzIn) (string, error) {
+		got = in
+		return "ok", nil
+	})
+	f.Fuzz(func(t *testing.T, args []byte) {
+		got = fuzzIn{}
+		res, err := tool.Call(tools.Context{}, args)
+		if err != nil {
+			t.Fatalf("got error %v, want nil", err)
+		}
+		if !res.Success {
+			if !strings.HasPrefix(res.Message, "Invalid arguments: ") {
+				t.Fatalf("got failure message %q, want it to start with %q", res.Message, "Invalid arguments: ")
+			}
+			if len(res.Message) > 2000 {
+				t.Fatalf("got a %d-byte message, want at most 2000 bytes", len(res.Message))
+			}
+			return
+		}
+		if res.Message != "ok" {
+			t.Fatalf("got message %q, want %q", res.Message, "ok")
+		}
+		if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !json.Valid(trimmed) {
+			t.Fatalf("accepted arguments that are not JSON: %q", args)
+		}
+		first, err := json.Marshal(got)
+		if err != nil {
+			t.Fatalf("encoding the decoded input: %v", err)
+		}
+		res, err = tool.Call(tools.Context{}, first)
+		if err != nil || !res.Success {
+			t.Fatalf("round trip of %s: got %+v, %v, want success", first, res, err)
+		}
+		second, err := json.Marshal(got)
+		if err != nil {
+			t.Fatalf("encoding the decoded input again: %v", err)
+		}
+		if !bytes.Equal(first, second) {
+			t.Fatalf("round trip changed the input: got %s, want %s", second, first)
+		}
+	})
+}

@@ -1,0 +1,265 @@
+package tools
+
+import (
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// The guard walks the arguments with the inferred schema before jsonschema
+// sees them, for two reasons. jsonschema keeps every error it finds, and a
+// 4 MiB array of wrong items makes millions of them (hundreds of megabytes);
+// and it turns numbers into big.Rat values, so an exponent like 1e999999999
+// costs seconds or crashes it. The guard checks the same keywords with the
+// same messages in constant memory: when it finds more than floodLimit
+// problems, or a number no Go type can hold, the call fails with its report
+// and jsonschema is not run. Otherwise jsonschema validates as usual and
+// explains the few problems there are.
+const (
+	floodLimit   = 100
+	maxNumberLen = 100 // longest number literal the guard passes on
+	maxExponent  = 400 // largest exponent magnitude; float64 ends near 1e308
+)
+
+// dateTime is jsonschema's own date-time check, so the guard and the
+// validator agree on which strings are times.
+var dateTime = mustCompileLeaf(`{"type":"string","format":"date-time"}`)
+
+func mustCompileLeaf(s string) *jsonschema.Schema {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.AssertFormat = true
+	if err := c.AddResource("mem://tools/leaf.json", strings.NewReader(s)); err != nil {
+		panic(err)
+	}
+	return c.MustCompile("mem://tools/leaf.json")
+}
+
+// guard is one walk over the arguments. It keeps the count of problems and
+// the first few in message order, never the rest.
+type guard struct {
+	count  int
+	top    []problem // at most maxProblems, sorted
+	hazard bool      // a number too large for jsonschema to parse safely
+	path   []string  // tokens of the value being checked
+}
+
+// report is the message for the problems found.
+func (g *guard) report() string { return formatProblems(g.top, g.count) }
+
+func (g *guard) add(at []string, text, hint string) {
+	g.count++
+	p := problem{displayPath(at), text, hint}
+	i, found := slices.BinarySearchFunc(g.top, p, compareProblems)
+	if found || i >= maxProblems {
+		return
+	}
+	g.top = slices.Insert(g.top, i, p)
+	if len(g.top) > maxProblems {
+		g.top = g.top[:maxProblems]
+	}
+}
+
+// compareProblems orders problems by path, then text: the order they appear
+// in a message.
+func compareProblems(a, b problem) int {
+	return cmp.Or(comparePaths(a.path, b.path), cmp.Compare(a.text, b.text), cmp.Compare(a.hint, b.hint))
+}
+
+// comparePaths orders display paths token by token, array indexes by value,
+// so section_keys/2 comes before section_keys/10.
+func comparePaths(a, b string) int {
+	for a != "" && b != "" {
+		var ta, tb string
+		ta, a, _ = strings.Cut(a, "/")
+		tb, b, _ = strings.Cut(b, "/")
+		if c := compareTokens(ta, tb); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func compareTokens(a, b string) int {
+	if isIndex(a) && isIndex(b) {
+		return cmp.Or(cmp.Compare(len(a), len(b)), cmp.Compare(a, b))
+	}
+	return cmp.Compare(a, b)
+}
+
+// isIndex reports whether a path token is an array index as jsonschema and
+// the guard write them: decimal digits without a leading zero.
+func isIndex(tok string) bool {
+	if tok == "" || len(tok) > 1 && tok[0] == '0' {
+		return false
+	}
+	for i := range len(tok) {
+		if tok[i] < '0' || tok[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// check walks v with schema s, as jsonschema would for the keywords that
+// inference writes.
+func (g *guard) check(s *schema, v any) {
+	if s.Type == "" {
+		return // {}: anything goes
+	}
+	got := jsonType(v)
+	switch s.Type {
+	case "integer", "number":
+		n, ok := v.(json.Number)
+		if !ok {
+			g.add(g.path, fmt.Sprintf("expected %s, but got %s", s.Type, got), "")
+			return
+		}
+		r, ok := parseNumber(string(n))
+		if !ok {
+			g.hazard = true
+			g.add(g.path, fmt.Sprintf("number %s is out of range for any number type", truncate(string(n), 40)), "")
+			return
+		}
+		if s.Type == "integer" && !r.IsInt() {
+			g.add(g.path, "expected integer, but got number", "")
+			return
+		}
+		if s.Minimum != nil && r.Cmp(new(big.Rat).SetInt64(*s.Minimum)) < 0 {
+			g.add(g.path, fmt.Sprintf("must be >= %d but found %s", *s.Minimum, n), "")
+		}
+		return
+	}
+	if got != s.Type {
+		g.add(g.path, fmt.Sprintf("expected %s, but got %s", s.Type, got), "")
+		return
+	}
+	switch v := v.(type) {
+	case string:
+		g.checkString(s, v)
+	case []any:
+		if s.MaxItems != nil && len(v) > *s.MaxItems {
+			g.add(g.path, fmt.Sprintf("maximum %d items required, but found %d items", *s.MaxItems, len(v)), "")
+		}
+		if s.Items != nil {
+			for i, item := range v {
+				g.path = append(g.path, strconv.Itoa(i))
+				g.check(s.Items, item)
+				g.path = g.path[:len(g.path)-1]
+			}
+		}
+	case map[string]any:
+		g.checkObject(s, v)
+	}
+}
+
+func (g *guard) checkString(s *schema, v string) {
+	if len(s.Enum) > 0 && !slices.Contains(s.Enum, v) {
+		g.add(g.path, enumText(s.Enum), "")
+	}
+	if s.Format == "date-time" {
+		var ve *jsonschema.ValidationError
+		if err := dateTime.Validate(v); errors.As(err, &ve) {
+			for len(ve.Causes) > 0 {
+				ve = ve.Causes[0]
+			}
+			g.add(g.path, ve.Message, "")
+		}
+	}
+	if s.ContentEncoding == "base64" {
+		if _, err := base64.StdEncoding.DecodeString(v); err != nil {
+			g.add(g.path, "value is not base64 encoded", "")
+		}
+	}
+}
+
+func (g *guard) checkObject(s *schema, v map[string]any) {
+	for _, name := range s.Required {
+		if _, ok := v[name]; !ok {
+			g.add(append(g.path, name), "missing required property", "")
+		}
+	}
+	for _, p := range s.Properties {
+		if pv, ok := v[p.Name]; ok {
+			g.path = append(g.path, p.Name)
+			g.check(p.Schema, pv)
+			g.path = g.path[:len(g.path)-1]
+		}
+	}
+	switch s.Additional {
+	case nil:
+	case noAdditional:
+		hint := ""
+		for name := range v {
+			if s.property(name) == nil {
+				if hint == "" {
+					hint = allowedText(s)
+				}
+				g.add(append(g.path, name), "unknown property", hint)
+			}
+		}
+	default:
+		for name, pv := range v {
+			if s.property(name) == nil {
+				g.path = append(g.path, name)
+				g.check(s.Additional, pv)
+				g.path = g.path[:len(g.path)-1]
+			}
+		}
+	}
+}
+
+// enumText is jsonschema's message for a value outside an enum.
+func enumText(values []string) string {
+	if len(values) == 1 {
+		return fmt.Sprintf("value must be %q", values[0])
+	}
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = strconv.Quote(v)
+	}
+	return "value must be one of " + strings.Join(quoted, ", ")
+}
+
+// jsonType names the JSON type of a decoded value as JSON Schema does.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case json.Number:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// parseNumber parses a JSON number exactly, refusing literals so long or
+// exponents so large that no Go number type could hold them, which would be
+// slow to parse.
+func parseNumber(n string) (*big.Rat, bool) {
+	if len(n) > maxNumberLen {
+		return nil, false
+	}
+	if i := strings.IndexAny(n, "eE"); i >= 0 {
+		exp, err := strconv.Atoi(strings.TrimPrefix(n[i+1:], "+"))
+		if err != nil || exp > maxExponent || exp < -maxExponent {
+			return nil, false
+		}
+	}
+	return new(big.Rat).SetString(n)
+}

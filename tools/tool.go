@@ -1,0 +1,268 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/spf13/afero"
+
+	"github.com/unfold-dev/unfold/session"
+)
+
+// Context is what a handler gets besides its input.
+type Context struct {
+	Ctx     context.Context  // nil means context.Background()
+	Session *session.Session // may be nil
+	FS      afero.Fs         // may be nil
+}
+
+// Result is what the model sees of a call.
+type Result struct {
+	Message string // the text the model reads
+	Value   any    // the handler's output on success, nil otherwise
+	Success bool
+}
+
+// Handler does a tool's work. It returns an error when the work failed; the
+// error's text becomes the failed result's message, written for the model.
+// Wrap an error with [Halt] to have [Tool.Call] return it as a Go error
+// instead. A handler may be called from many goroutines at once.
+type Handler[In, Out any] func(tc Context, in In) (Out, error)
+
+// Tool is a named, described function with JSON schemas for its input and
+// output, ready to offer to a model. Create one with [New]; a Tool is
+// immutable and safe for concurrent use.
+type Tool struct {
+	name        string
+	description string
+	input       json.RawMessage
+	output      json.RawMessage
+	inputSchema *schema            // the inferred input schema, for the guard and to explain validation errors
+	compiled    *jsonschema.Schema // the input schema, compiled once
+	run         func(tc Context, args []byte) (Result, error)
+}
+
+// New returns a tool named name that runs h. The input schema is inferred
+// from In, which must be a struct; the output schema from Out. Field names
+// come from json tags, fields without omitempty or omitzero are required, a
+// `description:"..."` tag describes a field and an `enum:"a,b,c"` tag lists
+// the values a string field accepts.
+//
+// New fails when name does not satisfy [ValidName], when description is
+// empty, when h is nil, or when In or Out has no JSON schema (see [TypeError]).
+func New[In, Out any](name, description string, h Handler[In, Out]) (*Tool, error) {
+	if err := checkName(name); err != nil {
+		return nil, fmt.Errorf("tools: new: %w", err)
+	}
+	fail := func(format string, args ...any) (*Tool, error) {
+		return nil, fmt.Errorf("tools: new: tool %q: "+format, append([]any{name}, args...)...)
+	}
+	if strings.TrimSpace(description) == "" {
+		return fail("empty description; say what the tool does and when to use it")
+	}
+	if h == nil {
+		return fail("nil handler")
+	}
+	sc, err := schemasFor(reflect.TypeFor[In](), reflect.TypeFor[Out]())
+	if err != nil {
+		return fail("%w", err)
+	}
+	t := &Tool{
+		name:        name,
+		description: description,
+		input:       sc.input,
+		output:      sc.output,
+		inputSchema: sc.in,
+		compiled:    sc.compiled,
+	}
+
+	t.run = func(tc Context, args []byte) (res Result, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				res, err = Result{Message: fmt.Sprintf("Tool %s panicked: %v", name, r)}, nil
+			}
+		}()
+		var in In
+		if err := json.Unmarshal(args, &in); err != nil {
+			return Result{Message: invalidPrefix + decodeProblem(err)}, nil
+		}
+		out, err := h(tc, in)
+		if err != nil {
+			return failure(tc, name, err)
+		}
+		msg, err := message(out)
+		if err != nil {
+			return Result{Message: fmt.Sprintf("Tool %s produced a result that cannot be encoded as JSON: %v", name, err)}, nil
+		}
+		return Result{Message: msg, Value: out, Success: true}, nil
+	}
+	return t, nil
+}
+
+// MustNew is like [New] but panics on error. It suits tools declared in
+// package-level variables.
+func MustNew[In, Out any](name, description string, h Handler[In, Out]) *Tool {
+	t, err := New(name, description, h)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Name returns the tool's name.
+func (t *Tool) Name() string { return t.name }
+
+// Description returns the tool's description.
+func (t *Tool) Description() string { return t.description }
+
+// InputSchema returns a copy of the JSON Schema (draft 2020-12) object that
+// the arguments of [Tool.Call] must satisfy.
+func (t *Tool) InputSchema() json.RawMessage { return bytes.Clone(t.input) }
+
+// OutputSchema returns a copy of the JSON Schema (draft 2020-12) of the
+// value a successful call produces.
+func (t *Tool) OutputSchema() json.RawMessage { return bytes.Clone(t.output) }
+
+// Call validates args against the input schema, decodes them into the
+// tool's input type and runs the handler. Empty args ("", whitespace or
+// null) mean {}.
+//
+// Invalid arguments, handler errors and handler panics come back as a Result
+// with Success false and a message for the model, and a nil error. Only an
+// error the handler wrapped with [Halt], or a handler error while the
+// caller's own context is done (tc.Ctx.Err() != nil), comes back as a Go
+// error; the Result then carries the error's text too.
+func (t *Tool) Call(tc Context, args json.RawMessage) (Result, error) {
+	if tc.Ctx == nil {
+		tc.Ctx = context.Background()
+	}
+	raw, doc, problem := parseArgs(args)
+	if problem != "" {
+		return Result{Message: invalidPrefix + problem}, nil
+	}
+	g := guard{}
+	g.check(t.inputSchema, doc)
+	if g.hazard || g.count > floodLimit {
+		return Result{Message: invalidPrefix + g.report()}, nil
+	}
+	if msg := t.validate(doc); msg != "" {
+		return Result{Message: invalidPrefix + msg}, nil
+	}
+	return t.run(tc, raw)
+}
+
+// validate runs jsonschema on the decoded arguments and explains what it
+// finds. The guard keeps known hazards away from it; should it panic anyway,
+// the call fails instead of the program.
+func (t *Tool) validate(doc any) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = fmt.Sprintf("the arguments could not be checked: %v", r)
+		}
+	}()
+	if err := t.compiled.Validate(doc); err != nil {
+		return t.explain(err, doc)
+	}
+	return ""
+}
+
+// failure turns a handler error into the result of a call, and into a Go
+// error when it is a Halt or the caller's context is done.
+func failure(tc Context, name string, err error) (Result, error) {
+	msg := err.Error()
+	if msg == "" {
+		msg = fmt.Sprintf("Tool %s failed.", name)
+	}
+	res := Result{Message: msg}
+	if IsHalt(err) {
+		return res, err
+	}
+	if ctxErr := tc.Ctx.Err(); ctxErr != nil {
+		if errors.Is(err, ctxErr) {
+			return res, err
+		}
+		return res, fmt.Errorf("tools: call %s: %w: %w", name, context.Cause(tc.Ctx), err)
+	}
+	return res, nil
+}
+
+// message is the text of a successful result: "null" for a nil pointer or
+// interface, a fmt.Stringer's String, a string as it is, anything else as
+// JSON (without HTML escaping, which only hurts readability for the model).
+func message(out any) (string, error) {
+	v := reflect.ValueOf(out)
+	if !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil() {
+		return "null", nil
+	}
+	if s, ok := out.(fmt.Stringer); ok {
+		return s.String(), nil
+	}
+	if v.Kind() == reflect.String {
+		return v.String(), nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// schemas are what New infers and compiles for a pair of input and output
+// types. They depend only on the types, so they are built once per pair and
+// shared: tools created per request (such as a prompt's open_sections, made
+// at every render) cost a map lookup instead of inference and compilation.
+type schemas struct {
+	in            *schema
+	input, output json.RawMessage // never modified once cached
+	compiled      *jsonschema.Schema
+}
+
+// schemaCache maps [2]reflect.Type{In, Out} to *schemas.
+var schemaCache sync.Map
+
+func schemasFor(inType, outType reflect.Type) (*schemas, error) {
+	key := [2]reflect.Type{inType, outType}
+	if sc, ok := schemaCache.Load(key); ok {
+		return sc.(*schemas), nil
+	}
+	if inType.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("input type %s is not a struct; tool arguments are a JSON object, so use a struct (struct{} for none)", inType)
+	}
+	in, err := inferObject(inType)
+	if err != nil {
+		return nil, fmt.Errorf("input type %s: %w", inType, err)
+	}
+	out, err := inferAny(outType)
+	if err != nil {
+		return nil, fmt.Errorf("output type %s: %w", outType, err)
+	}
+	sc := &schemas{in: in, input: in.marshal(), output: out.marshal()}
+	if sc.compiled, err = compile(sc.input); err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	actual, _ := schemaCache.LoadOrStore(key, sc)
+	return actual.(*schemas), nil
+}
+
+// compile compiles an inferred input schema. It fails only when inference
+// produced something jsonschema rejects, which would be a bug here.
+func compile(input json.RawMessage) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.AssertFormat = true
+	c.AssertContent = true
+	const url = "mem://tools/input.json"
+	if err := c.AddResource(url, bytes.NewReader(input)); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}

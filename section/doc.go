@@ -1,0 +1,33 @@
+// Package section declares the sections a prompt is made of.
+//
+// A section has a key, a title, a body and, optionally, a summary, a
+// visibility selector, an enabled predicate, children, tools and a priority.
+// Its body is a text/template over a params struct of the section's own type:
+//
+//	type Task struct{ Goal string }
+//
+//	intro := section.New(section.Spec[Task]{
+//		Key:   "task",
+//		Title: "Task",
+//		Body:  "Complete the following task: {{.Goal}}",
+//	})
+//
+// Sections that take no params use [None]. A section that should start as
+// its summary declares one and a selector:
+//
+//	docs := section.New(section.Spec[section.None]{
+//		Key:        "reference",
+//		Title:      "Reference",
+//		Body:       "...long API documentation...",
+//		Summary:    "API documentation is available on request.",
+//		Visibility: visibility.Const(visibility.Summary),
+//	})
+//
+// # Validation
+//
+// Sections are checked when the prompt containing them is built
+// ([Validate]): bad or duplicate keys, templates that name fields their
+// params type lacks, code fences left open, a SUMMARY section without a
+// summary, duplicate or reserved tool names. Every problem is an [*Error]
+// naming the section's dotted path.
+package section

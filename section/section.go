@@ -1,0 +1,203 @@
+package section
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"text/template"
+
+	"github.com/unfold-dev/unfold/tools"
+	"github.com/unfold-dev/unfold/visibility"
+)
+
+// None is the params type of a section that takes no params.
+type None = struct{}
+
+// Spec declares a section whose body is rendered from params of type P
+// (a struct type, or [None]). Zero fields mean: no body, no summary, FULL,
+// always enabled, no children, no tools, priority 0.
+type Spec[P any] struct {
+	// Key identifies the section among its siblings. It must match
+	// ^[a-z0-9][a-z0-9_-]{0,63}$: no dots (the dot joins keys into paths) and
+	// safe as a file name.
+	Key string
+	// Title is the heading text.
+	Title string
+	// Body is a text/template executed with the section's params
+	// (missingkey=error), then dedented and trimmed. Headings in it are
+	// shifted below the section's own heading.
+	Body string
+	// Content, when set, computes the body at render time instead of Body,
+	// for live text such as an environment's screen. Its result is not a
+	// template; it is dedented, trimmed and has its headings shifted like a
+	// body. It must be safe to call from many goroutines.
+	Content func(P) (string, error)
+	// Funcs are extra template functions available to Body.
+	Funcs template.FuncMap
+	// Summary replaces the body, the children and the tools when the section
+	// renders as SUMMARY. It is plain text, not a template.
+	Summary string
+	// Visibility selects FULL or SUMMARY when the session has no override;
+	// nil means FULL. See package visibility.
+	Visibility visibility.Selector
+	// Enabled reports whether the section (and its subtree) is rendered at
+	// all; nil means always. A disabled section keeps its number.
+	Enabled func(P) bool
+	// Children are the subsections, in order.
+	Children []*Section
+	// Tools are offered to the model while the section renders in full.
+	Tools []*tools.Tool
+	// Priority orders sections for token budgets: lower priorities are
+	// summarized first.
+	Priority int
+}
+
+// Section is one node of a prompt tree. Create it with [New]; its fields
+// are fixed from then on, so one Section may appear in many prompts and be
+// rendered from many goroutines.
+type Section struct {
+	key      string
+	title    string
+	bodySrc  string
+	body     *template.Template // nil when the body is static, simple or absent
+	simple   *simpleBody        // the body, when it only references fields
+	content  func(any) (string, error)
+	summary  string
+	vis      visibility.Selector
+	enabled  func(any) bool
+	children []*Section
+	tools    []*tools.Tool
+	priority int
+	params   reflect.Type // nil for None
+	err      error        // a construction error, reported when the prompt is built
+}
+
+var noneType = reflect.TypeFor[None]()
+
+// New creates a section from spec. Mistakes in spec (a template that does
+// not parse, a bad key) are reported when the prompt that contains the
+// section is built, with the section's path.
+func New[P any](spec Spec[P]) *Section {
+	s := &Section{
+		key:      spec.Key,
+		title:    spec.Title,
+		bodySrc:  spec.Body,
+		summary:  spec.Summary,
+		vis:      spec.Visibility,
+		children: append([]*Section(nil), spec.Children...),
+		tools:    append([]*tools.Tool(nil), spec.Tools...),
+		priority: spec.Priority,
+	}
+	pt := reflect.TypeFor[P]()
+	if pt != noneType {
+		s.params = pt
+	}
+	if k := pt.Kind(); k != reflect.Struct {
+		s.err = fmt.Errorf("params type %v is a %v; use a struct type, or section.None for no params", pt, k)
+	}
+	if spec.Enabled != nil {
+		f := spec.Enabled
+		s.enabled = func(p any) bool { return f(p.(P)) }
+	}
+	if spec.Content != nil {
+		if spec.Body != "" && s.err == nil {
+			s.err = fmt.Errorf("both Body and Content are set; use one")
+		}
+		f := spec.Content
+		s.content = func(p any) (string, error) { return f(p.(P)) }
+	}
+	if strings.Contains(spec.Body, "{{") && s.err == nil && spec.Funcs == nil {
+		s.simple, _ = compileSimple(spec.Body, pt)
+	}
+	if strings.Contains(spec.Body, "{{") && s.err == nil && s.simple == nil {
+		t, err := template.New(spec.Key).Option("missingkey=error").Funcs(spec.Funcs).Parse(spec.Body)
+		if err != nil {
+			s.err = fmt.Errorf("body template: %w", err)
+		} else {
+			s.body = t
+			if err := checkFields(t, pt); err != nil {
+				s.err = err
+			}
+		}
+	}
+	return s
+}
+
+// Key returns the section's key.
+func (s *Section) Key() string { return s.key }
+
+// Title returns the section's title.
+func (s *Section) Title() string { return s.title }
+
+// Summary returns the section's summary text, empty when it has none.
+func (s *Section) Summary() string { return s.summary }
+
+// Priority returns the section's budget priority.
+func (s *Section) Priority() int { return s.priority }
+
+// Selector returns the section's visibility selector; nil means FULL.
+func (s *Section) Selector() visibility.Selector { return s.vis }
+
+// Children returns the section's subsections, in order.
+func (s *Section) Children() []*Section { return append([]*Section(nil), s.children...) }
+
+// Tools returns the tools the section itself declares.
+func (s *Section) Tools() []*tools.Tool { return append([]*tools.Tool(nil), s.tools...) }
+
+// ParamsType returns the section's params type, nil for [None].
+func (s *Section) ParamsType() reflect.Type { return s.params }
+
+// Source returns the body as declared: the template text, or the fixed text.
+func (s *Section) Source() string { return s.bodySrc }
+
+// Dynamic reports whether the body is computed at every render (a
+// template, or Content) rather than fixed text.
+func (s *Section) Dynamic() bool { return s.body != nil || s.simple != nil || s.content != nil }
+
+// Live reports whether the body comes from Content, computed at every
+// render rather than once per set of params.
+func (s *Section) Live() bool { return s.content != nil }
+
+// Enabled reports whether the section renders with params. A panicking
+// predicate is an error.
+func (s *Section) Enabled(params any) (ok bool, err error) {
+	if s.enabled == nil {
+		return true, nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			ok, err = false, fmt.Errorf("enabled predicate panicked: %v", p)
+		}
+	}()
+	return s.enabled(paramsOrZero(s, params)), nil
+}
+
+// Body returns the section's body for params: the template executed, or
+// Content called, or the static text. It is not yet dedented or trimmed.
+func (s *Section) Body(params any) (text string, err error) {
+	switch {
+	case s.content != nil:
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("content panicked: %v", p)
+			}
+		}()
+		return s.content(paramsOrZero(s, params))
+	case s.simple != nil:
+		return s.simple.execute(paramsOrZero(s, params)), nil
+	case s.body != nil:
+		var b strings.Builder
+		if err := s.body.Execute(&b, paramsOrZero(s, params)); err != nil {
+			return "", fmt.Errorf("body template: %w", err)
+		}
+		return b.String(), nil
+	}
+	return s.bodySrc, nil
+}
+
+func paramsOrZero(s *Section, params any) any {
+	if params == nil {
+		return None{}
+	}
+	return params
+}

@@ -1,0 +1,73 @@
+package section
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"text/template"
+	"time"
+)
+
+type simpleInner struct{ City string }
+
+type simpleParams struct {
+	Name    string
+	Count   int
+	Ratio   float64
+	Small   float32
+	OK      bool
+	Age     uint8
+	Inner   simpleInner
+	Wait    time.Duration // has a String method: text/template path
+	Ptr     *simpleInner  // a pointer: text/template path
+	private string
+}
+
+func (simpleParams) Greeting() string { return "hi" }
+
+// TestSimpleMatchesTextTemplate checks that the fast path prints exactly
+// what text/template prints, and that it declines what it cannot do.
+func TestSimpleMatchesTextTemplate(t *testing.T) {
+	p := simpleParams{Name: "Ann", Count: -3, Ratio: 2.5e-7, Small: 0.1, OK: true, Age: 200,
+		Inner: simpleInner{City: "Oslo"}, Wait: time.Second, Ptr: &simpleInner{City: "Rome"}}
+	pt := reflect.TypeOf(p)
+	for _, tc := range []struct {
+		src  string
+		fast bool
+	}{
+		{"Hello {{.Name}}!", true},
+		{"{{ .Count }} {{.Ratio}} {{.Small}} {{.OK}} {{.Age}}", true},
+		{"{{.Inner.City}} and {{.Name}}{{.Name}}", true},
+		{"no actions", true},
+		{"{{.Wait}}", false},
+		{"{{.Ptr.City}}", false},
+		{"{{.Greeting}}", false},
+		{"{{- .Name -}}", false},
+		{"{{.Name | printf \"%q\"}}", false},
+		{"{{if .OK}}y{{end}}", false},
+		{"{{/* c */}}", false},
+		{"{{.}}", false},
+		{"{{.Inner}}", false},
+		{"{{.Nope}}", false},
+		{"{{.Name}", false},
+		{"a.b.c {{.Name}} d.e", true},
+	} {
+		t.Run(tc.src, func(t *testing.T) {
+			b, ok := compileSimple(tc.src, pt)
+			if ok != tc.fast {
+				t.Fatalf("compileSimple ok = %v, want %v", ok, tc.fast)
+			}
+			if !ok {
+				return
+			}
+			tmpl := template.Must(template.New("t").Option("missingkey=error").Parse(tc.src))
+			var want strings.Builder
+			if err := tmpl.Execute(&want, p); err != nil {
+				t.Fatal(err)
+			}
+			if got := b.execute(p); got != want.String() {
+				t.Errorf("got %q, want %q (text/template)", got, want.String())
+			}
+		})
+	}
+}

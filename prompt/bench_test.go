@@ -1,0 +1,96 @@
+package prompt_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/visibility"
+)
+
+type benchParams struct {
+	Project string
+	Owner   string
+}
+
+// benchBody is a few hundred bytes of prose with two template fields.
+var benchBody = strings.Repeat("This paragraph explains one part of the task for {{.Project}} in plain words. ", 3) +
+	"\n\nAsk {{.Owner}} before changing anything that ships.\n\n- keep changes small\n- test what you touch\n"
+
+// benchSections builds top sections with kids children each; every second
+// child renders as SUMMARY.
+func benchSections(top, kids int) []*section.Section {
+	roots := make([]*section.Section, top)
+	for i := range roots {
+		children := make([]*section.Section, kids)
+		for j := range children {
+			spec := section.Spec[benchParams]{
+				Key:   fmt.Sprintf("child-%d", j),
+				Title: fmt.Sprintf("Child %d", j),
+				Body:  benchBody,
+			}
+			if j%2 == 1 {
+				spec.Summary = "A summary of this child, available on request."
+				spec.Visibility = visibility.Const(visibility.Summary)
+			}
+			children[j] = section.New(spec)
+		}
+		roots[i] = section.New(section.Spec[benchParams]{
+			Key:      fmt.Sprintf("section-%d", i),
+			Title:    fmt.Sprintf("Section %d", i),
+			Body:     benchBody,
+			Children: children,
+		})
+	}
+	return roots
+}
+
+var benchBind = benchParams{Project: "unfold", Owner: "the release owner"}
+
+func benchmarkRender(b *testing.B, top, kids int) {
+	b.Run("first", func(b *testing.B) {
+		sess := session.New()
+		b.ReportAllocs()
+		for b.Loop() {
+			tmpl, err := prompt.New("bench", "render", benchSections(top, kids)...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := tmpl.Bind(benchBind)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := p.Render(sess, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(top*(kids+1)), "ns/section")
+	})
+	b.Run("repeat", func(b *testing.B) {
+		sess := session.New()
+		p := prompt.MustNew("bench", "render", benchSections(top, kids)...).MustBind(benchBind)
+		if _, err := p.Render(sess, nil); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := p.Render(sess, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(top*(kids+1)), "ns/section")
+	})
+}
+
+// BenchmarkRender renders 50 top-level sections with 20 children each.
+func BenchmarkRender(b *testing.B) { benchmarkRender(b, 50, 20) }
+
+// BenchmarkRenderScale shows render cost against tree size: about 1k and
+// 10k sections.
+func BenchmarkRenderScale(b *testing.B) {
+	b.Run("1k", func(b *testing.B) { benchmarkRender(b, 50, 19) })
+	b.Run("10k", func(b *testing.B) { benchmarkRender(b, 500, 19) })
+}

@@ -1,0 +1,44 @@
+// Package prompt renders a tree of sections to markdown, FULL or SUMMARY
+// section by section, and lets the model open what was summarized.
+//
+// # Building and rendering
+//
+// A [Template] is a validated tree of sections ([New]); binding params to it
+// ([Template.Bind], one value per params type) gives a [Prompt]; rendering it
+// with a session and a filesystem ([Prompt.Render]) gives an immutable
+// [Rendered]: the markdown, the tools to offer and a report on every section.
+//
+//	tmpl := prompt.MustNew("agents/assistant", "task", intro, reference)
+//	p, err := tmpl.Bind(Task{Goal: "summarize the logs"})
+//	r, err := p.Render(sess, fs)
+//	fmt.Println(r.Text())
+//
+// # Rendering rules
+//
+// Each section's heading is "#" repeated depth+2 times, its number, its title
+// and its dotted path: "## 1. Intro (intro)", "### 2.1. Child (parent.child)".
+// Numbers follow declaration order and survive disabled sections. A FULL
+// section renders its body (headings in it shifted below its own) and its
+// children; a SUMMARY section renders its summary and a line saying how to
+// open it, and neither its children nor its tools. Tools are offered depth
+// first; the open_sections tool comes last, and only when something was
+// summarized. The same tree, params and session render the same bytes.
+//
+// # Opening sections
+//
+// The model calls open_sections with section keys and a reason. Content-only
+// sections are written to context/<path>.md through the filesystem, and the
+// model reads them. When a requested section carries tools (itself or below),
+// the call returns an error matching [ErrVisibilityExpansion] that carries
+// the overrides to apply; the caller applies them ([ApplyExpansion]) and
+// renders again, and the new tools are offered:
+//
+//	res, err := r.Tool("open_sections").Call(tools.Context{FS: fs}, args)
+//	if errors.Is(err, prompt.ErrVisibilityExpansion) {
+//		err = prompt.ApplyExpansion(sess, err)
+//		r, err = p.Render(sess, fs)
+//	}
+//
+// Every other problem (an unknown key, a section already open, no
+// filesystem) is a failed tool result the model reads, not a Go error.
+package prompt

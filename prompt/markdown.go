@@ -1,0 +1,189 @@
+package prompt
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
+)
+
+// md parses bodies to find their headings. A goldmark parser is safe for
+// concurrent use.
+var md = goldmark.New()
+
+// dedent removes the longest run of spaces and tabs that every non-blank
+// line starts with, turns whitespace-only lines into empty ones, and trims
+// the result.
+func dedent(s string) string {
+	if s == "" {
+		return s
+	}
+	prefix, first := "", true
+	for line := range strings.Lines(s) {
+		line = strings.TrimRight(line, "\r\n")
+		trimmed := strings.TrimLeft(line, " \t")
+		if trimmed == "" {
+			continue
+		}
+		indent := line[:len(line)-len(trimmed)]
+		if first {
+			prefix, first = indent, false
+			continue
+		}
+		n := 0
+		for n < len(prefix) && n < len(indent) && prefix[n] == indent[n] {
+			n++
+		}
+		prefix = prefix[:n]
+		if prefix == "" {
+			break
+		}
+	}
+	if prefix == "" {
+		return strings.TrimSpace(s)
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for line := range strings.Lines(s) {
+		if strings.TrimSpace(line) == "" {
+			if strings.HasSuffix(line, "\n") {
+				b.WriteByte('\n')
+			}
+			continue
+		}
+		b.WriteString(strings.TrimPrefix(line, prefix))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// mayHaveHeadings reports whether any line could be an ATX heading ("#" to
+// "######" then a space or the end of the line) or a setext underline (only
+// '=' or only '-'), so most bodies skip the markdown parser.
+func mayHaveHeadings(s string) bool {
+	for line := range strings.Lines(s) {
+		line = strings.TrimRight(line, " \t\r\n")
+		i := 0
+		for i < len(line) && i < 3 && line[i] == ' ' {
+			i++
+		}
+		if i == len(line) {
+			continue
+		}
+		if inner := containerContent(line[i:]); inner != line[i:] && strings.HasPrefix(inner, "#") {
+			return true // a heading inside a block quote or list item
+		}
+		switch c := line[i]; c {
+		case '#':
+			j := i
+			for j < len(line) && line[j] == '#' {
+				j++
+			}
+			if j-i <= 6 && (j == len(line) || line[j] == ' ' || line[j] == '\t') {
+				return true
+			}
+		case '=', '-':
+			if strings.Trim(line[i:], string(c)) == "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// containerContent strips block quote markers and list markers from the
+// start of line.
+func containerContent(line string) string {
+	for {
+		trimmed := strings.TrimLeft(line, " \t")
+		switch {
+		case strings.HasPrefix(trimmed, ">"):
+			line = trimmed[1:]
+		case len(trimmed) > 1 && strings.ContainsRune("-*+", rune(trimmed[0])) && trimmed[1] == ' ':
+			line = trimmed[2:]
+		default:
+			return trimmed
+		}
+	}
+}
+
+// shiftHeadings moves every heading in body shift levels down (a level-1
+// heading becomes level 1+shift), capping at 6. Setext headings at the top
+// level become ATX headings. Headings are found with goldmark, so '#' lines
+// inside code blocks stay as they are.
+func shiftHeadings(body string, shift int) string {
+	if shift <= 0 || !mayHaveHeadings(body) {
+		return body
+	}
+	src := []byte(body)
+	doc := md.Parser().Parse(text.NewReader(src))
+	type edit struct {
+		start, end int
+		repl       string
+	}
+	var edits []edit
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		h, ok := n.(*ast.Heading)
+		if !entering || !ok {
+			return ast.WalkContinue, nil
+		}
+		level := min(h.Level+shift, 6)
+		pos := h.Pos()
+		if pos >= 0 && pos < len(src) && src[pos] == '#' {
+			end := pos
+			for end < len(src) && src[end] == '#' {
+				end++
+			}
+			edits = append(edits, edit{pos, end, strings.Repeat("#", level)})
+			return ast.WalkSkipChildren, nil
+		}
+		if h.Parent() != doc || h.Lines().Len() == 0 {
+			return ast.WalkSkipChildren, nil // a setext heading inside a container: leave it
+		}
+		lines := h.Lines()
+		parts := make([]string, lines.Len())
+		for i := range lines.Len() {
+			seg := lines.At(i)
+			parts[i] = strings.TrimSpace(string(seg.Value(src)))
+		}
+		start := lineStart(src, lines.At(0).Start)
+		end := lineEnd(src, lineEnd(src, lines.At(lines.Len()-1).Stop-1)+1) // through the underline
+		edits = append(edits, edit{start, end, strings.Repeat("#", level) + " " + strings.Join(parts, " ")})
+		return ast.WalkSkipChildren, nil
+	})
+	if len(edits) == 0 {
+		return body
+	}
+	slices.SortFunc(edits, func(a, b edit) int { return a.start - b.start })
+	var b strings.Builder
+	b.Grow(len(body) + 8*len(edits))
+	last := 0
+	for _, e := range edits {
+		b.Write(src[last:e.start])
+		b.WriteString(e.repl)
+		last = e.end
+	}
+	b.Write(src[last:])
+	return b.String()
+}
+
+// lineStart returns the index where the line containing i begins.
+func lineStart(src []byte, i int) int {
+	for i > 0 && src[i-1] != '\n' {
+		i--
+	}
+	return i
+}
+
+// lineEnd returns the index of the newline ending the line containing i,
+// or len(src).
+func lineEnd(src []byte, i int) int {
+	if i < 0 {
+		i = 0
+	}
+	for i < len(src) && src[i] != '\n' {
+		i++
+	}
+	return i
+}

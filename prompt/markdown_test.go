@@ -1,0 +1,50 @@
+package prompt
+
+import "testing"
+
+func TestDedent(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"  a\n  b", "a\nb"},
+		{"\n\t\ta\n\t\t  b\n\n\t\tc\n", "a\n  b\n\nc"},
+		{"  a\n b", "a\nb"},
+		{"a\n  b", "a\n  b"},
+		{"  a\n   \n  b", "a\n\nb"},
+		{"\t a\n\t b", "a\nb"},
+	} {
+		if got := dedent(tc.in); got != tc.want {
+			t.Errorf("dedent(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestShiftHeadings(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		shift    int
+		want     string
+	}{
+		{"no headings", "text\n- list\n", 2, "text\n- list\n"},
+		{"atx", "# A\n\n## B", 2, "### A\n\n#### B"},
+		{"cap at six", "#### A\n###### B", 3, "###### A\n###### B"},
+		{"closing hashes kept", "# A #", 1, "## A #"},
+		{"indented atx", "  # A", 1, "  ## A"},
+		{"fenced code untouched", "```\n# not\n```\n# yes", 1, "```\n# not\n```\n## yes"},
+		{"indented code untouched", "para\n\n    # not", 1, "para\n\n    # not"},
+		{"setext level 1", "Title\n=====\n\nText", 2, "### Title\n\nText"},
+		{"setext level 2", "Sub\n---", 2, "#### Sub"},
+		{"setext two lines", "Long\ntitle\n===", 1, "## Long title"},
+		{"thematic break is not a heading", "a\n\n---\n\nb", 2, "a\n\n---\n\nb"},
+		{"hash without space", "#tag\n#", 1, "#tag\n##"},
+		{"seven hashes is text", "####### x", 1, "####### x"},
+		{"quote", "> # Q", 1, "> ## Q"},
+		{"list item", "- # L\n- x", 1, "- ## L\n- x"},
+		{"zero shift", "# A", 0, "# A"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := shiftHeadings(tc.in, tc.shift); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

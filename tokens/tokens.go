@@ -1,0 +1,107 @@
+package tokens
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// Counter counts tokens. Implementations must be safe for concurrent use
+// and deterministic: the same text always gives the same count.
+type Counter interface {
+	Count(text string) int
+}
+
+// CounterFunc adapts a function to a Counter.
+type CounterFunc func(text string) int
+
+// Count calls f.
+func (f CounterFunc) Count(text string) int { return f(text) }
+
+// Estimate counts tokens without a vocabulary, from the shapes of the text:
+// runs of letters cost about one token per four bytes, runs of digits one per
+// three, each punctuation mark one, spaces before a word nothing, other
+// whitespace runs one, and each letter outside ASCII about one. See the
+// package documentation for how close it comes.
+var Estimate Counter = estimator{}
+
+type estimator struct{}
+
+func (estimator) Count(text string) int {
+	n := 0
+	for i := 0; i < len(text); {
+		c := text[i]
+		switch {
+		case isLetter(c):
+			j := i + 1
+			for j < len(text) && isLetter(text[j]) {
+				j++
+			}
+			n += 1 + (j-i-1)/letterRun
+			i = j
+		case '0' <= c && c <= '9':
+			j := i + 1
+			for j < len(text) && '0' <= text[j] && text[j] <= '9' {
+				j++
+			}
+			n += (j - i + 2) / 3
+			i = j
+		case c == ' ':
+			// A single space joins the next word's token.
+			j := i + 1
+			for j < len(text) && text[j] == ' ' {
+				j++
+			}
+			if j-i > 1 {
+				n += (j - i + 3) / 4
+			}
+			i = j
+		case c == '\n' || c == '\t' || c == '\r':
+			j := i + 1
+			for j < len(text) && (text[j] == '\n' || text[j] == '\t' || text[j] == '\r' || text[j] == ' ') {
+				j++
+			}
+			n++
+			i = j
+		case c < utf8.RuneSelf:
+			// Punctuation: runs merge, about two marks a token.
+			j := i + 1
+			for j < len(text) && isPunct(text[j]) {
+				j++
+			}
+			run := j - i
+			if j < len(text) && text[j-1] == '.' && isLetter(text[j]) {
+				run-- // a dot before a word joins it (".Lock")
+			}
+			n += (run + punctRun - 1) / punctRun
+			i = j
+		default:
+			r, size := utf8.DecodeRuneInString(text[i:])
+			if unicode.IsLetter(r) && r < 0x2E80 {
+				// Accented Latin, Greek, Cyrillic: about two letters a token.
+				n++
+				i += size
+				if i < len(text) {
+					if r2, s2 := utf8.DecodeRuneInString(text[i:]); unicode.IsLetter(r2) && r2 < 0x2E80 {
+						i += s2
+					}
+				}
+				continue
+			}
+			n++ // CJK, symbols, emoji, invalid bytes: about one each
+			i += size
+		}
+	}
+	return n
+}
+
+// Tuning of the estimate; see the package documentation.
+const (
+	letterRun = 8 // a run of letters costs one token plus one per this many more
+	punctRun  = 3 // a run of punctuation costs one token per this many marks
+)
+
+func isPunct(c byte) bool {
+	return c < utf8.RuneSelf && c > ' ' && !isLetter(c) && !('0' <= c && c <= '9')
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' }

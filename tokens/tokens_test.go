@@ -1,0 +1,90 @@
+package tokens_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/unfold-dev/unfold/tokens"
+	"github.com/unfold-dev/unfold/tokens/bpe"
+)
+
+// maxEstimateError is the documented bound on the estimate's error against
+// o200k_base on the sample texts.
+const maxEstimateError = 0.12
+
+func samples(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("want the five sample texts in testdata, got %v %v", files, err)
+	}
+	out := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(f)] = string(b)
+	}
+	return out
+}
+
+func TestEstimateWithinDocumentedError(t *testing.T) {
+	for name, text := range samples(t) {
+		t.Run(name, func(t *testing.T) {
+			exact := bpe.O200kBase().Count(text)
+			est := tokens.Estimate.Count(text)
+			rel := float64(est-exact) / float64(exact)
+			t.Logf("o200k %d, estimate %d (%+.1f%%)", exact, est, 100*rel)
+			if rel > maxEstimateError || rel < -maxEstimateError {
+				t.Errorf("estimate %d is %+.1f%% off the exact %d; the documented bound is %.0f%%", est, 100*rel, exact, 100*maxEstimateError)
+			}
+		})
+	}
+}
+
+func TestEstimateShapes(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want int
+	}{
+		{"", 0},
+		{"hello", 1},
+		{"hello world", 2},
+		{"internationalization", 3},
+		{"12345", 2},
+		{"a.b", 2},
+		{"\n\n\t", 1},
+		{"日本語", 3},
+		{"\xff\xfe", 2},
+	} {
+		if got := tokens.Estimate.Count(tc.text); got != tc.want {
+			t.Errorf("Estimate(%q) = %d, want %d", tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestCounterFunc(t *testing.T) {
+	c := tokens.CounterFunc(func(s string) int { return len(strings.Fields(s)) })
+	if got := c.Count("a b c"); got != 3 {
+		t.Errorf("got %d, want 3", got)
+	}
+}
+
+func BenchmarkEstimate(b *testing.B) {
+	var all strings.Builder
+	for _, f := range []string{"prose", "code.go", "data.json", "shell", "markdown"} {
+		data, err := os.ReadFile(filepath.Join("testdata", f+".txt"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		all.Write(data)
+	}
+	text := strings.Repeat(all.String(), 150) // about 1 MB
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		tokens.Estimate.Count(text)
+	}
+}

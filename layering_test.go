@@ -19,6 +19,7 @@ var layers = []struct {
 	layer  int
 }{
 	{"session", 0},
+	{"tokens", 0},
 	{"visibility", 1},
 	{"tools", 2},
 	{"section", 3},
@@ -26,15 +27,18 @@ var layers = []struct {
 	{"envs", 5},
 	{"envs/", 6},
 	{"orchestrator", 7},
-	{"agent", 8},
-	{"cmd/", 9},
-	{"examples/", 9},
+	{"tokens/", 8}, // exact counters: only programs that ask for them link them
+	{"agent", 9},
+	{"cmd/", 10},
+	{"examples/", 10},
 }
 
 // thirdParty lists the modules outside the standard library that the lower
 // layers may use; packages not listed may use any module in go.mod.
 var thirdParty = map[string][]string{
 	"session":    {},
+	"tokens":     {},
+	"tokens/bpe": {"github.com/tiktoken-go/tokenizer"},
 	"visibility": {},
 	"tools":      {"github.com/spf13/afero", "github.com/santhosh-tekuri/jsonschema/v5"},
 	"section":    {},
@@ -133,7 +137,7 @@ func TestLayerOf(t *testing.T) {
 		want int
 	}{
 		{"session", 0}, {"prompt", 4}, {"envs", 5}, {"envs/envtest", 6}, {"envs/bash", 6},
-		{"orchestrator", 7}, {"agent", 8}, {"agent/openai", 8}, {"cmd/unfold", 9}, {"examples/timer", 9},
+		{"orchestrator", 7}, {"tokens", 0}, {"tokens/bpe", 8}, {"agent", 9}, {"agent/openai", 9}, {"cmd/unfold", 10}, {"examples/timer", 10},
 	} {
 		got, ok := layerOf(tc.dir)
 		if !ok || got != tc.want {

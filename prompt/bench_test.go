@@ -8,6 +8,7 @@ import (
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tokens/bpe"
 	"github.com/unfold-dev/unfold/visibility"
 )
 
@@ -93,4 +94,68 @@ func BenchmarkRender(b *testing.B) { benchmarkRender(b, 50, 20) }
 func BenchmarkRenderScale(b *testing.B) {
 	b.Run("1k", func(b *testing.B) { benchmarkRender(b, 50, 19) })
 	b.Run("10k", func(b *testing.B) { benchmarkRender(b, 500, 19) })
+}
+
+// budgetSections builds 50 top-level sections with 19 children each (1,000
+// sections, about 200 KB), every one with a summary and a priority.
+func budgetSections() []*section.Section {
+	body := strings.Repeat("Section {{.Project}} explains one step of the release in plain words for {{.Owner}}. ", 2) + "\n\n- check logs"
+	roots := make([]*section.Section, 50)
+	for i := range roots {
+		children := make([]*section.Section, 19)
+		for j := range children {
+			children[j] = section.New(section.Spec[benchParams]{
+				Key: fmt.Sprintf("step-%d", j), Title: fmt.Sprintf("Step %d", j), Body: body,
+				Summary: "Step details on request.", Priority: (i + j) % 7,
+			})
+		}
+		roots[i] = section.New(section.Spec[benchParams]{
+			Key: fmt.Sprintf("part-%d", i), Title: fmt.Sprintf("Part %d", i), Body: body,
+			Summary: "Part details on request.", Priority: 3 + i%4, Children: children,
+		})
+	}
+	return roots
+}
+
+// BenchmarkRenderBudget fits a 1,000-section prompt into 8,000 exact o200k
+// tokens: "cold" with no cached counts (every block counted once), "warm"
+// rendering the same Prompt again.
+func BenchmarkRenderBudget(b *testing.B) {
+	counter := bpe.O200kBase()
+	counter.Count("warm up the vocabulary")
+	report := func(b *testing.B, p *prompt.Prompt) {
+		full, err := p.Render(nil, nil, prompt.WithTokens(counter))
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := p.Render(nil, nil, prompt.WithBudget(8000, counter))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(r.Tokens())/8000*100, "%budget")
+		b.ReportMetric(float64(full.Tokens()), "full-tokens")
+		b.ReportMetric(float64(len(full.Text()))/1024, "full-KB")
+	}
+	b.Run("cold", func(b *testing.B) {
+		tmpl := prompt.MustNew("bench", "budget", budgetSections()...)
+		for b.Loop() {
+			p := tmpl.MustBind(benchBind)
+			if _, err := p.Render(nil, nil, prompt.WithBudget(8000, counter)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b, tmpl.MustBind(benchBind))
+	})
+	b.Run("warm", func(b *testing.B) {
+		p := prompt.MustNew("bench", "budget", budgetSections()...).MustBind(benchBind)
+		if _, err := p.Render(nil, nil, prompt.WithBudget(8000, counter)); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := p.Render(nil, nil, prompt.WithBudget(8000, counter)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b, p)
+	})
 }

@@ -25,6 +25,7 @@ type Prompt struct {
 	bodies   []lazyBody // per node: the executed, processed template body
 
 	lastLen atomic.Int64 // length of the last render, to size the next one's buffer
+	counts  sync.Map     // countKey -> int: token counts of fixed blocks
 }
 
 // prepared is everything about a Prompt that depends on params only.

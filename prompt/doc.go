@@ -41,4 +41,21 @@
 //
 // Every other problem (an unknown key, a section already open, no
 // filesystem) is a failed tool result the model reads, not a Go error.
+//
+// # Token budgets
+//
+// Rendered with [WithBudget], a prompt fits a token count: FULL sections that
+// have a summary are demoted to SUMMARY, lowest [section.Spec] Priority first
+// (ties: deeper, then later sections first), until it fits; sections the
+// session opened, and the sections holding them, are never demoted. Demoted
+// sections get the usual suffix, so the model can open what the budget
+// closed. Sections demoted past need are given back, highest priority first,
+// while they fit. Token counts are cached per section block in the Prompt, so
+// fitting costs about one exact count of the prompt the first time and a
+// count of the final text after that. When even the smallest reachable
+// prompt does not fit, Render fails with a [*BudgetError] naming the budget,
+// the minimum and the largest sections. The report gives each section's
+// tokens, mode and why (declared, selector, override or budget).
+//
+//	r, err := p.Render(sess, fs, prompt.WithBudget(8000, bpe.O200kBase()))
 package prompt

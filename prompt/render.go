@@ -8,6 +8,7 @@ import (
 
 	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tokens"
 	"github.com/unfold-dev/unfold/tools"
 	"github.com/unfold-dev/unfold/visibility"
 )
@@ -15,15 +16,20 @@ import (
 // Rendered is a prompt rendered once: its markdown, the tools to offer the
 // model and a report on every section. It is immutable.
 type Rendered struct {
-	text  string
-	tools []*tools.Tool
+	text   string
+	tools  []*tools.Tool
+	total  int   // tokens of text, when counted
+	tokens []int // tokens of each visible section's block, when counted
 
 	p       *Prompt
 	modes   []visibility.Mode // per node, for enabled nodes
 	whys    []visibility.Why
 	visible []bool
-	sess    *session.Session
-	fs      afero.Fs
+	// declared holds, for sections a budget demoted, why they were FULL
+	// before, so a section given back is reported as it was.
+	declared []visibility.Why
+	sess     *session.Session
+	fs       afero.Fs
 }
 
 // SectionReport says how one section rendered.
@@ -37,6 +43,8 @@ type SectionReport struct {
 	Mode     visibility.Mode `json:"mode"`
 	Why      visibility.Why  `json:"why"`
 	HasTools bool            `json:"has_tools"` // the section or an enabled descendant declares a tool
+	Priority int             `json:"priority"`
+	Tokens   int             `json:"tokens"` // of the section's own block as rendered; 0 when hidden or not counted
 }
 
 // Text returns the rendered markdown.
@@ -66,24 +74,84 @@ func (r *Rendered) Report() []SectionReport {
 		rep[i] = SectionReport{
 			Path: n.path, Number: n.number, Title: n.sec.Title(), Depth: n.depth,
 			Enabled: pr.enabled[i], Visible: r.visible[i], Mode: r.modes[i], Why: r.whys[i], HasTools: pr.hasTools[i],
+			Priority: n.sec.Priority(),
+		}
+		if r.tokens != nil && r.visible[i] {
+			rep[i].Tokens = r.tokens[i]
 		}
 	}
 	return rep
+}
+
+// Tokens returns the token count of the whole text, when the render was
+// given a counter (WithTokens or WithBudget), and 0 otherwise.
+func (r *Rendered) Tokens() int { return r.total }
+
+// RenderOption configures one render.
+type RenderOption func(*renderConfig)
+
+type renderConfig struct {
+	budget  int
+	counter tokens.Counter
+}
+
+// WithTokens counts the tokens of every rendered section and of the whole
+// prompt with counter, for [Rendered.Tokens] and the report.
+func WithTokens(counter tokens.Counter) RenderOption {
+	return func(c *renderConfig) { c.counter = counter }
+}
+
+// WithBudget renders the prompt into at most budget tokens as counted by
+// counter: FULL sections that have a summary are demoted to SUMMARY, lowest
+// priority first (then deeper, then later first), until the prompt fits.
+// Sections the session opened are never demoted. When even the smallest
+// reachable prompt is too large, Render fails with a [*BudgetError].
+func WithBudget(budget int, counter tokens.Counter) RenderOption {
+	return func(c *renderConfig) { c.budget, c.counter = budget, counter }
 }
 
 // Render renders the prompt with the session's visibility overrides (sess may
 // be nil) and fs as the filesystem open_sections writes context files to
 // (nil for none; a tool call's own filesystem wins). It installs the
 // visibility overrides slice in sess if it is not there yet.
-func (p *Prompt) Render(sess *session.Session, fs afero.Fs) (*Rendered, error) {
+func (p *Prompt) Render(sess *session.Session, fs afero.Fs, opts ...RenderOption) (*Rendered, error) {
+	var cfg renderConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.budget < 0 || (cfg.budget > 0 && cfg.counter == nil) {
+		return nil, fmt.Errorf("prompt: render %s/%s: a budget needs a positive token count and a counter", p.t.ns, p.t.key)
+	}
 	if sess != nil && !session.Registered(sess, visibility.Slice) {
 		if err := visibility.Register(sess); err != nil {
 			return nil, fmt.Errorf("prompt: render: %w", err)
 		}
 	}
+	r, err := p.resolve(sess, fs)
+	if err == nil && cfg.counter != nil {
+		err = p.count(r, cfg)
+	}
+	if err == nil {
+		err = p.emit(r)
+	}
+	if err == nil && cfg.counter != nil {
+		r.total = cfg.counter.Count(r.text)
+		if cfg.budget > 0 && r.total > cfg.budget {
+			err = p.refit(r, cfg)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("prompt: render %s/%s: %w", p.t.ns, p.t.key, err)
+	}
+	p.lastLen.Store(int64(len(r.text)))
+	return r, nil
+}
+
+// resolve decides every section's mode and visibility.
+func (p *Prompt) resolve(sess *session.Session, fs afero.Fs) (*Rendered, error) {
 	pr := p.prepare()
 	if pr.err != nil {
-		return nil, fmt.Errorf("prompt: render %s/%s: %w", p.t.ns, p.t.key, pr.err)
+		return nil, pr.err
 	}
 	nodes := p.t.nodes
 	ov := visibility.Get(sess)
@@ -95,9 +163,6 @@ func (p *Prompt) Render(sess *session.Session, fs afero.Fs) (*Rendered, error) {
 		sess:    sess,
 		fs:      fs,
 	}
-	var b strings.Builder
-	b.Grow(max(p.t.sizeHint, int(p.lastLen.Load())))
-	summarized := false
 	for i := range nodes {
 		n := &nodes[i]
 		if !pr.enabled[i] {
@@ -105,28 +170,41 @@ func (p *Prompt) Render(sess *session.Session, fs afero.Fs) (*Rendered, error) {
 		}
 		mode, why, err := ov.Resolve(sess, n.path, n.sec.Selector(), p.params[i])
 		if err != nil {
-			return nil, fmt.Errorf("prompt: render %s/%s: %w", p.t.ns, p.t.key, &section.Error{Path: n.path, Err: err})
+			return nil, &section.Error{Path: n.path, Err: err}
 		}
 		r.modes[i], r.whys[i] = mode, why
-		visible := n.parent < 0 || (r.visible[n.parent] && r.modes[n.parent] == visibility.Full)
-		r.visible[i] = visible
-		if !visible {
+		r.visible[i] = n.parent < 0 || (r.visible[n.parent] && r.modes[n.parent] == visibility.Full)
+		if r.visible[i] && mode == visibility.Summary && pr.summary[i] == "" {
+			return nil, &section.Error{Path: n.path, Err: &section.NoSummaryError{Path: n.path}}
+		}
+	}
+	return r, nil
+}
+
+// emit writes the text of the visible sections and collects the tools.
+func (p *Prompt) emit(r *Rendered) error {
+	pr := p.prepare()
+	nodes := p.t.nodes
+	var b strings.Builder
+	b.Grow(max(p.t.sizeHint, int(p.lastLen.Load())))
+	summarized := false
+	r.tools = r.tools[:0]
+	for i := range nodes {
+		if !r.visible[i] {
 			continue
 		}
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
 		}
-		if mode == visibility.Summary {
-			if pr.summary[i] == "" {
-				return nil, fmt.Errorf("prompt: render %s/%s: %w", p.t.ns, p.t.key, &section.Error{Path: n.path, Err: &section.NoSummaryError{Path: n.path}})
-			}
+		if r.modes[i] == visibility.Summary {
 			b.WriteString(pr.summary[i])
 			summarized = true
 			continue
 		}
+		n := &nodes[i]
 		body, err := p.body(i, n.depth)
 		if err != nil {
-			return nil, fmt.Errorf("prompt: render %s/%s: %w", p.t.ns, p.t.key, err)
+			return err
 		}
 		b.WriteString(n.heading)
 		if body != "" {
@@ -139,6 +217,5 @@ func (p *Prompt) Render(sess *session.Session, fs afero.Fs) (*Rendered, error) {
 		r.tools = append(r.tools, r.openSectionsTool())
 	}
 	r.text = b.String()
-	p.lastLen.Store(int64(len(r.text)))
-	return r, nil
+	return nil
 }

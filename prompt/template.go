@@ -34,6 +34,7 @@ type node struct {
 	depth    int
 	parent   int    // index of the parent, -1 at the top
 	children []int  // indices of the direct children
+	end      int    // index after the last descendant: the subtree is [i, end)
 	dedented string // the fixed body, dedented and trimmed
 	static   string // dedented with headings shifted for depth
 }
@@ -122,6 +123,7 @@ func (t *Template) add(list []*section.Section, parent int, prefix, number strin
 		idx = append(idx, at)
 		kids := t.add(s.Children(), at, n.path, n.number, depth+1)
 		t.nodes[at].children = kids
+		t.nodes[at].end = len(t.nodes)
 	}
 	return idx
 }

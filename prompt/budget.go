@@ -1,0 +1,279 @@
+package prompt
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/unfold-dev/unfold/tokens"
+	"github.com/unfold-dev/unfold/visibility"
+)
+
+// ErrOverBudget is matched (errors.Is) by a [*BudgetError].
+var ErrOverBudget = errors.New("prompt does not fit the token budget")
+
+// BudgetError says that even the smallest prompt a budget can reach, with
+// every section that may be summarized summarized, is too large.
+type BudgetError struct {
+	Budget  int             // the budget, in tokens
+	Minimum int             // the smallest prompt reachable, in tokens
+	Largest []SectionTokens // the largest sections of that prompt, largest first (at most 5)
+}
+
+// SectionTokens is a section's path and its tokens.
+type SectionTokens struct {
+	Path   string `json:"path"`
+	Tokens int    `json:"tokens"`
+}
+
+func (e *BudgetError) Error() string {
+	parts := make([]string, len(e.Largest))
+	for i, s := range e.Largest {
+		parts[i] = fmt.Sprintf("%s (%d)", s.Path, s.Tokens)
+	}
+	return fmt.Sprintf("budget of %d tokens cannot be met: the smallest reachable prompt is %d tokens (%d over); largest sections: %s; raise the budget, add summaries to large sections, or close opened ones",
+		e.Budget, e.Minimum, e.Minimum-e.Budget, strings.Join(parts, ", "))
+}
+
+// Is makes errors.Is(err, ErrOverBudget) true.
+func (e *BudgetError) Is(target error) bool { return target == ErrOverBudget }
+
+// countKey identifies a cached token count: one counter, one section, one mode.
+type countKey struct {
+	counter tokens.Counter
+	node    int
+	mode    visibility.Mode
+}
+
+// blockTokens counts the tokens of node i's block in mode m. Counts of fixed
+// blocks are cached per Prompt, so fitting a budget costs about one exact
+// count of the prompt the first time and table lookups after that.
+func (p *Prompt) blockTokens(c tokens.Counter, i int, m visibility.Mode) (int, error) {
+	n := &p.t.nodes[i]
+	cacheable := !n.sec.Live() && reflect.TypeOf(c).Comparable()
+	key := countKey{c, i, m}
+	if cacheable {
+		if v, ok := p.counts.Load(key); ok {
+			return v.(int), nil
+		}
+	}
+	var text string
+	if m == visibility.Summary {
+		text = p.prepare().summary[i]
+	} else {
+		body, err := p.body(i, n.depth)
+		if err != nil {
+			return 0, err
+		}
+		text = n.heading
+		if body != "" {
+			text += "\n\n" + body
+		}
+	}
+	v := c.Count(text)
+	if cacheable {
+		p.counts.Store(key, v)
+	}
+	return v, nil
+}
+
+// count fills r.tokens for the visible sections and, under a budget,
+// demotes sections until the sum of the blocks fits.
+func (p *Prompt) count(r *Rendered, cfg renderConfig) error {
+	r.tokens = make([]int, len(p.t.nodes))
+	r.declared = make([]visibility.Why, len(p.t.nodes))
+	for i := range p.t.nodes {
+		if !r.visible[i] {
+			continue
+		}
+		v, err := p.blockTokens(cfg.counter, i, r.modes[i])
+		if err != nil {
+			return err
+		}
+		r.tokens[i] = v
+	}
+	if cfg.budget > 0 {
+		demoted, sum, err := p.demote(r, cfg.counter, cfg.budget)
+		if err != nil || sum > cfg.budget {
+			return cmp.Or(err, p.budgetError(r, cfg.budget, sum))
+		}
+		if demoted {
+			return p.repromote(r, cfg.counter, cfg.budget)
+		}
+	}
+	return nil
+}
+
+// repromote gives back, highest priority first, sections the budget
+// demoted that fit in what is left of it: demotion goes in fixed order and
+// can overshoot, and a fuller prompt is a better one.
+func (p *Prompt) repromote(r *Rendered, c tokens.Counter, budget int) error {
+	nodes := p.t.nodes
+	var demoted []int
+	for i := range nodes {
+		if r.visible[i] && r.whys[i] == visibility.Budget {
+			demoted = append(demoted, i)
+		}
+	}
+	slices.SortFunc(demoted, func(a, b int) int {
+		return cmp.Or(
+			cmp.Compare(nodes[b].sec.Priority(), nodes[a].sec.Priority()),
+			cmp.Compare(nodes[a].depth, nodes[b].depth),
+			cmp.Compare(a, b),
+		)
+	})
+	sum := p.blockSum(r)
+	pr := p.prepare()
+	for _, i := range demoted {
+		if !r.visible[i] || r.modes[i] != visibility.Summary {
+			continue
+		}
+		full, err := p.blockTokens(c, i, visibility.Full)
+		if err != nil {
+			return err
+		}
+		// What would show below i once it is FULL again: descendants whose
+		// ancestors up to i are all FULL.
+		delta := full - r.tokens[i]
+		var shown []int
+		for j := i + 1; j < nodes[i].end; j++ {
+			if !pr.enabled[j] || (nodes[j].parent != i && !slices.Contains(shown, nodes[j].parent)) ||
+				(nodes[j].parent != i && r.modes[nodes[j].parent] != visibility.Full) {
+				continue
+			}
+			v, err := p.blockTokens(c, j, r.modes[j])
+			if err != nil {
+				return err
+			}
+			delta += v + 1
+			shown = append(shown, j)
+		}
+		if sum+delta > budget {
+			continue
+		}
+		sum += delta
+		r.modes[i], r.whys[i], r.tokens[i] = visibility.Full, r.declared[i], full
+		for _, j := range shown {
+			r.visible[j] = true
+			r.tokens[j], _ = p.blockTokens(c, j, r.modes[j])
+		}
+	}
+	return nil
+}
+
+// refit runs after the whole text was counted and found over budget: block
+// counts do not add up exactly to the count of the whole, so it demotes
+// further by the difference, renders and counts again.
+func (p *Prompt) refit(r *Rendered, cfg renderConfig) error {
+	for r.total > cfg.budget {
+		slack := r.total - p.blockSum(r)
+		more, _, err := p.demote(r, cfg.counter, cfg.budget-max(slack, 1))
+		if err != nil {
+			return err
+		}
+		if !more {
+			return p.budgetError(r, cfg.budget, r.total)
+		}
+		if err := p.emit(r); err != nil {
+			return err
+		}
+		r.total = cfg.counter.Count(r.text)
+	}
+	return nil
+}
+
+// blockSum estimates the prompt's tokens from its blocks: their counts plus
+// one token for each blank line between them.
+func (p *Prompt) blockSum(r *Rendered) int {
+	sum, blocks := 0, 0
+	for i, v := range r.visible {
+		if v {
+			sum += r.tokens[i]
+			blocks++
+		}
+	}
+	return sum + max(blocks-1, 0)
+}
+
+// demote summarizes sections, in budget order, until the block sum is at most
+// target. It returns whether it demoted anything and the block sum it
+// reached, which is still over target when nothing more could be demoted.
+func (p *Prompt) demote(r *Rendered, c tokens.Counter, target int) (demoted bool, sum int, err error) {
+	sum = p.blockSum(r)
+	if sum <= target {
+		return false, sum, nil
+	}
+	for _, i := range p.candidates(r) {
+		if !r.visible[i] || r.modes[i] != visibility.Full {
+			continue // hidden by a section demoted before it
+		}
+		st, err := p.blockTokens(c, i, visibility.Summary)
+		if err != nil {
+			return demoted, sum, err
+		}
+		n := &p.t.nodes[i]
+		sum -= r.tokens[i]
+		for j := i + 1; j < n.end; j++ {
+			if r.visible[j] {
+				sum -= r.tokens[j] + 1
+				r.visible[j] = false
+			}
+		}
+		sum += st
+		r.declared[i] = r.whys[i]
+		r.modes[i], r.whys[i], r.tokens[i] = visibility.Summary, visibility.Budget, st
+		demoted = true
+		if sum <= target {
+			break
+		}
+	}
+	return demoted, sum, nil
+}
+
+// candidates lists the sections a budget may summarize, in the order it
+// does: visible, FULL, with a summary, neither opened through the session nor
+// holding an opened section; lowest priority first, then deeper, then later.
+func (p *Prompt) candidates(r *Rendered) []int {
+	nodes := p.t.nodes
+	pr := p.prepare()
+	protected := make([]bool, len(nodes))
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if r.whys[i] == visibility.Overridden && r.modes[i] == visibility.Full && r.visible[i] {
+			protected[i] = true
+		}
+		if protected[i] && nodes[i].parent >= 0 {
+			protected[nodes[i].parent] = true
+		}
+	}
+	var out []int
+	for i := range nodes {
+		if r.visible[i] && r.modes[i] == visibility.Full && pr.summary[i] != "" && !protected[i] {
+			out = append(out, i)
+		}
+	}
+	slices.SortFunc(out, func(a, b int) int {
+		return cmp.Or(
+			cmp.Compare(nodes[a].sec.Priority(), nodes[b].sec.Priority()),
+			cmp.Compare(nodes[b].depth, nodes[a].depth),
+			cmp.Compare(b, a),
+		)
+	})
+	return out
+}
+
+func (p *Prompt) budgetError(r *Rendered, budget, minimum int) error {
+	var largest []SectionTokens
+	for i, v := range r.visible {
+		if v {
+			largest = append(largest, SectionTokens{Path: p.t.nodes[i].path, Tokens: r.tokens[i]})
+		}
+	}
+	slices.SortStableFunc(largest, func(a, b SectionTokens) int { return cmp.Compare(b.Tokens, a.Tokens) })
+	if len(largest) > 5 {
+		largest = largest[:5]
+	}
+	return &BudgetError{Budget: budget, Minimum: minimum, Largest: largest}
+}

@@ -1,0 +1,219 @@
+package prompt_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/spf13/afero"
+
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tokens"
+	"github.com/unfold-dev/unfold/tokens/bpe"
+	"github.com/unfold-dev/unfold/tools"
+	"github.com/unfold-dev/unfold/visibility"
+)
+
+func words(n int, word string) string { return strings.TrimSpace(strings.Repeat(word+" ", n)) }
+
+// budgetFixture: rules (no summary, never demoted), and sections of varied
+// size and priority with summaries.
+func budgetFixture() *prompt.Prompt {
+	sec := func(key string, prio int, size int, children ...*section.Section) *section.Section {
+		return section.New(section.Spec[none]{
+			Key: key, Title: strings.ToUpper(key[:1]) + key[1:], Body: words(size, key),
+			Summary: key + " on request.", Priority: prio, Children: children,
+		})
+	}
+	return prompt.MustNew("test", "budget",
+		section.New(section.Spec[none]{Key: "rules", Title: "Rules", Body: words(20, "rule")}),
+		sec("guide", 5, 100, sec("style", 1, 80), sec("naming", 3, 40)),
+		sec("history", 0, 150),
+		sec("api", 2, 120, section.New(section.Spec[none]{Key: "calls", Title: "Calls", Body: words(30, "call"),
+			Summary: "Call tools.", Priority: 4, Tools: []*tools.Tool{echoTool("call")}})),
+	).MustBind()
+}
+
+func reportTable(r *prompt.Rendered) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "total %d tokens\n", r.Tokens())
+	for _, s := range r.Report() {
+		if !s.Enabled {
+			continue
+		}
+		state := s.Mode.String()
+		if !s.Visible {
+			state = "hidden"
+		}
+		fmt.Fprintf(&b, "%-12s %-8s %-9s prio=%d tokens=%d\n", s.Path, state, s.Why, s.Priority, s.Tokens)
+	}
+	return b.String()
+}
+
+// TestBudgetMatrix renders the fixture into budgets from tiny to ample;
+// each golden holds the report and the text.
+func TestBudgetMatrix(t *testing.T) {
+	p := budgetFixture()
+	full, err := p.Render(nil, nil, prompt.WithTokens(bpe.O200kBase()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, budget := range []int{40, 80, 150, 250, 350, 450, 550, full.Tokens()} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			r, err := p.Render(session.New(), nil, prompt.WithBudget(budget, bpe.O200kBase()))
+			if err != nil {
+				var be *prompt.BudgetError
+				if !errors.As(err, &be) || !errors.Is(err, prompt.ErrOverBudget) {
+					t.Fatalf("got %v, want a *BudgetError", err)
+				}
+				golden(t, fmt.Sprintf("budget/%d.txt", budget), "error: "+err.Error()+"\n")
+				return
+			}
+			if r.Tokens() > budget {
+				t.Errorf("rendered %d tokens into a budget of %d", r.Tokens(), budget)
+			}
+			if got := bpe.O200kBase().Count(r.Text()); got != r.Tokens() {
+				t.Errorf("Tokens() = %d, but the text counts %d", r.Tokens(), got)
+			}
+			golden(t, fmt.Sprintf("budget/%d.txt", budget), reportTable(r)+"\n"+r.Text()+"\n")
+		})
+	}
+}
+
+func TestBudgetDemotionOrder(t *testing.T) {
+	p := budgetFixture()
+	// Just under the full size: exactly one section goes, the lowest
+	// priority one (history, priority 0).
+	full, err := p.Render(nil, nil, prompt.WithTokens(bpe.O200kBase()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Render(nil, nil, prompt.WithBudget(full.Tokens()-1, bpe.O200kBase()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var demoted []string
+	for _, s := range r.Report() {
+		if s.Why == visibility.Budget {
+			demoted = append(demoted, s.Path)
+		}
+	}
+	if strings.Join(demoted, ",") != "history" {
+		t.Errorf("demoted %v, want [history]", demoted)
+	}
+}
+
+func TestBudgetNeverDemotesOpenedSections(t *testing.T) {
+	p := budgetFixture()
+	sess := session.New()
+	if err := visibility.Register(sess); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"history", "guide.style"} {
+		if err := sess.Dispatch(visibility.SetOverride{Path: path, Mode: visibility.Full}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := p.Render(sess, nil, prompt.WithBudget(520, bpe.O200kBase()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range r.Report() {
+		switch s.Path {
+		case "history", "guide.style", "guide":
+			if s.Mode != visibility.Full || !s.Visible {
+				t.Errorf("%s: got %v visible=%v, want FULL and visible (opened, or holding an opened section)", s.Path, s.Mode, s.Visible)
+			}
+		}
+	}
+	// The ancestors of opened sections stay, so a small budget cannot be met.
+	_, err = p.Render(sess, nil, prompt.WithBudget(100, bpe.O200kBase()))
+	var be *prompt.BudgetError
+	if !errors.As(err, &be) {
+		t.Fatalf("got %v, want a *BudgetError", err)
+	}
+	if be.Budget != 100 || be.Minimum <= 100 || len(be.Largest) == 0 || be.Largest[0].Path != "history" {
+		t.Errorf("got %+v, want budget 100, a larger minimum, and history as the largest section", be)
+	}
+}
+
+func TestBudgetOpenAgain(t *testing.T) {
+	// A section the budget closed can be opened by the model: content-only
+	// ones are written to context files; tool-bearing ones come back FULL
+	// and are then kept FULL by the budget.
+	p := budgetFixture()
+	sess := session.New()
+	fs := afero.NewMemMapFs()
+	budget := prompt.WithBudget(200, bpe.O200kBase())
+	r, err := p.Render(sess, fs, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := r.Tool(prompt.OpenSectionsName)
+	if open == nil {
+		t.Fatal("open_sections not offered after budget demotion")
+	}
+	res, err := open.Call(tools.Context{FS: fs}, json.RawMessage(`{"section_keys":["history"],"reason":"r"}`))
+	if err != nil || !res.Success {
+		t.Fatalf("open history: %v %+v", err, res)
+	}
+	_, err = open.Call(tools.Context{}, json.RawMessage(`{"section_keys":["api"],"reason":"r"}`))
+	if !errors.Is(err, prompt.ErrVisibilityExpansion) {
+		t.Fatalf("open api: got %v, want an expansion", err)
+	}
+	if err := prompt.ApplyExpansion(sess, err); err != nil {
+		t.Fatal(err)
+	}
+	r, err = p.Render(sess, fs, prompt.WithBudget(400, bpe.O200kBase()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Text(), "## 4. Api (api)\n\napi api") {
+		t.Errorf("api not rendered in full after opening:\n%s", r.Text())
+	}
+}
+
+func TestBudgetErrors(t *testing.T) {
+	p := budgetFixture()
+	if _, err := p.Render(nil, nil, prompt.WithBudget(10, nil)); err == nil || !strings.Contains(err.Error(), "needs a positive token count and a counter") {
+		t.Errorf("nil counter: got %v", err)
+	}
+	if _, err := p.Render(nil, nil, prompt.WithBudget(-1, tokens.Estimate)); err == nil {
+		t.Errorf("negative budget: got nil error")
+	}
+	_, err := p.Render(nil, nil, prompt.WithBudget(5, tokens.Estimate))
+	var be *prompt.BudgetError
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "budget of 5 tokens cannot be met") || !strings.Contains(err.Error(), "largest sections: history (") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestBudgetCachesCounts checks that a second budgeted render of the same
+// prompt counts only the whole text again, not every block.
+func TestBudgetCachesCounts(t *testing.T) {
+	p := budgetFixture()
+	calls := 0
+	counter := &countingCounter{calls: &calls}
+	if _, err := p.Render(nil, nil, prompt.WithBudget(300, counter)); err != nil {
+		t.Fatal(err)
+	}
+	first := calls
+	calls = 0
+	if _, err := p.Render(nil, nil, prompt.WithBudget(300, counter)); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || first <= 1 {
+		t.Errorf("counts: first render %d, second %d; want several, then 1 (the whole text)", first, calls)
+	}
+}
+
+type countingCounter struct{ calls *int }
+
+func (c *countingCounter) Count(s string) int {
+	*c.calls++
+	return tokens.Estimate.Count(s)
+}

@@ -25,6 +25,8 @@ var layers = []struct {
 	{"section", 3},
 	{"prompt", 4},
 	{"envs", 5},
+	{"promptfile", 5},
+	{"prompttest", 5},
 	{"envs/", 6},
 	{"orchestrator", 7},
 	{"tokens/", 8}, // exact counters: only programs that ask for them link them
@@ -44,6 +46,7 @@ var thirdParty = map[string][]string{
 	"section":    {},
 	"prompt":     {"github.com/yuin/goldmark", "github.com/spf13/afero"},
 	"envs":       {},
+	"promptfile": {"github.com/yuin/goldmark"},
 }
 
 // layerOf returns the layer of the package in directory rel: the entry with

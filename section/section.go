@@ -14,7 +14,8 @@ import (
 type None = struct{}
 
 // Spec declares a section whose body is rendered from params of type P
-// (a struct type, or [None]). Zero fields mean: no body, no summary, FULL,
+// (a struct type, a map with string keys such as params decoded from JSON,
+// or [None]). Zero fields mean: no body, no summary, FULL,
 // always enabled, no children, no tools, priority 0.
 type Spec[P any] struct {
 	// Key identifies the section among its siblings. It must match
@@ -92,8 +93,8 @@ func New[P any](spec Spec[P]) *Section {
 	if pt != noneType {
 		s.params = pt
 	}
-	if k := pt.Kind(); k != reflect.Struct {
-		s.err = fmt.Errorf("params type %v is a %v; use a struct type, or section.None for no params", pt, k)
+	if k := pt.Kind(); k != reflect.Struct && (k != reflect.Map || pt.Key().Kind() != reflect.String) {
+		s.err = fmt.Errorf("params type %v is a %v; use a struct type (or a map with string keys), or section.None for no params", pt, k)
 	}
 	if spec.Enabled != nil {
 		f := spec.Enabled

@@ -1,0 +1,379 @@
+// Package promptfile reads prompts written as markdown files.
+//
+// Headings make sections, nested by level: the shallowest heading level in
+// the file is the top. Attributes in braces after a heading set the rest:
+//
+//	## Reference {#reference visibility=summary summary="API docs on request." priority=2}
+//
+// The key defaults to a slug of the title ("Code Style" -> "code-style").
+// The attributes are key (or #id), visibility (full or summary), summary,
+// priority (an integer) and title; any other is an error. A section's body
+// is the text up to the next heading, a Go template over the params given
+// as JSON ({{.name}}). Errors name the file, the line and the heading.
+package promptfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/visibility"
+)
+
+// Params are the values a prompt file's templates see: a JSON object.
+type Params = map[string]any
+
+// File is a parsed prompt file.
+type File struct {
+	name     string
+	template *prompt.Template
+	lines    map[string]int // section path -> line of its heading
+}
+
+// MaxSize is the largest prompt file Parse accepts, in bytes.
+const MaxSize = 8 << 20
+
+var md = goldmark.New(goldmark.WithParserOptions(parser.WithAttribute()))
+
+// Load reads and parses the prompt file at path.
+func Load(path string) (*File, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("promptfile: %w", err)
+	}
+	if info.Size() > MaxSize {
+		return nil, fmt.Errorf("promptfile: %s: %d bytes is over the %d-byte limit", path, info.Size(), MaxSize)
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("promptfile: %w", err)
+	}
+	return Parse(path, src)
+}
+
+// Error is a problem in a prompt file, at a line and a heading.
+type Error struct {
+	File    string
+	Line    int    // 1-based; 0 when the problem has no line
+	Heading string // the heading's title, when the problem is in a section
+	Err     error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Heading != "" {
+		fmt.Fprintf(&b, ": heading %q", e.Heading)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// node is a heading with its section spec, before the section is built.
+type node struct {
+	level    int
+	line     int
+	spec     section.Spec[Params]
+	children []*node
+}
+
+// Parse parses a prompt file's contents; name is used in errors and, as a
+// slug, as the template's key.
+func Parse(name string, src []byte) (*File, error) {
+	if len(src) > MaxSize {
+		return nil, &Error{File: name, Err: fmt.Errorf("%d bytes is over the %d-byte limit", len(src), MaxSize)}
+	}
+	doc := md.Parser().Parse(text.NewReader(src))
+	var (
+		errs  []error
+		roots []*node
+		stack []*node
+		prev  *node
+		prevE int // where the previous heading's block ends
+	)
+	fail := func(line int, heading string, format string, args ...any) {
+		errs = append(errs, &Error{File: name, Line: line, Heading: heading, Err: fmt.Errorf(format, args...)})
+	}
+	flushBody := func(end int) {
+		if prev != nil {
+			prev.spec.Body = string(src[prevE:end])
+		} else if strings.TrimSpace(string(src[:end])) != "" {
+			fail(lineOf(src, 0), "", "text before the first heading; put it under a heading")
+		}
+	}
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		h, ok := n.(*ast.Heading)
+		if !ok {
+			continue
+		}
+		start, end := headingExtent(src, h)
+		flushBody(start)
+		nd := &node{level: h.Level, line: lineOf(src, start)}
+		title := headingTitle(src, h)
+		nd.spec.Title = title
+		if strings.HasSuffix(title, "}") && strings.Contains(title, "{") {
+			fail(nd.line, title, "the attributes in braces could not be read; write them as {#key name=value name=\"quoted value\"}")
+		}
+		if err := applyAttributes(&nd.spec, h); err != nil {
+			fail(nd.line, title, "%v", err)
+		}
+		for len(stack) > 0 && stack[len(stack)-1].level >= nd.level {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) == 0 {
+			roots = append(roots, nd)
+		} else {
+			parent := stack[len(stack)-1]
+			parent.children = append(parent.children, nd)
+		}
+		stack = append(stack, nd)
+		prev, prevE = nd, end
+	}
+	flushBody(len(src))
+	if len(roots) == 0 && len(errs) == 0 {
+		fail(0, "", "no headings: a prompt file needs at least one heading, one per section")
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	f := &File{name: name, lines: map[string]int{}}
+	sections := build(roots, "", f.lines)
+	if err := section.Validate(sections, prompt.OpenSectionsName); err != nil {
+		return nil, f.locate(err)
+	}
+	key := slug(strings.TrimSuffix(filepath.Base(name), filepath.Ext(name)))
+	if key == "" {
+		key = "prompt"
+	}
+	t, err := prompt.New("file", key, sections...)
+	if err != nil {
+		return nil, &Error{File: name, Err: err}
+	}
+	f.template = t
+	return f, nil
+}
+
+// build turns parsed headings into sections, recording each path's line.
+func build(nodes []*node, prefix string, lines map[string]int) []*section.Section {
+	out := make([]*section.Section, len(nodes))
+	for i, n := range nodes {
+		path := n.spec.Key
+		if prefix != "" {
+			path = prefix + "." + path
+		}
+		if _, dup := lines[path]; !dup {
+			lines[path] = n.line
+		}
+		n.spec.Children = build(n.children, path, lines)
+		out[i] = section.New(n.spec)
+	}
+	return out
+}
+
+// locate rewrites section validation errors to point at the file's lines.
+func (f *File) locate(err error) error {
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	out := make([]error, 0, len(list))
+	for _, e := range list {
+		var se *section.Error
+		if errors.As(e, &se) {
+			out = append(out, &Error{File: f.name, Line: f.lines[se.Path], Heading: se.Path, Err: se.Err})
+			continue
+		}
+		out = append(out, &Error{File: f.name, Err: e})
+	}
+	return errors.Join(out...)
+}
+
+// Template returns the file's prompt template.
+func (f *File) Template() *prompt.Template { return f.template }
+
+// Line returns the line of the heading of the section at path, 0 if none.
+func (f *File) Line(path string) int { return f.lines[path] }
+
+// Bind binds params (nil for none) to the file's template.
+func (f *File) Bind(params Params) (*prompt.Prompt, error) {
+	if params == nil {
+		params = Params{}
+	}
+	return f.template.Bind(params)
+}
+
+// DecodeParams decodes a JSON object of params; anything else is an error
+// saying what was found.
+func DecodeParams(data []byte) (Params, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("promptfile: params: not JSON: %v", err)
+	}
+	if dec.More() {
+		return nil, errors.New("promptfile: params: more than one JSON value; want one object")
+	}
+	p, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("promptfile: params: want a JSON object, got %s", jsonKind(v))
+	}
+	return p, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	}
+	return "a number"
+}
+
+func applyAttributes(spec *section.Spec[Params], h *ast.Heading) error {
+	spec.Key = slug(spec.Title)
+	for _, a := range h.Attributes() {
+		name := string(a.Name)
+		switch name {
+		case "id", "key":
+			s, ok := a.Value.([]byte)
+			if !ok {
+				return fmt.Errorf("attribute %s must be text", name)
+			}
+			spec.Key = string(s)
+		case "title":
+			s, ok := a.Value.([]byte)
+			if !ok {
+				return errors.New("attribute title must be text")
+			}
+			spec.Title = string(s)
+		case "summary":
+			s, ok := a.Value.([]byte)
+			if !ok {
+				return errors.New("attribute summary must be text; quote it: summary=\"...\"")
+			}
+			spec.Summary = string(s)
+		case "visibility":
+			s, _ := a.Value.([]byte)
+			m, err := visibility.ParseMode(string(s))
+			if err != nil {
+				return fmt.Errorf("attribute visibility=%v: want full or summary", attrText(a.Value))
+			}
+			spec.Visibility = visibility.Const(m)
+		case "priority":
+			f, ok := a.Value.(float64)
+			if !ok || f != math.Trunc(f) || math.Abs(f) > 1e9 {
+				return fmt.Errorf("attribute priority=%v: want an integer", attrText(a.Value))
+			}
+			spec.Priority = int(f)
+		default:
+			return fmt.Errorf("unknown attribute %q: want key (or #id), title, visibility, summary or priority", name)
+		}
+	}
+	return nil
+}
+
+func attrText(v any) string {
+	if b, ok := v.([]byte); ok {
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
+// headingTitle returns the heading's text without its attributes.
+func headingTitle(src []byte, h *ast.Heading) string {
+	var parts []string
+	lines := h.Lines()
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		parts = append(parts, strings.TrimSpace(string(seg.Value(src))))
+	}
+	return strings.Join(parts, " ")
+}
+
+// headingExtent returns where the heading's block starts (its first line)
+// and ends (after its last line, the underline of a setext heading
+// included).
+func headingExtent(src []byte, h *ast.Heading) (start, end int) {
+	pos := h.Pos()
+	if pos < 0 && h.Lines().Len() > 0 {
+		pos = h.Lines().At(0).Start
+	}
+	pos = max(pos, 0)
+	start = pos
+	for start > 0 && src[start-1] != '\n' {
+		start--
+	}
+	end = lineEnd(src, pos)
+	if pos < len(src) && src[pos] != '#' && h.Lines().Len() > 0 {
+		// Setext: the content lines, then the underline.
+		last := h.Lines().At(h.Lines().Len() - 1)
+		end = lineEnd(src, lineEnd(src, max(last.Stop-1, 0))+1)
+	}
+	if end < len(src) {
+		end++ // the newline
+	}
+	return start, end
+}
+
+func lineEnd(src []byte, i int) int {
+	for i < len(src) && src[i] != '\n' {
+		i++
+	}
+	return min(i, len(src))
+}
+
+func lineOf(src []byte, offset int) int {
+	return bytes.Count(src[:min(offset, len(src))], []byte("\n")) + 1
+}
+
+// slug lower-cases s and joins its words with '-', keeping letters, digits
+// and '_', at most 64 bytes: "Code Style!" -> "code-style".
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_':
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+		default:
+			dash = true
+		}
+		if b.Len() >= 64 {
+			break
+		}
+	}
+	out := b.String()
+	if len(out) > 64 {
+		out = strings.TrimRight(out[:64], "-")
+	}
+	return out
+}

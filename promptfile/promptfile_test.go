@@ -1,0 +1,134 @@
+package promptfile_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/unfold-dev/unfold/promptfile"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs\ngot:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func TestFiles(t *testing.T) {
+	for _, name := range []string{"assistant", "setext"} {
+		t.Run(name, func(t *testing.T) {
+			f, err := promptfile.Load(filepath.Join("testdata", name+".md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var params promptfile.Params
+			if data, err := os.ReadFile(filepath.Join("testdata", name+".json")); err == nil {
+				if params, err = promptfile.DecodeParams(data); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := f.Bind(params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := p.Render(nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			for _, s := range r.Report() {
+				b.WriteString(s.Path + " line=" + strconv.Itoa(f.Line(s.Path)) + " " + s.Mode.String() + " priority=" + strconv.Itoa(s.Priority) + "\n")
+			}
+			golden(t, name+".golden", b.String()+"\n"+r.Text()+"\n")
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		{"text before heading", "intro\n# A\nx", "p.md:1: text before the first heading"},
+		{"no headings", "", "p.md: no headings"},
+		{"unknown attribute", "# A\n\n## B {color=red}\n", `p.md:3: heading "B": unknown attribute "color"`},
+		{"bad visibility", "# A {visibility=hidden}\n", `p.md:1: heading "A": attribute visibility=hidden: want full or summary`},
+		{"bad priority", "# A {priority=1.5}\n", `p.md:1: heading "A": attribute priority=1.5: want an integer`},
+		{"unreadable attributes", "# A {visibility=}\n", `p.md:1: heading "A {visibility=}": the attributes in braces could not be read`},
+		{"summary without summary", "# A\n\n# B {visibility=summary}\nbody\n", `p.md:3: heading "b": SUMMARY visibility requested for section 'b' but no summary template is defined.`},
+		{"duplicate keys", "# A\n\n# A\n", `p.md:1: heading "a": duplicate key "a" among siblings`},
+		{"bad key", "# A {#Bad.Key}\n", `p.md:1: heading "Bad.Key": key "Bad.Key" must match`},
+		{"unclosed fence", "# A\n\n# B\n\n```\ncode\n", `p.md:3: heading "b": body opens a code fence`},
+		{"bad template", "# A\n\n## B\n{{.x\n", `p.md:3: heading "a.b": body template:`},
+		{"two errors", "# A {x=1}\n# B {y=2}\n", `p.md:2: heading "B": unknown attribute "y"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := promptfile.Parse("p.md", []byte(tc.src))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestMissingParam(t *testing.T) {
+	f, err := promptfile.Parse("p.md", []byte("# A\n\nHello {{.name}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Bind(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Render(nil, nil); err == nil || !strings.Contains(err.Error(), `map has no entry for key "name"`) {
+		t.Errorf("got %v, want a missing key error", err)
+	}
+}
+
+func TestDecodeParams(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a":1}`, ""},
+		{`[1]`, "want a JSON object, got an array"},
+		{`{`, "not JSON"},
+		{`{} {}`, "more than one JSON value"},
+		{`"s"`, "got a string"},
+	} {
+		_, err := promptfile.DecodeParams([]byte(tc.in))
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("DecodeParams(%s): got %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"# A\nx", "# A {#a visibility=summary summary=\"s\"}\n## B\n", "A\n=\n", "# A\n```\n# x\n```", "{{.x}}", "# {x=}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		file, err := promptfile.Parse("f.md", []byte(src))
+		if err != nil {
+			return
+		}
+		p, err := file.Bind(promptfile.Params{"x": 1})
+		if err != nil {
+			t.Fatalf("Bind: %v", err)
+		}
+		_, _ = p.Render(nil, nil)
+	})
+}

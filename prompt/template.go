@@ -142,6 +142,15 @@ func (t *Template) Namespace() string { return t.ns }
 // Key returns the template's key.
 func (t *Template) Key() string { return t.key }
 
+// Section returns the section at the dotted path.
+func (t *Template) Section(path string) (*section.Section, bool) {
+	i, ok := t.byPath[path]
+	if !ok {
+		return nil, false
+	}
+	return t.nodes[i].sec, true
+}
+
 // Paths returns the dotted path of every section, depth first.
 func (t *Template) Paths() []string {
 	ps := make([]string, len(t.nodes))

@@ -1,0 +1,261 @@
+// Package prompttest helps unit-test prompts: golden files refreshed with
+// -update, rendering a prompt across combinations of open and summarized
+// sections and across token budgets, and assertions on token counts.
+//
+//	func TestPrompt(t *testing.T) {
+//		p := tmpl.MustBind(Task{Goal: "g"})
+//		for _, c := range prompttest.Combinations(t, p, prompttest.Options{Budgets: []int{0, 4000}, Counter: bpe.O200kBase()}) {
+//			prompttest.Golden(t, "prompt/"+c.Name+".md", c.Text())
+//		}
+//	}
+//
+// prompttest registers the -update flag; tests that use it read [Updating]
+// instead of defining their own.
+package prompttest
+
+import (
+	"flag"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tokens"
+	"github.com/unfold-dev/unfold/visibility"
+)
+
+var update *bool
+
+func init() {
+	if f := flag.Lookup("update"); f == nil {
+		update = flag.Bool("update", false, "rewrite golden files with the current output")
+	}
+}
+
+// Updating reports whether the test run was asked to rewrite golden files.
+func Updating() bool {
+	if update != nil {
+		return *update
+	}
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// Golden compares got with the file testdata/<name>, or writes it when the
+// tests run with -update. A difference fails the test and shows both.
+func Golden(t testing.TB, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", filepath.FromSlash(name))
+	if Updating() {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatalf("prompttest: %v", err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatalf("prompttest: %v", err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("prompttest: %v (run the tests with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("prompttest: %s differs from the golden file (run with -update to accept)\n%s", path, diff(string(want), got))
+	}
+}
+
+// diff shows the first differing line of want and got with some context.
+func diff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	i := 0
+	for i < len(w) && i < len(g) && w[i] == g[i] {
+		i++
+	}
+	line := func(ls []string, i int) string {
+		if i < len(ls) {
+			return ls[i]
+		}
+		return "(end of file)"
+	}
+	return fmt.Sprintf("first difference at line %d:\n  want: %q\n  got:  %q", i+1, line(w, i), line(g, i))
+}
+
+// Options configures [Combinations].
+type Options struct {
+	// Budgets to render each combination with; 0 means no budget. Empty
+	// means one render without a budget.
+	Budgets []int
+	// Counter counts tokens for budgets and reports; required with a
+	// non-zero budget.
+	Counter tokens.Counter
+	// MaxCombinations bounds how many open/summarized combinations are
+	// rendered; above it a fixed-seed sample is taken, always including all
+	// open and all summarized. 0 means 64.
+	MaxCombinations int
+}
+
+// Case is one render of a prompt.
+type Case struct {
+	Name      string                     // "ref=full,guide=summary@4000"
+	Overrides map[string]visibility.Mode // the session overrides it was rendered with
+	Budget    int                        // 0 for none
+	Rendered  *prompt.Rendered           // nil when Err is set
+	Err       error                      // the render's error, such as a *prompt.BudgetError
+}
+
+// Text returns the rendered text, or "error: ..." when the render failed, so
+// goldens pin failures too.
+func (c Case) Text() string {
+	if c.Err != nil {
+		return "error: " + c.Err.Error() + "\n"
+	}
+	return c.Rendered.Text() + "\n"
+}
+
+// Combinations renders p with every combination of FULL and SUMMARY for
+// the sections that have a summary (or a sample, see Options), each with
+// every budget. Rendering errors are kept in the cases; misuse fails t.
+func Combinations(t testing.TB, p *prompt.Prompt, opts Options) []Case {
+	t.Helper()
+	r, err := p.Render(nil, nil)
+	if err != nil {
+		t.Fatalf("prompttest: render: %v", err)
+	}
+	var paths []string
+	for _, s := range r.Report() {
+		if s.Enabled && hasSummary(p, s.Path) {
+			paths = append(paths, s.Path)
+		}
+	}
+	budgets := opts.Budgets
+	if len(budgets) == 0 {
+		budgets = []int{0}
+	}
+	for _, b := range budgets {
+		if b != 0 && opts.Counter == nil {
+			t.Fatalf("prompttest: budget %d needs Options.Counter", b)
+		}
+	}
+	var cases []Case
+	for _, combo := range combinations(len(paths), cmpOr(opts.MaxCombinations, 64)) {
+		ov := make(map[string]visibility.Mode, len(paths))
+		var name []string
+		for i, path := range paths {
+			m := visibility.Summary
+			if combo&(1<<i) != 0 {
+				m = visibility.Full
+			}
+			ov[path] = m
+			name = append(name, path+"="+strings.ToLower(m.String()))
+		}
+		for _, b := range budgets {
+			c := Case{Name: strings.Join(name, ","), Overrides: ov, Budget: b}
+			if c.Name == "" {
+				c.Name = "default"
+			}
+			if b != 0 {
+				c.Name += fmt.Sprintf("@%d", b)
+			}
+			sess := session.New()
+			if err := visibility.Register(sess); err != nil {
+				t.Fatalf("prompttest: %v", err)
+			}
+			for _, path := range slices.Sorted(maps.Keys(ov)) {
+				if err := sess.Dispatch(visibility.SetOverride{Path: path, Mode: ov[path]}); err != nil {
+					t.Fatalf("prompttest: %v", err)
+				}
+			}
+			var ro []prompt.RenderOption
+			if b != 0 {
+				ro = append(ro, prompt.WithBudget(b, opts.Counter))
+			} else if opts.Counter != nil {
+				ro = append(ro, prompt.WithTokens(opts.Counter))
+			}
+			c.Rendered, c.Err = p.Render(sess, nil, ro...)
+			cases = append(cases, c)
+		}
+	}
+	return cases
+}
+
+func hasSummary(p *prompt.Prompt, path string) bool {
+	s, ok := p.Template().Section(path)
+	return ok && s.Summary() != ""
+}
+
+// combinations returns bit sets over n sections: all of them when 2^n <=
+// max, otherwise all-summarized, all-open and a fixed-seed sample.
+func combinations(n, max int) []uint64 {
+	if n < 63 && 1<<n <= max {
+		out := make([]uint64, 1<<n)
+		for i := range out {
+			out[i] = uint64(i)
+		}
+		return out
+	}
+	all := uint64(1)<<min(n, 64) - 1
+	if n >= 64 {
+		all = ^uint64(0)
+	}
+	seen := map[uint64]bool{0: true, all: true}
+	out := []uint64{0, all}
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	for len(out) < max {
+		c := rng.Uint64() & all
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func cmpOr(a, b int) int {
+	if a > 0 {
+		return a
+	}
+	return b
+}
+
+// TokensAtMost fails t when the rendered prompt has more than max tokens as
+// counted by c.
+func TokensAtMost(t testing.TB, r *prompt.Rendered, c tokens.Counter, max int) {
+	t.Helper()
+	if n := c.Count(r.Text()); n > max {
+		t.Errorf("prompttest: prompt has %d tokens, want at most %d", n, max)
+	}
+}
+
+// TokensBetween fails t unless the rendered prompt has between min and max
+// tokens (inclusive) as counted by c.
+func TokensBetween(t testing.TB, r *prompt.Rendered, c tokens.Counter, min, max int) {
+	t.Helper()
+	if n := c.Count(r.Text()); n < min || n > max {
+		t.Errorf("prompttest: prompt has %d tokens, want %d to %d", n, min, max)
+	}
+}
+
+// SectionTokensAtMost fails t when the section at path, as rendered, has
+// more than max tokens. The render must have counted tokens (WithTokens or
+// WithBudget).
+func SectionTokensAtMost(t testing.TB, r *prompt.Rendered, path string, max int) {
+	t.Helper()
+	for _, s := range r.Report() {
+		if s.Path == path {
+			if r.Tokens() == 0 {
+				t.Fatalf("prompttest: the render counted no tokens; render WithTokens or WithBudget")
+			}
+			if s.Tokens > max {
+				t.Errorf("prompttest: section %s has %d tokens, want at most %d", path, s.Tokens, max)
+			}
+			return
+		}
+	}
+	t.Errorf("prompttest: no section %s", path)
+}

@@ -3,12 +3,14 @@ module github.com/unfold-dev/unfold
 go 1.26.0
 
 require (
-	github.com/creack/pty v1.1.24 // indirect
+	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
+	github.com/spf13/afero v1.15.0
+	github.com/tiktoken-go/tokenizer v0.10.0
+	github.com/yuin/goldmark v1.8.7
+	golang.org/x/tools v0.52.0
+)
+
+require (
 	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
-	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1 // indirect
-	github.com/spf13/afero v1.15.0 // indirect
-	github.com/tiktoken-go/tokenizer v0.10.0 // indirect
-	github.com/yuin/goldmark v1.8.7 // indirect
 	golang.org/x/text v0.28.0 // indirect
-	golang.org/x/tools v0.52.0 // indirect
 )

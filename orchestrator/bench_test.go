@@ -1,0 +1,115 @@
+package orchestrator
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/session"
+)
+
+// trivialEnv costs nothing: a fixed response and a fixed screen.
+type trivialEnv struct{ screen envs.Screen }
+
+func (e *trivialEnv) Execute(context.Context, string) (envs.Response, error) {
+	return envs.Response{Output: "ok", Success: true}, nil
+}
+
+func (e *trivialEnv) Screen() (envs.Screen, error) { return e.screen, nil }
+
+func fiveTrivial(b *testing.B, opts ...Option) *Orchestrator {
+	o := mustNew(b, opts...)
+	for i := range 5 {
+		e := &trivialEnv{screen: envs.Screen{Content: fmt.Sprintf("Environment %d\nstate: ready\nCommands:\n  run <x> - run x\n  stop - stop", i)}}
+		if err := o.Register(fmt.Sprintf("env%d", i), e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return o
+}
+
+// BenchmarkExecute is one round trip through Execute plus screen collection
+// with five environments of trivial cost.
+func BenchmarkExecute(b *testing.B) {
+	b.Run("no session", func(b *testing.B) {
+		o := fiveTrivial(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			o.Execute(ctx, "env2", "run x")
+		}
+	})
+	b.Run("with session", func(b *testing.B) {
+		o := fiveTrivial(b, WithSession(session.New()))
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			o.Execute(ctx, "env2", "run x")
+		}
+	})
+}
+
+// BenchmarkServe is one command line in and one response line out through
+// Serve over in-process pipes, five trivial environments.
+func BenchmarkServe(b *testing.B) {
+	o := fiveTrivial(b)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error)
+	go func() { done <- o.Serve(context.Background(), inR, outW) }()
+	lines := bufio.NewReaderSize(outR, 1<<20)
+	msg := []byte(`{"type":"command","environment":"env2","command":"run x"}` + "\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := inW.Write(msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := lines.ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commands/s")
+	inW.Close()
+	go io.Copy(io.Discard, outR)
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkDecodeMessage(b *testing.B) {
+	line := []byte(`{"type":"command","environment":"bash","command":"ls -la","timeout":5}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		decodeMessage(line)
+	}
+}
+
+// BenchmarkProcess is one command and one screen through a process
+// environment (this test binary as the child).
+func BenchmarkProcess(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := NewProcess(ProcessSpec{Name: "counter", Executable: exe, Env: fakeVars("counter")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	ctx := context.Background()
+	p.Screen()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Execute(ctx, "inc"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.Screen(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+// Package orchestrator runs persistent environments for an agent: it holds
+// them by name, routes commands to them, collects their screens, serves them
+// over an NDJSON protocol, loads extra ones from spec files, and turns their
+// screens into prompt sections.
+//
+// # Environments and commands
+//
+// An [Orchestrator] holds [envs.Env] values registered under identifier
+// names. [Orchestrator.Execute] runs one command and collects every screen
+// afterwards:
+//
+//	o, err := orchestrator.New(orchestrator.WithSession(sess))
+//	err = o.Register("timer", timer)
+//	res := o.Execute(ctx, "timer", "start")
+//	fmt.Println(res.Response.Output, res.Screens["timer"].Content)
+//
+// Failures are responses the model reads, never Go errors: an unknown
+// environment ("Unknown environment: <name>\nAvailable: ..."), an environment
+// that returns an error or panics ("Environment error in <name>:" and the
+// error or the panic with its stack). A screen that fails shows the failure in
+// that environment's screen only. Screens are cut to their MaxLines
+// ([DefaultMaxLines] when 0) with a line saying how many lines were cut
+// ([Truncate]).
+//
+// Every command that reaches an environment is dispatched to the session as
+// a [CommandExecuted] event; the [UsageSlice] counts them per environment.
+// [Orchestrator.Close] shuts every environment down and reports every
+// failure.
+//
+// # The protocol
+//
+// [Orchestrator.Serve] reads one JSON command per line and writes one JSON
+// response per line, as `unfold serve` does on stdin and stdout
+// (docs/serve-protocol.md). Lines it cannot use get an error line and serving
+// goes on; a line longer than the limit is discarded without being held in
+// memory; the end of input shuts everything down.
+//
+// # Spec files
+//
+// [Orchestrator.LoadSpecs] reads env/*.json in a project directory. Each file
+// declares an environment named after the file: an "interactive" program
+// driven on a terminal (validated here; [WithInteractive] supplies the
+// implementation), or a "process" that speaks the process-environment
+// protocol on its stdin and stdout ([Process], docs/process-environments.md).
+// Files are validated against [SpecSchema]; a bad file is skipped with a
+// [*SpecError] naming the file and the field, and shown on the orchestrator's
+// own screen ([ScreenName]).
+//
+// # Screens as prompt sections
+//
+// [Orchestrator.Sections] returns a section per environment whose body is its
+// live screen and whose summary is its one-line description. Sections render
+// in full from the first turn; an environment registered [OnDemand] renders
+// its summary until its first command or until the model opens it with
+// open_sections, and its tools ([Tools], [CommandTool]) are offered only once
+// it is open.
+package orchestrator

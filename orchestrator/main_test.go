@@ -1,0 +1,137 @@
+package orchestrator
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fakeEnvVar selects the fake-process mode: when the test binary runs with
+// it set, it acts as a process environment instead of running tests.
+const fakeEnvVar = "UNFOLD_TEST_PROCESS"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeEnvVar); mode != "" {
+		os.Exit(fakeProcess(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// fakeProcess is a process environment for tests. Commands:
+//
+//	inc            add one to the counter
+//	get            the counter
+//	echo <text>    the text
+//	sleep          wait for SIGINT, then answer "interrupted"
+//	hang           ignore SIGINT and never answer
+//	exit <code>    exit at once without answering
+//	garbage        write a line that is not a reply
+//	big <n>        answer with n bytes of output
+//	stderr <text>  write text to stderr, then exit 4
+//	error <text>   answer with an error reply
+//
+// Mode "counter" serves those; "stubborn" also ignores SIGTERM and the
+// shutdown request; "deaf" never reads its stdin; "noscreen" never answers screen requests; "crash" exits
+// at once with a message on stderr.
+func fakeProcess(mode string) int {
+	if mode == "deaf" {
+		time.Sleep(time.Hour)
+		return 0
+	}
+	if mode == "crash" {
+		fmt.Fprintln(os.Stderr, "crash: missing configuration")
+		return 2
+	}
+	ints := make(chan os.Signal, 1)
+	signal.Notify(ints, syscall.SIGINT)
+	if mode == "stubborn" {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	count := 0
+	out := bufio.NewWriter(os.Stdout)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		out.Write(b)
+		out.WriteByte('\n')
+		out.Flush()
+	}
+	respond := func(output string, ok bool) {
+		send(map[string]any{"type": "response", "output": output, "success": ok})
+	}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 64<<20)
+	for in.Scan() {
+		var req struct {
+			Type    string `json:"type"`
+			Command string `json:"command"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			send(map[string]any{"type": "error", "message": "bad request: " + err.Error()})
+			continue
+		}
+		switch req.Type {
+		case "screen":
+			if mode == "noscreen" {
+				continue
+			}
+			send(map[string]any{"type": "screen", "content": "Counter: " + strconv.Itoa(count), "max_lines": 5})
+			continue
+		case "shutdown":
+			if mode == "stubborn" {
+				continue
+			}
+			return 0
+		case "execute":
+		default:
+			send(map[string]any{"type": "error", "message": "unknown request type " + req.Type})
+			continue
+		}
+		word, arg, _ := strings.Cut(req.Command, " ")
+		switch word {
+		case "inc":
+			count++
+			respond("ok", true)
+		case "get":
+			respond(strconv.Itoa(count), true)
+		case "echo":
+			respond(arg, true)
+		case "sleep":
+			<-ints
+			respond("interrupted", false)
+		case "hang":
+			// SIGINT keeps going to ints, which nobody reads.
+			time.Sleep(time.Hour)
+		case "exit":
+			code, _ := strconv.Atoi(arg)
+			return code
+		case "garbage":
+			out.WriteString("hello from print debugging\n")
+			out.Flush()
+		case "big":
+			n, _ := strconv.Atoi(arg)
+			respond(strings.Repeat("b", n), true)
+		case "stderr":
+			fmt.Fprintln(os.Stderr, arg)
+			return 4
+		case "error":
+			send(map[string]any{"type": "error", "message": arg})
+		default:
+			respond("unknown command: "+req.Command, false)
+		}
+	}
+	return 0
+}
+
+// fakeVars are the environment variables that run the test binary as a
+// fake process in mode. A race-enabled binary sleeps a second at exit
+// unless told otherwise.
+func fakeVars(mode string) map[string]string {
+	return map[string]string{fakeEnvVar: mode, "GORACE": "atexit_sleep_ms=0"}
+}

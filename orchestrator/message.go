@@ -1,0 +1,201 @@
+package orchestrator
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/unfold-dev/unfold/envs"
+)
+
+// MaxTimeout is the longest command timeout a message may ask for, in
+// seconds (one day).
+const MaxTimeout = 86400
+
+// commandMessage is a decoded command line.
+type commandMessage struct {
+	Environment string
+	Command     string
+	Timeout     time.Duration // 0: none
+}
+
+// parsePrefix starts every message about a line the server cannot use (the
+// seed's "Failed to parse command: invalid JSON").
+const parsePrefix = "Failed to parse command: "
+
+const commandExample = `{"type":"command","environment":"bash","command":"ls -la"}`
+
+// decodeMessage decodes one protocol line (without its newline). On failure
+// it returns the message to send back, written for the client.
+func decodeMessage(line []byte) (commandMessage, string) {
+	if !utf8.Valid(line) {
+		return commandMessage{}, parsePrefix + fmt.Sprintf("the line is not valid UTF-8 (first bad byte at offset %d); send UTF-8 JSON", invalidUTF8Offset(line))
+	}
+	if len(bytes.TrimSpace(line)) == 0 {
+		return commandMessage{}, parsePrefix + "empty line; send one JSON object per line, like " + commandExample
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(line, &fields); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return commandMessage{}, parsePrefix + "the line is a JSON " + typeErr.Value + ", not an object; send an object like " + commandExample
+		}
+		return commandMessage{}, parsePrefix + "invalid JSON: " + err.Error()
+	}
+	if fields == nil {
+		return commandMessage{}, parsePrefix + "the line is JSON null, not an object; send an object like " + commandExample
+	}
+	var unknown []string
+	for k := range fields {
+		switch k {
+		case "type", "environment", "command", "timeout":
+		default:
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		return commandMessage{}, parsePrefix + "unknown " + plural(len(unknown), "field", "fields") + " " + quoteList(unknown) + `; a command has "type", "environment", "command" and optionally "timeout"`
+	}
+	typ, present, msg := stringField(fields, "type")
+	if msg != "" {
+		return commandMessage{}, msg
+	}
+	if present && typ != "command" {
+		return commandMessage{}, parsePrefix + fmt.Sprintf(`unknown message type %q; the only type is "command"`, clip(typ))
+	}
+	var missing []string
+	if !present {
+		missing = append(missing, "type")
+	}
+	var m commandMessage
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"environment", &m.Environment}, {"command", &m.Command}} {
+		v, ok, msg := stringField(fields, f.name)
+		if msg != "" {
+			return commandMessage{}, msg
+		}
+		if !ok {
+			missing = append(missing, f.name)
+		}
+		*f.dst = v
+	}
+	if len(missing) > 0 {
+		return commandMessage{}, parsePrefix + "missing " + plural(len(missing), "field", "fields") + " " + quoteList(missing) + "; send " + commandExample
+	}
+	if raw, ok := fields["timeout"]; ok {
+		var secs float64
+		if !isJSONType(raw, "number") || json.Unmarshal(raw, &secs) != nil {
+			return commandMessage{}, parsePrefix + `field "timeout" must be a number of seconds, got ` + jsonKind(raw)
+		}
+		if !(secs > 0 && secs <= MaxTimeout) {
+			return commandMessage{}, parsePrefix + fmt.Sprintf(`field "timeout" must be more than 0 and at most %d seconds, got %v`, MaxTimeout, secs)
+		}
+		m.Timeout = max(time.Duration(secs*float64(time.Second)), 1)
+	}
+	return m, ""
+}
+
+// stringField reads a string field. present is false when the field is
+// absent; msg is set when it is present with another type.
+func stringField(fields map[string]json.RawMessage, name string) (v string, present bool, msg string) {
+	raw, ok := fields[name]
+	if !ok {
+		return "", false, ""
+	}
+	if !isJSONType(raw, "string") || json.Unmarshal(raw, &v) != nil {
+		return "", true, parsePrefix + fmt.Sprintf("field %q must be a string, got %s", name, jsonKind(raw))
+	}
+	return v, true, ""
+}
+
+func isJSONType(raw json.RawMessage, kind string) bool { return jsonKind(raw) == kind }
+
+// jsonKind names the kind of a valid JSON value.
+func jsonKind(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+func invalidUTF8Offset(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// quoteList quotes names and joins them with commas, sorted for a stable
+// message; past five it says how many more there are.
+func quoteList(names []string) string {
+	slices.Sort(names)
+	const shown = 5
+	q := make([]string, 0, shown+1)
+	for i, n := range names {
+		if i == shown {
+			q = append(q, fmt.Sprintf("and %d more", len(names)-shown))
+			break
+		}
+		q = append(q, strconv.Quote(clip(n)))
+	}
+	return strings.Join(q, ", ")
+}
+
+// clip shortens a value echoed back in a message, so a huge field cannot
+// make a huge error line.
+func clip(s string) string {
+	const limit = 64
+	if len(s) <= limit {
+		return s
+	}
+	end := limit
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + "..."
+}
+
+// responseMessage is the line sent for a command.
+type responseMessage struct {
+	Type     string                 `json:"type"`
+	Response envs.Response          `json:"response"`
+	Screen   map[string]envs.Screen `json:"screen"`
+}
+
+// errorMessage is the line sent for a line the server cannot use.
+type errorMessage struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}

@@ -1,0 +1,603 @@
+package orchestrator
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/unfold-dev/unfold/envs"
+)
+
+// ProcessSpec describes an environment served by an external process that
+// speaks the process-environment protocol (docs/process-environments.md):
+// one JSON request per line on its stdin, one JSON reply per line on its
+// stdout.
+type ProcessSpec struct {
+	Name        string            // environment name
+	File        string            // the spec file it came from, for messages; may be empty
+	Executable  string            // a path, or a name looked up in PATH
+	Args        []string          // arguments after the executable
+	Dir         string            // working directory; empty: the current one
+	Env         map[string]string // variables added to the inherited environment
+	Description string            // one-line summary of the environment
+	Timeout     time.Duration     // per command; 0: only the caller's context
+}
+
+// Process timing defaults.
+const (
+	// ProcessGrace is how long a process gets to answer after an interrupt,
+	// and to exit after shutdown, before it is signalled harder.
+	ProcessGrace = 2 * time.Second
+	// ProcessScreenTimeout bounds a screen request.
+	ProcessScreenTimeout = 5 * time.Second
+)
+
+// MaxStderrTail is how much of a process's stderr is kept (the most recent
+// bytes) to explain why it failed.
+const MaxStderrTail = 4 << 10
+
+// Process is an environment backed by an external process. The process is
+// started when the environment is first needed (its first screen or
+// command); a process that died is started again on the next command, and
+// that command's response says the earlier state was lost. Cancelling a
+// command sends the process SIGINT and waits [ProcessGrace] for its reply;
+// a process that does not answer is killed (its state is lost).
+type Process struct {
+	spec          ProcessSpec
+	grace         time.Duration
+	screenTimeout time.Duration
+	maxLine       int
+
+	// run is held for a whole request and reply, so requests never
+	// interleave on the pipe.
+	run sync.Mutex
+
+	// mu guards everything below.
+	mu      sync.Mutex
+	child   *child
+	started bool   // a process was started at least once
+	stopped string // why the last process stopped, until the next start
+	closed  bool
+	last    envs.Screen // the last screen the process sent
+	hasLast bool
+}
+
+var (
+	_ envs.Env        = (*Process)(nil)
+	_ envs.Closer     = (*Process)(nil)
+	_ envs.Summarizer = (*Process)(nil)
+)
+
+// NewProcess returns a process environment for spec. Nothing starts until
+// the environment is first used.
+func NewProcess(spec ProcessSpec) (*Process, error) {
+	if err := ValidName(spec.Name); err != nil {
+		return nil, fmt.Errorf("orchestrator: new process: %w", err)
+	}
+	if spec.Executable == "" {
+		return nil, fmt.Errorf("orchestrator: new process %s: empty executable", spec.Name)
+	}
+	if spec.Timeout < 0 {
+		return nil, fmt.Errorf("orchestrator: new process %s: negative timeout", spec.Name)
+	}
+	return &Process{
+		spec:          spec,
+		grace:         ProcessGrace,
+		screenTimeout: ProcessScreenTimeout,
+		maxLine:       DefaultMaxLineBytes,
+	}, nil
+}
+
+// Summary returns the spec's description and whether the process runs.
+func (p *Process) Summary() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	desc := p.spec.Description
+	if desc == "" {
+		desc = p.spec.Name
+	}
+	switch {
+	case p.closed:
+		return desc + " (closed)"
+	case p.child != nil:
+		return desc + " (ready)"
+	case p.started:
+		return desc + " (stopped)"
+	}
+	return desc + " (not started)"
+}
+
+// request is a line sent to the process.
+type request struct {
+	Type    string `json:"type"`
+	Command string `json:"command,omitempty"`
+}
+
+// reply is a line received from the process.
+type reply struct {
+	Type     string  `json:"type"`
+	Output   *string `json:"output"`
+	Success  *bool   `json:"success"`
+	Content  *string `json:"content"`
+	MaxLines *int    `json:"max_lines"`
+	Message  *string `json:"message"`
+}
+
+// Execute sends the command to the process and returns its reply.
+func (p *Process) Execute(ctx context.Context, command string) (envs.Response, error) {
+	p.run.Lock()
+	defer p.run.Unlock()
+	if p.spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.spec.Timeout)
+		defer cancel()
+	}
+	if ctx.Err() != nil {
+		return envs.Response{Output: capitalize(interruptReason(ctx)) + " before it started; it was not run."}, nil
+	}
+	c, note, err := p.ensure()
+	if err != nil {
+		return envs.Response{Output: note + err.Error(), Success: false}, nil
+	}
+	rep, interrupted, err := p.exchange(ctx, c, request{Type: "execute", Command: command}, true)
+	if err != nil {
+		var ie *interruptError
+		if errors.As(err, &ie) {
+			return envs.Response{Output: note + ie.Error(), Success: false}, nil
+		}
+		return envs.Response{}, fmt.Errorf("%s%w", note, err)
+	}
+	if rep.Type == "error" {
+		return envs.Response{}, fmt.Errorf("%sthe process answered with an error: %s", note, *rep.Message)
+	}
+	if rep.Type != "response" || rep.Output == nil || rep.Success == nil {
+		p.kill(c, "it broke the protocol")
+		return envs.Response{}, fmt.Errorf("%sthe process answered an execute request with %s; want {\"type\":\"response\",\"output\":\"...\",\"success\":true}. The process was stopped and restarts on the next command", note, describeReply(rep))
+	}
+	resp := envs.Response{Output: note + *rep.Output, Success: *rep.Success}
+	if interrupted {
+		resp.Output += "\n[" + interruptReason(ctx) + "; the process answered the interrupt]"
+		resp.Success = false
+	}
+	return resp, nil
+}
+
+// Screen asks the process for its screen. While a command runs, it returns
+// the last screen the process sent, marked as such.
+func (p *Process) Screen() (envs.Screen, error) {
+	if !p.run.TryLock() {
+		return p.cached("[a command is running; this screen is from before it]"), nil
+	}
+	defer p.run.Unlock()
+	p.mu.Lock()
+	closed, c, started, stopped := p.closed, p.child, p.started, p.stopped
+	p.mu.Unlock()
+	switch {
+	case closed:
+		return p.cached("[closed]"), nil
+	case c == nil && started:
+		return p.cached("[the process stopped (" + stopped + "); it restarts on the next command]"), nil
+	}
+	c, _, err := p.ensure()
+	if err != nil {
+		return envs.Screen{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.screenTimeout)
+	defer cancel()
+	rep, _, err := p.exchange(ctx, c, request{Type: "screen"}, false)
+	if err != nil {
+		return envs.Screen{}, err
+	}
+	if rep.Type == "error" {
+		return envs.Screen{}, fmt.Errorf("the process answered a screen request with an error: %s", *rep.Message)
+	}
+	if rep.Type != "screen" || rep.Content == nil {
+		p.kill(c, "it broke the protocol")
+		return envs.Screen{}, fmt.Errorf("the process answered a screen request with %s; want {\"type\":\"screen\",\"content\":\"...\"}. The process was stopped and restarts on the next command", describeReply(rep))
+	}
+	s := envs.Screen{Content: *rep.Content}
+	if rep.MaxLines != nil {
+		s.MaxLines = *rep.MaxLines
+	}
+	p.mu.Lock()
+	p.last, p.hasLast = s, true
+	p.mu.Unlock()
+	return s, nil
+}
+
+// cached returns the last screen with a note, or the description when the
+// process never sent one.
+func (p *Process) cached(note string) envs.Screen {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.last
+	if !p.hasLast {
+		s = envs.Screen{Content: p.spec.Description}
+	}
+	if s.Content != "" {
+		s.Content += "\n"
+	}
+	s.Content += note
+	return s
+}
+
+// Close asks the process to shut down, then escalates: stdin closed, SIGTERM,
+// SIGKILL, [ProcessGrace] apart. A command running meanwhile is cut off.
+// Close is idempotent.
+func (p *Process) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	c := p.child
+	p.child = nil
+	p.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	// Ask politely only when no request is in flight, so the request cannot
+	// interleave with another on the pipe.
+	if p.run.TryLock() {
+		_ = c.send(request{Type: "shutdown"})
+		p.run.Unlock()
+	}
+	return c.stop(p.grace)
+}
+
+// ensure returns the running child, starting one if needed. note is set when
+// an earlier process had stopped: its state was lost.
+func (p *Process) ensure() (*child, string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, "", errors.New("the environment is closed")
+	}
+	if p.child != nil {
+		if reason, dead := p.child.dead(); dead {
+			p.child.cleanup()
+			p.child = nil
+			p.stopped = reason
+		}
+	}
+	if p.child != nil {
+		return p.child, "", nil
+	}
+	note := ""
+	if p.started {
+		note = fmt.Sprintf("[%s had stopped (%s); it was restarted and its earlier state was lost.]\n", p.spec.Name, p.stopped)
+	}
+	c, err := startChild(p.spec, p.maxLine)
+	if err != nil {
+		return nil, note, err
+	}
+	p.child, p.started, p.stopped = c, true, ""
+	return c, note, nil
+}
+
+// kill stops c and forgets it, recording why.
+func (p *Process) kill(c *child, why string) {
+	c.killNow()
+	c.cleanup()
+	p.mu.Lock()
+	if p.child == c {
+		p.child = nil
+		p.stopped = why
+	}
+	p.mu.Unlock()
+}
+
+// interruptError is a command cut off by its context whose process had to be
+// killed; its text is the response the model sees.
+type interruptError struct{ msg string }
+
+func (e *interruptError) Error() string { return e.msg }
+
+func interruptReason(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "the command timed out"
+	}
+	return "the command was cancelled"
+}
+
+// exchange sends req and waits for one reply line. When ctx ends first and
+// interrupt is set, the process gets SIGINT and the grace period to answer
+// (interrupted reports that it did); otherwise, or when it does not answer,
+// it is killed.
+func (p *Process) exchange(ctx context.Context, c *child, req request, interrupt bool) (rep reply, interrupted bool, err error) {
+	sent := make(chan error, 1)
+	go func() { sent <- c.send(req) }()
+	deadline := ctx.Done()
+	var graceTimer <-chan time.Time
+	for {
+		select {
+		case err := <-sent:
+			sent = nil
+			if err != nil {
+				reason := p.waitReason(c)
+				p.kill(c, reason)
+				return reply{}, interrupted, fmt.Errorf("cannot send the request to the process (%s); it restarts on the next command%s", reason, c.stderrNote())
+			}
+		case l, ok := <-c.lines:
+			if !ok {
+				reason := p.waitReason(c)
+				p.kill(c, reason)
+				return reply{}, interrupted, fmt.Errorf("the process stopped before answering (%s); it restarts on the next command, and its state was lost%s", reason, c.stderrNote())
+			}
+			if l.tooLong > 0 {
+				return reply{}, interrupted, fmt.Errorf("the process sent a reply of %d bytes, more than the limit of %d; the reply was discarded", l.tooLong, p.maxLine)
+			}
+			if err := json.Unmarshal(l.data, &rep); err != nil || rep.Type == "" || (rep.Type == "error" && rep.Message == nil) {
+				p.kill(c, "it broke the protocol")
+				return reply{}, interrupted, fmt.Errorf("the process wrote a line that is not a protocol reply: %q (write logs to stderr, not stdout). The process was stopped and restarts on the next command", clip(string(l.data)))
+			}
+			return rep, interrupted, nil
+		case <-deadline:
+			deadline = nil
+			if !interrupt {
+				p.kill(c, "it did not answer in time")
+				return reply{}, interrupted, fmt.Errorf("the process did not answer a %s request within %v; it was stopped and restarts on the next command", req.Type, p.screenTimeout)
+			}
+			c.interrupt()
+			interrupted = true
+			graceTimer = time.After(p.grace)
+		case <-graceTimer:
+			p.kill(c, "it did not answer an interrupt")
+			return reply{}, interrupted, &interruptError{msg: fmt.Sprintf("%s, and %s did not answer the interrupt within %v, so the process was stopped. It restarts on the next command; its state was lost.", capitalize(interruptReason(ctx)), p.spec.Name, p.grace)}
+		}
+	}
+}
+
+// waitReason describes how c ended, waiting briefly for its exit status.
+func (p *Process) waitReason(c *child) string {
+	select {
+	case <-c.exited:
+		return c.exitReason()
+	case <-time.After(p.grace):
+		return "it closed its output"
+	}
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func describeReply(r reply) string {
+	b, _ := json.Marshal(r)
+	return clip(string(b))
+}
+
+// child is one running process.
+type child struct {
+	cmd     *exec.Cmd
+	stdin   *os.File
+	stdout  *os.File
+	lines   chan readLine // replies; closed at the end of stdout
+	exited  chan struct{} // closed once Wait returned
+	waitErr error         // valid after exited is closed
+	stderr  *tailBuffer   // the end of stderr
+	// stderrPipe is read into stderr until it ends; then stderrDone closes.
+	stderrPipe *os.File
+	stderrDone chan struct{}
+
+	// sendMu serializes writes to stdin. Closing stdin does not take it
+	// (os.File allows Close during Write, and it unblocks the Write).
+	sendMu sync.Mutex
+}
+
+func startChild(spec ProcessSpec, maxLine int) (*child, error) {
+	cmd := exec.Command(spec.Executable, spec.Args...)
+	cmd.Dir = spec.Dir
+	cmd.Env = append(os.Environ(), "UNFOLD_ENV="+spec.Name)
+	for k, v := range spec.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	setProcessGroup(cmd)
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("failed to start %s: %w", spec.Name, err)
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW)
+		return nil, fmt.Errorf("failed to start %s: %w", spec.Name, err)
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW, stdoutR, stdoutW)
+		return nil, fmt.Errorf("failed to start %s: %w", spec.Name, err)
+	}
+	c := &child{
+		cmd:        cmd,
+		stdin:      stdinW,
+		stdout:     stdoutR,
+		stderrPipe: stderrR,
+		lines:      make(chan readLine, 1),
+		exited:     make(chan struct{}),
+		stderr:     &tailBuffer{limit: MaxStderrTail},
+		stderrDone: make(chan struct{}),
+	}
+	// The pipes are files, so Wait does not wait for them: a grandchild that
+	// keeps one open cannot hold up noticing that the process exited.
+	cmd.Stdin = stdinR
+	cmd.Stdout = stdoutW
+	cmd.Stderr = stderrW
+	err = cmd.Start()
+	closeAll(stdinR, stdoutW, stderrW)
+	if err != nil {
+		closeAll(stdinW, stdoutR, stderrR)
+		return nil, fmt.Errorf("failed to start %s (%s): %w", spec.Name, spec.Executable, err)
+	}
+	go func() {
+		c.waitErr = cmd.Wait()
+		close(c.exited)
+	}()
+	go func() {
+		defer close(c.stderrDone)
+		_, _ = io.Copy(c.stderr, stderrR)
+	}()
+	go func() {
+		defer close(c.lines)
+		lr := &lineReader{br: bufio.NewReaderSize(stdoutR, 64<<10), limit: maxLine}
+		for {
+			l := lr.next()
+			if l.err != nil {
+				return
+			}
+			l.data = bytes.Clone(l.data)
+			c.lines <- l
+		}
+	}()
+	return c, nil
+}
+
+func (c *child) send(req request) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	_, err = c.stdin.Write(b)
+	return err
+}
+
+// dead reports whether the process has exited, and how.
+func (c *child) dead() (string, bool) {
+	select {
+	case <-c.exited:
+		return c.exitReason(), true
+	default:
+		return "", false
+	}
+}
+
+func (c *child) exitReason() string {
+	if c.waitErr == nil {
+		return "it exited with status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(c.waitErr, &ee) {
+		return "it ended with " + ee.ProcessState.String()
+	}
+	return c.waitErr.Error()
+}
+
+// stderrLinger is how long stderrNote waits for the rest of stderr after the
+// process ended; a grandchild may keep the pipe open.
+const stderrLinger = 200 * time.Millisecond
+
+func (c *child) stderrNote() string {
+	select {
+	case <-c.exited:
+		select {
+		case <-c.stderrDone:
+		case <-time.After(stderrLinger):
+		}
+	default:
+	}
+	tail := strings.TrimSpace(c.stderr.String())
+	if tail == "" {
+		return ""
+	}
+	return "\nIts stderr ended with:\n" + tail
+}
+
+// killNow kills the process group at once.
+func (c *child) killNow() {
+	signalGroup(c.cmd, sigKill)
+}
+
+// interrupt sends SIGINT to the process group.
+func (c *child) interrupt() {
+	signalGroup(c.cmd, sigInterrupt)
+}
+
+// stop closes stdin and escalates to SIGTERM and SIGKILL, grace apart, then
+// releases the pipes.
+func (c *child) stop(grace time.Duration) error {
+	// Not under sendMu: closing also unblocks a write the process is not
+	// reading.
+	c.stdin.Close()
+	for _, sig := range []processSignal{sigTerminate, sigKill} {
+		select {
+		case <-c.exited:
+			c.cleanup()
+			return c.shutdownErr()
+		case <-time.After(grace):
+		}
+		signalGroup(c.cmd, sig)
+	}
+	<-c.exited
+	c.cleanup()
+	return c.shutdownErr()
+}
+
+// shutdownErr reports an unclean exit, but not the signals stop sent.
+func (c *child) shutdownErr() error {
+	var ee *exec.ExitError
+	if c.waitErr == nil || errors.As(c.waitErr, &ee) && !ee.Exited() {
+		return nil
+	}
+	return fmt.Errorf("%s%s", c.exitReason(), c.stderrNote())
+}
+
+// cleanup releases the pipes; the reader goroutine ends.
+func (c *child) cleanup() {
+	c.stdin.Close()
+	c.stdout.Close()
+	c.stderrPipe.Close()
+	// Drain so the reader goroutine is not blocked on a send.
+	go func() {
+		for range c.lines {
+		}
+	}()
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// tailBuffer keeps the last limit bytes written to it.
+type tailBuffer struct {
+	limit int
+	// mu guards buf.
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(b)
+	if len(b) > t.limit {
+		b = b[len(b)-t.limit:]
+	}
+	if over := len(t.buf) + len(b) - t.limit; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	t.buf = append(t.buf, b...)
+	return n, nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.ToValidUTF8(string(t.buf), "")
+}

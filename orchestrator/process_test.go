@@ -1,0 +1,320 @@
+package orchestrator
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/envs/envtest"
+)
+
+// newFake returns a process environment running this test binary in the
+// given fake-process mode (see fakeProcess).
+func newFake(t *testing.T, mode string) *Process {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewProcess(ProcessSpec{Name: "counter", Executable: exe, Env: fakeVars(mode), Description: "Test counter"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func execute(t *testing.T, p *Process, ctx context.Context, cmd string) (envs.Response, string) {
+	t.Helper()
+	resp, err := p.Execute(ctx, cmd)
+	if err != nil {
+		return resp, err.Error()
+	}
+	return resp, ""
+}
+
+func TestProcessCommands(t *testing.T) {
+	p := newFake(t, "counter")
+	if got := p.Summary(); got != "Test counter (not started)" {
+		t.Errorf("got summary %q, want %q", got, "Test counter (not started)")
+	}
+	s, err := p.Screen()
+	if err != nil || s != (envs.Screen{Content: "Counter: 0", MaxLines: 5}) {
+		t.Errorf("got screen %+v, %v; want Counter: 0 with 5 lines", s, err)
+	}
+	ctx := context.Background()
+	steps := []struct {
+		cmd  string
+		want envs.Response
+	}{
+		{"inc", envs.Response{Output: "ok", Success: true}},
+		{"inc", envs.Response{Output: "ok", Success: true}},
+		{"get", envs.Response{Output: "2", Success: true}},
+		{"echo multi\nline ✓", envs.Response{Output: "multi\nline ✓", Success: true}},
+		{"nope", envs.Response{Output: "unknown command: nope", Success: false}},
+	}
+	for _, st := range steps {
+		got, errText := execute(t, p, ctx, st.cmd)
+		if errText != "" || got != st.want {
+			t.Errorf("%q: got %+v (error %q), want %+v", st.cmd, got, errText, st.want)
+		}
+	}
+	if s, _ := p.Screen(); s.Content != "Counter: 2" {
+		t.Errorf("got screen %q, want %q", s.Content, "Counter: 2")
+	}
+	if got := p.Summary(); got != "Test counter (ready)" {
+		t.Errorf("got summary %q, want %q", got, "Test counter (ready)")
+	}
+}
+
+func TestProcessInterruptAnswered(t *testing.T) {
+	p := newFake(t, "counter")
+	p.Screen() // started, with its SIGINT handler installed
+	execute(t, p, context.Background(), "inc")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	got, errText := execute(t, p, ctx, "sleep")
+	want := envs.Response{Output: "interrupted\n[the command timed out; the process answered the interrupt]", Success: false}
+	if errText != "" || got != want {
+		t.Errorf("got %+v (error %q), want %+v", got, errText, want)
+	}
+	got, _ = execute(t, p, context.Background(), "get")
+	if want := (envs.Response{Output: "1", Success: true}); got != want {
+		t.Errorf("after the interrupt: got %+v, want %+v (state kept)", got, want)
+	}
+}
+
+func TestProcessInterruptKilled(t *testing.T) {
+	p := newFake(t, "counter")
+	p.grace = 100 * time.Millisecond
+	execute(t, p, context.Background(), "inc")
+	p.Screen()
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	got, errText := execute(t, p, cancelled, "inc")
+	want := envs.Response{Output: "The command was cancelled before it started; it was not run."}
+	if errText != "" || got != want {
+		t.Errorf("already cancelled: got %+v (error %q), want %+v", got, errText, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	got, errText = execute(t, p, ctx, "hang")
+	want = envs.Response{Output: "The command timed out, and counter did not answer the interrupt within 100ms, so the process was stopped. It restarts on the next command; its state was lost.", Success: false}
+	if errText != "" || got != want {
+		t.Errorf("got %+v (error %q), want %+v", got, errText, want)
+	}
+	if s, _ := p.Screen(); s.Content != "Counter: 1\n[the process stopped (it did not answer an interrupt); it restarts on the next command]" {
+		t.Errorf("got screen %q, want the last screen and the stop", s.Content)
+	}
+	if got := p.Summary(); got != "Test counter (stopped)" {
+		t.Errorf("got summary %q, want %q", got, "Test counter (stopped)")
+	}
+	got, _ = execute(t, p, context.Background(), "get")
+	want = envs.Response{Output: "[counter had stopped (it did not answer an interrupt); it was restarted and its earlier state was lost.]\n0", Success: true}
+	if got != want {
+		t.Errorf("after the kill: got %+v, want %+v", got, want)
+	}
+	got, _ = execute(t, p, context.Background(), "get")
+	if want := (envs.Response{Output: "0", Success: true}); got != want {
+		t.Errorf("the note appears once: got %+v, want %+v", got, want)
+	}
+}
+
+func TestProcessFailures(t *testing.T) {
+	tests := []struct {
+		name      string
+		mode      string
+		cmd       string
+		wantErr   string // the error Execute returns (the orchestrator reports it)
+		wantNext  string // the output of "get" afterwards
+		setup     func(p *Process)
+		wantState string // the screen right after the failure
+	}{
+		{
+			name:     "exits mid-command",
+			mode:     "counter",
+			cmd:      "exit 3",
+			wantErr:  "the process stopped before answering (it ended with exit status 3); it restarts on the next command, and its state was lost",
+			wantNext: "[counter had stopped (it ended with exit status 3); it was restarted and its earlier state was lost.]\n0",
+		},
+		{
+			name:     "exits with stderr",
+			mode:     "counter",
+			cmd:      "stderr oops: config missing",
+			wantErr:  "the process stopped before answering (it ended with exit status 4); it restarts on the next command, and its state was lost\nIts stderr ended with:\noops: config missing",
+			wantNext: "[counter had stopped (it ended with exit status 4); it was restarted and its earlier state was lost.]\n0",
+		},
+		{
+			name:     "writes a line that is not a reply",
+			mode:     "counter",
+			cmd:      "garbage",
+			wantErr:  `the process wrote a line that is not a protocol reply: "hello from print debugging" (write logs to stderr, not stdout). The process was stopped and restarts on the next command`,
+			wantNext: "[counter had stopped (it broke the protocol); it was restarted and its earlier state was lost.]\n0",
+		},
+		{
+			name:     "reply over the limit",
+			mode:     "counter",
+			cmd:      "big 2000",
+			setup:    func(p *Process) { p.maxLine = 1000 },
+			wantErr:  "the process sent a reply of 2046 bytes, more than the limit of 1000; the reply was discarded",
+			wantNext: "0",
+		},
+		{
+			name:     "error reply",
+			mode:     "counter",
+			cmd:      "error cannot parse that",
+			wantErr:  "the process answered with an error: cannot parse that",
+			wantNext: "0",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newFake(t, tt.mode)
+			if tt.setup != nil {
+				tt.setup(p)
+			}
+			_, errText := execute(t, p, context.Background(), tt.cmd)
+			if errText != tt.wantErr {
+				t.Errorf("got error %q, want %q", errText, tt.wantErr)
+			}
+			got, errText := execute(t, p, context.Background(), "get")
+			if errText != "" || got.Output != tt.wantNext {
+				t.Errorf("next command: got %+v (error %q), want output %q", got, errText, tt.wantNext)
+			}
+		})
+	}
+}
+
+func TestProcessStartFailures(t *testing.T) {
+	t.Run("exits at start", func(t *testing.T) {
+		p := newFake(t, "crash")
+		_, err := p.Screen()
+		want := "the process stopped before answering (it ended with exit status 2); it restarts on the next command, and its state was lost\nIts stderr ended with:\ncrash: missing configuration"
+		if err == nil || err.Error() != want {
+			t.Errorf("got screen error %v, want %q", err, want)
+		}
+	})
+	t.Run("missing executable", func(t *testing.T) {
+		p, err := NewProcess(ProcessSpec{Name: "ghost", Executable: "/nonexistent/ghost"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := p.Execute(context.Background(), "x")
+		want := "failed to start ghost (/nonexistent/ghost): fork/exec /nonexistent/ghost: no such file or directory"
+		if got.Success || got.Output != want {
+			t.Errorf("got %+v, want a failed response %q", got, want)
+		}
+	})
+}
+
+func TestProcessScreenTimeout(t *testing.T) {
+	p := newFake(t, "noscreen")
+	p.screenTimeout = 100 * time.Millisecond
+	_, err := p.Screen()
+	want := "the process did not answer a screen request within 100ms; it was stopped and restarts on the next command"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+func TestProcessScreenWhileRunning(t *testing.T) {
+	p := newFake(t, "counter")
+	p.Screen()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan envs.Response)
+	go func() {
+		r, _ := p.Execute(ctx, "sleep")
+		done <- r
+	}()
+	const want = "Counter: 0\n[a command is running; this screen is from before it]"
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, err := p.Screen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Content == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("got screen %q, never %q", s.Content, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if r := <-done; r.Output != "interrupted\n[the command was cancelled; the process answered the interrupt]" {
+		t.Errorf("got %+v, want the interrupted reply", r)
+	}
+}
+
+func TestProcessClose(t *testing.T) {
+	tests := []struct{ name, mode string }{
+		{"polite", "counter"},
+		{"ignores shutdown and SIGTERM", "stubborn"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newFake(t, tt.mode)
+			p.grace = 100 * time.Millisecond
+			execute(t, p, context.Background(), "inc")
+			if err := p.Close(); err != nil {
+				t.Errorf("got close error %v, want nil", err)
+			}
+			if err := p.Close(); err != nil {
+				t.Errorf("second close: got %v, want nil", err)
+			}
+			got, _ := execute(t, p, context.Background(), "get")
+			if want := (envs.Response{Output: "the environment is closed"}); got != want {
+				t.Errorf("after close: got %+v, want %+v", got, want)
+			}
+			if s, _ := p.Screen(); !strings.HasSuffix(s.Content, "[closed]") {
+				t.Errorf("after close: got screen %q, want it marked closed", s.Content)
+			}
+		})
+	}
+}
+
+func TestProcessCloseUnstarted(t *testing.T) {
+	p := newFake(t, "counter")
+	if err := p.Close(); err != nil {
+		t.Errorf("got %v, want nil", err)
+	}
+}
+
+func TestProcessConformance(t *testing.T) {
+	envtest.Run(t, func(t *testing.T) envs.Env {
+		p := newFake(t, "counter")
+		// Started and answering, so its SIGINT handler is installed before
+		// the suite interrupts it.
+		if _, err := p.Screen(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}, envtest.Config{Trivial: "inc", Blocking: "sleep"})
+}
+
+// TestProcessCloseDuringBlockedWrite closes a process that does not read its
+// stdin while a command too big for the pipe is being written to it.
+func TestProcessCloseDuringBlockedWrite(t *testing.T) {
+	p := newFake(t, "deaf")
+	p.grace = 100 * time.Millisecond
+	done := make(chan string)
+	go func() {
+		_, errText := execute(t, p, context.Background(), strings.Repeat("x", 1<<20))
+		done <- errText
+	}()
+	// Wait until the command holds the process.
+	for p.run.TryLock() {
+		p.run.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("got close error %v, want nil", err)
+	}
+	if errText := <-done; !strings.HasPrefix(errText, "cannot send the request to the process") && !strings.HasPrefix(errText, "the process stopped before answering") {
+		t.Errorf("got %q, want a failed send or a stopped process", errText)
+	}
+}

@@ -1,0 +1,139 @@
+package orchestrator
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/unfold-dev/unfold/envs"
+)
+
+// DefaultMaxLines is the screen height used when an environment's screen
+// leaves MaxLines at 0 (seed 001's default).
+const DefaultMaxLines = 50
+
+// MaxScreenBytes bounds one screen's content after line truncation: a screen
+// of a few very long lines is cut here, with a notice.
+const MaxScreenBytes = 64 << 10
+
+// errorScreenLines is the height of a screen that reports a failing Screen
+// call (seed 001).
+const errorScreenLines = 10
+
+// Screens collects the screen of every environment, truncated to its
+// MaxLines, plus the orchestrator's own screen ([ScreenName]) when spec files
+// failed to load. An environment whose Screen fails or panics gets a screen
+// reporting the failure instead; the others are unaffected.
+func (o *Orchestrator) Screens() map[string]envs.Screen {
+	o.mu.RLock()
+	list := make([]*entry, 0, len(o.names))
+	for _, n := range o.names {
+		list = append(list, o.envs[n])
+	}
+	loadErrs := o.loadErrs
+	o.mu.RUnlock()
+	out := make(map[string]envs.Screen, len(list)+1)
+	for _, e := range list {
+		out[e.name] = o.screen(e)
+	}
+	if len(loadErrs) > 0 {
+		out[ScreenName] = o.fit(envs.Screen{Content: loadErrorScreen(loadErrs)})
+	}
+	return out
+}
+
+// Screen returns the truncated screen of the environment called name.
+func (o *Orchestrator) Screen(name string) (envs.Screen, bool) {
+	o.mu.RLock()
+	e, ok := o.envs[name]
+	o.mu.RUnlock()
+	if !ok {
+		return envs.Screen{}, false
+	}
+	return o.screen(e), true
+}
+
+func (o *Orchestrator) screen(e *entry) envs.Screen {
+	s, err := callScreen(e)
+	if err != nil {
+		return o.fit(envs.Screen{
+			Content:  "[Error getting screen from " + e.name + ":\n" + err.Error() + "]",
+			MaxLines: errorScreenLines,
+		})
+	}
+	return o.fit(s)
+}
+
+// callScreen calls Screen, turning a panic into an error carrying the trace.
+func callScreen(e *entry) (s envs.Screen, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = errors.New(panicTrace(p, "callScreen"))
+		}
+	}()
+	return e.env.Screen()
+}
+
+// fit applies the default height and truncates the content.
+func (o *Orchestrator) fit(s envs.Screen) envs.Screen {
+	if s.MaxLines <= 0 {
+		s.MaxLines = o.maxLines
+	}
+	s.Content = Truncate(s.Content, s.MaxLines)
+	return s
+}
+
+// Truncate cuts content to at most maxLines lines (a final newline does not
+// start a line). When lines are cut, the first maxLines-1 lines are kept and
+// the last line says how many were cut:
+//
+//	[... 12 more lines cut: this screen shows at most 50 lines]
+//
+// Content longer than [MaxScreenBytes] after that is cut at a character
+// boundary, with a notice line too. maxLines below 1 counts as 1.
+func Truncate(content string, maxLines int) string {
+	maxLines = max(maxLines, 1)
+	n := lineCount(content)
+	if n > maxLines {
+		keep := maxLines - 1
+		cut := n - keep
+		end := 0
+		for range keep {
+			end += strings.IndexByte(content[end:], '\n') + 1
+		}
+		content = content[:end] + fmt.Sprintf("[... %d more lines cut: this screen shows at most %d lines]", cut, maxLines)
+	}
+	if len(content) > MaxScreenBytes {
+		end := MaxScreenBytes
+		for end > 0 && !utf8.RuneStart(content[end]) {
+			end--
+		}
+		cut := len(content) - end
+		content = strings.TrimRight(content[:end], "\n") + fmt.Sprintf("\n[... %d more bytes cut: this screen shows at most %d bytes]", cut, MaxScreenBytes)
+	}
+	return content
+}
+
+// lineCount counts lines; a trailing newline ends the last line rather than
+// starting an empty one.
+func lineCount(s string) int {
+	if s == "" {
+		return 0
+	}
+	n := strings.Count(s, "\n")
+	if !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
+
+func loadErrorScreen(errs []error) string {
+	var b strings.Builder
+	b.WriteString("Environment spec files that failed to load (fix them and restart):")
+	for _, err := range errs {
+		b.WriteString("\n- ")
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}

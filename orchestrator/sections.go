@@ -1,0 +1,197 @@
+package orchestrator
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tools"
+	"github.com/unfold-dev/unfold/visibility"
+)
+
+// SectionKey returns the prompt-section key of the environment called name:
+// the name in lower case. It fails for names that make no valid key (one
+// starting with an underscore, or longer than 64 characters).
+func SectionKey(name string) (string, error) {
+	key := strings.ToLower(name)
+	if err := section.ValidKey(key); err != nil {
+		return "", fmt.Errorf("environment %s has no valid section key: %w; rename it", name, err)
+	}
+	return key, nil
+}
+
+// Sections returns a prompt section per environment, in name order, plus an
+// [ScreenName] section listing spec files that failed to load, when any did.
+//
+// An environment's section has the key [SectionKey], the title given with
+// [Title] (default: the name), a live body (the truncated screen, read at
+// every render) and a one-line summary: the environment's
+// [envs.Summarizer] summary, or the [Description], or "<name> environment".
+// The summary is read when Sections is called. Sections render in full,
+// unless a token budget demotes them; an environment registered [OnDemand]
+// renders its summary until the session records a command in it (the
+// session given with [WithSession] must be the one the prompt renders with)
+// or the model opens it with open_sections. The section's tools ([Tools],
+// [CommandTool]) are offered only while it renders in full.
+func (o *Orchestrator) Sections() ([]*section.Section, error) {
+	o.mu.RLock()
+	list := make([]*entry, 0, len(o.names))
+	for _, n := range o.names {
+		list = append(list, o.envs[n])
+	}
+	hasLoadErrs := len(o.loadErrs) > 0
+	o.mu.RUnlock()
+
+	var errs []error
+	keys := make(map[string]string, len(list)+1)
+	keys[ScreenName] = ScreenName
+	out := make([]*section.Section, 0, len(list)+1)
+	for _, e := range list {
+		key, err := SectionKey(e.name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if other, dup := keys[key]; dup {
+			errs = append(errs, fmt.Errorf("environments %s and %s have the same section key %q; rename one", other, e.name, key))
+			continue
+		}
+		keys[key] = e.name
+		s, err := o.envSection(e, key)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, s)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("orchestrator: sections: %w", err)
+	}
+	if hasLoadErrs {
+		out = append(out, section.New(section.Spec[section.None]{
+			Key:   ScreenName,
+			Title: "Orchestrator",
+			Content: func(section.None) (string, error) {
+				return closeFence(Truncate(loadErrorScreen(o.LoadErrors()), o.maxLines)), nil
+			},
+			Summary: "Some environment spec files failed to load.",
+		}))
+	}
+	return out, nil
+}
+
+func (o *Orchestrator) envSection(e *entry, key string) (*section.Section, error) {
+	ts := append([]*tools.Tool(nil), e.reg.tools...)
+	if e.reg.commandTool {
+		t, err := o.CommandTool(e.name)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, t)
+	}
+	title := e.reg.title
+	if title == "" {
+		title = e.name
+	}
+	spec := section.Spec[section.None]{
+		Key:   key,
+		Title: title,
+		Content: func(section.None) (string, error) {
+			return closeFence(o.screen(e).Content), nil
+		},
+		Summary: o.summary(e),
+		Tools:   ts,
+	}
+	if e.reg.onDemand {
+		name := e.name
+		spec.Visibility = visibility.FromSession(func(sess *session.Session) visibility.Mode {
+			if GetUsage(sess).Used(name) {
+				return visibility.Full
+			}
+			return visibility.Summary
+		})
+	}
+	return section.New(spec), nil
+}
+
+// Summary returns the one-line summary of the environment called name (see
+// [Orchestrator.Sections]).
+func (o *Orchestrator) Summary(name string) (string, bool) {
+	o.mu.RLock()
+	e, ok := o.envs[name]
+	o.mu.RUnlock()
+	if !ok {
+		return "", false
+	}
+	return o.summary(e), true
+}
+
+func (o *Orchestrator) summary(e *entry) string {
+	var s string
+	if sum, ok := e.env.(envs.Summarizer); ok {
+		s = callSummary(sum)
+	}
+	if s == "" {
+		s = e.reg.description
+	}
+	if s == "" {
+		s = e.name + " environment"
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(line)
+}
+
+// callSummary calls Summary, treating a panic as no summary.
+func callSummary(s envs.Summarizer) (line string) {
+	defer func() {
+		if recover() != nil {
+			line = ""
+		}
+	}()
+	return s.Summary()
+}
+
+// closeFence closes a code fence the text leaves open (a screen cut short
+// in the middle of a code block), so it cannot swallow the rest of the
+// prompt.
+func closeFence(text string) string {
+	n := section.OpenFence(text)
+	if n == 0 {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	opener := strings.TrimLeft(lines[n-1], " ")
+	ch := opener[0]
+	width := len(opener) - len(strings.TrimLeft(opener, string(ch)))
+	return text + "\n" + strings.Repeat(string(ch), width)
+}
+
+// CommandInput is the input of an environment's command tool.
+type CommandInput struct {
+	Command string `json:"command" description:"The command text, in the environment's own syntax; it may span several lines."`
+}
+
+// CommandTool returns a tool named after the environment that runs a command
+// in it through [Orchestrator.Execute] (so the command is recorded in the
+// session). The result is the command's output; a failed command is a failed
+// result with the output as its message.
+func (o *Orchestrator) CommandTool(name string) (*tools.Tool, error) {
+	desc := fmt.Sprintf("Run a command in the %s environment and return its output. Its section shows its state and the commands it accepts.", name)
+	t, err := tools.New(name, desc, func(tc tools.Context, in CommandInput) (string, error) {
+		res := o.execute(tc.Ctx, name, in.Command)
+		if !res.Success {
+			if res.Output == "" {
+				return "", errors.New("The command failed without output.")
+			}
+			return "", errors.New(res.Output)
+		}
+		return res.Output, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: command tool for %s: %w", name, err)
+	}
+	return t, nil
+}

@@ -1,0 +1,380 @@
+package orchestrator
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/unfold-dev/unfold/envs"
+)
+
+//go:embed envspec.schema.json
+var specSchemaJSON string
+
+// SpecSchema returns the JSON schema every env/*.json spec file is validated
+// against.
+func SpecSchema() string { return specSchemaJSON }
+
+// MaxSpecBytes bounds the size of a spec file.
+const MaxSpecBytes = 1 << 20
+
+const specSchemaURL = "https://unfold.dev/schema/envspec.json"
+
+// specSchemas holds the compiled schema: the kind check and one schema per
+// kind, so a file's errors are about its own kind's fields.
+var specSchemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	if err := c.AddResource(specSchemaURL, strings.NewReader(specSchemaJSON)); err != nil {
+		return nil, err
+	}
+	out := make(map[string]*jsonschema.Schema)
+	for key, frag := range map[string]string{"": "", "interactive": "#/$defs/interactive", "process": "#/$defs/process"} {
+		s, err := c.Compile(specSchemaURL + frag)
+		if err != nil {
+			return nil, err
+		}
+		out[key] = s
+	}
+	return out, nil
+})
+
+// specFile is a spec file's fields, both kinds together.
+type specFile struct {
+	Kind        string            `json:"kind"`
+	Command     string            `json:"command"`
+	Prompt      string            `json:"prompt"`
+	Description string            `json:"description"`
+	OnDemand    bool              `json:"on_demand"`
+	Executable  string            `json:"executable"`
+	Args        []string          `json:"args"`
+	Dir         string            `json:"dir"`
+	Env         map[string]string `json:"env"`
+	Timeout     float64           `json:"timeout"`
+}
+
+// InteractiveSpec is a validated spec file of kind "interactive".
+type InteractiveSpec struct {
+	Name        string // environment name (the file name without .json)
+	File        string // the spec file, relative to the project directory
+	Command     string // the command line that starts the program
+	Prompt      string // regular expression matching the program's prompt; it compiles
+	Description string // one-line summary
+	Dir         string // the project directory
+}
+
+// InteractiveFactory makes the environment for an interactive spec file.
+type InteractiveFactory func(InteractiveSpec) (envs.Env, error)
+
+// WithInteractive sets how interactive spec files become environments. The
+// default registers an environment that validates but cannot run: the
+// terminal-driven implementation lives in its own package, which plugs in
+// here.
+func WithInteractive(f InteractiveFactory) Option {
+	return func(o *Orchestrator) { o.interactive = f }
+}
+
+// SpecError is a spec file that failed to load.
+type SpecError struct {
+	File string // relative to the project directory, like "env/db.json"
+	Msg  string // what is wrong, naming the field
+}
+
+func (e *SpecError) Error() string { return e.File + ": " + e.Msg }
+
+// LoadSpecs reads every env/*.json file in projectDir, in name order, and
+// registers an environment for each valid one. A file that is not valid
+// JSON, fails the schema ([SpecSchema]), names a missing executable or
+// cannot be registered is skipped with a [*SpecError] naming the file and
+// the field; the other files still load. The errors are returned joined and
+// shown on the orchestrator's own screen ([ScreenName]). A project without
+// an env directory has nothing to load.
+func (o *Orchestrator) LoadSpecs(projectDir string) error {
+	abs, err := filepath.Abs(projectDir)
+	if err != nil {
+		return fmt.Errorf("orchestrator: load specs: %w", err)
+	}
+	files, err := filepath.Glob(filepath.Join(abs, "env", "*.json"))
+	if err != nil {
+		return fmt.Errorf("orchestrator: load specs: %w", err)
+	}
+	slices.Sort(files)
+	var errs []error
+	for _, path := range files {
+		rel := "env/" + filepath.Base(path)
+		if err := o.loadSpec(abs, path, rel); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	o.mu.Lock()
+	o.loadErrs = append(o.loadErrs, errs...)
+	o.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// LoadErrors returns the spec files that failed to load so far.
+func (o *Orchestrator) LoadErrors() []error {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return slices.Clone(o.loadErrs)
+}
+
+func (o *Orchestrator) loadSpec(projectDir, path, rel string) error {
+	fail := func(format string, args ...any) error {
+		return &SpecError{File: rel, Msg: fmt.Sprintf(format, args...)}
+	}
+	name := strings.TrimSuffix(filepath.Base(path), ".json")
+	if err := ValidName(name); err != nil {
+		return fail("the file name gives the environment's name: %v; rename the file", err)
+	}
+	data, err := readLimited(path, MaxSpecBytes)
+	if err != nil {
+		return fail("%v", err)
+	}
+	spec, err := parseSpec(data)
+	if err != nil {
+		return fail("%v", err)
+	}
+	var opts []RegisterOption
+	if spec.OnDemand {
+		opts = append(opts, OnDemand())
+	}
+	opts = append(opts, Description(spec.Description))
+	var env envs.Env
+	switch spec.Kind {
+	case "interactive":
+		is := InteractiveSpec{Name: name, File: rel, Command: spec.Command, Prompt: spec.Prompt, Description: spec.Description, Dir: projectDir}
+		factory := o.interactive
+		if factory == nil {
+			factory = newUnavailableInteractive
+		}
+		env, err = factory(is)
+		if err != nil {
+			return fail("%v", err)
+		}
+	case "process":
+		ps, err := processSpec(projectDir, name, rel, spec)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if env, err = NewProcess(ps); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if err := o.Register(name, env, opts...); err != nil {
+		if c, ok := env.(envs.Closer); ok {
+			_ = c.Close()
+		}
+		return fail("%v", err)
+	}
+	return nil
+}
+
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("the file is larger than %d bytes", limit)
+	}
+	return data, nil
+}
+
+// parseSpec decodes and validates a spec file's bytes.
+func parseSpec(data []byte) (specFile, error) {
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return specFile{}, fmt.Errorf("not valid JSON: %s", jsonErrorAt(data, err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return specFile{}, errors.New("not valid JSON: more than one JSON value in the file")
+	}
+	schemas, err := specSchemas()
+	if err != nil {
+		return specFile{}, fmt.Errorf("internal error: the spec schema does not compile: %v", err)
+	}
+	if err := schemas[""].Validate(doc); err != nil {
+		return specFile{}, schemaError(err)
+	}
+	kind := doc.(map[string]any)["kind"].(string)
+	if err := schemas[kind].Validate(doc); err != nil {
+		return specFile{}, schemaError(err)
+	}
+	var spec specFile
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return specFile{}, fmt.Errorf("internal error: %v", err)
+	}
+	if spec.Kind == "interactive" {
+		if _, err := regexp.Compile(spec.Prompt); err != nil {
+			return specFile{}, fmt.Errorf("field \"prompt\": not a valid regular expression (Go RE2 syntax): %v", err)
+		}
+	}
+	return spec, nil
+}
+
+// processSpec resolves a process spec file's paths.
+func processSpec(projectDir, name, rel string, spec specFile) (ProcessSpec, error) {
+	dir := projectDir
+	if spec.Dir != "" {
+		dir = spec.Dir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(projectDir, dir)
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return ProcessSpec{}, fmt.Errorf("field \"dir\": %q is not a directory", spec.Dir)
+		}
+	}
+	exe := spec.Executable
+	if strings.ContainsRune(exe, filepath.Separator) || strings.ContainsRune(exe, '/') {
+		if !filepath.IsAbs(exe) {
+			exe = filepath.Join(projectDir, exe)
+		}
+		if fi, err := os.Stat(exe); err != nil || fi.IsDir() {
+			return ProcessSpec{}, fmt.Errorf("field \"executable\": %q does not exist (relative paths start at the project directory)", spec.Executable)
+		}
+	} else if _, err := exec.LookPath(exe); err != nil {
+		return ProcessSpec{}, fmt.Errorf("field \"executable\": %q is not found in PATH", spec.Executable)
+	}
+	return ProcessSpec{
+		Name:        name,
+		File:        rel,
+		Executable:  exe,
+		Args:        spec.Args,
+		Dir:         dir,
+		Env:         spec.Env,
+		Description: spec.Description,
+		Timeout:     time.Duration(spec.Timeout * float64(time.Second)),
+	}, nil
+}
+
+// jsonErrorAt describes a JSON decoding error with its line and column.
+func jsonErrorAt(data []byte, err error) string {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the file ends before the JSON value does"
+	}
+	if off < 0 || off > int64(len(data)) {
+		return err.Error()
+	}
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(off) - (bytes.LastIndexByte(before, '\n') + 1)
+	return fmt.Sprintf("%v (line %d, column %d)", err, line, max(col, 1))
+}
+
+// schemaError turns a schema validation error into one message naming each
+// failing field.
+func schemaError(err error) error {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	var msgs []string
+	var walk func(*jsonschema.ValidationError)
+	walk = func(v *jsonschema.ValidationError) {
+		if len(v.Causes) == 0 {
+			msgs = append(msgs, leafMessage(v)...)
+			return
+		}
+		for _, c := range v.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	slices.Sort(msgs)
+	msgs = slices.Compact(msgs)
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+func leafMessage(v *jsonschema.ValidationError) []string {
+	field := fieldName(v.InstanceLocation)
+	prefix := ""
+	if field != "" {
+		prefix = fmt.Sprintf("field %q: ", field)
+	}
+	keyword := v.KeywordLocation[strings.LastIndexByte(v.KeywordLocation, '/')+1:]
+	switch keyword {
+	case "required":
+		var out []string
+		for _, n := range quotedNames(strings.TrimPrefix(v.Message, "missing properties: ")) {
+			out = append(out, fmt.Sprintf("%smissing field %q", prefix, n))
+		}
+		return out
+	case "additionalProperties":
+		names := strings.TrimSuffix(strings.TrimPrefix(v.Message, "additionalProperties "), " not allowed")
+		var out []string
+		for _, n := range quotedNames(names) {
+			out = append(out, fmt.Sprintf("%sunknown field %q", prefix, n))
+		}
+		return out
+	case "enum":
+		if field == "kind" {
+			return []string{`field "kind": unknown kind; want "interactive" or "process"`}
+		}
+	case "type":
+		return []string{prefix + "wrong type: " + v.Message}
+	}
+	return []string{prefix + v.Message}
+}
+
+// quotedNames splits the library's "'a', 'b'" lists.
+func quotedNames(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ", ") {
+		part = strings.TrimSpace(part)
+		if len(part) >= 2 && part[0] == '\'' && part[len(part)-1] == '\'' {
+			part = strings.ReplaceAll(part[1:len(part)-1], `\'`, `'`)
+		}
+		out = append(out, part)
+	}
+	return out
+}
+
+// fieldName turns a JSON pointer into a field path: /args/0 -> args[0].
+func fieldName(ptr string) string {
+	if ptr == "" {
+		return ""
+	}
+	var b strings.Builder
+	for i, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		if _, err := strconv.Atoi(seg); err == nil && i > 0 {
+			b.WriteString("[" + seg + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}

@@ -1,0 +1,202 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/unfold-dev/unfold/envs"
+)
+
+// goodProcessSpec returns a valid process spec file running the fake process.
+func goodProcessSpec(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(map[string]any{
+		"kind":        "process",
+		"executable":  exe,
+		"description": "Test counter",
+		"env":         fakeVars("counter"),
+	})
+	return string(b)
+}
+
+func writeProject(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "env"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, "env", name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestLoadSpecsErrors(t *testing.T) {
+	tests := []struct {
+		file    string
+		data    string
+		wantErr string
+	}{
+		{"missing.json", `{"kind":"process","description":"x"}`, `env/missing.json: missing field "executable"`},
+		{"wrongtype.json", `{"kind":"process","executable":5,"description":"x"}`, `env/wrongtype.json: field "executable": wrong type: expected string, but got number`},
+		{"notjson.json", "{\n  \"kind\": \"process\",,\n}", `env/notjson.json: not valid JSON: invalid character ',' looking for beginning of object key string (line 2, column 21)`},
+		{"unknownkind.json", `{"kind":"docker","image":"x"}`, `env/unknownkind.json: field "kind": unknown kind; want "interactive" or "process"`},
+		{"nokind.json", `{"description":"x"}`, `env/nokind.json: missing field "kind"`},
+		{"kindtype.json", `{"kind":7}`, `env/kindtype.json: field "kind": unknown kind; want "interactive" or "process"`},
+		{"notobject.json", `["process"]`, `env/notobject.json: wrong type: expected object, but got array`},
+		{"extra.json", `{"kind":"interactive","command":"sqlite3","prompt":"sqlite> ","description":"x","promt":"y"}`, `env/extra.json: unknown field "promt"`},
+		{"several.json", `{"kind":"interactive","command":3}`, `env/several.json: field "command": wrong type: expected string, but got number; missing field "description"; missing field "prompt"`},
+		{"badprompt.json", `{"kind":"interactive","command":"x","prompt":"(","description":"x"}`, "env/badprompt.json: field \"prompt\": not a valid regular expression (Go RE2 syntax): error parsing regexp: missing closing ): `(`"},
+		{"argtype.json", `{"kind":"process","executable":"sh","args":["ok",1],"description":"x"}`, `env/argtype.json: field "args[1]": wrong type: expected string, but got number`},
+		{"badtimeout.json", `{"kind":"process","executable":"sh","description":"x","timeout":0}`, `env/badtimeout.json: field "timeout": must be > 0 but found 0`},
+		{"noexe.json", `{"kind":"process","executable":"no-such-command-unfold","description":"x"}`, `env/noexe.json: field "executable": "no-such-command-unfold" is not found in PATH`},
+		{"norelexe.json", `{"kind":"process","executable":"bin/missing","description":"x"}`, `env/norelexe.json: field "executable": "bin/missing" does not exist (relative paths start at the project directory)`},
+		{"nodir.json", `{"kind":"process","executable":"sh","dir":"nowhere","description":"x"}`, `env/nodir.json: field "dir": "nowhere" is not a directory`},
+		{"empty.json", ``, `env/empty.json: not valid JSON: the file ends before the JSON value does`},
+		{"twovalues.json", `{"kind":"process"} {}`, `env/twovalues.json: not valid JSON: more than one JSON value in the file`},
+		{"my-env.json", `{"kind":"process","executable":"sh","description":"x"}`, `env/my-env.json: the file name gives the environment's name: invalid environment name "my-env": use an identifier (letters, digits and underscores, not starting with a digit); rename the file`},
+		{"orchestrator.json", `{"kind":"process","executable":"sh","description":"x"}`, `env/orchestrator.json: the file name gives the environment's name: invalid environment name "orchestrator": the name is reserved for the orchestrator's own screen; rename the file`},
+		{"echo.json", `{"kind":"process","executable":"sh","description":"x"}`, `env/echo.json: orchestrator: register echo: an environment with that name is already registered`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSuffix(tt.file, ".json"), func(t *testing.T) {
+			dir := writeProject(t, map[string]string{"good.json": goodProcessSpec(t), tt.file: tt.data})
+			o := mustNew(t)
+			defer o.Close()
+			if err := o.Register("echo", &testEnv{}); err != nil {
+				t.Fatal(err)
+			}
+			err := o.LoadSpecs(dir)
+			var se *SpecError
+			if !errors.As(err, &se) {
+				t.Fatalf("got %v, want a *SpecError", err)
+			}
+			if err.Error() != tt.wantErr {
+				t.Errorf("got error\n%s\nwant\n%s", err, tt.wantErr)
+			}
+			if se.File != "env/"+tt.file {
+				t.Errorf("got file %q, want %q", se.File, "env/"+tt.file)
+			}
+			if got := o.Names(); !slices.Equal(got, []string{"echo", "good"}) {
+				t.Errorf("got environments %v, want [echo good]: the good file still loads", got)
+			}
+			screen := o.Screens()[ScreenName]
+			want := envs.Screen{Content: "Environment spec files that failed to load (fix them and restart):\n- " + tt.wantErr, MaxLines: DefaultMaxLines}
+			if screen != want {
+				t.Errorf("got orchestrator screen %+v, want %+v", screen, want)
+			}
+		})
+	}
+}
+
+// TestLoadSpecsTogether loads good and bad files from one project: each bad
+// file has its own error, and the good ones work through the orchestrator.
+func TestLoadSpecsTogether(t *testing.T) {
+	dir := writeProject(t, map[string]string{
+		"counter.json":     goodProcessSpec(t),
+		"db.json":          `{"kind":"interactive","command":"sqlite3 data.db","prompt":"sqlite> $","description":"SQLite shell"}`,
+		"lazy.json":        `{"kind":"interactive","command":"gdb","prompt":"\\(gdb\\) ","description":"GDB","on_demand":true}`,
+		"missing.json":     `{"kind":"process","description":"x"}`,
+		"wrongtype.json":   `{"kind":"process","executable":5,"description":"x"}`,
+		"notjson.json":     `not json`,
+		"unknownkind.json": `{"kind":"docker"}`,
+		"README.md":        "not a spec: ignored",
+	})
+	o := mustNew(t)
+	defer o.Close()
+	err := o.LoadSpecs(dir)
+	var got []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		`env/missing.json: missing field "executable"`,
+		`env/notjson.json: not valid JSON: invalid character 'o' in literal null (expecting 'u') (line 1, column 2)`,
+		`env/unknownkind.json: field "kind": unknown kind; want "interactive" or "process"`,
+		`env/wrongtype.json: field "executable": wrong type: expected string, but got number`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if names := o.Names(); !slices.Equal(names, []string{"counter", "db", "lazy"}) {
+		t.Errorf("got environments %v, want [counter db lazy]", names)
+	}
+	if n := len(o.LoadErrors()); n != 4 {
+		t.Errorf("got %d load errors, want 4", n)
+	}
+
+	res := o.Execute(context.Background(), "counter", "inc")
+	if res.Response != (envs.Response{Output: "ok", Success: true}) {
+		t.Errorf("counter: got %+v, want ok", res.Response)
+	}
+	if got := res.Screens["counter"]; got != (envs.Screen{Content: "Counter: 1", MaxLines: 5}) {
+		t.Errorf("counter screen: got %+v, want Counter: 1", got)
+	}
+	res = o.Execute(context.Background(), "db", "select 1;")
+	wantDB := envs.Response{Output: `Interactive environments are not available in this build: db ("sqlite3 data.db", declared in env/db.json) was validated but cannot be started. Use another environment for this command.`}
+	if res.Response != wantDB {
+		t.Errorf("db: got %+v, want %+v", res.Response, wantDB)
+	}
+	if got := res.Screens["db"].Content; got != "SQLite shell\n(not available in this build: interactive environments cannot be started yet)" {
+		t.Errorf("db screen: got %q", got)
+	}
+	res = o.Execute(context.Background(), "counter", "exit 3")
+	if want := "Environment error in counter:\nthe process stopped before answering (it ended with exit status 3); it restarts on the next command, and its state was lost"; res.Response.Output != want {
+		t.Errorf("counter exit: got %q, want %q", res.Response.Output, want)
+	}
+}
+
+func TestLoadSpecsInteractiveFactory(t *testing.T) {
+	dir := writeProject(t, map[string]string{
+		"db.json": `{"kind":"interactive","command":"sqlite3","prompt":"sqlite> ","description":"SQLite shell"}`,
+		"no.json": `{"kind":"interactive","command":"nope","prompt":"> ","description":"refused"}`,
+	})
+	var got []InteractiveSpec
+	o := mustNew(t, WithInteractive(func(s InteractiveSpec) (envs.Env, error) {
+		if s.Command == "nope" {
+			return nil, errors.New("field \"command\": nope is not installed")
+		}
+		got = append(got, s)
+		return &testEnv{}, nil
+	}))
+	err := o.LoadSpecs(dir)
+	if err == nil || err.Error() != `env/no.json: field "command": nope is not installed` {
+		t.Errorf("got %v, want the factory's error for env/no.json", err)
+	}
+	want := []InteractiveSpec{{Name: "db", File: "env/db.json", Command: "sqlite3", Prompt: "sqlite> ", Description: "SQLite shell", Dir: dir}}
+	if !slices.Equal(got, want) {
+		t.Errorf("got specs %+v, want %+v", got, want)
+	}
+}
+
+func TestLoadSpecsNoEnvDir(t *testing.T) {
+	o := mustNew(t)
+	if err := o.LoadSpecs(t.TempDir()); err != nil {
+		t.Errorf("got %v, want nil for a project without env/", err)
+	}
+	if _, ok := o.Screens()[ScreenName]; ok {
+		t.Error("got an orchestrator screen, want none without load errors")
+	}
+}
+
+func TestSpecSchemaIsValidJSON(t *testing.T) {
+	var v map[string]any
+	if err := json.Unmarshal([]byte(SpecSchema()), &v); err != nil {
+		t.Fatalf("the embedded schema is not JSON: %v", err)
+	}
+	if _, err := specSchemas(); err != nil {
+		t.Fatalf("the embedded schema does not compile: %v", err)
+	}
+}

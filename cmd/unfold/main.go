@@ -1,0 +1,120 @@
+// Command unfold runs persistent environments for agents: `unfold serve`
+// speaks the orchestrator's NDJSON protocol on stdin and stdout, and
+// `unfold repl` lets a person drive the same environments by hand.
+//
+// Run `unfold --help` for the commands and `unfold help <command>` for one
+// command's flags.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string // one line for `unfold --help`
+	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+// commands lists the subcommands in the order `unfold --help` shows them.
+func commands() []command {
+	return []command{
+		{"serve", "run the environments behind the NDJSON orchestrator protocol on stdin and stdout", runServe},
+		{"repl", "drive the same environments by hand: type `env: command` and see the response and the screens", runRepl},
+		{"help", "show help for a command", runHelp},
+	}
+}
+
+const overview = `unfold runs persistent environments (shells, REPLs, editors, any program
+that speaks a small protocol) for agents, and shows each one's state as a
+screen after every command.
+
+Usage:
+  unfold <command> [flags]
+
+Commands:
+`
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, overview)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, "\nRun \"unfold help <command>\" or \"unfold <command> --help\" for a command's flags.\n")
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes the command line and returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:], stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "unfold: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func runHelp(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] && c.name != "help" {
+			return c.run([]string{"--help"}, strings.NewReader(""), stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "unfold help: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+// parseFlags parses a subcommand's flags. It returns the exit status to stop
+// with, or -1 to go on: 0 after --help (printed to stdout), 2 after a bad
+// flag or stray arguments.
+func parseFlags(fs *flag.FlagSet, help string, args []string, stdout, stderr io.Writer) int {
+	fs.SetOutput(io.Discard)
+	printUsage := func(w io.Writer) {
+		fmt.Fprint(w, help)
+		fmt.Fprint(w, "\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(stdout)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "unfold %s: %v\n\n", fs.Name(), err)
+		printUsage(stderr)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "unfold %s: unexpected arguments %q\n\n", fs.Name(), fs.Args())
+		printUsage(stderr)
+		return 2
+	}
+	return -1
+}

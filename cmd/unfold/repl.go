@@ -1,0 +1,292 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/orchestrator"
+)
+
+const replHelp = `Usage: unfold repl [--project DIR]
+
+Drives the environments "unfold serve" would offer (the built-in ones and the
+spec files in DIR/env/*.json), by hand. Type a command for one environment on
+one line:
+
+  counter: add 5
+
+or several lines as a fenced block named after the environment:
+
+  ` + "```counter" + `
+  add 1
+  add 2
+  ` + "```" + `
+
+Each command prints the environment's response, then every screen, as the
+agent would see them. Ctrl-C interrupts a running command; :screens shows the
+screens again, :help shows this help, :quit (or the end of input) shuts every
+environment down.
+`
+
+// maxReplInput bounds one line, and one fenced block, typed at the REPL.
+const maxReplInput = 16 << 20
+
+func runRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("repl", flag.ContinueOnError)
+	project := fs.String("project", ".", "the project `DIR`: environments work there, and spec files come from DIR/env/*.json")
+	if code := parseFlags(fs, replHelp, args, stdout, stderr); code >= 0 {
+		return code
+	}
+	o, err := newOrchestrator(*project, orchestrator.DefaultMaxLineBytes, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "unfold repl: %v\n", err)
+		return 1
+	}
+	r := &repl{o: o, out: stdout, prompt: isTerminal(stdin)}
+	stopSignals := r.catchInterrupts()
+	err = r.run(context.Background(), stdin)
+	stopSignals()
+	if cerr := o.Close(); cerr != nil {
+		fmt.Fprintf(stderr, "unfold repl: %v\n", cerr)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "unfold repl: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// repl reads commands and prints responses and screens.
+type repl struct {
+	o      *orchestrator.Orchestrator
+	out    io.Writer
+	prompt bool // print prompts (the input is a terminal)
+
+	// mu guards cancel, the running command's cancel function.
+	mu     sync.Mutex
+	cancel context.CancelFunc
+}
+
+// catchInterrupts makes Ctrl-C cancel the running command instead of ending
+// the program. It returns a function that stops catching.
+func (r *repl) catchInterrupts() func() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-sigs:
+				r.mu.Lock()
+				if r.cancel != nil {
+					r.cancel()
+				} else {
+					fmt.Fprint(r.out, "\n(type :quit to leave)\n")
+				}
+				r.mu.Unlock()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
+
+func (r *repl) run(ctx context.Context, in io.Reader) error {
+	fmt.Fprintf(r.out, "unfold repl: environments %s. Type `env: command`, a fenced block, or :help.\n", strings.Join(r.o.Names(), ", "))
+	br := bufio.NewReaderSize(in, 64<<10)
+	var p replParser
+	for {
+		if r.prompt {
+			if p.inFence() {
+				fmt.Fprint(r.out, "... ")
+			} else {
+				fmt.Fprint(r.out, "unfold> ")
+			}
+		}
+		line, err := readReplLine(br, maxReplInput)
+		if errors.Is(err, errLineTooLong) {
+			fmt.Fprintf(r.out, "error: the line is longer than %d bytes; it was skipped\n", maxReplInput)
+			continue
+		}
+		if err == io.EOF {
+			if p.inFence() {
+				fmt.Fprint(r.out, "error: the input ended inside a fenced block; it was not run\n")
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		a := p.feed(line)
+		switch a.kind {
+		case actionNone:
+		case actionMessage:
+			fmt.Fprintln(r.out, a.text)
+		case actionQuit:
+			return nil
+		case actionHelp:
+			fmt.Fprint(r.out, replHelp)
+		case actionScreens:
+			r.printScreens(r.o.Screens())
+		case actionRun:
+			r.execute(ctx, a.env, a.text)
+		}
+	}
+}
+
+func (r *repl) execute(ctx context.Context, env, command string) {
+	ctx, cancel := context.WithCancel(ctx)
+	r.mu.Lock()
+	r.cancel = cancel
+	r.mu.Unlock()
+	res := r.o.Execute(ctx, env, command)
+	r.mu.Lock()
+	r.cancel = nil
+	r.mu.Unlock()
+	cancel()
+	status := "ok"
+	if !res.Response.Success {
+		status = "failed"
+	}
+	fmt.Fprintf(r.out, "--- %s: %s ---\n%s\n", env, status, strings.TrimRight(res.Response.Output, "\n"))
+	r.printScreens(res.Screens)
+}
+
+func (r *repl) printScreens(screens map[string]envs.Screen) {
+	for _, n := range slices.Sorted(maps.Keys(screens)) {
+		fmt.Fprintf(r.out, "=== screen %s ===\n%s\n", n, strings.TrimRight(screens[n].Content, "\n"))
+	}
+}
+
+// actionKind is what a line of input asks for.
+type actionKind int
+
+const (
+	actionNone    actionKind = iota // nothing yet (inside a fence, or a blank line)
+	actionRun                       // run text in env
+	actionMessage                   // print text
+	actionHelp
+	actionScreens
+	actionQuit
+)
+
+type action struct {
+	kind actionKind
+	env  string
+	text string
+}
+
+// replParser turns lines into actions: `env: command` lines, fenced blocks
+// named after an environment, and :meta commands.
+type replParser struct {
+	fenceEnv string   // the environment of the open fence, "" outside one
+	fence    string   // the opening fence's backticks
+	lines    []string // the fenced block so far
+	size     int      // bytes in lines
+}
+
+func (p *replParser) inFence() bool { return p.fence != "" }
+
+func (p *replParser) feed(line string) action {
+	if p.inFence() {
+		if strings.TrimSpace(line) == p.fence {
+			a := action{kind: actionRun, env: p.fenceEnv, text: strings.Join(p.lines, "\n")}
+			*p = replParser{}
+			return a
+		}
+		p.size += len(line) + 1
+		if p.size > maxReplInput {
+			*p = replParser{}
+			return action{kind: actionMessage, text: fmt.Sprintf("error: the fenced block is longer than %d bytes; it was dropped", maxReplInput)}
+		}
+		p.lines = append(p.lines, line)
+		return action{}
+	}
+	trimmed := strings.TrimSpace(line)
+	switch {
+	case trimmed == "":
+		return action{}
+	case strings.HasPrefix(trimmed, "```"):
+		fence := trimmed[:len(trimmed)-len(strings.TrimLeft(trimmed, "`"))]
+		env := strings.TrimSpace(trimmed[len(fence):])
+		if env == "" {
+			return action{kind: actionMessage, text: "error: name the environment after the fence, like ```bash"}
+		}
+		p.fence, p.fenceEnv = fence, env
+		return action{}
+	case strings.HasPrefix(trimmed, ":"):
+		switch trimmed {
+		case ":quit", ":q", ":exit":
+			return action{kind: actionQuit}
+		case ":help", ":h":
+			return action{kind: actionHelp}
+		case ":screens", ":s":
+			return action{kind: actionScreens}
+		}
+		return action{kind: actionMessage, text: fmt.Sprintf("error: unknown %s; use :help, :screens or :quit", trimmed)}
+	}
+	env, command, ok := strings.Cut(line, ":")
+	env = strings.TrimSpace(env)
+	if !ok || env == "" || strings.ContainsAny(env, " \t") {
+		return action{kind: actionMessage, text: "error: type `env: command` (like `counter: add 5`), a fenced block starting with ```env, or :help"}
+	}
+	return action{kind: actionRun, env: env, text: strings.TrimSpace(command)}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readReplLine reads one line without its newline; a line longer than limit
+// is consumed and reported as errLineTooLong without being kept.
+func readReplLine(br *bufio.Reader, limit int) (string, error) {
+	var b strings.Builder
+	over := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !over {
+			if b.Len()+len(chunk) > limit+2 {
+				over = true
+				b.Reset()
+			} else {
+				b.Write(chunk)
+			}
+		}
+		switch err {
+		case bufio.ErrBufferFull:
+			continue
+		case nil, io.EOF:
+			if err == io.EOF && b.Len() == 0 && !over {
+				return "", io.EOF
+			}
+			if over {
+				return "", errLineTooLong
+			}
+			return strings.TrimSuffix(strings.TrimSuffix(b.String(), "\n"), "\r"), nil
+		default:
+			return "", err
+		}
+	}
+}

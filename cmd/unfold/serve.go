@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/unfold-dev/unfold/orchestrator"
+)
+
+const serveHelp = `Usage: unfold serve [--project DIR]
+
+Runs the orchestrator. It loads the built-in environments and the spec files
+in DIR/env/*.json (a bad file is skipped with a message on stderr and on the
+"orchestrator" screen), then reads one JSON command per line on stdin and
+writes one JSON response per line on stdout:
+
+  in:  {"type":"command","environment":"bash","command":"ls -la"}
+  out: {"type":"response","response":{"output":"...","success":true},"screen":{"bash":{"content":"...","max_lines":50}}}
+
+A command may add "timeout": seconds. A line the server cannot use is answered
+with {"type":"error","message":"..."} and serving goes on. At the end of input
+every environment is shut down and the exit status is 0; SIGINT or SIGTERM
+shut down too, with status 1. The protocol is described in
+docs/serve-protocol.md.
+`
+
+func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	project := fs.String("project", ".", "the project `DIR`: environments work there, and spec files come from DIR/env/*.json")
+	maxLine := fs.Int("max-line-bytes", orchestrator.DefaultMaxLineBytes, "the longest input line accepted, in `bytes`")
+	if code := parseFlags(fs, serveHelp, args, stdout, stderr); code >= 0 {
+		return code
+	}
+	o, err := newOrchestrator(*project, *maxLine, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "unfold serve: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = o.Serve(ctx, stdin, stdout)
+	switch {
+	case err == nil:
+		return 0
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		fmt.Fprintf(stderr, "unfold serve: stopped by a signal; the environments were shut down\n")
+		if err != ctx.Err() {
+			// Some environment also failed to shut down.
+			fmt.Fprintf(stderr, "unfold serve: %v\n", err)
+		}
+		return 1
+	case errors.Is(err, orchestrator.ErrShutdown):
+		// The protocol ended normally; the failures are diagnostics.
+		fmt.Fprintf(stderr, "unfold serve: %v\n", err)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "unfold serve: %v\n", err)
+		return 1
+	}
+}

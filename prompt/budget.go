@@ -215,14 +215,19 @@ func (p *Prompt) demote(r *Rendered, c tokens.Counter, target int) (demoted bool
 			return demoted, sum, err
 		}
 		n := &p.t.nodes[i]
-		sum -= r.tokens[i]
+		cost := r.tokens[i]
 		for j := i + 1; j < n.end; j++ {
 			if r.visible[j] {
-				sum -= r.tokens[j] + 1
-				r.visible[j] = false
+				cost += r.tokens[j] + 1
 			}
 		}
-		sum += st
+		if st >= cost {
+			continue // its summary, with the suffix, costs as much as it saves
+		}
+		for j := i + 1; j < n.end; j++ {
+			r.visible[j] = false
+		}
+		sum += st - cost
 		r.declared[i] = r.whys[i]
 		r.modes[i], r.whys[i], r.tokens[i] = visibility.Summary, visibility.Budget, st
 		demoted = true

@@ -217,3 +217,21 @@ func (c *countingCounter) Count(s string) int {
 	*c.calls++
 	return tokens.Estimate.Count(s)
 }
+
+// TestBudgetSkipsSummariesThatCostMore: a short section whose summary and
+// suffix are longer than its body is never demoted; the budget error comes
+// instead of a larger prompt.
+func TestBudgetSkipsSummariesThatCostMore(t *testing.T) {
+	p := prompt.MustNew("test", "short",
+		section.New(section.Spec[none]{Key: "short", Title: "Short", Body: "Tiny.", Summary: "A longer summary of a tiny section."}),
+	).MustBind()
+	full, err := p.Render(nil, nil, prompt.WithTokens(tokens.Estimate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Render(nil, nil, prompt.WithBudget(full.Tokens()-1, tokens.Estimate))
+	var be *prompt.BudgetError
+	if !errors.As(err, &be) || be.Minimum != full.Tokens() {
+		t.Errorf("got %v, want a *BudgetError with minimum %d (the full prompt)", err, full.Tokens())
+	}
+}

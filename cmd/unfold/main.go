@@ -1,6 +1,7 @@
-// Command unfold runs persistent environments for agents: `unfold serve`
-// speaks the orchestrator's NDJSON protocol on stdin and stdout, and
-// `unfold repl` lets a person drive the same environments by hand.
+// Command unfold runs persistent environments for agents and renders
+// prompts: `unfold serve` speaks the orchestrator's NDJSON protocol on stdin
+// and stdout, `unfold repl` lets a person drive the same environments by
+// hand, and `unfold render` renders a prompt file.
 //
 // Run `unfold --help` for the commands and `unfold help <command>` for one
 // command's flags.
@@ -27,13 +28,15 @@ func commands() []command {
 	return []command{
 		{"serve", "run the environments behind the NDJSON orchestrator protocol on stdin and stdout", runServe},
 		{"repl", "drive the same environments by hand: type `env: command` and see the response and the screens", runRepl},
+		{"render", "render a prompt file to markdown, under a token budget if asked, or show where its tokens go", runRender},
 		{"help", "show help for a command", runHelp},
 	}
 }
 
-const overview = `unfold runs persistent environments (shells, REPLs, editors, any program
-that speaks a small protocol) for agents, and shows each one's state as a
-screen after every command.
+const overview = `unfold builds prompts that spend tokens only where they matter, and runs
+persistent environments (shells, REPLs, editors, any program that speaks a
+small protocol) for agents, showing each one's state as a screen after
+every command.
 
 Usage:
   unfold <command> [flags]

@@ -1,0 +1,255 @@
+package editor
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/afero"
+)
+
+// project makes dir/root with a.txt, a sibling dir/root-evil/x and a file
+// dir/secret outside the root, and returns dir and an editor on dir/root.
+func project(t *testing.T) (string, *Editor) {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("root/a.txt", "start\nend\n")
+	write("root/sub/b.txt", "start\nend\n")
+	write("root-evil/x", "start\nend\n")
+	write("secret", "start\nsecret\nend\n")
+	link := func(target, name string) {
+		t.Helper()
+		if err := os.Symlink(target, filepath.Join(dir, "root", name)); err != nil {
+			t.Skipf("symbolic links unavailable: %v", err)
+		}
+	}
+	link("../secret", "rel-out")
+	link(filepath.Join(dir, "secret"), "abs-out")
+	link("..", "dir-out")
+	link("sub/b.txt", "inside")
+	e, err := New(filepath.Join(dir, "root"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return dir, e
+}
+
+func TestConfinement(t *testing.T) {
+	dir, e := project(t)
+	root := filepath.Join(dir, "root")
+	tests := []struct {
+		name, command, want string
+	}{
+		{"dot-dot", "view ../secret /start/ /end/", "path ../secret leads outside the project root"},
+		{"dot-dot inside a path", "view sub/../../secret /start/ /end/", "leads outside the project root"},
+		{"sibling prefix", "view ../root-evil/x /start/ /end/", "path ../root-evil/x leads outside the project root"},
+		{"absolute sibling prefix", "view " + filepath.Join(dir, "root-evil", "x") + " /start/ /end/", "is outside the project root"},
+		{"absolute outside", "view " + filepath.Join(dir, "secret") + " /start/ /end/", "is outside the project root"},
+		{"relative symlink out", "view rel-out /start/ /end/", "rel-out leads outside the project root (through a symbolic link)"},
+		{"absolute symlink out", "view abs-out /start/ /end/", "abs-out leads outside the project root (through a symbolic link)"},
+		{"directory symlink out", "view dir-out/secret /start/ /end/", "leads outside the project root (through a symbolic link)"},
+		{"create through a symlink", "create dir-out/new.txt\nx", "leads outside the project root (through a symbolic link)"},
+		{"create outside", "create ../new.txt\nx", "leads outside the project root"},
+		{"edit outside", "edit ../secret 1-1\nx", "leads outside the project root"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := fail(t, e, tt.command); !strings.Contains(got, tt.want) {
+				t.Errorf("got %q, want it to contain %q", got, tt.want)
+			}
+		})
+	}
+	for _, name := range []string{"new.txt", "root-evil/new.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists outside the root (err %v)", name, err)
+		}
+	}
+	t.Run("absolute inside", func(t *testing.T) {
+		if got, want := ok(t, e, "view "+filepath.Join(root, "a.txt")+" /start/ /end/"), "Added view [1] a.txt /start/ to /end/"; got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	})
+	t.Run("symlink inside", func(t *testing.T) {
+		ok(t, e, "view inside /start/ /end/")
+		screen(t, e)
+		ok(t, e, "edit inside 2-2\nEND")
+		fi, err := os.Lstat(filepath.Join(root, "inside"))
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("inside: got mode %v (err %v), want it still a symbolic link", fi.Mode(), err)
+		}
+		b, _ := os.ReadFile(filepath.Join(root, "sub", "b.txt"))
+		if got, want := string(b), "start\nEND\n"; got != want {
+			t.Errorf("link target: got %q, want %q", got, want)
+		}
+	})
+	t.Run("search skips links out", func(t *testing.T) {
+		got := ok(t, e, `search "secret" **`)
+		if strings.Contains(got, "secret\n") || !strings.HasPrefix(got, "No matches") {
+			t.Errorf("search reached outside the root: %q", got)
+		}
+	})
+	if b, _ := os.ReadFile(filepath.Join(dir, "secret")); string(b) != "start\nsecret\nend\n" {
+		t.Errorf("secret changed: %q", b)
+	}
+}
+
+func TestConfinementMemory(t *testing.T) {
+	e, _ := newMem(t, map[string]string{"a.txt": "a\n"})
+	for _, p := range []string{"../a.txt", "/a.txt", "x/../../a.txt"} {
+		t.Run(p, func(t *testing.T) {
+			got := fail(t, e, "view "+p+" /a/ /a/")
+			if !strings.Contains(got, "outside the project root") {
+				t.Errorf("got %q, want a refusal naming the project root", got)
+			}
+		})
+	}
+}
+
+// failingFs fails one operation, after the others went through.
+type failingFs struct {
+	afero.Fs
+	failRename, failWrite bool
+}
+
+var errInjected = errors.New("injected failure")
+
+func (f failingFs) Rename(oldname, newname string) error {
+	if f.failRename {
+		return errInjected
+	}
+	return f.Fs.Rename(oldname, newname)
+}
+
+func (f failingFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
+	file, err := f.Fs.OpenFile(name, flag, perm)
+	if err != nil || !f.failWrite {
+		return file, err
+	}
+	return failingFile{file}, nil
+}
+
+// failingFile writes half of what it is given, then fails.
+type failingFile struct{ afero.File }
+
+func (f failingFile) Write(p []byte) (int, error) {
+	n, _ := f.File.Write(p[:len(p)/2])
+	return n, errInjected
+}
+
+func TestWriteFailureLeavesFile(t *testing.T) {
+	const content = "a\nb\nc\n"
+	tests := []struct {
+		name string
+		wrap func(afero.Fs) afero.Fs
+	}{
+		{"read-only filesystem", func(fs afero.Fs) afero.Fs { return afero.NewReadOnlyFs(fs) }},
+		{"rename fails", func(fs afero.Fs) afero.Fs { return failingFs{Fs: fs, failRename: true} }},
+		{"write fails halfway", func(fs afero.Fs) afero.Fs { return failingFs{Fs: fs, failWrite: true} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := afero.NewMemMapFs()
+			if err := afero.WriteFile(base, "d/f.txt", []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e, err := NewFs(tt.wrap(base), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok(t, e, "view d/f.txt /a/ /c/")
+			got := fail(t, e, "edit d/f.txt 2-2\nB")
+			if want := "could not write d/f.txt"; !strings.Contains(got, want) || !strings.Contains(got, "the file was left as it was") {
+				t.Errorf("got %q, want it to contain %q and say the file was left as it was", got, want)
+			}
+			if got := readFile(t, base, "d/f.txt"); got != content {
+				t.Errorf("file: got %q, want %q", got, content)
+			}
+			names, _ := afero.ReadDir(base, "d")
+			if len(names) != 1 {
+				t.Errorf("d holds %d entries, want 1 (no temporary file left)", len(names))
+			}
+		})
+	}
+}
+
+func TestWriteFailureReadOnlyDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: a read-only directory does not stop root from writing")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ro", "f.txt")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("a\nb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(file), 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(filepath.Dir(file), 0o755) })
+	e, err := New(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ok(t, e, "view ro/f.txt /a/ /b/")
+	if got := fail(t, e, "edit ro/f.txt 1-1\nA"); !strings.Contains(got, "the file was left as it was") {
+		t.Errorf("got %q, want it to say the file was left as it was", got)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "a\nb\n" {
+		t.Errorf("file: got %q, want it intact", b)
+	}
+}
+
+func TestRootFs(t *testing.T) {
+	dir := t.TempDir()
+	r, err := NewRootFs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := afero.WriteFile(r, "x/y.txt", []byte("hi"), 0o644); err == nil {
+		t.Errorf("WriteFile without the parent directory: got no error, want one")
+	}
+	if err := r.MkdirAll("x", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := afero.WriteFile(r, "x/y.txt", []byte("hi"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Rename("x/y.txt", "x/z.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := afero.ReadFile(r, "x/z.txt"); err != nil || string(b) != "hi" {
+		t.Errorf("ReadFile: got %q, %v; want \"hi\"", b, err)
+	}
+	if err := r.SymlinkIfPossible("z.txt", "x/l"); err != nil {
+		t.Fatal(err)
+	}
+	if dest, err := r.ReadlinkIfPossible("x/l"); err != nil || dest != "z.txt" {
+		t.Errorf("Readlink: got %q, %v; want z.txt", dest, err)
+	}
+	if _, err := r.Open("../outside"); err == nil {
+		t.Errorf("Open(../outside): got no error, want one")
+	}
+	if got, want := r.Dir(), dir; got != want {
+		t.Errorf("Dir(): got %q, want %q", got, want)
+	}
+	if f, err := r.Open("missing"); f != nil || err == nil {
+		t.Errorf("Open(missing): got %v, %v; want a nil file and an error", f, err)
+	}
+}

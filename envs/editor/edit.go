@@ -1,0 +1,279 @@
+package editor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// maxMismatches is how many changed lines a refused edit lists.
+const maxMismatches = 10
+
+func (e *Editor) edit(_ context.Context, c command) (string, error) {
+	p, err := e.resolvePath(c.path)
+	if err != nil {
+		return "", err
+	}
+	e.mu.Lock()
+	var mine []*view
+	var host view
+	found := false
+	for _, v := range e.views {
+		if v.path != p {
+			continue
+		}
+		mine = append(mine, v)
+		if !found && v.shown.contains(c.from, c.to) {
+			host, found = *v, true
+		}
+	}
+	var visible []string
+	for _, v := range mine {
+		visible = append(visible, fmt.Sprintf("%d-%d (view [%d])", v.shown.first, v.shown.last(), v.id))
+	}
+	e.mu.Unlock()
+	if len(mine) == 0 {
+		return "", noViewError(p, c)
+	}
+	if !found {
+		return "", fmt.Errorf("Can only edit lines visible in a view: lines %d-%d of %s are not all inside one view.\n"+
+			"Visible lines of %s: %s.\n"+
+			"Edit lines inside one view, or open a view that shows these lines: view %s /<start>/ /<end>/",
+			c.from, c.to, p, p, strings.Join(visible, ", "), quotePath(p))
+	}
+
+	data, fi, err := readText(e.fs, p, e.opt.maxFileSize)
+	if err != nil {
+		return "", fmt.Errorf("%w; nothing was written", err)
+	}
+	if msg := verify(data, host); msg != "" {
+		return "", fmt.Errorf("%s", msg)
+	}
+	repl := contentLines(c.content)
+	updated := splice(data, c.from, c.to, repl)
+	if err := writeAtomic(e.fs, p, updated, fi.Mode()); err != nil {
+		return "", fmt.Errorf("could not write %s: %v; the file was left as it was", p, err)
+	}
+	out := fmt.Sprintf("Edited %s lines %d-%d", p, c.from, c.to)
+	for _, note := range e.follow(p, data, updated, c.from, c.to, repl) {
+		out += "\n" + note
+	}
+	return out, nil
+}
+
+// noViewError is the recovery help for an edit of a file no view shows
+// (help-system design, "Error Recovery").
+func noViewError(p string, c command) error {
+	q := quotePath(p)
+	return fmt.Errorf("Cannot edit - no view contains line %d\n\n"+
+		"To edit a file:\n"+
+		"  1. Create a view first: view %s /^def main/ /^$/\n"+
+		"  2. See line numbers in the view on screen\n"+
+		"  3. Edit using those lines: edit %s %d-%d\n\n"+
+		"The view command is shown above in the Commands section.", c.from, q, q, c.from, c.to)
+}
+
+// verify compares the lines the view last showed with the file now, and
+// returns a refusal showing expected and actual lines, or "".
+func verify(data []byte, v view) string {
+	type diff struct {
+		line      int
+		want, got string
+		gone      bool // the file ends before this line
+	}
+	var diffs []diff
+	off := lineStart(data, v.shown.first)
+	for i, want := range v.shown.lines {
+		n := v.shown.first + i
+		if off < 0 || off >= len(data) {
+			diffs = append(diffs, diff{line: n, want: want, gone: true})
+			off = -1
+			continue
+		}
+		end := lineEnd(data, off)
+		if got := string(lineText(data, off, end)); got != want {
+			diffs = append(diffs, diff{line: n, want: want, got: got})
+		}
+		off = end + 1
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The file changed since view [%d] showed it: the edit was refused and %s was not changed.\n", v.id, v.path)
+	b.WriteString("Expected (as the view showed them):")
+	shown := diffs[:min(len(diffs), maxMismatches)]
+	for _, d := range shown {
+		writeNumbered(&b, d.line, d.want)
+	}
+	b.WriteString("\nActual (in the file now):")
+	for _, d := range shown {
+		if d.gone {
+			writeNumbered(&b, d.line, "[end of file]")
+			continue
+		}
+		writeNumbered(&b, d.line, d.got)
+	}
+	if more := len(diffs) - len(shown); more > 0 {
+		fmt.Fprintf(&b, "\n... and %d more changed lines", more)
+	}
+	b.WriteString("\nThe screen now shows the current lines; check them and edit again.")
+	return b.String()
+}
+
+// writeNumbered writes a newline and a line numbered as the screen numbers
+// it.
+func writeNumbered(b *strings.Builder, n int, text string) {
+	num := strconv.Itoa(n)
+	b.WriteByte('\n')
+	b.WriteString(strings.Repeat(" ", max(0, 7-len(num))))
+	b.WriteString(num)
+	if text != "" {
+		b.WriteString("  ")
+		writeLine(b, text, maxShownLine)
+	}
+}
+
+// contentLines splits edit content into lines. A final newline ends the
+// last line rather than adding an empty one; a carriage return before a
+// newline is dropped (the file's own line ending is used).
+func contentLines(content string) []string {
+	if content == "" {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSuffix(content, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return lines
+}
+
+// lineStart returns the offset where line n (1-based) starts, or -1 when
+// the file has fewer lines.
+func lineStart(data []byte, n int) int {
+	off := 0
+	for ; n > 1; n-- {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			return -1
+		}
+		off += i + 1
+	}
+	if off >= len(data) && n == 1 && off > 0 {
+		return -1
+	}
+	return off
+}
+
+// splice replaces lines from..to (1-based, inclusive, present in data) with
+// repl. The new lines end like the last line they replace (or, when that
+// line had no ending, like the file's first line); every other byte is
+// kept, and so is a missing final newline.
+func splice(data []byte, from, to int, repl []string) []byte {
+	startOff := lineStart(data, from)
+	lastOff := lineStart(data, to)
+	lastEnd := lineEnd(data, lastOff)
+	eol := lineEnding(data, lastOff, lastEnd)
+	after := min(lastEnd+1, len(data))
+	newEOL := eol
+	if newEOL == "" {
+		newEOL = "\n"
+		if i := bytes.IndexByte(data, '\n'); i > 0 && data[i-1] == '\r' {
+			newEOL = "\r\n"
+		}
+	}
+	var b bytes.Buffer
+	b.Grow(len(data) + 64*len(repl))
+	b.Write(data[:startOff])
+	for i, l := range repl {
+		b.WriteString(l)
+		if i < len(repl)-1 || eol != "" {
+			b.WriteString(newEOL)
+		}
+	}
+	if len(repl) == 0 && eol == "" && startOff > 0 {
+		// The deleted lines ended the file without a final newline: the
+		// line now last keeps that state.
+		out := bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+		out = bytes.TrimSuffix(out, []byte{'\r'})
+		b.Truncate(len(out))
+	}
+	b.Write(data[after:])
+	return b.Bytes()
+}
+
+// follow updates the patterns of every view of p whose boundary line the
+// edit of from..to (repl replacing them; old and updated the file's bytes
+// before and after) changed: the pattern becomes the new line's literal
+// text, so the view keeps following it. It returns one note per change.
+func (e *Editor) follow(p string, old, updated []byte, from, to int, repl []string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var notes []string
+	k := len(repl)
+	for _, v := range e.views {
+		sh := v.shown
+		if v.path != p || len(sh.lines) == 0 {
+			continue
+		}
+		if s := sh.first; s >= from && s <= to {
+			text, line, ok := "", 0, false
+			if k > 0 {
+				idx := min(s-from, k-1)
+				text, line, ok = repl[idx], from+idx, true
+			} else if t, exists := lineAt(old, to+1); exists {
+				text, line, ok = t, from, true
+			}
+			if ok && text != sh.lines[0] {
+				if np, err := compilePattern("start", literalPattern(text)); err == nil {
+					v.start = np
+					v.index = matchIndex(updated, np, line)
+					notes = append(notes, fmt.Sprintf("View [%d] now starts at /%s/ (the edit changed its first line)", v.id, np.src))
+				}
+			}
+		}
+		if l := sh.last(); !sh.truncated && l >= from && l <= to {
+			text, ok := "", false
+			if k > 0 {
+				text, ok = repl[max(0, k-1-(to-l))], true
+			} else if from-1 >= sh.first {
+				text, ok = lineAt(old, from-1)
+			}
+			if ok && text != sh.lines[len(sh.lines)-1] {
+				if np, err := compilePattern("end", literalPattern(text)); err == nil {
+					v.end = np
+					notes = append(notes, fmt.Sprintf("View [%d] now ends at /%s/ (the edit changed its last line)", v.id, np.src))
+				}
+			}
+		}
+	}
+	return notes
+}
+
+// lineAt returns the text of line n (1-based) without its ending.
+func lineAt(data []byte, n int) (string, bool) {
+	off := lineStart(data, n)
+	if off < 0 || off >= len(data) {
+		return "", false
+	}
+	return string(lineText(data, off, lineEnd(data, off))), true
+}
+
+// matchIndex returns how many lines before line n match p: the index of
+// line n among p's matches.
+func matchIndex(data []byte, p *pattern, n int) int {
+	limit := lineStart(data, n)
+	if limit < 0 {
+		limit = len(data)
+	}
+	count := 0
+	for off := 0; ; count++ {
+		o := p.next(data, off, limit)
+		if o < 0 {
+			return count
+		}
+		off = lineEnd(data, o) + 1
+	}
+}

@@ -1,0 +1,316 @@
+package editor
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Command names.
+const (
+	cmdView   = "view"
+	cmdEdit   = "edit"
+	cmdSearch = "search"
+	cmdCreate = "create"
+	cmdClose  = "close"
+	cmdNext   = "next_match"
+	cmdPrev   = "prev_match"
+)
+
+// command is one parsed editor command. Which fields are set depends on
+// name.
+type command struct {
+	name string
+	path string // view, edit, create: the file as written (unquoted)
+
+	start, end string // view: the patterns as written, between the slashes
+	label      string // view: optional
+
+	from, to int // edit: the line range, 1-based, inclusive
+
+	content    string // edit, create: the text after the first line
+	hasContent bool   // whether the text had a second line at all
+
+	id int // close, next_match, prev_match
+
+	pattern string // search: the pattern as written
+	glob    string // search
+}
+
+// parse reads a full command text: a first line holding the command and its
+// arguments, then, for edit and create, the content lines. It never panics;
+// a bad command is an error saying what was wrong and what to write.
+func parse(text string) (command, error) {
+	first, rest, more := strings.Cut(text, "\n")
+	first = strings.TrimSpace(first)
+	name, args := cutWord(first)
+	c := command{name: name}
+	var err error
+	switch name {
+	case cmdView:
+		err = c.parseView(args)
+	case cmdEdit:
+		err = c.parseEdit(args)
+	case cmdCreate:
+		c.path, args, err = cutPath(args)
+		if err == nil && c.path == "" {
+			err = errors.New("missing file; write create <file>, then the content lines")
+		}
+		if err == nil && args != "" {
+			err = fmt.Errorf("unexpected %q after the file; the content goes on the lines below create <file>", clip(args, 40))
+		}
+	case cmdSearch:
+		err = c.parseSearch(args)
+	case cmdClose, cmdNext, cmdPrev:
+		c.id, err = parseID(name, args)
+	case "":
+		return c, errors.New("empty command")
+	default:
+		return c, fmt.Errorf("unknown command %q", clip(name, 40))
+	}
+	if err != nil {
+		return c, err
+	}
+	switch name {
+	case cmdEdit, cmdCreate:
+		c.content, c.hasContent = rest, more
+	default:
+		if strings.TrimSpace(rest) != "" {
+			return c, fmt.Errorf("%s takes one line; remove the lines after it", name)
+		}
+	}
+	return c, nil
+}
+
+func (c *command) parseView(args string) error {
+	const usage = "write view <file> /<start>/ /<end>/ [label]"
+	var err error
+	c.path, args, err = cutPath(args)
+	if err != nil {
+		return err
+	}
+	if c.path == "" {
+		return errors.New("missing file; " + usage)
+	}
+	if c.start, args, err = cutPattern("start", args); err != nil {
+		return err
+	}
+	if w, after := cutWord(args); w == "to" {
+		args = after
+	} else if strings.HasPrefix(args, "to/") {
+		args = args[2:]
+	}
+	if c.end, args, err = cutPattern("end", args); err != nil {
+		return err
+	}
+	c.label = args
+	if len(c.label) >= 2 && c.label[0] == '"' && c.label[len(c.label)-1] == '"' {
+		c.label = c.label[1 : len(c.label)-1]
+	}
+	return nil
+}
+
+func (c *command) parseEdit(args string) error {
+	const usage = "write edit <file> <start>-<end>, then the new lines"
+	var err error
+	c.path, args, err = cutPath(args)
+	if err != nil {
+		return err
+	}
+	if c.path == "" {
+		return errors.New("missing file; " + usage)
+	}
+	r, extra := cutWord(args)
+	if r == "" {
+		return errors.New("missing line range; " + usage)
+	}
+	if extra != "" {
+		return fmt.Errorf("unexpected %q after the line range; the new lines go below the edit line", clip(extra, 40))
+	}
+	a, b, isRange := strings.Cut(r, "-")
+	if !isRange {
+		b = a
+	}
+	from, err1 := strconv.Atoi(a)
+	to, err2 := strconv.Atoi(b)
+	switch {
+	case err1 != nil || err2 != nil || strings.HasPrefix(a, "+") || strings.HasPrefix(b, "+"):
+		return fmt.Errorf("bad line range %q; write two line numbers from the view, like 45-50", clip(r, 40))
+	case from < 1 || to < 1:
+		return fmt.Errorf("bad line range %q; line numbers start at 1", clip(r, 40))
+	case to < from:
+		return fmt.Errorf("bad line range %q; the first line comes first, like %d-%d", clip(r, 40), to, from)
+	}
+	c.from, c.to = from, to
+	return nil
+}
+
+func (c *command) parseSearch(args string) error {
+	const usage = `write search "<pattern>" <glob>`
+	if args == "" {
+		return errors.New("missing pattern; " + usage)
+	}
+	if args[0] == '"' {
+		end := closing(args[1:], '"')
+		if end < 0 {
+			return errors.New(`the pattern has no closing "; write \" for a quote inside it`)
+		}
+		c.pattern, args = args[1:1+end], strings.TrimLeftFunc(args[2+end:], unicode.IsSpace)
+	} else {
+		c.pattern, args = cutWord(args)
+	}
+	if c.pattern == "" {
+		return errors.New("empty pattern; " + usage)
+	}
+	var err error
+	if c.glob, args, err = cutPath(args); err != nil {
+		return err
+	}
+	if args != "" {
+		return fmt.Errorf("unexpected %q after the glob; %s", clip(args, 40), usage)
+	}
+	if c.glob == "" {
+		c.glob = "**"
+	}
+	return nil
+}
+
+// parseID reads a view id: 3 or [3].
+func parseID(name, args string) (int, error) {
+	s := strings.TrimSuffix(strings.TrimPrefix(args, "["), "]")
+	id, err := strconv.Atoi(s)
+	if err != nil || id < 1 || strings.HasPrefix(s, "+") {
+		if args == "" {
+			return 0, fmt.Errorf("missing view id; write %s <id> with the number shown as [id] on the screen", name)
+		}
+		return 0, fmt.Errorf("bad view id %q; write %s <id> with the number shown as [id] on the screen", clip(args, 40), name)
+	}
+	return id, nil
+}
+
+// cutWord returns the first word of s and the rest, white space trimmed.
+func cutWord(s string) (word, rest string) {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	i := strings.IndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], strings.TrimLeftFunc(s[i:], unicode.IsSpace)
+}
+
+// cutPath reads a file name: a word, or a double-quoted string where \" and
+// \\ stand for a quote and a backslash.
+func cutPath(s string) (p, rest string, err error) {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	if !strings.HasPrefix(s, `"`) {
+		p, rest = cutWord(s)
+		return p, rest, nil
+	}
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+				i++
+			}
+		case '"':
+			if b.Len() == 0 {
+				return "", "", errors.New(`empty file name ""`)
+			}
+			return b.String(), strings.TrimLeftFunc(s[i+1:], unicode.IsSpace), nil
+		}
+		b.WriteByte(s[i])
+	}
+	return "", "", errors.New(`the file name has no closing "`)
+}
+
+// cutPattern reads /pattern/ from the start of s. Inside, a backslash
+// escapes the next character, so \/ is a slash that does not end it.
+func cutPattern(which, s string) (pat, rest string, err error) {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	if s == "" {
+		return "", "", fmt.Errorf("missing %s pattern; write view <file> /<start>/ /<end>/ [label]", which)
+	}
+	if s[0] != '/' {
+		w, _ := cutWord(s)
+		return "", "", fmt.Errorf("the %s pattern must be written between slashes, like /^def main/ (got %q)", which, clip(w, 40))
+	}
+	end := closing(s[1:], '/')
+	if end < 0 {
+		return "", "", fmt.Errorf(`the %s pattern %s has no closing slash; write \/ for a slash inside a pattern`, which, clip(s, 40))
+	}
+	pat = s[1 : 1+end]
+	if pat == "" {
+		return "", "", fmt.Errorf("empty %s pattern //; write a regular expression between the slashes", which)
+	}
+	return pat, strings.TrimLeftFunc(s[2+end:], unicode.IsSpace), nil
+}
+
+// closing returns the index in s of the first delim not escaped by a
+// backslash, or -1.
+func closing(s string, delim byte) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case delim:
+			return i
+		}
+	}
+	return -1
+}
+
+// String formats the command back into text that parses to the same
+// command.
+func (c command) String() string {
+	var b strings.Builder
+	b.WriteString(c.name)
+	switch c.name {
+	case cmdView:
+		b.WriteString(" " + quotePath(c.path) + " /" + c.start + "/ to /" + c.end + "/")
+		if c.label != "" {
+			b.WriteString(` "` + c.label + `"`)
+		}
+	case cmdEdit:
+		fmt.Fprintf(&b, " %s %d-%d", quotePath(c.path), c.from, c.to)
+	case cmdCreate:
+		b.WriteString(" " + quotePath(c.path))
+	case cmdSearch:
+		if hasSpace(c.pattern) || strings.HasPrefix(c.pattern, `"`) {
+			b.WriteString(` "` + c.pattern + `"`)
+		} else {
+			b.WriteString(" " + c.pattern)
+		}
+		b.WriteString(" " + quotePath(c.glob))
+	case cmdClose, cmdNext, cmdPrev:
+		fmt.Fprintf(&b, " %d", c.id)
+	}
+	if c.hasContent {
+		b.WriteString("\n" + c.content)
+	}
+	return b.String()
+}
+
+// quotePath quotes p when it would not read back as one word.
+func quotePath(p string) string {
+	if p != "" && !hasSpace(p) && !strings.ContainsAny(p, `"\`) {
+		return p
+	}
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	return `"` + r.Replace(p) + `"`
+}
+
+func hasSpace(s string) bool { return strings.IndexFunc(s, unicode.IsSpace) >= 0 }
+
+// clip cuts s to at most n bytes on a rune boundary, adding "..." when cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "..."
+}

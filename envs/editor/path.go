@@ -1,0 +1,54 @@
+package editor
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// resolvePath turns a file name the agent wrote into a clean slash path
+// relative to the project root. It refuses names that lead outside the
+// root: "..", and absolute paths not inside the root directory. Symbolic
+// links are checked by the filesystem when the file is opened.
+func (e *Editor) resolvePath(name string) (string, error) {
+	if name == "" {
+		return "", fmt.Errorf("empty file name; write a path relative to the project root")
+	}
+	if strings.IndexByte(name, 0) >= 0 {
+		return "", fmt.Errorf("file name %q has a NUL byte", clip(name, 60))
+	}
+	p := filepath.ToSlash(name)
+	if path.IsAbs(p) || filepath.IsAbs(name) {
+		rel, ok := e.insideRoot(name)
+		if !ok {
+			return "", fmt.Errorf("path %s is outside the project root; use a path relative to the root", clip(name, 200))
+		}
+		p = rel
+	}
+	p = path.Clean(p)
+	switch {
+	case p == ".":
+		return "", fmt.Errorf("path %s is the project root itself; name a file inside it", clip(name, 200))
+	case p == ".." || strings.HasPrefix(p, "../"):
+		return "", fmt.Errorf("path %s leads outside the project root; use a path inside it, relative to the root", clip(name, 200))
+	}
+	return p, nil
+}
+
+// insideRoot returns the slash path of the absolute name relative to the
+// root directory, if it lies inside it.
+func (e *Editor) insideRoot(name string) (string, bool) {
+	clean := filepath.Clean(name)
+	for _, dir := range e.rootDirs {
+		rel, err := filepath.Rel(dir, clean)
+		if err != nil {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel) {
+			return rel, true
+		}
+	}
+	return "", false
+}

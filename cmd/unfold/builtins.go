@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/envs/editor"
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/session"
 )
@@ -22,19 +25,27 @@ type builtin struct {
 
 // builtins lists the built-in environments, in registration order. Each
 // environment package (bash, python, editor) adds its entry here.
-var builtins = []builtin{}
+var builtins = []builtin{
+	{name: editor.Name, new: func(project string, sess *session.Session) (envs.Env, error) {
+		return editor.New(project, sess)
+	}},
+}
 
 // newOrchestrator builds the orchestrator serve and repl share: a session,
 // the built-in environments, then the project's spec files. Spec files that
 // fail to load are reported on stderr (and on the orchestrator's screen);
 // they do not stop the others.
-func newOrchestrator(project string, maxLineBytes int, stderr io.Writer) (*orchestrator.Orchestrator, error) {
+func newOrchestrator(project string, maxLineBytes int, names string, stderr io.Writer) (*orchestrator.Orchestrator, error) {
+	chosen, err := chooseBuiltins(names)
+	if err != nil {
+		return nil, err
+	}
 	sess := session.New()
 	o, err := orchestrator.New(orchestrator.WithSession(sess), orchestrator.WithMaxLineBytes(maxLineBytes))
 	if err != nil {
 		return nil, err
 	}
-	for _, b := range builtins {
+	for _, b := range chosen {
 		env, err := b.new(project, sess)
 		if err == nil {
 			err = o.Register(b.name, env, b.opts...)
@@ -55,4 +66,33 @@ func newOrchestrator(project string, maxLineBytes int, stderr io.Writer) (*orche
 		}
 	}
 	return o, nil
+}
+
+// builtinsUsage describes the --builtins flag.
+func builtinsUsage() string {
+	names := make([]string, len(builtins))
+	for i, b := range builtins {
+		names[i] = b.name
+	}
+	return "comma-separated built-in environments to start (" + strings.Join(names, ", ") + "), \"all\", or \"none\" for only the project's spec files"
+}
+
+// chooseBuiltins picks the built-ins a --builtins value names.
+func chooseBuiltins(names string) ([]builtin, error) {
+	switch strings.TrimSpace(names) {
+	case "", "all":
+		return builtins, nil
+	case "none":
+		return nil, nil
+	}
+	var out []builtin
+	for name := range strings.SplitSeq(names, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(builtins, func(b builtin) bool { return b.name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("--builtins: unknown environment %q; %s", name, builtinsUsage())
+		}
+		out = append(out, builtins[i])
+	}
+	return out, nil
 }

@@ -100,7 +100,7 @@ func TestServeBinary(t *testing.T) {
 		t.Skip("sh is not installed; the test's process environment is a sh script")
 	}
 	project := writeProject(t)
-	cmd := exec.Command(binary, "serve", "--project", project)
+	cmd := exec.Command(binary, "serve", "--builtins", "none", "--project", project)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +187,7 @@ func TestServeBinary(t *testing.T) {
 // exits with status 1.
 func TestServeBinarySignal(t *testing.T) {
 	project := writeProject(t)
-	cmd := exec.Command(binary, "serve", "--project", project)
+	cmd := exec.Command(binary, "serve", "--builtins", "none", "--project", project)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
@@ -215,7 +215,7 @@ func TestServeBinarySignal(t *testing.T) {
 
 func TestReplBinary(t *testing.T) {
 	project := writeProject(t)
-	cmd := exec.Command(binary, "repl", "--project", project)
+	cmd := exec.Command(binary, "repl", "--builtins", "none", "--project", project)
 	cmd.Stdin = strings.NewReader("sh: one\n```sh\ntwo\nlines\n```\nbash: ls\n:quit\nsh: never run\n")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -347,7 +347,7 @@ func BenchmarkServeBinary(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			project := writeProject(b, bc.files)
-			cmd := exec.Command(binary, "serve", "--project", project)
+			cmd := exec.Command(binary, "serve", "--builtins", "none", "--project", project)
 			stdin, _ := cmd.StdinPipe()
 			stdout, _ := cmd.StdoutPipe()
 			if err := cmd.Start(); err != nil {

@@ -45,10 +45,11 @@ const maxReplInput = 16 << 20
 func runRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("repl", flag.ContinueOnError)
 	project := fs.String("project", ".", "the project `DIR`: environments work there, and spec files come from DIR/env/*.json")
+	names := fs.String("builtins", "all", builtinsUsage())
 	if code := parseFlags(fs, replHelp, args, stdout, stderr); code >= 0 {
 		return code
 	}
-	o, err := newOrchestrator(*project, orchestrator.DefaultMaxLineBytes, stderr)
+	o, err := newOrchestrator(*project, orchestrator.DefaultMaxLineBytes, *names, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold repl: %v\n", err)
 		return 1

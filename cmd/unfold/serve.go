@@ -33,11 +33,12 @@ docs/serve-protocol.md.
 func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	project := fs.String("project", ".", "the project `DIR`: environments work there, and spec files come from DIR/env/*.json")
+	names := fs.String("builtins", "all", builtinsUsage())
 	maxLine := fs.Int("max-line-bytes", orchestrator.DefaultMaxLineBytes, "the longest input line accepted, in `bytes`")
 	if code := parseFlags(fs, serveHelp, args, stdout, stderr); code >= 0 {
 		return code
 	}
-	o, err := newOrchestrator(*project, *maxLine, stderr)
+	o, err := newOrchestrator(*project, *maxLine, *names, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold serve: %v\n", err)
 		return 1

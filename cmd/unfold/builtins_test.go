@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestServeBuiltins drives the built-in environments through the real
+// binary: each gets a command and shows its screen.
+func TestServeBuiltins(t *testing.T) {
+	project := t.TempDir()
+	lines := []string{
+		`{"type":"command","environment":"editor","command":"create notes.md\n# Notes\nfirst line"}`,
+	}
+	cmd := exec.Command(binary, "serve", "--project", project)
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	answers := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	if len(answers) != len(lines) {
+		t.Fatalf("got %d answers, want %d: %s", len(answers), len(lines), out)
+	}
+	var m serveMessage
+	if err := json.Unmarshal(answers[0], &m); err != nil {
+		t.Fatal(err)
+	}
+	if !m.Response.Success {
+		t.Errorf("editor create failed: %+v", m.Response)
+	}
+	if !strings.Contains(m.Screen["editor"].Content, "Commands:") {
+		t.Errorf("editor screen missing its help: %q", m.Screen["editor"].Content)
+	}
+	data, err := os.ReadFile(filepath.Join(project, "notes.md"))
+	if err != nil || string(data) != "# Notes\nfirst line\n" {
+		t.Errorf("notes.md: got %q, %v", data, err)
+	}
+}
+
+func TestBuiltinsFlag(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"serve", "--builtins", "nope", "--project", t.TempDir()}, strings.NewReader(""), &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), `--builtins: unknown environment "nope"`) {
+		t.Errorf("exit %d, stderr %q; want 1 and the unknown environment named", code, stderr.String())
+	}
+	for _, names := range []string{"all", "none", "editor"} {
+		stdout.Reset()
+		stderr.Reset()
+		if code := run([]string{"serve", "--builtins", names, "--project", t.TempDir()}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Errorf("--builtins %s: exit %d, stderr %q", names, code, stderr.String())
+		}
+	}
+}

@@ -2,6 +2,7 @@ package envs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -238,6 +239,10 @@ func call(ctx context.Context, h Handler, args string) (r Response) {
 	out, err := h(ctx, args)
 	if err != nil {
 		msg := "Error: " + err.Error()
+		var f *Failure
+		if errors.As(err, &f) {
+			msg = f.Message
+		}
 		if out = strings.TrimRight(out, "\n"); out != "" {
 			msg = out + "\n" + msg
 		}

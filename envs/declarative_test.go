@@ -421,3 +421,25 @@ func TestConformance(t *testing.T) {
 		Blocking: "block",
 	})
 }
+
+// TestFailureIsShownAsIs: a *envs.Failure is the whole response, without the
+// "Error: " prefix, for recovery help that reads as a message of its own.
+func TestFailureIsShownAsIs(t *testing.T) {
+	d, err := envs.NewDeclarative("t", nil, envs.DeclarativeSpec{
+		Description: "Test.",
+		Commands: []envs.Command{{Signature: "go", Description: "Go.", Handler: func(context.Context, string) (string, error) {
+			return "", envs.Fail("Cannot go - %d steps missing\n\nDo this first.", 2)
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.Execute(context.Background(), "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := envs.Response{Output: "Cannot go - 2 steps missing\n\nDo this first."}
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}

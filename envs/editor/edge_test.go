@@ -179,7 +179,7 @@ func TestEdgeEditOutsideView(t *testing.T) {
 func TestEdgeEditWithoutView(t *testing.T) {
 	e, _ := newMem(t, map[string]string{"src/main.py": mainPy})
 	got := fail(t, e, "edit src/main.py 45-50\nnew content")
-	want := "Error: Cannot edit - no view contains line 45\n\n" +
+	want := "Cannot edit - no view contains line 45\n\n" +
 		"To edit a file:\n" +
 		"  1. Create a view first: view src/main.py /^def main/ /^$/\n" +
 		"  2. See line numbers in the view on screen\n" +

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/unfold-dev/unfold/envs"
 )
 
 // maxMismatches is how many changed lines a refused edit lists.
@@ -67,7 +69,7 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 // (help-system design, "Error Recovery").
 func noViewError(p string, c command) error {
 	q := quotePath(p)
-	return fmt.Errorf("Cannot edit - no view contains line %d\n\n"+
+	return envs.Fail("Cannot edit - no view contains line %d\n\n"+
 		"To edit a file:\n"+
 		"  1. Create a view first: view %s /^def main/ /^$/\n"+
 		"  2. See line numbers in the view on screen\n"+

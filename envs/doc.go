@@ -36,7 +36,8 @@
 //
 //   - an unknown name: "Unknown command: <name>\nAvailable: <sorted names>";
 //   - empty text: "Empty command: ...\nAvailable: <sorted names>";
-//   - a handler error or panic: "Error: <message>", success false;
+//   - a handler error or panic: "Error: <message>", success false; a
+//     [*Failure] (from [Fail]) is shown as it is, for recovery help;
 //   - otherwise the handler's output, success true.
 //
 // # Help screens

@@ -1,0 +1,68 @@
+// Package python is a persistent Python environment: one python3 process
+// per environment, running a small driver that unfold embeds, with one
+// namespace that lives across commands.
+//
+// # Commands
+//
+// A command is a block of Python code. The driver parses it with ast, runs
+// all of it in the namespace and, like the interactive interpreter, shows
+// the repr of a final expression statement (nothing for None). Output of
+// the code and of anything it starts (os.system, subprocess) is captured at
+// the file-descriptor level: fds 1 and 2 share one pipe, so stdout and
+// stderr arrive in the order they were written. An exception shows its full
+// traceback with the lines of the code (cells are named <cell-N>) and none
+// of the driver's frames; a SyntaxError points at its line:
+//
+//	r, err := python.New(python.Options{Dir: project})
+//	...
+//	resp, err := r.Execute(ctx, "import math\nr = 2\nmath.pi * r ** 2")
+//	// resp.Output == "12.566370614359172", resp.Success == true
+//
+// Commands and replies travel between Go and the driver on their own file
+// descriptors (3 and 4) as JSON lines, so nothing the code prints, not even
+// bytes that are not UTF-8, can be mistaken for a reply. The end of a
+// command's output is found with a random marker the Go side writes into
+// the output pipe after the reply: code never sees it, so cannot forge it.
+//
+// # Interrupts and restarts
+//
+// When the command's context ends (the orchestrator's timeout, or a
+// cancel), the interpreter's process group gets SIGINT, as Ctrl-C in a
+// terminal would: KeyboardInterrupt is raised in the code, its traceback is
+// shown, the response says it was interrupted, and the namespace survives.
+// Code that does not stop within [Options.Grace] is killed with its process
+// group and a fresh interpreter is started; the response says the variables
+// were lost. exit(), quit() and sys.exit() raise SystemExit, which is
+// reported and does not end the session. input() fails at once with an
+// EOFError saying there is no standard input (stdin is /dev/null, and the
+// interpreter has no controlling terminal). If the interpreter dies
+// (os._exit, a crash, a kill from outside), the next command starts a new
+// one and says the state was lost.
+//
+// # Screen
+//
+// The screen follows the help-system design from the first turn:
+//
+//	Working directory: /home/user/project
+//
+//	Variables (recent):
+//	  df: DataFrame
+//	  model: RandomForestClassifier
+//
+//	Any Python code. Variables and imports persist across commands.
+//
+// Variables are listed most recently mentioned first: after each command,
+// names it mentions as whole words (a \b<name>\b match, so comments and
+// strings count too) move to the front. Names starting with _, modules and
+// builtins are left out, and at most [MaxVariables] are shown; with none,
+// the list reads "Variables: (none)". A class shows its own name, anything
+// else its type's name. The one-line summary is "Python REPL (ready)".
+//
+// # Resources
+//
+// Output is kept head and tail up to [Options.OutputLimit] with a notice of
+// what was dropped ([envs.Output]); the Go side drains the pipe while the
+// code runs, so neither side holds more. The interpreter starts with the
+// first command. Close ends it and its process group: end of input, then
+// SIGTERM, then SIGKILL.
+package python

@@ -1,0 +1,288 @@
+package python
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// driverSource is the program the interpreter runs. The bootstrap reads it
+// as the first line of fd 3 (JSON-encoded) and compiles it under the file
+// name its tracebacks filter out.
+//
+//go:embed driver.py
+var driverSource string
+
+// bootstrap is the -c program: it reads the driver from fd 3 and runs it in
+// a namespace of its own, handing it the open request stream.
+const bootstrap = "import os,json;_r=os.fdopen(3,'rb',65536);" +
+	"exec(compile(json.loads(_r.readline()),'<unfold-driver>','exec')," +
+	"{'__name__':'__unfold_driver__','_requests':_r})"
+
+const (
+	// startTimeout bounds how long the interpreter may take to report ready.
+	startTimeout = 30 * time.Second
+	// maxReply bounds one reply line from the driver; replies hold at most
+	// 100 short variable entries, so a longer line is a broken driver.
+	maxReply = 1 << 20
+	// stopStep is how long Close waits at each rung of its ladder: end of
+	// input, SIGTERM, SIGKILL.
+	stopStep = time.Second
+)
+
+// request is one command sent to the driver.
+type request struct {
+	Code string `json:"code"`
+}
+
+// reply is the driver's answer to a request, or its ready message.
+type reply struct {
+	// Status is "ready", "ok", "error", "interrupted" (KeyboardInterrupt),
+	// "exit" (SystemExit) or "protocol" (a request it could not read).
+	Status   string      `json:"status"`
+	Success  bool        `json:"success"`
+	ExitCode any         `json:"exit_code"`
+	Cwd      string      `json:"cwd"`
+	Vars     [][2]string `json:"vars"`
+	Error    string      `json:"error"`
+}
+
+// proc is one running interpreter with its pipes.
+type proc struct {
+	cmd     *exec.Cmd
+	req     *os.File   // fd 3 of the driver: requests
+	rep     *os.File   // fd 4 of the driver: replies
+	replies chan reply // closed when fd 4 ends or carries garbage
+	out     *stream    // fds 1 and 2
+	exited  chan struct{}
+	waitErr error         // set before exited is closed
+	quit    chan struct{} // closed by stop, releases the reply reader
+	readers chan struct{} // closed when the reply reader returns
+	stopped sync.Once
+}
+
+// start runs the interpreter and waits for the driver's ready message.
+func start(ctx context.Context, o Options, dir string) (*proc, reply, error) {
+	var files []*os.File // every pipe end, closed if starting fails
+	closeAll := func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}
+	var ends [6]*os.File
+	for i := 0; i < len(ends); i += 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return nil, reply{}, fmt.Errorf("python: start: %w", err)
+		}
+		ends[i], ends[i+1] = r, w
+		files = append(files, r, w)
+	}
+	reqR, reqW, repR, repW, outR, outW := ends[0], ends[1], ends[2], ends[3], ends[4], ends[5]
+	cmd := exec.Command(o.Python, "-u", "-c", bootstrap)
+	cmd.Dir = dir
+	cmd.Env = environment(o.Env)
+	cmd.Stdout, cmd.Stderr = outW, outW
+	cmd.ExtraFiles = []*os.File{reqR, repW}
+	newSession(cmd)
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, reply{}, err
+	}
+	// The child has its copies; ours of its ends would hide its exit.
+	_ = reqR.Close()
+	_ = repW.Close()
+	p := &proc{
+		cmd: cmd, req: reqW, rep: repR,
+		replies: make(chan reply, 1),
+		out:     newStream(outR, outW, o.OutputLimit),
+		exited:  make(chan struct{}),
+		quit:    make(chan struct{}),
+		readers: make(chan struct{}),
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		// A blocked request write has nobody left to read it.
+		_ = p.req.SetWriteDeadline(time.Unix(1, 0))
+		close(p.exited)
+	}()
+	go p.readReplies()
+
+	src, _ := json.Marshal(driverSource)
+	if err := p.send(ctx, append(src, '\n')); err != nil {
+		return nil, reply{}, p.failedStart(err)
+	}
+	t := time.NewTimer(startTimeout)
+	defer t.Stop()
+	select {
+	case rep, ok := <-p.replies:
+		if ok && rep.Status == "ready" {
+			return p, rep, nil
+		}
+		if !ok && p.waitExit(stopStep) {
+			// The reply stream ends when the interpreter does.
+			return nil, reply{}, p.failedStart(nil)
+		}
+		return nil, reply{}, p.failedStart(errors.New("the driver did not report ready"))
+	case <-p.exited:
+		return nil, reply{}, p.failedStart(nil)
+	case <-ctx.Done():
+		p.kill()
+		p.stop()
+		return nil, reply{}, ctx.Err()
+	case <-t.C:
+		return nil, reply{}, p.failedStart(fmt.Errorf("no ready message within %v", startTimeout))
+	}
+}
+
+// failedStart stops p and describes why it did not start, with whatever
+// the interpreter printed (a missing module, a version too old).
+func (p *proc) failedStart(err error) error {
+	p.kill()
+	out, _ := p.out.sync()
+	p.stop()
+	msg := strings.TrimSpace(out.String())
+	if err == nil {
+		err = errors.New(exitDescription(p.waitErr))
+	}
+	if msg != "" {
+		return fmt.Errorf("%w; it printed:\n%s", err, msg)
+	}
+	return err
+}
+
+// environment is the interpreter's environment: the inherited one, then
+// defaults that keep tools from waiting on a terminal, then extra.
+func environment(extra []string) []string {
+	env := os.Environ()
+	env = append(env,
+		"TERM=dumb", "PAGER=cat", "GIT_PAGER=cat", "MANPAGER=cat",
+		"GIT_TERMINAL_PROMPT=0", "PIP_NO_INPUT=1", "PYTHONUNBUFFERED=1")
+	if _, ok := os.LookupEnv("MPLBACKEND"); !ok {
+		env = append(env, "MPLBACKEND=Agg")
+	}
+	return append(env, extra...)
+}
+
+// readReplies turns fd 4 into replies until it ends or breaks.
+func (p *proc) readReplies() {
+	defer close(p.readers)
+	defer close(p.replies)
+	br := bufio.NewReaderSize(p.rep, 64<<10)
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > maxReply {
+			p.deliver(reply{Status: "protocol", Error: fmt.Sprintf("reply longer than %d bytes", maxReply)})
+			return
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		var rep reply
+		if err := json.Unmarshal(line, &rep); err != nil {
+			p.deliver(reply{Status: "protocol", Error: "unreadable reply: " + err.Error()})
+			return
+		}
+		if !p.deliver(rep) {
+			return
+		}
+		line = line[:0]
+	}
+}
+
+func (p *proc) deliver(rep reply) bool {
+	select {
+	case p.replies <- rep:
+		return true
+	case <-p.quit:
+		return false
+	}
+}
+
+// send writes one request line, giving up when ctx ends or the
+// interpreter exits.
+func (p *proc) send(ctx context.Context, line []byte) error {
+	stop := context.AfterFunc(ctx, func() { _ = p.req.SetWriteDeadline(time.Unix(1, 0)) })
+	defer stop()
+	_, err := p.req.Write(line)
+	return err
+}
+
+// dead reports whether the interpreter has exited.
+func (p *proc) dead() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill kills the interpreter's whole process group and waits for the
+// interpreter to exit.
+func (p *proc) kill() {
+	signalGroup(p.cmd, sigKill)
+	<-p.exited
+}
+
+// stop ends the interpreter: its input closed (the driver exits when
+// idle), then SIGTERM, then SIGKILL, each after a wait; then whatever is left
+// of its process group is killed and the pipes are closed.
+func (p *proc) stop() { p.stopped.Do(p.doStop) }
+
+func (p *proc) doStop() {
+	_ = p.req.Close()
+	for _, sig := range []processSignal{sigTerminate, sigKill} {
+		if p.waitExit(stopStep) {
+			break
+		}
+		signalGroup(p.cmd, sig)
+	}
+	<-p.exited
+	signalGroup(p.cmd, sigKill)
+	close(p.quit)
+	_ = p.rep.Close()
+	<-p.readers
+	p.out.close()
+}
+
+func (p *proc) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// exitDescription says how the interpreter ended, from cmd.Wait's error.
+func exitDescription(err error) string {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return "the Python process exited with status 0"
+	case errors.As(err, &ee):
+		if s := signalName(ee.ProcessState); s != "" {
+			return "the Python process was killed by signal: " + s
+		}
+		return fmt.Sprintf("the Python process exited with status %d", ee.ExitCode())
+	default:
+		return "the Python process ended: " + err.Error()
+	}
+}

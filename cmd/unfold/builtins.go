@@ -8,6 +8,7 @@ import (
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/envs/editor"
+	"github.com/unfold-dev/unfold/envs/python"
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/session"
 )
@@ -26,6 +27,9 @@ type builtin struct {
 // builtins lists the built-in environments, in registration order. Each
 // environment package (bash, python, editor) adds its entry here.
 var builtins = []builtin{
+	{name: "python", new: func(project string, _ *session.Session) (envs.Env, error) {
+		return python.New(python.Options{Dir: project})
+	}},
 	{name: editor.Name, new: func(project string, sess *session.Session) (envs.Env, error) {
 		return editor.New(project, sess)
 	}},

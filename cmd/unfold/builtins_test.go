@@ -14,8 +14,12 @@ import (
 // binary: each gets a command and shows its screen.
 func TestServeBuiltins(t *testing.T) {
 	project := t.TempDir()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed; the python environment needs it")
+	}
 	lines := []string{
 		`{"type":"command","environment":"editor","command":"create notes.md\n# Notes\nfirst line"}`,
+		`{"type":"command","environment":"python","command":"n = len(open('notes.md').read().splitlines())\nn * 10"}`,
 	}
 	cmd := exec.Command(binary, "serve", "--project", project)
 	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
@@ -39,6 +43,15 @@ func TestServeBuiltins(t *testing.T) {
 	if !strings.Contains(m.Screen["editor"].Content, "Commands:") {
 		t.Errorf("editor screen missing its help: %q", m.Screen["editor"].Content)
 	}
+	if err := json.Unmarshal(answers[1], &m); err != nil {
+		t.Fatal(err)
+	}
+	if !m.Response.Success || m.Response.Output != "20" {
+		t.Errorf("python: got %+v, want 20", m.Response)
+	}
+	if !strings.Contains(m.Screen["python"].Content, "  n: int") {
+		t.Errorf("python screen: %q", m.Screen["python"].Content)
+	}
 	data, err := os.ReadFile(filepath.Join(project, "notes.md"))
 	if err != nil || string(data) != "# Notes\nfirst line\n" {
 		t.Errorf("notes.md: got %q, %v", data, err)
@@ -51,7 +64,7 @@ func TestBuiltinsFlag(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr.String(), `--builtins: unknown environment "nope"`) {
 		t.Errorf("exit %d, stderr %q; want 1 and the unknown environment named", code, stderr.String())
 	}
-	for _, names := range []string{"all", "none", "editor"} {
+	for _, names := range []string{"all", "none", "editor", "python,editor"} {
 		stdout.Reset()
 		stderr.Reset()
 		if code := run([]string{"serve", "--builtins", names, "--project", t.TempDir()}, strings.NewReader(""), &stdout, &stderr); code != 0 {

@@ -119,6 +119,10 @@ func start(ctx context.Context, o Options, dir string) (*proc, reply, error) {
 
 	src, _ := json.Marshal(driverSource)
 	if err := p.send(ctx, append(src, '\n')); err != nil {
+		if p.waitExit(stopStep) {
+			// The write failed because the interpreter exited: say how.
+			return nil, reply{}, p.failedStart(nil)
+		}
 		return nil, reply{}, p.failedStart(err)
 	}
 	t := time.NewTimer(startTimeout)

@@ -62,3 +62,48 @@ func fenceLine(line string) (ch byte, length int, rest string, ok bool) {
 	}
 	return ch, j - i, line[j:], true
 }
+
+// Dedent removes the longest run of spaces and tabs that every non-blank
+// line starts with, turns whitespace-only lines into empty ones, and trims
+// the result.
+func Dedent(s string) string {
+	if s == "" {
+		return s
+	}
+	prefix, first := "", true
+	for line := range strings.Lines(s) {
+		line = strings.TrimRight(line, "\r\n")
+		trimmed := strings.TrimLeft(line, " \t")
+		if trimmed == "" {
+			continue
+		}
+		indent := line[:len(line)-len(trimmed)]
+		if first {
+			prefix, first = indent, false
+			continue
+		}
+		n := 0
+		for n < len(prefix) && n < len(indent) && prefix[n] == indent[n] {
+			n++
+		}
+		prefix = prefix[:n]
+		if prefix == "" {
+			break
+		}
+	}
+	if prefix == "" {
+		return strings.TrimSpace(s)
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for line := range strings.Lines(s) {
+		if strings.TrimSpace(line) == "" {
+			if strings.HasSuffix(line, "\n") {
+				b.WriteByte('\n')
+			}
+			continue
+		}
+		b.WriteString(strings.TrimPrefix(line, prefix))
+	}
+	return strings.TrimSpace(b.String())
+}

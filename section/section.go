@@ -185,7 +185,7 @@ func (s *Section) Body(params any) (text string, err error) {
 		}()
 		return s.content(paramsOrZero(s, params))
 	case s.simple != nil:
-		return s.simple.execute(paramsOrZero(s, params)), nil
+		return s.simple.execute(paramsOrZero(s, params))
 	case s.body != nil:
 		var b strings.Builder
 		if err := s.body.Execute(&b, paramsOrZero(s, params)); err != nil {

@@ -13,6 +13,7 @@ import (
 // building a prompt of many sections several times cheaper. The output is
 // the same text/template would produce.
 type simpleBody struct {
+	typ   reflect.Type // the params type it was compiled for
 	parts []simplePart
 	size  int // bytes of literal text
 }
@@ -29,7 +30,7 @@ func compileSimple(src string, t reflect.Type) (b *simpleBody, ok bool) {
 	if t.Kind() != reflect.Struct {
 		return nil, false
 	}
-	b = &simpleBody{parts: make([]simplePart, 0, 2*strings.Count(src, "{{")+1)}
+	b = &simpleBody{typ: t, parts: make([]simplePart, 0, 2*strings.Count(src, "{{")+1)}
 	// Every field index of the body in one array: each name follows a dot.
 	indexes := make([]int, 0, strings.Count(src, "."))
 	for src != "" {
@@ -64,7 +65,7 @@ func (b *simpleBody) add(p simplePart) {
 // resolveSimple resolves an action such as " .Owner.Name " to field indexes,
 // appended to index.
 func resolveSimple(action string, t reflect.Type, index []int) ([]int, bool) {
-	action = strings.TrimSpace(action)
+	action = strings.Trim(action, " \t\r\n") // the spaces text/template allows, no others
 	if len(action) < 2 || action[0] != '.' {
 		return nil, false
 	}
@@ -123,9 +124,12 @@ func isIdent(s string) bool {
 }
 
 // execute renders the body for params, a value of the struct type it was
-// compiled for.
-func (b *simpleBody) execute(params any) string {
+// compiled for; any other value is an error, as text/template would give.
+func (b *simpleBody) execute(params any) (string, error) {
 	v := reflect.ValueOf(params)
+	if !v.IsValid() || v.Type() != b.typ {
+		return "", fmt.Errorf("body template: params are %T, want %v", params, b.typ)
+	}
 	var out strings.Builder
 	out.Grow(b.size + 16*len(b.parts))
 	for _, p := range b.parts {
@@ -143,5 +147,5 @@ func (b *simpleBody) execute(params any) string {
 			fmt.Fprint(&out, f.Interface())
 		}
 	}
-	return out.String()
+	return out.String(), nil
 }

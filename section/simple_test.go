@@ -51,6 +51,8 @@ func TestSimpleMatchesTextTemplate(t *testing.T) {
 		{"{{.Nope}}", false},
 		{"{{.Name}", false},
 		{"a.b.c {{.Name}} d.e", true},
+		{"{{\u00a0.Name}}", false},
+		{"{{\v.Name}}", false},
 	} {
 		t.Run(tc.src, func(t *testing.T) {
 			b, ok := compileSimple(tc.src, pt)
@@ -65,9 +67,21 @@ func TestSimpleMatchesTextTemplate(t *testing.T) {
 			if err := tmpl.Execute(&want, p); err != nil {
 				t.Fatal(err)
 			}
-			if got := b.execute(p); got != want.String() {
+			if got, err := b.execute(p); err != nil || got != want.String() {
 				t.Errorf("got %q, want %q (text/template)", got, want.String())
 			}
 		})
+	}
+}
+
+func TestSimpleWrongParams(t *testing.T) {
+	s := New(Spec[simpleParams]{Key: "a", Title: "A", Body: "{{.Name}}"})
+	if s.simple == nil {
+		t.Fatal("want the fast path")
+	}
+	for _, p := range []any{nil, "x", simpleInner{}} {
+		if _, err := s.Body(p); err == nil {
+			t.Errorf("Body(%T): got nil error, want one", p)
+		}
 	}
 }

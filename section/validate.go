@@ -130,7 +130,7 @@ func (v *validator) section(s *Section) {
 	if s.title == "" {
 		v.fail("title is empty")
 	}
-	if line := OpenFence(s.bodySrc); line > 0 {
+	if line := OpenFence(Dedent(s.bodySrc)); line > 0 {
 		v.fail("body opens a code fence on line %d and never closes it; close it, or it swallows the rest of the prompt", line)
 	}
 	if c, ok := s.vis.(visibility.Constant); ok && visibility.Mode(c) == visibility.Summary && s.summary == "" {

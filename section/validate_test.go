@@ -59,6 +59,7 @@ func TestValidate(t *testing.T) {
 		{"field on none", []*section.Section{section.New(section.Spec[none]{Key: "a", Title: "A", Body: "{{.X}}"})}, nil, []string{"struct {} has no field or method X"}},
 		{"template syntax", []*section.Section{section.New(section.Spec[Params]{Key: "a", Title: "A", Body: "{{.Name"})}, nil, []string{"section a: body template:"}},
 		{"unclosed fence", []*section.Section{section.New(section.Spec[none]{Key: "a", Title: "A", Body: "text\n```go\ncode"})}, nil, []string{"section a: body opens a code fence on line 2"}},
+		{"indented unclosed fence", []*section.Section{section.New(section.Spec[none]{Key: "a", Title: "A", Body: "\t```go\n\tx := 1\n"})}, nil, []string{"section a: body opens a code fence on line 1"}},
 		{"summary without summary", []*section.Section{section.New(section.Spec[none]{Key: "a", Title: "A", Visibility: visibility.Const(visibility.Summary)})}, nil,
 			[]string{"SUMMARY visibility requested for section 'a' but no summary template is defined."}},
 		{"duplicate tool", []*section.Section{

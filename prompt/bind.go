@@ -25,7 +25,7 @@ type Prompt struct {
 	bodies   []lazyBody // per node: the executed, processed template body
 
 	lastLen atomic.Int64 // length of the last render, to size the next one's buffer
-	counts  sync.Map     // countKey -> int: token counts of fixed blocks
+	counts  countCache   // token counts of fixed blocks
 }
 
 // prepared is everything about a Prompt that depends on params only.
@@ -185,8 +185,9 @@ func (p *Prompt) execBody(i int) (string, error) {
 	if err != nil {
 		return "", &section.Error{Path: n.path, Err: err}
 	}
-	if line := section.OpenFence(raw); line > 0 {
+	body := section.Dedent(raw)
+	if line := section.OpenFence(body); line > 0 {
 		return "", &section.Error{Path: n.path, Err: fmt.Errorf("rendered body opens a code fence on line %d and never closes it", line)}
 	}
-	return dedent(raw), nil
+	return body, nil
 }

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/unfold-dev/unfold/tokens"
 	"github.com/unfold-dev/unfold/visibility"
@@ -41,30 +41,71 @@ func (e *BudgetError) Error() string {
 // Is makes errors.Is(err, ErrOverBudget) true.
 func (e *BudgetError) Is(target error) bool { return target == ErrOverBudget }
 
-// countKey identifies a cached token count: one counter, one section, one mode.
+// countKey identifies a cached token count: one section in one mode.
 type countKey struct {
-	counter tokens.Counter
-	node    int
-	mode    visibility.Mode
+	node int
+	mode visibility.Mode
 }
 
-// blockTokens counts the tokens of node i's block in mode m. Counts of fixed
-// blocks are cached per Prompt, so fitting a budget costs about one exact
-// count of the prompt the first time and table lookups after that.
-func (p *Prompt) blockTokens(c tokens.Counter, i int, m visibility.Mode) (int, error) {
+// countCache holds the token counts of a Prompt's fixed blocks for the
+// counter used last; a render with another counter starts it afresh, so it
+// never holds more than one count per block and mode.
+type countCache struct {
+	mu      sync.Mutex // guards counter and counts
+	counter tokens.Counter
+	counts  map[countKey]int
+}
+
+// lookup returns the cached count for key under counter c.
+func (cc *countCache) lookup(c tokens.Counter, key countKey) (int, bool) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if !sameCounter(cc.counter, c) {
+		return 0, false
+	}
+	v, ok := cc.counts[key]
+	return v, ok
+}
+
+func (cc *countCache) store(c tokens.Counter, key countKey, v int) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if !sameCounter(cc.counter, c) {
+		cc.counter, cc.counts = c, map[countKey]int{}
+	}
+	cc.counts[key] = v
+}
+
+// sameCounter reports whether a and b are the same counter; counters whose
+// dynamic type cannot be compared (a func, or a struct holding one) never
+// are, and are simply not cached.
+func sameCounter(a, b tokens.Counter) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a != nil && a == b
+}
+
+// blockTokens counts the tokens of node i's block in mode m, as r renders
+// it. Counts of fixed blocks are cached per Prompt, so fitting a budget costs
+// about one exact count of the prompt the first time and table lookups
+// after that.
+func (p *Prompt) blockTokens(r *Rendered, c tokens.Counter, i int, m visibility.Mode) (int, error) {
 	n := &p.t.nodes[i]
-	cacheable := !n.sec.Live() && reflect.TypeOf(c).Comparable()
-	key := countKey{c, i, m}
+	key := countKey{i, m}
+	cacheable := m == visibility.Summary || !n.sec.Live()
 	if cacheable {
-		if v, ok := p.counts.Load(key); ok {
-			return v.(int), nil
+		if v, ok := p.counts.lookup(c, key); ok {
+			return v, nil
 		}
 	}
 	var text string
 	if m == visibility.Summary {
 		text = p.prepare().summary[i]
 	} else {
-		body, err := p.body(i, n.depth)
+		body, err := r.body(i)
 		if err != nil {
 			return 0, err
 		}
@@ -75,7 +116,7 @@ func (p *Prompt) blockTokens(c tokens.Counter, i int, m visibility.Mode) (int, e
 	}
 	v := c.Count(text)
 	if cacheable {
-		p.counts.Store(key, v)
+		p.counts.store(c, key, v)
 	}
 	return v, nil
 }
@@ -89,7 +130,7 @@ func (p *Prompt) count(r *Rendered, cfg renderConfig) error {
 		if !r.visible[i] {
 			continue
 		}
-		v, err := p.blockTokens(cfg.counter, i, r.modes[i])
+		v, err := p.blockTokens(r, cfg.counter, i, r.modes[i])
 		if err != nil {
 			return err
 		}
@@ -131,7 +172,7 @@ func (p *Prompt) repromote(r *Rendered, c tokens.Counter, budget int) error {
 		if !r.visible[i] || r.modes[i] != visibility.Summary {
 			continue
 		}
-		full, err := p.blockTokens(c, i, visibility.Full)
+		full, err := p.blockTokens(r, c, i, visibility.Full)
 		if err != nil {
 			return err
 		}
@@ -144,7 +185,7 @@ func (p *Prompt) repromote(r *Rendered, c tokens.Counter, budget int) error {
 				(nodes[j].parent != i && r.modes[nodes[j].parent] != visibility.Full) {
 				continue
 			}
-			v, err := p.blockTokens(c, j, r.modes[j])
+			v, err := p.blockTokens(r, c, j, r.modes[j])
 			if err != nil {
 				return err
 			}
@@ -158,7 +199,7 @@ func (p *Prompt) repromote(r *Rendered, c tokens.Counter, budget int) error {
 		r.modes[i], r.whys[i], r.tokens[i] = visibility.Full, r.declared[i], full
 		for _, j := range shown {
 			r.visible[j] = true
-			r.tokens[j], _ = p.blockTokens(c, j, r.modes[j])
+			r.tokens[j], _ = p.blockTokens(r, c, j, r.modes[j])
 		}
 	}
 	return nil
@@ -210,7 +251,7 @@ func (p *Prompt) demote(r *Rendered, c tokens.Counter, target int) (demoted bool
 		if !r.visible[i] || r.modes[i] != visibility.Full {
 			continue // hidden by a section demoted before it
 		}
-		st, err := p.blockTokens(c, i, visibility.Summary)
+		st, err := p.blockTokens(r, c, i, visibility.Summary)
 		if err != nil {
 			return demoted, sum, err
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -179,7 +180,7 @@ func TestBudgetOpenAgain(t *testing.T) {
 
 func TestBudgetErrors(t *testing.T) {
 	p := budgetFixture()
-	if _, err := p.Render(nil, nil, prompt.WithBudget(10, nil)); err == nil || !strings.Contains(err.Error(), "needs a positive token count and a counter") {
+	if _, err := p.Render(nil, nil, prompt.WithBudget(10, nil)); err == nil || !strings.Contains(err.Error(), "a budget needs a token count (0 for none) and a counter") {
 		t.Errorf("nil counter: got %v", err)
 	}
 	if _, err := p.Render(nil, nil, prompt.WithBudget(-1, tokens.Estimate)); err == nil {
@@ -233,5 +234,105 @@ func TestBudgetSkipsSummariesThatCostMore(t *testing.T) {
 	var be *prompt.BudgetError
 	if !errors.As(err, &be) || be.Minimum != full.Tokens() {
 		t.Errorf("got %v, want a *BudgetError with minimum %d (the full prompt)", err, full.Tokens())
+	}
+}
+
+// TestBudgetProtectsAncestorsOfOpened: a low-priority parent holding an
+// opened child is not demoted, though it is the first candidate.
+func TestBudgetProtectsAncestorsOfOpened(t *testing.T) {
+	p := prompt.MustNew("test", "ancestors",
+		section.New(section.Spec[none]{Key: "parent", Title: "Parent", Body: words(80, "parent"), Summary: "P.", Priority: 0,
+			Children: []*section.Section{section.New(section.Spec[none]{Key: "kid", Title: "Kid", Body: words(10, "kid"), Summary: "K.", Priority: 9})}}),
+		section.New(section.Spec[none]{Key: "other", Title: "Other", Body: words(80, "other"), Summary: "O.", Priority: 5}),
+	).MustBind()
+	sess := session.New()
+	if err := visibility.Register(sess); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Dispatch(visibility.SetOverride{Path: "parent.kid", Mode: visibility.Full}); err != nil {
+		t.Fatal(err)
+	}
+	full, err := p.Render(sess, nil, prompt.WithTokens(tokens.Estimate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Render(sess, nil, prompt.WithBudget(full.Tokens()-10, tokens.Estimate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := map[string]string{}
+	for _, s := range r.Report() {
+		modes[s.Path] = s.Mode.String() + "/" + s.Why.String()
+	}
+	if modes["parent"] != "FULL/declared" || modes["parent.kid"] != "FULL/override" || modes["other"] != "SUMMARY/budget" {
+		t.Errorf("got %v, want parent and kid kept, other demoted", modes)
+	}
+}
+
+// TestBudgetTieBreak: among equal priorities, deeper sections go first, then
+// later ones.
+func TestBudgetTieBreak(t *testing.T) {
+	leaf := func(key string) *section.Section {
+		return section.New(section.Spec[none]{Key: key, Title: key, Body: words(60, key), Summary: key + "."})
+	}
+	p := prompt.MustNew("test", "ties",
+		leaf("first"),
+		section.New(section.Spec[none]{Key: "mid", Title: "Mid", Body: words(60, "mid"), Summary: "Mid.", Children: []*section.Section{leaf("deep")}}),
+		leaf("last"),
+	).MustBind()
+	full, err := p.Render(nil, nil, prompt.WithTokens(tokens.Estimate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for budget := full.Tokens() - 1; budget > 0; budget -= 5 {
+		r, err := p.Render(nil, nil, prompt.WithBudget(budget, tokens.Estimate))
+		if err != nil {
+			break
+		}
+		for _, s := range r.Report() {
+			if s.Why == visibility.Budget && s.Visible && !slices.Contains(order, s.Path) {
+				order = append(order, s.Path)
+			}
+		}
+	}
+	if want := []string{"mid.deep", "last"}; len(order) < 2 || !slices.Equal(order[:2], want) {
+		t.Errorf("demotion order %v, want it to start with %v (deeper, then later)", order, want)
+	}
+}
+
+// TestBudgetUncomparableCounter: a counter whose dynamic type cannot be a
+// map key is used without caching instead of panicking.
+func TestBudgetUncomparableCounter(t *testing.T) {
+	type wrapper struct{ tokens.Counter }
+	c := wrapper{tokens.CounterFunc(tokens.Estimate.Count)}
+	p := budgetFixture()
+	for range 2 {
+		if _, err := p.Render(nil, nil, prompt.WithBudget(400, c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBudgetLiveContentOncePerRender: a Content section is computed once per
+// render, however often the budget counts and emits.
+func TestBudgetLiveContentOncePerRender(t *testing.T) {
+	calls := 0
+	p := prompt.MustNew("test", "live",
+		section.New(section.Spec[none]{Key: "screen", Title: "Screen", Summary: "A screen.", Content: func(none) (string, error) {
+			calls++
+			return words(50, fmt.Sprint("v", calls)), nil
+		}}),
+		section.New(section.Spec[none]{Key: "docs", Title: "Docs", Body: words(200, "doc"), Summary: "Docs."}),
+	).MustBind()
+	r, err := p.Render(nil, nil, prompt.WithBudget(200, bpe.O200kBase()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("Content called %d times in one render, want 1", calls)
+	}
+	if !strings.Contains(r.Text(), "v1 v1") {
+		t.Errorf("rendered text does not hold the first call's content:\n%s", r.Text())
 	}
 }

@@ -13,51 +13,6 @@ import (
 // concurrent use.
 var md = goldmark.New()
 
-// dedent removes the longest run of spaces and tabs that every non-blank
-// line starts with, turns whitespace-only lines into empty ones, and trims
-// the result.
-func dedent(s string) string {
-	if s == "" {
-		return s
-	}
-	prefix, first := "", true
-	for line := range strings.Lines(s) {
-		line = strings.TrimRight(line, "\r\n")
-		trimmed := strings.TrimLeft(line, " \t")
-		if trimmed == "" {
-			continue
-		}
-		indent := line[:len(line)-len(trimmed)]
-		if first {
-			prefix, first = indent, false
-			continue
-		}
-		n := 0
-		for n < len(prefix) && n < len(indent) && prefix[n] == indent[n] {
-			n++
-		}
-		prefix = prefix[:n]
-		if prefix == "" {
-			break
-		}
-	}
-	if prefix == "" {
-		return strings.TrimSpace(s)
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for line := range strings.Lines(s) {
-		if strings.TrimSpace(line) == "" {
-			if strings.HasSuffix(line, "\n") {
-				b.WriteByte('\n')
-			}
-			continue
-		}
-		b.WriteString(strings.TrimPrefix(line, prefix))
-	}
-	return strings.TrimSpace(b.String())
-}
-
 // mayHaveHeadings reports whether any line could be an ATX heading ("#" to
 // "######" then a space or the end of the line) or a setext underline (only
 // '=' or only '-'), so most bodies skip the markdown parser.
@@ -102,10 +57,25 @@ func containerContent(line string) string {
 			line = trimmed[1:]
 		case len(trimmed) > 1 && strings.ContainsRune("-*+", rune(trimmed[0])) && trimmed[1] == ' ':
 			line = trimmed[2:]
+		case orderedMarker(trimmed) > 0:
+			line = trimmed[orderedMarker(trimmed):]
 		default:
 			return trimmed
 		}
 	}
+}
+
+// orderedMarker returns the length of an ordered list marker ("12. ",
+// "3) ") at the start of s, or 0.
+func orderedMarker(s string) int {
+	i := 0
+	for i < len(s) && i < 9 && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || i+1 >= len(s) || (s[i] != '.' && s[i] != ')') || s[i+1] != ' ' {
+		return 0
+	}
+	return i + 2
 }
 
 // shiftHeadings moves every heading in body shift levels down (a level-1
@@ -130,7 +100,8 @@ func shiftHeadings(body string, shift int) string {
 		}
 		level := min(h.Level+shift, 6)
 		pos := h.Pos()
-		if pos >= 0 && pos < len(src) && src[pos] == '#' {
+		atx := h.Lines().Len() == 0 || h.Lines().At(0).Start > pos // setext text starts at pos, even "#tag"
+		if atx && pos >= 0 && pos < len(src) && src[pos] == '#' {
 			end := pos
 			for end < len(src) && src[end] == '#' {
 				end++

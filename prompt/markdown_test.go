@@ -1,6 +1,10 @@
 package prompt
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/unfold-dev/unfold/section"
+)
 
 func TestDedent(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
@@ -12,7 +16,7 @@ func TestDedent(t *testing.T) {
 		{"  a\n   \n  b", "a\n\nb"},
 		{"\t a\n\t b", "a\nb"},
 	} {
-		if got := dedent(tc.in); got != tc.want {
+		if got := section.Dedent(tc.in); got != tc.want {
 			t.Errorf("dedent(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
@@ -39,6 +43,8 @@ func TestShiftHeadings(t *testing.T) {
 		{"seven hashes is text", "####### x", 1, "####### x"},
 		{"quote", "> # Q", 1, "> ## Q"},
 		{"list item", "- # L\n- x", 1, "- ## L\n- x"},
+		{"ordered list item", "1. # L", 1, "1. ## L"},
+		{"setext starting with a hash", "#hashtag\n---", 2, "#### #hashtag"},
 		{"zero shift", "# A", 0, "# A"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

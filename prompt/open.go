@@ -3,6 +3,7 @@ package prompt
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -168,16 +169,42 @@ func (r *Rendered) writeContext(fs afero.Fs, i int) (string, error) {
 	if err := fs.MkdirAll(ContextDir, 0o755); err != nil {
 		return "", err
 	}
-	tmp := path.Join(ContextDir, "."+r.p.t.nodes[i].path+".md.tmp")
-	if err := afero.WriteFile(fs, tmp, []byte(doc), 0o644); err != nil {
-		_ = fs.Remove(tmp)
+	// A temporary file of its own, so concurrent opens of one section
+	// never rename each other's file away.
+	f, err := afero.TempFile(fs, ContextDir, "."+r.p.t.nodes[i].path+".*.tmp")
+	if err != nil {
 		return "", err
 	}
-	if err := fs.Rename(tmp, name); err != nil {
+	tmp := f.Name()
+	_, err = f.Write([]byte(doc))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fs.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = fs.Rename(tmp, name)
+	}
+	if err != nil {
 		_ = fs.Remove(tmp)
-		return "", err
+		return "", fileError(err, tmp, name)
 	}
 	return name, nil
+}
+
+// fileError names the context file rather than the temporary one, which the
+// model never sees.
+func fileError(err error, tmp, name string) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), tmp, name))
 }
 
 // Standalone renders the section at path and its enabled descendants in full

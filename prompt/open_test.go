@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/spf13/afero"
@@ -351,5 +352,35 @@ func TestOpenSectionsBadArguments(t *testing.T) {
 func TestApplyExpansionRejectsOtherErrors(t *testing.T) {
 	if err := prompt.ApplyExpansion(session.New(), errors.New("x")); err == nil {
 		t.Error("got nil, want an error for a non-expansion error")
+	}
+}
+
+// TestOpenSectionsConcurrent opens one content section from many goroutines
+// on a real directory: each call succeeds and the file is whole.
+func TestOpenSectionsConcurrent(t *testing.T) {
+	p, sess := openFixture(t)
+	fs := afero.NewBasePathFs(afero.NewOsFs(), t.TempDir())
+	r, err := p.Render(sess, fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := r.Tool(prompt.OpenSectionsName)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			res, err := open.Call(tools.Context{}, json.RawMessage(`{"section_keys":["guide"],"reason":"r"}`))
+			if err != nil || !res.Success {
+				t.Errorf("got %v %+v", err, res)
+			}
+		})
+	}
+	wg.Wait()
+	want, err := p.Standalone("guide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := afero.ReadFile(fs, "context/guide.md")
+	if err != nil || string(got) != want {
+		t.Errorf("context/guide.md: got %q, %v; want %q", got, err, want)
 	}
 }

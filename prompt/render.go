@@ -25,6 +25,9 @@ type Rendered struct {
 	modes   []visibility.Mode // per node, for enabled nodes
 	whys    []visibility.Why
 	visible []bool
+	// live holds the bodies of Content sections, computed once per render
+	// however often counting and emitting need them.
+	live map[int]string
 	// declared holds, for sections a budget demoted, why they were FULL
 	// before, so a section given back is reported as it was.
 	declared []visibility.Why
@@ -105,7 +108,8 @@ func WithTokens(counter tokens.Counter) RenderOption {
 // counter: FULL sections that have a summary are demoted to SUMMARY, lowest
 // priority first (then deeper, then later first), until the prompt fits.
 // Sections the session opened are never demoted. When even the smallest
-// reachable prompt is too large, Render fails with a [*BudgetError].
+// reachable prompt is too large, Render fails with a [*BudgetError]. A
+// budget of 0 means none.
 func WithBudget(budget int, counter tokens.Counter) RenderOption {
 	return func(c *renderConfig) { c.budget, c.counter = budget, counter }
 }
@@ -120,7 +124,7 @@ func (p *Prompt) Render(sess *session.Session, fs afero.Fs, opts ...RenderOption
 		o(&cfg)
 	}
 	if cfg.budget < 0 || (cfg.budget > 0 && cfg.counter == nil) {
-		return nil, fmt.Errorf("prompt: render %s/%s: a budget needs a positive token count and a counter", p.t.ns, p.t.key)
+		return nil, fmt.Errorf("prompt: render %s/%s: a budget needs a token count (0 for none) and a counter", p.t.ns, p.t.key)
 	}
 	if sess != nil && !session.Registered(sess, visibility.Slice) {
 		if err := visibility.Register(sess); err != nil {
@@ -145,6 +149,26 @@ func (p *Prompt) Render(sess *session.Session, fs afero.Fs, opts ...RenderOption
 	}
 	p.lastLen.Store(int64(len(r.text)))
 	return r, nil
+}
+
+// body returns node i's processed body as this render shows it.
+func (r *Rendered) body(i int) (string, error) {
+	n := &r.p.t.nodes[i]
+	if !n.sec.Live() {
+		return r.p.body(i, n.depth)
+	}
+	if b, ok := r.live[i]; ok {
+		return b, nil
+	}
+	b, err := r.p.body(i, n.depth)
+	if err != nil {
+		return "", err
+	}
+	if r.live == nil {
+		r.live = map[int]string{}
+	}
+	r.live[i] = b
+	return b, nil
 }
 
 // resolve decides every section's mode and visibility.
@@ -202,7 +226,7 @@ func (p *Prompt) emit(r *Rendered) error {
 			continue
 		}
 		n := &nodes[i]
-		body, err := p.body(i, n.depth)
+		body, err := r.body(i)
 		if err != nil {
 			return err
 		}

@@ -110,7 +110,7 @@ func (t *Template) add(list []*section.Section, parent int, prefix, number strin
 			parent:  parent,
 		}
 		if !s.Dynamic() {
-			n.dedented = dedent(mustBody(s))
+			n.dedented = section.Dedent(mustBody(s))
 			n.static = shiftHeadings(n.dedented, depth+2)
 		}
 		t.sizeHint += len(n.heading) + max(len(n.static), len(s.Source())) + 4

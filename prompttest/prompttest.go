@@ -103,7 +103,7 @@ type Options struct {
 // Case is one render of a prompt.
 type Case struct {
 	Name      string                     // "ref=full,guide=summary@4000"
-	Overrides map[string]visibility.Mode // the session overrides it was rendered with
+	Overrides map[string]visibility.Mode // the session overrides it was rendered with (choices that differ from the declared mode)
 	Budget    int                        // 0 for none
 	Rendered  *prompt.Rendered           // nil when Err is set
 	Err       error                      // the render's error, such as a *prompt.BudgetError
@@ -120,7 +120,11 @@ func (c Case) Text() string {
 
 // Combinations renders p with every combination of FULL and SUMMARY for
 // the sections that have a summary (or a sample, see Options), each with
-// every budget. Rendering errors are kept in the cases; misuse fails t.
+// every budget. A choice that differs from the section's declared mode is a
+// session override (so a section chosen FULL against its declaration is one
+// the model opened, which budgets never demote); a choice that matches it
+// is left to the budget. Rendering errors are kept in the cases; misuse
+// fails t.
 func Combinations(t testing.TB, p *prompt.Prompt, opts Options) []Case {
 	t.Helper()
 	r, err := p.Render(nil, nil)
@@ -128,10 +132,15 @@ func Combinations(t testing.TB, p *prompt.Prompt, opts Options) []Case {
 		t.Fatalf("prompttest: render: %v", err)
 	}
 	var paths []string
+	declared := map[string]visibility.Mode{}
 	for _, s := range r.Report() {
 		if s.Enabled && hasSummary(p, s.Path) {
 			paths = append(paths, s.Path)
+			declared[s.Path] = s.Mode
 		}
+	}
+	if len(paths) > 63 {
+		t.Fatalf("prompttest: %d sections have summaries; combinations cover at most 63", len(paths))
 	}
 	budgets := opts.Budgets
 	if len(budgets) == 0 {
@@ -144,6 +153,10 @@ func Combinations(t testing.TB, p *prompt.Prompt, opts Options) []Case {
 	}
 	var cases []Case
 	for _, combo := range combinations(len(paths), cmpOr(opts.MaxCombinations, 64)) {
+		// A section is pinned by a session override only where the choice
+		// differs from how it renders anyway: pinned open, as the model
+		// opening it, or pinned summarized. Sections left as declared stay
+		// free for a budget to demote.
 		ov := make(map[string]visibility.Mode, len(paths))
 		var name []string
 		for i, path := range paths {
@@ -151,7 +164,9 @@ func Combinations(t testing.TB, p *prompt.Prompt, opts Options) []Case {
 			if combo&(1<<i) != 0 {
 				m = visibility.Full
 			}
-			ov[path] = m
+			if m != declared[path] {
+				ov[path] = m
+			}
 			name = append(name, path+"="+strings.ToLower(m.String()))
 		}
 		for _, b := range budgets {

@@ -17,7 +17,7 @@ func fixture() *prompt.Prompt {
 		section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Do the thing."}),
 		section.New(section.Spec[section.None]{Key: "guide", Title: "Guide", Body: strings.Repeat("guide ", 60),
 			Summary: "A guide.", Visibility: visibility.Const(visibility.Summary)}),
-		section.New(section.Spec[section.None]{Key: "ref", Title: "Reference", Body: strings.Repeat("ref ", 40), Summary: "Docs."}),
+		section.New(section.Spec[section.None]{Key: "ref", Title: "Reference", Body: strings.Repeat("ref ", 150), Summary: "Docs."}),
 	).MustBind()
 }
 
@@ -36,15 +36,23 @@ func TestCombinations(t *testing.T) {
 				t.Errorf("%s: got %v, want a budget error", c.Name, c.Err)
 			}
 		case 150:
-			// Opened sections are never demoted, so only the all-summary
-			// combination is sure to fit.
+			// guide is declared SUMMARY, so guide=full is an opened section
+			// the budget keeps; ref is declared FULL and the budget may
+			// demote it.
 			if c.Err != nil {
-				if !errors.Is(c.Err, prompt.ErrOverBudget) || c.Name == "guide=summary,ref=summary@150" {
+				if !errors.Is(c.Err, prompt.ErrOverBudget) || strings.HasPrefix(c.Name, "guide=summary") {
 					t.Errorf("%s: %v", c.Name, c.Err)
 				}
 				continue
 			}
 			prompttest.TokensAtMost(t, c.Rendered, tokens.Estimate, 150)
+			if c.Name == "guide=summary,ref=full@150" {
+				for _, s := range c.Rendered.Report() {
+					if s.Path == "ref" && s.Why != visibility.Budget {
+						t.Errorf("ref: got why %v, want the budget to demote it", s.Why)
+					}
+				}
+			}
 		}
 	}
 	for _, want := range []string{"guide=full,ref=full", "guide=summary,ref=summary@150", "guide=full,ref=summary@10"} {

@@ -39,7 +39,8 @@ type Params = map[string]any
 type File struct {
 	name     string
 	template *prompt.Template
-	lines    map[string]int // section path -> line of its heading
+	lines    map[string]int    // section path -> line of its heading
+	titles   map[string]string // section path -> its heading's title
 }
 
 // MaxSize is the largest prompt file Parse accepts, in bytes.
@@ -153,8 +154,11 @@ func Parse(name string, src []byte) (*File, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	f := &File{name: name, lines: map[string]int{}}
-	sections := build(roots, "", f.lines)
+	if err := duplicates(name, roots); err != nil {
+		return nil, err
+	}
+	f := &File{name: name, lines: map[string]int{}, titles: map[string]string{}}
+	sections := f.build(roots, "")
 	if err := section.Validate(sections, prompt.OpenSectionsName); err != nil {
 		return nil, f.locate(err)
 	}
@@ -170,24 +174,50 @@ func Parse(name string, src []byte) (*File, error) {
 	return f, nil
 }
 
-// build turns parsed headings into sections, recording each path's line.
-func build(nodes []*node, prefix string, lines map[string]int) []*section.Section {
+// duplicates reports sibling headings with the same key, at the line of the
+// later one, before sections are built.
+func duplicates(name string, nodes []*node) error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if seen[n.spec.Key] {
+			errs = append(errs, &Error{File: name, Line: n.line, Heading: n.spec.Title,
+				Err: fmt.Errorf("duplicate key %q among sibling headings; give one an id: {#other-key}", n.spec.Key)})
+		}
+		seen[n.spec.Key] = true
+		if err := duplicates(name, n.children); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// build turns parsed headings into sections, recording each path's line
+// and title.
+func (f *File) build(nodes []*node, prefix string) []*section.Section {
 	out := make([]*section.Section, len(nodes))
 	for i, n := range nodes {
 		path := n.spec.Key
 		if prefix != "" {
 			path = prefix + "." + path
 		}
-		if _, dup := lines[path]; !dup {
-			lines[path] = n.line
-		}
-		n.spec.Children = build(n.children, path, lines)
+		f.lines[path], f.titles[path] = n.line, n.spec.Title
+		n.spec.Children = f.build(n.children, path)
 		out[i] = section.New(n.spec)
 	}
 	return out
 }
 
-// locate rewrites section validation errors to point at the file's lines.
+// Locate rewrites the section errors in err (from building or rendering
+// the file's prompt) to name the file, the line and the heading.
+func (f *File) Locate(err error) error {
+	if err == nil {
+		return nil
+	}
+	return f.locate(err)
+}
+
+// locate rewrites section errors to point at the file's lines.
 func (f *File) locate(err error) error {
 	var list []error
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -199,7 +229,7 @@ func (f *File) locate(err error) error {
 	for _, e := range list {
 		var se *section.Error
 		if errors.As(e, &se) {
-			out = append(out, &Error{File: f.name, Line: f.lines[se.Path], Heading: se.Path, Err: se.Err})
+			out = append(out, &Error{File: f.name, Line: f.lines[se.Path], Heading: f.titles[se.Path], Err: se.Err})
 			continue
 		}
 		out = append(out, &Error{File: f.name, Err: e})
@@ -329,7 +359,7 @@ func headingExtent(src []byte, h *ast.Heading) (start, end int) {
 		start--
 	}
 	end = lineEnd(src, pos)
-	if pos < len(src) && src[pos] != '#' && h.Lines().Len() > 0 {
+	if h.Lines().Len() > 0 && h.Lines().At(0).Start <= pos {
 		// Setext: the content lines, then the underline.
 		last := h.Lines().At(h.Lines().Len() - 1)
 		end = lineEnd(src, lineEnd(src, max(last.Stop-1, 0))+1)

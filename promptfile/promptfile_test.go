@@ -71,11 +71,11 @@ func TestErrors(t *testing.T) {
 		{"bad visibility", "# A {visibility=hidden}\n", `p.md:1: heading "A": attribute visibility=hidden: want full or summary`},
 		{"bad priority", "# A {priority=1.5}\n", `p.md:1: heading "A": attribute priority=1.5: want an integer`},
 		{"unreadable attributes", "# A {visibility=}\n", `p.md:1: heading "A {visibility=}": the attributes in braces could not be read`},
-		{"summary without summary", "# A\n\n# B {visibility=summary}\nbody\n", `p.md:3: heading "b": SUMMARY visibility requested for section 'b' but no summary template is defined.`},
-		{"duplicate keys", "# A\n\n# A\n", `p.md:1: heading "a": duplicate key "a" among siblings`},
-		{"bad key", "# A {#Bad.Key}\n", `p.md:1: heading "Bad.Key": key "Bad.Key" must match`},
-		{"unclosed fence", "# A\n\n# B\n\n```\ncode\n", `p.md:3: heading "b": body opens a code fence`},
-		{"bad template", "# A\n\n## B\n{{.x\n", `p.md:3: heading "a.b": body template:`},
+		{"summary without summary", "# A\n\n# B {visibility=summary}\nbody\n", `p.md:3: heading "B": SUMMARY visibility requested for section 'b' but no summary template is defined.`},
+		{"duplicate keys", "# A\n\n# A\n", `p.md:3: heading "A": duplicate key "a" among sibling headings`},
+		{"bad key", "# A {#Bad.Key}\n", `p.md:1: heading "A": key "Bad.Key" must match`},
+		{"unclosed fence", "# A\n\n# B\n\n```\ncode\n", `p.md:3: heading "B": body opens a code fence`},
+		{"bad template", "# A\n\n## B\n{{.x\n", `p.md:3: heading "B": body template:`},
 		{"two errors", "# A {x=1}\n# B {y=2}\n", `p.md:2: heading "B": unknown attribute "y"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,8 +96,10 @@ func TestMissingParam(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Render(nil, nil); err == nil || !strings.Contains(err.Error(), `map has no entry for key "name"`) {
-		t.Errorf("got %v, want a missing key error", err)
+	_, err = p.Render(nil, nil)
+	err = f.Locate(err)
+	if err == nil || !strings.Contains(err.Error(), `p.md:1: heading "A": body template:`) || !strings.Contains(err.Error(), `map has no entry for key "name"`) {
+		t.Errorf("got %v, want a missing key error at p.md:1, heading A", err)
 	}
 }
 

@@ -141,7 +141,9 @@ func renderFile(file, paramsPath, open string, budget int, counter tokens.Counte
 			if _, ok := f.Template().Section(key); !ok {
 				return nil, fmt.Errorf("--open %s: no such section; the sections are %s", key, strings.Join(f.Template().Paths(), ", "))
 			}
-			// Open the ancestors too, as open_sections does.
+			// Open the ancestors too, as open_sections does for summarized
+			// ones (an override on an ancestor already FULL changes nothing
+			// but the report's why).
 			for path := key; path != ""; path = path[:max(strings.LastIndexByte(path, '.'), 0)] {
 				if err := sess.Dispatch(visibility.SetOverride{Path: path, Mode: visibility.Full}); err != nil {
 					return nil, err
@@ -153,7 +155,8 @@ func renderFile(file, paramsPath, open string, budget int, counter tokens.Counte
 	if budget > 0 {
 		opt = prompt.WithBudget(budget, counter)
 	}
-	return p.Render(sess, nil, opt)
+	r, err := p.Render(sess, nil, opt)
+	return r, f.Locate(err)
 }
 
 func readLimited(path string, limit int64) ([]byte, error) {

@@ -1,7 +1,6 @@
 package promptfile_test
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,26 +8,12 @@ import (
 	"testing"
 
 	"github.com/unfold-dev/unfold/promptfile"
+	"github.com/unfold-dev/unfold/prompttest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs\ngot:\n%s\nwant:\n%s", name, got, want)
-	}
+	prompttest.Golden(t, name, got)
 }
 
 func TestFiles(t *testing.T) {

@@ -3,32 +3,18 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/unfold-dev/unfold/prompttest"
+)
 
 func renderGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "render", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs\ngot:\n%s\nwant:\n%s", name, got, want)
-	}
+	prompttest.Golden(t, "render/"+name, got)
 }
 
 // TestRenderBinary runs the real binary on a prompt file.

@@ -18,21 +18,25 @@ type Output struct {
 	// mu guards every field below.
 	mu      sync.Mutex
 	headCap int
-	head    []byte
-	tail    []byte // ring buffer of the newest bytes once the head is full
+	tailCap int
+	head    []byte // grows as written, up to headCap
+	tail    []byte // ring of the newest bytes once the head is full; grows up to tailCap
 	start   int    // index in tail of the oldest byte
-	full    bool   // the ring has wrapped
+	full    bool   // the ring is at tailCap
 	total   int64  // bytes written
 }
 
 // NewOutput returns an Output that keeps at most limit bytes (at least 2;
-// limit <= 0 means [DefaultOutputLimit]).
+// limit <= 0 means [DefaultOutputLimit]). Its buffers grow as output
+// arrives.
 func NewOutput(limit int) *Output {
 	if limit <= 0 {
 		limit = DefaultOutputLimit
 	}
 	limit = max(limit, 2)
-	return &Output{headCap: limit / 2, tail: make([]byte, 0, limit-limit/2)}
+	// Nothing is allocated up front: most commands print little, and a
+	// 10 MB limit must not cost 10 MB per command.
+	return &Output{headCap: limit / 2, tailCap: limit - limit/2}
 }
 
 // Write keeps what fits and counts the rest. It never fails.
@@ -46,7 +50,7 @@ func (o *Output) Write(p []byte) (int, error) {
 		o.head = append(o.head, p[:k]...)
 		p = p[k:]
 	}
-	c := cap(o.tail)
+	c := o.tailCap
 	if len(p) >= c {
 		// Only the newest c bytes can survive.
 		o.tail = append(o.tail[:0], p[len(p)-c:]...)

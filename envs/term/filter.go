@@ -1,0 +1,194 @@
+// Package term turns what programs write to a terminal into plain text for
+// an agent to read: escape sequences dropped, carriage returns and
+// backspaces applied, so a progress bar keeps only its final state. The
+// pty-backed environments (bash, interactive) share it.
+package term
+
+import (
+	"io"
+	"unicode/utf8"
+)
+
+// MaxLine bounds the line a filter holds while it waits for a newline; a
+// longer line is passed on in pieces (carriage returns then stop rewriting
+// what was passed on).
+const MaxLine = 64 << 10
+
+// Filter turns what a program writes to a terminal into plain text: escape
+// sequences (CSI, OSC, DCS and two-byte ESC sequences) are dropped, a
+// carriage return or backspace moves the cursor on the current line so a
+// progress bar keeps only its final state, other control characters except
+// tab and newline are dropped. It writes finished lines to w and keeps the
+// current line until a newline or Flush. It is not safe for concurrent use.
+type Filter struct {
+	w     io.Writer
+	line  []byte // the current line, not yet written
+	col   int    // cursor position in line, a byte offset at a character start
+	state escState
+}
+
+type escState uint8
+
+const (
+	stNormal    escState = iota
+	stEsc                // after ESC
+	stEscInter           // after ESC and intermediate bytes, waiting for the final byte
+	stCSI                // after ESC [
+	stString             // inside OSC, DCS, SOS, PM or APC, until BEL or ESC \
+	stStringEsc          // ESC seen inside a string
+)
+
+// NewFilter returns a Filter that writes finished lines to w.
+func NewFilter(w io.Writer) *Filter { return &Filter{w: w} }
+
+// Write filters p. It never fails unless w does.
+func (f *Filter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if f.state == stNormal && len(f.line) == 0 {
+			// Fast path: whole plain lines go straight through.
+			i := plainPrefix(p)
+			if k := lastNewline(p[:i]); k >= 0 {
+				if _, err := f.w.Write(p[:k+1]); err != nil {
+					return 0, err
+				}
+				p = p[k+1:]
+				continue
+			}
+		}
+		f.byte(p[0])
+		p = p[1:]
+		if len(f.line) >= MaxLine {
+			if err := f.Flush(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return n, nil
+}
+
+// plainPrefix returns the length of p's prefix that holds only printable
+// bytes, tabs and newlines.
+func plainPrefix(p []byte) int {
+	for i, c := range p {
+		if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
+			return i
+		}
+	}
+	return len(p)
+}
+
+func lastNewline(p []byte) int {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+func (f *Filter) byte(c byte) {
+	switch f.state {
+	case stEsc:
+		switch {
+		case c == '[':
+			f.state = stCSI
+		case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+			f.state = stString
+		case c >= 0x20 && c <= 0x2f:
+			f.state = stEscInter
+		default:
+			f.state = stNormal
+		}
+		return
+	case stEscInter:
+		if c < 0x20 || c > 0x2f {
+			f.state = stNormal
+		}
+		return
+	case stCSI:
+		if c >= 0x40 && c <= 0x7e {
+			f.state = stNormal
+		}
+		return
+	case stString:
+		switch c {
+		case 0x07:
+			f.state = stNormal
+		case 0x1b:
+			f.state = stStringEsc
+		}
+		return
+	case stStringEsc:
+		if c == '\\' {
+			f.state = stNormal
+		} else {
+			f.state = stString
+		}
+		return
+	}
+	switch {
+	case c == 0x1b:
+		f.state = stEsc
+	case c == '\n':
+		f.line = append(f.line, '\n')
+		_, _ = f.w.Write(f.line)
+		f.line, f.col = f.line[:0], 0
+	case c == '\r':
+		f.col = 0
+	case c == '\b':
+		if f.col > 0 {
+			_, size := utf8.DecodeLastRune(f.line[:f.col])
+			f.col -= size
+		}
+	case c == '\t' || (c >= 0x20 && c != 0x7f):
+		f.put(c)
+	}
+}
+
+// put writes c at the cursor. A byte that starts a character replaces the
+// whole character under the cursor, so overwriting multi-byte text keeps the
+// line valid.
+func (f *Filter) put(c byte) {
+	if f.col == len(f.line) {
+		f.line = append(f.line, c)
+		f.col++
+		return
+	}
+	if !utf8.RuneStart(c) {
+		f.line = append(f.line[:f.col+1], f.line[f.col:]...)
+		f.line[f.col] = c
+		f.col++
+		return
+	}
+	_, size := utf8.DecodeRune(f.line[f.col:])
+	if size == 1 {
+		f.line[f.col] = c
+	} else {
+		f.line[f.col] = c
+		f.line = append(f.line[:f.col+1], f.line[f.col+size:]...)
+	}
+	f.col++
+}
+
+// Flush writes the current line without ending it and starts a new one. An
+// escape sequence cut in the middle is dropped.
+func (f *Filter) Flush() error {
+	f.state = stNormal
+	if len(f.line) == 0 {
+		return nil
+	}
+	_, err := f.w.Write(f.line)
+	f.line, f.col = f.line[:0], 0
+	return err
+}
+
+// Line returns the current, unfinished line. The slice is valid until the
+// next Write or Flush.
+func (f *Filter) Line() []byte { return f.line }
+
+// Cut drops the current line from byte offset i on.
+func (f *Filter) Cut(i int) {
+	f.line = f.line[:i]
+	f.col = min(f.col, i)
+}

@@ -3,6 +3,7 @@ module github.com/unfold-dev/unfold
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
 	github.com/spf13/afero v1.15.0
 	github.com/tiktoken-go/tokenizer v0.10.0
@@ -11,7 +12,6 @@ require (
 )
 
 require (
-	github.com/creack/pty v1.1.24 // indirect
 	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )

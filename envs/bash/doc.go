@@ -1,0 +1,68 @@
+// Package bash is a persistent bash environment: one `bash --norc
+// --noprofile` on a pseudo-terminal per [Shell], whose working directory,
+// exported variables, functions, aliases and background jobs carry over
+// from command to command.
+//
+//	sh, err := bash.New(bash.Options{Dir: projectDir})
+//	if err != nil {
+//		return err
+//	}
+//	defer sh.Close()
+//	resp, err := sh.Execute(ctx, "go test ./...")
+//
+// # Commands
+//
+// A command is any bash text, several lines included: heredocs, functions,
+// if and for blocks, line continuations. It is written to a private file
+// and sourced, so nothing is echoed and no continuation prompt appears. The
+// response is stdout and stderr together, turned into plain text: escape
+// sequences removed, carriage returns and backspaces applied (a progress
+// bar keeps its last state), invalid UTF-8 replaced. Output over the limit
+// (10 MB by default) keeps its head and tail with a notice of what was
+// dropped; memory stays bounded however much a command prints. Success is
+// exit status 0.
+//
+// # Completion
+//
+// The end of a command is the prompt, a marker carrying a nonce that is new
+// for every command, the exit status, the working directory and, when
+// there are jobs, the job list. Output cannot forge it. The defaults
+// TERM=dumb, PAGER=cat, GIT_PAGER=cat and the like keep programs from
+// waiting on a pager or printing escapes.
+//
+// # Timeouts, cancellation and input
+//
+// A command runs until its context is done or, without a deadline, for
+// [Options.Timeout] (10 minutes by default). Then it gets Ctrl-C; a command
+// that ignores it gets SIGTERM and then SIGKILL on its process group; the
+// shell and its state stay. A command that stops to read the terminal
+// (read, a y/n question, a password prompt) is seen from the kernel's
+// state at once and interrupted, and the response quotes the question and
+// suggests non-interactive flags; under [AnswerLater] it is left waiting
+// and the next command is typed to it as the answer.
+//
+// # Faults
+//
+// exit, and a failure under set -e, would end an interactive shell; here
+// they stop the command and say why, and the shell stays. When the shell
+// ends anyway (killed from outside, or it no longer answers after a
+// timeout), the next command starts a new shell in the last working
+// directory and says that the rest of the state was lost. [Shell.Close]
+// ends the whole process tree, background jobs included: a hangup, then
+// SIGTERM, then SIGKILL. Programs that run shells for a long time in a
+// container whose PID 1 does not reap should call [BecomeSubreaper].
+//
+// # Screen
+//
+// The screen (seed 000):
+//
+//	Working directory: /home/user/project
+//	Last exit code: 0
+//	Background jobs: [1] 12345 ./server
+//
+//	Any bash command. Use & for background jobs.
+//
+// The jobs line is left out when there are none. The summary is
+// "Bash shell (ready)". The package needs Linux: it reads the terminal's
+// state from /proc.
+package bash

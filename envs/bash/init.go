@@ -1,0 +1,149 @@
+package bash
+
+import (
+	"os"
+	"strings"
+)
+
+// initScript is sourced once by every new shell. It sets up the end-of-
+// command marker and keeps the shell alive through exit and set -e.
+//
+// The marker is the prompt, PS1, expanded without a fork (a $(...) would
+// cost milliseconds per command) and written in one piece: a tag (0x1e and
+// the command's nonce), 0x1f, the exit status, 0x1f, the working
+// directory, and the end tag (the tag and 0x1e). The nonce is new for every
+// command and set by the line that runs it, so output (an old marker in a
+// log, say) cannot end a command early. PROMPT_COMMAND, which runs just
+// before, keeps the exit status and, only when there are jobs (the prompt
+// escape \j), prints the tag, 0x1d and the output of jobs -l.
+//
+// __unfold_pre sets the nonce and returns the previous command's status, in
+// an && list so that set -e and the ERR trap ignore it, which keeps $? of
+// the previous command for the new one.
+//
+// exit and set -e would end the shell and lose its state. exit is a
+// function that, in the shell itself (not in a subshell), prints why and
+// sends SIGINT to the shell, which abandons the command like Ctrl-C; the
+// status goes through __unfold_x. The ERR trap (inherited by functions
+// through set -E) does the same for a failure under set -e and turns set -e
+// off. trap is wrapped so that a user's ERR trap runs after ours instead of
+// replacing it.
+const initScript = `builtin set +o history +H
+builtin unset HISTFILE PROMPT_COMMAND MAILCHECK
+PS0= PS1= PS2=
+__unfold_pid=$BASHPID __unfold_l=0 __unfold_x= __unfold_uerr= __unfold_n=%s
+__unfold_pre() { __unfold_n=$1; return "$__unfold_l"; }
+__unfold_jq='\j'
+__unfold_prompt() {
+	__unfold_l=$?
+	if [[ -n $__unfold_x ]]; then __unfold_l=$__unfold_x; __unfold_x=; fi
+	if [[ ${__unfold_jq@P} != 0 ]]; then builtin printf '\036%%s\035' "$__unfold_n"; builtin jobs -l; fi
+	PS1=$__unfold_ps1
+}
+__unfold_ps1='\036${__unfold_n}\037${__unfold_l}\037${PWD}\036${__unfold_n}\036'
+PROMPT_COMMAND=__unfold_prompt
+__unfold_abort() { __unfold_x=$1; builtin kill -INT "$__unfold_pid"; }
+__unfold_err() {
+	local s=$?
+	if [[ $BASHPID == "$__unfold_pid" && $- == *e* ]]; then
+		builtin set +e
+		builtin printf '%%s\n' "[set -e: stopped at a failing command (status $s): $BASH_COMMAND. In this persistent shell set -e would exit the shell and lose its state, so the command was stopped instead and set -e is off again. To stop at the first failure, use a subshell: ( set -e; ... )]" >&2
+		__unfold_abort "$s"
+	fi
+	if [[ -n $__unfold_uerr ]]; then builtin eval "$__unfold_uerr"; fi
+}
+builtin trap __unfold_err ERR
+builtin set -E
+exit() {
+	local s=$?
+	if [[ $BASHPID != "$__unfold_pid" ]]; then builtin exit "$@"; fi
+	s=${1:-$s}
+	builtin printf '%%s\n' "[exit: the shell stays open: exiting would end this persistent shell and lose its state (working directory, variables, background jobs). The command stopped here with status $s.]" >&2
+	__unfold_abort "$s"
+}
+trap() {
+	if (( $# >= 2 )) && [[ $1 != -[lpP] ]]; then
+		if [[ $1 == -- ]]; then shift; fi
+		local a=$1 s rest=()
+		shift
+		for s in "$@"; do
+			if [[ ${s^^} == ERR || ${s^^} == SIGERR ]]; then
+				if [[ $a == - ]]; then __unfold_uerr=; else __unfold_uerr=$a; fi
+			else
+				rest+=("$s")
+			fi
+		done
+		if (( ${#rest[@]} == 0 )); then return 0; fi
+		builtin trap -- "$a" "${rest[@]}"
+		return
+	fi
+	builtin trap "$@"
+}
+builtin shopt -s promptvars
+PS1=$__unfold_ps1
+`
+
+// defaultEnv holds variables that keep programs from waiting on a pager, an
+// editor or a terminal that is not there, and from printing escapes.
+var defaultEnv = []string{
+	"TERM=dumb",
+	"PAGER=cat",
+	"GIT_PAGER=cat",
+	"MANPAGER=cat",
+	"SYSTEMD_PAGER=",
+	"PSQL_PAGER=",
+	"GIT_EDITOR=:",
+	"GIT_MERGE_AUTOEDIT=no",
+	"GIT_TERMINAL_PROMPT=0",
+	"DEBIAN_FRONTEND=noninteractive",
+	"PIP_NO_INPUT=1",
+	"PIP_PROGRESS_BAR=off",
+	"PYTHONUNBUFFERED=1",
+	"PYTHON_BASIC_REPL=1",
+	"NO_COLOR=1",
+	"COLUMNS=200",
+	"LINES=50",
+}
+
+// dropEnv names inherited variables that would change how the shell starts
+// or what it prints.
+var dropEnv = map[string]bool{
+	"PROMPT_COMMAND": true, "PS0": true, "PS1": true, "PS2": true, "PS4": true,
+	"BASH_ENV": true, "ENV": true, "HISTFILE": true, "CDPATH": true,
+	"SHELLOPTS": true, "BASHOPTS": true, "IFS": true, "TMOUT": true,
+}
+
+// environ returns the shell's environment: the inherited one without
+// dropEnv, then defaultEnv, then extra (later entries win).
+func environ(extra []string) []string {
+	seen := make(map[string]int)
+	var out []string
+	add := func(kv string) {
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := seen[k]; ok {
+			out[i] = kv
+			return
+		}
+		seen[k] = len(out)
+		out = append(out, kv)
+	}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if dropEnv[k] || strings.HasPrefix(k, "BASH_FUNC_") {
+			continue
+		}
+		add(kv)
+	}
+	for _, kv := range defaultEnv {
+		add(kv)
+	}
+	for _, kv := range extra {
+		add(kv)
+	}
+	return out
+}
+
+// quote quotes s for bash as one word.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

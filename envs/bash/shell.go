@@ -1,0 +1,482 @@
+package bash
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/unfold-dev/unfold/envs"
+)
+
+// DefaultTimeout is how long a command may run when its context has no
+// deadline and [Options.Timeout] is zero.
+const DefaultTimeout = 10 * time.Minute
+
+// MaxLines is the height of the shell's screen.
+const MaxLines = 50
+
+// Summary is the shell's one-line summary (seed 001).
+const Summary = "Bash shell (ready)"
+
+// How long each step of interrupting a command may take before the next.
+const (
+	interruptGrace = time.Second
+	signalGrace    = time.Second
+)
+
+// Polling for a command that waits for input: the first look, the longest
+// gap between looks, and the gap that confirms a first sighting.
+const (
+	pollFirst   = 10 * time.Millisecond
+	pollMax     = 100 * time.Millisecond
+	pollConfirm = 20 * time.Millisecond
+)
+
+// Options configure a [Shell]. The zero value is usable.
+type Options struct {
+	// Dir is the starting working directory; "" means the current one. A
+	// restarted shell starts in the last known working directory, or here
+	// when that is gone.
+	Dir string
+	// OutputLimit is how many bytes of a command's output are kept, half
+	// from the start and half from the end; 0 means
+	// [envs.DefaultOutputLimit].
+	OutputLimit int
+	// Timeout bounds a command whose context has no deadline; 0 means
+	// [DefaultTimeout], negative means no bound. A context deadline (the
+	// protocol's per-command "timeout") replaces it.
+	Timeout time.Duration
+	// Env holds extra "KEY=VALUE" variables, applied after the inherited
+	// environment and the defaults (TERM=dumb, PAGER=cat, ...).
+	Env []string
+	// Bash is the bash executable; "" means "bash" looked up in PATH.
+	Bash string
+}
+
+// Shell is a persistent bash on a pseudo-terminal: one process per Shell,
+// whose working directory, variables, functions, aliases and background
+// jobs carry over from command to command. It is safe for concurrent use:
+// commands run one at a time, and Screen and Summary answer while one runs.
+type Shell struct {
+	bashPath string
+	startDir string
+	env      []string
+	limit    int
+	timeout  time.Duration
+
+	run sync.Mutex // held by Execute for a whole command, and by Close to wait for it
+
+	mu       sync.Mutex // guards the fields below
+	p        *proc      // the current shell; it may have ended
+	closed   bool
+	cwd      string
+	lastExit int
+	jobs     []string
+	waiting  string // the question of a command left waiting for input
+}
+
+var (
+	_ envs.Env        = (*Shell)(nil)
+	_ envs.Closer     = (*Shell)(nil)
+	_ envs.Summarizer = (*Shell)(nil)
+)
+
+// New starts a shell. It fails when bash cannot be found or started, or
+// when opts are invalid.
+func New(opts Options) (*Shell, error) {
+	fail := func(format string, args ...any) (*Shell, error) {
+		return nil, fmt.Errorf("bash: new: "+format, args...)
+	}
+	if !supported {
+		return fail("bash environments need Linux (they read the terminal's state from /proc)")
+	}
+	if opts.OutputLimit < 0 {
+		return fail("OutputLimit is %d; use 0 for the default or a positive number of bytes", opts.OutputLimit)
+	}
+	for _, kv := range opts.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fail("Env entry %q is not KEY=VALUE", kv)
+		}
+	}
+	dir := opts.Dir
+	if dir == "" {
+		dir = "."
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fail("Dir %q is not a directory", opts.Dir)
+	}
+	name := opts.Bash
+	if name == "" {
+		name = "bash"
+	}
+	bashPath, err := exec.LookPath(name)
+	if err != nil {
+		return fail("%v", err)
+	}
+	timeout := opts.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	s := &Shell{
+		bashPath: bashPath,
+		startDir: dir,
+		env:      environ(opts.Env),
+		limit:    opts.OutputLimit,
+		timeout:  timeout,
+		cwd:      dir,
+	}
+	p, err := startProc(bashPath, dir, s.env)
+	if err != nil {
+		return fail("start %s: %v", bashPath, err)
+	}
+	s.p = p
+	return s, nil
+}
+
+// Summary returns "Bash shell (ready)".
+func (s *Shell) Summary() string { return Summary }
+
+// Screen shows the working directory, the last exit code, the background
+// jobs (when there are any) and how to use the shell. It does not wait for
+// a running command.
+func (s *Shell) Screen() (envs.Screen, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Working directory: %s\nLast exit code: %d\n", s.cwd, s.lastExit)
+	if len(s.jobs) > 0 {
+		fmt.Fprintf(&b, "Background jobs: %s\n", strings.Join(s.jobs, ", "))
+	}
+	if s.waiting != "" {
+		fmt.Fprintf(&b, "Waiting for input: %q (the next command is typed as the answer)\n", s.waiting)
+	}
+	b.WriteString("\nAny bash command. Use & for background jobs.")
+	return envs.Screen{Content: b.String(), MaxLines: MaxLines}, nil
+}
+
+// keepKey marks a context from [AnswerLater].
+type keepKey struct{}
+
+// AnswerLater returns a context under which a command that stops to wait
+// for input is left waiting instead of interrupted: Execute returns at once
+// with the question, and the text of the next command is typed to the
+// waiting program as its answer (a line each).
+func AnswerLater(ctx context.Context) context.Context {
+	return context.WithValue(ctx, keepKey{}, true)
+}
+
+// outcome is how a command ended.
+type outcome struct {
+	fr      *frame // the marker, when the shell finished the command
+	note    string // what happened besides the output, for the response
+	waiting string // the question, when the command was left waiting
+	died    bool   // the shell ended
+}
+
+// Execute runs command (any bash text, several lines included) and returns
+// its output (stdout and stderr together, without escape sequences, at most
+// the output limit) and whether it exited with status 0.
+//
+// When ctx is done or the timeout passes, the command is interrupted: Ctrl-C,
+// then SIGTERM and SIGKILL to its process group if it ignores that; the
+// shell and its state stay. A command that waits for input is interrupted
+// as soon as it waits (unless ctx comes from [AnswerLater]) and the response
+// quotes the question. If the shell itself ended, the next command starts a
+// new one in the last working directory and says what was lost. Execute
+// returns an error only when the shell is closed or cannot be started.
+func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, error) {
+	s.run.Lock()
+	defer s.run.Unlock()
+	s.mu.Lock()
+	closed, p, answering := s.closed, s.p, s.waiting != ""
+	s.mu.Unlock()
+	if closed {
+		return envs.Response{}, fmt.Errorf("bash: execute: %w", envs.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return envs.Response{Output: fmt.Sprintf("[Not run: %s before it started.]", stopWord(err))}, nil
+	}
+	var parts []string
+	if !p.alive() {
+		np, note, err := s.restart(p)
+		if err != nil {
+			return envs.Response{}, fmt.Errorf("bash: execute: %w", err)
+		}
+		p, answering = np, false
+		parts = append(parts, note)
+	}
+	if bg := p.stream.background(); bg != "" {
+		parts = append(parts, "[Output since the last command (background jobs):]\n"+strings.TrimRight(bg, "\n"))
+	}
+	if _, ok := ctx.Deadline(); !ok && s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
+	out := envs.NewOutput(s.limit)
+	var o outcome
+	if answering {
+		s.mu.Lock()
+		s.waiting = ""
+		s.mu.Unlock()
+		p.stream.Redirect(out)
+		text := command
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		if _, err := p.master.Write([]byte(text)); err != nil {
+			o = s.died(p)
+		}
+	} else if err := s.submit(p, command, out); err != nil {
+		o = s.died(p)
+	}
+	if o.note == "" {
+		o = s.await(ctx, p, time.Now())
+	}
+	if o.waiting == "" {
+		p.stream.finish()
+	}
+	if text := strings.TrimRight(out.String(), "\n"); text != "" {
+		parts = append(parts, text)
+	}
+	if o.note != "" {
+		parts = append(parts, o.note)
+	}
+	resp := envs.Response{Output: strings.Join(parts, "\n")}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case o.fr != nil:
+		s.cwd, s.lastExit, s.jobs = o.fr.cwd, o.fr.status, o.fr.jobs
+		resp.Success = o.fr.status == 0 && o.note == ""
+	case o.waiting != "":
+		s.waiting = o.waiting
+	case o.died:
+		s.jobs = nil
+	}
+	return resp, nil
+}
+
+// submit writes command to the command file and types the line that runs
+// it.
+func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
+	if err := p.writeCommand(command); err != nil {
+		return err
+	}
+	nonce := p.nonce()
+	p.stream.expect(tag(nonce), out)
+	if _, err := fixTermios(p.master); err != nil {
+		return err
+	}
+	_, err := p.master.Write([]byte(" __unfold_pre " + nonce + " && :; . " + quote(p.file) + "\n"))
+	return err
+}
+
+// await waits for the command's marker, the shell's end, the context, or
+// the command stopping to wait for input.
+func (s *Shell) await(ctx context.Context, p *proc, start time.Time) outcome {
+	interval := pollFirst
+	poll := time.NewTimer(interval)
+	defer poll.Stop()
+	seen, seenTotal := false, int64(0)
+	for {
+		select {
+		case fr := <-p.stream.done:
+			return outcome{fr: &fr}
+		case <-p.exited:
+			return s.died(p)
+		case <-ctx.Done():
+			return s.interrupt(p, stopReason(ctx, start), "")
+		case <-poll.C:
+		}
+		interval = min(interval*2, pollMax)
+		if pg, err := foreground(p.master); err == nil {
+			if _, ok := readingTerminal(pg, p.tty); ok {
+				total := p.stream.outputTotal()
+				if seen && total == seenTotal {
+					select {
+					case fr := <-p.stream.done:
+						return outcome{fr: &fr}
+					default:
+					}
+					q := s.question(p)
+					if ctx.Value(keepKey{}) != nil {
+						return outcome{waiting: q, note: fmt.Sprintf("[Waiting for input: %q. The command is still running; the text of the next command is typed to it as the answer.]", q)}
+					}
+					return s.interrupt(p, fmt.Sprintf("[The command is waiting for input: %q (the last line of its output).", q), inputHint)
+				}
+				seen, seenTotal, interval = true, total, pollConfirm
+			} else {
+				seen = false
+			}
+		}
+		poll.Reset(interval)
+	}
+}
+
+const inputHint = " Commands here cannot answer prompts: use the program's non-interactive flags (such as -y, --yes, --assume-yes, --batch, --non-interactive, --no-input), give the answer on stdin (printf 'y\\n' | command), or pass secrets in files or environment variables."
+
+// question returns the last non-empty line of the command's output.
+func (s *Shell) question(p *proc) string {
+	if line := strings.TrimSpace(p.stream.lastLine()); line != "" {
+		return line
+	}
+	p.stream.mu.Lock()
+	var text string
+	if p.stream.out != nil {
+		text = p.stream.out.String()
+	}
+	p.stream.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(text, "\n \t"), "\n")
+	if q := strings.TrimSpace(lines[len(lines)-1]); q != "" {
+		return q
+	}
+	return "(no prompt text)"
+}
+
+// interrupt stops the running command; why says what prompted it, hint
+// what to do instead (or ""). The
+// ladder: Ctrl-C; SIGTERM to the foreground process group; SIGKILL to it;
+// and when the shell itself still does not answer, the shell is ended.
+func (s *Shell) interrupt(p *proc, why, hint string) outcome {
+	state := " The shell and its state (working directory, variables, background jobs) are kept." + hint + "]"
+	_, _ = p.master.Write([]byte{3})
+	if o, ok := s.settle(p, interruptGrace); ok {
+		o.note = why + " Interrupted it with Ctrl-C." + state
+		return o
+	}
+	if pg, err := foreground(p.master); err == nil && pg > 1 && pg != p.pid {
+		signalGroup(pg, syscall.SIGTERM)
+		if o, ok := s.settle(p, signalGrace); ok {
+			o.note = why + " It ignored Ctrl-C, so its process group was sent SIGTERM and it ended." + state
+			return o
+		}
+		signalGroup(pg, syscall.SIGKILL)
+		if o, ok := s.settle(p, signalGrace); ok {
+			o.note = why + " It ignored Ctrl-C and SIGTERM, so its process group was killed (SIGKILL)." + state
+			return o
+		}
+	}
+	_ = p.stop()
+	s.mu.Lock()
+	cwd := s.cwd
+	s.mu.Unlock()
+	return outcome{died: true, note: why + fmt.Sprintf(" The shell itself did not answer Ctrl-C or signals to the command, so it was ended; the next command starts a new shell in %s. Variables, functions, aliases and background jobs are lost.%s]", cwd, hint)}
+}
+
+// settle waits up to d for the command's marker or the shell's end.
+func (s *Shell) settle(p *proc, d time.Duration) (outcome, bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case fr := <-p.stream.done:
+		return outcome{fr: &fr}, true
+	case <-p.exited:
+		return s.died(p), true
+	case <-t.C:
+		return outcome{}, false
+	}
+}
+
+// died reports a shell that ended during a command, after collecting its
+// last output and ending what it left running.
+func (s *Shell) died(p *proc) outcome {
+	p.drain()
+	_ = p.stop()
+	<-p.exited
+	s.mu.Lock()
+	cwd := s.cwd
+	s.mu.Unlock()
+	return outcome{died: true, note: fmt.Sprintf("[The shell ended during this command (%s). The next command starts a new shell in %s; variables, functions, aliases and background jobs are lost.]", p.status, cwd)}
+}
+
+// restart replaces a shell that ended with a new one in the last working
+// directory, and returns the note for the response.
+func (s *Shell) restart(old *proc) (*proc, string, error) {
+	_ = old.stop()
+	s.mu.Lock()
+	dir := s.cwd
+	s.mu.Unlock()
+	where := dir
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		dir = s.startDir
+		where = fmt.Sprintf("%s (%s no longer exists)", dir, where)
+	}
+	p, err := startProc(s.bashPath, dir, s.env)
+	if err != nil {
+		return nil, "", fmt.Errorf("start %s: %v", s.bashPath, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		_ = p.stop()
+		return nil, "", envs.ErrClosed
+	}
+	s.p, s.cwd, s.jobs, s.waiting = p, dir, nil, ""
+	return p, fmt.Sprintf("[The shell had ended (%s); started a new one in %s. Variables, functions, aliases and background jobs from before were lost.]", old.status, where), nil
+}
+
+// Close ends the shell and everything it started, background jobs
+// included: a hangup, then SIGTERM, then SIGKILL. It waits for a running
+// command to return. It is idempotent; commands after Close fail with
+// [envs.ErrClosed].
+func (s *Shell) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	p := s.p
+	s.mu.Unlock()
+	err := p.stop()
+	s.run.Lock()
+	defer s.run.Unlock()
+	s.mu.Lock()
+	last := s.p
+	s.mu.Unlock()
+	if last != p {
+		err = errors.Join(err, last.stop())
+	}
+	if err != nil {
+		return fmt.Errorf("bash: close: %w", err)
+	}
+	return nil
+}
+
+// stopReason says why a command is being stopped, from its context.
+func stopReason(ctx context.Context, start time.Time) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if d, ok := ctx.Deadline(); ok {
+			return fmt.Sprintf("[Timed out after %v.", roundDuration(d.Sub(start)))
+		}
+		return "[Timed out."
+	}
+	return "[Cancelled."
+}
+
+func stopWord(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "the deadline had passed"
+	}
+	return "the command was cancelled"
+}
+
+// roundDuration rounds d for messages: 1.5s, 2m0s.
+func roundDuration(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
+}

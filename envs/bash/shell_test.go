@@ -1,0 +1,694 @@
+//go:build linux
+
+package bash_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/envs/bash"
+	"github.com/unfold-dev/unfold/envs/envtest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// quick bounds a command that should finish long before it.
+const quick = 30 * time.Second
+
+func TestMain(m *testing.M) {
+	// Orphans of the shells come to the test process, so the tests can
+	// see that Close reaps them instead of leaving zombies under PID 1.
+	if err := bash.BecomeSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+func newShell(t *testing.T, opts bash.Options) *bash.Shell {
+	t.Helper()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	if opts.Dir == "" {
+		opts.Dir = t.TempDir()
+	}
+	s, err := bash.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+// run executes command with a deadline and fails the test on an error.
+func run(t *testing.T, s *bash.Shell, command string) envs.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), quick)
+	defer cancel()
+	resp, err := s.Execute(ctx, command)
+	if err != nil {
+		t.Fatalf("Execute(%q): %v", command, err)
+	}
+	return resp
+}
+
+// want runs command and checks its output and success.
+func want(t *testing.T, s *bash.Shell, command, output string, success bool) {
+	t.Helper()
+	resp := run(t, s, command)
+	if resp.Output != output || resp.Success != success {
+		t.Errorf("Execute(%q): got {%q, %v}, want {%q, %v}", command, resp.Output, resp.Success, output, success)
+	}
+}
+
+func screen(t *testing.T, s *bash.Shell) string {
+	t.Helper()
+	sc, err := s.Screen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc.Content
+}
+
+func TestConformance(t *testing.T) {
+	envtest.Run(t, func(t *testing.T) envs.Env {
+		s, err := bash.New(bash.Options{Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}, envtest.Config{Trivial: "true", Blocking: "sleep 600", Timeout: time.Minute})
+}
+
+func TestExitCodes(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	for _, c := range []struct {
+		command string
+		code    int
+	}{
+		{"true", 0},
+		{"false", 1},
+		{"(exit 42)", 42},
+		{"sh -c 'exit 7'", 7},
+		{"nosuchcommand-unfold", 127},
+		{"true | false", 1},
+		{"exit 5", 5},
+		{"if true; then (exit 3); fi", 3},
+	} {
+		t.Run(c.command, func(t *testing.T) {
+			resp := run(t, s, c.command)
+			if resp.Success != (c.code == 0) {
+				t.Errorf("Success: got %v, want %v (output %q)", resp.Success, c.code == 0, resp.Output)
+			}
+			line := fmt.Sprintf("Last exit code: %d\n", c.code)
+			if sc := screen(t, s); !strings.Contains(sc, line) {
+				t.Errorf("screen: got %q, want it to contain %q", sc, line)
+			}
+		})
+	}
+	t.Run("status carries to the next command", func(t *testing.T) {
+		run(t, s, "(exit 9)")
+		want(t, s, "echo $?", "9", true)
+	})
+}
+
+func TestCdPersists(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "sub dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want(t, s, "cd "+dir+"/'sub dir'", "", true)
+	want(t, s, "pwd", dir+"/sub dir", true)
+	if sc := screen(t, s); !strings.HasPrefix(sc, "Working directory: "+dir+"/sub dir\n") {
+		t.Errorf("screen: got %q, want the new working directory", sc)
+	}
+}
+
+func TestExportPersists(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	want(t, s, "export GREETING='hello there'", "", true)
+	want(t, s, "sh -c 'echo $GREETING'", "hello there", true)
+}
+
+func TestMultiLine(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	for _, c := range []struct{ name, command, output string }{
+		{"heredoc", "cat <<'EOF'\nline $1\n  two\nEOF", "line $1\n  two"},
+		{"heredoc with expansion", "x=5\ncat <<EOF\nx is $x\nEOF", "x is 5"},
+		{"if block", "if [ 1 -lt 2 ]; then\n  echo yes\nelse\n  echo no\nfi", "yes"},
+		{"for loop", "for i in 1 2 3\ndo\n  echo $i\ndone", "1\n2\n3"},
+		{"line continuation", "echo one \\\n  two", "one two"},
+		{"set -e in a subshell", "(set -e; false; echo not here)\necho \"status $?\"", "status 1"},
+		{"long line", "echo " + strings.Repeat("a", 10000), strings.Repeat("a", 10000)},
+	} {
+		t.Run(c.name, func(t *testing.T) { want(t, s, c.command, c.output, true) })
+	}
+}
+
+func TestFunctionPersists(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	want(t, s, "greet() {\n  echo \"hi $1\"\n}", "", true)
+	want(t, s, "greet you", "hi you", true)
+}
+
+func TestAliasPersists(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	want(t, s, "alias hello='echo aliased'", "", true)
+	want(t, s, "hello", "aliased", true)
+}
+
+func TestForgedMarker(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	// A marker's shape without this command's nonce, and one with the
+	// nonce of an earlier command, must not end the command.
+	run(t, s, "old=$__unfold_n")
+	for _, c := range []struct{ name, command string }{
+		{"no nonce", `printf '\036\0370\037/\037\036\037\n'; sleep 0.2; echo after`},
+		{"old nonce", `printf '\036%s\0370\037/\037\036%s\037\n' "$old" "$old"; sleep 0.2; echo after`},
+		{"marker name", `echo '<<<PROMPT>>> __unfold_prompt 0'; sleep 0.2; echo after`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := run(t, s, c.command)
+			if !resp.Success || !strings.HasSuffix(resp.Output, "after") {
+				t.Errorf("got {%q, %v}, want output ending in %q, success", resp.Output, resp.Success, "after")
+			}
+		})
+	}
+	want(t, s, "echo next", "next", true)
+}
+
+func TestTimeoutKeepsState(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "cd /; export KEPT=yes; sleep 1000 &")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	resp, err := s.Execute(ctx, "echo started; sleep 1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("returned after %v, want soon after the 1s timeout", d)
+	}
+	if resp.Success || !strings.HasPrefix(resp.Output, "started\n[Timed out after 1s. Interrupted it with Ctrl-C.") {
+		t.Errorf("got {%q, %v}, want the output so far, then a note that it timed out and was interrupted", resp.Output, resp.Success)
+	}
+	want(t, s, "echo alive $KEPT; pwd; jobs | wc -l", "alive yes\n/\n1", true)
+}
+
+func TestCancelKeepsState(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "export KEPT=yes")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	resp, err := s.Execute(ctx, "sleep 1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Success || !strings.HasPrefix(resp.Output, "[Cancelled. Interrupted it with Ctrl-C.") {
+		t.Errorf("got {%q, %v}, want a note that it was cancelled", resp.Output, resp.Success)
+	}
+	want(t, s, "echo $KEPT", "yes", true)
+}
+
+func TestDefaultTimeout(t *testing.T) {
+	s := newShell(t, bash.Options{Timeout: 300 * time.Millisecond})
+	resp, err := s.Execute(context.Background(), "sleep 1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Success || !strings.Contains(resp.Output, "[Timed out after 300ms.") {
+		t.Errorf("got {%q, %v}, want a note that it timed out after 300ms", resp.Output, resp.Success)
+	}
+}
+
+func TestIgnoresInterrupt(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "export KEPT=yes")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	resp, err := s.Execute(ctx, "trap '' INT; sleep 1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Success || !strings.Contains(resp.Output, "It ignored Ctrl-C, so its process group was sent SIGTERM and it ended.") {
+		t.Errorf("got {%q, %v}, want a note that SIGTERM ended it", resp.Output, resp.Success)
+	}
+	want(t, s, "trap - INT; echo alive $KEPT", "alive yes", true)
+}
+
+func TestShellStuck(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	dir := t.TempDir()
+	run(t, s, "cd "+dir+"; LOST=yes")
+	// The shell itself ignores Ctrl-C and spins: nothing but a restart helps.
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	resp, err := s.Execute(ctx, "trap '' INT; while :; do :; done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Success || !strings.Contains(resp.Output, "The shell itself did not answer") {
+		t.Errorf("got {%q, %v}, want a note that the shell was ended", resp.Output, resp.Success)
+	}
+	resp = run(t, s, "pwd; echo \"lost=$LOST\"")
+	if !strings.HasSuffix(resp.Output, dir+"\nlost=") || !strings.Contains(resp.Output, "started a new one in "+dir) {
+		t.Errorf("got %q, want a restart note, then the kept directory and no variable", resp.Output)
+	}
+}
+
+func TestHugeOutput(t *testing.T) {
+	const limit = 1 << 20
+	s := newShell(t, bash.Options{OutputLimit: limit})
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	peak := make(chan uint64)
+	stop := make(chan struct{})
+	go func() {
+		var m runtime.MemStats
+		var top uint64
+		for {
+			select {
+			case <-stop:
+				peak <- top
+				return
+			case <-time.After(20 * time.Millisecond):
+				runtime.ReadMemStats(&m)
+				top = max(top, m.HeapAlloc)
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	resp, err := s.Execute(ctx, "yes | head -c 50000000")
+	close(stop)
+	top := <-peak
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resp.Success {
+		t.Errorf("Success: got false, want true (output ends %q)", resp.Output[max(0, len(resp.Output)-300):])
+	}
+	if n := len(resp.Output); n > limit+200 {
+		t.Errorf("output length: got %d, want at most %d", n, limit+200)
+	}
+	if !strings.Contains(resp.Output, "[... 46.7 MB of output dropped; showing the first 512.0 KB and the last 512.0 KB ...]") {
+		t.Errorf("output: got no notice of the dropped bytes, want one")
+	}
+	if !strings.HasPrefix(resp.Output, "y\ny\n") || !strings.HasSuffix(resp.Output, "y\ny") {
+		t.Errorf("output: got %q...%q, want lines of y at both ends", resp.Output[:10], resp.Output[len(resp.Output)-10:])
+	}
+	// 50 MB went through; what stays is the limit plus working buffers.
+	if growth := int64(top) - int64(before.HeapAlloc); growth > 24<<20 {
+		t.Errorf("heap grew by %d MB during the command, want at most 24 MB for 50 MB of output", growth>>20)
+	}
+	want(t, s, "echo alive", "alive", true)
+}
+
+func TestBinaryOutput(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	for _, c := range []struct{ name, command, output string }{
+		{"invalid UTF-8", `printf '\xff\xfe'`, "\uFFFD"},
+		{"NUL and controls", `printf 'a\000b\001c\n'`, "abc"},
+		{"escapes", `printf '\033[1;31mred\033[0m \033]0;title\007plain\n'`, "red plain"},
+		{"progress line", `printf '10%%\r50%%\r100%%\n'`, "100%"},
+		{"backspace", `printf 'abc\b\bX\n'`, "aXc"},
+		{"split UTF-8", `printf 'caf\xc3'; printf '\xa9\n'`, "café"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := run(t, s, c.command)
+			if resp.Output != c.output {
+				t.Errorf("got %q, want %q", resp.Output, c.output)
+			}
+			if !utf8.ValidString(resp.Output) {
+				t.Errorf("output %q is not valid UTF-8", resp.Output)
+			}
+			data, err := json.Marshal(resp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back envs.Response
+			if err := json.Unmarshal(data, &back); err != nil || back != resp {
+				t.Errorf("JSON round trip: got %+v, %v, want %+v", back, err, resp)
+			}
+		})
+	}
+}
+
+func TestExitThenPwd(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	dir := t.TempDir()
+	run(t, s, "cd "+dir)
+	resp := run(t, s, "echo before; exit; echo after")
+	if !resp.Success || resp.Output != "before\n[exit: the shell stays open: exiting would end this persistent shell and lose its state (working directory, variables, background jobs). The command stopped here with status 0.]" {
+		t.Errorf("exit: got {%q, %v}, want the note, no output after exit, and success (status 0)", resp.Output, resp.Success)
+	}
+	want(t, s, "pwd", dir, true)
+	t.Run("in a subshell exit still exits", func(t *testing.T) {
+		want(t, s, "(exit 4); echo $?; bash -c 'exit 6'; echo $?", "4\n6", true)
+	})
+	t.Run("set -e", func(t *testing.T) {
+		resp := run(t, s, "set -e\nfalse\necho not here")
+		if resp.Success || !strings.HasPrefix(resp.Output, "[set -e: stopped at a failing command (status 1): false.") {
+			t.Errorf("got {%q, %v}, want the set -e note", resp.Output, resp.Success)
+		}
+		want(t, s, "case $- in *e*) echo on;; *) echo off;; esac; pwd", "off\n"+dir, true)
+	})
+	t.Run("user ERR trap still runs", func(t *testing.T) {
+		want(t, s, "trap 'echo trapped' ERR; false; trap - ERR; false; true", "trapped", true)
+	})
+}
+
+func TestKilledShell(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	dir := t.TempDir()
+	run(t, s, "cd "+dir+"; LOST=yes")
+	pid, err := strconv.Atoi(run(t, s, "echo $$").Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+	resp := run(t, s, "pwd; echo \"lost=$LOST\"")
+	note := "[The shell had ended (killed by signal 9 (killed)); started a new one in " + dir + ". Variables, functions, aliases and background jobs from before were lost.]"
+	if resp.Output != note+"\n"+dir+"\nlost=" || !resp.Success {
+		t.Errorf("got {%q, %v}, want the restart note, the kept directory and no variable", resp.Output, resp.Success)
+	}
+	t.Run("during a command", func(t *testing.T) {
+		resp := run(t, s, "echo bye; kill -9 $$")
+		if resp.Success || !strings.HasPrefix(resp.Output, "bye\n[The shell ended during this command (killed by signal 9 (killed)).") {
+			t.Errorf("got {%q, %v}, want the output and a note that the shell ended", resp.Output, resp.Success)
+		}
+		resp = run(t, s, "echo back")
+		if !resp.Success || !strings.HasPrefix(resp.Output, "[The shell had ended (killed by signal 9 (killed)); started a new one in "+dir+".") || !strings.HasSuffix(resp.Output, "\nback") {
+			t.Errorf("got {%q, %v}, want a restart note, then the output", resp.Output, resp.Success)
+		}
+	})
+}
+
+// waitGone waits until pid has been reaped.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for range 500 {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err != nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d is still there", pid)
+}
+
+func TestWaitingForInput(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	for _, c := range []struct{ name, command, question string }{
+		{"read", "read x", "(no prompt text)"},
+		{"read with a prompt", "read -p 'Your name? ' name", "Your name?"},
+		{"a program", "echo 'Proceed? [y/N]'; head -n 1", "Proceed? [y/N]"},
+		{"a password prompt", "python3 -c 'import getpass; getpass.getpass()'", "Password:"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if strings.HasPrefix(c.command, "python3") {
+				if _, err := exec.LookPath("python3"); err != nil {
+					t.Skip("python3 is not installed")
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			start := time.Now()
+			resp, err := s.Execute(ctx, c.command)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("returned after %v, want long before the 30s timeout", d)
+			}
+			note := fmt.Sprintf("[The command is waiting for input: %q (the last line of its output). Interrupted it with Ctrl-C.", c.question)
+			if resp.Success || !strings.Contains(resp.Output, note) || !strings.Contains(resp.Output, "--yes") {
+				t.Errorf("got {%q, %v}, want a note containing %q and a hint", resp.Output, resp.Success, note)
+			}
+			want(t, s, "echo alive", "alive", true)
+		})
+	}
+}
+
+func TestAnswerLater(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	ctx, cancel := context.WithTimeout(bash.AnswerLater(context.Background()), 30*time.Second)
+	defer cancel()
+	resp, err := s.Execute(ctx, "read -p 'Your name? ' name; echo \"hello $name\"")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Success || !strings.Contains(resp.Output, `[Waiting for input: "Your name?".`) {
+		t.Errorf("got {%q, %v}, want a note that it waits for input", resp.Output, resp.Success)
+	}
+	if sc := screen(t, s); !strings.Contains(sc, `Waiting for input: "Your name?"`) {
+		t.Errorf("screen: got %q, want the question", sc)
+	}
+	want(t, s, "world", "hello world", true)
+	want(t, s, "echo $name", "world", true)
+}
+
+func TestBackgroundJob(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "sleep 1000 &")
+	pid := run(t, s, "echo $!").Output
+	line := "Background jobs: [1] " + pid + " sleep 1000\n"
+	if sc := screen(t, s); !strings.Contains(sc, line) {
+		t.Fatalf("screen: got %q, want it to contain %q", sc, line)
+	}
+	run(t, s, "kill %1")
+	// bash notices the job ended at a later prompt; allow a few.
+	for i := 0; strings.Contains(screen(t, s), "Background jobs:"); i++ {
+		if i == 50 {
+			t.Fatalf("screen: got %q, want no background jobs after kill %%1", screen(t, s))
+		}
+		time.Sleep(10 * time.Millisecond)
+		run(t, s, "true")
+	}
+	if resp := run(t, s, "jobs"); resp.Output != "" {
+		t.Errorf("jobs: got %q, want none", resp.Output)
+	}
+}
+
+func TestGitLogNoPager(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	s := newShell(t, bash.Options{})
+	run(t, s, `git init -q repo && cd repo && git config user.email t@example.com && git config user.name T &&
+for i in $(seq 300); do echo $i > f; git add f; git commit -qm "commit $i"; done`)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	resp, err := s.Execute(ctx, "git log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("git log returned after %v, want long before the 30s timeout (a pager waiting?)", d)
+	}
+	if !resp.Success || strings.Count(resp.Output, "\ncommit ") != 299 || !strings.Contains(resp.Output, "    commit 1\n") && !strings.HasSuffix(resp.Output, "    commit 1") {
+		t.Errorf("git log: got success %v and %d commits, want all 300", resp.Success, strings.Count(resp.Output, "\ncommit ")+1)
+	}
+}
+
+func TestManyCommands(t *testing.T) {
+	goroutines, fds := runtime.NumGoroutine(), openFDs(t)
+	s, err := bash.New(bash.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		command := fmt.Sprintf("echo %d", i)
+		if i%50 == 49 {
+			command = fmt.Sprintf("cd /; printf '%%s\\n' %d", i) // no trailing newline drift either
+		}
+		resp, err := s.Execute(context.Background(), command)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := strconv.Itoa(i); resp.Output != want || !resp.Success {
+			t.Fatalf("command %d: got {%q, %v}, want {%q, true}", i, resp.Output, resp.Success, want)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Goroutines end shortly after Close returns; wait for them to settle.
+	var now int
+	for range 200 {
+		if now = runtime.NumGoroutine(); now <= goroutines {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if now > goroutines {
+		buf := make([]byte, 1<<16)
+		t.Errorf("goroutines: got %d after Close, want %d as before\n%s", now, goroutines, buf[:runtime.Stack(buf, true)])
+	}
+	if now := openFDs(t); now != fds {
+		t.Errorf("open file descriptors: got %d after Close, want %d as before", now, fds)
+	}
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(entries)
+}
+
+func TestCloseEndsProcessTree(t *testing.T) {
+	s, err := bash.New(bash.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	resp, err := s.Execute(ctx, `sleep 1000 & (sleep 1000 &); bash -c 'trap "" HUP TERM; sleep 1000' & nohup sleep 1000 >/dev/null 2>&1 &
+echo $$`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid, err := strconv.Atoi(resp.Output)
+	if err != nil {
+		t.Fatalf("shell pid: %q: %v", resp.Output, err)
+	}
+	if n := len(session(sid)); n < 5 {
+		t.Fatalf("session %d: got %d processes, want the shell and its 4 jobs", sid, n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := session(sid); len(left) > 0 {
+		t.Errorf("after Close: got processes %v of the shell's session (zombies included), want none", left)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: got %v, want nil", err)
+	}
+	if _, err := s.Execute(ctx, "true"); err == nil {
+		t.Errorf("Execute after Close: got no error, want one")
+	}
+}
+
+// session returns "pid:state" of every process in session sid.
+func session(sid int) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+		if len(f) > 3 && f[3] == strconv.Itoa(sid) {
+			out = append(out, fmt.Sprintf("%d:%s", pid, f[0]))
+		}
+	}
+	return out
+}
+
+func TestScreenGolden(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	dir := t.TempDir()
+	pidRE := regexp.MustCompile(`\] \d+ `)
+	norm := func(sc string) string {
+		return pidRE.ReplaceAllString(strings.ReplaceAll(sc, dir, "<dir>"), "] <pid> ")
+	}
+	for _, c := range []struct{ name, command string }{
+		{"initial", ""},
+		{"failed_with_job", "cd " + dir + "; sleep 1000 & false"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.command != "" {
+				run(t, s, c.command)
+			} else {
+				run(t, s, "cd "+dir)
+			}
+			checkGolden(t, "screen_"+c.name+".golden", norm(screen(t, s)))
+		})
+	}
+	if got := s.Summary(); got != "Bash shell (ready)" {
+		t.Errorf("Summary: got %q, want %q", got, "Bash shell (ready)")
+	}
+}
+
+// checkGolden compares got with testdata/name, or rewrites it with -update.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	wantBytes, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(wantBytes) {
+		t.Errorf("%s: got\n%s\nwant\n%s", name, got, wantBytes)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts bash.Options
+		want string
+	}{
+		{"missing dir", bash.Options{Dir: "/nonexistent/unfold"}, `bash: new: Dir "/nonexistent/unfold" is not a directory`},
+		{"negative limit", bash.Options{OutputLimit: -1}, "bash: new: OutputLimit is -1; use 0 for the default or a positive number of bytes"},
+		{"bad env", bash.Options{Env: []string{"NOVALUE"}}, `bash: new: Env entry "NOVALUE" is not KEY=VALUE`},
+		{"missing bash", bash.Options{Bash: "/nonexistent/bash"}, `bash: new: exec: "/nonexistent/bash": stat /nonexistent/bash: no such file or directory`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := bash.New(c.opts)
+			if err == nil {
+				s.Close()
+				t.Fatalf("got no error, want %q", c.want)
+			}
+			if err.Error() != c.want {
+				t.Errorf("got %q, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestEnvOption(t *testing.T) {
+	s := newShell(t, bash.Options{Env: []string{"UNFOLD_TEST=1", "PAGER=less"}})
+	want(t, s, "echo $UNFOLD_TEST $PAGER $TERM $GIT_PAGER", "1 less dumb cat", true)
+}

@@ -1,0 +1,36 @@
+// Package interactive drives any prompt-driven program (sqlite3, psql, gdb,
+// python3 -i) on a pseudo-terminal from a command line, a prompt regular
+// expression and a description: seed 000's InteractiveEnvironment.
+//
+//	db, err := interactive.New(interactive.Spec{
+//		Command:     "sqlite3 data.db",
+//		Prompt:      `sqlite> `,
+//		Description: "SQLite database shell",
+//	})
+//
+// # Commands
+//
+// The program starts with the first command (and [Spec.Init] commands
+// after it). Each command is typed at the prompt; the response is the
+// output up to the next prompt, as plain text, without the program's echo
+// of the input and without the prompts printed between its lines. A
+// command is done when the prompt ends the output, the program has read
+// all the input and the output has been still for a moment. A command that
+// ends at the continuation prompt ([Spec.Continuation]) is reported as
+// incomplete, and the next command continues it.
+//
+// # Timeouts and exits
+//
+// When the context is done (or [Spec.Timeout] passes) the program gets
+// Ctrl-C and the response says "Command timed out (no prompt detected)".
+// If the prompt comes back the program keeps its state; otherwise it is
+// stopped and starts again with the next command, which says the state was
+// lost. A program that exits (.quit, quit) is reported, and the next
+// command starts it again.
+//
+// # Screen
+//
+// The screen shows the description, the program's status (not started,
+// running, stopped) and how commands are used; the summary is the
+// description. The package needs Linux.
+package interactive

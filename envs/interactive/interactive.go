@@ -1,0 +1,473 @@
+package interactive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/unfold-dev/unfold/envs"
+)
+
+// Defaults for a [Spec] that leaves them at zero.
+const (
+	DefaultTimeout      = 10 * time.Minute
+	DefaultStartTimeout = 10 * time.Second
+	// MaxCommand bounds a command's text: programs read it from a terminal,
+	// which is not made for megabytes of typing.
+	MaxCommand = 64 << 10
+)
+
+// DefaultContinuation matches common continuation prompts: "... ",
+// "   ...> ", "-> ".
+const DefaultContinuation = `[ \t]*(?:\.\.\.+>?|->)[ \t]`
+
+// MaxLines is the height of the environment's screen.
+const MaxLines = 20
+
+// interruptGrace is how long a program gets to show its prompt again after
+// Ctrl-C before it is stopped.
+const interruptGrace = 2 * time.Second
+
+// quiet is how long the output must stay still after the prompt appears
+// before the command counts as done, so that a prompt printed between two
+// lines of a multi-line command is not taken for the last one.
+const quiet = 3 * time.Millisecond
+
+// Spec describes a prompt-driven program (seed 000's InteractiveEnvironment).
+type Spec struct {
+	// Name names the environment in messages; "" means the program's name.
+	Name string
+	// Command is the command line that starts the program, split into
+	// words like a shell does (quotes and backslashes; no variables, globs
+	// or pipes). Exactly one of Command and Args is set.
+	Command string
+	// Args is the program and its arguments, used as they are.
+	Args []string
+	// Prompt is a regular expression (Go RE2 syntax) matching the
+	// program's prompt at the end of its output, such as `sqlite> ` or
+	// `\(gdb\) `. Required.
+	Prompt string
+	// Continuation is a regular expression matching the prompt the program
+	// shows when a statement is not complete yet (sqlite3's "   ...> ",
+	// Python's "... "); "" means [DefaultContinuation]. When a command
+	// ends at it, the response says the input is incomplete and the next
+	// command continues it.
+	Continuation string
+	// Description says what the program is; the screen starts with it and
+	// it is the summary. Required.
+	Description string
+	// Dir is the working directory; "" means the current one.
+	Dir string
+	// Env holds extra "KEY=VALUE" variables added to the inherited
+	// environment (after TERM=dumb, PAGER=cat and the like).
+	Env []string
+	// Init lists commands sent after every start, their output dropped,
+	// such as "set pagination off" for gdb.
+	Init []string
+	// Timeout bounds a command whose context has no deadline; 0 means
+	// [DefaultTimeout], negative means no bound.
+	Timeout time.Duration
+	// StartTimeout bounds the wait for the first prompt; 0 means
+	// [DefaultStartTimeout].
+	StartTimeout time.Duration
+	// OutputLimit is how many bytes of a command's output are kept, head
+	// and tail; 0 means [envs.DefaultOutputLimit].
+	OutputLimit int
+}
+
+// Env is a prompt-driven program on a pseudo-terminal, started on its first
+// command and again after it exits. It is safe for concurrent use: commands
+// run one at a time, and Screen and Summary answer while one runs.
+type Env struct {
+	name   string
+	args   []string
+	prompt *regexp.Regexp // the prompt at the end of a line
+	lead   *regexp.Regexp // a prompt or continuation prompt at the start of a line
+	cont   *regexp.Regexp // the continuation prompt at the end of a line
+	spec   Spec
+
+	run sync.Mutex // held by Execute for a whole command, and by Close to wait for it
+
+	mu       sync.Mutex // guards the fields below
+	p        *proc
+	closed   bool
+	started  int    // how many times the program was started
+	lastExit string // how the program last ended, "" if it has not
+}
+
+var (
+	_ envs.Env        = (*Env)(nil)
+	_ envs.Closer     = (*Env)(nil)
+	_ envs.Summarizer = (*Env)(nil)
+)
+
+// New checks spec and returns the environment; the program starts with the
+// first command.
+func New(spec Spec) (*Env, error) {
+	fail := func(format string, args ...any) (*Env, error) {
+		name := spec.Name
+		if name == "" {
+			name = spec.Command
+		}
+		return nil, fmt.Errorf("interactive: new %q: "+format, append([]any{name}, args...)...)
+	}
+	if !supported {
+		return fail("interactive environments need Linux")
+	}
+	args := spec.Args
+	switch {
+	case spec.Command != "" && len(args) > 0:
+		return fail("both Command and Args are set; use one")
+	case spec.Command != "":
+		var err error
+		if args, err = splitWords(spec.Command); err != nil {
+			return fail("Command: %v", err)
+		}
+	}
+	if len(args) == 0 {
+		return fail("no program: set Command (a command line) or Args")
+	}
+	if spec.Prompt == "" {
+		return fail("Prompt is empty; give a regular expression matching the program's prompt")
+	}
+	re, err := regexp.Compile(`(?:` + spec.Prompt + `)\z`)
+	if err != nil {
+		return fail("Prompt is not a valid regular expression (Go RE2 syntax): %v", err)
+	}
+	contExpr := spec.Continuation
+	if contExpr == "" {
+		contExpr = DefaultContinuation
+	}
+	cont, err := regexp.Compile(`^(?:` + contExpr + `)+\z`)
+	if err != nil {
+		return fail("Continuation is not a valid regular expression (Go RE2 syntax): %v", err)
+	}
+	lead := regexp.MustCompile(`^(?:(?:` + spec.Prompt + `)|(?:` + contExpr + `))`)
+	if spec.Description == "" {
+		return fail("Description is empty; say in one line what the program is")
+	}
+	if spec.OutputLimit < 0 {
+		return fail("OutputLimit is %d; use 0 for the default or a positive number of bytes", spec.OutputLimit)
+	}
+	for _, kv := range spec.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fail("Env entry %q is not KEY=VALUE", kv)
+		}
+	}
+	path, err := exec.LookPath(args[0])
+	if err != nil {
+		return fail("%v", err)
+	}
+	args = append([]string{path}, args[1:]...)
+	if spec.Dir != "" {
+		if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
+			return fail("Dir %q is not a directory", spec.Dir)
+		}
+	}
+	name := spec.Name
+	if name == "" {
+		name = filepath.Base(args[0])
+	}
+	if spec.Timeout == 0 {
+		spec.Timeout = DefaultTimeout
+	}
+	if spec.StartTimeout <= 0 {
+		spec.StartTimeout = DefaultStartTimeout
+	}
+	return &Env{name: name, args: args, prompt: re, lead: lead, cont: cont, spec: spec}, nil
+}
+
+// Summary returns the description.
+func (e *Env) Summary() string { return e.spec.Description }
+
+// Screen shows the description, whether the program runs, and how to use
+// the environment. It does not wait for a running command.
+func (e *Env) Screen() (envs.Screen, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var status string
+	switch {
+	case e.closed:
+		status = "closed"
+	case e.p != nil && e.p.alive():
+		status = fmt.Sprintf("running (pid %d)", e.p.pid)
+	case e.lastExit != "":
+		status = fmt.Sprintf("stopped (%s); it starts again with the next command", e.lastExit)
+	default:
+		status = "not started; it starts with the first command"
+	}
+	content := fmt.Sprintf("%s\nStatus: %s\n\nEach command is typed at the %s prompt and its output returned. The program and its state persist across commands.",
+		e.spec.Description, status, e.name)
+	return envs.Screen{Content: content, MaxLines: MaxLines}, nil
+}
+
+// Execute types command at the program's prompt (starting the program
+// first if needed) and returns the output up to the next prompt, without
+// the echoed input. When ctx is done or the timeout passes, the program
+// gets Ctrl-C; one that does not show its prompt again is stopped and
+// starts again with the next command. When the program exits, the response
+// says so. Execute returns an error only when the environment is closed or
+// the program cannot be started.
+func (e *Env) Execute(ctx context.Context, command string) (envs.Response, error) {
+	e.run.Lock()
+	defer e.run.Unlock()
+	e.mu.Lock()
+	closed, p := e.closed, e.p
+	e.mu.Unlock()
+	if closed {
+		return envs.Response{}, fmt.Errorf("interactive: execute %s: %w", e.name, envs.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return envs.Response{Output: "[Not run: the command was cancelled before it started.]"}, nil
+	}
+	if len(command) > MaxCommand {
+		return envs.Response{Output: fmt.Sprintf("Command too long: %d bytes; at most %d can be typed at the %s prompt. Put the input in a file and load it with the program's own command (such as .read in sqlite3 or source in gdb).", len(command), MaxCommand, e.name)}, nil
+	}
+	var notes []string
+	if p == nil || !p.alive() {
+		np, err := e.start()
+		if err != nil {
+			return envs.Response{Output: fmt.Sprintf("Failed to start %s: %v", e.name, err)}, nil
+		}
+		if p != nil {
+			notes = append(notes, fmt.Sprintf("[Started %s again; its state from before was lost.]", e.name))
+		}
+		p = np
+	}
+	if _, ok := ctx.Deadline(); !ok && e.spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.spec.Timeout)
+		defer cancel()
+	}
+	out, o := p.send(ctx, command, e.spec.OutputLimit)
+	text := cleanOutput(strings.TrimRight(out, "\n"), command, e.lead)
+	parts := append(notes, text)
+	success := o == done
+	switch o {
+	case exited:
+		e.mu.Lock()
+		e.lastExit = p.status
+		e.mu.Unlock()
+		parts = append(parts, fmt.Sprintf("[%s %s. It starts again with the next command.]", e.name, p.status))
+		success = p.status == "exited with status 0"
+	case incomplete:
+		parts = append(parts, fmt.Sprintf("[The input is incomplete: %s shows its continuation prompt and waits for more (a missing ; or closing bracket?). The next command continues it.]", e.name))
+	case interrupted:
+		parts = append(parts, "Command timed out (no prompt detected)", fmt.Sprintf("[%s: sent Ctrl-C; %s is at its prompt again and keeps its state.]", stopWord(ctx), e.name))
+	case stopped:
+		e.mu.Lock()
+		e.lastExit = "stopped after Ctrl-C did not bring its prompt back"
+		e.mu.Unlock()
+		parts = append(parts, "Command timed out (no prompt detected)", fmt.Sprintf("[%s: sent Ctrl-C, but %s did not show its prompt again, so it was stopped. It starts again with the next command; its state is lost.]", stopWord(ctx), e.name))
+	}
+	var kept []string
+	for _, s := range parts {
+		if s != "" {
+			kept = append(kept, s)
+		}
+	}
+	return envs.Response{Output: strings.Join(kept, "\n"), Success: success}, nil
+}
+
+func stopWord(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "Timed out"
+	}
+	return "Cancelled"
+}
+
+// start starts the program and waits for its first prompt, then sends the
+// init commands.
+func (e *Env) start() (*proc, error) {
+	p, err := startProc(e.args, e.spec.Dir, environ(e.spec.Env), e.prompt, e.cont)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), e.spec.StartTimeout)
+	defer cancel()
+	fail := func(what string) (*proc, error) {
+		_ = p.stop()
+		return nil, errors.New(what)
+	}
+	if _, o := p.wait(ctx); o != done {
+		return fail(fmt.Sprintf("no prompt matching %q within %v (%s)", e.spec.Prompt, e.spec.StartTimeout, describe(o, p)))
+	}
+	for _, c := range e.spec.Init {
+		if _, o := p.send(ctx, c, 0); o != done {
+			return fail(fmt.Sprintf("init command %q: %s", c, describe(o, p)))
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		_ = p.stop()
+		return nil, envs.ErrClosed
+	}
+	e.p = p
+	e.started++
+	return p, nil
+}
+
+func describe(o result, p *proc) string {
+	switch o {
+	case exited:
+		return "the program " + p.status
+	case done:
+		return "done"
+	default:
+		return "no prompt"
+	}
+}
+
+// Close stops the program and everything it started: a hangup, then
+// SIGTERM, then SIGKILL. It waits for a running command to return. It is
+// idempotent.
+func (e *Env) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	p := e.p
+	e.mu.Unlock()
+	var err error
+	if p != nil {
+		err = p.stop()
+	}
+	e.run.Lock()
+	defer e.run.Unlock()
+	e.mu.Lock()
+	last := e.p
+	e.mu.Unlock()
+	if last != nil && last != p {
+		err = errors.Join(err, last.stop())
+	}
+	if err != nil {
+		return fmt.Errorf("interactive: close %s: %w", e.name, err)
+	}
+	return nil
+}
+
+// cleanOutput removes from out the prompts printed between the lines of a
+// multi-line command (at most one per line sent, at line starts) and the
+// program's echo of the command: when the first line is the echo of the
+// first line sent, each line sent, in order, is dropped where it appears as
+// a line of its own. A program that does not echo keeps all its output,
+// lines that happen to look like the input included.
+func cleanOutput(out, command string, lead *regexp.Regexp) string {
+	sent := strings.Split(strings.TrimRight(command, "\n"), "\n")
+	lines := strings.Split(out, "\n")
+	budget := len(sent)
+	for i, line := range lines {
+		for budget > 0 {
+			loc := lead.FindStringIndex(line)
+			if loc == nil || loc[1] == 0 {
+				break
+			}
+			line = line[loc[1]:]
+			budget--
+		}
+		lines[i] = line
+	}
+	trim := func(s string) string { return strings.TrimRight(s, " \t\r") }
+	if len(lines) == 0 || trim(lines[0]) != trim(sent[0]) || trim(sent[0]) == "" {
+		return strings.Join(lines, "\n")
+	}
+	kept := lines[:0]
+	j := 0
+	for _, line := range lines {
+		if j < len(sent) && trim(line) == trim(sent[j]) {
+			j++
+			continue
+		}
+		kept = append(kept, line)
+	}
+	return strings.Join(kept, "\n")
+}
+
+// splitWords splits a command line into words: blanks separate words,
+// single quotes keep everything, double quotes keep everything but a
+// backslash before " or \, and a backslash elsewhere keeps the next
+// character.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated single quote in %q", s)
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf("unterminated double quote in %q", s)
+			}
+			inWord = true
+		case c == '\\':
+			if i+1 < len(s) {
+				i++
+				w.WriteByte(s[i])
+			}
+			inWord = true
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
+}
+
+// defaultEnv keeps programs from paging, coloring or waiting on an editor.
+var defaultEnv = []string{
+	"TERM=dumb", "PAGER=cat", "GIT_PAGER=cat", "MANPAGER=cat", "SYSTEMD_PAGER=", "PSQL_PAGER=",
+	"GIT_EDITOR=:", "PYTHONUNBUFFERED=1", "PYTHON_BASIC_REPL=1", "NO_COLOR=1", "COLUMNS=200", "LINES=50",
+}
+
+// environ returns the inherited environment, then defaultEnv, then extra;
+// later entries win.
+func environ(extra []string) []string {
+	seen := make(map[string]int)
+	var out []string
+	for _, list := range [][]string{os.Environ(), defaultEnv, extra} {
+		for _, kv := range list {
+			k, _, _ := strings.Cut(kv, "=")
+			if i, ok := seen[k]; ok {
+				out[i] = kv
+				continue
+			}
+			seen[k] = len(out)
+			out = append(out, kv)
+		}
+	}
+	return out
+}

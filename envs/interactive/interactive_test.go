@@ -1,0 +1,260 @@
+//go:build linux
+
+package interactive_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/envs/envtest"
+	"github.com/unfold-dev/unfold/envs/interactive"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func need(t *testing.T, programs ...string) {
+	t.Helper()
+	for _, p := range programs {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s is not installed", p)
+		}
+	}
+}
+
+var (
+	pythonSpec = interactive.Spec{Command: "python3 -i -q", Prompt: `>>> `, Description: "Python interpreter"}
+	sqliteSpec = interactive.Spec{Command: "sqlite3", Prompt: `sqlite> `, Description: "SQLite database shell"}
+)
+
+func newEnv(t *testing.T, spec interactive.Spec) *interactive.Env {
+	t.Helper()
+	need(t, strings.Fields(spec.Command)[0])
+	e, err := interactive.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return e
+}
+
+func run(t *testing.T, e *interactive.Env, command string, timeout time.Duration) envs.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	resp, err := e.Execute(ctx, command)
+	if err != nil {
+		t.Fatalf("Execute(%q): %v", command, err)
+	}
+	return resp
+}
+
+func want(t *testing.T, e *interactive.Env, command, output string, success bool) {
+	t.Helper()
+	resp := run(t, e, command, 30*time.Second)
+	if resp.Output != output || resp.Success != success {
+		t.Errorf("Execute(%q): got {%q, %v}, want {%q, %v}", command, resp.Output, resp.Success, output, success)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		spec interactive.Spec
+		cfg  envtest.Config
+	}{
+		{"python3", pythonSpec, envtest.Config{Trivial: "pass", Blocking: "import time; time.sleep(600)", Timeout: 30 * time.Second}},
+		{"sqlite3", sqliteSpec, envtest.Config{Trivial: "select 1;", Blocking: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c;", Timeout: 30 * time.Second}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			need(t, c.name)
+			envtest.Run(t, func(t *testing.T) envs.Env {
+				e, err := interactive.New(c.spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return e
+			}, c.cfg)
+		})
+	}
+}
+
+func TestSQLite(t *testing.T) {
+	e := newEnv(t, sqliteSpec)
+	want(t, e, "create table t(a, b);\ninsert into t values (1, 'one'), (2, 'two');", "", true)
+	want(t, e, "select a, b from t order by a;", "1|one\n2|two", true)
+	t.Run("incomplete statement continues", func(t *testing.T) {
+		resp := run(t, e, "select count(*)", 30*time.Second)
+		if resp.Success || !strings.HasPrefix(resp.Output, "[The input is incomplete: sqlite3 shows its continuation prompt") {
+			t.Errorf("got {%q, %v}, want a note that the input is incomplete", resp.Output, resp.Success)
+		}
+		want(t, e, "from t;", "2", true)
+	})
+	t.Run("exit is reported and the program restarts", func(t *testing.T) {
+		want(t, e, ".quit", "[sqlite3 exited with status 0. It starts again with the next command.]", true)
+		sc, err := e.Screen()
+		if err != nil || !strings.Contains(sc.Content, "Status: stopped (exited with status 0)") {
+			t.Errorf("screen: got %q, %v, want the stopped status", sc.Content, err)
+		}
+		want(t, e, "select 40+2;", "[Started sqlite3 again; its state from before was lost.]\n42", true)
+	})
+}
+
+func TestPython(t *testing.T) {
+	e := newEnv(t, pythonSpec)
+	for _, c := range []struct{ name, command, output string }{
+		{"expression", "1 + 1", "2"},
+		{"statements", "x = 20\nprint(x + 1)", "21"},
+		{"block", "def f(n):\n    return n * 2\n\nf(x)", "40"},
+		{"traceback keeps the source line", "1/0", "Traceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\nZeroDivisionError: division by zero"},
+		{"output that looks like the input", "print('print(1)')", "print(1)"},
+	} {
+		t.Run(c.name, func(t *testing.T) { want(t, e, c.command, c.output, true) })
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	e := newEnv(t, pythonSpec)
+	want(t, e, "kept = 'yes'", "", true)
+	start := time.Now()
+	resp := run(t, e, "import time; time.sleep(1000)", time.Second)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("returned after %v, want soon after the 1s timeout", d)
+	}
+	if resp.Success || !strings.Contains(resp.Output, "KeyboardInterrupt\nCommand timed out (no prompt detected)\n[Timed out: sent Ctrl-C; python3 is at its prompt again and keeps its state.]") {
+		t.Errorf("got {%q, %v}, want the seed's timeout message and that state is kept", resp.Output, resp.Success)
+	}
+	want(t, e, "kept", "'yes'", true)
+	t.Run("a program that ignores Ctrl-C is stopped", func(t *testing.T) {
+		resp := run(t, e, "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(1000)", 500*time.Millisecond)
+		if resp.Success || !strings.Contains(resp.Output, "Command timed out (no prompt detected)\n[Timed out: sent Ctrl-C, but python3 did not show its prompt again, so it was stopped.") {
+			t.Errorf("got {%q, %v}, want a note that it was stopped", resp.Output, resp.Success)
+		}
+		want(t, e, "'kept' in dir()", "[Started python3 again; its state from before was lost.]\nFalse", true)
+	})
+}
+
+func TestGDB(t *testing.T) {
+	need(t, "gdb", "gcc")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "prog.c")
+	code := "#include <stdio.h>\nint square(int n) { return n * n; }\nint main(void) { int v = square(7); printf(\"%d\\n\", v); return 0; }\n"
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-g", "-O0", "-o", filepath.Join(dir, "prog"), src).CombinedOutput(); err != nil {
+		t.Skipf("gcc could not build the test program: %v\n%s", err, out)
+	}
+	e := newEnv(t, interactive.Spec{
+		Command:     "gdb -q -nx ./prog",
+		Prompt:      `\(gdb\) `,
+		Description: "GDB debugger",
+		Dir:         dir,
+		Init:        []string{"set pagination off", "set confirm off", "set width 0"},
+	})
+	resp := run(t, e, "break square", 30*time.Second)
+	if !strings.HasPrefix(resp.Output, "Breakpoint 1 at ") {
+		t.Errorf("break: got %q, want a breakpoint", resp.Output)
+	}
+	resp = run(t, e, "run", 30*time.Second)
+	if !strings.Contains(resp.Output, "Breakpoint 1, square (n=7)") {
+		t.Skipf("gdb cannot run the program here (ptrace not permitted?): %q", resp.Output)
+	}
+	resp = run(t, e, "backtrace", 30*time.Second)
+	if !regexp.MustCompile(`(?s)#0 +square \(n=7\).*#1 +0x[0-9a-f]+ in main \(\)`).MatchString(resp.Output) {
+		t.Errorf("backtrace: got %q, want square called from main", resp.Output)
+	}
+	want(t, e, "print n * 6", "$1 = 42", true)
+	resp = run(t, e, "continue", 30*time.Second)
+	if !strings.Contains(resp.Output, "49\n") || !strings.Contains(resp.Output, "exited normally") {
+		t.Errorf("continue: got %q, want the program's output and its exit", resp.Output)
+	}
+}
+
+func TestScreenGolden(t *testing.T) {
+	e := newEnv(t, sqliteSpec)
+	pid := regexp.MustCompile(`pid \d+`)
+	screen := func() string {
+		sc, err := e.Screen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pid.ReplaceAllString(sc.Content, "pid <pid>")
+	}
+	checkGolden(t, "screen_not_started.golden", screen())
+	run(t, e, "select 1;", 30*time.Second)
+	checkGolden(t, "screen_running.golden", screen())
+	run(t, e, ".exit 3", 30*time.Second)
+	checkGolden(t, "screen_stopped.golden", screen())
+	if got := e.Summary(); got != "SQLite database shell" {
+		t.Errorf("Summary: got %q, want the description", got)
+	}
+}
+
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	wantBytes, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(wantBytes) {
+		t.Errorf("%s: got\n%s\nwant\n%s", name, got, wantBytes)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		spec interactive.Spec
+		want string
+	}{
+		{"no program", interactive.Spec{Prompt: "> ", Description: "d"}, `interactive: new "": no program: set Command (a command line) or Args`},
+		{"both", interactive.Spec{Command: "cat", Args: []string{"cat"}, Prompt: "> ", Description: "d"}, `interactive: new "cat": both Command and Args are set; use one`},
+		{"bad quote", interactive.Spec{Command: "cat 'x", Prompt: "> ", Description: "d"}, `interactive: new "cat 'x": Command: unterminated single quote in "cat 'x"`},
+		{"no prompt", interactive.Spec{Command: "cat", Description: "d"}, `interactive: new "cat": Prompt is empty; give a regular expression matching the program's prompt`},
+		{"bad prompt", interactive.Spec{Command: "cat", Prompt: "(", Description: "d"}, "interactive: new \"cat\": Prompt is not a valid regular expression (Go RE2 syntax): error parsing regexp: missing closing ): `(?:()\\z`"},
+		{"no description", interactive.Spec{Command: "cat", Prompt: "> "}, `interactive: new "cat": Description is empty; say in one line what the program is`},
+		{"missing program", interactive.Spec{Command: "/nonexistent/prog", Prompt: "> ", Description: "d"}, `interactive: new "/nonexistent/prog": exec: "/nonexistent/prog": stat /nonexistent/prog: no such file or directory`},
+		{"bad dir", interactive.Spec{Command: "cat", Prompt: "> ", Description: "d", Dir: "/nonexistent"}, `interactive: new "cat": Dir "/nonexistent" is not a directory`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := interactive.New(c.spec)
+			if err == nil || err.Error() != c.want {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestStartFailure(t *testing.T) {
+	e, err := interactive.New(interactive.Spec{Command: "sh -c 'echo no prompt here; exit 3'", Prompt: `never> `, Description: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	resp := run(t, e, "x", 30*time.Second)
+	if resp.Success || resp.Output != `Failed to start sh: no prompt matching "never> " within 10s (the program exited with status 3)` {
+		t.Errorf("got {%q, %v}, want a failure saying the program exited before its prompt", resp.Output, resp.Success)
+	}
+}

@@ -1,0 +1,238 @@
+//go:build linux
+
+package interactive
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/creack/pty"
+)
+
+// supported reports whether this platform can run the environment.
+const supported = true
+
+// Terminal size; 0x0 would make programs that ask (stty size) see 0 0.
+const (
+	termRows = 50
+	termCols = 200
+)
+
+// openPTY opens a pseudo-terminal. The master is non-blocking and goes
+// through the runtime poller, so closing it ends a pending Read (a blocking
+// read would keep Close waiting forever). The slave has echo off and output
+// processing off (a newline stays a newline), canonical input and signals on.
+func openPTY() (master, slave *os.File, err error) {
+	m, s, err := pty.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	// pty.Open left the master blocking (it called Fd). Make the open file
+	// description non-blocking and wrap a close-on-exec duplicate, which
+	// os.NewFile then registers with the poller.
+	fd := int(m.Fd())
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		m.Close()
+		s.Close()
+		return nil, nil, err
+	}
+	nfd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
+	m.Close()
+	if errno != 0 {
+		s.Close()
+		return nil, nil, errno
+	}
+	master = os.NewFile(nfd, "/dev/ptmx")
+	ws := pty.Winsize{Rows: termRows, Cols: termCols}
+	if err := ioctl(master, syscall.TIOCSWINSZ, uintptr(unsafe.Pointer(&ws))); err != nil {
+		master.Close()
+		s.Close()
+		return nil, nil, err
+	}
+	if _, err := fixTermios(master); err != nil {
+		master.Close()
+		s.Close()
+		return nil, nil, err
+	}
+	return master, s, nil
+}
+
+// ioctl runs an ioctl on f without switching it to blocking mode (as Fd
+// would).
+func ioctl(f *os.File, req, arg uintptr) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var errno syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, req, arg)
+	}); err != nil {
+		return err
+	}
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// fixTermios sets the modes the environment relies on (no echo, no output
+// processing, canonical input, signals) on the terminal of master, when a
+// program left them changed. On a pty master the mode ioctls act on the
+// slave. It reports whether anything had to change.
+func fixTermios(master *os.File) (bool, error) {
+	var t syscall.Termios
+	if err := ioctl(master, syscall.TCGETS, uintptr(unsafe.Pointer(&t))); err != nil {
+		return false, err
+	}
+	want := t
+	want.Lflag &^= syscall.ECHO | syscall.ECHONL
+	want.Lflag |= syscall.ICANON | syscall.ISIG
+	want.Oflag &^= syscall.OPOST
+	want.Iflag |= syscall.ICRNL
+	want.Cc[syscall.VINTR] = 3
+	if want == t {
+		return false, nil
+	}
+	return true, ioctl(master, syscall.TCSETS, uintptr(unsafe.Pointer(&want)))
+}
+
+// startOnPTY starts cmd as a session leader with slave as its controlling
+// terminal and standard streams.
+func startOnPTY(cmd *exec.Cmd, slave *os.File) error {
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	return cmd.Start()
+}
+
+// procStat is what the environment reads from /proc/<pid>/stat.
+type procStat struct {
+	pid, ppid, pgrp, session int
+	state                    byte
+}
+
+func readStat(pid int) (procStat, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	// The command name is in parentheses and may hold anything; the fields
+	// after the last ')' are plain.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 4 || len(f[0]) != 1 {
+		return procStat{}, false
+	}
+	st := procStat{pid: pid, state: f[0][0]}
+	st.ppid, _ = strconv.Atoi(f[1])
+	st.pgrp, _ = strconv.Atoi(f[2])
+	st.session, _ = strconv.Atoi(f[3])
+	return st, true
+}
+
+// processes returns every process for which keep returns true.
+func processes(keep func(procStat) bool) []procStat {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	var out []procStat
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if st, ok := readStat(pid); ok && keep(st) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// Ladder timing for ending a session: how long each signal gets.
+const (
+	hangupGrace = 500 * time.Millisecond
+	termGrace   = time.Second
+	killGrace   = 2 * time.Second
+)
+
+// endSession ends every process of session sid: they have had a hangup
+// (the caller closed the terminal); whatever is left gets SIGTERM, then
+// SIGKILL. Zombies that are this process's children (when it is a
+// subreaper, orphans are) are reaped, except leader, which its exec.Cmd
+// waits for. It returns an error naming processes that survived.
+func endSession(sid, leader int) error {
+	members := func() []procStat {
+		return processes(func(st procStat) bool { return st.session == sid })
+	}
+	self := os.Getpid()
+	// settle reaps what it can and reports whether any member still runs.
+	settle := func() []procStat {
+		var alive []procStat
+		for _, st := range members() {
+			if st.state == 'Z' || st.state == 'X' {
+				if st.ppid == self && st.pid != leader {
+					var ws syscall.WaitStatus
+					_, _ = syscall.Wait4(st.pid, &ws, syscall.WNOHANG, nil)
+				}
+				continue
+			}
+			alive = append(alive, st)
+		}
+		return alive
+	}
+	wait := func(d time.Duration) []procStat {
+		deadline := time.Now().Add(d)
+		for {
+			alive := settle()
+			if len(alive) == 0 || time.Now().After(deadline) {
+				return alive
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	alive := wait(hangupGrace)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		if len(alive) == 0 {
+			return nil
+		}
+		for _, st := range alive {
+			_ = syscall.Kill(st.pid, sig)
+		}
+		grace := termGrace
+		if sig == syscall.SIGKILL {
+			grace = killGrace
+		}
+		alive = wait(grace)
+	}
+	if len(alive) > 0 {
+		pids := make([]string, len(alive))
+		for i, st := range alive {
+			pids[i] = strconv.Itoa(st.pid)
+		}
+		return fmt.Errorf("processes %s survived SIGKILL", strings.Join(pids, ", "))
+	}
+	return nil
+}
+
+// inputQueued returns how many bytes typed to the terminal slave the
+// program has not read yet.
+func inputQueued(slave *os.File) (int, error) {
+	var n int32
+	if err := ioctl(slave, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n))); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}

@@ -1,0 +1,46 @@
+package interactive
+
+import (
+	"regexp"
+	"slices"
+	"testing"
+)
+
+func TestSplitWords(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"sqlite3", []string{"sqlite3"}},
+		{"  gdb  -q   ./prog ", []string{"gdb", "-q", "./prog"}},
+		{`psql -c 'select 1' "my db"`, []string{"psql", "-c", "select 1", "my db"}},
+		{`a\ b "q\"x" 'it''s'`, []string{"a b", `q"x`, "its"}},
+		{`x ""`, []string{"x", ""}},
+	} {
+		t.Run(c.in, func(t *testing.T) {
+			got, err := splitWords(c.in)
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Errorf("got %q, %v, want %q", got, err, c.want)
+			}
+		})
+	}
+}
+
+func TestCleanOutput(t *testing.T) {
+	lead := regexp.MustCompile(`^(?:(?:>>> )|(?:` + DefaultContinuation + `))`)
+	for _, c := range []struct{ name, out, command, want string }{
+		{"no echo", "2", "1+1", "2"},
+		{"echo", "1+1\n2", "1+1", "2"},
+		{"prompts between lines", ">>> 10", "x=5\nprint(x*2)", "10"},
+		{"continuation prompts", "... ... >>> 3", "def f():\n  return 3\n\nf()", "3"},
+		{"echo with prompts", "x=5\n>>> print(x)\n5", "x=5\nprint(x)", "5"},
+		{"output like input without echo", "    1/0\nZeroDivisionError", "1/0", "    1/0\nZeroDivisionError"},
+		{"prompts bounded by lines sent", ">>> >>> text", "a", ">>> text"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := cleanOutput(c.out, c.command, lead); got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}

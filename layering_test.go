@@ -27,12 +27,13 @@ var layers = []struct {
 	{"envs", 5},
 	{"promptfile", 5},
 	{"prompttest", 5},
-	{"envs/", 6},
-	{"orchestrator", 7},
-	{"tokens/", 8}, // exact counters: only programs that ask for them link them
-	{"agent", 9},
-	{"cmd/", 10},
-	{"examples/", 10},
+	{"envs/term", 6}, // terminal output to plain text, shared by the pty environments
+	{"envs/", 7},
+	{"orchestrator", 8},
+	{"tokens/", 9}, // exact counters: only programs that ask for them link them
+	{"agent", 10},
+	{"cmd/", 11},
+	{"examples/", 11},
 }
 
 // thirdParty lists the modules outside the standard library that the lower
@@ -139,8 +140,8 @@ func TestLayerOf(t *testing.T) {
 		dir  string
 		want int
 	}{
-		{"session", 0}, {"prompt", 4}, {"envs", 5}, {"envs/envtest", 6}, {"envs/bash", 6},
-		{"orchestrator", 7}, {"tokens", 0}, {"tokens/bpe", 8}, {"agent", 9}, {"agent/openai", 9}, {"cmd/unfold", 10}, {"examples/timer", 10},
+		{"session", 0}, {"prompt", 4}, {"envs", 5}, {"envs/term", 6}, {"envs/envtest", 7}, {"envs/bash", 7},
+		{"orchestrator", 8}, {"tokens", 0}, {"tokens/bpe", 9}, {"agent", 10}, {"agent/openai", 10}, {"cmd/unfold", 11}, {"examples/timer", 11},
 	} {
 		got, ok := layerOf(tc.dir)
 		if !ok || got != tc.want {

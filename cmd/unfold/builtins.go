@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/envs/bash"
 	"github.com/unfold-dev/unfold/envs/editor"
+	"github.com/unfold-dev/unfold/envs/interactive"
 	"github.com/unfold-dev/unfold/envs/python"
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/session"
@@ -27,6 +29,9 @@ type builtin struct {
 // builtins lists the built-in environments, in registration order. Each
 // environment package (bash, python, editor) adds its entry here.
 var builtins = []builtin{
+	{name: "bash", new: func(project string, _ *session.Session) (envs.Env, error) {
+		return bash.New(bash.Options{Dir: project})
+	}},
 	{name: "python", new: func(project string, _ *session.Session) (envs.Env, error) {
 		return python.New(python.Options{Dir: project})
 	}},
@@ -45,7 +50,11 @@ func newOrchestrator(project string, maxLineBytes int, names string, stderr io.W
 		return nil, err
 	}
 	sess := session.New()
-	o, err := orchestrator.New(orchestrator.WithSession(sess), orchestrator.WithMaxLineBytes(maxLineBytes))
+	o, err := orchestrator.New(
+		orchestrator.WithSession(sess),
+		orchestrator.WithMaxLineBytes(maxLineBytes),
+		orchestrator.WithInteractive(newInteractive),
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -99,4 +108,14 @@ func chooseBuiltins(names string) ([]builtin, error) {
 		out = append(out, builtins[i])
 	}
 	return out, nil
+}
+
+// newInteractive makes the environment for an interactive spec file: the
+// program starts on its first command.
+func newInteractive(s orchestrator.InteractiveSpec) (envs.Env, error) {
+	e, err := interactive.New(interactive.Spec{Name: s.Name, Command: s.Command, Prompt: s.Prompt, Description: s.Description, Dir: s.Dir})
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
 }

@@ -20,6 +20,7 @@ func TestServeBuiltins(t *testing.T) {
 	lines := []string{
 		`{"type":"command","environment":"editor","command":"create notes.md\n# Notes\nfirst line"}`,
 		`{"type":"command","environment":"python","command":"n = len(open('notes.md').read().splitlines())\nn * 10"}`,
+		`{"type":"command","environment":"bash","command":"cd /tmp && wc -l < $OLDPWD/notes.md"}`,
 	}
 	cmd := exec.Command(binary, "serve", "--project", project)
 	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
@@ -52,6 +53,16 @@ func TestServeBuiltins(t *testing.T) {
 	if !strings.Contains(m.Screen["python"].Content, "  n: int") {
 		t.Errorf("python screen: %q", m.Screen["python"].Content)
 	}
+	m = serveMessage{}
+	if err := json.Unmarshal(answers[2], &m); err != nil {
+		t.Fatal(err)
+	}
+	if !m.Response.Success || strings.TrimSpace(m.Response.Output) != "2" {
+		t.Errorf("bash: got %+v, want 2", m.Response)
+	}
+	if !strings.HasPrefix(m.Screen["bash"].Content, "Working directory: /tmp\nLast exit code: 0") {
+		t.Errorf("bash screen: %q", m.Screen["bash"].Content)
+	}
 	data, err := os.ReadFile(filepath.Join(project, "notes.md"))
 	if err != nil || string(data) != "# Notes\nfirst line\n" {
 		t.Errorf("notes.md: got %q, %v", data, err)
@@ -64,7 +75,7 @@ func TestBuiltinsFlag(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr.String(), `--builtins: unknown environment "nope"`) {
 		t.Errorf("exit %d, stderr %q; want 1 and the unknown environment named", code, stderr.String())
 	}
-	for _, names := range []string{"all", "none", "editor", "python,editor"} {
+	for _, names := range []string{"all", "none", "editor", "python,editor", "bash"} {
 		stdout.Reset()
 		stderr.Reset()
 		if code := run([]string{"serve", "--builtins", names, "--project", t.TempDir()}, strings.NewReader(""), &stdout, &stderr); code != 0 {

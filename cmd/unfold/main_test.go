@@ -99,6 +99,9 @@ func TestServeBinary(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("sh is not installed; the test's process environment is a sh script")
 	}
+	if _, err := exec.LookPath("sqlite3"); err != nil {
+		t.Skip("sqlite3 is not installed; the test's interactive environment runs it")
+	}
 	project := writeProject(t)
 	cmd := exec.Command(binary, "serve", "--builtins", "none", "--project", project)
 	stdin, err := cmd.StdinPipe()
@@ -134,9 +137,9 @@ func TestServeBinary(t *testing.T) {
 				t.Errorf("got %d screens, want sh, db and orchestrator", len(m.Screen))
 			}
 		}},
-		{"interactive", `{"type":"command","environment":"db","command":"select 1;"}`, func(t *testing.T, m serveMessage) {
-			if m.Response.Success || !strings.HasPrefix(m.Response.Output, "Interactive environments are not available in this build") {
-				t.Errorf("got %+v, want the not-available failure", m.Response)
+		{"interactive", `{"type":"command","environment":"db","command":"select 6*7;"}`, func(t *testing.T, m serveMessage) {
+			if !m.Response.Success || strings.TrimSpace(m.Response.Output) != "42" {
+				t.Errorf("got %+v, want sqlite3 to answer 42", m.Response)
 			}
 		}},
 		{"unknown environment", `{"type":"command","environment":"bash","command":"ls"}`, func(t *testing.T, m serveMessage) {
@@ -222,7 +225,8 @@ func TestReplBinary(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("got %v, want exit 0 (stderr: %s)", err, stderr.String())
 	}
-	screens := "=== screen db ===\nSQLite shell\n(not available in this build: interactive environments cannot be started yet)\n" +
+	screens := "=== screen db ===\nSQLite shell\nStatus: not started; it starts with the first command\n\n" +
+		"Each command is typed at the db prompt and its output returned. The program and its state persist across commands.\n" +
 		"=== screen orchestrator ===\nEnvironment spec files that failed to load (fix them and restart):\n- env/bad.json: missing field \"executable\"\n"
 	want := "unfold repl: environments db, sh. Type `env: command`, a fenced block, or :help.\n" +
 		"--- sh: ok ---\nran 1\n" + screens + "=== screen sh ===\nsh env: 1 commands\n" +

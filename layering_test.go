@@ -32,6 +32,7 @@ var layers = []struct {
 	{"orchestrator", 8},
 	{"tokens/", 9}, // exact counters: only programs that ask for them link them
 	{"agent", 10},
+	{"mcp", 10},
 	{"cmd/", 11},
 	{"examples/", 11},
 }

@@ -32,8 +32,8 @@ type Prompt struct {
 type prepared struct {
 	enabled  []bool     // the node and every ancestor enabled
 	hasTools []bool     // the node or an enabled descendant declares a tool
-	summary  []string   // the SUMMARY block, for enabled nodes with a summary
 	kids     [][]string // keys of enabled direct children
+	summary  []string   // the SUMMARY block of enabled nodes with a summary
 	err      error
 }
 
@@ -114,8 +114,8 @@ func (p *Prompt) prepare() *prepared {
 		pr := prepared{
 			enabled:  make([]bool, len(nodes)),
 			hasTools: make([]bool, len(nodes)),
-			summary:  make([]string, len(nodes)),
 			kids:     make([][]string, len(nodes)),
+			summary:  make([]string, len(nodes)),
 		}
 		var errs []error
 		for i, n := range nodes {
@@ -140,14 +140,31 @@ func (p *Prompt) prepare() *prepared {
 					pr.kids[i] = append(pr.kids[i], nodes[c].sec.Key())
 				}
 			}
-			if s := n.sec.Summary(); s != "" {
-				pr.summary[i] = n.heading + "\n\n" + s + suffix(n.path, pr.kids[i], pr.hasTools[i])
+		}
+		for i := range nodes {
+			if pr.enabled[i] && nodes[i].sec.Summary() != "" {
+				pr.summary[i] = summaryBlock(&nodes[i], pr.kids[i], pr.hasTools[i])
 			}
 		}
 		pr.err = errors.Join(errs...)
 		p.prep = pr
 	})
 	return &p.prep
+}
+
+// hasSummary reports whether node i has a summary to render as SUMMARY.
+func (p *Prompt) hasSummary(i int) bool { return p.t.nodes[i].sec.Summary() != "" }
+
+// summaryBlock returns n's SUMMARY block: heading, summary, and the line
+// telling the model how to open it.
+func summaryBlock(n *node, kids []string, hasTools bool) string {
+	var b strings.Builder
+	b.Grow(len(n.heading) + len(n.sec.Summary()) + 200)
+	b.WriteString(n.heading)
+	b.WriteString("\n\n")
+	b.WriteString(n.sec.Summary())
+	writeSuffix(&b, n.path, kids, hasTools)
+	return b.String()
 }
 
 // body returns node i's body processed for a heading at depth: fixed text,

@@ -284,7 +284,6 @@ func (p *Prompt) demote(r *Rendered, c tokens.Counter, target int) (demoted bool
 // holding an opened section; lowest priority first, then deeper, then later.
 func (p *Prompt) candidates(r *Rendered) []int {
 	nodes := p.t.nodes
-	pr := p.prepare()
 	protected := make([]bool, len(nodes))
 	for i := len(nodes) - 1; i >= 0; i-- {
 		if r.whys[i] == visibility.Overridden && r.modes[i] == visibility.Full && r.visible[i] {
@@ -296,7 +295,7 @@ func (p *Prompt) candidates(r *Rendered) []int {
 	}
 	var out []int
 	for i := range nodes {
-		if r.visible[i] && r.modes[i] == visibility.Full && pr.summary[i] != "" && !protected[i] {
+		if r.visible[i] && r.modes[i] == visibility.Full && p.hasSummary(i) && !protected[i] {
 			out = append(out, i)
 		}
 	}

@@ -17,32 +17,49 @@ var md = goldmark.New()
 // "######" then a space or the end of the line) or a setext underline (only
 // '=' or only '-'), so most bodies skip the markdown parser.
 func mayHaveHeadings(s string) bool {
-	for line := range strings.Lines(s) {
-		line = strings.TrimRight(line, " \t\r\n")
-		i := 0
-		for i < len(line) && i < 3 && line[i] == ' ' {
-			i++
+	if strings.IndexAny(s, "#=-") < 0 {
+		return false
+	}
+	for len(s) > 0 {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i], s[i+1:]
+		} else {
+			s = ""
 		}
-		if i == len(line) {
-			continue
+		if lineMayBeHeading(line) {
+			return true
 		}
-		if inner := containerContent(line[i:]); inner != line[i:] && strings.HasPrefix(inner, "#") {
-			return true // a heading inside a block quote or list item
+	}
+	return false
+}
+
+// lineMayBeHeading reports whether line could be an ATX heading, a setext
+// underline, or a heading inside a block quote or list item.
+func lineMayBeHeading(line string) bool {
+	i := 0
+	for i < len(line) && i < 3 && line[i] == ' ' {
+		i++
+	}
+	if i == len(line) {
+		return false
+	}
+	switch c := line[i]; c {
+	case '#':
+		j := i
+		for j < len(line) && line[j] == '#' {
+			j++
 		}
-		switch c := line[i]; c {
-		case '#':
-			j := i
-			for j < len(line) && line[j] == '#' {
-				j++
-			}
-			if j-i <= 6 && (j == len(line) || line[j] == ' ' || line[j] == '\t') {
-				return true
-			}
-		case '=', '-':
-			if strings.Trim(line[i:], string(c)) == "" {
-				return true
-			}
+		return j-i <= 6 && (j == len(line) || line[j] == ' ' || line[j] == '\t' || line[j] == '\r')
+	case '=', '-':
+		rest := strings.TrimRight(line[i:], " \t\r")
+		if strings.Trim(rest, string(c)) == "" {
+			return true
 		}
+	}
+	if c := line[i]; c == '>' || c == '-' || c == '*' || c == '+' || ('0' <= c && c <= '9') {
+		inner := containerContent(line[i:])
+		return inner != line[i:] && strings.HasPrefix(inner, "#")
 	}
 	return false
 }

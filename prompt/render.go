@@ -198,7 +198,7 @@ func (p *Prompt) resolve(sess *session.Session, fs afero.Fs) (*Rendered, error) 
 		}
 		r.modes[i], r.whys[i] = mode, why
 		r.visible[i] = n.parent < 0 || (r.visible[n.parent] && r.modes[n.parent] == visibility.Full)
-		if r.visible[i] && mode == visibility.Summary && pr.summary[i] == "" {
+		if r.visible[i] && mode == visibility.Summary && !p.hasSummary(i) {
 			return nil, &section.Error{Path: n.path, Err: &section.NoSummaryError{Path: n.path}}
 		}
 	}
@@ -207,7 +207,6 @@ func (p *Prompt) resolve(sess *session.Session, fs afero.Fs) (*Rendered, error) 
 
 // emit writes the text of the visible sections and collects the tools.
 func (p *Prompt) emit(r *Rendered) error {
-	pr := p.prepare()
 	nodes := p.t.nodes
 	var b strings.Builder
 	b.Grow(max(p.t.sizeHint, int(p.lastLen.Load())))
@@ -221,7 +220,7 @@ func (p *Prompt) emit(r *Rendered) error {
 			b.WriteString("\n\n")
 		}
 		if r.modes[i] == visibility.Summary {
-			b.WriteString(pr.summary[i])
+			b.WriteString(p.prepare().summary[i])
 			summarized = true
 			continue
 		}

@@ -108,7 +108,7 @@ func New[P any](spec Spec[P]) *Section {
 		s.content = func(p any) (string, error) { return f(p.(P)) }
 	}
 	if strings.Contains(spec.Body, "{{") && s.err == nil && spec.Funcs == nil {
-		s.simple, _ = compileSimple(spec.Body, pt)
+		s.simple, _ = cachedSimple(spec.Body, pt)
 	}
 	if strings.Contains(spec.Body, "{{") && s.err == nil && s.simple == nil {
 		t, err := template.New(spec.Key).Option("missingkey=error").Funcs(spec.Funcs).Parse(spec.Body)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // simpleBody is a body template whose actions are all plain references to
@@ -21,6 +22,45 @@ type simpleBody struct {
 type simplePart struct {
 	text  string // literal text, when field is nil
 	field []int  // field indexes from the params struct, one per name
+}
+
+// simpleCache shares compiled simple bodies between sections with the same
+// source and params type: programs that build their prompts per request
+// compile each body once. It is bounded; when full it starts over.
+var simpleCache struct {
+	mu sync.Mutex // guards m
+	m  map[simpleKey]*simpleBody
+}
+
+type simpleKey struct {
+	typ reflect.Type
+	src string
+}
+
+// maxSimpleCache bounds simpleCache.
+const maxSimpleCache = 4096
+
+// cachedSimple is compileSimple through simpleCache. A nil body (src is not
+// simple) is cached too.
+func cachedSimple(src string, t reflect.Type) (*simpleBody, bool) {
+	key := simpleKey{t, src}
+	simpleCache.mu.Lock()
+	b, hit := simpleCache.m[key]
+	simpleCache.mu.Unlock()
+	if hit {
+		return b, b != nil
+	}
+	b, ok := compileSimple(src, t)
+	if !ok {
+		b = nil
+	}
+	simpleCache.mu.Lock()
+	if simpleCache.m == nil || len(simpleCache.m) >= maxSimpleCache {
+		simpleCache.m = make(map[simpleKey]*simpleBody)
+	}
+	simpleCache.m[key] = b
+	simpleCache.mu.Unlock()
+	return b, ok
 }
 
 // compileSimple compiles src when every action in it is a plain field

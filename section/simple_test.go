@@ -1,6 +1,7 @@
 package section
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -83,5 +84,30 @@ func TestSimpleWrongParams(t *testing.T) {
 		if _, err := s.Body(p); err == nil {
 			t.Errorf("Body(%T): got nil error, want one", p)
 		}
+	}
+}
+
+func TestSimpleCache(t *testing.T) {
+	a := New(Spec[simpleParams]{Key: "a", Title: "A", Body: "Hi {{.Name}} cache test"})
+	b := New(Spec[simpleParams]{Key: "b", Title: "B", Body: "Hi {{.Name}} cache test"})
+	if a.simple == nil || a.simple != b.simple {
+		t.Errorf("same source and type: got %p and %p, want one shared compiled body", a.simple, b.simple)
+	}
+	c := New(Spec[simpleInner]{Key: "c", Title: "C", Body: "Hi {{.City}} cache test"})
+	if c.simple == a.simple {
+		t.Error("another params type shares the body")
+	}
+	notSimple := New(Spec[simpleParams]{Key: "d", Title: "D", Body: "{{if .OK}}y{{end}}"})
+	if notSimple.simple != nil || notSimple.body == nil {
+		t.Error("a body with control flow must go to text/template")
+	}
+	for i := range maxSimpleCache + 10 {
+		cachedSimple(fmt.Sprintf("{{.Name}} %d", i), reflect.TypeFor[simpleParams]())
+	}
+	simpleCache.mu.Lock()
+	n := len(simpleCache.m)
+	simpleCache.mu.Unlock()
+	if n > maxSimpleCache {
+		t.Errorf("cache holds %d entries, want at most %d", n, maxSimpleCache)
 	}
 }

@@ -33,8 +33,10 @@ var layers = []struct {
 	{"tokens/", 9}, // exact counters: only programs that ask for them link them
 	{"agent", 10},
 	{"mcp", 10},
-	{"cmd/", 11},
-	{"examples/", 11},
+	{"agent/", 11}, // model adapters implement agent.Model
+	{"cmd/", 12},
+	{"examples/", 12},
+	{"bench/", 12},
 }
 
 // thirdParty lists the modules outside the standard library that the lower
@@ -142,7 +144,7 @@ func TestLayerOf(t *testing.T) {
 		want int
 	}{
 		{"session", 0}, {"prompt", 4}, {"envs", 5}, {"envs/term", 6}, {"envs/envtest", 7}, {"envs/bash", 7},
-		{"orchestrator", 8}, {"tokens", 0}, {"tokens/bpe", 9}, {"agent", 10}, {"agent/openai", 10}, {"cmd/unfold", 11}, {"examples/timer", 11},
+		{"orchestrator", 8}, {"tokens", 0}, {"tokens/bpe", 9}, {"agent", 10}, {"agent/openai", 11}, {"cmd/unfold", 12}, {"examples/timer", 12}, {"bench/compare", 12},
 	} {
 		got, ok := layerOf(tc.dir)
 		if !ok || got != tc.want {

@@ -1,0 +1,94 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/unfold-dev/unfold/tools"
+)
+
+var helpIndex = tools.HelpIndex{
+	Environments: []tools.HelpEntry{
+		{Name: "bash", Description: "Bash shell (ready)", Usage: "call the bash tool with the command"},
+		{Name: "editor", Description: "File editor: view, edit, search and create files", Usage: "call the editor tool with the command"},
+	},
+	Tools: []tools.HelpEntry{
+		{Name: "add", Description: "Add two integers."},
+		{Name: "open_sections", Description: "Open summarized sections of this prompt."},
+	},
+	Sections: []tools.HelpSection{
+		{Key: "reference", Title: "Reference", Summary: "API documentation is available on request."},
+		{Key: "verification", Title: "Verification", Summary: "Verification tools.", HasTools: true},
+	},
+}
+
+func TestHelp(t *testing.T) {
+	tests := []struct {
+		name  string
+		query string
+	}{
+		{"everything", ""},
+		{"edit a file", "how do I edit a file?"},
+		{"docs", "api documentation"},
+		{"verify", "verification"},
+		{"no match", "quantum teleport"},
+	}
+	h, err := tools.NewHelp(func() tools.HelpIndex { return helpIndex })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args, _ := json.Marshal(tools.HelpInput{Query: tt.query})
+			res, err := h.Call(tools.Context{Ctx: context.Background()}, args)
+			if err != nil || !res.Success {
+				t.Fatalf("got %v, %+v, want success", err, res)
+			}
+			golden := filepath.Join("testdata", "help", strings.ReplaceAll(tt.name, " ", "_")+".golden")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(res.Message), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if res.Message != string(want) {
+				t.Errorf("got:\n%s\nwant:\n%s", res.Message, want)
+			}
+		})
+	}
+}
+
+func TestHelpRecommends(t *testing.T) {
+	h, _ := tools.NewHelp(func() tools.HelpIndex { return helpIndex })
+	tests := []struct {
+		query, first string
+	}{
+		{"edit a file", "Use the editor environment"},
+		{"run a command", "Use the bash environment"},
+		{"add numbers", "Call the add tool"},
+		{"verification tools", `Call open_sections with key "verification" to get its tools`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			args, _ := json.Marshal(tools.HelpInput{Query: tt.query})
+			res, _ := h.Call(tools.Context{}, args)
+			out := res.Value.(tools.HelpOutput)
+			if len(out.Recommendations) == 0 || !strings.HasPrefix(out.Recommendations[0], tt.first) {
+				t.Errorf("got %q, want the first to start with %q", out.Recommendations, tt.first)
+			}
+		})
+	}
+	if _, err := tools.NewHelp(nil); err == nil {
+		t.Error("NewHelp(nil): got nil error, want one")
+	}
+}

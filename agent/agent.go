@@ -1,0 +1,281 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/unfold-dev/unfold/orchestrator"
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tokens"
+	"github.com/unfold-dev/unfold/tools"
+	"github.com/unfold-dev/unfold/visibility"
+)
+
+// DefaultMaxSteps is the step limit when Config.MaxSteps is 0.
+const DefaultMaxSteps = 20
+
+// MaxExpansions is how many tool-bearing section openings one run may apply;
+// one more fails the run with ErrExpansionLimit.
+const MaxExpansions = 10
+
+// ErrExpansionLimit fails a run that asked to open tool-bearing sections
+// more than MaxExpansions times. Its text is the one seed 002's caller loop
+// uses.
+var ErrExpansionLimit = fmt.Errorf("Visibility expansion retries exceeded (%d)", MaxExpansions)
+
+// ErrStepLimit is matched by the error of a run that reached its step limit
+// without a final answer.
+var ErrStepLimit = errors.New("agent: step limit reached without a final answer")
+
+// ActionMode says how the model acts.
+type ActionMode int
+
+const (
+	// ActionsNative offers tools through the model API's tool calling.
+	ActionsNative ActionMode = iota
+	// ActionsText describes the tools in the system message and reads one
+	// action per reply from the text: a fenced block named after an
+	// environment, or a JSON object {"tool": ..., "input": ...} or
+	// {"final": ...}.
+	ActionsText
+)
+
+// String returns "native" or "text".
+func (m ActionMode) String() string {
+	if m == ActionsText {
+		return "text"
+	}
+	return "native"
+}
+
+// ParseActionMode reads "native" or "text".
+func ParseActionMode(s string) (ActionMode, error) {
+	switch s {
+	case "native", "":
+		return ActionsNative, nil
+	case "text":
+		return ActionsText, nil
+	}
+	return 0, fmt.Errorf("agent: unknown action mode %q: want native or text", s)
+}
+
+// Config is what an Agent runs with. Model and Prompt are required.
+type Config struct {
+	Model  Model
+	Prompt *prompt.Prompt // the stable part: instructions, reference, help
+	// Session holds visibility overrides and environment usage; nil means a
+	// new one. With an Orchestrator, it must be the orchestrator's session.
+	Session *session.Session
+	// FS is where open_sections writes context files and what tools get;
+	// nil means none.
+	FS afero.Fs
+	// Budget bounds the system message, in tokens counted by Counter
+	// (0: no budget). Counter alone counts tokens for the transcript.
+	Budget  int
+	Counter tokens.Counter
+	// Orchestrator, when set, contributes a section per environment, rendered
+	// into the newest message, and a command tool per environment.
+	Orchestrator *orchestrator.Orchestrator
+	// Tools are offered on every step besides the prompt's.
+	Tools []*tools.Tool
+	// Help offers the help tool (tools.NewHelp) describing what the prompt
+	// offers.
+	Help bool
+	// MaxSteps bounds the model calls of a run (0: DefaultMaxSteps).
+	MaxSteps int
+	Actions  ActionMode
+	// Transcript receives the run as JSON lines (see Record); nil for none.
+	Transcript io.Writer
+	// DryRun runs no tool and no command: each call is answered with what
+	// would have run. help and open_sections still work, the latter writing
+	// into an in-memory layer over FS.
+	DryRun bool
+	// OnDelta receives the model's replies as they stream.
+	OnDelta func(Delta)
+	// OnProgress is told about each model call and tool call as the run goes.
+	OnProgress func(Progress)
+	// Now is the clock for timings and the transcript; nil means time.Now.
+	Now func() time.Time
+}
+
+// Progress is one thing a run did, for display.
+type Progress struct {
+	Step    int           `json:"step"`
+	Kind    string        `json:"kind"` // "model", "tool", "expansion", "invalid", "answer"
+	Tool    string        `json:"tool,omitempty"`
+	Success bool          `json:"success"`
+	Detail  string        `json:"detail,omitempty"`
+	Usage   Usage         `json:"usage"`   // of the run so far
+	Elapsed time.Duration `json:"elapsed"` // since the run started
+}
+
+// Result is what a run produced.
+type Result struct {
+	Answer     string
+	Steps      int
+	Expansions int
+	Usage      Usage
+	Elapsed    time.Duration
+	Messages   []Message // the conversation, system message first
+}
+
+// Agent runs a model over a prompt. It is safe to run several times, one run
+// at a time per session.
+type Agent struct {
+	cfg     Config
+	sess    *session.Session
+	fs      afero.Fs // cfg.FS, behind an in-memory layer in dry-run
+	screens *prompt.Prompt
+	envTool map[string]*tools.Tool
+}
+
+// New checks cfg and returns an agent. With an orchestrator, the
+// environment sections are built here: register environments first.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("agent: new: no model; give Config.Model")
+	}
+	if cfg.Prompt == nil {
+		return nil, errors.New("agent: new: no prompt; give Config.Prompt")
+	}
+	if cfg.MaxSteps < 0 {
+		return nil, fmt.Errorf("agent: new: max steps %d: want a positive number, or 0 for %d", cfg.MaxSteps, DefaultMaxSteps)
+	}
+	if cfg.MaxSteps == 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.Budget < 0 || (cfg.Budget > 0 && cfg.Counter == nil) {
+		return nil, errors.New("agent: new: a budget needs a positive token count and a counter")
+	}
+	if cfg.Actions != ActionsNative && cfg.Actions != ActionsText {
+		return nil, fmt.Errorf("agent: new: unknown action mode %d", cfg.Actions)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	a := &Agent{cfg: cfg, sess: cfg.Session, fs: cfg.FS, envTool: map[string]*tools.Tool{}}
+	if o := cfg.Orchestrator; o != nil {
+		if a.sess == nil {
+			a.sess = o.Session()
+		}
+		if os := o.Session(); os == nil || os != a.sess {
+			return nil, errors.New("agent: new: the orchestrator needs the agent's session: create it with orchestrator.WithSession(sess) and give the same session in Config.Session")
+		}
+		secs, err := o.Sections()
+		if err != nil {
+			return nil, fmt.Errorf("agent: new: %w", err)
+		}
+		if len(secs) > 0 {
+			t, err := prompt.New("unfold/agent", "screens", secs...)
+			if err != nil {
+				return nil, fmt.Errorf("agent: new: environment sections: %w", err)
+			}
+			a.screens, err = t.Bind()
+			if err != nil {
+				return nil, fmt.Errorf("agent: new: environment sections: %w", err)
+			}
+			for _, p := range t.Paths() {
+				if _, clash := cfg.Prompt.Template().Section(p); clash {
+					return nil, fmt.Errorf("agent: new: the prompt has a section %q and so has an environment: open_sections could not tell them apart; rename one", p)
+				}
+			}
+		}
+		for _, name := range o.Names() {
+			t, err := o.CommandTool(name)
+			if err != nil {
+				return nil, fmt.Errorf("agent: new: %w", err)
+			}
+			a.envTool[name] = t
+		}
+	}
+	if a.sess == nil {
+		a.sess = session.New()
+	}
+	if err := visibility.Register(a.sess); err != nil {
+		return nil, fmt.Errorf("agent: new: %w", err)
+	}
+	if cfg.DryRun && a.fs != nil {
+		a.fs = afero.NewCopyOnWriteFs(afero.NewReadOnlyFs(a.fs), afero.NewMemMapFs())
+	}
+	return a, nil
+}
+
+// Session returns the session the agent renders with.
+func (a *Agent) Session() *session.Session { return a.sess }
+
+// Run runs task from a fresh conversation until the model answers without
+// acting, the step limit is reached (ErrStepLimit) or ctx ends. The result
+// holds what was done even when the error is not nil.
+func (a *Agent) Run(ctx context.Context, task string) (*Result, error) {
+	if strings.TrimSpace(task) == "" {
+		return nil, errors.New("agent: run: empty task; say what the agent should do")
+	}
+	r, err := a.newRun(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.record(Record{Kind: KindRun, Task: task, Actions: a.cfg.Actions.String()})
+	if err := r.refresh(); err != nil {
+		return r.finish(err)
+	}
+	first := task
+	if obs := r.screenUpdate(true); obs != "" {
+		first += "\n\n" + obs
+	}
+	r.add(Message{Role: RoleUser, Content: first})
+	return r.finish(r.loop())
+}
+
+// Resume continues the conversation a transcript holds: it replays the
+// session events the transcript saved into the agent's session (which must
+// not have events of its own yet, see session.ReplayLog), restores the
+// messages and goes on. A non-empty followUp is added as a user message;
+// tool calls the transcript left unanswered are answered as not run.
+func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*Result, error) {
+	if tr == nil {
+		return nil, errors.New("agent: resume: nil transcript")
+	}
+	if log := tr.SessionLog(); len(log) > 0 {
+		if err := a.sess.ReplayLog(strings.NewReader(log)); err != nil {
+			return nil, fmt.Errorf("agent: resume: %w", err)
+		}
+	}
+	r, err := a.newRun(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.record(Record{Kind: KindRun, Task: followUp, Actions: a.cfg.Actions.String(), Resumed: true})
+	if err := r.refresh(); err != nil {
+		return r.finish(err)
+	}
+	// The restored messages are in the transcript already: append this
+	// run to the same file to keep one transcript that resumes again.
+	msgs := tr.Messages()
+	r.msgs = append(r.msgs, msgs...)
+	if n := len(msgs); n > 0 && msgs[n-1].Role == RoleAssistant && len(msgs[n-1].ToolCalls) > 0 {
+		for _, c := range msgs[n-1].ToolCalls {
+			r.add(Message{Role: RoleTool, ToolCallID: c.ID, Content: "This call did not run: the run stopped before it. Call it again if it is still needed."})
+		}
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(followUp))
+	if obs := r.screenUpdate(false); obs != "" {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(obs)
+	}
+	if b.Len() > 0 {
+		r.add(Message{Role: RoleUser, Content: b.String()})
+	} else if n := len(r.msgs); n == 1 || r.msgs[n-1].Role == RoleAssistant {
+		r.add(Message{Role: RoleUser, Content: "Continue."})
+	}
+	return r.finish(r.loop())
+}

@@ -1,0 +1,140 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/agent/internal/scripted"
+)
+
+func newClient(t *testing.T, url string) *Client {
+	t.Helper()
+	c, err := New(Options{BaseURL: url, Model: "scripted", APIKey: "k", BaseDelay: time.Millisecond, MaxDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestStreamedToolCalls(t *testing.T) {
+	srv := scripted.New(t, scripted.Reply{
+		Content: "Let me check both.",
+		ToolCalls: []scripted.Call{
+			{ID: "a", Name: "read", Args: `{"path":"docs/a very long file name.md","lines":[1,2,3]}`},
+			{ID: "b", Name: "bash", Args: `{"command":"ls -la"}`},
+		},
+	})
+	c := newClient(t, srv.URL)
+	var text strings.Builder
+	args := map[int]string{}
+	resp, err := c.Complete(context.Background(), agent.Request{
+		Messages: []agent.Message{
+			{Role: agent.RoleSystem, Content: "sys"},
+			{Role: agent.RoleUser, Content: "go"},
+			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "x", Name: "t", Arguments: "{}"}}},
+			{Role: agent.RoleTool, ToolCallID: "x", Content: "done"},
+		},
+		Tools: []agent.ToolDef{{Name: "read", Description: "Read.", Parameters: []byte(`{"type":"object"}`)}},
+		OnDelta: func(d agent.Delta) {
+			text.WriteString(d.Content)
+			args[d.ToolIndex] += d.ToolArgs
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []agent.ToolCall{
+		{ID: "a", Name: "read", Arguments: `{"path":"docs/a very long file name.md","lines":[1,2,3]}`},
+		{ID: "b", Name: "bash", Arguments: `{"command":"ls -la"}`},
+	}
+	if len(resp.Message.ToolCalls) != 2 || resp.Message.ToolCalls[0] != want[0] || resp.Message.ToolCalls[1] != want[1] {
+		t.Errorf("tool calls: got %+v, want %+v", resp.Message.ToolCalls, want)
+	}
+	if resp.Message.Content != "Let me check both." || text.String() != "Let me check both." {
+		t.Errorf("content, streamed: got %q, %q", resp.Message.Content, text.String())
+	}
+	if args[0] != want[0].Arguments || args[1] != want[1].Arguments {
+		t.Errorf("streamed arguments: got %v", args)
+	}
+	if resp.Usage != (agent.Usage{PromptTokens: 100, CompletionTokens: 10, CachedTokens: 40}) || resp.FinishReason != "tool_calls" {
+		t.Errorf("usage, finish: got %+v, %q", resp.Usage, resp.FinishReason)
+	}
+	req := srv.Requests()[0]
+	if req.Auth != "Bearer k" || req.Model != "scripted" || !req.Stream || len(req.Messages) != 4 || req.Messages[3]["tool_call_id"] != "x" {
+		t.Errorf("request: got %+v", req)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		reply    scripted.Reply
+		status   int
+		attempts int
+		want     string
+	}{
+		{"bad request is not retried", scripted.Reply{Status: 400, Error: "model not found"}, 400, 1, "openai: chat completions: 400 Bad Request: model not found"},
+		{"unauthorized", scripted.Reply{Status: 401, Error: "bad key"}, 401, 1, "401 Unauthorized: bad key"},
+		{"503 retried", scripted.Reply{Status: 503, Error: "overloaded"}, 503, DefaultMaxRetries + 1, "503 Service Unavailable: overloaded (after 5 attempts)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := scripted.NewFunc(t, func(int, scripted.Request) scripted.Reply { return tt.reply })
+			_, err := newClient(t, srv.URL).Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+			var se *StatusError
+			if !errors.As(err, &se) || se.StatusCode != tt.status || se.Attempts != tt.attempts || len(srv.Requests()) != tt.attempts {
+				t.Fatalf("got %v (%d requests), want status %d after %d attempts", err, len(srv.Requests()), tt.status, tt.attempts)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %q, want %q in it", err, tt.want)
+			}
+		})
+	}
+	t.Run("unreachable", func(t *testing.T) {
+		_, err := newClient(t, "http://127.0.0.1:1/v1").Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+		if err == nil || !strings.Contains(err.Error(), "cannot reach http://127.0.0.1:1/v1") {
+			t.Errorf("got %v, want it to say the endpoint cannot be reached", err)
+		}
+	})
+}
+
+func TestRetryAfter(t *testing.T) {
+	c := &Client{opts: Options{BaseDelay: 100 * time.Millisecond, MaxDelay: 10 * time.Second}}
+	tests := []struct {
+		name   string
+		header http.Header
+		want   time.Duration
+	}{
+		{"seconds", http.Header{"Retry-After": {"2"}}, 2 * time.Second},
+		{"fraction", http.Header{"Retry-After": {"0.25"}}, 250 * time.Millisecond},
+		{"milliseconds win", http.Header{"Retry-After-Ms": {"125"}, "Retry-After": {"3"}}, 125 * time.Millisecond},
+		{"capped", http.Header{"Retry-After": {"3600"}}, 10 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := c.delay(1, &http.Response{Header: tt.header}); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+	t.Run("backoff without header", func(t *testing.T) {
+		for attempt, hi := range map[int]time.Duration{1: 100 * time.Millisecond, 3: 400 * time.Millisecond, 20: 10 * time.Second} {
+			if got := c.delay(attempt, &http.Response{Header: http.Header{}}); got < hi/2 || got > hi {
+				t.Errorf("attempt %d: got %v, want between %v and %v", attempt, got, hi/2, hi)
+			}
+		}
+	})
+}
+
+func TestNewErrors(t *testing.T) {
+	for _, o := range []Options{{Model: "m"}, {BaseURL: "http://x"}} {
+		if _, err := New(o); err == nil || !strings.HasPrefix(err.Error(), "openai: new: no ") {
+			t.Errorf("New(%+v): got %v, want a missing-option error", o, err)
+		}
+	}
+}

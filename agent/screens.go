@@ -1,0 +1,152 @@
+package agent
+
+import (
+	"strings"
+
+	"github.com/unfold-dev/unfold/tools"
+	"github.com/unfold-dev/unfold/visibility"
+)
+
+// screenBlock is one top-level environment section as rendered.
+type screenBlock struct {
+	path, text string
+}
+
+// screenBlocks splits the environments' render into one block per top-level
+// section. Every block starts with its section's heading line, which the
+// report gives; a block runs until the next one's heading.
+func (r *run) screenBlocks() []screenBlock {
+	if r.screens == nil {
+		return nil
+	}
+	text := r.screens.Text()
+	type head struct {
+		path string
+		at   int
+	}
+	var heads []head
+	from := 0
+	for _, s := range r.screens.Report() {
+		if s.Depth != 0 || !s.Visible {
+			continue
+		}
+		h := "## " + s.Number + " " + s.Title + " (" + s.Path + ")"
+		at := -1
+		if from == 0 && strings.HasPrefix(text, h) {
+			at = 0
+		} else if i := strings.Index(text[from:], "\n\n"+h); i >= 0 {
+			at = from + i + 2
+		}
+		if at < 0 {
+			continue
+		}
+		heads = append(heads, head{s.Path, at})
+		from = at + len(h)
+	}
+	blocks := make([]screenBlock, len(heads))
+	for i, h := range heads {
+		end := len(text)
+		if i+1 < len(heads) {
+			end = heads[i+1].at
+		}
+		blocks[i] = screenBlock{h.path, strings.TrimRight(text[h.at:end], "\n")}
+	}
+	return blocks
+}
+
+// screenUpdate returns the environment screens that changed since they were
+// last sent (all of them when initial), and remembers them as sent. It is ""
+// when there are no environments, or, outside text mode, when nothing
+// changed.
+func (r *run) screenUpdate(initial bool) string {
+	blocks := r.screenBlocks()
+	if len(blocks) == 0 {
+		return ""
+	}
+	var changed []string
+	var same []string
+	for _, b := range blocks {
+		if !initial && r.sent[b.path] == b.text {
+			same = append(same, b.path)
+			continue
+		}
+		r.sent[b.path] = b.text
+		changed = append(changed, b.text)
+	}
+	if len(changed) == 0 {
+		if r.a.cfg.Actions == ActionsText {
+			return "Environment screens: unchanged."
+		}
+		return ""
+	}
+	var sb strings.Builder
+	if initial {
+		sb.WriteString("Environment screens:\n\n")
+	} else {
+		sb.WriteString("Environment screens that changed:\n\n")
+	}
+	sb.WriteString(strings.Join(changed, "\n\n"))
+	if len(same) > 0 {
+		sb.WriteString("\n\n(Unchanged: " + strings.Join(same, ", ") + ".)")
+	}
+	return sb.String()
+}
+
+// helpIndex describes what the run offers now, for the help tool.
+func (r *run) helpIndex() tools.HelpIndex {
+	var idx tools.HelpIndex
+	if o := r.a.cfg.Orchestrator; o != nil {
+		for _, name := range o.Names() {
+			sum, _ := o.Summary(name)
+			usage := "write a ```" + name + " code block with the command"
+			if r.a.cfg.Actions == ActionsNative {
+				if _, ok := r.byName[name]; ok {
+					usage = "call the " + name + " tool with the command"
+				} else {
+					usage = "open its section with open_sections first"
+				}
+			}
+			idx.Environments = append(idx.Environments, tools.HelpEntry{Name: name, Description: sum, Usage: usage})
+		}
+	}
+	for _, t := range r.offered {
+		if r.a.envTool[t.Name()] == t {
+			continue // listed as an environment
+		}
+		idx.Tools = append(idx.Tools, tools.HelpEntry{Name: t.Name(), Description: t.Description()})
+	}
+	add := func(rep []sectionInfo) {
+		for _, s := range rep {
+			idx.Sections = append(idx.Sections, tools.HelpSection{Key: s.path, Title: s.title, Summary: s.summary, HasTools: s.hasTools})
+		}
+	}
+	add(r.summarized(false))
+	add(r.summarized(true))
+	return idx
+}
+
+type sectionInfo struct {
+	path, title, summary string
+	hasTools             bool
+}
+
+// summarized lists the sections shown as summaries, in the stable prompt or
+// the environments' one.
+func (r *run) summarized(screens bool) []sectionInfo {
+	rd, p := r.stable, r.a.cfg.Prompt
+	if screens {
+		if r.screens == nil {
+			return nil
+		}
+		rd, p = r.screens, r.a.screens
+	}
+	var out []sectionInfo
+	for _, s := range rd.Report() {
+		if !s.Visible || s.Mode != visibility.Summary {
+			continue
+		}
+		sec, _ := p.Template().Section(s.Path)
+		out = append(out, sectionInfo{s.Path, s.Title, sec.Summary(), s.HasTools})
+	}
+	return out
+}

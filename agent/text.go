@@ -1,0 +1,254 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/unfold-dev/unfold/tools"
+)
+
+// correction is the message that answers a reply with no action.
+const correction = "I could not find an action in your reply. Reply with exactly one action: a fenced code block named after an environment (```bash ... ```), a JSON object {\"tool\": \"<name>\", \"input\": {...}}, or {\"final\": \"<your answer>\"} when you are done."
+
+// action is what a text-mode reply asks for.
+type action struct {
+	env   string          // a command for this environment
+	tool  string          // or a call of this tool
+	input string          // the command text, or the tool's JSON arguments
+	final json.RawMessage // or the final answer
+}
+
+// textLoop runs steps in text-action mode: one action per reply, answered
+// with an observation.
+func (r *run) textLoop() error {
+	for r.step < r.a.cfg.MaxSteps {
+		if err := r.ctx.Err(); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		r.step++
+		var act action
+		var perr error
+		for try := 0; try < 2; try++ {
+			resp, err := r.complete(false)
+			if err != nil {
+				return err
+			}
+			r.add(resp.Message)
+			act, perr = r.parseAction(resp.Message.Content)
+			if perr == nil {
+				break
+			}
+			r.progress(Progress{Kind: "invalid", Detail: perr.Error()})
+			r.add(Message{Role: RoleUser, Content: correction})
+		}
+		if perr != nil {
+			r.record(Record{Kind: KindError, Error: "failed step: " + perr.Error()})
+			continue
+		}
+		if act.final != nil {
+			var s string
+			if json.Unmarshal(act.final, &s) != nil {
+				s = string(act.final)
+			}
+			r.answer = s
+			r.progress(Progress{Kind: "answer", Success: true})
+			return nil
+		}
+		name, res, err := r.runAction(act)
+		obs, _ := json.Marshal(struct {
+			Tool    string `json:"tool"`
+			Success bool   `json:"success"`
+			Output  string `json:"output"`
+		}{name, res.Success, res.Message})
+		if err != nil {
+			r.add(Message{Role: RoleUser, Content: "Observation:\n" + string(obs)})
+			return err
+		}
+		if err := r.refresh(); err != nil {
+			return err
+		}
+		text := "Observation:\n" + string(obs)
+		if sc := r.screenUpdate(false); sc != "" {
+			text += "\n\n" + sc
+		}
+		r.add(Message{Role: RoleUser, Content: text})
+		r.saveSession()
+	}
+	return fmt.Errorf("%w (%d steps)", ErrStepLimit, r.a.cfg.MaxSteps)
+}
+
+// runAction runs an environment command or a tool call.
+func (r *run) runAction(act action) (string, tools.Result, error) {
+	if act.env != "" {
+		// Through the environment's tool even when its section is
+		// summarized: running a command is what opens an on-demand one.
+		args, _ := json.Marshal(map[string]string{"command": act.input})
+		t := r.a.envTool[act.env]
+		res, err := r.timed(act.env, string(args), "", func() (tools.Result, error) {
+			if r.a.cfg.DryRun {
+				return dryRun(act.env, string(args)), nil
+			}
+			return r.runTool(act.env, t, string(args))
+		})
+		return act.env, res, err
+	}
+	res, err := r.call(act.tool, act.input, "")
+	return act.tool, res, err
+}
+
+// parseAction finds the first action in a reply: a fenced block named after
+// an environment or a tool, a ```json block or a bare JSON object holding
+// {"tool", "input"} or {"final"}.
+func (r *run) parseAction(text string) (action, error) {
+	for _, b := range fencedBlocks(text) {
+		info := strings.ToLower(b.info)
+		if _, ok := r.a.envTool[info]; ok {
+			return action{env: info, input: b.body}, nil
+		}
+		if info == "json" || info == "" {
+			if act, ok := r.jsonAction(b.body); ok {
+				return act, nil
+			}
+			continue
+		}
+		if t, ok := r.byName[info]; ok {
+			if field := singleStringField(t); field != "" {
+				args, _ := json.Marshal(map[string]string{field: b.body})
+				return action{tool: info, input: string(args)}, nil
+			}
+		}
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] != '{' {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(text[i:]))
+		var raw json.RawMessage
+		if dec.Decode(&raw) != nil {
+			continue
+		}
+		if act, ok := r.jsonAction(string(raw)); ok {
+			return act, nil
+		}
+		i += len(raw) - 1
+	}
+	return action{}, errors.New("no action found in the reply")
+}
+
+// jsonAction reads {"tool": name, "input": ...} or {"final": ...}.
+func (r *run) jsonAction(s string) (action, bool) {
+	var obj struct {
+		Tool  *string         `json:"tool"`
+		Input json.RawMessage `json:"input"`
+		Final json.RawMessage `json:"final"`
+	}
+	if json.Unmarshal([]byte(s), &obj) != nil {
+		return action{}, false
+	}
+	if obj.Final != nil && obj.Tool == nil {
+		return action{final: obj.Final}, true
+	}
+	if obj.Tool == nil {
+		return action{}, false
+	}
+	name := *obj.Tool
+	input := bytes.TrimSpace(obj.Input)
+	var str string
+	if len(input) > 0 && input[0] == '"' && json.Unmarshal(input, &str) == nil {
+		// A string input: a command for an environment, or the one string
+		// field of a tool.
+		if t, ok := r.byName[name]; ok {
+			if field := singleStringField(t); field != "" {
+				args, _ := json.Marshal(map[string]string{field: str})
+				return action{tool: name, input: string(args)}, true
+			}
+		}
+		if _, ok := r.a.envTool[name]; ok {
+			return action{env: name, input: str}, true
+		}
+	}
+	return action{tool: name, input: string(input)}, true
+}
+
+// singleStringField returns the name of a tool's only required string
+// property, or "" when its input is not like that.
+func singleStringField(t *tools.Tool) string {
+	var s struct {
+		Properties map[string]struct {
+			Type string `json:"type"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if json.Unmarshal(t.InputSchema(), &s) != nil || len(s.Required) != 1 {
+		return ""
+	}
+	if p, ok := s.Properties[s.Required[0]]; ok && p.Type == "string" {
+		return s.Required[0]
+	}
+	return ""
+}
+
+type fenced struct{ info, body string }
+
+// fencedBlocks returns the fenced code blocks of text, in order. A block
+// left open runs to the end of the text.
+func fencedBlocks(text string) []fenced {
+	var out []fenced
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		l := strings.TrimLeft(lines[i], " ")
+		if len(lines[i])-len(l) > 3 || !(strings.HasPrefix(l, "```") || strings.HasPrefix(l, "~~~")) {
+			continue
+		}
+		ch := l[0]
+		n := len(l) - len(strings.TrimLeft(l, string(ch)))
+		info, _, _ := strings.Cut(strings.TrimSpace(l[n:]), " ")
+		var body []string
+		j := i + 1
+		for ; j < len(lines); j++ {
+			c := strings.TrimSpace(lines[j])
+			if len(c) >= n && strings.Trim(c, string(ch)) == "" {
+				break
+			}
+			body = append(body, lines[j])
+		}
+		out = append(out, fenced{info: info, body: strings.Join(body, "\n")})
+		i = j
+	}
+	return out
+}
+
+// actionInstructions tells a text-mode model how to act, listing the
+// environments and tools offered now.
+func (r *run) actionInstructions() string {
+	var b strings.Builder
+	b.WriteString("# Actions\n\nAct by writing exactly one action per reply; you will get an observation back.\n\n")
+	var envNames []string
+	if o := r.a.cfg.Orchestrator; o != nil {
+		envNames = o.Names()
+	}
+	if len(envNames) > 0 {
+		b.WriteString("To run a command in an environment, write a fenced code block whose info string is the environment's name:\n\n")
+		fmt.Fprintf(&b, "````\n```%s\n<command>\n```\n````\n\nEnvironments: %s.\n\n", envNames[0], strings.Join(envNames, ", "))
+	}
+	b.WriteString("To call a tool, write a JSON object: {\"tool\": \"<name>\", \"input\": {<arguments>}}. Tools and their input schemas:\n\n")
+	for _, t := range r.offered {
+		if r.a.envTool[t.Name()] == t {
+			continue
+		}
+		fmt.Fprintf(&b, "- %s: %s Input schema: %s\n", t.Name(), t.Description(), compactJSON(t.InputSchema()))
+	}
+	b.WriteString("\nWhen you are done, reply with {\"final\": \"<your answer>\"}.")
+	return b.String()
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
+	}
+	return buf.String()
+}

@@ -1,0 +1,48 @@
+// Package mcp serves an orchestrator's environments, and optionally a prompt,
+// over the Model Context Protocol, so that any MCP client (a desktop
+// assistant, a coding agent, an IDE) can drive them with the same
+// progressive disclosure an unfold agent gets.
+//
+// It is built on the official SDK, github.com/modelcontextprotocol/go-sdk;
+// import that package under another name (sdk below) next to this one.
+//
+// # Tools
+//
+// Every environment is a tool of the same name. Its input is the command text
+// ("command") and an optional timeout in seconds ("timeout"); its result is
+// the command's output, whether it succeeded and the environment's screen
+// afterwards, both as text and as structured content ([CommandOutput]).
+// The tool's description carries the environment's help as its screen shows
+// it: long for commands not used yet, short for used ones. After every command
+// the descriptions are recomputed, and a tool whose description changed is
+// registered again, which makes the SDK send notifications/tools/list_changed.
+// The help tool describes the environments, the resources and, with a prompt,
+// the summarized sections.
+//
+//	s, err := mcp.New(orch, mcp.Options{})
+//	err = s.Run(ctx, &sdk.StdioTransport{})
+//
+// # Prompts
+//
+// With [Options.Prompt], the prompt's sections and one section per
+// environment (its live screen) form one prompt. The tools offered are the
+// rendered prompt's: those of every section in full, open_sections when
+// something is summarized, and help. Opening content-only sections writes
+// context files; opening sections that carry tools (an environment declared
+// on demand, or a section with Go tools) renders the prompt again and offers
+// their tools, again with list_changed. The rendered prompt is the resource
+// [PromptURI] and an MCP prompt named after the template's key.
+//
+// # Resources
+//
+// Each environment's screen is the resource unfold://screen/<name>, read live.
+// The context files open_sections writes are unfold://context/<key>.md, listed
+// once written and readable through the resource template
+// unfold://context/{file}.
+//
+// # Transports
+//
+// [Server.Run] serves one connection (stdio, or the SDK's in-memory transport
+// in tests); [Server.Handler] serves streamable HTTP. All clients share one
+// set of environments, one session and one tool list.
+package mcp

@@ -1,0 +1,130 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/orchestrator"
+	"github.com/unfold-dev/unfold/tools"
+)
+
+// CommandInput is the input of an environment's tool.
+type CommandInput struct {
+	Command string  `json:"command" description:"The command text, in the environment's own syntax; it may span several lines."`
+	Timeout float64 `json:"timeout,omitempty" description:"Seconds the command may run before it is interrupted (the environment and its state survive); omit for no limit."`
+}
+
+// CommandOutput is the structured result of an environment's tool.
+type CommandOutput struct {
+	Output  string `json:"output" description:"What the command printed or returned."`
+	Success bool   `json:"success" description:"Whether the command succeeded."`
+	Screen  string `json:"screen" description:"The environment's screen after the command: its state and how to use it."`
+}
+
+// newEnvTool returns the tool that runs commands in the environment called
+// name. A failed command is a successful call whose output says so: the
+// screen comes back either way.
+func (s *Server) newEnvTool(name string) (*tools.Tool, error) {
+	desc := fmt.Sprintf("Run a command in the %s environment.", name)
+	return tools.New(name, desc, func(tc tools.Context, in CommandInput) (CommandOutput, error) {
+		if in.Timeout < 0 || in.Timeout > orchestrator.MaxTimeout {
+			return CommandOutput{}, fmt.Errorf("timeout must be more than 0 and at most %d seconds, got %v; omit it for no limit", orchestrator.MaxTimeout, in.Timeout)
+		}
+		ctx := tc.Ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if in.Timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, time.Duration(in.Timeout*float64(time.Second)))
+			defer cancel()
+		}
+		res := s.o.Execute(ctx, name, in.Command)
+		return CommandOutput{
+			Output:  res.Response.Output,
+			Success: res.Response.Success,
+			Screen:  res.Screens[name].Content,
+		}, nil
+	})
+}
+
+// envDescription is the description of an environment's tool: what it does,
+// then the help its screen shows now.
+func (s *Server) envDescription(name string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run a command in the %s environment", name)
+	if sum, ok := s.o.Summary(name); ok && sum != "" {
+		// A summary may end with state in parentheses ("Editor (2
+		// views)"); a description leaves it out, so that it changes with
+		// the help only.
+		if i := strings.LastIndex(sum, " ("); i > 0 && strings.HasSuffix(sum, ")") {
+			sum = sum[:i]
+		}
+		fmt.Fprintf(&b, " (%s)", sum)
+	}
+	b.WriteString(". The result is the command's output, whether it succeeded, and the environment's screen after it.")
+	if scr, ok := s.o.Screen(name); ok {
+		if h := Help(scr.Content); h != "" {
+			b.WriteString("\n\n")
+			b.WriteString(h)
+		}
+	}
+	return b.String()
+}
+
+// Help returns the help part of an environment's screen: from a line that
+// reads "Commands:" to the end (a declarative environment's command list,
+// long for commands not used yet and short for used ones), or else the last
+// paragraph (a shell's or a REPL's usage line). Screens show state first
+// and how to use the environment last; the state is left out so that a tool
+// description changes when the help does, not at every command.
+func Help(screen string) string {
+	screen = strings.TrimSpace(strings.ReplaceAll(screen, "\r\n", "\n"))
+	if screen == "" {
+		return ""
+	}
+	if strings.HasPrefix(screen, "Commands:\n") {
+		return screen
+	}
+	if i := strings.Index(screen, "\nCommands:\n"); i >= 0 {
+		return screen[i+1:]
+	}
+	if i := strings.LastIndex(screen, "\n\n"); i >= 0 {
+		return strings.TrimSpace(screen[i+2:])
+	}
+	return screen
+}
+
+// callEnv runs an environment's tool: the output and the screen as two text
+// blocks (for clients that show text only) and as structured content.
+func (s *Server) callEnv(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	name := req.Params.Name
+	res, err := s.envTools[name].Call(s.toolContext(ctx), req.Params.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	defer s.refresh()
+	if !res.Success {
+		return textResult(true, res.Message), nil
+	}
+	out, ok := res.Value.(CommandOutput)
+	if !ok {
+		return nil, fmt.Errorf("mcp: %s: unexpected result %T", name, res.Value)
+	}
+	output := out.Output
+	if output == "" {
+		output = "(no output)"
+	}
+	return &sdk.CallToolResult{
+		Content: []sdk.Content{
+			&sdk.TextContent{Text: output},
+			&sdk.TextContent{Text: "Screen of " + name + " after the command:\n\n" + out.Screen},
+		},
+		StructuredContent: out,
+		IsError:           !out.Success,
+	}, nil
+}

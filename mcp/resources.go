@@ -1,0 +1,169 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/orchestrator"
+	"github.com/unfold-dev/unfold/prompt"
+)
+
+// Resource addresses.
+const (
+	// ScreenURIPrefix is followed by an environment's name: its screen,
+	// read live.
+	ScreenURIPrefix = "unfold://screen/"
+	// ContextURIPrefix is followed by a context file's name, "<key>.md":
+	// what open_sections wrote to context/<key>.md.
+	ContextURIPrefix = "unfold://context/"
+	// ContextURITemplate reads any context file by name.
+	ContextURITemplate = ContextURIPrefix + "{file}"
+	// PromptURI is the prompt as rendered now, when the server has one.
+	PromptURI = "unfold://prompt"
+)
+
+// MaxContextBytes bounds a context file read as a resource.
+const MaxContextBytes = 16 << 20
+
+// contextFile matches the names open_sections gives context files: a dotted
+// section path and ".md" (keys are lower-case letters, digits, '-' and '_').
+var contextFile = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*\.md$`)
+
+// addResources registers the screens, the context file template and, with a
+// prompt, the prompt as a resource and as an MCP prompt.
+func (s *Server) addResources() error {
+	names := s.names
+	if len(s.o.LoadErrors()) > 0 {
+		names = append(append([]string(nil), names...), orchestrator.ScreenName)
+	}
+	for _, name := range names {
+		desc := "The screen of the orchestrator: spec files that failed to load."
+		if sum, ok := s.o.Summary(name); ok {
+			desc = "The screen of the " + name + " environment (" + sum + "): its state and how to use it, read live."
+		}
+		s.srv.AddResource(&sdk.Resource{
+			URI:         ScreenURIPrefix + name,
+			Name:        name + "-screen",
+			Title:       name + " screen",
+			Description: desc,
+			MIMEType:    "text/plain",
+		}, s.readScreen)
+	}
+	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{
+		URITemplate: ContextURITemplate,
+		Name:        "context-file",
+		Title:       "Context file",
+		Description: "A section's full content, written by " + prompt.OpenSectionsName + " to " + prompt.ContextDir + "/<key>.md.",
+		MIMEType:    "text/markdown",
+	}, s.readContext)
+	if s.prompt == nil {
+		return nil
+	}
+	tmpl := s.prompt.Template()
+	s.srv.AddResource(&sdk.Resource{
+		URI:         PromptURI,
+		Name:        "prompt",
+		Title:       tmpl.Namespace() + "/" + tmpl.Key(),
+		Description: "The prompt with the environments' screens, as rendered now: summarized sections show how to open them.",
+		MIMEType:    "text/markdown",
+	}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		text, err := s.promptText()
+		if err != nil {
+			return nil, err
+		}
+		return textResource(PromptURI, "text/markdown", text), nil
+	})
+	s.srv.AddPrompt(&sdk.Prompt{
+		Name:        tmpl.Key(),
+		Title:       tmpl.Namespace() + "/" + tmpl.Key(),
+		Description: "The prompt with the environments' screens, as rendered now.",
+	}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		return s.getPrompt()
+	})
+	return nil
+}
+
+func textResource(uri, mime, text string) *sdk.ReadResourceResult {
+	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: mime, Text: text}}}
+}
+
+// readScreen reads an environment's screen.
+func (s *Server) readScreen(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	uri := req.Params.URI
+	name, _ := strings.CutPrefix(uri, ScreenURIPrefix)
+	if name == orchestrator.ScreenName {
+		if scr, ok := s.o.Screens()[name]; ok {
+			return textResource(uri, "text/plain", scr.Content), nil
+		}
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	scr, ok := s.o.Screen(name)
+	if !ok {
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	return textResource(uri, "text/plain", scr.Content), nil
+}
+
+// readContext reads a context file from the filesystem.
+func (s *Server) readContext(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	uri := req.Params.URI
+	file, ok := strings.CutPrefix(uri, ContextURIPrefix)
+	if !ok || !contextFile.MatchString(file) {
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	f, err := s.fs.Open(path.Join(prompt.ContextDir, file))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxContextBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxContextBytes {
+		return nil, errors.New("mcp: context file " + file + " is over the size limit for a resource")
+	}
+	return textResource(uri, "text/markdown", string(data)), nil
+}
+
+// addContextResources lists the context files open_sections wrote as
+// resources (the SDK notifies clients that the list changed) and returns a
+// line naming their addresses, for the tool's message.
+func (s *Server) addContextResources(written []string) string {
+	var uris []string
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range written {
+		file, ok := strings.CutPrefix(p, prompt.ContextDir+"/")
+		if !ok || !contextFile.MatchString(file) {
+			continue
+		}
+		uri := ContextURIPrefix + file
+		uris = append(uris, uri)
+		if s.contexts[file] {
+			continue
+		}
+		s.contexts[file] = true
+		s.srv.AddResource(&sdk.Resource{
+			URI:         uri,
+			Name:        "context-" + strings.TrimSuffix(file, ".md"),
+			Title:       "Context: " + strings.TrimSuffix(file, ".md"),
+			Description: "The full content of section " + strings.TrimSuffix(file, ".md") + ", written by " + prompt.OpenSectionsName + ".",
+			MIMEType:    "text/markdown",
+		}, s.readContext)
+	}
+	if len(uris) == 0 {
+		return ""
+	}
+	return "\nAlso readable as resources: " + strings.Join(uris, ", ")
+}

@@ -1,0 +1,309 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/afero"
+
+	"github.com/unfold-dev/unfold/orchestrator"
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tools"
+)
+
+// HelpToolName is the name of the tool that describes the server.
+const HelpToolName = "help"
+
+// Options configures a Server. The zero value serves the environments alone.
+type Options struct {
+	// Prompt, when set, is served with the environments: its sections and a
+	// section per environment form one prompt, whose tools are offered and
+	// whose summarized sections open with open_sections.
+	Prompt *prompt.Template
+	// Params are bound to Prompt: one value per params type its sections
+	// use (for a prompt file, its promptfile.Params).
+	Params []any
+	// FS is where open_sections writes context files and where the context
+	// resources are read from. Nil means a private in-memory filesystem:
+	// the files are then readable only as resources.
+	FS afero.Fs
+	// Name and Version identify the server to clients; Name defaults to
+	// "unfold".
+	Name, Version string
+	// Logger receives what goes wrong outside any request, such as a prompt
+	// that no longer renders after a command. Nil discards it.
+	Logger *slog.Logger
+}
+
+// Server serves an orchestrator's environments over MCP. Create it with New;
+// it is safe for concurrent use, and every client connected to it shares its
+// environments, its session and its tool list. It does not own the
+// orchestrator: close that when the server is done.
+type Server struct {
+	o        *orchestrator.Orchestrator
+	sess     *session.Session
+	fs       afero.Fs
+	log      *slog.Logger
+	srv      *sdk.Server
+	names    []string               // environment names, sorted
+	envTools map[string]*tools.Tool // by environment name
+	help     *tools.Tool
+	prompt   *prompt.Prompt // nil without Options.Prompt
+
+	// mu guards the fields below and serializes the updates of the SDK's
+	// tool and resource lists, so that the lists match what was rendered.
+	mu       sync.Mutex
+	rendered *prompt.Rendered     // the latest render; nil without a prompt
+	offered  map[string]string    // tool name -> description as registered
+	contexts map[string]bool      // context files registered as resources
+	tools    map[string]*sdk.Tool // the registered tools, for the help tool
+}
+
+// New returns a server for the environments of o, registered with the SDK
+// and ready to Run. With a prompt, o must have a session
+// (orchestrator.WithSession): it is what the prompt renders with, so that an
+// environment declared on demand opens after its first command.
+func New(o *orchestrator.Orchestrator, opts Options) (*Server, error) {
+	if o == nil {
+		return nil, errors.New("mcp: new: nil orchestrator")
+	}
+	s := &Server{
+		o:        o,
+		sess:     o.Session(),
+		fs:       opts.FS,
+		log:      opts.Logger,
+		names:    o.Names(),
+		envTools: make(map[string]*tools.Tool),
+		offered:  make(map[string]string),
+		contexts: make(map[string]bool),
+		tools:    make(map[string]*sdk.Tool),
+	}
+	if s.fs == nil {
+		s.fs = afero.NewMemMapFs()
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	for _, name := range s.names {
+		if name == HelpToolName || name == prompt.OpenSectionsName {
+			return nil, fmt.Errorf("mcp: new: environment %q has the name of one of the server's own tools (%s, %s); rename it", name, HelpToolName, prompt.OpenSectionsName)
+		}
+		t, err := s.newEnvTool(name)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: new: %w", err)
+		}
+		s.envTools[name] = t
+	}
+	help, err := s.newHelpTool()
+	if err != nil {
+		return nil, fmt.Errorf("mcp: new: %w", err)
+	}
+	s.help = help
+	if opts.Prompt != nil {
+		if s.sess == nil {
+			return nil, errors.New("mcp: new: a prompt needs the orchestrator's session; create the orchestrator with orchestrator.WithSession")
+		}
+		p, err := s.composePrompt(opts.Prompt, opts.Params)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: new: %w", err)
+		}
+		s.prompt = p
+	}
+	name := opts.Name
+	if name == "" {
+		name = "unfold"
+	}
+	s.srv = sdk.NewServer(&sdk.Implementation{Name: name, Version: opts.Version}, &sdk.ServerOptions{
+		Instructions: s.instructions(),
+		Capabilities: &sdk.ServerCapabilities{
+			Tools:     &sdk.ToolCapabilities{ListChanged: true},
+			Resources: &sdk.ResourceCapabilities{ListChanged: true},
+		},
+	})
+	if err := s.addResources(); err != nil {
+		return nil, fmt.Errorf("mcp: new: %w", err)
+	}
+	if err := s.sync(); err != nil {
+		return nil, fmt.Errorf("mcp: new: %w", err)
+	}
+	return s, nil
+}
+
+// SDK returns the SDK server, to connect it to any transport
+// (sdk.Server.Connect, sdk.Server.Run) or to add more features.
+func (s *Server) SDK() *sdk.Server { return s.srv }
+
+// Run serves one connection over t until the client disconnects or ctx is
+// done.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	return s.srv.Run(ctx, t)
+}
+
+// Handler returns an http.Handler that serves the streamable HTTP transport;
+// opts may be nil. Every session it creates shares this server. By default
+// the SDK refuses requests whose Host is not a loopback name when they
+// arrive on a loopback address (DNS rebinding protection).
+func (s *Server) Handler(opts *sdk.StreamableHTTPOptions) http.Handler {
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, opts)
+}
+
+// instructions tells clients what the server offers.
+func (s *Server) instructions() string {
+	text := "Persistent environments (" + joinOr(s.names, "none") + "): each is a tool of the same name that runs a command and returns its output, " +
+		"whether it succeeded and the environment's screen. Each tool's description is the environment's help: long for commands not used yet, short once used. " +
+		"Screens are resources (" + ScreenURIPrefix + "<name>). Call " + HelpToolName + " for an overview."
+	if s.prompt != nil {
+		text += " The prompt is the resource " + PromptURI + "; call " + prompt.OpenSectionsName + " to open its summarized sections: " +
+			"content is written to context files (resources " + ContextURIPrefix + "<key>.md) and sections with tools add them to the tool list."
+	}
+	return text
+}
+
+// offer is a tool to register: the unfold tool and the description to show.
+type offer struct {
+	t    *tools.Tool
+	desc string
+}
+
+// sync renders the prompt (if any) and brings the SDK's tool list in line
+// with what should be offered now, registering again the tools whose
+// description changed. The SDK notifies clients of the change.
+func (s *Server) sync() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var list []*tools.Tool
+	if s.prompt != nil {
+		r, err := s.prompt.Render(s.sess, s.fs)
+		if err != nil {
+			return fmt.Errorf("render the prompt: %w", err)
+		}
+		s.rendered = r
+		list = r.Tools()
+	} else {
+		for _, name := range s.names {
+			list = append(list, s.envTools[name])
+		}
+	}
+	list = append(list, s.help)
+	want := make(map[string]offer, len(list))
+	order := make([]string, 0, len(list))
+	for _, t := range list {
+		desc := t.Description()
+		if s.envTools[t.Name()] == t {
+			desc = s.envDescription(t.Name())
+		}
+		want[t.Name()] = offer{t, desc}
+		order = append(order, t.Name())
+	}
+	var gone []string
+	for name := range s.offered {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		s.srv.RemoveTools(gone...)
+		for _, name := range gone {
+			delete(s.offered, name)
+			delete(s.tools, name)
+		}
+	}
+	for _, name := range order {
+		w := want[name]
+		if desc, ok := s.offered[name]; ok && desc == w.desc {
+			continue
+		}
+		st := &sdk.Tool{Name: name, Description: w.desc, InputSchema: w.t.InputSchema()}
+		h := s.callTool
+		if s.envTools[name] == w.t {
+			st.OutputSchema = w.t.OutputSchema()
+			h = s.callEnv
+		}
+		s.srv.AddTool(st, h)
+		s.offered[name] = w.desc
+		s.tools[name] = st
+	}
+	return nil
+}
+
+// refresh syncs after a call changed something, logging a failure: the
+// call's result still goes back to the client, and the tool list stays as
+// it was.
+func (s *Server) refresh() {
+	if err := s.sync(); err != nil {
+		s.log.Error("mcp: updating the tool list", "err", err)
+	}
+}
+
+// current returns the tool to run for name: an environment's, help, or the
+// latest render's (open_sections is bound to the render it came from).
+func (s *Server) current(name string) *tools.Tool {
+	if t, ok := s.envTools[name]; ok {
+		return t
+	}
+	if name == HelpToolName {
+		return s.help
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rendered == nil {
+		return nil
+	}
+	return s.rendered.Tool(name)
+}
+
+// toolContext is what the unfold tools get when an MCP client calls them.
+func (s *Server) toolContext(ctx context.Context) tools.Context {
+	return tools.Context{Ctx: ctx, Session: s.sess, FS: s.fs}
+}
+
+// callTool runs a tool that is not an environment's: help, open_sections,
+// or a tool of the prompt's sections. A failed result is an MCP tool error
+// the model reads; only infrastructure faults are protocol errors.
+func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	name := req.Params.Name
+	t := s.current(name)
+	if t == nil {
+		return textResult(true, fmt.Sprintf("The tool %s is not offered now; list the tools again.", name)), nil
+	}
+	res, err := t.Call(s.toolContext(ctx), req.Params.Arguments)
+	if errors.Is(err, prompt.ErrVisibilityExpansion) {
+		return s.expand(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	msg := res.Message
+	if name == prompt.OpenSectionsName && res.Success {
+		if out, ok := res.Value.(prompt.OpenSectionsResult); ok {
+			msg += s.addContextResources(out.WrittenFiles)
+		}
+	}
+	if name != HelpToolName {
+		s.refresh()
+	}
+	return textResult(!res.Success, msg), nil
+}
+
+// textResult is a tool result of one text block.
+func textResult(isError bool, text string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: isError}
+}
+
+// joinOr joins list with commas, or returns none for an empty list.
+func joinOr(list []string, none string) string {
+	if len(list) == 0 {
+		return none
+	}
+	return strings.Join(list, ", ")
+}

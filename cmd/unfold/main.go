@@ -28,7 +28,9 @@ func commands() []command {
 	return []command{
 		{"serve", "run the environments behind the NDJSON orchestrator protocol on stdin and stdout", runServe},
 		{"repl", "drive the same environments by hand: type `env: command` and see the response and the screens", runRepl},
+		{"agent", "run an agent on a task in a project over an OpenAI-compatible endpoint, showing each step", runAgent},
 		{"render", "render a prompt file to markdown, under a token budget if asked, or show where its tokens go", runRender},
+		{"mcp", "serve the environments (and a prompt file) over the Model Context Protocol, on stdio or streamable HTTP", runMCP},
 		{"help", "show help for a command", runHelp},
 	}
 }

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/afero"
+
+	"github.com/unfold-dev/unfold/mcp"
+	"github.com/unfold-dev/unfold/orchestrator"
+	"github.com/unfold-dev/unfold/promptfile"
+)
+
+const mcpHelp = `Usage: unfold mcp [--project DIR] [--prompt FILE.md] [--http 127.0.0.1:PORT]
+
+Serves the environments over the Model Context Protocol, on stdin and stdout
+(for clients that start the server) or, with --http, over streamable HTTP at
+http://ADDR/mcp. Each environment (the built-ins and DIR/env/*.json) is a tool
+of the same name: give it a command and optionally a timeout in seconds; it
+returns the output, whether the command succeeded and the environment's screen.
+Each tool's description is the environment's help, long for commands not used
+yet and short once used; clients are told when it changes. The help tool
+describes everything; screens are resources (unfold://screen/<name>).
+
+With --prompt, the prompt file's sections and the environments' screens form
+one prompt (the resource unfold://prompt): open_sections opens its summarized
+sections, writing content to DIR/context/<key>.md (also the resource
+unfold://context/<key>.md) and adding the tools of sections that carry them.
+
+The server stops when stdin ends (stdio) or on SIGINT or SIGTERM, and shuts
+every environment down.
+`
+
+func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	project := fs.String("project", ".", "the project `DIR`: environments work there, spec files come from DIR/env/*.json, context files go to DIR/context")
+	names := fs.String("builtins", "all", builtinsUsage())
+	promptPath := fs.String("prompt", "", "a prompt `FILE.md` to serve with the environments")
+	paramsPath := fs.String("params", "", "a JSON `file` with the params the prompt file's templates see")
+	addr := fs.String("http", "", "serve streamable HTTP on this loopback `ADDR` (like 127.0.0.1:8080; port 0 picks one) instead of stdio")
+	if code := parseFlags(fs, mcpHelp, args, stdout, stderr); code >= 0 {
+		return code
+	}
+	if *paramsPath != "" && *promptPath == "" {
+		fmt.Fprintln(stderr, "unfold mcp: --params needs --prompt")
+		return 2
+	}
+	if *addr != "" {
+		if err := checkLoopback(*addr); err != nil {
+			fmt.Fprintf(stderr, "unfold mcp: --http %s: %v\n", *addr, err)
+			return 2
+		}
+	}
+	opts := mcp.Options{
+		Version: "dev",
+		FS:      afero.NewBasePathFs(afero.NewOsFs(), *project),
+		Logger:  slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if *promptPath != "" {
+		f, err := promptfile.Load(*promptPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
+			return 1
+		}
+		var params promptfile.Params
+		if *paramsPath != "" {
+			data, err := readLimited(*paramsPath, maxParamsBytes)
+			if err == nil {
+				params, err = promptfile.DecodeParams(data)
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "unfold mcp: --params %s: %v\n", *paramsPath, err)
+				return 1
+			}
+		}
+		if params == nil {
+			params = promptfile.Params{}
+		}
+		opts.Prompt, opts.Params = f.Template(), []any{params}
+	}
+
+	o, err := newOrchestrator(*project, orchestrator.DefaultMaxLineBytes, *names, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
+		return 1
+	}
+	s, err := mcp.New(o, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
+		closeEnvs(o, stderr)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *addr != "" {
+		err = serveHTTP(ctx, s, *addr, stderr)
+		if err == nil || errors.Is(err, context.Canceled) {
+			return closeEnvs(o, stderr)
+		}
+		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
+		closeEnvs(o, stderr)
+		return 1
+	}
+	rc, ok := stdin.(io.ReadCloser)
+	if !ok {
+		rc = io.NopCloser(stdin)
+	}
+	err = s.Run(ctx, &sdk.IOTransport{Reader: rc, Writer: nopWriteCloser{stdout}})
+	code := closeEnvs(o, stderr)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "unfold mcp: stopped by a signal; the environments were shut down")
+		return 1
+	case err != nil && !errors.Is(err, io.EOF):
+		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
+		return 1
+	}
+	return code
+}
+
+// closeEnvs shuts every environment down. A failure is reported but does
+// not fail the command: the protocol ended normally.
+func closeEnvs(o *orchestrator.Orchestrator, stderr io.Writer) int {
+	if err := o.Close(); err != nil {
+		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
+	}
+	return 0
+}
+
+// checkLoopback refuses addresses other machines could reach: the
+// environments run commands with the user's permissions, and the server has
+// no authentication.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want HOST:PORT, like 127.0.0.1:8080: %v", err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return errors.New("serve on a loopback address (127.0.0.1, [::1] or localhost): the environments run commands with your permissions and the server has no authentication")
+}
+
+// serveHTTP serves streamable HTTP at /mcp until ctx is done. It prints the
+// address it listens on, so that port 0 can be used.
+func serveHTTP(ctx context.Context, s *mcp.Server, addr string, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s.Handler(nil))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "unfold mcp: serving streamable HTTP at http://%s/mcp\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		// Streams held open by clients: cut them.
+		_ = srv.Close()
+	}
+	<-done
+	return nil
+}
+
+// nopWriteCloser lets the transport close stdout without closing it.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

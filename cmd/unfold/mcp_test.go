@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// tallyEnv is a process environment in POSIX sh that counts its commands.
+const tallyEnv = `n=0
+while IFS= read -r line; do
+  case "$line" in
+    *'"type":"screen"'*) printf '{"type":"screen","content":"tally: %d commands\\n\\nAny word counts one.","max_lines":5}\n' "$n" ;;
+    *'"type":"execute"'*) n=$((n+1)); printf '{"type":"response","output":"ran %d","success":true}\n' "$n" ;;
+    *'"type":"shutdown"'*) exit 0 ;;
+    *) printf '{"type":"error","message":"unknown request"}\n' ;;
+  esac
+done
+`
+
+// mcpProject has an on-demand process environment (tally) and a prompt
+// file with a summarized content-only section.
+var mcpProject = map[string]string{
+	"env/tally.sh":   tallyEnv,
+	"env/tally.json": `{"kind":"process","executable":"sh","args":["env/tally.sh"],"description":"A tally","on_demand":true}`,
+	"prompt.md": `# Assistant
+
+You help with the project.
+
+# Reference {#reference visibility=summary summary="The reference, on request."}
+
+The secret word is unfolded.
+`,
+}
+
+func needSh(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("sh is not installed; the test's process environment is a sh script")
+	}
+}
+
+// TestMCPTypeScriptClient drives the real binary with the official
+// TypeScript SDK client (mcp/testdata/ts/client.mjs), installed from npm
+// into a temporary directory.
+func TestMCPTypeScriptClient(t *testing.T) {
+	needSh(t)
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed; the client runs a bash command")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed; the test runs the TypeScript MCP SDK client")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed; the test installs the TypeScript MCP SDK with it")
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"package.json", "package-lock.json", "client.mjs"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "mcp", "testdata", "ts", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	install := exec.Command(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	install.Dir = dir
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci: %v\n%s", err, out)
+	}
+
+	project := writeProject(t, mcpProject)
+	cmd := exec.Command(node, "client.mjs", binary, project, filepath.Join(project, "prompt.md"))
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	t.Logf("client output:\n%s", stdout.String())
+	if err != nil {
+		t.Fatalf("client: %v\nstderr:\n%s", err, stderr.String())
+	}
+	want := []string{"ok connect", "ok list tools", "ok run a bash command", "ok open a section with tools", "ok read a context file", "ok read a screen", "ok close"}
+	var got []string
+	for line := range strings.Lines(stdout.String()) {
+		step, _, _ := strings.Cut(strings.TrimSpace(line), ":")
+		got = append(got, step)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got steps %q, want %q", got, want)
+	}
+	data, err := os.ReadFile(filepath.Join(project, "context", "reference.md"))
+	if err != nil {
+		t.Fatalf("the context file was not written to the project: %v", err)
+	}
+	if want := "## Reference (reference)\n\nThe secret word is unfolded.\n"; string(data) != want {
+		t.Errorf("got context file %q, want %q", data, want)
+	}
+}
+
+// startStdio runs `unfold mcp` in-process with args and connects a client
+// to its stdin and stdout; stop ends the input and returns the exit status
+// and stderr.
+func startStdio(t *testing.T, args ...string) (*sdk.ClientSession, func() (int, string)) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		code := run(append([]string{"mcp"}, args...), inR, outW, &stderr)
+		outW.Close()
+		done <- code
+	}()
+	client := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil)
+	cs, err := client.Connect(t.Context(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		inW.Close()
+		t.Fatalf("connect: %v (exit %d, stderr %s)", err, <-done, stderr.String())
+	}
+	stop := func() (int, string) {
+		cs.Close()
+		inW.Close()
+		return <-done, stderr.String()
+	}
+	return cs, stop
+}
+
+func TestMCPStdio(t *testing.T) {
+	needSh(t)
+	project := writeProject(t, mcpProject)
+	cs, stop := startStdio(t, "--builtins", "none", "--project", project, "--prompt", filepath.Join(project, "prompt.md"))
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"help", "open_sections"}; !slices.Equal(names, want) {
+		t.Errorf("got tools %v, want %v", names, want)
+	}
+	pr, err := cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "unfold://prompt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pr.Contents[0].Text; !strings.HasPrefix(got, "## 1. Assistant (assistant)\n\nYou help with the project.") {
+		t.Errorf("got prompt %q, want the prompt file rendered", got)
+	}
+	code, stderr := stop()
+	if code != 0 {
+		t.Errorf("got exit %d, want 0 at the end of input; stderr:\n%s", code, stderr)
+	}
+}
+
+// TestMCPBinaryHTTP starts the binary on a loopback port, drives it with
+// the Go SDK's streamable HTTP client, and stops it with SIGTERM.
+func TestMCPBinaryHTTP(t *testing.T) {
+	needSh(t)
+	project := writeProject(t, mcpProject)
+	cmd := exec.Command(binary, "mcp", "--builtins", "none", "--project", project, "--http", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stderr)
+	var url string
+	serving := regexp.MustCompile(`serving streamable HTTP at (http://127\.0\.0\.1:\d+/mcp)`)
+	for lines.Scan() {
+		if m := serving.FindStringSubmatch(lines.Text()); m != nil {
+			url = m[1]
+			break
+		}
+		t.Logf("stderr: %s", lines.Text())
+	}
+	if url == "" {
+		t.Fatal("the server never said where it listens")
+	}
+	go io.Copy(io.Discard, stderr)
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	changed := make(chan struct{}, 4)
+	client := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "tally", Arguments: map[string]any{"command": "one"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client decodes structured content into a map, whose keys
+	// marshal sorted.
+	data, _ := json.Marshal(res.StructuredContent)
+	if want := `{"output":"ran 1","screen":"tally: 1 commands\n\nAny word counts one.","success":true}`; string(data) != want {
+		t.Errorf("got %s, want %s", data, want)
+	}
+	cs.Close()
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("got %v after SIGTERM, want exit status 0", err)
+	}
+}
+
+func TestMCPFlags(t *testing.T) {
+	project := writeProject(t, map[string]string{"bad.md": "# A {#a visibility=summary}\n\nbody\n"})
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStderr string
+	}{
+		{"help", []string{"--help"}, 0, ""},
+		{"not loopback", []string{"--http", "0.0.0.0:8080"}, 2, "unfold mcp: --http 0.0.0.0:8080: serve on a loopback address"},
+		{"no port", []string{"--http", "127.0.0.1"}, 2, "unfold mcp: --http 127.0.0.1: want HOST:PORT"},
+		{"params without prompt", []string{"--params", "p.json"}, 2, "unfold mcp: --params needs --prompt"},
+		{"missing prompt", []string{"--builtins", "none", "--project", project, "--prompt", filepath.Join(project, "none.md")}, 1, "no such file"},
+		{"bad prompt", []string{"--builtins", "none", "--project", project, "--prompt", filepath.Join(project, "bad.md")}, 1, "no summary"},
+		{"stray argument", []string{"extra"}, 2, `unfold mcp: unexpected arguments ["extra"]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"mcp"}, tt.args...), strings.NewReader(""), &stdout, &stderr)
+			if code != tt.wantCode {
+				t.Errorf("got exit %d, want %d; stderr:\n%s", code, tt.wantCode, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.wantStderr) {
+				t.Errorf("got stderr %q, want it to contain %q", stderr.String(), tt.wantStderr)
+			}
+			if tt.name == "help" && !strings.Contains(stdout.String(), "Usage: unfold mcp") {
+				t.Errorf("got stdout %q, want the usage", stdout.String())
+			}
+		})
+	}
+}

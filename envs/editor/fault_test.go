@@ -1,0 +1,128 @@
+package editor_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/spf13/afero"
+
+	"github.com/unfold-dev/unfold/envs/editor"
+)
+
+// fullFs is a filesystem whose disk can fill up: while full is set, every
+// write to a file opened for writing stores half its bytes and fails with
+// ENOSPC, as a real full disk does.
+type fullFs struct {
+	afero.Fs
+	full atomic.Bool
+}
+
+func (f *fullFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
+	file, err := f.Fs.OpenFile(name, flag, perm)
+	if err != nil || flag&(os.O_WRONLY|os.O_RDWR) == 0 {
+		return file, err
+	}
+	return &fullFile{File: file, fs: f}, nil
+}
+
+func (f *fullFs) Create(name string) (afero.File, error) {
+	return f.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+}
+
+type fullFile struct {
+	afero.File
+	fs *fullFs
+}
+
+func (f *fullFile) Write(p []byte) (int, error) {
+	if f.fs.full.Load() {
+		n, _ := f.File.Write(p[:len(p)/2])
+		return n, &fs.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+	}
+	return f.File.Write(p)
+}
+
+func (f *fullFile) WriteString(s string) (int, error) { return f.Write([]byte(s)) }
+
+// TestDiskFull edits and creates files while the disk is full. Each command
+// fails with a message that names the problem, the file on disk keeps its
+// old bytes, no temporary file is left behind, the view still shows the
+// old lines; once there is room, the same edit succeeds.
+func TestDiskFull(t *testing.T) {
+	const original = "package main\n\n// start\nfunc a() {}\nfunc b() {}\n// end\n"
+	mem := afero.NewMemMapFs()
+	if err := afero.WriteFile(mem, "main.go", []byte(original), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	fsys := &fullFs{Fs: mem}
+	e, err := editor.NewFs(fsys, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	if r, err := e.Execute(ctx, "view main.go /^\\/\\/ start$/ /^\\/\\/ end$/"); err != nil || !r.Success {
+		t.Fatalf("view: got %+v, %v", r, err)
+	}
+	fsys.full.Store(true)
+	tests := []struct {
+		name    string
+		command string
+	}{
+		{"edit", "edit main.go 4-4\nfunc a() { println(\"changed\") }"},
+		{"create", "create other.go\npackage main\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := e.Execute(ctx, tt.command)
+			if err != nil {
+				t.Fatalf("got error %v, want a failed response", err)
+			}
+			if r.Success {
+				t.Fatalf("got success %q, want a failure on a full disk", r.Output)
+			}
+			if !strings.Contains(r.Output, "no space left on device") {
+				t.Errorf("got %q, want the cause (no space left on device) in the message", r.Output)
+			}
+			data, err := afero.ReadFile(mem, "main.go")
+			if err != nil || string(data) != original {
+				t.Errorf("main.go: got %q, %v, want the original bytes %q", data, err, original)
+			}
+			entries, err := afero.ReadDir(mem, ".")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, en := range entries {
+				if en.Name() != "main.go" && !(tt.name == "create" && en.Name() == "other.go") {
+					t.Errorf("left behind: got %q in the directory, want only main.go", en.Name())
+				}
+			}
+			if _, err := mem.Stat("other.go"); err == nil {
+				if data, _ := afero.ReadFile(mem, "other.go"); len(data) > 0 && string(data) != "package main\n" {
+					t.Errorf("other.go: got a half-written %q", data)
+				}
+			}
+		})
+	}
+	s, err := e.Screen()
+	if err != nil || !strings.Contains(s.Content, "func a() {}") {
+		t.Errorf("screen after the failed edit: got %q, %v, want the old line", s.Content, err)
+	}
+	fsys.full.Store(false)
+	r, err := e.Execute(ctx, tests[0].command)
+	if err != nil || !r.Success {
+		t.Fatalf("edit with room again: got %+v, %v, want success", r, err)
+	}
+	data, _ := afero.ReadFile(mem, "main.go")
+	if want := strings.Replace(original, "func a() {}", "func a() { println(\"changed\") }", 1); string(data) != want {
+		t.Errorf("main.go after the edit: got %q, want %q", data, want)
+	}
+	if fi, err := mem.Stat("main.go"); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("main.go mode: got %v, %v, want 0640 kept", fi.Mode(), err)
+	}
+}

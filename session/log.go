@@ -28,9 +28,10 @@ type logLine struct {
 // not registered with [RegisterEvent] cannot be replayed, so WriteLog refuses
 // it, naming the type, before writing anything.
 func (s *Session) WriteLog(w io.Writer) error {
-	s.mu.RLock()
-	records := append([]Record(nil), s.log...)
-	s.mu.RUnlock()
+	records := s.Events()
+	if len(records) > 0 && records[0].Seq != 1 {
+		return fmt.Errorf("session: write log: the oldest %d events were dropped (WithLogLimit), so the log cannot rebuild the state; save a Snapshot instead", records[0].Seq-1)
+	}
 	var buf bytes.Buffer
 	for _, r := range records {
 		// The name must be registered for this very type: an unregistered

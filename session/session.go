@@ -24,6 +24,7 @@ type Session struct {
 	types    map[string]reflect.Type // registered name -> event type
 	log      []Record
 	seq      uint64
+	logLimit int // keep at most this many records in memory; 0 means all
 }
 
 // Record is one event in the log.
@@ -50,6 +51,15 @@ func WithMaxLogLine(n int) Option {
 			s.maxLine = n
 		}
 	}
+}
+
+// WithLogLimit keeps at most n of the newest records in the in-memory log,
+// so a session that lives as long as a server does not grow without bound.
+// State is unaffected: reducers still see every event. Once records have
+// been dropped, [Session.WriteLog] refuses to write a log that could not
+// rebuild the state; save a [Snapshot] instead. n <= 0 keeps every record.
+func WithLogLimit(n int) Option {
+	return func(s *Session) { s.logLimit = max(n, 0) }
 }
 
 // New returns an empty session with no slices registered.
@@ -113,6 +123,10 @@ func (s *Session) dispatchLocked(event any, at time.Time, seq uint64) error {
 	}
 	s.seq = seq
 	s.log = append(s.log, Record{Seq: seq, Time: at, Type: name, Event: event})
+	if s.logLimit > 0 && len(s.log) >= 2*s.logLimit {
+		// Drop the oldest half in one copy, so the cost per event stays constant.
+		s.log = append(s.log[:0:0], s.log[len(s.log)-s.logLimit:]...)
+	}
 	var errs []error
 	for _, r := range s.reducers[et] {
 		st := s.slices[r.slice]
@@ -148,10 +162,14 @@ func (e *ReducerError) Error() string {
 
 func (e *ReducerError) Unwrap() error { return e.Err }
 
-// Events returns a copy of the log, oldest first.
+// Events returns a copy of the log, oldest first: with [WithLogLimit], only
+// the newest records.
 func (s *Session) Events() []Record {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if s.logLimit > 0 && len(s.log) > s.logLimit {
+		return append([]Record(nil), s.log[len(s.log)-s.logLimit:]...)
+	}
 	return append([]Record(nil), s.log...)
 }
 

@@ -3,6 +3,7 @@ package session_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strings"
@@ -501,5 +502,32 @@ func TestInterfaceSlice(t *testing.T) {
 	}
 	if got := session.Get(sess, anyv); got != 5 {
 		t.Errorf("restored: got %v, want 5", got)
+	}
+}
+
+func TestLogLimit(t *testing.T) {
+	sess := session.New(session.WithLogLimit(10))
+	counter := session.NewSlice("test.count", 0)
+	if err := session.On(sess, counter, func(n int, _ int) int { return n + 1 }); err != nil {
+		t.Fatal(err)
+	}
+	if err := session.RegisterEvent[int](sess, "test.tick"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1000 {
+		if err := sess.Dispatch(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := session.Get(sess, counter); got != 1000 {
+		t.Errorf("state: got %d events applied, want 1000", got)
+	}
+	ev := sess.Events()
+	if len(ev) != 10 || ev[0].Seq != 991 || ev[9].Seq != 1000 {
+		t.Errorf("got %d records from seq %d, want the newest 10 (991..1000)", len(ev), ev[0].Seq)
+	}
+	err := sess.WriteLog(io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "the oldest 990 events were dropped") {
+		t.Errorf("WriteLog: got %v, want a refusal naming the dropped events", err)
 	}
 }

@@ -15,6 +15,10 @@ import (
 	"github.com/unfold-dev/unfold/session"
 )
 
+// serverLogLimit is how many session events serve, repl and mcp keep in
+// memory; state is unaffected.
+const serverLogLimit = 4096
+
 // builtin is an environment every project gets, before its spec files.
 type builtin struct {
 	name string
@@ -49,7 +53,8 @@ func newOrchestrator(project string, maxLineBytes int, names string, stderr io.W
 	if err != nil {
 		return nil, err
 	}
-	sess := session.New()
+	// A server lives long: keep the newest events only, so memory levels off.
+	sess := session.New(session.WithLogLimit(serverLogLimit))
 	o, err := orchestrator.New(
 		orchestrator.WithSession(sess),
 		orchestrator.WithMaxLineBytes(maxLineBytes),

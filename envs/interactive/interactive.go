@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/envs/term"
 )
 
 // Defaults for a [Spec] that leaves them at zero.
@@ -118,7 +119,7 @@ func New(spec Spec) (*Env, error) {
 		}
 		return nil, fmt.Errorf("interactive: new %q: "+format, append([]any{name}, args...)...)
 	}
-	if !supported {
+	if !term.Supported {
 		return fail("interactive environments need Linux")
 	}
 	args := spec.Args

@@ -58,14 +58,14 @@ type proc struct {
 }
 
 func startProc(args []string, dir string, env []string, prompt, cont *regexp.Regexp) (*proc, error) {
-	master, slave, err := openPTY()
+	master, slave, err := term.OpenPTY()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
-	if err := startOnPTY(cmd, slave); err != nil {
+	if err := term.Start(cmd, slave); err != nil {
 		master.Close()
 		slave.Close()
 		return nil, err
@@ -184,7 +184,7 @@ func (p *proc) lineState() (prompt, cont, drained bool) {
 	cont = !prompt && p.cont != nil && p.cont.Match(line)
 	p.mu.Unlock()
 	if prompt || cont {
-		n, err := inputQueued(p.slave)
+		n, err := term.InputQueued(p.slave)
 		drained = err == nil && n == 0
 	}
 	return prompt, cont, drained
@@ -278,9 +278,9 @@ func (p *proc) interrupt() result {
 func (p *proc) stop() error {
 	p.stopOnce.Do(func() {
 		p.master.Close()
-		p.stopErr = endSession(p.pid, p.pid)
+		p.stopErr = term.EndSession(p.pid, p.pid)
 		p.slave.Close()
-		t := time.NewTimer(killGrace)
+		t := time.NewTimer(term.KillGrace)
 		defer t.Stop()
 		select {
 		case <-p.exited:

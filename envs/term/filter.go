@@ -1,7 +1,3 @@
-// Package term turns what programs write to a terminal into plain text for
-// an agent to read: escape sequences dropped, carriage returns and
-// backspaces applied, so a progress bar keeps only its final state. The
-// pty-backed environments (bash, interactive) share it.
 package term
 
 import (

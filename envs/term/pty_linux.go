@@ -1,6 +1,6 @@
 //go:build linux
 
-package interactive
+package term
 
 import (
 	"bytes"
@@ -16,20 +16,15 @@ import (
 	"github.com/creack/pty"
 )
 
-// supported reports whether this platform can run the environment.
-const supported = true
+// Supported reports whether this platform has the terminal helpers: they
+// read process state from /proc, which only Linux has.
+const Supported = true
 
-// Terminal size; 0x0 would make programs that ask (stty size) see 0 0.
-const (
-	termRows = 50
-	termCols = 200
-)
-
-// openPTY opens a pseudo-terminal. The master is non-blocking and goes
-// through the runtime poller, so closing it ends a pending Read (a blocking
-// read would keep Close waiting forever). The slave has echo off and output
-// processing off (a newline stays a newline), canonical input and signals on.
-func openPTY() (master, slave *os.File, err error) {
+// OpenPTY opens a pseudo-terminal of [Rows] by [Cols]. The master is
+// non-blocking and goes through the runtime poller, so closing it ends a
+// pending Read (a blocking read would keep Close waiting forever) and read
+// deadlines work. The slave has the modes [FixModes] sets.
+func OpenPTY() (master, slave *os.File, err error) {
 	m, s, err := pty.Open()
 	if err != nil {
 		return nil, nil, err
@@ -50,13 +45,13 @@ func openPTY() (master, slave *os.File, err error) {
 		return nil, nil, errno
 	}
 	master = os.NewFile(nfd, "/dev/ptmx")
-	ws := pty.Winsize{Rows: termRows, Cols: termCols}
+	ws := pty.Winsize{Rows: Rows, Cols: Cols}
 	if err := ioctl(master, syscall.TIOCSWINSZ, uintptr(unsafe.Pointer(&ws))); err != nil {
 		master.Close()
 		s.Close()
 		return nil, nil, err
 	}
-	if _, err := fixTermios(master); err != nil {
+	if _, err := FixModes(master); err != nil {
 		master.Close()
 		s.Close()
 		return nil, nil, err
@@ -83,11 +78,12 @@ func ioctl(f *os.File, req, arg uintptr) error {
 	return nil
 }
 
-// fixTermios sets the modes the environment relies on (no echo, no output
-// processing, canonical input, signals) on the terminal of master, when a
-// program left them changed. On a pty master the mode ioctls act on the
-// slave. It reports whether anything had to change.
-func fixTermios(master *os.File) (bool, error) {
+// FixModes sets the modes the environments rely on (no echo, no output
+// processing so a newline stays a newline, canonical input, signals, ^C as
+// the interrupt character) on the terminal of master, when a program left
+// them changed. On a pty master the mode ioctls act on the slave. It
+// reports whether anything had to change.
+func FixModes(master *os.File) (bool, error) {
 	var t syscall.Termios
 	if err := ioctl(master, syscall.TCGETS, uintptr(unsafe.Pointer(&t))); err != nil {
 		return false, err
@@ -104,15 +100,34 @@ func fixTermios(master *os.File) (bool, error) {
 	return true, ioctl(master, syscall.TCSETS, uintptr(unsafe.Pointer(&want)))
 }
 
-// startOnPTY starts cmd as a session leader with slave as its controlling
+// Foreground returns the foreground process group of master's terminal.
+func Foreground(master *os.File) (int, error) {
+	var pgid int32
+	if err := ioctl(master, syscall.TIOCGPGRP, uintptr(unsafe.Pointer(&pgid))); err != nil {
+		return 0, err
+	}
+	return int(pgid), nil
+}
+
+// InputQueued returns how many bytes typed to the terminal of slave the
+// program has not read yet.
+func InputQueued(slave *os.File) (int, error) {
+	var n int32
+	if err := ioctl(slave, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n))); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// Start starts cmd as a session leader with slave as its controlling
 // terminal and standard streams.
-func startOnPTY(cmd *exec.Cmd, slave *os.File) error {
+func Start(cmd *exec.Cmd, slave *os.File) error {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	return cmd.Start()
 }
 
-// procStat is what the environment reads from /proc/<pid>/stat.
+// procStat is what is read from /proc/<pid>/stat.
 type procStat struct {
 	pid, ppid, pgrp, session int
 	state                    byte
@@ -161,24 +176,73 @@ func processes(keep func(procStat) bool) []procStat {
 	return out
 }
 
+// ReadingTerminal returns a process of process group pgid that is blocked
+// reading the terminal named tty (the slave's path) or /dev/tty, and
+// whether there is one. The group leader is checked first; the rest of the
+// group only when the leader is not reading.
+func ReadingTerminal(pgid int, tty string) (int, bool) {
+	if pgid <= 0 {
+		return 0, false
+	}
+	if readsTerminal(pgid, tty) {
+		return pgid, true
+	}
+	for _, st := range processes(func(st procStat) bool { return st.pgrp == pgid && st.pid != pgid }) {
+		if readsTerminal(st.pid, tty) {
+			return st.pid, true
+		}
+	}
+	return 0, false
+}
+
+// readsTerminal reports whether pid is blocked in read(2) on tty: the first
+// field of /proc/<pid>/syscall is the syscall number, the second the file
+// descriptor.
+func readsTerminal(pid int, tty string) bool {
+	p := "/proc/" + strconv.Itoa(pid)
+	data, err := os.ReadFile(p + "/syscall")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 || f[0] != strconv.Itoa(syscall.SYS_READ) {
+		return false
+	}
+	fd, err := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 32)
+	if err != nil {
+		return false
+	}
+	link, err := os.Readlink(p + "/fd/" + strconv.FormatUint(fd, 10))
+	return err == nil && (link == tty || link == "/dev/tty")
+}
+
+// SignalGroup sends sig to process group pgid; groups 0 and 1 (which
+// would mean the caller's own group or init) are left alone.
+func SignalGroup(pgid int, sig syscall.Signal) {
+	if pgid > 1 {
+		_ = syscall.Kill(-pgid, sig)
+	}
+}
+
 // Ladder timing for ending a session: how long each signal gets.
 const (
 	hangupGrace = 500 * time.Millisecond
 	termGrace   = time.Second
-	killGrace   = 2 * time.Second
+	// KillGrace is how long processes get to die after SIGKILL.
+	KillGrace = 2 * time.Second
 )
 
-// endSession ends every process of session sid: they have had a hangup
+// EndSession ends every process of session sid: they have had a hangup
 // (the caller closed the terminal); whatever is left gets SIGTERM, then
 // SIGKILL. Zombies that are this process's children (when it is a
 // subreaper, orphans are) are reaped, except leader, which its exec.Cmd
 // waits for. It returns an error naming processes that survived.
-func endSession(sid, leader int) error {
+func EndSession(sid, leader int) error {
 	members := func() []procStat {
 		return processes(func(st procStat) bool { return st.session == sid })
 	}
 	self := os.Getpid()
-	// settle reaps what it can and reports whether any member still runs.
+	// settle reaps what it can and returns the members still running.
 	settle := func() []procStat {
 		var alive []procStat
 		for _, st := range members() {
@@ -213,7 +277,7 @@ func endSession(sid, leader int) error {
 		}
 		grace := termGrace
 		if sig == syscall.SIGKILL {
-			grace = killGrace
+			grace = KillGrace
 		}
 		alive = wait(grace)
 	}
@@ -227,12 +291,13 @@ func endSession(sid, leader int) error {
 	return nil
 }
 
-// inputQueued returns how many bytes typed to the terminal slave the
-// program has not read yet.
-func inputQueued(slave *os.File) (int, error) {
-	var n int32
-	if err := ioctl(slave, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n))); err != nil {
-		return 0, err
+// BecomeSubreaper makes this process the reaper of its orphaned
+// descendants (Linux PR_SET_CHILD_SUBREAPER), so that [EndSession] can
+// reap what a dead session leader left behind where PID 1 does not.
+func BecomeSubreaper() error {
+	const prSetChildSubreaper = 36
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		return errno
 	}
-	return int(n), nil
+	return nil
 }

@@ -1,0 +1,32 @@
+// Package term holds what the pseudo-terminal environments (bash,
+// interactive) share: turning terminal output into plain text, and running
+// a program on a pseudo-terminal.
+//
+// # Output
+//
+// A [Filter] turns what programs write to a terminal into plain text for
+// an agent to read: escape sequences dropped, carriage returns and
+// backspaces applied, so a progress bar keeps only its final state.
+//
+//	f := term.NewFilter(w)
+//	f.Write(chunk) // finished lines go to w
+//	f.Flush()      // and the unfinished one
+//
+// # Pseudo-terminals
+//
+// [OpenPTY] opens a terminal whose master works with the runtime poller
+// (Close ends a pending Read; read deadlines work) and whose modes are
+// set by [FixModes]: no echo, no output processing, canonical input,
+// signals. [Start] runs a command as a session leader on the slave.
+//
+//	master, slave, err := term.OpenPTY()
+//	cmd := exec.Command("sqlite3")
+//	err = term.Start(cmd, slave)
+//
+// [Foreground], [ReadingTerminal] and [InputQueued] tell from the kernel's
+// state what the program is doing: which process group owns the terminal,
+// whether one of its processes is blocked reading it, how much typed input
+// is unread. [SignalGroup] and [EndSession] stop programs: a process group,
+// or a whole session with the signal ladder hangup, SIGTERM, SIGKILL.
+// These need Linux ([Supported]); elsewhere they return [ErrUnsupported].
+package term

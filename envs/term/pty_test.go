@@ -1,0 +1,165 @@
+//go:build linux
+
+package term_test
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/unfold-dev/unfold/envs/term"
+)
+
+// startOn starts name on a new pseudo-terminal and ends its session when
+// the test ends. waited is closed once cmd.Wait returned, into *werr.
+func startOn(t *testing.T, name string, args ...string) (master, slave *os.File, cmd *exec.Cmd, waited <-chan struct{}, werr *error) {
+	t.Helper()
+	master, slave, err := term.OpenPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(name, args...)
+	if err := term.Start(cmd, slave); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	werr = new(error)
+	go func() { *werr = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		master.Close()
+		_ = term.EndSession(cmd.Process.Pid, cmd.Process.Pid)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s still runs after EndSession", name)
+		}
+		slave.Close()
+	})
+	return master, slave, cmd, done, werr
+}
+
+// eventually polls cond until it holds or 10 seconds pass.
+func eventually(cond func() bool) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+func TestFixModes(t *testing.T) {
+	master, _, err := term.OpenPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	changed, err := term.FixModes(master)
+	if err != nil || changed {
+		t.Fatalf("FixModes after OpenPTY: got %v, %v, want false, nil (OpenPTY sets the modes)", changed, err)
+	}
+	// Turn echo back on through the slave's modes, as a program may.
+	if err := exec.Command("stty", "-F", ttyName(t, master), "echo", "opost").Run(); err != nil {
+		t.Skipf("stty: %v", err)
+	}
+	if changed, err := term.FixModes(master); err != nil || !changed {
+		t.Errorf("FixModes after stty echo: got %v, %v, want true, nil", changed, err)
+	}
+	if changed, err := term.FixModes(master); err != nil || changed {
+		t.Errorf("FixModes again: got %v, %v, want false, nil", changed, err)
+	}
+}
+
+// ttyName returns the slave's path for master, opening a fresh slave.
+func ttyName(t *testing.T, master *os.File) string {
+	t.Helper()
+	rc, err := master.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint32
+	var errno syscall.Errno
+	_ = rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n)))
+	})
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	return "/dev/pts/" + strconv.Itoa(int(n))
+}
+
+func TestForegroundAndReading(t *testing.T) {
+	master, slave, cmd, _, _ := startOn(t, "cat")
+	pid := cmd.Process.Pid
+	if !eventually(func() bool { pg, err := term.Foreground(master); return err == nil && pg == pid }) {
+		pg, err := term.Foreground(master)
+		t.Fatalf("Foreground: got %d, %v, want the session leader %d", pg, err, pid)
+	}
+	var got int
+	if !eventually(func() bool {
+		p, ok := term.ReadingTerminal(pid, slave.Name())
+		got = p
+		return ok
+	}) {
+		t.Fatalf("ReadingTerminal(%d): got none, want cat (%d) blocked reading %s", pid, pid, slave.Name())
+	}
+	if got != pid {
+		t.Errorf("ReadingTerminal: got %d, want %d", got, pid)
+	}
+	if _, ok := term.ReadingTerminal(pid, "/dev/pts/nonexistent"); ok {
+		t.Errorf("ReadingTerminal of another terminal: got true, want false")
+	}
+	if _, ok := term.ReadingTerminal(0, slave.Name()); ok {
+		t.Errorf("ReadingTerminal(0): got true, want false")
+	}
+}
+
+func TestInputQueued(t *testing.T) {
+	master, slave, _, _, _ := startOn(t, "sleep", "100")
+	if n, err := term.InputQueued(slave); err != nil || n != 0 {
+		t.Fatalf("before typing: got %d, %v, want 0, nil", n, err)
+	}
+	if _, err := master.Write([]byte("abc\n")); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if !eventually(func() bool { n, _ = term.InputQueued(slave); return n == 4 }) {
+		t.Errorf("after typing abc and a newline to a program that does not read: got %d, want 4", n)
+	}
+}
+
+func TestEndSession(t *testing.T) {
+	master, _, cmd, waited, _ := startOn(t, "sh", "-c", "trap '' HUP TERM; sleep 100 & sleep 100")
+	pid := cmd.Process.Pid
+	master.Close()
+	if err := term.EndSession(pid, pid); err != nil {
+		t.Fatalf("EndSession: got %v, want nil", err)
+	}
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session leader still runs after EndSession")
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("process %d: still there after EndSession and Wait", pid)
+	}
+}
+
+func TestSignalGroup(t *testing.T) {
+	_, _, cmd, waited, werr := startOn(t, "sleep", "100")
+	term.SignalGroup(cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-waited:
+		err := *werr
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+			t.Errorf("got %v, want killed by SIGTERM", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("sleep still runs after SIGTERM to its group")
+	}
+}

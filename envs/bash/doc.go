@@ -14,7 +14,9 @@
 //
 // A command is any bash text, several lines included: heredocs, functions,
 // if and for blocks, line continuations. It is written to a private file
-// and sourced, so nothing is echoed and no continuation prompt appears. The
+// and sourced, so nothing is echoed and no continuation prompt appears; a
+// plain one-line command (no quotes, $, operators or compound keywords) is
+// typed directly instead, which saves the shell reading a file. The
 // response is stdout and stderr together, turned into plain text: escape
 // sequences removed, carriage returns and backspaces applied (a progress
 // bar keeps its last state), invalid UTF-8 replaced. Output over the limit

@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -9,10 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/envs/term"
 )
 
 // startTimeout bounds how long a new shell may take to print its first
@@ -21,20 +24,39 @@ const startTimeout = 10 * time.Second
 
 // proc is one running bash on a pseudo-terminal.
 type proc struct {
-	cmd    *exec.Cmd
-	pid    int
-	master *os.File
-	tty    string   // the slave's path, as /proc/<pid>/fd links show it
-	dir    string   // private directory for command files
-	file   string   // the command file
-	cmdf   *os.File // the command file, open for rewriting
-	cmdLen int      // the command file's length
-	nonces *mrand.ChaCha8
-	stream *stream
+	cmd        *exec.Cmd
+	pid        int
+	master     *os.File
+	tty        string   // the slave's path, as /proc/<pid>/fd links show it
+	dir        string   // private directory for command files
+	file       string   // the command file
+	cmdf       *os.File // the command file, open for rewriting
+	cmdLen     int      // the command file's length
+	quotedFile string   // file quoted for the shell
+	line       []byte   // the line typed for the last command, reused
+	last       int      // the exit status of the last command the shell finished
+	nonces     *mrand.ChaCha8
+	stream     *stream
 
 	exited   chan struct{} // closed once the shell has been waited for
 	status   string        // how the shell ended; set before exited is closed
-	readDone chan struct{} // closed when the reader goroutine ends
+	readDone chan struct{} // closed when the terminal is closed or hung up
+	readOnce sync.Once
+
+	// The terminal is read by one goroutine at a time, the holder of
+	// readMu: the command's own goroutine while a command runs (no
+	// hand-off between goroutines on the way to its marker), and between
+	// commands, after idleDrain, a drain goroutine started by idle, so that
+	// background jobs never block on a full terminal.
+	readMu   sync.Mutex
+	buf      []byte         // read buffer; used by readMu's holder
+	idle     *time.Timer    // starts drain
+	claiming atomic.Bool    // a command waits to take readMu from drain
+	drains   sync.WaitGroup // drain runs armed or running
+	live     atomic.Int32   // the same count, readable without waiting
+	rd       time.Time      // the read deadline last set by readMu's holder; zero when unknown
+	idleMu   sync.Mutex     // guards idle's arming and stopped
+	stopped  bool           // stop has begun: idle is not armed again
 
 	stopOnce sync.Once
 	stopErr  error
@@ -42,7 +64,7 @@ type proc struct {
 
 // startProc starts bash in dir and waits for its first marker.
 func startProc(bashPath, dir string, env []string) (*proc, error) {
-	tmp, err := os.MkdirTemp(fastTempDir(), "unfold-bash-")
+	tmp, err := tempDir()
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +80,7 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	master, slave, err := openPTY()
+	master, slave, err := term.OpenPTY()
 	if err != nil {
 		cmdf.Close()
 		os.RemoveAll(tmp)
@@ -67,7 +89,7 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 	cmd := exec.Command(bashPath, "--norc", "--noprofile", "--noediting", "-i")
 	cmd.Dir = dir
 	cmd.Env = env
-	err = startOnPTY(cmd, slave)
+	err = term.Start(cmd, slave)
 	tty := slave.Name()
 	slave.Close()
 	if err != nil {
@@ -77,36 +99,43 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 		return nil, err
 	}
 	p := &proc{
-		cmd:      cmd,
-		pid:      cmd.Process.Pid,
-		master:   master,
-		tty:      tty,
-		dir:      tmp,
-		file:     file,
-		cmdf:     cmdf,
-		stream:   newStream(),
-		nonces:   mrand.NewChaCha8(seed()),
-		exited:   make(chan struct{}),
-		readDone: make(chan struct{}),
+		cmd:        cmd,
+		pid:        cmd.Process.Pid,
+		master:     master,
+		tty:        tty,
+		dir:        tmp,
+		file:       file,
+		quotedFile: quote(file),
+		cmdf:       cmdf,
+		stream:     newStream(),
+		nonces:     mrand.NewChaCha8(seed()),
+		exited:     make(chan struct{}),
+		readDone:   make(chan struct{}),
+		buf:        make([]byte, readSize),
 	}
-	go p.read()
+	p.idle = time.AfterFunc(time.Hour, p.drain)
+	p.idle.Stop()
+	p.readMu.Lock()
 	go p.wait()
-	p.stream.expect(tag(nonce), envs.NewOutput(4<<10))
+	p.stream.expect([]byte(nonce), envs.NewOutput(4<<10))
 	if _, err := p.master.Write([]byte(" . " + quote(init) + "\n")); err != nil {
+		p.readMu.Unlock()
 		p.stop()
 		return nil, err
 	}
-	t := time.NewTimer(startTimeout)
-	defer t.Stop()
-	select {
-	case <-p.stream.done:
+	_, ev := p.next(context.Background(), time.Now().Add(startTimeout))
+	switch ev {
+	case evFrame:
 		p.stream.finish()
 		p.stream.background() // bash's greeting, if any
+		p.release()
 		return p, nil
-	case <-p.exited:
+	case evExited:
+		p.readMu.Unlock()
 		p.stop()
 		return nil, fmt.Errorf("the shell ended while starting (%s)", p.status)
-	case <-t.C:
+	default:
+		p.readMu.Unlock()
 		p.stop()
 		return nil, fmt.Errorf("the shell did not answer within %v of starting", startTimeout)
 	}
@@ -133,46 +162,185 @@ func seed() [32]byte {
 	return b
 }
 
-// nonce returns a new marker nonce: 26 characters from a generator seeded
-// from crypto/rand, which is cheaper than asking the kernel every time.
-func (p *proc) nonce() string {
+// nonceLen is the length of a marker nonce.
+const nonceLen = 26
+
+// nonce fills b with a new marker nonce: characters from a 32-letter
+// alphabet, from a generator seeded from crypto/rand, which is cheaper
+// than asking the kernel every time.
+func (p *proc) nonce(b []byte) {
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-	var b [26]byte
 	var r [32]byte
 	_, _ = p.nonces.Read(r[:])
 	for i := range b {
 		b[i] = alphabet[r[i]&31]
 	}
-	return string(b[:])
 }
 
-// fastTempDir returns where command files go: /dev/shm (memory) when it
-// is there, since a file is written for every command, else the default.
-func fastTempDir() string {
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && syscall.Access("/dev/shm", 2) == nil {
-		return "/dev/shm"
+// tempDir creates the private directory for command files: in /dev/shm
+// (memory) when it can, since a file may be written for every command, else
+// in the default place.
+func tempDir() (string, error) {
+	if dir, err := os.MkdirTemp("/dev/shm", "unfold-bash-"); err == nil {
+		return dir, nil
 	}
-	return os.TempDir()
+	return os.MkdirTemp("", "unfold-bash-")
 }
 
-// tag returns the marker tag for nonce.
-func tag(nonce string) []byte {
-	return []byte("\x1e" + nonce)
+// readSize is how much one read of the terminal takes at most.
+const readSize = 64 << 10
+
+// idleDrain is how long the terminal goes unread after a command before a
+// goroutine starts reading it for background output. A command that
+// follows sooner takes the terminal over without a hand-off.
+const idleDrain = 20 * time.Millisecond
+
+// event is what [proc.next] saw.
+type event int
+
+const (
+	evFrame    event = iota // the command's marker
+	evExited                // the shell ended
+	evCtx                   // the context is done
+	evDeadline              // the deadline passed
+)
+
+// claim takes the terminal over for a command; the caller then reads it
+// with next and gives it back with release.
+func (p *proc) claim() {
+	p.claiming.Store(true)
+	p.disarm()
+	if p.live.Load() > 0 {
+		// A drain that runs, or is about to, stops at this deadline.
+		p.kick()
+	}
+	p.readMu.Lock()
+	p.claiming.Store(false)
 }
 
-// read copies the terminal's output to the stream until the terminal is
-// closed or hung up.
-func (p *proc) read() {
-	defer close(p.readDone)
-	buf := make([]byte, 32<<10)
+// release gives the terminal back after a command; a drain starts after
+// idleDrain unless another command claims it first.
+func (p *proc) release() {
+	p.readMu.Unlock()
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	if !p.stopped {
+		p.drains.Add(1)
+		p.live.Add(1)
+		p.idle.Reset(idleDrain)
+	}
+}
+
+// disarm cancels a drain that has not started.
+func (p *proc) disarm() {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	if p.idle.Stop() {
+		p.live.Add(-1)
+		p.drains.Done()
+	}
+}
+
+// drain reads the terminal between commands, until a command claims it or
+// the terminal closes.
+func (p *proc) drain() {
+	defer p.drains.Done()
+	defer p.live.Add(-1)
+	if !p.readMu.TryLock() {
+		return
+	}
+	defer p.readMu.Unlock()
+	p.rd = time.Time{} // the deadline is cleared below
 	for {
-		n, err := p.master.Read(buf)
-		if n > 0 {
-			p.stream.feed(buf[:n])
-		}
-		if err != nil {
+		// Clear the deadline before looking at claiming: claim sets
+		// claiming before its own deadline, so one of the two is seen.
+		_ = p.master.SetReadDeadline(time.Time{})
+		if p.claiming.Load() {
 			return
 		}
+		n, err := p.master.Read(p.buf)
+		if n > 0 {
+			p.stream.feed(p.buf[:n])
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			p.endRead()
+			return
+		}
+	}
+}
+
+// kick wakes the holder of the terminal from its read, to look at the
+// shell's end or the context again.
+func (p *proc) kick() {
+	_ = p.master.SetReadDeadline(time.Unix(1, 0))
+}
+
+// endRead records that the terminal is closed or hung up.
+func (p *proc) endRead() {
+	p.readOnce.Do(func() { close(p.readDone) })
+}
+
+// next reads the terminal into the stream, as the holder of readMu, until
+// the expected marker, the shell's end, ctx being done, or deadline. ctx
+// and the shell's end are noticed at once when they call kick.
+func (p *proc) next(ctx context.Context, deadline time.Time) (frame, event) {
+	for {
+		select {
+		case fr := <-p.stream.done:
+			return fr, evFrame
+		default:
+		}
+		select {
+		case <-p.readDone:
+			return p.waitEnded(ctx, deadline)
+		default:
+		}
+		// Set the deadline before looking at ctx and the shell: a kick
+		// after this ends the read, one before it is seen here. A
+		// deadline set earlier and still ahead, but not beyond this one,
+		// is kept: it at worst wakes the read early, and setting one costs
+		// a timer and often a wake-up of the runtime's poller.
+		if now := time.Now(); p.rd.IsZero() || p.rd.After(deadline) || !p.rd.After(now) {
+			_ = p.master.SetReadDeadline(deadline)
+			p.rd = deadline
+		}
+		if ctx.Err() != nil {
+			return frame{}, evCtx
+		}
+		if !p.alive() {
+			return frame{}, evExited
+		}
+		n, err := p.master.Read(p.buf)
+		if n > 0 {
+			p.stream.feed(p.buf[:n])
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The deadline passed, or a kick moved it to the past.
+			p.rd = time.Time{}
+			if !time.Now().Before(deadline) {
+				return frame{}, evDeadline
+			}
+		default:
+			p.endRead()
+		}
+	}
+}
+
+// waitEnded is next once the terminal is closed: nothing more can arrive.
+func (p *proc) waitEnded(ctx context.Context, deadline time.Time) (frame, event) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case fr := <-p.stream.done:
+		return fr, evFrame
+	case <-p.exited:
+		return frame{}, evExited
+	case <-ctx.Done():
+		return frame{}, evCtx
+	case <-t.C:
+		return frame{}, evDeadline
 	}
 }
 
@@ -181,6 +349,25 @@ func (p *proc) wait() {
 	err := p.cmd.Wait()
 	p.status = describeExit(err)
 	close(p.exited)
+	p.kick()
+}
+
+// settle waits briefly for the waiter to record the shell's end when the
+// process is already gone (reaped), so a command typed right after the
+// shell was killed is not typed into a dead terminal.
+func (p *proc) settle() {
+	if !p.alive() || p.cmd.Process == nil {
+		return
+	}
+	if err := p.cmd.Process.Signal(syscall.Signal(0)); !errors.Is(err, os.ErrProcessDone) {
+		return
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+	}
 }
 
 // alive reports whether the shell has not ended.
@@ -193,13 +380,30 @@ func (p *proc) alive() bool {
 	}
 }
 
-// drain waits briefly for output the shell wrote before it ended.
-func (p *proc) drain() {
-	t := time.NewTimer(100 * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-p.readDone:
-	case <-t.C:
+// drainOutput reads, as the holder of readMu, what the shell wrote before
+// it ended, for a short while.
+func (p *proc) drainOutput() {
+	deadline := time.Now().Add(100 * time.Millisecond)
+	for {
+		select {
+		case <-p.readDone:
+			return
+		default:
+		}
+		_ = p.master.SetReadDeadline(deadline)
+		p.rd = deadline
+		n, err := p.master.Read(p.buf)
+		if n > 0 {
+			p.stream.feed(p.buf[:n])
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			p.rd = time.Time{}
+			if !time.Now().Before(deadline) {
+				return
+			}
+		} else if err != nil {
+			p.endRead()
+		}
 	}
 }
 
@@ -209,8 +413,8 @@ func (p *proc) drain() {
 func (p *proc) stop() error {
 	p.stopOnce.Do(func() {
 		p.master.Close()
-		p.stopErr = endSession(p.pid, p.pid)
-		t := time.NewTimer(killGrace)
+		p.stopErr = term.EndSession(p.pid, p.pid)
+		t := time.NewTimer(term.KillGrace)
 		defer t.Stop()
 		select {
 		case <-p.exited:
@@ -218,7 +422,11 @@ func (p *proc) stop() error {
 			_ = p.cmd.Process.Kill()
 			<-p.exited
 		}
-		<-p.readDone
+		p.idleMu.Lock()
+		p.stopped = true
+		p.idleMu.Unlock()
+		p.disarm()
+		p.drains.Wait()
 		p.cmdf.Close()
 		os.RemoveAll(p.dir)
 	})

@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/envs/term"
 )
 
 // DefaultTimeout is how long a command may run when its context has no
@@ -94,7 +96,7 @@ func New(opts Options) (*Shell, error) {
 	fail := func(format string, args ...any) (*Shell, error) {
 		return nil, fmt.Errorf("bash: new: "+format, args...)
 	}
-	if !supported {
+	if !term.Supported {
 		return fail("bash environments need Linux (they read the terminal's state from /proc)")
 	}
 	if opts.OutputLimit < 0 {
@@ -208,6 +210,7 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 		return envs.Response{Output: fmt.Sprintf("[Not run: %s before it started.]", stopWord(err))}, nil
 	}
 	var parts []string
+	p.settle()
 	if !p.alive() {
 		np, note, err := s.restart(p)
 		if err != nil {
@@ -216,13 +219,20 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 		p, answering = np, false
 		parts = append(parts, note)
 	}
+	p.claim()
+	defer p.release()
 	if bg := p.stream.background(); bg != "" {
 		parts = append(parts, "[Output since the last command (background jobs):]\n"+strings.TrimRight(bg, "\n"))
 	}
+	// The default timeout is kept here rather than in a derived context,
+	// which would cost a timer and a goroutine wake-up on every command.
+	var timeout time.Duration
 	if _, ok := ctx.Deadline(); !ok && s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
+		timeout = s.timeout
+	}
+	if ctx.Done() != nil {
+		stopKick := context.AfterFunc(ctx, p.kick)
+		defer stopKick()
 	}
 	out := envs.NewOutput(s.limit)
 	var o outcome
@@ -242,7 +252,7 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 		o = s.died(p)
 	}
 	if o.note == "" {
-		o = s.await(ctx, p, time.Now())
+		o = s.await(ctx, p, time.Now(), timeout)
 	}
 	if o.waiting == "" {
 		p.stream.finish()
@@ -259,6 +269,7 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 	switch {
 	case o.fr != nil:
 		s.cwd, s.lastExit, s.jobs = o.fr.cwd, o.fr.status, o.fr.jobs
+		p.last = o.fr.status
 		resp.Success = o.fr.status == 0 && o.note == ""
 	case o.waiting != "":
 		s.waiting = o.waiting
@@ -268,47 +279,134 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 	return resp, nil
 }
 
-// submit writes command to the command file and types the line that runs
-// it.
+// submit starts command: a line that sets the command's nonce and gives
+// it the previous command's $?, then either the command itself, when
+// [typable] says typing it is safe, or the sourcing of the command file
+// holding it.
 func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
-	if err := p.writeCommand(command); err != nil {
+	direct := typable(command)
+	if !direct {
+		if err := p.writeCommand(command); err != nil {
+			return err
+		}
+	}
+	var nonce [nonceLen]byte
+	p.nonce(nonce[:])
+	p.stream.expect(nonce[:], out)
+	if _, err := term.FixModes(p.master); err != nil {
 		return err
 	}
-	nonce := p.nonce()
-	p.stream.expect(tag(nonce), out)
-	if _, err := fixTermios(p.master); err != nil {
-		return err
+	line := append(p.line[:0], " __unfold_x= __unfold_n="...)
+	line = append(line, nonce[:]...)
+	line = append(line, ';')
+	if p.last != 0 {
+		line = append(line, " __unfold_s "...)
+		line = strconv.AppendInt(line, int64(p.last), 10)
+		line = append(line, "&&:;"...)
 	}
-	_, err := p.master.Write([]byte(" __unfold_pre " + nonce + " && :; . " + quote(p.file) + "\n"))
+	line = append(line, ' ')
+	if direct {
+		line = append(line, command...)
+	} else {
+		line = append(line, ". "...)
+		line = append(line, p.quotedFile...)
+	}
+	line = append(line, '\n')
+	p.line = line
+	_, err := p.master.Write(line)
 	return err
 }
 
-// await waits for the command's marker, the shell's end, the context, or
-// the command stopping to wait for input.
-func (s *Shell) await(ctx context.Context, p *proc, start time.Time) outcome {
+// maxTyped bounds the commands typed on the terminal instead of sourced
+// from the command file: well under the 4,095 bytes a terminal line holds.
+const maxTyped = 512
+
+// typable reports whether command can be typed after the line's prefix as
+// it is: one line of printable ASCII that is one simple command, so the
+// shell reads it whole without a continuation prompt, cannot meet a syntax
+// error that would skip the prefix, and sees nothing the terminal itself
+// would act on (control characters, erase and kill characters). It leaves
+// out quotes, $, operators, brackets, and words that are reserved or that
+// act differently in a sourced file (return). Everything else goes through
+// the command file, which costs a few microseconds more.
+func typable(command string) bool {
+	if len(command) == 0 || len(command) > maxTyped {
+		return false
+	}
+	for i := 0; i < len(command); i++ {
+		c := command[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte(" -_./=:,+%@^~*?", c) >= 0:
+		default:
+			return false
+		}
+	}
+	for w := range strings.FieldsSeq(command) {
+		if reserved[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// reserved holds bash's reserved words, which open or close compound
+// commands, and builtins that behave differently when typed and sourced.
+var reserved = map[string]bool{
+	"if": true, "then": true, "else": true, "elif": true, "fi": true,
+	"case": true, "esac": true, "for": true, "select": true, "while": true,
+	"until": true, "do": true, "done": true, "in": true, "function": true,
+	"time": true, "coproc": true, "return": true,
+}
+
+// await waits for the command's marker, the shell's end, the context, the
+// timeout (when not 0), or the command stopping to wait for input, reading
+// the terminal meanwhile.
+func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout time.Duration) outcome {
 	interval := pollFirst
-	poll := time.NewTimer(interval)
-	defer poll.Stop()
+	pollAt := start.Add(interval)
 	seen, seenTotal := false, int64(0)
 	for {
-		select {
-		case fr := <-p.stream.done:
+		until := pollAt
+		if end := start.Add(timeout); timeout > 0 && end.Before(until) {
+			until = end
+		}
+		fr, ev := p.next(ctx, until)
+		switch ev {
+		case evFrame:
 			return outcome{fr: &fr}
-		case <-p.exited:
+		case evExited:
 			return s.died(p)
-		case <-ctx.Done():
+		case evCtx:
 			return s.interrupt(p, stopReason(ctx, start), "")
-		case <-poll.C:
+		}
+		now := time.Now()
+		if timeout > 0 && !now.Before(start.Add(timeout)) {
+			return s.interrupt(p, fmt.Sprintf("[Timed out after %v.", roundDuration(timeout)), "")
+		}
+		if now.Before(pollAt) {
+			continue
 		}
 		interval = min(interval*2, pollMax)
-		if pg, err := foreground(p.master); err == nil {
-			if _, ok := readingTerminal(pg, p.tty); ok {
+		if pg, err := term.Foreground(p.master); err == nil {
+			if _, ok := term.ReadingTerminal(pg, p.tty); ok {
 				total := p.stream.outputTotal()
 				if seen && total == seenTotal {
-					select {
-					case fr := <-p.stream.done:
+					// The shell itself reads the terminal once a command is
+					// over, so the marker may be written and not yet read:
+					// read what is there before calling it a question.
+					switch fr, ev := p.next(ctx, time.Now().Add(pollConfirm)); ev {
+					case evFrame:
 						return outcome{fr: &fr}
-					default:
+					case evExited:
+						return s.died(p)
+					case evCtx:
+						return s.interrupt(p, stopReason(ctx, start), "")
+					}
+					if p.stream.outputTotal() != seenTotal {
+						seen = false // more output came: not waiting after all
+						pollAt = time.Now().Add(interval)
+						continue
 					}
 					q := s.question(p)
 					if ctx.Value(keepKey{}) != nil {
@@ -321,7 +419,7 @@ func (s *Shell) await(ctx context.Context, p *proc, start time.Time) outcome {
 				seen = false
 			}
 		}
-		poll.Reset(interval)
+		pollAt = time.Now().Add(interval)
 	}
 }
 
@@ -356,13 +454,13 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 		o.note = why + " Interrupted it with Ctrl-C." + state
 		return o
 	}
-	if pg, err := foreground(p.master); err == nil && pg > 1 && pg != p.pid {
-		signalGroup(pg, syscall.SIGTERM)
+	if pg, err := term.Foreground(p.master); err == nil && pg > 1 && pg != p.pid {
+		term.SignalGroup(pg, syscall.SIGTERM)
 		if o, ok := s.settle(p, signalGrace); ok {
 			o.note = why + " It ignored Ctrl-C, so its process group was sent SIGTERM and it ended." + state
 			return o
 		}
-		signalGroup(pg, syscall.SIGKILL)
+		term.SignalGroup(pg, syscall.SIGKILL)
 		if o, ok := s.settle(p, signalGrace); ok {
 			o.note = why + " It ignored Ctrl-C and SIGTERM, so its process group was killed (SIGKILL)." + state
 			return o
@@ -377,22 +475,20 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 
 // settle waits up to d for the command's marker or the shell's end.
 func (s *Shell) settle(p *proc, d time.Duration) (outcome, bool) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case fr := <-p.stream.done:
+	fr, ev := p.next(context.Background(), time.Now().Add(d))
+	switch ev {
+	case evFrame:
 		return outcome{fr: &fr}, true
-	case <-p.exited:
+	case evExited:
 		return s.died(p), true
-	case <-t.C:
-		return outcome{}, false
 	}
+	return outcome{}, false
 }
 
 // died reports a shell that ended during a command, after collecting its
 // last output and ending what it left running.
 func (s *Shell) died(p *proc) outcome {
-	p.drain()
+	p.drainOutput()
 	_ = p.stop()
 	<-p.exited
 	s.mu.Lock()

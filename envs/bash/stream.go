@@ -30,6 +30,7 @@ type frame struct {
 type stream struct {
 	mu      sync.Mutex // guards every field below
 	tag     []byte     // the marker tag expected; nil between commands
+	tagBuf  []byte     // tag's storage, reused
 	end     []byte     // the tag that ends the marker
 	pend    []byte     // the end of the last chunk, when it may begin a tag
 	inFrame bool
@@ -52,12 +53,14 @@ func (s *stream) resetBackground() {
 	s.bgf = term.NewFilter(s.bg)
 }
 
-// expect starts a command: output goes to out until the marker with tag.
-func (s *stream) expect(tag []byte, out *envs.Output) {
+// expect starts a command: output goes to out until the marker with
+// nonce.
+func (s *stream) expect(nonce []byte, out *envs.Output) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tag, s.pend, s.inFrame, s.frame = tag, s.pend[:0], false, s.frame[:0]
-	s.end = append(append(s.end[:0], tag...), 0x1e)
+	s.tagBuf = append(append(s.tagBuf[:0], 0x1e), nonce...)
+	s.tag, s.pend, s.inFrame, s.frame = s.tagBuf, s.pend[:0], false, s.frame[:0]
+	s.end = append(append(s.end[:0], s.tag...), 0x1e)
 	s.redirect(out)
 	select {
 	case <-s.done:

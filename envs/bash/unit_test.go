@@ -9,7 +9,7 @@ import (
 )
 
 func TestStreamMarker(t *testing.T) {
-	tg := tag("NONCE")
+	tg := []byte("\x1eNONCE")
 	frameBytes := string(tg) + "\x1d[1]+ 42 Running                 sleep 9 &\n" + string(tg) + "\x1f3\x1f/tmp/a b\x1e" + "NONCE\x1e"
 	for _, c := range []struct{ name, in, output string }{
 		{"simple", "hello\n" + string(tg) + "\x1f0\x1f/\x1eNONCE\x1e", "hello\n"},
@@ -20,7 +20,7 @@ func TestStreamMarker(t *testing.T) {
 			for size := 1; size <= len(c.in); size++ {
 				s := newStream()
 				out := envs.NewOutput(0)
-				s.expect(tg, out)
+				s.expect([]byte("NONCE"), out)
 				for in := []byte(c.in); len(in) > 0; {
 					n := min(size, len(in))
 					s.feed(in[:n])
@@ -61,5 +61,39 @@ func TestParseJobs(t *testing.T) {
 	want := []string{"[1] 12345 ./server --port 8080", "[2] 12346 vim notes (stopped)", "[4] 12348 yes", "[6] 12351 cat (stopped)"}
 	if got := parseJobs(in); !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestTypable(t *testing.T) {
+	for _, c := range []struct {
+		command string
+		want    bool
+	}{
+		{"true", true},
+		{"ls -la /tmp/x_y.go", true},
+		{"kill %1", true},
+		{"cd ~/src", true},
+		{"a=1 b=2", true},
+		{"", false},
+		{"echo $HOME", false},
+		{"echo 'a b'", false},
+		{"echo a; echo b", false},
+		{"a | b", false},
+		{"sleep 1 &", false},
+		{"cat <<EOF", false},
+		{"echo one \\", false},
+		{"if true", false},
+		{"for x in a b", false},
+		{"return 3", false},
+		{"echo a\nb", false},
+		{"echo \x03", false},
+		{"echo café", false},
+		{"echo " + strings.Repeat("a", maxTyped), false},
+	} {
+		t.Run(c.command, func(t *testing.T) {
+			if got := typable(c.command); got != c.want {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
 	}
 }

@@ -79,4 +79,14 @@
 //
 // Tool names must match ^[a-zA-Z0-9_-]{1,64}$, the rule the major model APIs
 // share; [ValidName] checks it.
+//
+// # Built-in tools and exports
+//
+// [NewHelp] makes a self-describing help tool: it lists what a prompt offers
+// (environments and their commands, tools, sections that can be opened) from
+// a [HelpIndex] the caller supplies, and with a query filters and recommends.
+// [NewShell] runs shell commands under a [ShellPolicy]: a default blocklist
+// ([ShellRules]), an allowlist mode, a working-directory constraint, dry-run
+// and an explicit unsafe mode. [OpenAITools], [AnthropicTools] and [MCPTools]
+// export a tool set in each API's format.
 package tools

@@ -10,12 +10,17 @@
 // The packages, from the bottom up:
 //
 //   - session: the event log, typed state slices, reducers and snapshots
+//   - tokens: token counting (an estimate; exact BPE in tokens/bpe)
 //   - visibility: FULL or SUMMARY, selectors and session overrides
 //   - tools: typed tools with JSON schemas inferred from Go types
 //   - section: the section tree
-//   - prompt: rendering, open_sections and context files
-//   - envs: the environment contract and declarative environments
+//   - prompt: rendering, open_sections, context files and token budgets
+//   - promptfile, prompttest: prompts as markdown files; testing prompts
+//   - envs: the environment contract and declarative environments, with
+//     envs/bash, envs/python, envs/editor and envs/interactive built in
 //   - orchestrator: environments by name, screens and the NDJSON server
+//   - agent, mcp: the agent loop over OpenAI-compatible models; an MCP server
 //
-// The unfold command (cmd/unfold) serves and renders from the shell.
+// The unfold command (cmd/unfold) serves, renders, runs agents and speaks
+// MCP from the shell.
 package unfold

@@ -259,9 +259,19 @@ func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*R
 	// run to the same file to keep one transcript that resumes again.
 	msgs := tr.Messages()
 	r.msgs = append(r.msgs, msgs...)
-	if n := len(msgs); n > 0 && msgs[n-1].Role == RoleAssistant && len(msgs[n-1].ToolCalls) > 0 {
-		for _, c := range msgs[n-1].ToolCalls {
-			r.add(Message{Role: RoleTool, ToolCallID: c.ID, Content: "This call did not run: the run stopped before it. Call it again if it is still needed."})
+	// Every tool call must have a result before the conversation goes on:
+	// answer the calls the stopped run left open.
+	answered := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			if !answered[c.ID] {
+				r.add(Message{Role: RoleTool, ToolCallID: c.ID, Content: notRun})
+			}
 		}
 	}
 	var b strings.Builder

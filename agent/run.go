@@ -346,10 +346,15 @@ func (r *run) loop() error {
 			r.progress(Progress{Kind: "answer", Success: true})
 			return nil
 		}
-		for _, c := range resp.Message.ToolCalls {
+		for i, c := range resp.Message.ToolCalls {
 			res, err := r.call(c.Name, c.Arguments, c.ID)
 			r.add(Message{Role: RoleTool, ToolCallID: c.ID, Content: resultText(res)})
 			if err != nil {
+				// Answer the calls that will not run, so the conversation
+				// stays valid for a resume.
+				for _, rest := range resp.Message.ToolCalls[i+1:] {
+					r.add(Message{Role: RoleTool, ToolCallID: rest.ID, Content: notRun})
+				}
 				return err
 			}
 		}
@@ -559,3 +564,6 @@ func flatten(err error) []error {
 	}
 	return []error{err}
 }
+
+// notRun answers a tool call the run stopped before running.
+const notRun = "This call did not run: the run stopped before it. Call it again if it is still needed."

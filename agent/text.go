@@ -121,22 +121,55 @@ func (r *run) parseAction(text string) (action, error) {
 			}
 		}
 	}
-	for i := 0; i < len(text); i++ {
-		if text[i] != '{' {
-			continue
+	// A JSON action has a "tool" or "final" key: decode only from the '{'
+	// just before such a key, a bounded number of times, so a long
+	// malformed reply costs linear time rather than a decode per brace.
+	if len(text) > maxActionScan {
+		text = text[:maxActionScan]
+	}
+	tried := 0
+	for at := 0; at < len(text) && tried < maxActionTries; {
+		k := indexKey(text[at:])
+		if k < 0 {
+			break
 		}
-		dec := json.NewDecoder(strings.NewReader(text[i:]))
-		var raw json.RawMessage
-		if dec.Decode(&raw) != nil {
-			continue
+		k += at
+		at = k + 1
+		// The key's object starts at one of the braces before it, the
+		// nearest unless the key follows a nested value: try a few.
+		for i, n := k, 0; n < 4 && tried < maxActionTries; n++ {
+			i = strings.LastIndexByte(text[:i], '{')
+			if i < 0 {
+				break
+			}
+			tried++
+			dec := json.NewDecoder(strings.NewReader(text[i:]))
+			var raw json.RawMessage
+			if dec.Decode(&raw) != nil {
+				continue
+			}
+			if act, ok := r.jsonAction(string(raw)); ok {
+				return act, nil
+			}
 		}
-		if act, ok := r.jsonAction(string(raw)); ok {
-			return act, nil
-		}
-		i += len(raw) - 1
 	}
 	return action{}, errors.New("no action found in the reply")
 }
+
+// indexKey returns the index of the first "tool" or "final" key in s, or -1.
+func indexKey(s string) int {
+	t, f := strings.Index(s, `"tool"`), strings.Index(s, `"final"`)
+	switch {
+	case t < 0:
+		return f
+	case f < 0:
+		return t
+	}
+	return min(t, f)
+}
+
+// maxActionTries bounds the JSON decodes one reply costs.
+const maxActionTries = 32
 
 // jsonAction reads {"tool": name, "input": ...} or {"final": ...}.
 func (r *run) jsonAction(s string) (action, bool) {
@@ -252,3 +285,6 @@ func compactJSON(raw json.RawMessage) string {
 	}
 	return buf.String()
 }
+
+// maxActionScan bounds how much of a reply is searched for a JSON action.
+const maxActionScan = 64 << 10

@@ -145,6 +145,9 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 	}
 }
 
+// MaxReplyBytes bounds the text and tool arguments of one streamed reply.
+const MaxReplyBytes = 8 << 20
+
 // stream makes one streaming request. streamed says whether any chunk
 // arrived, after which a failure cannot be retried.
 func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams, onDelta func(agent.Delta)) (agent.Response, bool, error) {
@@ -152,9 +155,19 @@ func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams,
 	defer s.Close()
 	var acc sdk.ChatCompletionAccumulator
 	streamed := false
+	size := 0
 	for s.Next() {
 		chunk := s.Current()
 		streamed = true
+		for _, ch := range chunk.Choices {
+			size += len(ch.Delta.Content) + len(ch.Delta.Refusal)
+			for _, tc := range ch.Delta.ToolCalls {
+				size += len(tc.Function.Arguments) + len(tc.Function.Name)
+			}
+		}
+		if size > MaxReplyBytes {
+			return agent.Response{}, true, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
+		}
 		if !acc.AddChunk(chunk) {
 			return agent.Response{}, true, errors.New("the stream sent a chunk that does not fit the reply so far")
 		}

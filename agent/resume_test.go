@@ -1,0 +1,135 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tools"
+)
+
+// TestResumeAnswersEveryCall: a run stopped at the first of two calls
+// leaves no call unanswered, in the run or after a resume; a conversation
+// with an unanswered tool call is rejected by the model APIs.
+func TestResumeAnswersEveryCall(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := tools.MustNew("stop", "Stops the run.", func(tools.Context, struct{}) (string, error) {
+		cancel()
+		return "", errors.New("interrupted")
+	})
+	noop := tools.MustNew("noop", "Does nothing.", func(tools.Context, struct{}) (string, error) { return "ok", nil })
+	p := prompt.MustNew("test", "resume", section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Work."})).MustBind()
+	unanswered := func(msgs []agent.Message) []string {
+		open := map[string]bool{}
+		for _, m := range msgs {
+			for _, c := range m.ToolCalls {
+				open[c.ID] = true
+			}
+			if m.Role == agent.RoleTool {
+				delete(open, m.ToolCallID)
+			}
+		}
+		var ids []string
+		for id := range open {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	first := agent.ModelFunc(func(context.Context, agent.Request) (agent.Response, error) {
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{
+			{ID: "c1", Name: "stop", Arguments: "{}"}, {ID: "c2", Name: "noop", Arguments: "{}"},
+		}}}, nil
+	})
+	var tr bytes.Buffer
+	a, err := agent.New(agent.Config{Model: first, Prompt: p, Tools: []*tools.Tool{stop, noop}, Transcript: &tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := a.Run(ctx, "go")
+	if res != nil {
+		if ids := unanswered(res.Messages); len(ids) != 0 {
+			t.Errorf("the stopped run left calls %v unanswered", ids)
+		}
+	}
+	rt, err := agent.ReadTranscript(bytes.NewReader(tr.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent []string
+	second := agent.ModelFunc(func(_ context.Context, req agent.Request) (agent.Response, error) {
+		sent = unanswered(req.Messages)
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
+	})
+	b, err := agent.New(agent.Config{Model: second, Prompt: p, Tools: []*tools.Tool{stop, noop}, Session: session.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Resume(context.Background(), rt, ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 0 {
+		t.Errorf("the resumed request has calls %v without a result", sent)
+	}
+}
+
+// TestTextActionScanBounded: a long malformed reply is searched for a JSON
+// action in bounded time.
+func TestTextActionScanBounded(t *testing.T) {
+	p := prompt.MustNew("test", "text", section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Work."})).MustBind()
+	junk := strings.Repeat(`{"a":`, 200_000) // 1 MB
+	calls := 0
+	model := agent.ModelFunc(func(context.Context, agent.Request) (agent.Response, error) {
+		calls++
+		if calls <= 2 {
+			return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: junk}}, nil
+		}
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: `{"final": "done"}`}}, nil
+	})
+	a, err := agent.New(agent.Config{Model: model, Prompt: p, Actions: agent.ActionsText, MaxSteps: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := a.Run(ctx, "go"); err != nil && ctx.Err() != nil {
+		t.Fatalf("parsing a 1 MB malformed reply did not finish: %v", err)
+	}
+}
+
+// TestTextActionNestedInputFirst: a JSON action whose "tool" key follows its
+// nested input is found.
+func TestTextActionNestedInputFirst(t *testing.T) {
+	echo := tools.MustNew("echo", "Echoes.", func(_ tools.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	})
+	p := prompt.MustNew("test", "nested", section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Work."})).MustBind()
+	calls, got := 0, ""
+	model := agent.ModelFunc(func(_ context.Context, req agent.Request) (agent.Response, error) {
+		calls++
+		if calls == 1 {
+			return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: `I will echo. {"input": {"text": "hello"}, "tool": "echo"}`}}, nil
+		}
+		got = req.Messages[len(req.Messages)-1].Content
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: `{"final": "done"}`}}, nil
+	})
+	a, err := agent.New(agent.Config{Model: model, Prompt: p, Tools: []*tools.Tool{echo}, Actions: agent.ActionsText, MaxSteps: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "hello") {
+		t.Errorf("the echo action did not run; the observation was %q", got)
+	}
+}

@@ -34,6 +34,7 @@ type proc struct {
 	cmdLen     int      // the command file's length
 	quotedFile string   // file quoted for the shell
 	line       []byte   // the line typed for the last command, reused
+	noTyping   bool     // a command may have defined aliases or changed the line editor: source every command
 	last       int      // the exit status of the last command the shell finished
 	nonces     *mrand.ChaCha8
 	stream     *stream

@@ -284,7 +284,10 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 // [typable] says typing it is safe, or the sourcing of the command file
 // holding it.
 func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
-	direct := typable(command)
+	if mayChangeTyping(command) {
+		p.noTyping = true
+	}
+	direct := !p.noTyping && typable(command)
 	if !direct {
 		if err := p.writeCommand(command); err != nil {
 			return err
@@ -315,6 +318,23 @@ func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
 	p.line = line
 	_, err := p.master.Write(line)
 	return err
+}
+
+// mayChangeTyping reports whether command may define aliases or change how
+// the shell reads a typed line (alias, source, eval, shopt, bind, stty, ...).
+// An alias can turn a typed line into a syntax error or an unfinished
+// compound command, which a sourced file survives and a typed line does not,
+// so after such a command this shell sources every command.
+func mayChangeTyping(command string) bool {
+	for w := range strings.FieldsFuncSeq(command, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')'
+	}) {
+		switch w {
+		case "alias", "source", ".", "eval", "shopt", "bind", "stty", "enable", "exec":
+			return true
+		}
+	}
+	return false
 }
 
 // maxTyped bounds the commands typed on the terminal instead of sourced

@@ -692,3 +692,24 @@ func TestEnvOption(t *testing.T) {
 	s := newShell(t, bash.Options{Env: []string{"UNFOLD_TEST=1", "PAGER=less"}})
 	want(t, s, "echo $UNFOLD_TEST $PAGER $TERM $GIT_PAGER", "1 less dumb cat", true)
 }
+
+// TestAliasesAndLineEditing: an alias that makes a command a syntax error or
+// an unfinished block, and a changed erase character, leave the shell and
+// its state alive.
+func TestAliasesAndLineEditing(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "KEEP=kept")
+	run(t, s, "alias p='echo )'")
+	resp := run(t, s, "p")
+	if resp.Success || !strings.Contains(resp.Output, "syntax error") {
+		t.Errorf("alias to a syntax error: got {%q, %v}, want a failed syntax error", resp.Output, resp.Success)
+	}
+	run(t, s, "alias begin='{'")
+	resp = run(t, s, "begin")
+	if resp.Success {
+		t.Errorf("alias to an unfinished block: got {%q, %v}, want a failure", resp.Output, resp.Success)
+	}
+	run(t, s, "stty erase _")
+	want(t, s, "echo $KEEP", "kept", true)
+	want(t, s, "pwd_check=1; echo ok_done", "ok_done", true)
+}

@@ -93,11 +93,25 @@ func FixModes(master *os.File) (bool, error) {
 	want.Lflag |= syscall.ICANON | syscall.ISIG
 	want.Oflag &^= syscall.OPOST
 	want.Iflag |= syscall.ICRNL
-	want.Cc[syscall.VINTR] = 3
+	// The line editor's characters as a fresh terminal has them: a command
+	// such as `stty erase _` would otherwise garble every line typed after.
+	for _, cc := range editChars {
+		want.Cc[cc.index] = cc.value
+	}
 	if want == t {
 		return false, nil
 	}
 	return true, ioctl(master, syscall.TCSETS, uintptr(unsafe.Pointer(&want)))
+}
+
+// editChars are the line editor's characters as a fresh terminal has them.
+var editChars = [...]struct {
+	index int
+	value uint8
+}{
+	{syscall.VINTR, 3}, {syscall.VQUIT, 0x1c}, {syscall.VERASE, 0x7f}, {syscall.VKILL, 0x15},
+	{syscall.VEOF, 4}, {syscall.VEOL, 0}, {syscall.VEOL2, 0}, {syscall.VWERASE, 0x17},
+	{syscall.VLNEXT, 0x16}, {syscall.VREPRINT, 0x12}, {syscall.VSUSP, 0x1a},
 }
 
 // Foreground returns the foreground process group of master's terminal.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -136,5 +137,68 @@ func TestNewErrors(t *testing.T) {
 		if _, err := New(o); err == nil || !strings.HasPrefix(err.Error(), "openai: new: no ") {
 			t.Errorf("New(%+v): got %v, want a missing-option error", o, err)
 		}
+	}
+}
+
+// TestRetryAfterHonoured: a 429 with Retry-After makes the client wait that
+// long (through its sleep hook) before trying again.
+func TestRetryAfterHonoured(t *testing.T) {
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		if calls == 1 {
+			w.Header().Set("Retry-After", "2")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"error":{"message":"slow down","type":"rate_limit"}}`))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"hi\"},\"finish_reason\":null}]}\n\n" +
+			"data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+			"data: [DONE]\n\n"))
+	}))
+	defer srv.Close()
+	c, err := New(Options{BaseURL: srv.URL, Model: "m", APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slept []time.Duration
+	c.sleep = func(_ context.Context, d time.Duration) error {
+		slept = append(slept, d)
+		return nil
+	}
+	resp, err := c.Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != "hi" || calls != 2 {
+		t.Errorf("got %q after %d calls, want \"hi\" after 2", resp.Message.Content, calls)
+	}
+	if len(slept) != 1 || slept[0] != 2*time.Second {
+		t.Errorf("slept %v, want one wait of 2s (the server's Retry-After)", slept)
+	}
+}
+
+// TestRetryWaitEndsAtDeadline: a Retry-After longer than the caller's
+// deadline ends at the deadline, not after the wait.
+func TestRetryWaitEndsAtDeadline(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "5")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	c, err := New(Options{BaseURL: srv.URL, Model: "m", APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = c.Complete(ctx, agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got %v, want the context's deadline", err)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("returned after %v, want it to stop waiting at the deadline, long before the 5 s Retry-After", d)
 	}
 }

@@ -75,27 +75,22 @@ func (s *Server) expand(err error) (*sdk.CallToolResult, error) {
 	if !errors.As(err, &xe) {
 		return nil, err
 	}
-	s.mu.Lock()
-	before := make(map[string]bool, len(s.offered))
-	for name := range s.offered {
-		before[name] = true
-	}
-	s.mu.Unlock()
 	if err := prompt.ApplyExpansion(s.sess, err); err != nil {
 		return nil, err
 	}
 	if err := s.sync(); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
+	// The tools the opened sections carry, from the sections themselves: a
+	// diff of the shared tool list would mix in other clients' openings.
 	var added []string
-	for name := range s.offered {
-		if !before[name] {
-			added = append(added, name)
+	for _, key := range xe.Keys {
+		if sec, ok := s.prompt.Template().Section(key); ok {
+			added = appendTools(added, sec)
 		}
 	}
-	s.mu.Unlock()
 	slices.Sort(added)
+	added = slices.Compact(added)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Opened %s.", strings.Join(xe.Keys, ", "))
 	if len(added) > 0 {
@@ -132,4 +127,15 @@ func (s *Server) promptText() (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.rendered.Text(), nil
+}
+
+// appendTools appends the names of the tools sec and its subtree declare.
+func appendTools(names []string, sec *section.Section) []string {
+	for _, t := range sec.Tools() {
+		names = append(names, t.Name())
+	}
+	for _, c := range sec.Children() {
+		names = appendTools(names, c)
+	}
+	return names
 }

@@ -20,6 +20,7 @@ var layers = []struct {
 }{
 	{"session", 0},
 	{"tokens", 0},
+	{"internal/", 0}, // test support: golden files, failing filesystems
 	{"visibility", 1},
 	{"tools", 2},
 	{"section", 3},
@@ -42,15 +43,17 @@ var layers = []struct {
 // thirdParty lists the modules outside the standard library that the lower
 // layers may use; packages not listed may use any module in go.mod.
 var thirdParty = map[string][]string{
-	"session":    {},
-	"tokens":     {},
-	"tokens/bpe": {"github.com/tiktoken-go/tokenizer"},
-	"visibility": {},
-	"tools":      {"github.com/spf13/afero", "github.com/santhosh-tekuri/jsonschema/v5"},
-	"section":    {},
-	"prompt":     {"github.com/yuin/goldmark", "github.com/spf13/afero"},
-	"envs":       {},
-	"promptfile": {"github.com/yuin/goldmark"},
+	"session":          {},
+	"internal/faultfs": {"github.com/spf13/afero"},
+	"internal/golden":  {},
+	"tokens":           {},
+	"tokens/bpe":       {"github.com/tiktoken-go/tokenizer"},
+	"visibility":       {},
+	"tools":            {"github.com/spf13/afero", "github.com/santhosh-tekuri/jsonschema/v5"},
+	"section":          {},
+	"prompt":           {"github.com/yuin/goldmark", "github.com/spf13/afero"},
+	"envs":             {},
+	"promptfile":       {"github.com/yuin/goldmark"},
 }
 
 // layerOf returns the layer of the package in directory rel: the entry with

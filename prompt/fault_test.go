@@ -1,49 +1,13 @@
 package prompt_test
 
 import (
-	"os"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/spf13/afero"
+
+	"github.com/unfold-dev/unfold/internal/faultfs"
 )
-
-// fullFs is a filesystem whose disk can fill up: while full is set, a
-// write to a file opened for writing stores half its bytes and fails with
-// ENOSPC, as a real full disk does.
-type fullFs struct {
-	afero.Fs
-	full atomic.Bool
-}
-
-func (f *fullFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
-	file, err := f.Fs.OpenFile(name, flag, perm)
-	if err != nil || flag&(os.O_WRONLY|os.O_RDWR) == 0 {
-		return file, err
-	}
-	return &fullFile{File: file, fs: f}, nil
-}
-
-func (f *fullFs) Create(name string) (afero.File, error) {
-	return f.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
-}
-
-type fullFile struct {
-	afero.File
-	fs *fullFs
-}
-
-func (f *fullFile) Write(p []byte) (int, error) {
-	if f.fs.full.Load() {
-		n, _ := f.File.Write(p[:len(p)/2])
-		return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
-	}
-	return f.File.Write(p)
-}
-
-func (f *fullFile) WriteString(s string) (int, error) { return f.Write([]byte(s)) }
 
 // TestContextFilesDiskFull opens a content-only section while the disk is
 // full: the model gets the failure DESIGN.md spells out with the cause,
@@ -60,7 +24,7 @@ func TestContextFilesDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fsys := &fullFs{Fs: afero.NewMemMapFs()}
+	fsys := faultfs.NewFull(afero.NewMemMapFs())
 	p, sess = openFixture(t)
 	seq := sess.Seq()
 	// A context file from an earlier turn, and the one being rewritten:
@@ -71,7 +35,7 @@ func TestContextFilesDiskFull(t *testing.T) {
 	if err := afero.WriteFile(fsys.Fs, "context/guide.md", []byte("previous turn"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fsys.full.Store(true)
+	fsys.SetFull(true)
 	res, err := call(t, p, sess, fsys, `{"section_keys":["guide"],"reason":"read the guide"}`)
 	if err != nil {
 		t.Fatalf("full disk: got Go error %v, want a failed result", err)
@@ -90,7 +54,7 @@ func TestContextFilesDiskFull(t *testing.T) {
 		t.Errorf("context/old.md: got %q, %v, want it untouched", got, err)
 	}
 
-	fsys.full.Store(false)
+	fsys.SetFull(false)
 	res, err = call(t, p, sess, fsys, `{"section_keys":["guide"],"reason":"read the guide"}`)
 	if err != nil || !res.Success {
 		t.Fatalf("room again: got %+v, %v, want success", res, err)

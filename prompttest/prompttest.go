@@ -9,81 +9,35 @@
 //		}
 //	}
 //
-// prompttest registers the -update flag; tests that use it read [Updating]
-// instead of defining their own.
+// The -update flag rewrites golden files; it is registered for every test
+// binary that uses prompttest, so those tests read [Updating] instead of
+// defining their own.
 package prompttest
 
 import (
-	"flag"
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/unfold-dev/unfold/internal/golden"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/tokens"
 	"github.com/unfold-dev/unfold/visibility"
 )
 
-var update *bool
-
-func init() {
-	if f := flag.Lookup("update"); f == nil {
-		update = flag.Bool("update", false, "rewrite golden files with the current output")
-	}
-}
-
-// Updating reports whether the test run was asked to rewrite golden files.
-func Updating() bool {
-	if update != nil {
-		return *update
-	}
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
+// Updating reports whether the test run was asked to rewrite golden files
+// (the -update flag).
+func Updating() bool { return golden.Update() }
 
 // Golden compares got with the file testdata/<name>, or writes it when the
 // tests run with -update. A difference fails the test and shows both.
 func Golden(t testing.TB, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", filepath.FromSlash(name))
-	if Updating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatalf("prompttest: %v", err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatalf("prompttest: %v", err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("prompttest: %v (run the tests with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("prompttest: %s differs from the golden file (run with -update to accept)\n%s", path, diff(string(want), got))
-	}
-}
-
-// diff shows the first differing line of want and got with some context.
-func diff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	i := 0
-	for i < len(w) && i < len(g) && w[i] == g[i] {
-		i++
-	}
-	line := func(ls []string, i int) string {
-		if i < len(ls) {
-			return ls[i]
-		}
-		return "(end of file)"
-	}
-	return fmt.Sprintf("first difference at line %d:\n  want: %q\n  got:  %q", i+1, line(w, i), line(g, i))
+	golden.Check(t, name, got)
 }
 
 // Options configures [Combinations].

@@ -5,7 +5,6 @@ package bash_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,9 +21,8 @@ import (
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/envs/bash"
 	"github.com/unfold-dev/unfold/envs/envtest"
+	"github.com/unfold-dev/unfold/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // quick bounds a command that should finish long before it.
 const quick = 30 * time.Second
@@ -645,23 +643,7 @@ func TestScreenGolden(t *testing.T) {
 // checkGolden compares got with testdata/name, or rewrites it with -update.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	wantBytes, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(wantBytes) {
-		t.Errorf("%s: got\n%s\nwant\n%s", name, got, wantBytes)
-	}
+	golden.Check(t, name, got)
 }
 
 func TestNewErrors(t *testing.T) {

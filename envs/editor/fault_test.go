@@ -2,52 +2,14 @@ package editor_test
 
 import (
 	"context"
-	"io/fs"
-	"os"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/spf13/afero"
 
 	"github.com/unfold-dev/unfold/envs/editor"
+	"github.com/unfold-dev/unfold/internal/faultfs"
 )
-
-// fullFs is a filesystem whose disk can fill up: while full is set, every
-// write to a file opened for writing stores half its bytes and fails with
-// ENOSPC, as a real full disk does.
-type fullFs struct {
-	afero.Fs
-	full atomic.Bool
-}
-
-func (f *fullFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
-	file, err := f.Fs.OpenFile(name, flag, perm)
-	if err != nil || flag&(os.O_WRONLY|os.O_RDWR) == 0 {
-		return file, err
-	}
-	return &fullFile{File: file, fs: f}, nil
-}
-
-func (f *fullFs) Create(name string) (afero.File, error) {
-	return f.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
-}
-
-type fullFile struct {
-	afero.File
-	fs *fullFs
-}
-
-func (f *fullFile) Write(p []byte) (int, error) {
-	if f.fs.full.Load() {
-		n, _ := f.File.Write(p[:len(p)/2])
-		return n, &fs.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
-	}
-	return f.File.Write(p)
-}
-
-func (f *fullFile) WriteString(s string) (int, error) { return f.Write([]byte(s)) }
 
 // TestDiskFull edits and creates files while the disk is full. Each command
 // fails with a message that names the problem, the file on disk keeps its
@@ -59,7 +21,7 @@ func TestDiskFull(t *testing.T) {
 	if err := afero.WriteFile(mem, "main.go", []byte(original), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	fsys := &fullFs{Fs: mem}
+	fsys := faultfs.NewFull(mem)
 	e, err := editor.NewFs(fsys, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +31,7 @@ func TestDiskFull(t *testing.T) {
 	if r, err := e.Execute(ctx, "view main.go /^\\/\\/ start$/ /^\\/\\/ end$/"); err != nil || !r.Success {
 		t.Fatalf("view: got %+v, %v", r, err)
 	}
-	fsys.full.Store(true)
+	fsys.SetFull(true)
 	tests := []struct {
 		name    string
 		command string
@@ -113,7 +75,7 @@ func TestDiskFull(t *testing.T) {
 	if err != nil || !strings.Contains(s.Content, "func a() {}") {
 		t.Errorf("screen after the failed edit: got %q, %v, want the old line", s.Content, err)
 	}
-	fsys.full.Store(false)
+	fsys.SetFull(false)
 	r, err := e.Execute(ctx, tests[0].command)
 	if err != nil || !r.Success {
 		t.Fatalf("edit with room again: got %+v, %v, want success", r, err)

@@ -4,7 +4,6 @@ package interactive_test
 
 import (
 	"context"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,9 +15,8 @@ import (
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/envs/envtest"
 	"github.com/unfold-dev/unfold/envs/interactive"
+	"github.com/unfold-dev/unfold/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func need(t *testing.T, programs ...string) {
 	t.Helper()
@@ -202,25 +200,10 @@ func TestScreenGolden(t *testing.T) {
 	}
 }
 
+// checkGolden compares got with testdata/name, or rewrites it with -update.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	wantBytes, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(wantBytes) {
-		t.Errorf("%s: got\n%s\nwant\n%s", name, got, wantBytes)
-	}
+	golden.Check(t, name, got)
 }
 
 func TestNewErrors(t *testing.T) {

@@ -2,15 +2,12 @@ package envs_test
 
 import (
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // ok is a handler that succeeds with "ok".
 func ok(context.Context, string) (string, error) { return "ok", nil }
@@ -74,20 +71,7 @@ const (
 // checkGolden compares got with testdata/<name>, or rewrites it with -update.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("screen differs from %s\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, name, got)
 }
 
 func TestScreenGolden(t *testing.T) {

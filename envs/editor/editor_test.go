@@ -2,7 +2,6 @@ package editor
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,10 +12,9 @@ import (
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/envs/envtest"
+	"github.com/unfold-dev/unfold/internal/golden"
 	"github.com/unfold-dev/unfold/session"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // newMem returns an editor over an in-memory filesystem holding files.
 func newMem(t *testing.T, files map[string]string, opts ...Option) (*Editor, afero.Fs) {
@@ -98,20 +96,7 @@ func readFile(t *testing.T, fsys afero.Fs, name string) string {
 // with -update.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, name+".golden", got)
 }
 
 func TestConformance(t *testing.T) {

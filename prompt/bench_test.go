@@ -21,18 +21,37 @@ type benchParams struct {
 var benchBody = strings.Repeat("This paragraph explains one part of the task for {{.Project}} in plain words. ", 3) +
 	"\n\nAsk {{.Owner}} before changing anything that ships.\n\n- keep changes small\n- test what you touch\n"
 
+// benchNames holds the keys and titles of a benchmark tree, made once: in
+// a program they are string literals, not formatted per build.
+type benchNames struct {
+	topKeys, topTitles, kidKeys, kidTitles []string
+}
+
+func newBenchNames(top, kids int) *benchNames {
+	n := &benchNames{}
+	for i := range top {
+		n.topKeys = append(n.topKeys, fmt.Sprintf("section-%d", i))
+		n.topTitles = append(n.topTitles, fmt.Sprintf("Section %d", i))
+	}
+	for j := range kids {
+		n.kidKeys = append(n.kidKeys, fmt.Sprintf("child-%d", j))
+		n.kidTitles = append(n.kidTitles, fmt.Sprintf("Child %d", j))
+	}
+	return n
+}
+
 // benchSections builds top sections with kids children each; every second
 // child renders as SUMMARY.
 func benchSections(top, kids int) []*section.Section {
-	roots := make([]*section.Section, top)
+	return newBenchNames(top, kids).sections()
+}
+
+func (n *benchNames) sections() []*section.Section {
+	roots := make([]*section.Section, len(n.topKeys))
 	for i := range roots {
-		children := make([]*section.Section, kids)
+		children := make([]*section.Section, len(n.kidKeys))
 		for j := range children {
-			spec := section.Spec[benchParams]{
-				Key:   fmt.Sprintf("child-%d", j),
-				Title: fmt.Sprintf("Child %d", j),
-				Body:  benchBody,
-			}
+			spec := section.Spec[benchParams]{Key: n.kidKeys[j], Title: n.kidTitles[j], Body: benchBody}
 			if j%2 == 1 {
 				spec.Summary = "A summary of this child, available on request."
 				spec.Visibility = visibility.Const(visibility.Summary)
@@ -40,8 +59,8 @@ func benchSections(top, kids int) []*section.Section {
 			children[j] = section.New(spec)
 		}
 		roots[i] = section.New(section.Spec[benchParams]{
-			Key:      fmt.Sprintf("section-%d", i),
-			Title:    fmt.Sprintf("Section %d", i),
+			Key:      n.topKeys[i],
+			Title:    n.topTitles[i],
 			Body:     benchBody,
 			Children: children,
 		})
@@ -54,9 +73,10 @@ var benchBind = benchParams{Project: "unfold", Owner: "the release owner"}
 func benchmarkRender(b *testing.B, top, kids int) {
 	b.Run("first", func(b *testing.B) {
 		sess := session.New()
+		names := newBenchNames(top, kids)
 		b.ReportAllocs()
 		for b.Loop() {
-			tmpl, err := prompt.New("bench", "render", benchSections(top, kids)...)
+			tmpl, err := prompt.New("bench", "render", names.sections()...)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,24 +24,30 @@ type Prompt struct {
 	prepOnce sync.Once
 	prep     prepared
 	bodies   []lazyBody // per node: the executed, processed template body
+	bodyMu   sync.Mutex // held while a body is executed for bodies
 
-	lastLen atomic.Int64 // length of the last render, to size the next one's buffer
-	counts  countCache   // token counts of fixed blocks
+	counts countCache // token counts of fixed blocks
 }
 
 // prepared is everything about a Prompt that depends on params only.
 type prepared struct {
-	enabled  []bool     // the node and every ancestor enabled
-	hasTools []bool     // the node or an enabled descendant declares a tool
-	kids     [][]string // keys of enabled direct children
-	summary  []string   // the SUMMARY block of enabled nodes with a summary
-	err      error
+	enabled  []bool // the node and every ancestor enabled
+	hasTools []bool // the node or an enabled descendant declares a tool
+	// summaries holds the SUMMARY block of every enabled node with a
+	// summary, node i's at summaries[summaryAt[i]:summaryAt[i+1]]: one string
+	// for them all, as a prompt often shows hundreds.
+	summaries string
+	summaryAt []int
+	err       error
 }
 
+// summary returns node i's SUMMARY block.
+func (pr *prepared) summary(i int) string { return pr.summaries[pr.summaryAt[i]:pr.summaryAt[i+1]] }
+
 type lazyBody struct {
-	once sync.Once
-	raw  string // executed and dedented
-	text string // raw with headings shifted for the node's depth
+	done atomic.Bool // the fields below are set; written under Prompt.bodyMu
+	raw  string      // executed and dedented
+	text string      // raw with headings shifted for the node's depth
 	err  error
 }
 
@@ -68,16 +75,16 @@ func (t *Template) Bind(params ...any) (*Prompt, error) {
 			errs = append(errs, fmt.Errorf("duplicate params of type %v: pass one value per type", pt))
 			continue
 		}
-		if _, used := t.needs[pt]; !used {
+		if !slices.Contains(t.needs, pt) {
 			errs = append(errs, fmt.Errorf("unused params of type %v: no section takes it", pt))
 			continue
 		}
 		byType[pt] = v.Interface()
 	}
 	var missing []string
-	for pt, paths := range t.needs {
+	for _, pt := range t.needs {
 		if _, ok := byType[pt]; !ok {
-			missing = append(missing, fmt.Sprintf("missing params of type %v (needed by section %s)", pt, strings.Join(paths, ", ")))
+			missing = append(missing, fmt.Sprintf("missing params of type %v (needed by section %s)", pt, strings.Join(t.pathsTaking(pt), ", ")))
 		}
 	}
 	sort.Strings(missing)
@@ -114,8 +121,6 @@ func (p *Prompt) prepare() *prepared {
 		pr := prepared{
 			enabled:  make([]bool, len(nodes)),
 			hasTools: make([]bool, len(nodes)),
-			kids:     make([][]string, len(nodes)),
-			summary:  make([]string, len(nodes)),
 		}
 		var errs []error
 		for i, n := range nodes {
@@ -135,17 +140,32 @@ func (p *Prompt) prepare() *prepared {
 			n := nodes[i]
 			pr.hasTools[i] = len(n.sec.Tools()) > 0
 			for _, c := range n.children {
-				if pr.enabled[c] {
-					pr.hasTools[i] = pr.hasTools[i] || pr.hasTools[c]
-					pr.kids[i] = append(pr.kids[i], nodes[c].sec.Key())
+				if pr.enabled[c] && pr.hasTools[c] {
+					pr.hasTools[i] = true
+					break
 				}
 			}
 		}
-		for i := range nodes {
-			if pr.enabled[i] && nodes[i].sec.Summary() != "" {
-				pr.summary[i] = summaryBlock(&nodes[i], pr.kids[i], pr.hasTools[i])
+		size := 0
+		for i, n := range nodes {
+			if pr.enabled[i] && n.sec.Summary() != "" {
+				size += len(n.heading) + len(n.sec.Summary()) + 2*len(n.path) + 160
+				for _, c := range n.children {
+					size += len(nodes[c].sec.Key()) + 2
+				}
 			}
 		}
+		var b strings.Builder
+		b.Grow(size)
+		pr.summaryAt = make([]int, len(nodes)+1)
+		for i, n := range nodes {
+			pr.summaryAt[i] = b.Len()
+			if pr.enabled[i] && n.sec.Summary() != "" {
+				p.writeSummary(&b, &pr, i)
+			}
+		}
+		pr.summaryAt[len(nodes)] = b.Len()
+		pr.summaries = b.String()
 		pr.err = errors.Join(errs...)
 		p.prep = pr
 	})
@@ -155,16 +175,14 @@ func (p *Prompt) prepare() *prepared {
 // hasSummary reports whether node i has a summary to render as SUMMARY.
 func (p *Prompt) hasSummary(i int) bool { return p.t.nodes[i].sec.Summary() != "" }
 
-// summaryBlock returns n's SUMMARY block: heading, summary, and the line
+// writeSummary writes node i's SUMMARY block: heading, summary, and the line
 // telling the model how to open it.
-func summaryBlock(n *node, kids []string, hasTools bool) string {
-	var b strings.Builder
-	b.Grow(len(n.heading) + len(n.sec.Summary()) + 200)
+func (p *Prompt) writeSummary(b *strings.Builder, pr *prepared, i int) {
+	n := &p.t.nodes[i]
 	b.WriteString(n.heading)
 	b.WriteString("\n\n")
 	b.WriteString(n.sec.Summary())
-	writeSuffix(&b, n.path, kids, hasTools)
-	return b.String()
+	writeSuffix(b, n.path, enabledKids{p.t.nodes, n.children, pr.enabled}, pr.hasTools[i])
 }
 
 // body returns node i's body processed for a heading at depth: fixed text,
@@ -185,10 +203,15 @@ func (p *Prompt) body(i int, depth int) (string, error) {
 		return shiftHeadings(raw, depth+2), nil
 	}
 	lb := &p.bodies[i]
-	lb.once.Do(func() {
-		lb.raw, lb.err = p.execBody(i)
-		lb.text = shiftHeadings(lb.raw, n.depth+2)
-	})
+	if !lb.done.Load() {
+		p.bodyMu.Lock()
+		if !lb.done.Load() {
+			lb.raw, lb.err = p.execBody(i)
+			lb.text = shiftHeadings(lb.raw, n.depth+2)
+			lb.done.Store(true)
+		}
+		p.bodyMu.Unlock()
+	}
 	if lb.err != nil || depth == n.depth {
 		return lb.text, lb.err
 	}

@@ -103,7 +103,7 @@ func (p *Prompt) blockTokens(r *Rendered, c tokens.Counter, i int, m visibility.
 	}
 	var text string
 	if m == visibility.Summary {
-		text = p.prepare().summary[i]
+		text = p.prepare().summary(i)
 	} else {
 		body, err := r.body(i)
 		if err != nil {

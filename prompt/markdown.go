@@ -15,11 +15,10 @@ var md = goldmark.New()
 
 // mayHaveHeadings reports whether any line could be an ATX heading ("#" to
 // "######" then a space or the end of the line) or a setext underline (only
-// '=' or only '-'), so most bodies skip the markdown parser.
+// '=' or only '-'), so most bodies skip the markdown parser. It looks at
+// the start of each line only: most lines start with a letter and are
+// passed over at once.
 func mayHaveHeadings(s string) bool {
-	if strings.IndexAny(s, "#=-") < 0 {
-		return false
-	}
 	for len(s) > 0 {
 		line := s
 		if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -68,7 +67,7 @@ func lineMayBeHeading(line string) bool {
 // start of line.
 func containerContent(line string) string {
 	for {
-		trimmed := strings.TrimLeft(line, " \t")
+		trimmed := trimIndent(line)
 		switch {
 		case strings.HasPrefix(trimmed, ">"):
 			line = trimmed[1:]
@@ -80,6 +79,15 @@ func containerContent(line string) string {
 			return trimmed
 		}
 	}
+}
+
+// trimIndent drops the spaces and tabs line starts with.
+func trimIndent(line string) string {
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	return line[i:]
 }
 
 // orderedMarker returns the length of an ordered list marker ("12. ",

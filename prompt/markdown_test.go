@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/unfold-dev/unfold/section"
@@ -50,6 +51,43 @@ func TestShiftHeadings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := shiftHeadings(tc.in, tc.shift); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestHeadingsSize checks that the headings buffer is sized exactly, so
+// building a template allocates it once, across one-, two- and three-digit
+// numbers and nesting.
+func TestHeadingsSize(t *testing.T) {
+	leaf := func(key string) *section.Section {
+		return section.New(section.Spec[section.None]{Key: key, Title: "T " + key})
+	}
+	var wide []*section.Section
+	for i := range 120 {
+		wide = append(wide, leaf(fmt.Sprintf("k%d", i)))
+	}
+	deep := section.New(section.Spec[section.None]{Key: "a", Title: "A", Children: []*section.Section{
+		section.New(section.Spec[section.None]{Key: "b", Title: "B", Children: []*section.Section{
+			section.New(section.Spec[section.None]{Key: "c", Title: "C", Children: []*section.Section{
+				section.New(section.Spec[section.None]{Key: "d", Title: "D", Children: []*section.Section{
+					section.New(section.Spec[section.None]{Key: "e", Title: "E", Children: wide}),
+				}}),
+			}}),
+		}}),
+	}})
+	for name, list := range map[string][]*section.Section{"wide": wide, "deep": {deep, leaf("z")}} {
+		t.Run(name, func(t *testing.T) {
+			tmpl, err := New("ns", "k", list...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			for _, n := range tmpl.nodes {
+				got += len(n.heading)
+			}
+			if want := headingsSize(list, 2, 0, 0); got != want {
+				t.Errorf("headings take %d bytes, headingsSize says %d", got, want)
 			}
 		})
 	}

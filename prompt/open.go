@@ -109,7 +109,7 @@ func (r *Rendered) openSections(tc tools.Context, in OpenSectionsInput) (OpenSec
 	seen := make(map[string]bool, len(in.SectionKeys))
 	withTools := false
 	for _, key := range in.SectionKeys {
-		i, ok := t.byPath[key]
+		i, ok := t.index(key)
 		if !ok || !pr.enabled[i] {
 			return OpenSectionsResult{}, fmt.Errorf("Section '%s' does not exist in this prompt.", key)
 		}
@@ -213,7 +213,7 @@ func fileError(err error, tmp, name string) error {
 // suffixes. It is what open_sections writes to context/<path>.md.
 func (p *Prompt) Standalone(sectionPath string) (string, error) {
 	t := p.t
-	i, ok := t.byPath[sectionPath]
+	i, ok := t.index(sectionPath)
 	if !ok {
 		return "", fmt.Errorf("prompt: standalone: no section %q", sectionPath)
 	}

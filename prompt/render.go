@@ -147,7 +147,6 @@ func (p *Prompt) Render(sess *session.Session, fs afero.Fs, opts ...RenderOption
 	if err != nil {
 		return nil, fmt.Errorf("prompt: render %s/%s: %w", p.t.ns, p.t.key, err)
 	}
-	p.lastLen.Store(int64(len(r.text)))
 	return r, nil
 }
 
@@ -205,11 +204,40 @@ func (p *Prompt) resolve(sess *session.Session, fs afero.Fs) (*Rendered, error) 
 	return r, nil
 }
 
+// size returns the length of r's text and, with it, evaluates every body
+// the text shows, so emit can write it to a buffer allocated once.
+func (p *Prompt) size(r *Rendered) (int, error) {
+	size, blocks := 0, 0
+	for i, v := range r.visible {
+		if !v {
+			continue
+		}
+		blocks++
+		if r.modes[i] == visibility.Summary {
+			size += len(p.prepare().summary(i))
+			continue
+		}
+		body, err := r.body(i)
+		if err != nil {
+			return 0, err
+		}
+		size += len(p.t.nodes[i].heading)
+		if body != "" {
+			size += 2 + len(body)
+		}
+	}
+	return size + 2*max(blocks-1, 0), nil
+}
+
 // emit writes the text of the visible sections and collects the tools.
 func (p *Prompt) emit(r *Rendered) error {
 	nodes := p.t.nodes
+	size, err := p.size(r)
+	if err != nil {
+		return err
+	}
 	var b strings.Builder
-	b.Grow(max(p.t.sizeHint, int(p.lastLen.Load())))
+	b.Grow(size)
 	summarized := false
 	r.tools = r.tools[:0]
 	for i := range nodes {
@@ -220,7 +248,7 @@ func (p *Prompt) emit(r *Rendered) error {
 			b.WriteString("\n\n")
 		}
 		if r.modes[i] == visibility.Summary {
-			b.WriteString(p.prepare().summary[i])
+			b.WriteString(p.prepare().summary(i))
 			summarized = true
 			continue
 		}

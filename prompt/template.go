@@ -3,9 +3,12 @@ package prompt
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/unfold-dev/unfold/section"
 )
@@ -18,11 +21,12 @@ const OpenSectionsName = "open_sections"
 // immutable and safe for concurrent use; bind params to it with
 // [Template.Bind] to get a [Prompt] that renders.
 type Template struct {
-	ns, key  string
-	nodes    []node                    // depth-first, in declaration order
-	byPath   map[string]int            // dotted path -> index in nodes
-	needs    map[reflect.Type][]string // params type -> paths of the sections that take it
-	sizeHint int                       // bytes of fixed text, to size the output buffer
+	ns, key string
+	nodes   []node         // depth-first, in declaration order
+	needs   []reflect.Type // the params types sections take, in first-use order
+
+	pathsOnce sync.Once
+	byPath    map[string]int // dotted path -> index in nodes, built on first lookup
 }
 
 // node is one section placed in the tree.
@@ -60,10 +64,37 @@ func New(ns, key string, sections ...*section.Section) (*Template, error) {
 		return nil, fmt.Errorf("prompt: new %s/%s: %w", ns, key, err)
 	}
 	count := countSections(sections)
-	t := &Template{ns: ns, key: key, nodes: make([]node, 0, count), byPath: make(map[string]int, count), needs: map[reflect.Type][]string{}}
-	t.add(sections, -1, "", "", 0)
+	t := &Template{ns: ns, key: key, nodes: make([]node, 0, count)}
+	size := headingsSize(sections, 2, 0, 0)
+	if size > math.MaxInt32 {
+		return nil, fmt.Errorf("prompt: new %s/%s: the section headings take %d bytes, more than the 2 GiB a template holds", ns, key, size)
+	}
+	b := &headings{at: make([]headingAt, 0, count)}
+	b.buf.Grow(size)
+	t.add(b, sections, -1, 0)
+	// Every heading, number and path is a slice of one string.
+	all := b.buf.String()
+	for i := range t.nodes {
+		n, o := &t.nodes[i], b.at[i]
+		n.heading, n.number, n.path = all[o.start:o.end], all[o.numStart:o.numEnd], all[o.pathStart:o.pathEnd]
+	}
 	return t, nil
 }
+
+// headings collects the text of every node's heading in one buffer while
+// the tree is walked.
+type headings struct {
+	buf strings.Builder
+	at  []headingAt // per node
+}
+
+// headingAt locates a node's heading, number and path in headings.buf.
+type headingAt struct{ start, numStart, numEnd, pathStart, pathEnd, end int32 }
+
+// written returns the text between two offsets of the buffer.
+func (h *headings) written(from, to int32) string { return h.buf.String()[from:to] }
+
+func (h *headings) offset() int32 { return int32(h.buf.Len()) }
 
 // MustNew is like [New] but panics on error. Use it for templates declared
 // at package level.
@@ -75,57 +106,70 @@ func MustNew(ns, key string, sections ...*section.Section) *Template {
 	return t
 }
 
-func (t *Template) add(list []*section.Section, parent int, prefix, number string, depth int) []int {
+// add appends the nodes of list, children of node parent (-1 at the top),
+// and returns their indices. Headings go to b: "## 2.1. Title (path)".
+func (t *Template) add(b *headings, list []*section.Section, parent int, depth int) []int {
 	idx := make([]int, 0, len(list))
 	hashes := "######"[:min(depth+2, 6)]
 	for i, s := range list {
-		// One string holds the heading; the number and the path are slices of it.
-		var b strings.Builder
-		b.Grow(len(hashes) + len(number) + 4 + len(s.Title()) + len(prefix) + len(s.Key()) + 4)
-		b.WriteString(hashes)
-		b.WriteByte(' ')
-		numStart := b.Len()
-		b.WriteString(number)
-		b.WriteString(strconv.Itoa(i + 1))
-		b.WriteByte('.')
-		numEnd := b.Len()
-		b.WriteByte(' ')
-		b.WriteString(s.Title())
-		b.WriteString(" (")
-		pathStart := b.Len()
-		if prefix != "" {
-			b.WriteString(prefix)
-			b.WriteByte('.')
+		var o headingAt
+		o.start = b.offset()
+		b.buf.WriteString(hashes)
+		b.buf.WriteByte(' ')
+		o.numStart = b.offset()
+		if parent >= 0 {
+			b.buf.WriteString(b.written(b.at[parent].numStart, b.at[parent].numEnd))
 		}
-		b.WriteString(s.Key())
-		pathEnd := b.Len()
-		b.WriteByte(')')
-		heading := b.String()
-		n := node{
-			sec:     s,
-			path:    heading[pathStart:pathEnd],
-			number:  heading[numStart:numEnd],
-			heading: heading,
-			depth:   depth,
-			parent:  parent,
+		var digits [20]byte
+		b.buf.Write(strconv.AppendInt(digits[:0], int64(i+1), 10))
+		b.buf.WriteByte('.')
+		o.numEnd = b.offset()
+		b.buf.WriteByte(' ')
+		b.buf.WriteString(s.Title())
+		b.buf.WriteString(" (")
+		o.pathStart = b.offset()
+		if parent >= 0 {
+			b.buf.WriteString(b.written(b.at[parent].pathStart, b.at[parent].pathEnd))
+			b.buf.WriteByte('.')
 		}
+		b.buf.WriteString(s.Key())
+		o.pathEnd = b.offset()
+		b.buf.WriteByte(')')
+		o.end = b.offset()
+		b.at = append(b.at, o)
+
+		n := node{sec: s, depth: depth, parent: parent}
 		if !s.Dynamic() {
 			n.dedented = section.Dedent(mustBody(s))
 			n.static = shiftHeadings(n.dedented, depth+2)
 		}
-		t.sizeHint += len(n.heading) + max(len(n.static), len(s.Source())) + 4
 		at := len(t.nodes)
 		t.nodes = append(t.nodes, n)
-		t.byPath[n.path] = at
-		if pt := s.ParamsType(); pt != nil {
-			t.needs[pt] = append(t.needs[pt], n.path)
+		if pt := s.ParamsType(); pt != nil && !slices.Contains(t.needs, pt) {
+			t.needs = append(t.needs, pt)
 		}
 		idx = append(idx, at)
-		kids := t.add(s.Children(), at, n.path, n.number, depth+1)
+		kids := t.add(b, s.Children(), at, depth+1)
 		t.nodes[at].children = kids
 		t.nodes[at].end = len(t.nodes)
 	}
 	return idx
+}
+
+// headingsSize is the length of the headings of list and its descendants
+// at heading level hashes, under a number and a path of the given lengths.
+func headingsSize(list []*section.Section, hashes, number, path int) int {
+	size := 0
+	for i, s := range list {
+		num := number + len(strconv.Itoa(i+1)) + 1
+		p := len(s.Key())
+		if path > 0 {
+			p += path + 1
+		}
+		size += min(hashes, 6) + 1 + num + 1 + len(s.Title()) + 2 + p + 1
+		size += headingsSize(s.Children(), hashes+1, num, p)
+	}
+	return size
 }
 
 func countSections(list []*section.Section) int {
@@ -144,11 +188,34 @@ func (t *Template) Key() string { return t.key }
 
 // Section returns the section at the dotted path.
 func (t *Template) Section(path string) (*section.Section, bool) {
-	i, ok := t.byPath[path]
+	i, ok := t.index(path)
 	if !ok {
 		return nil, false
 	}
 	return t.nodes[i].sec, true
+}
+
+// index returns the index of the node at the dotted path.
+func (t *Template) index(path string) (int, bool) {
+	t.pathsOnce.Do(func() {
+		t.byPath = make(map[string]int, len(t.nodes))
+		for i, n := range t.nodes {
+			t.byPath[n.path] = i
+		}
+	})
+	i, ok := t.byPath[path]
+	return i, ok
+}
+
+// pathsTaking returns the paths of the sections that take params of type pt.
+func (t *Template) pathsTaking(pt reflect.Type) []string {
+	var paths []string
+	for _, n := range t.nodes {
+		if n.sec.ParamsType() == pt {
+			paths = append(paths, n.path)
+		}
+	}
+	return paths
 }
 
 // Paths returns the dotted path of every section, depth first.

@@ -67,26 +67,31 @@ func fenceLine(line string) (ch byte, length int, rest string, ok bool) {
 // line starts with, turns whitespace-only lines into empty ones, and trims
 // the result.
 func Dedent(s string) string {
-	if s == "" {
-		return s
-	}
 	prefix, first := "", true
-	for line := range strings.Lines(s) {
-		line = strings.TrimRight(line, "\r\n")
-		trimmed := strings.TrimLeft(line, " \t")
-		if trimmed == "" {
-			continue
-		}
-		indent := line[:len(line)-len(trimmed)]
-		if first {
-			prefix, first = indent, false
-			continue
+	for rest := s; rest != ""; {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
 		}
 		n := 0
-		for n < len(prefix) && n < len(indent) && prefix[n] == indent[n] {
+		for n < len(line) && (line[n] == ' ' || line[n] == '\t') {
 			n++
 		}
-		prefix = prefix[:n]
+		if strings.TrimRight(line[n:], "\r") == "" {
+			continue // blank
+		}
+		indent := line[:n]
+		if first {
+			prefix, first = indent, false
+		} else {
+			n = 0
+			for n < len(prefix) && n < len(indent) && prefix[n] == indent[n] {
+				n++
+			}
+			prefix = prefix[:n]
+		}
 		if prefix == "" {
 			break
 		}

@@ -107,10 +107,11 @@ func New[P any](spec Spec[P]) *Section {
 		f := spec.Content
 		s.content = func(p any) (string, error) { return f(p.(P)) }
 	}
-	if strings.Contains(spec.Body, "{{") && s.err == nil && spec.Funcs == nil {
+	actions := strings.Contains(spec.Body, "{{")
+	if actions && s.err == nil && spec.Funcs == nil {
 		s.simple, _ = cachedSimple(spec.Body, pt)
 	}
-	if strings.Contains(spec.Body, "{{") && s.err == nil && s.simple == nil {
+	if actions && s.err == nil && s.simple == nil {
 		t, err := template.New(spec.Key).Option("missingkey=error").Funcs(spec.Funcs).Parse(spec.Body)
 		if err != nil {
 			s.err = fmt.Errorf("body template: %w", err)

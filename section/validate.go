@@ -89,7 +89,7 @@ func (v *validator) fail(format string, args ...any) {
 
 func (v *validator) siblings(list []*Section) {
 	var seen map[string]bool // for long lists; short ones are scanned
-	if len(list) > 16 {
+	if len(list) > 64 {
 		seen = make(map[string]bool, len(list))
 	}
 	dup := func(i int, key string) bool {
@@ -123,6 +123,15 @@ func (v *validator) siblings(list []*Section) {
 	}
 }
 
+// openFenceIn is OpenFence of the dedented body, without dedenting bodies
+// that have no fence at all.
+func openFenceIn(body string) int {
+	if !strings.Contains(body, "```") && !strings.Contains(body, "~~~") {
+		return 0
+	}
+	return OpenFence(Dedent(body))
+}
+
 func (v *validator) section(s *Section) {
 	if s.err != nil {
 		v.errs = append(v.errs, &Error{Path: v.path(), Err: s.err})
@@ -130,7 +139,7 @@ func (v *validator) section(s *Section) {
 	if s.title == "" {
 		v.fail("title is empty")
 	}
-	if line := OpenFence(Dedent(s.bodySrc)); line > 0 {
+	if line := openFenceIn(s.bodySrc); line > 0 {
 		v.fail("body opens a code fence on line %d and never closes it; close it, or it swallows the rest of the prompt", line)
 	}
 	if c, ok := s.vis.(visibility.Constant); ok && visibility.Mode(c) == visibility.Summary && s.summary == "" {

@@ -121,11 +121,14 @@ func (p *Prompt) blockTokens(r *Rendered, c tokens.Counter, i int, m visibility.
 	return v, nil
 }
 
-// count fills r.tokens for the visible sections and, under a budget,
-// demotes sections until the sum of the blocks fits.
+// count fills r.tokens for the visible sections and, under a budget, fits
+// the prompt into it.
 func (p *Prompt) count(r *Rendered, cfg renderConfig) error {
 	r.tokens = make([]int, len(p.t.nodes))
 	r.declared = make([]visibility.Why, len(p.t.nodes))
+	if cfg.budget > 0 {
+		return p.fit(r, cfg.counter, cfg.budget)
+	}
 	for i := range p.t.nodes {
 		if !r.visible[i] {
 			continue
@@ -136,73 +139,144 @@ func (p *Prompt) count(r *Rendered, cfg renderConfig) error {
 		}
 		r.tokens[i] = v
 	}
-	if cfg.budget > 0 {
-		demoted, sum, err := p.demote(r, cfg.counter, cfg.budget)
-		if err != nil || sum > cfg.budget {
-			return cmp.Or(err, p.budgetError(r, cfg.budget, sum))
-		}
-		if demoted {
-			return p.repromote(r, cfg.counter, cfg.budget)
-		}
-	}
 	return nil
 }
 
-// repromote gives back, highest priority first, sections the budget
-// demoted that fit in what is left of it: demotion goes in fixed order and
-// can overshoot, and a fuller prompt is a better one.
-func (p *Prompt) repromote(r *Rendered, c tokens.Counter, budget int) error {
+// fit summarizes every section the budget may summarize (see candidates),
+// then gives them back in full, highest priority first (then shallower, then
+// earlier), each one that still fits; what stays summarized was demoted
+// lowest priority first. A candidate under a summarized section comes back
+// in full with that section, if it does.
+//
+// Counting is the cost of fitting, so fit counts little: the smallest prompt,
+// and a section with what it would show only when a lower bound (from
+// counters that give one, see tokens.LowerBounder) does not already rule it
+// out. A prompt of a thousand sections fitted into a few thousand tokens
+// counts about what it shows.
+func (p *Prompt) fit(r *Rendered, c tokens.Counter, budget int) error {
 	nodes := p.t.nodes
-	var demoted []int
-	for i := range nodes {
-		if r.visible[i] && r.whys[i] == visibility.Budget {
-			demoted = append(demoted, i)
-		}
+	cands := p.candidates(r)
+	for _, i := range cands {
+		r.declared[i] = r.whys[i]
+		r.modes[i], r.whys[i] = visibility.Summary, visibility.Budget
 	}
-	slices.SortFunc(demoted, func(a, b int) int {
-		return cmp.Or(
-			cmp.Compare(nodes[b].sec.Priority(), nodes[a].sec.Priority()),
-			cmp.Compare(nodes[a].depth, nodes[b].depth),
-			cmp.Compare(a, b),
-		)
-	})
-	sum := p.blockSum(r)
 	pr := p.prepare()
-	for _, i := range demoted {
-		if !r.visible[i] || r.modes[i] != visibility.Summary {
+	sum, blocks := 0, 0
+	for i := range nodes {
+		n := &nodes[i]
+		r.visible[i] = pr.enabled[i] && (n.parent < 0 || (r.visible[n.parent] && r.modes[n.parent] == visibility.Full))
+		if !r.visible[i] {
 			continue
+		}
+		v, err := p.blockTokens(r, c, i, r.modes[i])
+		if err != nil {
+			return err
+		}
+		r.tokens[i] = v
+		sum += v
+		blocks++
+	}
+	sum += max(blocks-1, 0)
+	lb, _ := c.(tokens.LowerBounder)
+	var shown []int
+	for k := len(cands) - 1; k >= 0; k-- {
+		i := cands[k]
+		if !r.visible[i] {
+			r.modes[i], r.whys[i] = visibility.Full, r.declared[i]
+			continue
+		}
+		shown = p.revealed(r, i, shown[:0])
+		if lb != nil {
+			lo, err := p.lowerDelta(r, c, lb, i, shown)
+			if err != nil {
+				return err
+			}
+			if lo > 0 && sum+lo > budget {
+				continue
+			}
 		}
 		full, err := p.blockTokens(r, c, i, visibility.Full)
 		if err != nil {
 			return err
 		}
-		// What would show below i once it is FULL again: descendants whose
-		// ancestors up to i are all FULL.
 		delta := full - r.tokens[i]
-		var shown []int
-		for j := i + 1; j < nodes[i].end; j++ {
-			if !pr.enabled[j] || (nodes[j].parent != i && !slices.Contains(shown, nodes[j].parent)) ||
-				(nodes[j].parent != i && r.modes[nodes[j].parent] != visibility.Full) {
-				continue
-			}
+		for _, j := range shown {
 			v, err := p.blockTokens(r, c, j, r.modes[j])
 			if err != nil {
 				return err
 			}
 			delta += v + 1
-			shown = append(shown, j)
 		}
-		if sum+delta > budget {
+		if delta > 0 && sum+delta > budget {
 			continue
 		}
 		sum += delta
 		r.modes[i], r.whys[i], r.tokens[i] = visibility.Full, r.declared[i], full
 		for _, j := range shown {
 			r.visible[j] = true
-			r.tokens[j], _ = p.blockTokens(r, c, j, r.modes[j])
+			r.tokens[j], _ = p.blockTokens(r, c, j, r.modes[j]) // counted above
 		}
 	}
+	if sum > budget {
+		return p.budgetError(r, budget, sum)
+	}
 	return nil
+}
+
+// revealed appends to out the descendants of the visible SUMMARY section i
+// that would show were i FULL: enabled, with every section between them and
+// i FULL.
+func (p *Prompt) revealed(r *Rendered, i int, out []int) []int {
+	nodes := p.t.nodes
+	pr := p.prepare()
+	start := len(out)
+	for j := i + 1; j < nodes[i].end; j++ {
+		parent := nodes[j].parent
+		if !pr.enabled[j] || (parent != i && (r.modes[parent] != visibility.Full || !slices.Contains(out[start:], parent))) {
+			continue
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// lowerDelta bounds from below what giving the visible SUMMARY section i
+// back in full, with the sections it would show, adds to the prompt. Counts
+// already known are used as they are.
+func (p *Prompt) lowerDelta(r *Rendered, c tokens.Counter, lb tokens.LowerBounder, i int, shown []int) (int, error) {
+	lo, err := p.lowerBlock(r, c, lb, i, visibility.Full)
+	if err != nil {
+		return 0, err
+	}
+	lo -= r.tokens[i]
+	for _, j := range shown {
+		v, err := p.lowerBlock(r, c, lb, j, r.modes[j])
+		if err != nil {
+			return 0, err
+		}
+		lo += v + 1
+	}
+	return lo, nil
+}
+
+// lowerBlock is a lower bound of blockTokens: the cached count when there is
+// one, the counter's bound otherwise.
+func (p *Prompt) lowerBlock(r *Rendered, c tokens.Counter, lb tokens.LowerBounder, i int, m visibility.Mode) (int, error) {
+	n := &p.t.nodes[i]
+	if m == visibility.Summary || !n.sec.Live() {
+		if v, ok := p.counts.lookup(c, countKey{i, m}); ok {
+			return v, nil
+		}
+	}
+	if m == visibility.Summary {
+		return lb.LowerBound(p.prepare().summary(i)), nil
+	}
+	body, err := r.body(i)
+	if err != nil {
+		return 0, err
+	}
+	// Bounds add up across the blank line between heading and body.
+	return lb.LowerBound(n.heading) + lb.LowerBound(body), nil
 }
 
 // refit runs after the whole text was counted and found over budget: block

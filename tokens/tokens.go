@@ -11,6 +11,15 @@ type Counter interface {
 	Count(text string) int
 }
 
+// LowerBounder is implemented by counters that can bound a count from below
+// for a fraction of the cost of counting. A budgeted render uses the bound to
+// pass over sections that cannot fit without counting them. The bound must
+// never exceed Count(text), and bounds must add up across a blank line:
+// LowerBound(a) + LowerBound(b) <= Count(a + "\n\n" + b).
+type LowerBounder interface {
+	LowerBound(text string) int
+}
+
 // CounterFunc adapts a function to a Counter.
 type CounterFunc func(text string) int
 

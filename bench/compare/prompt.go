@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/unfold-dev/unfold/internal/textgen"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/tokens/bpe"
@@ -200,7 +201,7 @@ func runBudget(cfg *config) (*table, error) {
 
 // runTokens counts 1 MB of mixed markdown with both encodings.
 func runTokens(cfg *config) (*table, error) {
-	text := markdown(1 << 20)
+	text := textgen.Markdown(1 << 20)
 	file := filepath.Join(cfg.tmp, "mixed.md")
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		return nil, err

@@ -1,14 +1,9 @@
-// Package bpe counts tokens exactly with the byte-pair encodings of OpenAI's
-// models: o200k_base (GPT-4o and later) and cl100k_base (GPT-4, GPT-3.5).
-// The vocabularies are compiled into the program; nothing is downloaded at
-// run time.
 package bpe
 
 import (
 	"fmt"
 	"sync"
-
-	"github.com/tiktoken-go/tokenizer"
+	"unicode/utf8"
 
 	"github.com/unfold-dev/unfold/tokens"
 )
@@ -24,17 +19,19 @@ const (
 
 // Counter counts tokens with one encoding. It is safe for concurrent use.
 type Counter struct {
-	enc  Encoding
-	once sync.Once
-	c    tokenizer.Codec
+	enc   Encoding
+	chunk func(s string, i int) int // the encoding's pre-tokenizer
+
+	once sync.Once // loads v
+	v    *vocab
 	err  error
 }
 
 var _ tokens.Counter = (*Counter)(nil)
 
 var (
-	o200k  = &Counter{enc: O200k}
-	cl100k = &Counter{enc: Cl100k}
+	o200k  = &Counter{enc: O200k, chunk: o200kChunk}
+	cl100k = &Counter{enc: Cl100k, chunk: cl100kChunk}
 )
 
 // O200kBase returns the o200k_base counter. Its vocabulary loads on first use.
@@ -58,19 +55,14 @@ func For(name string) (*Counter, error) {
 // Encoding returns the counter's encoding.
 func (c *Counter) Encoding() Encoding { return c.enc }
 
-func (c *Counter) codec() (tokenizer.Codec, error) {
+func (c *Counter) vocab() (*vocab, error) {
 	c.once.Do(func() {
-		switch c.enc {
-		case O200k:
-			c.c, c.err = tokenizer.Get(tokenizer.O200kBase)
-		case Cl100k:
-			c.c, c.err = tokenizer.Get(tokenizer.Cl100kBase)
-		}
+		c.v, c.err = loadVocab(c.enc)
 		if c.err != nil {
 			c.err = fmt.Errorf("bpe: load %s: %w", c.enc, c.err)
 		}
 	})
-	return c.c, c.err
+	return c.v, c.err
 }
 
 // Count returns the exact number of tokens in text. Special-token strings
@@ -86,14 +78,53 @@ func (c *Counter) Count(text string) int {
 
 // CountErr is Count with the vocabulary's load error returned instead of
 // panicking.
+//
+// Text that is not valid UTF-8 counts as tiktoken-go counts it: each
+// invalid byte as the three bytes of U+FFFD.
 func (c *Counter) CountErr(text string) (int, error) {
-	codec, err := c.codec()
+	v, err := c.vocab()
 	if err != nil {
 		return 0, err
 	}
-	n, err := codec.Count(text)
-	if err != nil {
-		return 0, fmt.Errorf("bpe: count %s: %w", c.enc, err)
+	if !utf8.ValidString(text) {
+		text = replaceInvalid(text)
+	}
+	var sc scratch
+	n := 0
+	for i := 0; i < len(text); {
+		e := c.chunk(text, i)
+		if e == i { // a rune in no chunk: DEL, one byte
+			i++
+			continue
+		}
+		n += v.encodedLen(text[i:e], &sc)
+		i = e
 	}
 	return n, nil
+}
+
+// LowerBound returns a number of tokens text has at least, for a small
+// fraction of the cost of Count: it reads each byte once, needs no
+// vocabulary (so it never loads one and never fails), and, on English prose,
+// comes to about nine tenths of the count (on markdown and code, two thirds
+// to four fifths). Bounds add up across a blank line: LowerBound(a) +
+// LowerBound(b) <= Count(a + "\n\n" + b). It implements
+// tokens.LowerBounder, which budgeted renders use to pass over sections that
+// cannot fit without counting them.
+func (c *Counter) LowerBound(text string) int { return lowerBound(text) }
+
+// replaceInvalid returns s with each byte that is not part of a valid UTF-8
+// sequence replaced by U+FFFD, the rune tiktoken-go's splitter sees there.
+func replaceInvalid(s string) string {
+	b := make([]byte, 0, len(s)+len(s)/2)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b)
 }

@@ -25,6 +25,9 @@ func TestKnownCounts(t *testing.T) {
 		{bpe.O200kBase(), "hello world", 2},
 		{bpe.O200kBase(), "", 0},
 		{bpe.Cl100kBase(), "<|endoftext|>", 7},
+		{bpe.O200kBase(), "a\x7fb", 2},    // tiktoken-go drops DEL
+		{bpe.O200kBase(), "\xff", 1},      // an invalid byte counts as U+FFFD
+		{bpe.Cl100kBase(), "\xff\xfe", 1}, // "\ufffd\ufffd" is one token
 	} {
 		if got := tc.enc.Count(tc.text); got != tc.want {
 			t.Errorf("%s: Count(%q) = %d, want %d", tc.enc.Encoding(), tc.text, got, tc.want)
@@ -77,19 +80,32 @@ func TestConcurrentCount(t *testing.T) {
 	wg.Wait()
 }
 
-func BenchmarkCount(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "markdown.txt"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	text := strings.Repeat(string(data), 800) // about 1 MB of markdown
-	for _, c := range []*bpe.Counter{bpe.O200kBase(), bpe.Cl100kBase()} {
-		b.Run(string(c.Encoding()), func(b *testing.B) {
-			c.Count("warm up")
-			b.SetBytes(int64(len(text)))
-			for b.Loop() {
-				c.Count(text)
-			}
-		})
+func TestCounterLowerBound(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		text string
+		want [2]int // o200k, cl100k
+	}{
+		{"empty", "", [2]int{0, 0}},
+		{"words", "hello world", [2]int{2, 2}},
+		{"contraction", "don't stop", [2]int{2, 2}}, // the contraction may join the word
+		{"digits in threes", "1234567", [2]int{3, 3}},
+		{"punctuation run", "a --> b", [2]int{3, 3}},
+		{"spaces before a word", "a   b", [2]int{2, 2}}, // whitespace is not counted
+		{"newlines", "a\n\nb", [2]int{2, 2}},
+		{"rare word", "antidisestablishmentarianism", [2]int{1, 1}},
+		{"del", "a\x7f", [2]int{1, 1}},
+	} {
+		for k, c := range []*bpe.Counter{bpe.O200kBase(), bpe.Cl100kBase()} {
+			t.Run(string(c.Encoding())+"/"+tc.name, func(t *testing.T) {
+				got := c.LowerBound(tc.text)
+				if got != tc.want[k] {
+					t.Errorf("LowerBound(%q): got %d, want %d", tc.text, got, tc.want[k])
+				}
+				if n := c.Count(tc.text); got > n {
+					t.Errorf("LowerBound(%q) = %d, above Count %d", tc.text, got, n)
+				}
+			})
+		}
 	}
 }

@@ -336,3 +336,77 @@ func TestBudgetLiveContentOncePerRender(t *testing.T) {
 		t.Errorf("rendered text does not hold the first call's content:\n%s", r.Text())
 	}
 }
+
+// countOnly hides a counter's lower bound, so a render counts every section
+// it considers.
+type countOnly struct{ tokens.Counter }
+
+// boundedCounter counts with bpe and its lower bound, recording how many
+// bytes it counted.
+type boundedCounter struct {
+	*bpe.Counter
+	counted *int
+}
+
+func (c boundedCounter) Count(s string) int {
+	*c.counted += len(s)
+	return c.Counter.Count(s)
+}
+
+// TestBudgetLowerBoundSameResult: passing over sections by their lower bound
+// gives the prompt that counting every one gives, across budgets from tiny
+// to ample, on the small fixture and on a thousand sections.
+func TestBudgetLowerBoundSameResult(t *testing.T) {
+	trees := map[string]func() *prompt.Prompt{
+		"fixture": budgetFixture,
+		"thousand": func() *prompt.Prompt {
+			return prompt.MustNew("bench", "budget", budgetSections()...).MustBind(benchBind)
+		},
+	}
+	var bounded tokens.Counter = bpe.O200kBase()
+	if _, ok := bounded.(tokens.LowerBounder); !ok {
+		t.Fatal("bpe counters give no lower bound")
+	}
+	for name, tree := range trees {
+		full, err := tree().Render(nil, nil, prompt.WithTokens(bpe.O200kBase()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, frac := range []int{1, 3, 10, 25, 50, 75, 99, 100} {
+			budget := full.Tokens() * frac / 100
+			t.Run(fmt.Sprintf("%s/%d", name, budget), func(t *testing.T) {
+				want, errWant := tree().Render(nil, nil, prompt.WithBudget(budget, countOnly{bpe.O200kBase()}))
+				got, errGot := tree().Render(nil, nil, prompt.WithBudget(budget, bounded))
+				if errWant != nil || errGot != nil {
+					if fmt.Sprint(errGot) != fmt.Sprint(errWant) {
+						t.Fatalf("with the bound: %v; counting all: %v", errGot, errWant)
+					}
+					return
+				}
+				if g, w := reportTable(got)+got.Text(), reportTable(want)+want.Text(); g != w {
+					t.Errorf("with the bound the prompt differs from counting every section:\n%s\nwant:\n%s", g, w)
+				}
+			})
+		}
+	}
+}
+
+// TestBudgetCountsWhatItShows: fitting a thousand sections into a small
+// budget counts about the text it shows, not the text it leaves out.
+func TestBudgetCountsWhatItShows(t *testing.T) {
+	p := prompt.MustNew("bench", "budget", budgetSections()...).MustBind(benchBind)
+	full, err := p.Render(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := 0
+	r, err := prompt.MustNew("bench", "budget", budgetSections()...).MustBind(benchBind).
+		Render(nil, nil, prompt.WithBudget(8000, boundedCounter{bpe.O200kBase(), &counted}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("counted %d bytes for a prompt of %d bytes (%d in full)", counted, len(r.Text()), len(full.Text()))
+	if counted > 4*len(r.Text()) {
+		t.Errorf("counted %d bytes to fit a %d-byte prompt out of %d bytes; want at most four times what it shows", counted, len(r.Text()), len(full.Text()))
+	}
+}

@@ -49,10 +49,14 @@
 // (ties: deeper, then later sections first), until it fits; sections the
 // session opened, and the sections holding them, are never demoted. Demoted
 // sections get the usual suffix, so the model can open what the budget
-// closed. Sections demoted past need are given back, highest priority first,
-// while they fit. Token counts are cached per section block in the Prompt, so
-// fitting costs about one exact count of the prompt the first time and a
-// count of the final text after that. When even the smallest reachable
+// closed. The fit starts from the smallest prompt, every such section
+// summarized, and gives sections back in full, highest priority first, while
+// they fit, so the sections under a summarized one are never counted. Token
+// counts are cached per section block in the Prompt, and counters that bound
+// a count from below ([tokens.LowerBounder], as tokens/bpe does) let the fit
+// pass over sections that cannot fit without counting them: fitting costs
+// about one exact count of what the prompt shows the first time and a count
+// of the final text after that. When even the smallest reachable
 // prompt does not fit, Render fails with a [*BudgetError] naming the budget,
 // the minimum and the largest sections. The report gives each section's
 // tokens, mode and why (declared, selector, override or budget).

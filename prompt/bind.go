@@ -21,10 +21,11 @@ type Prompt struct {
 	t      *Template
 	params []any // per node: the bound params, nil for section.None
 
-	prepOnce sync.Once
-	prep     prepared
-	bodies   []lazyBody // per node: the executed, processed template body
-	bodyMu   sync.Mutex // held while a body is executed for bodies
+	prepOnce  sync.Once
+	prep      prepared
+	bodies    []lazyBody    // per node: the executed, processed template body
+	summaries []lazySummary // per node: the SUMMARY block
+	cacheMu   sync.Mutex    // held while bodies or summaries are filled in
 
 	counts countCache // token counts of fixed blocks
 }
@@ -33,22 +34,21 @@ type Prompt struct {
 type prepared struct {
 	enabled  []bool // the node and every ancestor enabled
 	hasTools []bool // the node or an enabled descendant declares a tool
-	// summaries holds the SUMMARY block of every enabled node with a
-	// summary, node i's at summaries[summaryAt[i]:summaryAt[i+1]]: one string
-	// for them all, as a prompt often shows hundreds.
-	summaries string
-	summaryAt []int
-	err       error
+	err      error
 }
 
-// summary returns node i's SUMMARY block.
-func (pr *prepared) summary(i int) string { return pr.summaries[pr.summaryAt[i]:pr.summaryAt[i+1]] }
-
 type lazyBody struct {
-	done atomic.Bool // the fields below are set; written under Prompt.bodyMu
+	done atomic.Bool // the fields below are set; written under Prompt.cacheMu
 	raw  string      // executed and dedented
 	text string      // raw with headings shifted for the node's depth
 	err  error
+}
+
+// lazySummary is a node's SUMMARY block, kept from the first render that
+// shows it: most often a slice of that render's text.
+type lazySummary struct {
+	done atomic.Bool // text is set; written under Prompt.cacheMu
+	text string
 }
 
 // Bind binds params to the template, one value per params type its sections
@@ -94,7 +94,7 @@ func (t *Template) Bind(params ...any) (*Prompt, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("prompt: bind %s/%s: %w", t.ns, t.key, err)
 	}
-	p := &Prompt{t: t, params: make([]any, len(t.nodes)), bodies: make([]lazyBody, len(t.nodes))}
+	p := &Prompt{t: t, params: make([]any, len(t.nodes)), bodies: make([]lazyBody, len(t.nodes)), summaries: make([]lazySummary, len(t.nodes))}
 	for i, n := range t.nodes {
 		if pt := n.sec.ParamsType(); pt != nil {
 			p.params[i] = byType[pt]
@@ -146,26 +146,6 @@ func (p *Prompt) prepare() *prepared {
 				}
 			}
 		}
-		size := 0
-		for i, n := range nodes {
-			if pr.enabled[i] && n.sec.Summary() != "" {
-				size += len(n.heading) + len(n.sec.Summary()) + 2*len(n.path) + 160
-				for _, c := range n.children {
-					size += len(nodes[c].sec.Key()) + 2
-				}
-			}
-		}
-		var b strings.Builder
-		b.Grow(size)
-		pr.summaryAt = make([]int, len(nodes)+1)
-		for i, n := range nodes {
-			pr.summaryAt[i] = b.Len()
-			if pr.enabled[i] && n.sec.Summary() != "" {
-				p.writeSummary(&b, &pr, i)
-			}
-		}
-		pr.summaryAt[len(nodes)] = b.Len()
-		pr.summaries = b.String()
 		pr.err = errors.Join(errs...)
 		p.prep = pr
 	})
@@ -174,6 +154,43 @@ func (p *Prompt) prepare() *prepared {
 
 // hasSummary reports whether node i has a summary to render as SUMMARY.
 func (p *Prompt) hasSummary(i int) bool { return p.t.nodes[i].sec.Summary() != "" }
+
+// summary returns node i's SUMMARY block.
+func (p *Prompt) summary(i int) string {
+	if ls := &p.summaries[i]; ls.done.Load() {
+		return ls.text
+	}
+	var b strings.Builder
+	b.Grow(p.summarySize(i))
+	p.writeSummary(&b, p.prepare(), i)
+	p.keepSummary(i, b.String())
+	return b.String()
+}
+
+// keepSummary keeps text as node i's SUMMARY block unless one is kept.
+func (p *Prompt) keepSummary(i int, text string) {
+	ls := &p.summaries[i]
+	p.cacheMu.Lock()
+	if !ls.done.Load() {
+		ls.text = text
+		ls.done.Store(true)
+	}
+	p.cacheMu.Unlock()
+}
+
+// summarySize is the length of node i's SUMMARY block, or a little more
+// until it was written once.
+func (p *Prompt) summarySize(i int) int {
+	if ls := &p.summaries[i]; ls.done.Load() {
+		return len(ls.text)
+	}
+	n := &p.t.nodes[i]
+	size := len(n.heading) + len(n.sec.Summary()) + 2*len(n.path) + 160
+	for _, c := range n.children {
+		size += len(p.t.nodes[c].sec.Key()) + 2
+	}
+	return size
+}
 
 // writeSummary writes node i's SUMMARY block: heading, summary, and the line
 // telling the model how to open it.
@@ -204,13 +221,13 @@ func (p *Prompt) body(i int, depth int) (string, error) {
 	}
 	lb := &p.bodies[i]
 	if !lb.done.Load() {
-		p.bodyMu.Lock()
+		p.cacheMu.Lock()
 		if !lb.done.Load() {
 			lb.raw, lb.err = p.execBody(i)
 			lb.text = shiftHeadings(lb.raw, n.depth+2)
 			lb.done.Store(true)
 		}
-		p.bodyMu.Unlock()
+		p.cacheMu.Unlock()
 	}
 	if lb.err != nil || depth == n.depth {
 		return lb.text, lb.err

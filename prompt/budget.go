@@ -103,7 +103,7 @@ func (p *Prompt) blockTokens(r *Rendered, c tokens.Counter, i int, m visibility.
 	}
 	var text string
 	if m == visibility.Summary {
-		text = p.prepare().summary(i)
+		text = p.summary(i)
 	} else {
 		body, err := r.body(i)
 		if err != nil {
@@ -269,7 +269,7 @@ func (p *Prompt) lowerBlock(r *Rendered, c tokens.Counter, lb tokens.LowerBounde
 		}
 	}
 	if m == visibility.Summary {
-		return lb.LowerBound(p.prepare().summary(i)), nil
+		return lb.LowerBound(p.summary(i)), nil
 	}
 	body, err := r.body(i)
 	if err != nil {

@@ -214,7 +214,7 @@ func (p *Prompt) size(r *Rendered) (int, error) {
 		}
 		blocks++
 		if r.modes[i] == visibility.Summary {
-			size += len(p.prepare().summary(i))
+			size += p.summarySize(i)
 			continue
 		}
 		body, err := r.body(i)
@@ -240,6 +240,10 @@ func (p *Prompt) emit(r *Rendered) error {
 	b.Grow(size)
 	summarized := false
 	r.tools = r.tools[:0]
+	// SUMMARY blocks written for the first time are kept as slices of the
+	// text, not copies.
+	type span struct{ node, start, end int }
+	var fresh []span
 	for i := range nodes {
 		if !r.visible[i] {
 			continue
@@ -248,8 +252,14 @@ func (p *Prompt) emit(r *Rendered) error {
 			b.WriteString("\n\n")
 		}
 		if r.modes[i] == visibility.Summary {
-			b.WriteString(p.prepare().summary(i))
 			summarized = true
+			if ls := &p.summaries[i]; ls.done.Load() {
+				b.WriteString(ls.text)
+				continue
+			}
+			start := b.Len()
+			p.writeSummary(&b, p.prepare(), i)
+			fresh = append(fresh, span{i, start, b.Len()})
 			continue
 		}
 		n := &nodes[i]
@@ -268,5 +278,8 @@ func (p *Prompt) emit(r *Rendered) error {
 		r.tools = append(r.tools, r.openSectionsTool())
 	}
 	r.text = b.String()
+	for _, f := range fresh {
+		p.keepSummary(f.node, r.text[f.start:f.end])
+	}
 	return nil
 }

@@ -235,6 +235,18 @@ func (p *Prompt) body(i int, depth int) (string, error) {
 	return shiftHeadings(lb.raw, depth+2), nil
 }
 
+// keepBody keeps text, which needed no processing, as node i's executed
+// body unless one is kept.
+func (p *Prompt) keepBody(i int, text string) {
+	lb := &p.bodies[i]
+	p.cacheMu.Lock()
+	if !lb.done.Load() {
+		lb.raw, lb.text, lb.err = text, text, nil
+		lb.done.Store(true)
+	}
+	p.cacheMu.Unlock()
+}
+
 // execBody executes node i's body and dedents it.
 func (p *Prompt) execBody(i int) (string, error) {
 	n := &p.t.nodes[i]

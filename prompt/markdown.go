@@ -1,8 +1,10 @@
 package prompt
 
 import (
+	"bytes"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -12,6 +14,40 @@ import (
 // md parses bodies to find their headings. A goldmark parser is safe for
 // concurrent use.
 var md = goldmark.New()
+
+// plainBody returns raw, an executed body, as processing would leave it
+// (dedented, checked for open fences, headings shifted) when that is only
+// trimming its ends: its first line is not indented, it has no fence and no
+// line that could be a heading. ok is false otherwise, and raw must go
+// through the processing.
+func plainBody(raw []byte) (body []byte, ok bool) {
+	rest := raw
+	for len(rest) > 0 {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		if len(bytes.TrimRight(bytes.TrimLeft(line, " \t"), "\r")) == 0 {
+			continue // blank: Dedent looks past it
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			return nil, false // Dedent may strip a common indent
+		}
+		break
+	}
+	body = bytes.TrimSpace(raw)
+	if bytes.Contains(body, []byte("```")) || bytes.Contains(body, []byte("~~~")) {
+		return nil, false
+	}
+	// The string shares body's bytes only for this call, which keeps no
+	// part of it.
+	if mayHaveHeadings(unsafe.String(unsafe.SliceData(body), len(body))) {
+		return nil, false
+	}
+	return body, true
+}
 
 // mayHaveHeadings reports whether any line could be an ATX heading ("#" to
 // "######" then a space or the end of the line) or a setext underline (only

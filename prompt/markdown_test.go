@@ -92,3 +92,27 @@ func TestHeadingsSize(t *testing.T) {
 		})
 	}
 }
+
+// FuzzPlainBody checks that a body plainBody passes through comes out of it
+// as the full processing (dedent, fence check, heading shift) would leave it.
+func FuzzPlainBody(f *testing.F) {
+	for _, s := range []string{"plain text\n", "\n\n  indented\n  body", "# heading", "- item\n- # heading in a list",
+		"text\n===", "```go\nx\n```", "a\n\n   b\n", " \t\r\nx\r\n", "1. one\n2) two", "> quote\n>\n> # h", "~~~\nx"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		body, ok := plainBody([]byte(s))
+		if !ok {
+			return
+		}
+		dedented := section.Dedent(s)
+		if line := section.OpenFence(dedented); line > 0 {
+			t.Fatalf("plainBody(%q) passed a body with an open fence on line %d", s, line)
+		}
+		for _, shift := range []int{2, 4} {
+			if want := shiftHeadings(dedented, shift); string(body) != want {
+				t.Fatalf("plainBody(%q) = %q, processing gives %q", s, body, want)
+			}
+		}
+	})
+}

@@ -204,8 +204,9 @@ func (p *Prompt) resolve(sess *session.Session, fs afero.Fs) (*Rendered, error) 
 	return r, nil
 }
 
-// size returns the length of r's text and, with it, evaluates every body
-// the text shows, so emit can write it to a buffer allocated once.
+// size returns about the length of r's text, a little more when it shows
+// template bodies not executed yet, so emit can write it to a buffer
+// allocated once.
 func (p *Prompt) size(r *Rendered) (int, error) {
 	size, blocks := 0, 0
 	for i, v := range r.visible {
@@ -217,16 +218,25 @@ func (p *Prompt) size(r *Rendered) (int, error) {
 			size += p.summarySize(i)
 			continue
 		}
+		n := &p.t.nodes[i]
+		size += len(n.heading) + 2
+		if p.pending(i) {
+			size += len(n.sec.Source()) + len(n.sec.Source())/8
+			continue
+		}
 		body, err := r.body(i)
 		if err != nil {
 			return 0, err
 		}
-		size += len(p.t.nodes[i].heading)
-		if body != "" {
-			size += 2 + len(body)
-		}
+		size += len(body)
 	}
 	return size + 2*max(blocks-1, 0), nil
+}
+
+// pending reports whether node i's body is a template not executed yet.
+func (p *Prompt) pending(i int) bool {
+	sec := p.t.nodes[i].sec
+	return sec.Dynamic() && !sec.Live() && !p.bodies[i].done.Load()
 }
 
 // emit writes the text of the visible sections and collects the tools.
@@ -243,7 +253,8 @@ func (p *Prompt) emit(r *Rendered) error {
 	// SUMMARY blocks written for the first time are kept as slices of the
 	// text, not copies.
 	type span struct{ node, start, end int }
-	var fresh []span
+	var fresh, freshBodies []span
+	var scratch []byte
 	for i := range nodes {
 		if !r.visible[i] {
 			continue
@@ -263,6 +274,28 @@ func (p *Prompt) emit(r *Rendered) error {
 			continue
 		}
 		n := &nodes[i]
+		if p.pending(i) {
+			// A template body executed for the first time goes straight
+			// into the text when it needs no processing, and is kept as a
+			// slice of it.
+			var err error
+			scratch, err = n.sec.AppendBody(scratch[:0], p.params[i])
+			if err != nil {
+				return &section.Error{Path: n.path, Err: err}
+			}
+			if body, ok := plainBody(scratch); ok {
+				b.WriteString(n.heading)
+				start := b.Len()
+				if len(body) > 0 {
+					b.WriteString("\n\n")
+					start = b.Len()
+					b.Write(body)
+				}
+				freshBodies = append(freshBodies, span{i, start, b.Len()})
+				r.tools = append(r.tools, n.sec.Tools()...)
+				continue
+			}
+		}
 		body, err := r.body(i)
 		if err != nil {
 			return err
@@ -280,6 +313,9 @@ func (p *Prompt) emit(r *Rendered) error {
 	r.text = b.String()
 	for _, f := range fresh {
 		p.keepSummary(f.node, r.text[f.start:f.end])
+	}
+	for _, f := range freshBodies {
+		p.keepBody(f.node, r.text[f.start:f.end])
 	}
 	return nil
 }

@@ -197,6 +197,23 @@ func (s *Section) Body(params any) (text string, err error) {
 	return s.bodySrc, nil
 }
 
+// AppendBody appends the body rendered with params to dst and returns the
+// extended slice, as Body would return it; on error dst is returned as it
+// came, possibly with part of the body appended.
+func (s *Section) AppendBody(dst []byte, params any) ([]byte, error) {
+	switch {
+	case s.simple != nil:
+		return s.simple.appendTo(dst, paramsOrZero(s, params))
+	case s.body == nil && s.content == nil:
+		return append(dst, s.bodySrc...), nil
+	}
+	text, err := s.Body(params)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, text...), nil
+}
+
 func paramsOrZero(s *Section, params any) any {
 	if params == nil {
 		return None{}

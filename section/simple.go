@@ -2,6 +2,7 @@ package section
 
 import (
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"sync"
@@ -166,12 +167,26 @@ func isIdent(s string) bool {
 // execute renders the body for params, a value of the struct type it was
 // compiled for; any other value is an error, as text/template would give.
 func (b *simpleBody) execute(params any) (string, error) {
-	v := reflect.ValueOf(params)
-	if !v.IsValid() || v.Type() != b.typ {
-		return "", fmt.Errorf("body template: params are %T, want %v", params, b.typ)
-	}
 	var out strings.Builder
 	out.Grow(b.size + 16*len(b.parts))
+	if err := b.write(&out, params); err != nil {
+		return "", err
+	}
+	return out.String(), nil
+}
+
+// appendTo is execute appending to dst.
+func (b *simpleBody) appendTo(dst []byte, params any) ([]byte, error) {
+	out := appender{dst}
+	err := b.write(&out, params)
+	return out.b, err
+}
+
+func (b *simpleBody) write(out textWriter, params any) error {
+	v := reflect.ValueOf(params)
+	if !v.IsValid() || v.Type() != b.typ {
+		return fmt.Errorf("body template: params are %T, want %v", params, b.typ)
+	}
 	for _, p := range b.parts {
 		if p.field == nil {
 			out.WriteString(p.text)
@@ -184,8 +199,28 @@ func (b *simpleBody) execute(params any) (string, error) {
 		if f.Kind() == reflect.String {
 			out.WriteString(f.String())
 		} else {
-			fmt.Fprint(&out, f.Interface())
+			fmt.Fprint(out, f.Interface())
 		}
 	}
-	return out.String(), nil
+	return nil
+}
+
+// textWriter is what bodies are written to: a strings.Builder or an
+// appender.
+type textWriter interface {
+	io.Writer
+	io.StringWriter
+}
+
+// appender appends what is written to a byte slice.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
+}
+
+func (a *appender) WriteString(s string) (int, error) {
+	a.b = append(a.b, s...)
+	return len(s), nil
 }

@@ -111,3 +111,34 @@ func TestSimpleCache(t *testing.T) {
 		t.Errorf("cache holds %d entries, want at most %d", n, maxSimpleCache)
 	}
 }
+
+// TestAppendBody checks that AppendBody appends what Body returns, for every
+// kind of body, and leaves what dst held.
+func TestAppendBody(t *testing.T) {
+	p := simpleParams{Name: "Ann", Count: 7, Wait: time.Second}
+	for name, s := range map[string]*Section{
+		"fixed":    New(Spec[simpleParams]{Key: "k", Title: "T", Body: "fixed text"}),
+		"simple":   New(Spec[simpleParams]{Key: "k", Title: "T", Body: "Hello {{.Name}}, {{.Count}}"}),
+		"template": New(Spec[simpleParams]{Key: "k", Title: "T", Body: "{{if .OK}}yes{{else}}no {{.Wait}}{{end}}"}),
+		"content": New(Spec[simpleParams]{Key: "k", Title: "T", Content: func(p simpleParams) (string, error) {
+			return "computed for " + p.Name, nil
+		}}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			want, err := s.Body(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.AppendBody([]byte("before|"), p)
+			if err != nil || string(got) != "before|"+want {
+				t.Errorf("got %q, %v; want %q", got, err, "before|"+want)
+			}
+		})
+	}
+	t.Run("wrong params", func(t *testing.T) {
+		s := New(Spec[simpleParams]{Key: "k", Title: "T", Body: "Hello {{.Name}}"})
+		if _, err := s.AppendBody(nil, struct{}{}); err == nil {
+			t.Error("got no error for params of the wrong type")
+		}
+	})
+}

@@ -25,7 +25,7 @@ func BenchmarkCount(b *testing.B) {
 		})
 		b.Run(string(c.Encoding())+"/tiktoken-go", func(b *testing.B) {
 			loadRef(b)
-			ref := refCodecs[c.Encoding()]
+			ref := goCodecs[c.Encoding()]
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
 			for b.Loop() {

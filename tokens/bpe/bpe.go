@@ -79,8 +79,9 @@ func (c *Counter) Count(text string) int {
 // CountErr is Count with the vocabulary's load error returned instead of
 // panicking.
 //
-// Text that is not valid UTF-8 counts as tiktoken-go counts it: each
-// invalid byte as the three bytes of U+FFFD.
+// Text that is not valid UTF-8 counts as if each invalid byte were U+FFFD,
+// the rune a Go string yields for it (tiktoken itself only takes valid
+// text, and tiktoken-go counts the same way).
 func (c *Counter) CountErr(text string) (int, error) {
 	v, err := c.vocab()
 	if err != nil {
@@ -93,9 +94,9 @@ func (c *Counter) CountErr(text string) (int, error) {
 	n := 0
 	for i := 0; i < len(text); {
 		e := c.chunk(text, i)
-		if e == i { // a rune in no chunk: DEL, one byte
-			i++
-			continue
+		if e == i { // no chunk starts here, which no rune allows: count it alone
+			_, n := utf8.DecodeRuneInString(text[i:])
+			e = i + n
 		}
 		n += v.encodedLen(text[i:e], &sc)
 		i = e
@@ -114,7 +115,7 @@ func (c *Counter) CountErr(text string) (int, error) {
 func (c *Counter) LowerBound(text string) int { return lowerBound(text) }
 
 // replaceInvalid returns s with each byte that is not part of a valid UTF-8
-// sequence replaced by U+FFFD, the rune tiktoken-go's splitter sees there.
+// sequence replaced by U+FFFD, the rune ranging over s yields there.
 func replaceInvalid(s string) string {
 	b := make([]byte, 0, len(s)+len(s)/2)
 	for i := 0; i < len(s); {

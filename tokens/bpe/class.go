@@ -8,7 +8,7 @@ import (
 
 // class is the set of pre-tokenizer character classes a rune belongs to, one
 // bit per class. The classes are the sets the split patterns name, with the
-// meaning tiktoken-go's compiled patterns give them (see split.go).
+// meaning Unicode gives them, as OpenAI's tiktoken reads them (see split.go).
 type class uint8
 
 const (
@@ -20,7 +20,8 @@ const (
 	clsLetter
 	// clsNumber is \p{N}.
 	clsNumber
-	// clsSpace is \s: unicode.IsSpace.
+	// clsSpace is \s: the White_Space property, which unicode.IsSpace
+	// tests (U+0085 included, U+FEFF and U+001C..U+001F not).
 	clsSpace
 	// clsNewline is [\r\n].
 	clsNewline
@@ -30,18 +31,11 @@ const (
 	clsPunct
 )
 
-// classOfRune computes a rune's classes from the unicode tables, exactly as
-// the compiled patterns test them.
-//
-// One deviation is deliberate: the compiled patterns test ASCII against
-// precomputed bitmaps in which DEL (U+007F) is in neither [^\r\n\p{L}\p{N}]
-// nor [^\s\p{L}\p{N}], although by its category it belongs to both. So DEL
-// belongs to no class, matches no alternative, and tiktoken-go drops it from
-// the text before encoding. Counting the same requires the same.
+// classOfRune computes a rune's classes from the unicode tables. Every
+// rune is in at least one of clsUpper, clsLower, clsLetter, clsNumber,
+// clsSpace and clsPunct, so every rune starts a chunk: control characters,
+// DEL (U+007F) among them, are symbols like any other.
 func classOfRune(r rune) class {
-	if r == 0x7f {
-		return 0
-	}
 	var c class
 	switch {
 	case unicode.Is(unicode.Lu, r), unicode.Is(unicode.Lt, r):
@@ -129,13 +123,12 @@ func buildBMP() {
 		}
 		t[r] = c
 	}
-	t[0x7f] = 0
 	bmpClass = t
 }
 
 // classAt returns the classes of the rune at s[i] and its length in bytes.
-// An invalid byte has the classes of U+FFFD, as tiktoken-go's matcher sees
-// one rune U+FFFD per invalid byte.
+// An invalid byte has the classes of U+FFFD, the rune a Go string yields
+// for it (see Counter.CountErr).
 func classAt(s string, i int) (class, int) {
 	if c := s[i]; c < utf8.RuneSelf {
 		return asciiClass[c], 1

@@ -8,7 +8,8 @@ import (
 )
 
 // FuzzCount checks, for both encodings, that the chunks and the count of
-// any text are tiktoken-go's, and that LowerBound stays below the count.
+// any text are tiktoken's (see checkAgainstRef), and that LowerBound stays
+// below the count.
 // Each input is checked as it is, and mapped through the palette so that
 // mutating bytes also explores sequences of every class the split
 // patterns tell apart.

@@ -24,18 +24,24 @@
 // tokens; a chunk that is itself a token, as most words are, costs one
 // lookup.
 //
-// tiktoken-go describes the split with regular expressions run by a
+// OpenAI's tiktoken describes the split with regular expressions run by a
 // backtracking matcher; this package splits with hand-written code that
 // gives the same chunks for every input.
 //
 // # Agreement
 //
-// The counts are tiktoken-go's for every text, invalid UTF-8 included: an
-// invalid byte counts as U+FFFD. They are also OpenAI's tiktoken's, except
-// where tiktoken-go's matcher departs from it: DEL (U+007F) costs nothing,
-// and a run of whitespace holding line breaks that a space or tab
-// separates ("\n  \n") splits after its first line breaks, which changes
-// the count now and then.
+// The counts are OpenAI's tiktoken's, and so those of its JavaScript ports
+// gpt-tokenizer and js-tiktoken, which read the split patterns the same
+// way, but for a few runes: JavaScript's \s takes U+FEFF and not U+0085,
+// and the ports match "'s" without case folding, so not as "'ſ". Text that
+// is not valid UTF-8, which tiktoken does not take, counts as if each
+// invalid byte were U+FFFD.
+//
+// The vocabularies come from tiktoken-go, but its counts are not always
+// these: its matcher ends a run of whitespace after its first line breaks
+// where the patterns end it after the last ("a\n  \n  b" is 5 tokens there,
+// 4 here and in tiktoken), and puts DEL (U+007F) in no chunk, so that it
+// costs nothing.
 //
 // # Lower bound
 //

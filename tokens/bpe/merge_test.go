@@ -39,8 +39,8 @@ func TestMergeSmallLarge(t *testing.T) {
 	}
 }
 
-// TestLongChunks compares counts with tiktoken-go's on chunks long enough
-// for the heap merge.
+// TestLongChunks compares counts with tiktoken's on chunks long enough for
+// the heap merge.
 func TestLongChunks(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 2))
 	letters := func(n int, alphabet string) string {

@@ -2,8 +2,8 @@ package bpe
 
 import "unicode/utf8"
 
-// The pre-tokenizers split text into chunks the same way as tiktoken-go
-// v0.10.0, whose split patterns are
+// The pre-tokenizers split text into chunks as OpenAI's tiktoken does with
+// its split patterns,
 //
 //	o200k_base:
 //	[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
@@ -11,30 +11,39 @@ import "unicode/utf8"
 //	|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
 //	cl100k_base:
-//	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}
-//	| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//	'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+
+//	| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s
 //
-// matched by the code regexp2 generated for them. That code, not the
-// patterns' textbook meaning, decides tiktoken-go's counts, and it behaves
-// in three ways worth knowing, which the functions here reproduce on
-// purpose:
+// read as a backtracking matcher reads them (fancy-regex in tiktoken, the
+// JavaScript engine in its JavaScript ports): from each position, the first
+// alternative that matches wins, and within it each quantifier takes as
+// much as it can and gives back one rune at a time until the rest matches.
+// The functions here give the same chunks without a matcher. What that
+// reading implies, where a quicker one would go wrong:
 //
-//   - \s*[\r\n]+ ends after the first run of newlines in a run of
-//     whitespace, not after the last newline: "\n  \nx" splits into "\n",
-//     "  \n", "x" (OpenAI's tiktoken gives "\n  \n", "x").
-//   - DEL (U+007F) matches no alternative, so it belongs to no chunk and
-//     costs no tokens (see classOfRune).
-//   - The matcher works on runes, and an invalid UTF-8 byte is the rune
-//     U+FFFD, so a chunk holding one encodes U+FFFD's three bytes instead
-//     (see Counter.CountErr).
+//   - \s*[\r\n]+ (o200k_base) and \s*[\r\n] (cl100k_base) end after the
+//     last line break of a run of whitespace, not the first: "\n  \nx"
+//     splits into "\n  \n", "x".
+//   - cl100k_base takes a run of whitespace that reaches the end of the text
+//     whole (\s++$), line breaks or not; o200k_base ends it after its last
+//     line break and puts the rest in a chunk of its own.
+//   - Every rune is in some chunk: control characters, DEL (U+007F) among
+//     them, match [^\s\p{L}\p{N}] like other symbols.
+//   - (?i:...) matches the letters of the contractions in either case, and
+//     's' also as 'ſ' (U+017F), its simple case folding equivalent; nothing
+//     else folds.
+//   - \s is the White_Space property (see clsSpace).
 //
-// (?i:...) matches the letters of the contractions in either case, and 's'
-// also as 'ſ' (U+017F), its case-folding equivalent; nothing else folds.
+// tiktoken-go v0.10.0 splits with an older cl100k_base pattern, the same
+// as the current one but for \s++$ (tiktoken's possessive rewrite, which
+// counts the same: no cl100k_base token holds a line break followed by
+// other whitespace at its end), and with matchers generated from the
+// patterns that depart from them on the first and third points above.
 //
 // Each function takes the text and the index of a rune where no chunk has
-// started yet, and returns the end of the chunk that starts there, or the
-// same index when none does (DEL). They never look back before i, so a
-// chunk depends only on the text from its start.
+// started yet, and returns the end of the chunk that starts there (every
+// rune starts one). They never look back before i, so a chunk depends only
+// on the text from its start.
 
 // o200kChunk returns the end of the o200k_base chunk starting at s[i].
 func o200kChunk(s string, i int) int {
@@ -50,7 +59,7 @@ func o200kChunk(s string, i int) int {
 	case c&clsPunct != 0 || s[i] == ' ' && i+1 < len(s) && classOfNext(s, i+1)&clsPunct != 0:
 		return punctRun(s, i, true)
 	case c&clsSpace != 0:
-		return spaceRun(s, i)
+		return spaceRun(s, i, false)
 	}
 	return i
 }
@@ -73,7 +82,7 @@ func cl100kChunk(s string, i int) int {
 	case c&clsPunct != 0 || s[i] == ' ' && i+1 < len(s) && classOfNext(s, i+1)&clsPunct != 0:
 		return punctRun(s, i, false)
 	case c&clsSpace != 0:
-		return spaceRun(s, i)
+		return spaceRun(s, i, true)
 	}
 	return i
 }
@@ -239,31 +248,46 @@ func punctRun(s string, i int, slash bool) int {
 	return i
 }
 
-// spaceRun matches the whitespace alternatives \s*[\r\n]+|\s+(?!\S)|\s+ at
-// s[i], which is whitespace:
+// spaceRun matches the whitespace alternatives at s[i], which is
+// whitespace: \s*[\r\n]+|\s+(?!\S)|\s+ for o200k_base, and with
+// wholeAtEnd \s++$|\s*[\r\n]|\s+(?!\S)|\s for cl100k_base. Of the
+// maximal run of whitespace from s[i]:
 //
-//   - a run holding a newline ends after the first run of newlines in it;
+//   - with wholeAtEnd, a run that reaches the end of the text is whole;
+//   - a run holding a line break ends after its last line break;
 //   - else a run at the end of the text is whole;
 //   - else the run leaves its last rune to the chunk after it, unless it is
 //     only one rune long.
-func spaceRun(s string, i int) int {
-	last := i // start of the run's last rune
+func spaceRun(s string, i int, wholeAtEnd bool) int {
+	last := i   // start of the run's last rune
+	breaks := i // end of the run's last line break, or i
 	j := i
 	for j < len(s) {
-		if b := s[j]; b == '\r' || b == '\n' {
-			for j < len(s) && (s[j] == '\r' || s[j] == '\n') {
-				j++
+		b := s[j]
+		if b < utf8.RuneSelf {
+			if asciiClass[b]&clsSpace == 0 {
+				break
 			}
-			return j
+			last = j
+			j++
+			if b == '\r' || b == '\n' {
+				breaks = j
+			}
+			continue
 		}
-		c, n := classAt(s, j)
+		c, n := classAtSlow(s, j)
 		if c&clsSpace == 0 {
 			break
 		}
 		last = j
 		j += n
 	}
-	if j == len(s) || last == i {
+	switch {
+	case wholeAtEnd && j == len(s):
+		return j
+	case breaks > i:
+		return breaks
+	case j == len(s) || last == i:
 		return j
 	}
 	return last

@@ -23,10 +23,19 @@
 //	cmd := exec.Command("sqlite3")
 //	err = term.Start(cmd, slave)
 //
+// [OpenDirect] opens one whose master is read with a [Reader] in the
+// calling goroutine instead: it waits in the kernel for output, a deadline
+// or [Reader.Wake], so a quick reply wakes the reader directly, with no
+// hand-off through the runtime's poller.
+//
+//	master, r, slave, err := term.OpenDirect()
+//	n, err := r.Read(buf, time.Now().Add(time.Second)) // 0, nil: look again
+//
 // [Foreground], [ReadingTerminal] and [InputQueued] tell from the kernel's
 // state what the program is doing: which process group owns the terminal,
 // whether one of its processes is blocked reading it, how much typed input
-// is unread. [SignalGroup] and [EndSession] stop programs: a process group,
-// or a whole session with the signal ladder hangup, SIGTERM, SIGKILL.
+// is unread. [WaitExited] learns that a child ended without reaping it.
+// [SignalGroup] and [EndSession] stop programs: a process group, or a
+// whole session with the signal ladder hangup, SIGTERM, SIGKILL.
 // These need Linux ([Supported]); elsewhere they return [ErrUnsupported].
 package term

@@ -25,15 +25,41 @@ const Supported = true
 // pending Read (a blocking read would keep Close waiting forever) and read
 // deadlines work. The slave has the modes [FixModes] sets.
 func OpenPTY() (master, slave *os.File, err error) {
+	return openPTY(true)
+}
+
+// OpenDirect opens a pseudo-terminal like [OpenPTY] whose master is read
+// through the returned [Reader] rather than the runtime poller: the master
+// is a plain blocking file, for writes and for the functions of this
+// package that take a master, and is read only with r. Nothing then wakes
+// the runtime's poller when the terminal has output, and a reader waiting
+// for a reply is woken directly by the kernel. Close r before the master.
+func OpenDirect() (master *os.File, r *Reader, slave *os.File, err error) {
+	master, slave, err = openPTY(false)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if r, err = newReader(master); err != nil {
+		master.Close()
+		slave.Close()
+		return nil, nil, nil, err
+	}
+	return master, r, slave, nil
+}
+
+// openPTY opens a pseudo-terminal; its master is on the runtime poller
+// when pollable.
+func openPTY(pollable bool) (master, slave *os.File, err error) {
 	m, s, err := pty.Open()
 	if err != nil {
 		return nil, nil, err
 	}
-	// pty.Open left the master blocking (it called Fd). Make the open file
-	// description non-blocking and wrap a close-on-exec duplicate, which
-	// os.NewFile then registers with the poller.
+	// pty.Open left the master blocking (it called Fd) but registered with
+	// the poller. Wrap a close-on-exec duplicate instead: non-blocking,
+	// which os.NewFile then registers with the poller, or blocking, which
+	// it leaves alone.
 	fd := int(m.Fd())
-	if err := syscall.SetNonblock(fd, true); err != nil {
+	if err := syscall.SetNonblock(fd, pollable); err != nil {
 		m.Close()
 		s.Close()
 		return nil, nil, err
@@ -228,6 +254,25 @@ func readsTerminal(pid int, tty string) bool {
 	}
 	link, err := os.Readlink(p + "/fd/" + strconv.FormatUint(fd, 10))
 	return err == nil && (link == tty || link == "/dev/tty")
+}
+
+// WaitExited blocks until pid, a child of this process, has ended, and
+// leaves it unreaped (waitid with WNOWAIT): its exec.Cmd's Wait still
+// reaps it and gets its status. Telling others of the end in between means
+// that whoever sees pid gone finds them told.
+func WaitExited(pid int) error {
+	const pPID, wNowait = 1, 0x1000000
+	var info [128]byte // siginfo_t
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid), uintptr(unsafe.Pointer(&info[0])), syscall.WEXITED|wNowait, 0, 0)
+		switch errno {
+		case 0:
+			return nil
+		case syscall.EINTR:
+			continue
+		}
+		return os.NewSyscallError("waitid", errno)
+	}
 }
 
 // SignalGroup sends sig to process group pgid; groups 0 and 1 (which

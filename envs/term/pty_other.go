@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // Supported reports whether this platform has the terminal helpers: they
@@ -33,6 +34,9 @@ func Start(*exec.Cmd, *os.File) error { return ErrUnsupported }
 // ReadingTerminal needs Linux; elsewhere it finds nothing.
 func ReadingTerminal(int, string) (int, bool) { return 0, false }
 
+// WaitExited needs Linux; elsewhere it returns [ErrUnsupported].
+func WaitExited(int) error { return ErrUnsupported }
+
 // SignalGroup needs Linux; elsewhere it does nothing.
 func SignalGroup(int, syscall.Signal) {}
 
@@ -41,3 +45,20 @@ func EndSession(int, int) error { return ErrUnsupported }
 
 // BecomeSubreaper needs Linux; elsewhere it returns [ErrUnsupported].
 func BecomeSubreaper() error { return ErrUnsupported }
+
+// Reader needs Linux; elsewhere [OpenDirect] returns [ErrUnsupported].
+type Reader struct{}
+
+// OpenDirect needs Linux; elsewhere it returns [ErrUnsupported].
+func OpenDirect() (master *os.File, r *Reader, slave *os.File, err error) {
+	return nil, nil, nil, ErrUnsupported
+}
+
+// Read needs Linux; elsewhere it returns [ErrUnsupported].
+func (*Reader) Read([]byte, time.Time) (int, error) { return 0, ErrUnsupported }
+
+// Wake needs Linux; elsewhere it does nothing.
+func (*Reader) Wake() {}
+
+// Close needs Linux; elsewhere it does nothing.
+func (*Reader) Close() error { return nil }

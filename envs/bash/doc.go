@@ -26,11 +26,23 @@
 //
 // # Completion
 //
-// The end of a command is the prompt, a marker carrying a nonce that is new
-// for every command, the exit status, the working directory and, when
-// there are jobs, the job list. Output cannot forge it. The defaults
-// TERM=dumb, PAGER=cat, GIT_PAGER=cat and the like keep programs from
-// waiting on a pager or printing escapes.
+// The end of a command is the prompt, a marker carrying a tag secret to
+// the session, the command's number (which grows with every command), the
+// exit status, the working directory and, when there are jobs, the job
+// list. A marker counts only when its number is above the last one's, so
+// output cannot forge it: an old marker replayed from a log is not the end.
+// The line typed for a command is the command alone, so $? and $_ carry
+// over as in a terminal. The defaults TERM=dumb, PAGER=cat, GIT_PAGER=cat
+// and the like keep programs from waiting on a pager or printing escapes.
+//
+// # Speed
+//
+// A command such as true takes one write and one read of the terminal:
+// the reply is read in the calling goroutine, which waits in the kernel
+// (ppoll) rather than on the runtime's poller, and the shell runs nothing
+// before the prompt but putting PS1 back (a command may have changed it).
+// The job list costs a follow-up line only when jobs appear; the shell
+// then lists them at every prompt while there are any.
 //
 // # Timeouts, cancellation and input
 //

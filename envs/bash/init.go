@@ -5,42 +5,63 @@ import (
 	"strings"
 )
 
-// initScript is sourced once by every new shell. It sets up the end-of-
-// command marker and keeps the shell alive through exit and set -e.
+// initScript is sourced once by every new shell, with the session's secret
+// as its argument. It sets up the end-of-command marker and keeps the shell
+// alive through exit and set -e.
 //
 // The marker is the prompt, PS1, expanded without a fork (a $(...) would
 // cost milliseconds per command) and written in one piece: a tag (0x1e and
-// the command's nonce), 0x1f, the exit status, 0x1f, the working
-// directory, and the end tag (the tag and 0x1e). The nonce is new for every
-// command and set by the line that runs it, so output (an old marker in a
-// log, say) cannot end a command early. PROMPT_COMMAND, which runs just
-// before, puts PS1 back should a command have changed it and, only when
-// there are jobs (the prompt escape \j), prints the tag, 0x1d and the
-// output of jobs -l. It calls no function otherwise: every call costs
-// microseconds on each command.
+// the secret), 0x1f, the command number (the prompt escape \#, which grows
+// by one with every command the shell runs), 0x1f, the number of jobs
+// (\j), 0x1f, the exit status, 0x1f, the working directory, and the end
+// tag (the tag and 0x1e). The line typed for a command is the command
+// itself, or the sourcing of the command file, with nothing around it: the
+// shell's $? and $_ carry over as in a terminal, and the shell parses no
+// more than the command. A marker counts only when its number is above
+// the last one's, so output (an old marker in a log, say) cannot end a
+// command early.
 //
-// The line that runs a command clears __unfold_x and sets the nonce; when
-// the previous command failed it then calls __unfold_s, in an && list so
-// that set -e and the ERR trap ignore it, which gives the new command the
-// previous one's $?.
+// PROMPT_COMMAND, which runs just before the prompt, puts PS1 back should a
+// command have changed it (a virtualenv's activate script does). It does
+// nothing else while there are no jobs: every word of it costs the shell
+// time on every command. When a marker counts jobs but carries no list, the
+// environment types a follow-up line, __unfold_fix, which switches
+// PROMPT_COMMAND to the variant that also prints the tag, 0x1d and the
+// output of jobs -l before the prompt; that variant switches back once the
+// jobs are gone. __unfold_fix gives back the status it is given (in an &&
+// list, so that set -e and the ERR trap ignore it) and the last argument,
+// so $? and $_ stay the command's.
 //
 // exit and set -e would end the shell and lose its state. exit is a
 // function that, in the shell itself (not in a subshell), prints why and
 // sends SIGINT to the shell, which abandons the command like Ctrl-C; the
-// status goes through __unfold_x, which the prompt shows instead of $?. The
+// status goes into the next prompt in place of $?, marked with a +, for
+// one prompt only (PROMPT_COMMAND puts the plain one back after), and the
+// environment then types __unfold_fix so that $? is that status too. The
 // ERR trap (inherited by functions through set -E) does the same for a
 // failure under set -e and turns set -e off. trap is wrapped so that a
 // user's ERR trap runs after ours instead of replacing it.
 const initScript = `builtin set +o history +H
 builtin unset HISTFILE PROMPT_COMMAND MAILCHECK
 PS0= PS1= PS2=
-__unfold_pid=$BASHPID __unfold_x= __unfold_uerr= __unfold_n=%s
-__unfold_s() { return "$1"; }
+__unfold_pid=$BASHPID __unfold_uerr=
+__unfold_ps1='\036%[1]s\037\#\037\j\037$?\037$PWD\036%[1]s\036'
+__unfold_pc='PS1=$__unfold_ps1'
+__unfold_pcj='PS1=$__unfold_ps1;__unfold_jobs'
 __unfold_jq='\j'
-__unfold_jobs() { builtin printf '\036%%s\035' "$__unfold_n"; builtin jobs -l; }
-__unfold_ps1='\036${__unfold_n}\037${__unfold_x:-$?}\037${PWD}\036${__unfold_n}\036'
-PROMPT_COMMAND='PS1=$__unfold_ps1;((${__unfold_jq@P}))&&__unfold_jobs'
-__unfold_abort() { __unfold_x=$1; builtin kill -INT "$__unfold_pid"; }
+__unfold_jobs() {
+	if ((${__unfold_jq@P})); then
+		builtin printf '\036%[1]s\035'
+		builtin jobs -l
+	else
+		PROMPT_COMMAND=$__unfold_pc
+	fi
+}
+__unfold_fix() { PROMPT_COMMAND=$__unfold_pcj; return "$1"; }
+__unfold_abort() {
+	PROMPT_COMMAND="PS1=\${__unfold_ps1/'\$?'/+$1};PROMPT_COMMAND=\$__unfold_pc"
+	builtin kill -INT "$__unfold_pid"
+}
 __unfold_err() {
 	local s=$?
 	if [[ $BASHPID == "$__unfold_pid" && $- == *e* ]]; then
@@ -78,8 +99,15 @@ trap() {
 	builtin trap "$@"
 }
 builtin shopt -s promptvars
+PROMPT_COMMAND=$__unfold_pc
 PS1=$__unfold_ps1
 `
+
+// fixLine is the follow-up line typed after a marker that counts jobs
+// without listing them or that carries a status from exit or set -e: it
+// lists the jobs at the next prompt and gives back status (the argument)
+// and $_. The backslashes keep aliases out of it.
+const fixLine = "\\__unfold_fix %d \"$_\"&&\\: \"$_\"\n"
 
 // defaultEnv holds variables that keep programs from waiting on a pager, an
 // editor or a terminal that is not there, and from printing escapes.

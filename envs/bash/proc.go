@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,27 +34,31 @@ type proc struct {
 	quotedFile string   // file quoted for the shell
 	line       []byte   // the line typed for the last command, reused
 	noTyping   bool     // a command may have defined aliases or changed the line editor: source every command
-	last       int      // the exit status of the last command the shell finished
-	nonces     *mrand.ChaCha8
+	number     int64    // the command number of the last marker that counted
+	reader     *term.Reader
 	stream     *stream
 
+	dying    atomic.Bool   // the shell ended; set before it is reaped
 	exited   chan struct{} // closed once the shell has been waited for
 	status   string        // how the shell ended; set before exited is closed
 	readDone chan struct{} // closed when the terminal is closed or hung up
 	readOnce sync.Once
 
-	// The terminal is read by one goroutine at a time, the holder of
-	// readMu: the command's own goroutine while a command runs (no
-	// hand-off between goroutines on the way to its marker), and between
-	// commands, after idleDrain, a drain goroutine started by idle, so that
-	// background jobs never block on a full terminal.
+	// The terminal is read through reader, by one goroutine at a time,
+	// the holder of readMu: the command's own goroutine while a command
+	// runs (no hand-off between goroutines, nor through the runtime's
+	// poller, on the way to its marker), and between commands, after
+	// idleDrain, a drain goroutine started by idle, so that background
+	// jobs never block on a full terminal (it waits in the kernel too, so
+	// an idle shell holds a thread). Either is woken from its wait by
+	// reader.Wake: the drain when a command claims the terminal, the
+	// command when its context is done or the shell ended.
 	readMu   sync.Mutex
 	buf      []byte         // read buffer; used by readMu's holder
 	idle     *time.Timer    // starts drain
 	claiming atomic.Bool    // a command waits to take readMu from drain
 	drains   sync.WaitGroup // drain runs armed or running
 	live     atomic.Int32   // the same count, readable without waiting
-	rd       time.Time      // the read deadline last set by readMu's holder; zero when unknown
 	idleMu   sync.Mutex     // guards idle's arming and stopped
 	stopped  bool           // stop has begun: idle is not armed again
 
@@ -69,9 +72,9 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	nonce := rand.Text()
+	secret := rand.Text()[:secretLen]
 	init := filepath.Join(tmp, "init")
-	if err := os.WriteFile(init, fmt.Appendf(nil, initScript, nonce), 0o600); err != nil {
+	if err := os.WriteFile(init, fmt.Appendf(nil, initScript, secret), 0o600); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
@@ -81,7 +84,7 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	master, slave, err := term.OpenPTY()
+	master, reader, slave, err := term.OpenDirect()
 	if err != nil {
 		cmdf.Close()
 		os.RemoveAll(tmp)
@@ -94,6 +97,7 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 	tty := slave.Name()
 	slave.Close()
 	if err != nil {
+		reader.Close()
 		master.Close()
 		cmdf.Close()
 		os.RemoveAll(tmp)
@@ -108,8 +112,9 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 		file:       file,
 		quotedFile: quote(file),
 		cmdf:       cmdf,
-		stream:     newStream(),
-		nonces:     mrand.NewChaCha8(seed()),
+		reader:     reader,
+		number:     -1,
+		stream:     newStream(secret),
 		exited:     make(chan struct{}),
 		readDone:   make(chan struct{}),
 		buf:        make([]byte, readSize),
@@ -118,15 +123,16 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 	p.idle.Stop()
 	p.readMu.Lock()
 	go p.wait()
-	p.stream.expect([]byte(nonce), envs.NewOutput(4<<10))
+	p.stream.expect(p.number, envs.NewOutput(4<<10))
 	if _, err := p.master.Write([]byte(" . " + quote(init) + "\n")); err != nil {
 		p.readMu.Unlock()
 		p.stop()
 		return nil, err
 	}
-	_, ev := p.next(context.Background(), time.Now().Add(startTimeout))
+	fr, ev := p.next(context.Background(), time.Now().Add(startTimeout))
 	switch ev {
 	case evFrame:
+		p.number = fr.number
 		p.stream.finish()
 		p.stream.background() // bash's greeting, if any
 		p.release()
@@ -156,27 +162,9 @@ func (p *proc) writeCommand(command string) error {
 	return nil
 }
 
-// seed returns 32 random bytes from crypto/rand.
-func seed() [32]byte {
-	var b [32]byte
-	_, _ = rand.Read(b[:])
-	return b
-}
-
-// nonceLen is the length of a marker nonce.
-const nonceLen = 26
-
-// nonce fills b with a new marker nonce: characters from a 32-letter
-// alphabet, from a generator seeded from crypto/rand, which is cheaper
-// than asking the kernel every time.
-func (p *proc) nonce(b []byte) {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-	var r [32]byte
-	_, _ = p.nonces.Read(r[:])
-	for i := range b {
-		b[i] = alphabet[r[i]&31]
-	}
-}
+// secretLen is the length of the session's secret in the marker tag:
+// 80 bits from crypto/rand.
+const secretLen = 16
 
 // tempDir creates the private directory for command files: in /dev/shm
 // (memory) when it can, since a file may be written for every command, else
@@ -212,8 +200,8 @@ func (p *proc) claim() {
 	p.claiming.Store(true)
 	p.disarm()
 	if p.live.Load() > 0 {
-		// A drain that runs, or is about to, stops at this deadline.
-		p.kick()
+		// A drain that runs, or is about to, sees claiming when woken.
+		p.reader.Wake()
 	}
 	p.readMu.Lock()
 	p.claiming.Store(false)
@@ -251,29 +239,24 @@ func (p *proc) drain() {
 		return
 	}
 	defer p.readMu.Unlock()
-	p.rd = time.Time{} // the deadline is cleared below
-	for {
-		// Clear the deadline before looking at claiming: claim sets
-		// claiming before its own deadline, so one of the two is seen.
-		_ = p.master.SetReadDeadline(time.Time{})
-		if p.claiming.Load() {
-			return
-		}
-		n, err := p.master.Read(p.buf)
+	// claim sets claiming before it wakes the reader: a wake-up before
+	// this look is seen here, one after it ends the wait in Read.
+	for !p.claiming.Load() {
+		n, err := p.reader.Read(p.buf, time.Time{})
 		if n > 0 {
 			p.stream.feed(p.buf[:n])
 		}
-		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		if err != nil {
 			p.endRead()
 			return
 		}
 	}
 }
 
-// kick wakes the holder of the terminal from its read, to look at the
+// kick wakes a command's goroutine from its wait in next, to look at the
 // shell's end or the context again.
 func (p *proc) kick() {
-	_ = p.master.SetReadDeadline(time.Unix(1, 0))
+	p.reader.Wake()
 }
 
 // endRead records that the terminal is closed or hung up.
@@ -296,35 +279,22 @@ func (p *proc) next(ctx context.Context, deadline time.Time) (frame, event) {
 			return p.waitEnded(ctx, deadline)
 		default:
 		}
-		// Set the deadline before looking at ctx and the shell: a kick
-		// after this ends the read, one before it is seen here. A
-		// deadline set earlier and still ahead, but not beyond this one,
-		// is kept: it at worst wakes the read early, and setting one costs
-		// a timer and often a wake-up of the runtime's poller.
-		if now := time.Now(); p.rd.IsZero() || p.rd.After(deadline) || !p.rd.After(now) {
-			_ = p.master.SetReadDeadline(deadline)
-			p.rd = deadline
-		}
+		// A kick after these looks ends the wait in Read; one before
+		// them is seen here (and ends the next wait at once).
 		if ctx.Err() != nil {
 			return frame{}, evCtx
 		}
 		if !p.alive() {
 			return frame{}, evExited
 		}
-		n, err := p.master.Read(p.buf)
+		n, err := p.reader.Read(p.buf, deadline)
 		if n > 0 {
 			p.stream.feed(p.buf[:n])
 		}
-		switch {
-		case err == nil:
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			// The deadline passed, or a kick moved it to the past.
-			p.rd = time.Time{}
-			if !time.Now().Before(deadline) {
-				return frame{}, evDeadline
-			}
-		default:
+		if err != nil {
 			p.endRead()
+		} else if n == 0 && !time.Now().Before(deadline) {
+			return frame{}, evDeadline
 		}
 	}
 }
@@ -347,6 +317,10 @@ func (p *proc) waitEnded(ctx context.Context, deadline time.Time) (frame, event)
 
 // wait reaps the shell and records how it ended.
 func (p *proc) wait() {
+	// dying is set before the shell is reaped, so that settle finds it
+	// set once the shell's process is gone.
+	_ = term.WaitExited(p.pid)
+	p.dying.Store(true)
 	err := p.cmd.Wait()
 	p.status = describeExit(err)
 	close(p.exited)
@@ -354,13 +328,11 @@ func (p *proc) wait() {
 }
 
 // settle waits briefly for the waiter to record the shell's end when the
-// process is already gone (reaped), so a command typed right after the
-// shell was killed is not typed into a dead terminal.
+// shell has ended but exited is not closed yet, so a command typed right
+// after the shell was killed (and reaped) is not typed into a dead
+// terminal. It costs no system call.
 func (p *proc) settle() {
-	if !p.alive() || p.cmd.Process == nil {
-		return
-	}
-	if err := p.cmd.Process.Signal(syscall.Signal(0)); !errors.Is(err, os.ErrProcessDone) {
+	if !p.dying.Load() || !p.alive() {
 		return
 	}
 	t := time.NewTimer(time.Second)
@@ -391,19 +363,14 @@ func (p *proc) drainOutput() {
 			return
 		default:
 		}
-		_ = p.master.SetReadDeadline(deadline)
-		p.rd = deadline
-		n, err := p.master.Read(p.buf)
+		n, err := p.reader.Read(p.buf, deadline)
 		if n > 0 {
 			p.stream.feed(p.buf[:n])
 		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			p.rd = time.Time{}
-			if !time.Now().Before(deadline) {
-				return
-			}
-		} else if err != nil {
+		if err != nil {
 			p.endRead()
+		} else if n == 0 && !time.Now().Before(deadline) {
+			return
 		}
 	}
 }
@@ -413,6 +380,9 @@ func (p *proc) drainOutput() {
 // command files. It is idempotent.
 func (p *proc) stop() error {
 	p.stopOnce.Do(func() {
+		// The reader first: closing the master waits for a read under
+		// way, which the reader's Close ends.
+		p.reader.Close()
 		p.master.Close()
 		p.stopErr = term.EndSession(p.pid, p.pid)
 		t := time.NewTimer(term.KillGrace)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -254,6 +253,12 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 	if o.note == "" {
 		o = s.await(ctx, p, time.Now(), timeout)
 	}
+	if o.fr != nil {
+		p.number = o.fr.number
+		if o.fr.override || o.fr.jobCount > 0 && !o.fr.listed {
+			s.fix(p, o.fr, out)
+		}
+	}
 	if o.waiting == "" {
 		p.stream.finish()
 	}
@@ -269,7 +274,6 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 	switch {
 	case o.fr != nil:
 		s.cwd, s.lastExit, s.jobs = o.fr.cwd, o.fr.status, o.fr.jobs
-		p.last = o.fr.status
 		resp.Success = o.fr.status == 0 && o.note == ""
 	case o.waiting != "":
 		s.waiting = o.waiting
@@ -279,10 +283,11 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 	return resp, nil
 }
 
-// submit starts command: a line that sets the command's nonce and gives
-// it the previous command's $?, then either the command itself, when
-// [typable] says typing it is safe, or the sourcing of the command file
-// holding it.
+// submit starts command: it types the command itself, when [typable]
+// says typing it is safe, or else the sourcing of the command file holding
+// it, in one write. Nothing else goes on the line: the marker's command
+// number, not a nonce set by the line, tells the command's marker from
+// older ones.
 func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
 	if mayChangeTyping(command) {
 		p.noTyping = true
@@ -293,21 +298,11 @@ func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
 			return err
 		}
 	}
-	var nonce [nonceLen]byte
-	p.nonce(nonce[:])
-	p.stream.expect(nonce[:], out)
+	p.stream.expect(p.number, out)
 	if _, err := term.FixModes(p.master); err != nil {
 		return err
 	}
-	line := append(p.line[:0], " __unfold_x= __unfold_n="...)
-	line = append(line, nonce[:]...)
-	line = append(line, ';')
-	if p.last != 0 {
-		line = append(line, " __unfold_s "...)
-		line = strconv.AppendInt(line, int64(p.last), 10)
-		line = append(line, "&&:;"...)
-	}
-	line = append(line, ' ')
+	line := p.line[:0]
 	if direct {
 		line = append(line, command...)
 	} else {
@@ -318,6 +313,24 @@ func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
 	p.line = line
 	_, err := p.master.Write(line)
 	return err
+}
+
+// fixWait bounds the wait for the follow-up line's marker.
+const fixWait = 5 * time.Second
+
+// fix types the follow-up line after fr, a marker that counts jobs
+// without listing them or whose status came from exit or set -e: the
+// shell lists its jobs from now on while it has any, and $? becomes fr's
+// status. The jobs go into fr; output, if any, into out.
+func (s *Shell) fix(p *proc, fr *frame, out *envs.Output) {
+	p.stream.expect(p.number, out)
+	if _, err := fmt.Fprintf(p.master, fixLine, fr.status); err != nil {
+		return
+	}
+	if next, ev := p.next(context.Background(), time.Now().Add(fixWait)); ev == evFrame {
+		p.number = next.number
+		fr.jobs = next.jobs
+	}
 }
 
 // mayChangeTyping reports whether command may define aliases or change how
@@ -341,14 +354,15 @@ func mayChangeTyping(command string) bool {
 // from the command file: well under the 4,095 bytes a terminal line holds.
 const maxTyped = 512
 
-// typable reports whether command can be typed after the line's prefix as
-// it is: one line of printable ASCII that is one simple command, so the
-// shell reads it whole without a continuation prompt, cannot meet a syntax
-// error that would skip the prefix, and sees nothing the terminal itself
-// would act on (control characters, erase and kill characters). It leaves
-// out quotes, $, operators, brackets, and words that are reserved or that
-// act differently in a sourced file (return). Everything else goes through
-// the command file, which costs a few microseconds more.
+// typable reports whether command can be typed as it is: one line of
+// printable ASCII that is one simple command, so the shell reads it whole
+// without a continuation prompt, cannot meet a syntax error (which would
+// leave the command number, and so the marker, unchanged), and sees nothing
+// the terminal itself would act on (control characters, erase and kill
+// characters). It leaves out blank lines, quotes, $, operators, brackets,
+// and words that are reserved or that act differently in a sourced file
+// (return). Everything else goes through the command file, which costs a
+// few microseconds more.
 func typable(command string) bool {
 	if len(command) == 0 || len(command) > maxTyped {
 		return false
@@ -362,12 +376,16 @@ func typable(command string) bool {
 			return false
 		}
 	}
+	words := 0
 	for w := range strings.FieldsSeq(command) {
 		if reserved[w] {
 			return false
 		}
+		words++
 	}
-	return true
+	// A blank line is no command: the shell would only prompt again,
+	// with the same command number.
+	return words > 0
 }
 
 // reserved holds bash's reserved words, which open or close compound

@@ -129,6 +129,45 @@ func TestExitCodes(t *testing.T) {
 	})
 }
 
+// TestStateCarries: $? and $_ reach the next command as in a terminal, also
+// after exit was stopped and after a job started (each costs the shell a
+// line of its own).
+func TestStateCarries(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	for _, c := range []struct{ name, first, second, output string }{
+		{"status", "(exit 9)", "echo $?", "9"},
+		{"last argument", "echo a b", "echo $_", "b"},
+		{"status of exit", "exit 5", "echo $?", "5"},
+		{"status past a new job", "sleep 1000 & (exit 3)", "echo $?", "3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run(t, s, c.first)
+			want(t, s, c.second, c.output, true)
+		})
+	}
+}
+
+// TestPromptKept: a command that changes PS1 (as a virtualenv's activate
+// script does) does not lose the end-of-command marker.
+func TestPromptKept(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	for _, c := range []struct{ name, command, output string }{
+		{"replaced", "PS1='$ '", ""},
+		{"after replaced", "echo hi", "hi"},
+		{"prefixed", `PS1="(env) $PS1"`, ""},
+		{"after prefixed", "echo there", "there"},
+	} {
+		t.Run(c.name, func(t *testing.T) { want(t, s, c.command, c.output, true) })
+	}
+}
+
+func TestBlankCommand(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	for _, c := range []string{"", "   ", "\n"} {
+		t.Run(fmt.Sprintf("%q", c), func(t *testing.T) { want(t, s, c, "", true) })
+	}
+}
+
 func TestCdPersists(t *testing.T) {
 	s := newShell(t, bash.Options{})
 	dir := t.TempDir()
@@ -177,12 +216,15 @@ func TestAliasPersists(t *testing.T) {
 
 func TestForgedMarker(t *testing.T) {
 	s := newShell(t, bash.Options{})
-	// A marker's shape without this command's nonce, and one with the
-	// nonce of an earlier command, must not end the command.
-	run(t, s, "old=$__unfold_n")
+	// A marker's shape without the session's tag, and the whole marker
+	// of an earlier command (the prompt as the shell expanded it then),
+	// must not end the command.
+	run(t, s, "old=${PS1@P}")
+	run(t, s, "true")
 	for _, c := range []struct{ name, command string }{
-		{"no nonce", `printf '\036\0370\037/\037\036\037\n'; sleep 0.2; echo after`},
-		{"old nonce", `printf '\036%s\0370\037/\037\036%s\037\n' "$old" "$old"; sleep 0.2; echo after`},
+		{"no tag", `printf '\036\0370\037/\037\036\037\n'; sleep 0.2; echo after`},
+		{"old marker", `printf '%s\n' "$old"; sleep 0.2; echo after`},
+		{"old marker, no newline", `printf '%s' "$old"; sleep 0.2; echo after`},
 		{"marker name", `echo '<<<PROMPT>>> __unfold_prompt 0'; sleep 0.2; echo after`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -490,6 +532,33 @@ func TestBackgroundJob(t *testing.T) {
 	if resp := run(t, s, "jobs"); resp.Output != "" {
 		t.Errorf("jobs: got %q, want none", resp.Output)
 	}
+}
+
+func TestStoppedJob(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	resp := run(t, s, "sh -c 'kill -STOP $$'")
+	if resp.Success {
+		t.Errorf("got {%q, %v}, want a failure (the job stopped)", resp.Output, resp.Success)
+	}
+	if sc := screen(t, s); !strings.Contains(sc, " sh -c 'kill -STOP $$' (stopped)\n") {
+		t.Errorf("screen: got %q, want the stopped job", sc)
+	}
+	run(t, s, "kill -9 %1")
+}
+
+// TestErrTrapAndJobs: the line that lists new jobs, which gives back the
+// command's failing status, does not run the user's ERR trap.
+func TestErrTrapAndJobs(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "trap 'echo trapped: $BASH_COMMAND' ERR")
+	resp := run(t, s, "sleep 1000 & false")
+	if resp.Success || !strings.HasPrefix(resp.Output, "trapped: false") || strings.Contains(resp.Output, "__unfold") {
+		t.Errorf("got {%q, %v}, want the trap for false and none for the shell's own line", resp.Output, resp.Success)
+	}
+	if sc := screen(t, s); !strings.Contains(sc, "Background jobs: [1] ") {
+		t.Errorf("screen: got %q, want the job", sc)
+	}
+	want(t, s, "exit 3", "[exit: the shell stays open: exiting would end this persistent shell and lose its state (working directory, variables, background jobs). The command stopped here with status 3.]", false)
 }
 
 func TestGitLogNoPager(t *testing.T) {

@@ -19,31 +19,39 @@ const (
 
 // frame is the state a marker carries.
 type frame struct {
-	status int
-	cwd    string
-	jobs   []string // as the screen shows them: "[1] 12345 ./server"
+	number   int64 // the command number: markers count only when it grew
+	status   int
+	override bool // the status came from exit or set -e, in place of $?
+	cwd      string
+	jobCount int      // the shell's count of jobs
+	listed   bool     // the marker carries the job list
+	jobs     []string // as the screen shows them: "[1] 12345 ./server"
 }
 
 // stream sorts what the shell writes: a command's output up to its marker,
 // the marker's frame, and output between commands (from background jobs).
-// The reader goroutine calls feed; the command waiting calls the rest.
+// The holder of the terminal calls feed; the command waiting calls the
+// rest.
 type stream struct {
 	mu      sync.Mutex // guards every field below
-	tag     []byte     // the marker tag expected; nil between commands
-	tagBuf  []byte     // tag's storage, reused
-	end     []byte     // the tag that ends the marker
+	tag     []byte     // the marker tag: 0x1e and the session's secret
+	end     []byte     // the tag that ends a marker
+	active  bool       // a command's marker is expected
+	after   int64      // the number the expected marker must exceed
 	pend    []byte     // the end of the last chunk, when it may begin a tag
-	inFrame bool
+	inFrame bool       // a tag came: frame holds what came from it on
 	frame   []byte
 	out     *envs.Output // the command's output
 	outf    *term.Filter
 	bg      *envs.Output // output between commands
 	bgf     *term.Filter
-	done    chan frame // gets the frame of the expected tag; capacity 1
+	done    chan frame // gets the expected marker's frame; capacity 1
 }
 
-func newStream() *stream {
+func newStream(secret string) *stream {
 	s := &stream{done: make(chan frame, 1)}
+	s.tag = append([]byte{0x1e}, secret...)
+	s.end = append(append([]byte(nil), s.tag...), 0x1e)
 	s.resetBackground()
 	return s
 }
@@ -53,14 +61,13 @@ func (s *stream) resetBackground() {
 	s.bgf = term.NewFilter(s.bg)
 }
 
-// expect starts a command: output goes to out until the marker with
-// nonce.
-func (s *stream) expect(nonce []byte, out *envs.Output) {
+// expect starts a command: output goes to out until a marker whose number
+// is above after.
+func (s *stream) expect(after int64, out *envs.Output) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tagBuf = append(append(s.tagBuf[:0], 0x1e), nonce...)
-	s.tag, s.pend, s.inFrame, s.frame = s.tagBuf, s.pend[:0], false, s.frame[:0]
-	s.end = append(append(s.end[:0], s.tag...), 0x1e)
+	s.active, s.after = true, after
+	s.pend, s.inFrame, s.frame = s.pend[:0], false, s.frame[:0]
 	s.redirect(out)
 	select {
 	case <-s.done:
@@ -89,12 +96,16 @@ func (s *stream) finish() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.outf != nil {
+		// What was held back as the possible start of a marker is
+		// output after all.
+		if s.inFrame {
+			_, _ = s.outf.Write(s.frame)
+		}
+		_, _ = s.outf.Write(s.pend)
 		_ = s.outf.Flush()
 	}
-	if len(s.pend) > 0 {
-		_, _ = s.bgf.Write(s.pend)
-	}
-	s.tag, s.pend, s.out, s.outf, s.inFrame = nil, s.pend[:0], nil, nil, false
+	s.active, s.out, s.outf, s.inFrame = false, nil, nil, false
+	s.pend, s.frame = s.pend[:0], s.frame[:0]
 }
 
 // background returns the output that arrived between commands and clears
@@ -135,7 +146,7 @@ func (s *stream) outputTotal() int64 {
 func (s *stream) feed(p []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tag == nil {
+	if !s.active {
 		_, _ = s.bgf.Write(p)
 		return
 	}
@@ -144,8 +155,10 @@ func (s *stream) feed(p []byte) {
 		s.pend = append(s.pend, p...)
 		data = s.pend
 	}
-	for len(data) > 0 && s.tag != nil {
-		if !s.inFrame {
+	for len(data) > 0 && s.active {
+		if s.inFrame {
+			s.frame = append(s.frame, data...)
+		} else {
 			i := bytes.Index(data, s.tag)
 			if i < 0 {
 				k := partialTag(data, s.tag)
@@ -155,33 +168,70 @@ func (s *stream) feed(p []byte) {
 				return
 			}
 			_, _ = s.outf.Write(data[:i])
-			data = data[i+len(s.tag):]
-			s.inFrame, s.frame = true, s.frame[:0]
-			continue
+			s.frame = append(s.frame[:0], data[i:]...)
+			s.inFrame = true
 		}
-		s.frame = append(s.frame, data...)
-		data = nil
-		j := bytes.Index(s.frame, s.end)
-		if j < 0 {
-			if len(s.frame) > maxFrame {
-				// Not a marker this shell printed; keep only what may
-				// still be the start of the end tag.
-				s.frame = append(s.frame[:0], s.frame[len(s.frame)-len(s.end):]...)
+		data = s.scan()
+	}
+	s.pend = s.pend[:0]
+}
+
+// scan looks at the frame buffer, which begins with a tag, once it holds
+// an end tag: the marker ends there and begins at the last tag before it
+// (or at the jobs block before that); what comes before is output. It
+// hands on the marker when its number is above after; else the marker is
+// output too, and scan returns what follows it, to be looked at again.
+func (s *stream) scan() []byte {
+	e := bytes.Index(s.frame, s.end)
+	if e < 0 {
+		if len(s.frame) > maxFrame {
+			// No end in sight: what comes before the last tag is output.
+			if k := bytes.LastIndex(s.frame[1:], s.tag) + 1; k > 0 {
+				_, _ = s.outf.Write(s.frame[:k])
+				s.frame = append(s.frame[:0], s.frame[k:]...)
+			} else {
+				// Look at the last bytes again: they may begin a tag.
+				k := len(s.frame) - (len(s.tag) - 1)
+				_, _ = s.outf.Write(s.frame[:k])
+				tail := append([]byte(nil), s.frame[k:]...)
+				s.inFrame, s.frame = false, s.frame[:0]
+				return tail
 			}
-			break
 		}
-		fr := parseFrame(s.frame[:j], s.tag)
-		rest := s.frame[j+len(s.end):]
+		return nil
+	}
+	var fr frame
+	ok := false
+	begin := bytes.LastIndex(s.frame[:e], s.tag)
+	if begin >= 0 {
+		fields := s.frame[begin+len(s.tag) : e]
+		if j := bytes.LastIndex(s.frame[:begin], s.tag); j >= 0 && s.frame[j+len(s.tag)] == 0x1d && bytes.IndexByte(s.frame[j+len(s.tag):begin], 0x1e) < 0 {
+			fr.listed = true
+			fr.jobs = parseJobs(strings.ToValidUTF8(string(s.frame[j+len(s.tag)+1:begin]), "\uFFFD"))
+			begin = j
+		}
+		ok = parseFields(&fr, fields)
+	} else {
+		begin = e
+	}
+	_, _ = s.outf.Write(s.frame[:begin])
+	rest := s.frame[e+len(s.end):]
+	if ok && fr.number > s.after {
 		_ = s.outf.Flush()
-		s.tag, s.inFrame = nil, false
+		s.active, s.inFrame = false, false
 		_, _ = s.bgf.Write(rest)
 		s.frame = s.frame[:0]
 		select {
 		case s.done <- fr:
 		default:
 		}
+		return nil
 	}
-	s.pend = s.pend[:0]
+	// An old marker, or not a marker at all: output.
+	_, _ = s.outf.Write(s.frame[begin : e+len(s.end)])
+	next := append([]byte(nil), rest...)
+	s.inFrame, s.frame = false, s.frame[:0]
+	return next
 }
 
 // partialTag returns the length of the longest end of data that is a
@@ -195,24 +245,32 @@ func partialTag(data, tag []byte) int {
 	return 0
 }
 
-// parseFrame reads a marker's state, what came between its first tag and
-// its end tag: optionally 0x1d, the output of jobs -l and the tag again;
-// then 0x1f, the status, 0x1f and the working directory.
-func parseFrame(b, tag []byte) frame {
-	var fr frame
-	if len(b) > 0 && b[0] == 0x1d {
-		i := bytes.Index(b, tag)
-		if i < 0 {
-			i = len(b)
-		}
-		fr.jobs = parseJobs(strings.ToValidUTF8(string(b[1:i]), "\uFFFD"))
-		b = b[min(i+len(tag), len(b)):]
+// parseFields reads what follows a marker's last tag, up to its end tag:
+// 0x1f and the fields command number, job count, status (with a leading +
+// when it came from exit or set -e) and working directory, separated by
+// 0x1f. It reports whether b has that shape.
+func parseFields(fr *frame, b []byte) bool {
+	rest, ok := bytes.CutPrefix(b, []byte{0x1f})
+	if !ok {
+		return false
 	}
-	b = bytes.TrimPrefix(b, []byte{0x1f})
-	status, cwd, _ := bytes.Cut(b, []byte{0x1f})
-	fr.status, _ = strconv.Atoi(string(status))
-	fr.cwd = strings.ToValidUTF8(string(cwd), "\uFFFD")
-	return fr
+	var fields [3][]byte
+	for i := range fields {
+		if fields[i], rest, ok = bytes.Cut(rest, []byte{0x1f}); !ok {
+			return false
+		}
+	}
+	var err1, err2, err3 error
+	fr.number, err1 = strconv.ParseInt(string(fields[0]), 10, 64)
+	fr.jobCount, err2 = strconv.Atoi(string(fields[1]))
+	status, override := bytes.CutPrefix(fields[2], []byte{'+'})
+	fr.status, err3 = strconv.Atoi(string(status))
+	if err1 != nil || err2 != nil || err3 != nil {
+		return false
+	}
+	fr.override = override
+	fr.cwd = strings.ToValidUTF8(string(rest), "\uFFFD")
+	return true
 }
 
 // jobLine matches a line of `jobs -l`: "[1]+ 12345 Running    sleep 100 &".

@@ -1,6 +1,8 @@
 package bash
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -9,18 +11,36 @@ import (
 )
 
 func TestStreamMarker(t *testing.T) {
-	tg := []byte("\x1eNONCE")
-	frameBytes := string(tg) + "\x1d[1]+ 42 Running                 sleep 9 &\n" + string(tg) + "\x1f3\x1f/tmp/a b\x1e" + "NONCE\x1e"
-	for _, c := range []struct{ name, in, output string }{
-		{"simple", "hello\n" + string(tg) + "\x1f0\x1f/\x1eNONCE\x1e", "hello\n"},
-		{"forged shapes", "\x1eOTHER\x1f0\x1f/\x1eOTHER\x1e\x1eNONC\n" + frameBytes, "\x1eOTHER\x1f0\x1f/\x1eOTHER\x1e\x1eNONC\n"},
-		{"with jobs", "out" + frameBytes, "out"},
+	const secret = "SECRET"
+	tag := "\x1e" + secret
+	marker := func(number, jobs int, status, cwd string) string {
+		return fmt.Sprintf("%s\x1f%d\x1f%d\x1f%s\x1f%s%s\x1e", tag, number, jobs, status, cwd, tag)
+	}
+	jobsBlock := tag + "\x1d[1]+ 42 Running                 sleep 9 &\n"
+	for _, c := range []struct {
+		name, in string
+		after    int64
+		output   string
+		want     frame
+	}{
+		{"simple", "hello\n" + marker(5, 0, "0", "/"), 4, "hello\n", frame{number: 5, cwd: "/"}},
+		{"status and cwd", marker(5, 0, "3", "/tmp/a b"), -1, "", frame{number: 5, status: 3, cwd: "/tmp/a b"}},
+		{"override", marker(5, 0, "+130", "/"), 4, "", frame{number: 5, status: 130, override: true, cwd: "/"}},
+		{"jobs counted, not listed", marker(5, 1, "0", "/"), 4, "", frame{number: 5, jobCount: 1, cwd: "/"}},
+		{"with jobs", "out" + jobsBlock + marker(5, 1, "0", "/"), 4, "out", frame{number: 5, jobCount: 1, listed: true, jobs: []string{"[1] 42 sleep 9"}, cwd: "/"}},
+		{"old marker", marker(3, 0, "0", "/old") + "mid\n" + marker(7, 0, "0", "/"), 4, marker(3, 0, "0", "/old") + "mid\n", frame{number: 7, cwd: "/"}},
+		{"same number", marker(4, 0, "0", "/old") + marker(5, 0, "0", "/"), 4, marker(4, 0, "0", "/old"), frame{number: 5, cwd: "/"}},
+		{"old jobs block", jobsBlock + marker(2, 1, "0", "/") + "x" + marker(5, 0, "0", "/"), 4, jobsBlock + marker(2, 1, "0", "/") + "x", frame{number: 5, cwd: "/"}},
+		{"other secrets", "\x1eOTHER\x1f9\x1f0\x1f0\x1f/\x1eOTHER\x1e\x1eSECRE\n" + marker(5, 0, "0", "/"), 4, "\x1eOTHER\x1f9\x1f0\x1f0\x1f/\x1eOTHER\x1e\x1eSECRE\n", frame{number: 5, cwd: "/"}},
+		{"lone tag", tag + " no marker\n" + marker(5, 0, "0", "/"), 4, tag + " no marker\n", frame{number: 5, cwd: "/"}},
+		{"old marker without end", tag + "\x1f3\x1f0\x1f0\x1f/old" + marker(5, 0, "0", "/"), 4, tag + "\x1f3\x1f0\x1f0\x1f/old", frame{number: 5, cwd: "/"}},
+		{"malformed", tag + "\x1fx\x1f0\x1f0\x1f/" + tag + "\x1e" + marker(5, 0, "0", "/"), 4, tag + "\x1fx\x1f0\x1f0\x1f/" + tag + "\x1e", frame{number: 5, cwd: "/"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for size := 1; size <= len(c.in); size++ {
-				s := newStream()
+				s := newStream(secret)
 				out := envs.NewOutput(0)
-				s.expect([]byte("NONCE"), out)
+				s.expect(c.after, out)
 				for in := []byte(c.in); len(in) > 0; {
 					n := min(size, len(in))
 					s.feed(in[:n])
@@ -30,7 +50,7 @@ func TestStreamMarker(t *testing.T) {
 				select {
 				case fr = <-s.done:
 				default:
-					t.Fatalf("chunks of %d: no frame", size)
+					t.Fatalf("chunks of %d: got no frame, want %+v", size, c.want)
 				}
 				s.finish()
 				wantOut := strings.Map(func(r rune) rune {
@@ -42,9 +62,37 @@ func TestStreamMarker(t *testing.T) {
 				if got := out.String(); got != wantOut {
 					t.Fatalf("chunks of %d: output got %q, want %q", size, got, wantOut)
 				}
-				if c.name == "with jobs" && (fr.status != 3 || fr.cwd != "/tmp/a b" || !slices.Equal(fr.jobs, []string{"[1] 42 sleep 9"})) {
-					t.Fatalf("chunks of %d: frame got %+v, want status 3, cwd /tmp/a b, one job", size, fr)
+				if !reflect.DeepEqual(fr, c.want) {
+					t.Fatalf("chunks of %d: frame got %+v, want %+v", size, fr, c.want)
 				}
+			}
+		})
+	}
+}
+
+func TestStreamNoMarker(t *testing.T) {
+	for _, c := range []struct{ name, in string }{
+		{"old only", "\x1eS\x1f3\x1f0\x1f0\x1f/\x1eS\x1e"},
+		{"long frame", "\x1eS" + strings.Repeat("a", maxFrame+10) + "\x1eS"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStream("S")
+			out := envs.NewOutput(0)
+			s.expect(4, out)
+			s.feed([]byte(c.in))
+			select {
+			case fr := <-s.done:
+				t.Fatalf("got frame %+v, want none", fr)
+			default:
+			}
+			s.finish()
+			if got, want := out.Total(), int64(len(strings.Map(func(r rune) rune {
+				if r < 0x20 {
+					return -1
+				}
+				return r
+			}, c.in))); got != want {
+				t.Errorf("output: got %d bytes, want %d (all of the input but control characters)", got, want)
 			}
 		})
 	}
@@ -75,6 +123,7 @@ func TestTypable(t *testing.T) {
 		{"cd ~/src", true},
 		{"a=1 b=2", true},
 		{"", false},
+		{"  ", false},
 		{"echo $HOME", false},
 		{"echo 'a b'", false},
 		{"echo a; echo b", false},

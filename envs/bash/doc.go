@@ -27,12 +27,14 @@
 // # Completion
 //
 // The end of a command is the prompt, a marker carrying a tag secret to
-// the session, the command's number (which grows with every command), the
-// exit status, the working directory and, when there are jobs, the job
-// list. A marker counts only when its number is above the last one's, so
-// output cannot forge it: an old marker replayed from a log is not the end.
-// The line typed for a command is the command alone, so $? and $_ carry
-// over as in a terminal. The defaults TERM=dumb, PAGER=cat, GIT_PAGER=cat
+// the session, the shell's process ID, the command's number (which grows
+// with every command), the exit status, the working directory and, when
+// there are jobs, the job list. A marker counts only when its number is
+// above the last one's, so output cannot forge it: an old marker replayed
+// from a log is not the end, and is dropped from the output, as is a
+// prompt the shell repeats. $? carries over from command to command as in
+// a terminal, and so does $_ after a command typed as it is (one simple
+// command); after a command run from the command file, $_ is empty. The defaults TERM=dumb, PAGER=cat, GIT_PAGER=cat
 // and the like keep programs from waiting on a pager or printing escapes.
 //
 // # Speed

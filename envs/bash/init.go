@@ -11,15 +11,18 @@ import (
 //
 // The marker is the prompt, PS1, expanded without a fork (a $(...) would
 // cost milliseconds per command) and written in one piece: a tag (0x1e and
-// the secret), 0x1f, the command number (the prompt escape \#, which grows
-// by one with every command the shell runs), 0x1f, the number of jobs
-// (\j), 0x1f, the exit status, 0x1f, the working directory, and the end
-// tag (the tag and 0x1e). The line typed for a command is the command
-// itself, or the sourcing of the command file, with nothing around it: the
+// the secret), 0x1f, the shell's process ID ($$, so that a nested
+// interactive bash that inherited PS1 through set -a cannot pass for this
+// one), 0x1f, the command number (the prompt escape \#, which grows by one
+// with every command the shell runs), 0x1f, the number of jobs (\j), 0x1f,
+// the exit status, 0x1f, the working directory, and the end tag (the tag
+// and 0x1e). The line typed for a command is the command itself: the
 // shell's $? and $_ carry over as in a terminal, and the shell parses no
-// more than the command. A marker counts only when its number is above
-// the last one's, so output (an old marker in a log, say) cannot end a
-// command early.
+// more than the command. A command run from the command file instead is
+// followed on its line by __unfold_st (see sourcedTail), which keeps its
+// status and leaves $_ empty rather than the file's path. A marker counts
+// only when its number is above the last one's, so output (an old marker
+// in a log, say) cannot end a command early.
 //
 // PROMPT_COMMAND, which runs just before the prompt, puts PS1 back should a
 // command have changed it (a virtualenv's activate script does). It does
@@ -30,12 +33,16 @@ import (
 // output of jobs -l before the prompt; that variant switches back once the
 // jobs are gone. __unfold_fix gives back the status it is given (in an &&
 // list, so that set -e and the ERR trap ignore it) and the last argument,
-// so $? and $_ stay the command's.
+// so $? and $_ stay the command's. These switches, done by __unfold_setpc,
+// replace only this shell's part of PROMPT_COMMAND: a hook the user added
+// before or after it stays.
 //
 // exit and set -e would end the shell and lose its state. exit is a
 // function that, in the shell itself (not in a subshell), prints why and
 // sends SIGINT to the shell, which abandons the command like Ctrl-C; the
-// status goes into the next prompt in place of $?, marked with a +, for
+// status, the one bash's exit would give for the same arguments (found in
+// a subshell, which also prints bash's complaint about a bad argument),
+// goes into the next prompt in place of $?, marked with a +, for
 // one prompt only (PROMPT_COMMAND puts the plain one back after), and the
 // environment then types __unfold_fix so that $? is that status too. The
 // ERR trap (inherited by functions through set -E) does the same for a
@@ -45,21 +52,34 @@ const initScript = `builtin set +o history +H
 builtin unset HISTFILE PROMPT_COMMAND MAILCHECK
 PS0= PS1= PS2=
 __unfold_pid=$BASHPID __unfold_uerr=
-__unfold_ps1='\036%[1]s\037\#\037\j\037$?\037$PWD\036%[1]s\036'
+__unfold_ps1='\036%[1]s\037$$\037\#\037\j\037$?\037$PWD\036%[1]s\036'
 __unfold_pc='PS1=$__unfold_ps1'
 __unfold_pcj='PS1=$__unfold_ps1;__unfold_jobs'
 __unfold_jq='\j'
+__unfold_pco=
+__unfold_setpc() {
+	local pc=${PROMPT_COMMAND-} s
+	for s in "$__unfold_pco" "$__unfold_pcj" "$__unfold_pc"; do
+		if [[ -n $s && $pc == *"$s"* ]]; then
+			PROMPT_COMMAND=${pc/"$s"/"$1"}
+			return 0
+		fi
+	done
+	PROMPT_COMMAND=${pc:+$pc;}$1
+}
 __unfold_jobs() {
 	if ((${__unfold_jq@P})); then
 		builtin printf '\036%[1]s\035'
 		builtin jobs -l
 	else
-		PROMPT_COMMAND=$__unfold_pc
+		__unfold_setpc "$__unfold_pc"
 	fi
 }
-__unfold_fix() { PROMPT_COMMAND=$__unfold_pcj; return "$1"; }
+__unfold_fix() { __unfold_setpc "$__unfold_pcj"; return "$1"; }
+__unfold_st() { return "$1"; }
 __unfold_abort() {
-	PROMPT_COMMAND="PS1=\${__unfold_ps1/'\$?'/+$1};PROMPT_COMMAND=\$__unfold_pc"
+	__unfold_pco="PS1=\${__unfold_ps1/'\$?'/+$1};__unfold_setpc \"\$__unfold_pc\""
+	__unfold_setpc "$__unfold_pco"
 	builtin kill -INT "$__unfold_pid"
 }
 __unfold_err() {
@@ -76,7 +96,12 @@ builtin set -E
 exit() {
 	local s=$?
 	if [[ $BASHPID != "$__unfold_pid" ]]; then builtin exit "$@"; fi
-	s=${1:-$s}
+	# The status bash's exit would give, and its complaint about a bad
+	# argument, from a subshell; in a condition, so that neither set -e
+	# nor an ERR trap sees it.
+	if (( $# )); then
+		if ( builtin exit "$@" ); then s=0; else s=$?; fi
+	fi
 	builtin printf '%%s\n' "[exit: the shell stays open: exiting would end this persistent shell and lose its state (working directory, variables, background jobs). The command stopped here with status $s.]" >&2
 	__unfold_abort "$s"
 }

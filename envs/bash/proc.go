@@ -114,7 +114,7 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 		cmdf:       cmdf,
 		reader:     reader,
 		number:     -1,
-		stream:     newStream(secret),
+		stream:     newStream(secret, cmd.Process.Pid),
 		exited:     make(chan struct{}),
 		readDone:   make(chan struct{}),
 		buf:        make([]byte, readSize),
@@ -282,6 +282,11 @@ func (p *proc) next(ctx context.Context, deadline time.Time) (frame, event) {
 		// A kick after these looks ends the wait in Read; one before
 		// them is seen here (and ends the next wait at once).
 		if ctx.Err() != nil {
+			// The marker may be written and not read yet: a Ctrl-C
+			// now would only make the shell prompt again.
+			if fr, ok := p.pending(); ok {
+				return fr, evFrame
+			}
 			return frame{}, evCtx
 		}
 		if !p.alive() {
@@ -293,9 +298,41 @@ func (p *proc) next(ctx context.Context, deadline time.Time) (frame, event) {
 		}
 		if err != nil {
 			p.endRead()
-		} else if n == 0 && !time.Now().Before(deadline) {
+			continue
+		}
+		// Checked after every read, not only one that found nothing, so
+		// that output that never pauses cannot hold off the deadline.
+		if !time.Now().Before(deadline) {
+			if fr, ok := p.pending(); ok {
+				return fr, evFrame
+			}
 			return frame{}, evDeadline
 		}
+	}
+}
+
+// pending reads what the terminal holds right now, a few reads at most,
+// and returns the expected marker's frame if that brought it.
+func (p *proc) pending() (frame, bool) {
+	for range 4 {
+		select {
+		case fr := <-p.stream.done:
+			return fr, true
+		default:
+		}
+		n, err := p.reader.Read(p.buf, time.Now())
+		if n > 0 {
+			p.stream.feed(p.buf[:n])
+		}
+		if err != nil {
+			break
+		}
+	}
+	select {
+	case fr := <-p.stream.done:
+		return fr, true
+	default:
+		return frame{}, false
 	}
 }
 

@@ -285,9 +285,8 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 
 // submit starts command: it types the command itself, when [typable]
 // says typing it is safe, or else the sourcing of the command file holding
-// it, in one write. Nothing else goes on the line: the marker's command
-// number, not a nonce set by the line, tells the command's marker from
-// older ones.
+// it (and sourcedTail), in one write. The marker's command number, not a
+// nonce set by the line, tells the command's marker from older ones.
 func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
 	if mayChangeTyping(command) {
 		p.noTyping = true
@@ -308,12 +307,19 @@ func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
 	} else {
 		line = append(line, ". "...)
 		line = append(line, p.quotedFile...)
+		line = append(line, sourcedTail...)
 	}
 	line = append(line, '\n')
 	p.line = line
 	_, err := p.master.Write(line)
 	return err
 }
+
+// sourcedTail follows the sourcing of the command file on its line: it
+// keeps the command's status and leaves $_ empty, where the sourcing
+// would leave the file's path (an && list, so that set -e and the ERR
+// trap ignore it).
+const sourcedTail = ";\\__unfold_st $? ''&&\\: ''"
 
 // fixWait bounds the wait for the follow-up line's marker.
 const fixWait = 5 * time.Second
@@ -487,6 +493,7 @@ func (s *Shell) question(p *proc) string {
 // and when the shell itself still does not answer, the shell is ended.
 func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 	state := " The shell and its state (working directory, variables, background jobs) are kept." + hint + "]"
+	p.stream.repeatEnds()
 	_, _ = p.master.Write([]byte{3})
 	if o, ok := s.settle(p, interruptGrace); ok {
 		o.note = why + " Interrupted it with Ctrl-C." + state

@@ -139,11 +139,108 @@ func TestStateCarries(t *testing.T) {
 		{"last argument", "echo a b", "echo $_", "b"},
 		{"status of exit", "exit 5", "echo $?", "5"},
 		{"status past a new job", "sleep 1000 & (exit 3)", "echo $?", "3"},
+		{"status after the command file", `echo "a"; (exit 4)`, "echo $?", "4"},
+		// The command file's path is no argument of the user's.
+		{"last argument after the command file", `echo "a" b`, "echo \"[$_]\"", "[]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run(t, s, c.first)
 			want(t, s, c.second, c.output, true)
 		})
+	}
+}
+
+// TestPromptCommandKept: a hook the user adds to PROMPT_COMMAND survives
+// the shell's own changes to it (after exit, and while jobs come and go).
+func TestPromptCommandKept(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, `PROMPT_COMMAND='((hook++));'"$PROMPT_COMMAND"`)
+	run(t, s, "exit 3")
+	run(t, s, "sleep 1000 &")
+	if sc := screen(t, s); !strings.Contains(sc, "Background jobs: [1] ") {
+		t.Fatalf("screen: got %q, want the job", sc)
+	}
+	run(t, s, "kill %1; wait")
+	run(t, s, "true")
+	before := run(t, s, "echo $hook").Output
+	after := run(t, s, "echo $hook").Output
+	if b, err1 := strconv.Atoi(before); err1 != nil || after != strconv.Itoa(b+1) {
+		t.Errorf("hook counts: got %q then %q, want one more each prompt", before, after)
+	}
+	if got := run(t, s, `echo "$PROMPT_COMMAND"`).Output; !strings.HasPrefix(got, "((hook++));") {
+		t.Errorf("PROMPT_COMMAND: got %q, want the hook kept", got)
+	}
+}
+
+// TestExitArguments: exit in the shell reports the status bash's exit
+// would give, with bash's complaint about a bad argument.
+func TestExitArguments(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	for _, c := range []struct {
+		name, command string
+		status        int
+		complaint     string
+	}{
+		{"not a number", "exit foo", 2, "numeric argument required"},
+		{"too many", "exit 1 2", 1, "too many arguments"},
+		{"above 255", "exit 300", 44, ""},
+		{"negative", "exit -1", 255, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := run(t, s, c.command)
+			if resp.Success || !strings.Contains(resp.Output, fmt.Sprintf("The command stopped here with status %d.]", c.status)) || !strings.Contains(resp.Output, c.complaint) || strings.Contains(resp.Output, "waiting for input") {
+				t.Errorf("got {%q, %v}, want a failure with status %d and %q", resp.Output, resp.Success, c.status, c.complaint)
+			}
+			if sc := screen(t, s); !strings.Contains(sc, fmt.Sprintf("Last exit code: %d\n", c.status)) {
+				t.Errorf("screen: got %q, want last exit code %d", sc, c.status)
+			}
+			want(t, s, "echo $?", strconv.Itoa(c.status), true)
+		})
+	}
+}
+
+// TestNestedShellPrompt: a nested interactive bash that inherited PS1
+// (exported by set -a) prints markers of its own, which end nothing.
+func TestNestedShellPrompt(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "set -a")
+	run(t, s, "true")
+	resp := run(t, s, `printf 'true\n%.0s' {1..20} | bash --norc --noprofile -i 2>&1; sleep 0.2; echo after`)
+	if !strings.HasSuffix(resp.Output, "after") {
+		t.Errorf("got {%q, %v}, want output ending in %q", resp.Output, resp.Success, "after")
+	}
+	run(t, s, "set +a")
+	want(t, s, "echo next", "next", true)
+}
+
+// TestShortDeadlines: commands whose context ends within microseconds,
+// as the command is typed, read or finishing, leave the shell and its
+// state alone and show nothing of the marker.
+func TestShortDeadlines(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "x=kept")
+	ps1 := run(t, s, `printf '%s' "$__unfold_ps1"`).Output
+	secret, _, ok := strings.Cut(strings.TrimPrefix(ps1, `\036`), `\037`)
+	if !ok || len(secret) < 8 {
+		t.Fatalf("PS1 template %q: no secret found", ps1)
+	}
+	for i := range 60 {
+		command := "true"
+		if i%2 == 1 {
+			command = "sleep 0.3"
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(10+i*i)*time.Microsecond)
+		resp, err := s.Execute(ctx, command)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(resp.Output, secret) || strings.Contains(resp.Output, "did not answer") || strings.Contains(resp.Output, "lost") {
+			t.Fatalf("Execute(%q) with a %v deadline: got %q", command, time.Duration(10+i*i)*time.Microsecond, resp.Output)
+		}
+	}
+	if got := run(t, s, "echo $x").Output; !strings.HasSuffix(got, "kept") || strings.Contains(got, secret) {
+		t.Errorf("got %q, want the variable kept and no marker", got)
 	}
 }
 

@@ -19,6 +19,7 @@ const (
 
 // frame is the state a marker carries.
 type frame struct {
+	pid      int   // the process ID of the shell that printed it
 	number   int64 // the command number: markers count only when it grew
 	status   int
 	override bool // the status came from exit or set -e, in place of $?
@@ -38,6 +39,7 @@ type stream struct {
 	end     []byte     // the tag that ends a marker
 	active  bool       // a command's marker is expected
 	after   int64      // the number the expected marker must exceed
+	pid     int        // the shell's process ID, which the marker must carry
 	pend    []byte     // the end of the last chunk, when it may begin a tag
 	inFrame bool       // a tag came: frame holds what came from it on
 	frame   []byte
@@ -48,8 +50,8 @@ type stream struct {
 	done    chan frame // gets the expected marker's frame; capacity 1
 }
 
-func newStream(secret string) *stream {
-	s := &stream{done: make(chan frame, 1)}
+func newStream(secret string, pid int) *stream {
+	s := &stream{done: make(chan frame, 1), pid: pid}
 	s.tag = append([]byte{0x1e}, secret...)
 	s.end = append(append([]byte(nil), s.tag...), 0x1e)
 	s.resetBackground()
@@ -62,12 +64,12 @@ func (s *stream) resetBackground() {
 }
 
 // expect starts a command: output goes to out until a marker whose number
-// is above after.
+// is above after. Bytes held back as the possible start of a marker stay
+// held: they complete a repeated prompt, or are the command's output.
 func (s *stream) expect(after int64, out *envs.Output) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.active, s.after = true, after
-	s.pend, s.inFrame, s.frame = s.pend[:0], false, s.frame[:0]
 	s.redirect(out)
 	select {
 	case <-s.done:
@@ -96,16 +98,39 @@ func (s *stream) finish() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.outf != nil {
-		// What was held back as the possible start of a marker is
-		// output after all.
-		if s.inFrame {
-			_, _ = s.outf.Write(s.frame)
+		if s.active {
+			// The command ended without its marker: what was held back
+			// as the possible start of one is its output after all.
+			if s.inFrame {
+				_, _ = s.outf.Write(s.frame)
+			}
+			_, _ = s.outf.Write(s.pend)
+			s.pend, s.frame, s.inFrame = s.pend[:0], s.frame[:0], false
 		}
-		_, _ = s.outf.Write(s.pend)
 		_ = s.outf.Flush()
 	}
-	s.active, s.out, s.outf, s.inFrame = false, nil, nil, false
-	s.pend, s.frame = s.pend[:0], s.frame[:0]
+	s.active, s.out, s.outf = false, nil, nil
+}
+
+// repeatEnds lets a marker that repeats the last counted number end the
+// command too: after Ctrl-C reached the shell at its prompt, before it
+// read the command's line, which the terminal then discarded, the shell
+// prompts again without having run anything.
+func (s *stream) repeatEnds() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active {
+		s.after--
+	}
+}
+
+// w is where output goes now: the command's, or between commands the
+// background's.
+func (s *stream) w() *term.Filter {
+	if s.active {
+		return s.outf
+	}
+	return s.bgf
 }
 
 // background returns the output that arrived between commands and clears
@@ -142,32 +167,30 @@ func (s *stream) outputTotal() int64 {
 	return s.out.Total() + int64(len(s.outf.Line()))
 }
 
-// feed takes bytes read from the terminal.
+// feed takes bytes read from the terminal. Markers are looked for between
+// commands too, so that a prompt the shell repeats (after a Ctrl-C that
+// came as a command ended, say) is not taken for output.
 func (s *stream) feed(p []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.active {
-		_, _ = s.bgf.Write(p)
-		return
-	}
 	data := p
 	if len(s.pend) > 0 {
 		s.pend = append(s.pend, p...)
 		data = s.pend
 	}
-	for len(data) > 0 && s.active {
+	for len(data) > 0 {
 		if s.inFrame {
 			s.frame = append(s.frame, data...)
 		} else {
 			i := bytes.Index(data, s.tag)
 			if i < 0 {
 				k := partialTag(data, s.tag)
-				_, _ = s.outf.Write(data[:len(data)-k])
+				_, _ = s.w().Write(data[:len(data)-k])
 				// data may share pend's array; append moves the overlap safely.
 				s.pend = append(s.pend[:0], data[len(data)-k:]...)
 				return
 			}
-			_, _ = s.outf.Write(data[:i])
+			_, _ = s.w().Write(data[:i])
 			s.frame = append(s.frame[:0], data[i:]...)
 			s.inFrame = true
 		}
@@ -179,20 +202,22 @@ func (s *stream) feed(p []byte) {
 // scan looks at the frame buffer, which begins with a tag, once it holds
 // an end tag: the marker ends there and begins at the last tag before it
 // (or at the jobs block before that); what comes before is output. It
-// hands on the marker when its number is above after; else the marker is
-// output too, and scan returns what follows it, to be looked at again.
+// hands on the marker when a command waits for it and its number is above
+// after. Another marker (a repeated prompt, or an old one replayed) is
+// dropped, and what is not a marker at all is output. scan returns what
+// follows, to be looked at again.
 func (s *stream) scan() []byte {
 	e := bytes.Index(s.frame, s.end)
 	if e < 0 {
 		if len(s.frame) > maxFrame {
 			// No end in sight: what comes before the last tag is output.
 			if k := bytes.LastIndex(s.frame[1:], s.tag) + 1; k > 0 {
-				_, _ = s.outf.Write(s.frame[:k])
+				_, _ = s.w().Write(s.frame[:k])
 				s.frame = append(s.frame[:0], s.frame[k:]...)
 			} else {
 				// Look at the last bytes again: they may begin a tag.
 				k := len(s.frame) - (len(s.tag) - 1)
-				_, _ = s.outf.Write(s.frame[:k])
+				_, _ = s.w().Write(s.frame[:k])
 				tail := append([]byte(nil), s.frame[k:]...)
 				s.inFrame, s.frame = false, s.frame[:0]
 				return tail
@@ -214,22 +239,18 @@ func (s *stream) scan() []byte {
 	} else {
 		begin = e
 	}
-	_, _ = s.outf.Write(s.frame[:begin])
-	rest := s.frame[e+len(s.end):]
-	if ok && fr.number > s.after {
+	_, _ = s.w().Write(s.frame[:begin])
+	if ok && s.active && fr.pid == s.pid && fr.number > s.after {
 		_ = s.outf.Flush()
-		s.active, s.inFrame = false, false
-		_, _ = s.bgf.Write(rest)
-		s.frame = s.frame[:0]
+		s.active = false
 		select {
 		case s.done <- fr:
 		default:
 		}
-		return nil
+	} else if !ok {
+		_, _ = s.w().Write(s.frame[begin : e+len(s.end)])
 	}
-	// An old marker, or not a marker at all: output.
-	_, _ = s.outf.Write(s.frame[begin : e+len(s.end)])
-	next := append([]byte(nil), rest...)
+	next := append([]byte(nil), s.frame[e+len(s.end):]...)
 	s.inFrame, s.frame = false, s.frame[:0]
 	return next
 }
@@ -246,26 +267,27 @@ func partialTag(data, tag []byte) int {
 }
 
 // parseFields reads what follows a marker's last tag, up to its end tag:
-// 0x1f and the fields command number, job count, status (with a leading +
-// when it came from exit or set -e) and working directory, separated by
-// 0x1f. It reports whether b has that shape.
+// 0x1f and the fields process ID, command number, job count, status (with
+// a leading + when it came from exit or set -e) and working directory,
+// separated by 0x1f. It reports whether b has that shape.
 func parseFields(fr *frame, b []byte) bool {
 	rest, ok := bytes.CutPrefix(b, []byte{0x1f})
 	if !ok {
 		return false
 	}
-	var fields [3][]byte
+	var fields [4][]byte
 	for i := range fields {
 		if fields[i], rest, ok = bytes.Cut(rest, []byte{0x1f}); !ok {
 			return false
 		}
 	}
-	var err1, err2, err3 error
-	fr.number, err1 = strconv.ParseInt(string(fields[0]), 10, 64)
-	fr.jobCount, err2 = strconv.Atoi(string(fields[1]))
-	status, override := bytes.CutPrefix(fields[2], []byte{'+'})
+	var err0, err1, err2, err3 error
+	fr.pid, err0 = strconv.Atoi(string(fields[0]))
+	fr.number, err1 = strconv.ParseInt(string(fields[1]), 10, 64)
+	fr.jobCount, err2 = strconv.Atoi(string(fields[2]))
+	status, override := bytes.CutPrefix(fields[3], []byte{'+'})
 	fr.status, err3 = strconv.Atoi(string(status))
-	if err1 != nil || err2 != nil || err3 != nil {
+	if err0 != nil || err1 != nil || err2 != nil || err3 != nil {
 		return false
 	}
 	fr.override = override

@@ -10,11 +10,40 @@ import (
 	"github.com/unfold-dev/unfold/envs"
 )
 
+// testPID is the shell's process ID in the stream tests.
+const testPID = 77
+
+// testMarker is a marker as the shell with secret and pid prints it.
+func testMarker(secret string, pid, number, jobs int, status, cwd string) string {
+	tag := "\x1e" + secret
+	return fmt.Sprintf("%s\x1f%d\x1f%d\x1f%d\x1f%s\x1f%s%s\x1e", tag, pid, number, jobs, status, cwd, tag)
+}
+
+// visible is text as the output filter keeps it: control characters other
+// than newlines dropped.
+func visible(text string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\n' {
+			return -1
+		}
+		return r
+	}, text)
+}
+
+// feedChunks feeds in to s in chunks of size bytes.
+func feedChunks(s *stream, in string, size int) {
+	for b := []byte(in); len(b) > 0; {
+		n := min(size, len(b))
+		s.feed(b[:n])
+		b = b[n:]
+	}
+}
+
 func TestStreamMarker(t *testing.T) {
 	const secret = "SECRET"
 	tag := "\x1e" + secret
 	marker := func(number, jobs int, status, cwd string) string {
-		return fmt.Sprintf("%s\x1f%d\x1f%d\x1f%s\x1f%s%s\x1e", tag, number, jobs, status, cwd, tag)
+		return testMarker(secret, testPID, number, jobs, status, cwd)
 	}
 	jobsBlock := tag + "\x1d[1]+ 42 Running                 sleep 9 &\n"
 	for _, c := range []struct {
@@ -23,29 +52,29 @@ func TestStreamMarker(t *testing.T) {
 		output   string
 		want     frame
 	}{
-		{"simple", "hello\n" + marker(5, 0, "0", "/"), 4, "hello\n", frame{number: 5, cwd: "/"}},
-		{"status and cwd", marker(5, 0, "3", "/tmp/a b"), -1, "", frame{number: 5, status: 3, cwd: "/tmp/a b"}},
-		{"override", marker(5, 0, "+130", "/"), 4, "", frame{number: 5, status: 130, override: true, cwd: "/"}},
-		{"jobs counted, not listed", marker(5, 1, "0", "/"), 4, "", frame{number: 5, jobCount: 1, cwd: "/"}},
-		{"with jobs", "out" + jobsBlock + marker(5, 1, "0", "/"), 4, "out", frame{number: 5, jobCount: 1, listed: true, jobs: []string{"[1] 42 sleep 9"}, cwd: "/"}},
-		{"old marker", marker(3, 0, "0", "/old") + "mid\n" + marker(7, 0, "0", "/"), 4, marker(3, 0, "0", "/old") + "mid\n", frame{number: 7, cwd: "/"}},
-		{"same number", marker(4, 0, "0", "/old") + marker(5, 0, "0", "/"), 4, marker(4, 0, "0", "/old"), frame{number: 5, cwd: "/"}},
-		{"old jobs block", jobsBlock + marker(2, 1, "0", "/") + "x" + marker(5, 0, "0", "/"), 4, jobsBlock + marker(2, 1, "0", "/") + "x", frame{number: 5, cwd: "/"}},
-		{"other secrets", "\x1eOTHER\x1f9\x1f0\x1f0\x1f/\x1eOTHER\x1e\x1eSECRE\n" + marker(5, 0, "0", "/"), 4, "\x1eOTHER\x1f9\x1f0\x1f0\x1f/\x1eOTHER\x1e\x1eSECRE\n", frame{number: 5, cwd: "/"}},
-		{"lone tag", tag + " no marker\n" + marker(5, 0, "0", "/"), 4, tag + " no marker\n", frame{number: 5, cwd: "/"}},
-		{"old marker without end", tag + "\x1f3\x1f0\x1f0\x1f/old" + marker(5, 0, "0", "/"), 4, tag + "\x1f3\x1f0\x1f0\x1f/old", frame{number: 5, cwd: "/"}},
-		{"malformed", tag + "\x1fx\x1f0\x1f0\x1f/" + tag + "\x1e" + marker(5, 0, "0", "/"), 4, tag + "\x1fx\x1f0\x1f0\x1f/" + tag + "\x1e", frame{number: 5, cwd: "/"}},
+		{"simple", "hello\n" + marker(5, 0, "0", "/"), 4, "hello\n", frame{pid: testPID, number: 5, cwd: "/"}},
+		{"status and cwd", marker(5, 0, "3", "/tmp/a b"), -1, "", frame{pid: testPID, number: 5, status: 3, cwd: "/tmp/a b"}},
+		{"override", marker(5, 0, "+130", "/"), 4, "", frame{pid: testPID, number: 5, status: 130, override: true, cwd: "/"}},
+		{"jobs counted, not listed", marker(5, 1, "0", "/"), 4, "", frame{pid: testPID, number: 5, jobCount: 1, cwd: "/"}},
+		{"with jobs", "out" + jobsBlock + marker(5, 1, "0", "/"), 4, "out", frame{pid: testPID, number: 5, jobCount: 1, listed: true, jobs: []string{"[1] 42 sleep 9"}, cwd: "/"}},
+		// Markers that do not end the command are dropped from its output.
+		{"old marker", marker(3, 0, "0", "/old") + "mid\n" + marker(7, 0, "0", "/"), 4, "mid\n", frame{pid: testPID, number: 7, cwd: "/"}},
+		{"same number", marker(4, 0, "0", "/old") + marker(5, 0, "0", "/"), 4, "", frame{pid: testPID, number: 5, cwd: "/"}},
+		{"old jobs block", jobsBlock + marker(2, 1, "0", "/") + "x" + marker(5, 0, "0", "/"), 4, "x", frame{pid: testPID, number: 5, cwd: "/"}},
+		{"another shell", "a" + testMarker(secret, testPID+1, 9, 0, "0", "/nested") + "b" + marker(5, 0, "0", "/"), 4, "ab", frame{pid: testPID, number: 5, cwd: "/"}},
+		// What is not a marker of this shell's is output.
+		{"other secrets", "\x1eOTHER\x1f77\x1f9\x1f0\x1f0\x1f/\x1eOTHER\x1e\x1eSECRE\n" + marker(5, 0, "0", "/"), 4, "\x1eOTHER\x1f77\x1f9\x1f0\x1f0\x1f/\x1eOTHER\x1e\x1eSECRE\n", frame{pid: testPID, number: 5, cwd: "/"}},
+		{"lone tag", tag + " no marker\n" + marker(5, 0, "0", "/"), 4, tag + " no marker\n", frame{pid: testPID, number: 5, cwd: "/"}},
+		{"old marker without end", tag + "\x1f77\x1f3\x1f0\x1f0\x1f/old" + marker(5, 0, "0", "/"), 4, tag + "\x1f77\x1f3\x1f0\x1f0\x1f/old", frame{pid: testPID, number: 5, cwd: "/"}},
+		{"malformed", tag + "\x1f77\x1fx\x1f0\x1f0\x1f/" + tag + "\x1e" + marker(5, 0, "0", "/"), 4, tag + "\x1f77\x1fx\x1f0\x1f0\x1f/" + tag + "\x1e", frame{pid: testPID, number: 5, cwd: "/"}},
+		{"fields missing", tag + "\x1f5\x1f0\x1f0\x1f/" + tag + "\x1e" + marker(5, 0, "0", "/"), 4, tag + "\x1f5\x1f0\x1f0\x1f/" + tag + "\x1e", frame{pid: testPID, number: 5, cwd: "/"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for size := 1; size <= len(c.in); size++ {
-				s := newStream(secret)
+				s := newStream(secret, testPID)
 				out := envs.NewOutput(0)
 				s.expect(c.after, out)
-				for in := []byte(c.in); len(in) > 0; {
-					n := min(size, len(in))
-					s.feed(in[:n])
-					in = in[n:]
-				}
+				feedChunks(s, c.in, size)
 				var fr frame
 				select {
 				case fr = <-s.done:
@@ -53,14 +82,8 @@ func TestStreamMarker(t *testing.T) {
 					t.Fatalf("chunks of %d: got no frame, want %+v", size, c.want)
 				}
 				s.finish()
-				wantOut := strings.Map(func(r rune) rune {
-					if r < 0x20 && r != '\n' {
-						return -1
-					}
-					return r
-				}, c.output)
-				if got := out.String(); got != wantOut {
-					t.Fatalf("chunks of %d: output got %q, want %q", size, got, wantOut)
+				if got, want := out.String(), visible(c.output); got != want {
+					t.Fatalf("chunks of %d: output got %q, want %q", size, got, want)
 				}
 				if !reflect.DeepEqual(fr, c.want) {
 					t.Fatalf("chunks of %d: frame got %+v, want %+v", size, fr, c.want)
@@ -71,12 +94,13 @@ func TestStreamMarker(t *testing.T) {
 }
 
 func TestStreamNoMarker(t *testing.T) {
-	for _, c := range []struct{ name, in string }{
-		{"old only", "\x1eS\x1f3\x1f0\x1f0\x1f/\x1eS\x1e"},
-		{"long frame", "\x1eS" + strings.Repeat("a", maxFrame+10) + "\x1eS"},
+	for _, c := range []struct{ name, in, output string }{
+		{"old only", testMarker("S", testPID, 3, 0, "0", "/"), ""},
+		{"another shell only", testMarker("S", testPID+1, 9, 0, "0", "/"), ""},
+		{"long frame", "\x1eS" + strings.Repeat("a", maxFrame+10) + "\x1eS", "S" + strings.Repeat("a", maxFrame+10) + "S"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newStream("S")
+			s := newStream("S", testPID)
 			out := envs.NewOutput(0)
 			s.expect(4, out)
 			s.feed([]byte(c.in))
@@ -86,15 +110,74 @@ func TestStreamNoMarker(t *testing.T) {
 			default:
 			}
 			s.finish()
-			if got, want := out.Total(), int64(len(strings.Map(func(r rune) rune {
-				if r < 0x20 {
-					return -1
-				}
-				return r
-			}, c.in))); got != want {
-				t.Errorf("output: got %d bytes, want %d (all of the input but control characters)", got, want)
+			if got := out.String(); got != c.output {
+				t.Errorf("output: got %d bytes, want %d", len(got), len(c.output))
 			}
 		})
+	}
+}
+
+// TestStreamBackground: between commands, a prompt the shell repeats is
+// dropped, also when it is split around the start of the next command,
+// and other output is background output.
+func TestStreamBackground(t *testing.T) {
+	const secret = "SECRET"
+	marker := func(number int) string { return testMarker(secret, testPID, number, 0, "0", "/") }
+	for size := 1; size <= len(marker(5)); size++ {
+		s := newStream(secret, testPID)
+		out := envs.NewOutput(0)
+		s.expect(4, out)
+		repeated := marker(5)
+		cut := min(size, len(repeated)-1)
+		feedChunks(s, "cmd\n"+marker(5)+"job done\n"+repeated[:cut], size)
+		select {
+		case <-s.done:
+		default:
+			t.Fatalf("chunks of %d: got no frame for the first command", size)
+		}
+		s.finish()
+		if got := out.String(); got != "cmd\n" {
+			t.Fatalf("chunks of %d: first output got %q, want %q", size, got, "cmd\n")
+		}
+		if got := s.background(); got != "job done\n" {
+			t.Fatalf("chunks of %d: background got %q, want %q", size, got, "job done\n")
+		}
+		out = envs.NewOutput(0)
+		s.expect(5, out)
+		feedChunks(s, repeated[cut:]+"next\n"+marker(6), size)
+		var fr frame
+		select {
+		case fr = <-s.done:
+		default:
+			t.Fatalf("chunks of %d: got no frame for the second command", size)
+		}
+		s.finish()
+		if got := out.String(); got != "next\n" || fr.number != 6 {
+			t.Fatalf("chunks of %d: second command got %q and number %d, want %q and 6", size, got, fr.number, "next\n")
+		}
+	}
+}
+
+// TestStreamRepeatEnds: after repeatEnds, a marker with the last number
+// ends the command.
+func TestStreamRepeatEnds(t *testing.T) {
+	s := newStream("S", testPID)
+	s.expect(5, envs.NewOutput(0))
+	s.feed([]byte(testMarker("S", testPID, 5, 0, "130", "/")))
+	select {
+	case fr := <-s.done:
+		t.Fatalf("before repeatEnds: got frame %+v, want none", fr)
+	default:
+	}
+	s.repeatEnds()
+	s.feed([]byte(testMarker("S", testPID, 5, 0, "130", "/")))
+	select {
+	case fr := <-s.done:
+		if fr.number != 5 || fr.status != 130 {
+			t.Errorf("got frame %+v, want number 5, status 130", fr)
+		}
+	default:
+		t.Fatal("after repeatEnds: got no frame")
 	}
 }
 

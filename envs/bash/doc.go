@@ -52,7 +52,8 @@
 // [Options.Timeout] (10 minutes by default). Then it gets Ctrl-C; a command
 // that ignores it gets SIGTERM and then SIGKILL on its process group; the
 // shell and its state stay. A command that stops to read the terminal
-// (read, a y/n question, a password prompt) is seen from the kernel's
+// (read, a y/n question, a password prompt, a line editor such as a nested
+// interactive shell's) is seen from the kernel's
 // state at once and interrupted, and the response quotes the question and
 // suggests non-interactive flags; under [AnswerLater] it is left waiting
 // and the next command is typed to it as the answer.

@@ -591,6 +591,28 @@ func TestWaitingForInput(t *testing.T) {
 	}
 }
 
+// TestLineEditorWaits: a program waiting in a line editor (here a nested
+// interactive bash with readline, as after `exec bash`) is reported as
+// waiting for input long before the timeout, and the shell lives on.
+func TestLineEditorWaits(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "x=kept")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	resp, err := s.Execute(ctx, "bash --norc --noprofile -i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("returned after %v, want long before the 30s timeout", d)
+	}
+	if resp.Success || !strings.Contains(resp.Output, "[The command is waiting for input: ") {
+		t.Errorf("got {%q, %v}, want it reported as waiting for input", resp.Output, resp.Success)
+	}
+	want(t, s, "echo $x", "kept", true)
+}
+
 func TestAnswerLater(t *testing.T) {
 	s := newShell(t, bash.Options{})
 	ctx, cancel := context.WithTimeout(bash.AnswerLater(context.Background()), 30*time.Second)

@@ -235,9 +235,11 @@ func ReadingTerminal(pgid int, tty string) (int, bool) {
 	return 0, false
 }
 
-// readsTerminal reports whether pid is blocked in read(2) on tty: the first
-// field of /proc/<pid>/syscall is the syscall number, the second the file
-// descriptor.
+// readsTerminal reports whether pid is blocked reading tty: in read(2) on
+// it, or in pselect6(2) on descriptor 0 alone when that is tty, as a line
+// editor (readline in bash, gdb or a REPL) waits for a key. The first
+// field of /proc/<pid>/syscall is the syscall number, the second its first
+// argument: read's descriptor, pselect6's descriptor count.
 func readsTerminal(pid int, tty string) bool {
 	p := "/proc/" + strconv.Itoa(pid)
 	data, err := os.ReadFile(p + "/syscall")
@@ -245,11 +247,22 @@ func readsTerminal(pid int, tty string) bool {
 		return false
 	}
 	f := strings.Fields(string(data))
-	if len(f) < 2 || f[0] != strconv.Itoa(syscall.SYS_READ) {
+	if len(f) < 2 {
 		return false
 	}
-	fd, err := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 32)
+	arg, err := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 32)
 	if err != nil {
+		return false
+	}
+	var fd uint64
+	switch f[0] {
+	case strconv.Itoa(syscall.SYS_READ):
+		fd = arg
+	case strconv.Itoa(syscall.SYS_PSELECT6):
+		if arg != 1 { // watching more than descriptor 0
+			return false
+		}
+	default:
 		return false
 	}
 	link, err := os.Readlink(p + "/fd/" + strconv.FormatUint(fd, 10))

@@ -118,6 +118,25 @@ func TestForegroundAndReading(t *testing.T) {
 	}
 }
 
+// TestReadingLineEditor: a program waiting for a key in a line editor
+// (pselect6 on descriptor 0 alone: readline in an interactive bash) is
+// reading the terminal; one sleeping is not.
+func TestReadingLineEditor(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	_, slave, cmd, _, _ := startOn(t, "bash", "--norc", "--noprofile", "-i")
+	pid := cmd.Process.Pid
+	if !eventually(func() bool { _, ok := term.ReadingTerminal(pid, slave.Name()); return ok }) {
+		t.Fatalf("ReadingTerminal(%d): got none, want bash (%d) waiting in readline", pid, pid)
+	}
+	_, slave, cmd, _, _ = startOn(t, "sleep", "100")
+	time.Sleep(50 * time.Millisecond)
+	if _, ok := term.ReadingTerminal(cmd.Process.Pid, slave.Name()); ok {
+		t.Errorf("ReadingTerminal of sleep: got true, want false")
+	}
+}
+
 func TestInputQueued(t *testing.T) {
 	master, slave, _, _, _ := startOn(t, "sleep", "100")
 	if n, err := term.InputQueued(slave); err != nil || n != 0 {

@@ -34,7 +34,8 @@
 // from a log is not the end, and is dropped from the output, as is a
 // prompt the shell repeats. $? carries over from command to command as in
 // a terminal, and so does $_ after a command typed as it is (one simple
-// command); after a command run from the command file, $_ is empty. The defaults TERM=dumb, PAGER=cat, GIT_PAGER=cat
+// command); after a command run from the command file, $_ is that file's
+// path. The defaults TERM=dumb, PAGER=cat, GIT_PAGER=cat
 // and the like keep programs from waiting on a pager or printing escapes.
 //
 // # Speed

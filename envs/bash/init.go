@@ -16,11 +16,11 @@ import (
 // one), 0x1f, the command number (the prompt escape \#, which grows by one
 // with every command the shell runs), 0x1f, the number of jobs (\j), 0x1f,
 // the exit status, 0x1f, the working directory, and the end tag (the tag
-// and 0x1e). The line typed for a command is the command itself: the
-// shell's $? and $_ carry over as in a terminal, and the shell parses no
-// more than the command. A command run from the command file instead is
-// followed on its line by __unfold_st (see sourcedTail), which keeps its
-// status and leaves $_ empty rather than the file's path. A marker counts
+// and 0x1e). The line typed for a command is the command itself, or the
+// sourcing of the command file, with nothing around it: the shell's $?
+// carries over as in a terminal, and so does $_ but after the sourcing,
+// which leaves the file's path there; the shell parses no more than the
+// command. A marker counts
 // only when its number is above the last one's, so output (an old marker
 // in a log, say) cannot end a command early.
 //
@@ -76,7 +76,6 @@ __unfold_jobs() {
 	fi
 }
 __unfold_fix() { __unfold_setpc "$__unfold_pcj"; return "$1"; }
-__unfold_st() { return "$1"; }
 __unfold_abort() {
 	__unfold_pco="PS1=\${__unfold_ps1/'\$?'/+$1};__unfold_setpc \"\$__unfold_pc\""
 	__unfold_setpc "$__unfold_pco"

@@ -311,6 +311,22 @@ func (p *proc) next(ctx context.Context, deadline time.Time) (frame, event) {
 	}
 }
 
+// awaitRepeat reads the terminal until the stream has dropped a repeated
+// prompt of this shell's since it counted before, or for d at most.
+func (p *proc) awaitRepeat(before int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for p.stream.repeated() == before && time.Now().Before(deadline) && p.alive() {
+		n, err := p.reader.Read(p.buf, deadline)
+		if n > 0 {
+			p.stream.feed(p.buf[:n])
+		}
+		if err != nil {
+			p.endRead()
+			return
+		}
+	}
+}
+
 // pending reads what the terminal holds right now, a few reads at most,
 // and returns the expected marker's frame if that brought it.
 func (p *proc) pending() (frame, bool) {

@@ -220,8 +220,10 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 	}
 	p.claim()
 	defer p.release()
-	if bg := p.stream.background(); bg != "" {
-		parts = append(parts, "[Output since the last command (background jobs):]\n"+strings.TrimRight(bg, "\n"))
+	// Blank lines alone are no news (the shell writes one when a Ctrl-C
+	// meets its prompt).
+	if bg := strings.Trim(p.stream.background(), "\n"); bg != "" {
+		parts = append(parts, "[Output since the last command (background jobs):]\n"+bg)
 	}
 	// The default timeout is kept here rather than in a derived context,
 	// which would cost a timer and a goroutine wake-up on every command.
@@ -285,7 +287,7 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 
 // submit starts command: it types the command itself, when [typable]
 // says typing it is safe, or else the sourcing of the command file holding
-// it (and sourcedTail), in one write. The marker's command number, not a
+// it, in one write. The marker's command number, not a
 // nonce set by the line, tells the command's marker from older ones.
 func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
 	if mayChangeTyping(command) {
@@ -307,19 +309,12 @@ func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
 	} else {
 		line = append(line, ". "...)
 		line = append(line, p.quotedFile...)
-		line = append(line, sourcedTail...)
 	}
 	line = append(line, '\n')
 	p.line = line
 	_, err := p.master.Write(line)
 	return err
 }
-
-// sourcedTail follows the sourcing of the command file on its line: it
-// keeps the command's status and leaves $_ empty, where the sourcing
-// would leave the file's path (an && list, so that set -e and the ERR
-// trap ignore it).
-const sourcedTail = ";\\__unfold_st $? ''&&\\: ''"
 
 // fixWait bounds the wait for the follow-up line's marker.
 const fixWait = 5 * time.Second
@@ -494,8 +489,15 @@ func (s *Shell) question(p *proc) string {
 func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 	state := " The shell and its state (working directory, variables, background jobs) are kept." + hint + "]"
 	p.stream.repeatEnds()
+	repeats := p.stream.repeated()
 	_, _ = p.master.Write([]byte{3})
 	if o, ok := s.settle(p, interruptGrace); ok {
+		if o.fr != nil && o.fr.status != 130 {
+			// The command ended by itself as Ctrl-C went out, which then
+			// met the prompt: the shell answers it with a prompt of its
+			// own, and would drop the first key typed before that.
+			p.awaitRepeat(repeats, repeatWait)
+		}
 		o.note = why + " Interrupted it with Ctrl-C." + state
 		return o
 	}
@@ -517,6 +519,10 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 	s.mu.Unlock()
 	return outcome{died: true, note: why + fmt.Sprintf(" The shell itself did not answer Ctrl-C or signals to the command, so it was ended; the next command starts a new shell in %s. Variables, functions, aliases and background jobs are lost.%s]", cwd, hint)}
 }
+
+// repeatWait bounds the wait for the prompt a Ctrl-C that met the prompt
+// makes the shell write again.
+const repeatWait = 100 * time.Millisecond
 
 // settle waits up to d for the command's marker or the shell's end.
 func (s *Shell) settle(p *proc, d time.Duration) (outcome, bool) {

@@ -140,8 +140,6 @@ func TestStateCarries(t *testing.T) {
 		{"status of exit", "exit 5", "echo $?", "5"},
 		{"status past a new job", "sleep 1000 & (exit 3)", "echo $?", "3"},
 		{"status after the command file", `echo "a"; (exit 4)`, "echo $?", "4"},
-		// The command file's path is no argument of the user's.
-		{"last argument after the command file", `echo "a" b`, "echo \"[$_]\"", "[]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run(t, s, c.first)

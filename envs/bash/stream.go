@@ -40,6 +40,7 @@ type stream struct {
 	active  bool       // a command's marker is expected
 	after   int64      // the number the expected marker must exceed
 	pid     int        // the shell's process ID, which the marker must carry
+	repeats int        // markers of this shell's dropped: repeated prompts
 	pend    []byte     // the end of the last chunk, when it may begin a tag
 	inFrame bool       // a tag came: frame holds what came from it on
 	frame   []byte
@@ -122,6 +123,13 @@ func (s *stream) repeatEnds() {
 	if s.active {
 		s.after--
 	}
+}
+
+// repeated returns how many markers of this shell's were dropped so far.
+func (s *stream) repeated() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.repeats
 }
 
 // w is where output goes now: the command's, or between commands the
@@ -249,6 +257,8 @@ func (s *stream) scan() []byte {
 		}
 	} else if !ok {
 		_, _ = s.w().Write(s.frame[begin : e+len(s.end)])
+	} else if fr.pid == s.pid {
+		s.repeats++
 	}
 	next := append([]byte(nil), s.frame[e+len(s.end):]...)
 	s.inFrame, s.frame = false, s.frame[:0]

@@ -236,10 +236,11 @@ func ReadingTerminal(pgid int, tty string) (int, bool) {
 }
 
 // readsTerminal reports whether pid is blocked reading tty: in read(2) on
-// it, or in pselect6(2) on descriptor 0 alone when that is tty, as a line
-// editor (readline in bash, gdb or a REPL) waits for a key. The first
-// field of /proc/<pid>/syscall is the syscall number, the second its first
-// argument: read's descriptor, pselect6's descriptor count.
+// it, or, as a line editor (readline in bash, gdb or a REPL) waits for a
+// key, in pselect6(2) for descriptor 0 alone, with no timeout, when that is
+// tty. /proc/<pid>/syscall holds the syscall number, then its arguments:
+// read's descriptor; pselect6's descriptor count, read set, write set,
+// exception set and timeout.
 func readsTerminal(pid int, tty string) bool {
 	p := "/proc/" + strconv.Itoa(pid)
 	data, err := os.ReadFile(p + "/syscall")
@@ -259,7 +260,9 @@ func readsTerminal(pid int, tty string) bool {
 	case strconv.Itoa(syscall.SYS_READ):
 		fd = arg
 	case strconv.Itoa(syscall.SYS_PSELECT6):
-		if arg != 1 { // watching more than descriptor 0
+		// Descriptor 0 alone, to read, until it is ready: a program that
+		// polls with a timeout, or only sleeps, is not waiting for a key.
+		if arg != 1 || len(f) < 6 || f[2] == "0x0" || f[3] != "0x0" || f[4] != "0x0" || f[5] != "0x0" {
 			return false
 		}
 	default:

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -130,10 +131,25 @@ func TestReadingLineEditor(t *testing.T) {
 	if !eventually(func() bool { _, ok := term.ReadingTerminal(pid, slave.Name()); return ok }) {
 		t.Fatalf("ReadingTerminal(%d): got none, want bash (%d) waiting in readline", pid, pid)
 	}
-	_, slave, cmd, _, _ = startOn(t, "sleep", "100")
-	time.Sleep(50 * time.Millisecond)
-	if _, ok := term.ReadingTerminal(cmd.Process.Pid, slave.Name()); ok {
-		t.Errorf("ReadingTerminal of sleep: got true, want false")
+	// Waits that are not for a key: a sleep, a poll of the terminal with a
+	// timeout (bash's read -t), a select that watches nothing.
+	for _, c := range []struct{ name, script string }{
+		{"sleep", "sleep 100"},
+		{"read with a timeout", "while :; do read -t 100 -n 1 k; done"},
+		{"select on nothing", "exec python3 -c 'import select, time\nwhile True: select.select([], [], [], 100)'"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if strings.Contains(c.script, "python3") {
+				if _, err := exec.LookPath("python3"); err != nil {
+					t.Skip("python3 is not installed")
+				}
+			}
+			_, slave, cmd, _, _ := startOn(t, "bash", "--norc", "--noprofile", "-c", c.script)
+			time.Sleep(300 * time.Millisecond)
+			if pid, ok := term.ReadingTerminal(cmd.Process.Pid, slave.Name()); ok {
+				t.Errorf("ReadingTerminal: got %d, want none", pid)
+			}
+		})
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // initScript is sourced once by every new shell, with the session's secret
-// as its argument. It sets up the end-of-command marker and keeps the shell
+// and the quoted line that sources the command file as its arguments. It sets up the end-of-command marker and keeps the shell
 // alive through exit and set -e.
 //
 // The marker is the prompt, PS1, expanded without a fork (a $(...) would
@@ -48,6 +48,13 @@ import (
 // ERR trap (inherited by functions through set -E) does the same for a
 // failure under set -e and turns set -e off. trap is wrapped so that a
 // user's ERR trap runs after ours instead of replacing it.
+//
+// The line that sources the command file (__unfold_src) fails whenever the
+// command's last part did, which then had its ERR trap already, or was
+// exempt from set -e and the trap (the left side of an && list, say). At a
+// terminal nothing more would happen, so the ERR trap does nothing for
+// that line; as set -e would still end the shell there, it turns set -e
+// off until the next prompt, whose PROMPT_COMMAND turns it on again.
 const initScript = `builtin set +o history +H
 builtin unset HISTFILE PROMPT_COMMAND MAILCHECK
 PS0= PS1= PS2=
@@ -81,8 +88,17 @@ __unfold_abort() {
 	__unfold_setpc "$__unfold_pco"
 	builtin kill -INT "$__unfold_pid"
 }
+__unfold_src=%[2]s
 __unfold_err() {
 	local s=$?
+	if [[ $BASH_COMMAND == "$__unfold_src" && $BASHPID == "$__unfold_pid" ]]; then
+		if [[ $- == *e* ]]; then
+			builtin set +e
+			__unfold_pco='PS1=$__unfold_ps1;builtin set -e;__unfold_setpc "$__unfold_pc"'
+			__unfold_setpc "$__unfold_pco"
+		fi
+		return "$s"
+	fi
 	if [[ $BASHPID == "$__unfold_pid" && $- == *e* ]]; then
 		builtin set +e
 		builtin printf '%%s\n' "[set -e: stopped at a failing command (status $s): $BASH_COMMAND. In this persistent shell set -e would exit the shell and lose its state, so the command was stopped instead and set -e is off again. To stop at the first failure, use a subshell: ( set -e; ... )]" >&2

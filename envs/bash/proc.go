@@ -73,12 +73,14 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 		return nil, err
 	}
 	secret := rand.Text()[:secretLen]
+	file := filepath.Join(tmp, "c")
 	init := filepath.Join(tmp, "init")
-	if err := os.WriteFile(init, fmt.Appendf(nil, initScript, secret), 0o600); err != nil {
+	// The init script knows the line that sources the command file as
+	// submit types it.
+	if err := os.WriteFile(init, fmt.Appendf(nil, initScript, secret, quote(". "+quote(file))), 0o600); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	file := filepath.Join(tmp, "c")
 	cmdf, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		os.RemoveAll(tmp)

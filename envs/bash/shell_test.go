@@ -148,6 +148,34 @@ func TestStateCarries(t *testing.T) {
 	}
 }
 
+// TestSetEAndLists: under set -e, a failure that set -e exempts (the left
+// side of an && list) is no failure of the shell's, also as the last part
+// of a command run from the command file; set -e stays on, and a failure
+// it does not exempt is still stopped. A user's ERR trap runs once for a
+// failing command, as at a terminal.
+func TestSetEAndLists(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "set -e")
+	for _, command := range []string{"[ -f /nonexistent ] && echo yes", "echo a; [ -f /nonexistent ] && echo yes"} {
+		resp := run(t, s, command)
+		if resp.Success || strings.Contains(resp.Output, "set -e") || strings.Contains(resp.Output, "unfold") {
+			t.Errorf("Execute(%q): got {%q, %v}, want a plain failure", command, resp.Output, resp.Success)
+		}
+		want(t, s, "echo $?", "1", true)
+		if got := run(t, s, `[[ $- == *e* ]] && echo on`).Output; got != "on" {
+			t.Errorf("after %q: set -e got %q, want on", command, got)
+		}
+	}
+	resp := run(t, s, "false; echo after")
+	if resp.Success || !strings.Contains(resp.Output, "[set -e: stopped at a failing command (status 1): false.") || strings.Contains(resp.Output, "after") {
+		t.Errorf("got {%q, %v}, want false stopped by set -e", resp.Output, resp.Success)
+	}
+	run(t, s, "trap 'echo trapped' ERR")
+	if got := run(t, s, "echo a; false").Output; got != "a\ntrapped" {
+		t.Errorf("ERR trap: got %q, want it once", got)
+	}
+}
+
 // TestPromptCommandKept: a hook the user adds to PROMPT_COMMAND survives
 // the shell's own changes to it (after exit, and while jobs come and go).
 func TestPromptCommandKept(t *testing.T) {

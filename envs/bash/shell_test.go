@@ -69,6 +69,24 @@ func run(t *testing.T, s *bash.Shell, command string) envs.Response {
 	return resp
 }
 
+// runWithin runs command with a context that ends after limit, and fails
+// the test unless it returns within 10 seconds: long before a limit of
+// 30 s, soon after one of 1 s.
+func runWithin(t *testing.T, s *bash.Shell, limit time.Duration, command string) envs.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	start := time.Now()
+	resp, err := s.Execute(ctx, command)
+	if err != nil {
+		t.Fatalf("Execute(%q): %v", command, err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Execute(%q) with a %v limit: returned after %v, want within 10s", command, limit, d)
+	}
+	return resp
+}
+
 // want runs command and checks its output and success.
 func want(t *testing.T, s *bash.Shell, command, output string, success bool) {
 	t.Helper()
@@ -363,16 +381,7 @@ func TestForgedMarker(t *testing.T) {
 func TestTimeoutKeepsState(t *testing.T) {
 	s := newShell(t, bash.Options{})
 	run(t, s, "cd /; export KEPT=yes; sleep 1000 &")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	start := time.Now()
-	resp, err := s.Execute(ctx, "echo started; sleep 1000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("returned after %v, want soon after the 1s timeout", d)
-	}
+	resp := runWithin(t, s, time.Second, "echo started; sleep 1000")
 	if resp.Success || !strings.HasPrefix(resp.Output, "started\n[Timed out after 1s. Interrupted it with Ctrl-C.") {
 		t.Errorf("got {%q, %v}, want the output so far, then a note that it timed out and was interrupted", resp.Output, resp.Success)
 	}
@@ -598,16 +607,7 @@ func TestWaitingForInput(t *testing.T) {
 					t.Skip("python3 is not installed")
 				}
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			start := time.Now()
-			resp, err := s.Execute(ctx, c.command)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := time.Since(start); d > 10*time.Second {
-				t.Errorf("returned after %v, want long before the 30s timeout", d)
-			}
+			resp := runWithin(t, s, 30*time.Second, c.command)
 			note := fmt.Sprintf("[The command is waiting for input: %q (the last line of its output). Interrupted it with Ctrl-C.", c.question)
 			if resp.Success || !strings.Contains(resp.Output, note) || !strings.Contains(resp.Output, "--yes") {
 				t.Errorf("got {%q, %v}, want a note containing %q and a hint", resp.Output, resp.Success, note)
@@ -623,16 +623,7 @@ func TestWaitingForInput(t *testing.T) {
 func TestLineEditorWaits(t *testing.T) {
 	s := newShell(t, bash.Options{})
 	run(t, s, "x=kept")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	start := time.Now()
-	resp, err := s.Execute(ctx, "bash --norc --noprofile -i")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("returned after %v, want long before the 30s timeout", d)
-	}
+	resp := runWithin(t, s, 30*time.Second, "bash --norc --noprofile -i")
 	if resp.Success || !strings.Contains(resp.Output, "[The command is waiting for input: ") {
 		t.Errorf("got {%q, %v}, want it reported as waiting for input", resp.Output, resp.Success)
 	}
@@ -713,16 +704,7 @@ func TestGitLogNoPager(t *testing.T) {
 	s := newShell(t, bash.Options{})
 	run(t, s, `git init -q repo && cd repo && git config user.email t@example.com && git config user.name T &&
 for i in $(seq 300); do echo $i > f; git add f; git commit -qm "commit $i"; done`)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	start := time.Now()
-	resp, err := s.Execute(ctx, "git log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("git log returned after %v, want long before the 30s timeout (a pager waiting?)", d)
-	}
+	resp := runWithin(t, s, 30*time.Second, "git log")
 	if !resp.Success || strings.Count(resp.Output, "\ncommit ") != 299 || !strings.Contains(resp.Output, "    commit 1\n") && !strings.HasSuffix(resp.Output, "    commit 1") {
 		t.Errorf("git log: got success %v and %d commits, want all 300", resp.Success, strings.Count(resp.Output, "\ncommit ")+1)
 	}

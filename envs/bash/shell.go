@@ -490,19 +490,8 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 	state := " The shell and its state (working directory, variables, background jobs) are kept." + hint + "]"
 	p.stream.repeatEnds()
 	repeats := p.stream.repeated()
-	fg, _ := term.Foreground(p.master)
 	_, _ = p.master.Write([]byte{3})
-	o, ok := s.settle(p, handOver)
-	if !ok {
-		if now, err := term.Foreground(p.master); err == nil && fg == p.pid && now != p.pid && now > 1 {
-			// The shell had the terminal, about to hand it to the
-			// command's process group, so Ctrl-C reached the shell
-			// alone: say it again to the group that has it now.
-			_, _ = p.master.Write([]byte{3})
-		}
-		o, ok = s.settle(p, interruptGrace-handOver)
-	}
-	if ok {
+	if o, ok := s.settle(p, interruptGrace); ok {
 		if o.fr != nil && o.fr.status != 130 {
 			// The command ended by itself as Ctrl-C went out, which then
 			// met the prompt: the shell answers it with a prompt of its
@@ -530,10 +519,6 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 	s.mu.Unlock()
 	return outcome{died: true, note: why + fmt.Sprintf(" The shell itself did not answer Ctrl-C or signals to the command, so it was ended; the next command starts a new shell in %s. Variables, functions, aliases and background jobs are lost.%s]", cwd, hint)}
 }
-
-// handOver is how long Ctrl-C gets before interrupt looks whether the
-// terminal changed hands under it.
-const handOver = 50 * time.Millisecond
 
 // repeatWait bounds the wait for the prompt a Ctrl-C that met the prompt
 // makes the shell write again.

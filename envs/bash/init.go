@@ -64,9 +64,10 @@ __unfold_pc='PS1=$__unfold_ps1'
 __unfold_pcj='PS1=$__unfold_ps1;__unfold_jobs'
 __unfold_jq='\j'
 __unfold_pco=
+__unfold_pce='PS1=$__unfold_ps1;builtin set -e;__unfold_setpc "$__unfold_pc"'
 __unfold_setpc() {
 	local pc=${PROMPT_COMMAND-} s
-	for s in "$__unfold_pco" "$__unfold_pcj" "$__unfold_pc"; do
+	for s in "$__unfold_pco" "$__unfold_pce" "$__unfold_pcj" "$__unfold_pc"; do
 		if [[ -n $s && $pc == *"$s"* ]]; then
 			PROMPT_COMMAND=${pc/"$s"/"$1"}
 			return 0
@@ -84,8 +85,10 @@ __unfold_jobs() {
 }
 __unfold_fix() { __unfold_setpc "$__unfold_pcj"; return "$1"; }
 __unfold_abort() {
-	__unfold_pco="PS1=\${__unfold_ps1/'\$?'/+$1};__unfold_setpc \"\$__unfold_pc\""
-	__unfold_setpc "$__unfold_pco"
+	# __unfold_pco still names an earlier one-shot, should one be there.
+	local seg="PS1=\${__unfold_ps1/'\$?'/+$1};__unfold_setpc \"\$__unfold_pc\""
+	__unfold_setpc "$seg"
+	__unfold_pco=$seg
 	builtin kill -INT "$__unfold_pid"
 }
 __unfold_src=%[2]s
@@ -94,8 +97,7 @@ __unfold_err() {
 	if [[ $BASH_COMMAND == "$__unfold_src" && $BASHPID == "$__unfold_pid" ]]; then
 		if [[ $- == *e* ]]; then
 			builtin set +e
-			__unfold_pco='PS1=$__unfold_ps1;builtin set -e;__unfold_setpc "$__unfold_pc"'
-			__unfold_setpc "$__unfold_pco"
+			__unfold_setpc "$__unfold_pce"
 		fi
 		return "$s"
 	fi

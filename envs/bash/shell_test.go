@@ -192,6 +192,18 @@ func TestSetEAndLists(t *testing.T) {
 	if got := run(t, s, "echo a; false").Output; got != "a\ntrapped" {
 		t.Errorf("ERR trap: got %q, want it once", got)
 	}
+	// A user's INT trap lets the command go on past set -e's stop, to
+	// the exempt failure at its end: both switches of PROMPT_COMMAND
+	// undo themselves.
+	run(t, s, "trap - ERR; set -e")
+	run(t, s, "trap ':' INT; false; set -e; [ -f /nonexistent ] && echo yes")
+	run(t, s, "trap - INT")
+	if got := run(t, s, `echo "$PROMPT_COMMAND"`).Output; got != "PS1=$__unfold_ps1" {
+		t.Errorf("PROMPT_COMMAND: got %q, want the plain one back", got)
+	}
+	if got := run(t, s, `[[ $- == *e* ]] && echo on`).Output; got != "on" {
+		t.Errorf("set -e: got %q, want on", got)
+	}
 }
 
 // TestPromptCommandKept: a hook the user adds to PROMPT_COMMAND survives

@@ -6,8 +6,9 @@ import (
 )
 
 // initScript is sourced once by every new shell, with the session's secret
-// and the quoted line that sources the command file as its arguments. It sets up the end-of-command marker and keeps the shell
-// alive through exit and set -e.
+// and the quoted line that sources the command file as its arguments. It
+// sets up the end-of-command marker and keeps the shell alive through exit
+// and set -e.
 //
 // The marker is the prompt, PS1, expanded without a fork (a $(...) would
 // cost milliseconds per command) and written in one piece: a tag (0x1e and
@@ -20,9 +21,8 @@ import (
 // sourcing of the command file, with nothing around it: the shell's $?
 // carries over as in a terminal, and so does $_ but after the sourcing,
 // which leaves the file's path there; the shell parses no more than the
-// command. A marker counts
-// only when its number is above the last one's, so output (an old marker
-// in a log, say) cannot end a command early.
+// command. A marker counts only when its number is above the last one's,
+// so output (an old marker in a log, say) cannot end a command early.
 //
 // PROMPT_COMMAND, which runs just before the prompt, puts PS1 back should a
 // command have changed it (a virtualenv's activate script does). It does

@@ -287,8 +287,8 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 
 // submit starts command: it types the command itself, when [typable]
 // says typing it is safe, or else the sourcing of the command file holding
-// it, in one write. The marker's command number, not a
-// nonce set by the line, tells the command's marker from older ones.
+// it, in one write. The marker's command number, not a nonce set by the
+// line, tells the command's marker from older ones.
 func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
 	if mayChangeTyping(command) {
 		p.noTyping = true

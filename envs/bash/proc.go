@@ -244,15 +244,24 @@ func (p *proc) drain() {
 	// claim sets claiming before it wakes the reader: a wake-up before
 	// this look is seen here, one after it ends the wait in Read.
 	for !p.claiming.Load() {
-		n, err := p.reader.Read(p.buf, time.Time{})
-		if n > 0 {
-			p.stream.feed(p.buf[:n])
-		}
-		if err != nil {
-			p.endRead()
+		if _, err := p.read(time.Time{}); err != nil {
 			return
 		}
 	}
+}
+
+// read waits for the terminal's output until deadline (see term.Reader),
+// feeds what it reads to the stream, and records the terminal's end when
+// it returns an error. Only the holder of readMu calls it.
+func (p *proc) read(deadline time.Time) (int, error) {
+	n, err := p.reader.Read(p.buf, deadline)
+	if n > 0 {
+		p.stream.feed(p.buf[:n])
+	}
+	if err != nil {
+		p.endRead()
+	}
+	return n, err
 }
 
 // kick wakes a command's goroutine from its wait in next, to look at the
@@ -294,12 +303,7 @@ func (p *proc) next(ctx context.Context, deadline time.Time) (frame, event) {
 		if !p.alive() {
 			return frame{}, evExited
 		}
-		n, err := p.reader.Read(p.buf, deadline)
-		if n > 0 {
-			p.stream.feed(p.buf[:n])
-		}
-		if err != nil {
-			p.endRead()
+		if _, err := p.read(deadline); err != nil {
 			continue
 		}
 		// Checked after every read, not only one that found nothing, so
@@ -318,12 +322,7 @@ func (p *proc) next(ctx context.Context, deadline time.Time) (frame, event) {
 func (p *proc) awaitRepeat(before int, d time.Duration) {
 	deadline := time.Now().Add(d)
 	for p.stream.repeated() == before && time.Now().Before(deadline) && p.alive() {
-		n, err := p.reader.Read(p.buf, deadline)
-		if n > 0 {
-			p.stream.feed(p.buf[:n])
-		}
-		if err != nil {
-			p.endRead()
+		if _, err := p.read(deadline); err != nil {
 			return
 		}
 	}
@@ -338,11 +337,7 @@ func (p *proc) pending() (frame, bool) {
 			return fr, true
 		default:
 		}
-		n, err := p.reader.Read(p.buf, time.Now())
-		if n > 0 {
-			p.stream.feed(p.buf[:n])
-		}
-		if err != nil {
+		if _, err := p.read(time.Now()); err != nil {
 			break
 		}
 	}
@@ -418,13 +413,7 @@ func (p *proc) drainOutput() {
 			return
 		default:
 		}
-		n, err := p.reader.Read(p.buf, deadline)
-		if n > 0 {
-			p.stream.feed(p.buf[:n])
-		}
-		if err != nil {
-			p.endRead()
-		} else if n == 0 && !time.Now().Before(deadline) {
+		if n, err := p.read(deadline); err == nil && n == 0 && !time.Now().Before(deadline) {
 			return
 		}
 	}

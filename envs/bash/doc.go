@@ -42,16 +42,10 @@
 //
 // A command such as true takes one write and one read of the terminal:
 // the reply is read in the calling goroutine, which waits in the kernel
-// (ppoll) rather than on the runtime's poller, and the shell runs no
-// PROMPT_COMMAND of its own. A command that changes PS1 (a virtualenv's
-// activate script, say) is seen from the marker's length field, or, when
-// no marker comes, from the kernel: the shell is back in the read(2) that
-// takes its command lines, told from the read builtin's by its buffer and
-// count, learnt when the shell starts. The shell then puts PS1 back, cuts
-// what the changed prompt printed from the output, and from then on puts
-// PS1 back before every prompt, which costs every later command a few
-// microseconds. The job list costs a follow-up line only when jobs
-// appear; the shell then lists them at every prompt while there are any.
+// (ppoll) rather than on the runtime's poller, and the shell runs nothing
+// before the prompt but putting PS1 back (a command may have changed it).
+// The job list costs a follow-up line only when jobs appear; the shell
+// then lists them at every prompt while there are any.
 //
 // # Timeouts, cancellation and input
 //

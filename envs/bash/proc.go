@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -24,25 +23,20 @@ const startTimeout = 10 * time.Second
 
 // proc is one running bash on a pseudo-terminal.
 type proc struct {
-	cmd         *exec.Cmd
-	pid         int
-	master      *os.File
-	tty         string        // the slave's path, as /proc/<pid>/fd links show it
-	dir         string        // private directory for command files
-	file        string        // the command file
-	cmdf        *os.File      // the command file, open for rewriting
-	cmdLen      int           // the command file's length
-	quotedFile  string        // file quoted for the shell
-	line        []byte        // the line typed for the last command, reused
-	noTyping    bool          // a command may have defined aliases or changed the line editor: source every command
-	number      int64         // the command number of the last marker that counted
-	secret      string        // the session's secret, in the marker's tag
-	psLen       int           // the length of PS1 as the shell set it up
-	promptRead  term.ReadCall // how the shell reads a command line, once known
-	promptKnown bool          // promptRead is known
-	guarded     bool          // PROMPT_COMMAND puts PS1 back before every prompt
-	reader      *term.Reader
-	stream      *stream
+	cmd        *exec.Cmd
+	pid        int
+	master     *os.File
+	tty        string   // the slave's path, as /proc/<pid>/fd links show it
+	dir        string   // private directory for command files
+	file       string   // the command file
+	cmdf       *os.File // the command file, open for rewriting
+	cmdLen     int      // the command file's length
+	quotedFile string   // file quoted for the shell
+	line       []byte   // the line typed for the last command, reused
+	noTyping   bool     // a command may have defined aliases or changed the line editor: source every command
+	number     int64    // the command number of the last marker that counted
+	reader     *term.Reader
+	stream     *stream
 
 	dying    atomic.Bool   // the shell ended; set before it is reaped
 	exited   chan struct{} // closed once the shell has been waited for
@@ -122,7 +116,6 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 		cmdf:       cmdf,
 		reader:     reader,
 		number:     -1,
-		secret:     secret,
 		stream:     newStream(secret, cmd.Process.Pid),
 		exited:     make(chan struct{}),
 		readDone:   make(chan struct{}),
@@ -141,20 +134,9 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 	fr, ev := p.next(context.Background(), time.Now().Add(startTimeout))
 	switch ev {
 	case evFrame:
-		p.number, p.psLen = fr.number, fr.psLen
+		p.number = fr.number
 		p.stream.finish()
 		p.stream.background() // bash's greeting, if any
-		p.promptRead, p.promptKnown = learnPromptRead(p.pid)
-		if !p.promptKnown {
-			// A command that changes PS1 could not be told from one
-			// that waits for input: have PS1 put back every time.
-			if _, _, _, ok := p.guard("0", envs.NewOutput(4<<10)); !ok {
-				p.readMu.Unlock()
-				p.stop()
-				return nil, fmt.Errorf("the shell did not answer its setup within %v", fixWait)
-			}
-			p.stream.finish()
-		}
 		p.release()
 		return p, nil
 	case evExited:
@@ -166,68 +148,6 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 		p.stop()
 		return nil, fmt.Errorf("the shell did not answer within %v of starting", startTimeout)
 	}
-}
-
-// learnWait bounds the wait for a new shell to block reading its first
-// command line.
-const learnWait = 200 * time.Millisecond
-
-// learnPromptRead returns how the shell pid reads a command line, seen
-// while it waits for its first one: the read(2) of its input at the place
-// and with the count it always uses there. The read builtin, readarray
-// and the rest read elsewhere or with other counts. It reports false when
-// that cannot be seen (no /proc/<pid>/syscall to read), or when the count
-// is 1, which could be a read of a single key anywhere.
-func learnPromptRead(pid int) (term.ReadCall, bool) {
-	for deadline := time.Now().Add(learnWait); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
-		if rc, ok := term.BlockedRead(pid); ok {
-			return rc, rc.FD == 0 && rc.Count > 1
-		}
-	}
-	return term.ReadCall{}, false
-}
-
-// atPrompt reports whether the shell is reading a command line: it ended
-// the command without the marker, as after a command that changed PS1.
-func (p *proc) atPrompt() bool {
-	if !p.promptKnown || p.guarded {
-		return false
-	}
-	rc, ok := term.BlockedRead(p.pid)
-	return ok && rc == p.promptRead
-}
-
-// guard types guardLine, as the holder of readMu, with status (a number,
-// or "$?"): from then on PROMPT_COMMAND puts PS1 back before every
-// prompt. It returns the guard line's frame and the text the changed
-// prompt printed before and after its marker (the whole prompt when it
-// had none), for the caller to cut from the output.
-//
-// A marker that comes before the guard line's (which prints the secret
-// before its own) is the command's, whose line the shell had not read
-// yet: what came before it is the command's output, and goes to out.
-func (p *proc) guard(status string, out *envs.Output) (fr frame, before, after string, ok bool) {
-	mine := envs.NewOutput(64 << 10)
-	p.stream.expect(p.number, mine)
-	if _, err := fmt.Fprintf(p.master, guardLine, status); err != nil {
-		return frame{}, "", "", false
-	}
-	for range 2 {
-		fr, ev := p.next(context.Background(), time.Now().Add(fixWait))
-		if ev != evFrame {
-			return frame{}, "", "", false
-		}
-		p.number = fr.number
-		text := mine.String()
-		if before, after, found := strings.Cut(text, p.secret); found {
-			p.guarded = true
-			return fr, before, after, true
-		}
-		_, _ = out.Write([]byte(text))
-		mine = envs.NewOutput(64 << 10)
-		p.stream.expect(p.number, mine)
-	}
-	return frame{}, "", "", false
 }
 
 // writeCommand replaces the command file's content with command.

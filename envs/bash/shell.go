@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -184,7 +183,6 @@ type outcome struct {
 	note    string // what happened besides the output, for the response
 	waiting string // the question, when the command was left waiting
 	died    bool   // the shell ended
-	bare    bool   // the shell is back at its prompt without a marker: the command changed PS1
 }
 
 // Execute runs command (any bash text, several lines included) and returns
@@ -255,23 +253,7 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 		o = s.died(p)
 	}
 	if o.note == "" {
-		o = s.await(ctx, p, time.Now(), timeout, !answering)
-	}
-	var cut, cutAfter string
-	if o.bare || o.fr != nil && !p.guarded && o.fr.psLen != p.psLen {
-		// The command changed PS1: put it back, now and before every
-		// prompt from here on, and cut what the changed prompt printed.
-		status := "$?"
-		if o.fr != nil {
-			status = strconv.Itoa(o.fr.status)
-		}
-		p.stream.finish()
-		if fr, before, after, ok := p.guard(status, out); ok {
-			o.fr, o.bare, cut, cutAfter = &fr, false, before, after
-		} else {
-			p.stream.Redirect(out)
-			o = s.interrupt(p, "[The command changed the shell's prompt (PS1), and putting it back failed.", "")
-		}
+		o = s.await(ctx, p, time.Now(), timeout)
 	}
 	if o.fr != nil {
 		p.number = o.fr.number
@@ -282,20 +264,8 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 	if o.waiting == "" {
 		p.stream.finish()
 	}
-	text := out.String()
-	if cut != "" {
-		text = strings.TrimSuffix(text, cut)
-	}
-	if text = strings.TrimRight(text, "\n"); text != "" {
+	if text := strings.TrimRight(out.String(), "\n"); text != "" {
 		parts = append(parts, text)
-	}
-	if cutAfter != "" {
-		// The changed prompt's end came after the marker, as output
-		// between commands.
-		bg := strings.TrimPrefix(p.stream.background(), cutAfter)
-		if bg = strings.Trim(bg, "\n"); bg != "" {
-			parts = append(parts, "[Output since the last command (background jobs):]\n"+bg)
-		}
 	}
 	if o.note != "" {
 		parts = append(parts, o.note)
@@ -429,14 +399,12 @@ var reserved = map[string]bool{
 }
 
 // await waits for the command's marker, the shell's end, the context, the
-// timeout (when not 0), the command stopping to wait for input, or, when
-// bare is set, the shell reading its next command line without having
-// printed the marker, reading the terminal meanwhile.
-func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout time.Duration, bare bool) outcome {
+// timeout (when not 0), or the command stopping to wait for input, reading
+// the terminal meanwhile.
+func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout time.Duration) outcome {
 	interval := pollFirst
 	pollAt := start.Add(interval)
 	seen, seenTotal := false, int64(0)
-	bareSeen, bareTotal := false, int64(0)
 	for {
 		until := pollAt
 		if end := start.Add(timeout); timeout > 0 && end.Before(until) {
@@ -449,16 +417,10 @@ func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout tim
 		case evExited:
 			return s.died(p)
 		case evCtx:
-			if o, ok := s.ended(p, bare); ok {
-				return o
-			}
 			return s.interrupt(p, stopReason(ctx, start), "")
 		}
 		now := time.Now()
 		if timeout > 0 && !now.Before(start.Add(timeout)) {
-			if o, ok := s.ended(p, bare); ok {
-				return o
-			}
 			return s.interrupt(p, fmt.Sprintf("[Timed out after %v.", roundDuration(timeout)), "")
 		}
 		if now.Before(pollAt) {
@@ -466,20 +428,6 @@ func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout tim
 		}
 		interval = min(interval*2, pollMax)
 		if pg, err := term.Foreground(p.master); err == nil {
-			if bare && pg == p.pid && p.atPrompt() {
-				// Seen twice, with nothing read in between: the shell
-				// read the command's line and is done with it.
-				if fr, ok := p.pending(); ok {
-					return outcome{fr: &fr}
-				}
-				if bareSeen && p.stream.outputTotal() == bareTotal {
-					return outcome{bare: true}
-				}
-				bareSeen, bareTotal, interval = true, p.stream.outputTotal(), pollConfirm
-				pollAt = time.Now().Add(interval)
-				continue
-			}
-			bareSeen = false
 			if _, ok := term.ReadingTerminal(pg, p.tty); ok {
 				total := p.stream.outputTotal()
 				if seen && total == seenTotal {
@@ -512,26 +460,6 @@ func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout tim
 		}
 		pollAt = time.Now().Add(interval)
 	}
-}
-
-// ended reports, when bare is set, a command that is over although its
-// marker never came, as when it changed PS1: the shell reads its next
-// command line, twice pollConfirm apart with no output in between. A
-// Ctrl-C then would only make the shell prompt again.
-func (s *Shell) ended(p *proc, bare bool) (outcome, bool) {
-	if !bare || !p.atPrompt() {
-		return outcome{}, false
-	}
-	total := p.stream.outputTotal()
-	if fr, ev := p.next(context.Background(), time.Now().Add(pollConfirm)); ev == evFrame {
-		return outcome{fr: &fr}, true
-	} else if ev == evExited {
-		return s.died(p), true
-	}
-	if p.stream.outputTotal() == total && p.atPrompt() {
-		return outcome{bare: true}, true
-	}
-	return outcome{}, false
 }
 
 const inputHint = " Commands here cannot answer prompts: use the program's non-interactive flags (such as -y, --yes, --assume-yes, --batch, --non-interactive, --no-input), give the answer on stdin (printf 'y\\n' | command), or pass secrets in files or environment variables."
@@ -572,10 +500,6 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 		}
 		o.note = why + " Interrupted it with Ctrl-C." + state
 		return o
-	}
-	if p.atPrompt() {
-		// It ended, but had changed PS1, so that no marker came.
-		return outcome{bare: true, note: why + " Interrupted it with Ctrl-C." + state}
 	}
 	if pg, err := term.Foreground(p.master); err == nil && pg > 1 && pg != p.pid {
 		term.SignalGroup(pg, syscall.SIGTERM)

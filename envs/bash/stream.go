@@ -23,7 +23,6 @@ type frame struct {
 	number   int64 // the command number: markers count only when it grew
 	status   int
 	override bool // the status came from exit or set -e, in place of $?
-	psLen    int  // the length of PS1 (as if it held $? where it holds the override)
 	cwd      string
 	jobCount int      // the shell's count of jobs
 	listed   bool     // the marker carries the job list
@@ -279,33 +278,27 @@ func partialTag(data, tag []byte) int {
 
 // parseFields reads what follows a marker's last tag, up to its end tag:
 // 0x1f and the fields process ID, command number, job count, status (with
-// a leading + when it came from exit or set -e), the length of PS1 and
-// working directory, separated by 0x1f. It reports whether b has that
-// shape.
+// a leading + when it came from exit or set -e) and working directory,
+// separated by 0x1f. It reports whether b has that shape.
 func parseFields(fr *frame, b []byte) bool {
 	rest, ok := bytes.CutPrefix(b, []byte{0x1f})
 	if !ok {
 		return false
 	}
-	var fields [5][]byte
+	var fields [4][]byte
 	for i := range fields {
 		if fields[i], rest, ok = bytes.Cut(rest, []byte{0x1f}); !ok {
 			return false
 		}
 	}
-	var err0, err1, err2, err3, err4 error
+	var err0, err1, err2, err3 error
 	fr.pid, err0 = strconv.Atoi(string(fields[0]))
 	fr.number, err1 = strconv.ParseInt(string(fields[1]), 10, 64)
 	fr.jobCount, err2 = strconv.Atoi(string(fields[2]))
 	status, override := bytes.CutPrefix(fields[3], []byte{'+'})
 	fr.status, err3 = strconv.Atoi(string(status))
-	fr.psLen, err4 = strconv.Atoi(string(fields[4]))
-	if err0 != nil || err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+	if err0 != nil || err1 != nil || err2 != nil || err3 != nil {
 		return false
-	}
-	if override {
-		// The one-shot prompt holds "+N" where the template has "$?".
-		fr.psLen -= len(fields[3]) - len("$?")
 	}
 	fr.override = override
 	fr.cwd = strings.ToValidUTF8(string(rest), "\uFFFD")

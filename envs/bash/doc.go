@@ -50,9 +50,13 @@
 // # Timeouts, cancellation and input
 //
 // A command runs until its context is done or, without a deadline, for
-// [Options.Timeout] (10 minutes by default). Then it gets Ctrl-C; a command
-// that ignores it gets SIGTERM and then SIGKILL on its process group; the
-// shell and its state stay. A command that stops to read the terminal
+// [Options.Timeout] (10 minutes by default). Then it gets Ctrl-C's
+// SIGINT; a command that ignores it gets SIGTERM and then SIGKILL on its
+// process group; the shell and its state stay. The SIGINT goes to the job
+// that holds the terminal, or to the shell when no job does, and never to
+// the shell as it starts a job: bash interrupted between forking a program
+// and waiting for it loses track of the program and then hangs or exits,
+// which Ctrl-C typed at a loop of programs makes likely. A command that stops to read the terminal
 // (read, a y/n question, a password prompt, a line editor such as a nested
 // interactive shell's) is seen from the kernel's
 // state at once and interrupted, and the response quotes the question and

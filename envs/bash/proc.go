@@ -27,6 +27,7 @@ type proc struct {
 	pid        int
 	master     *os.File
 	tty        string   // the slave's path, as /proc/<pid>/fd links show it
+	exe        string   // the shell's program, as /proc/<pid>/exe names it
 	dir        string   // private directory for command files
 	file       string   // the command file
 	cmdf       *os.File // the command file, open for rewriting
@@ -110,6 +111,7 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 		pid:        cmd.Process.Pid,
 		master:     master,
 		tty:        tty,
+		exe:        term.Executable(cmd.Process.Pid),
 		dir:        tmp,
 		file:       file,
 		quotedFile: quote(file),

@@ -32,6 +32,16 @@ const (
 	signalGrace    = time.Second
 )
 
+// Interrupting a job (see [Shell.interruptJob]): how long a shell that
+// holds the terminal, or a job not yet exec'd, has before it is signalled,
+// how often the foreground is looked at, and how long a signal to the
+// shell gets before the next.
+const (
+	forkWait       = 50 * time.Millisecond
+	forkPoll       = 500 * time.Microsecond
+	interruptRetry = 250 * time.Millisecond
+)
+
 // Polling for a command that waits for input: the first look, the longest
 // gap between looks, and the gap that confirms a first sighting.
 const (
@@ -483,16 +493,20 @@ func (s *Shell) question(p *proc) string {
 }
 
 // interrupt stops the running command; why says what prompted it, hint
-// what to do instead (or ""). The
-// ladder: Ctrl-C; SIGTERM to the foreground process group; SIGKILL to it;
-// and when the shell itself still does not answer, the shell is ended.
+// what to do instead (or ""). The ladder: SIGINT, as Ctrl-C sends it, to
+// the job in the foreground (see [Shell.interruptJob]); SIGTERM to the
+// foreground process group; SIGKILL to it; and when the shell itself still
+// does not answer, the shell is ended.
 func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 	state := " The shell and its state (working directory, variables, background jobs) are kept." + hint + "]"
 	p.stream.repeatEnds()
 	repeats := p.stream.repeated()
-	_, _ = p.master.Write([]byte{3})
-	if o, ok := s.settle(p, interruptGrace); ok {
-		if o.fr != nil && o.fr.status != 130 {
+	if o, typed, ok := s.interruptJob(p, time.Now().Add(interruptGrace)); ok {
+		if o.died {
+			o.note = why + "]\n" + o.note
+			return o
+		}
+		if typed && o.fr.status != 130 {
 			// The command ended by itself as Ctrl-C went out, which then
 			// met the prompt: the shell answers it with a prompt of its
 			// own, and would drop the first key typed before that.
@@ -518,6 +532,74 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 	cwd := s.cwd
 	s.mu.Unlock()
 	return outcome{died: true, note: why + fmt.Sprintf(" The shell itself did not answer Ctrl-C or signals to the command, so it was ended; the next command starts a new shell in %s. Variables, functions, aliases and background jobs are lost.%s]", cwd, hint)}
+}
+
+// interruptJob sends the SIGINT that Ctrl-C would to the command's
+// foreground job until the command ends or until end, and reports the
+// end, whether Ctrl-C was typed, and whether the command ended. It never
+// catches the shell between forking a job and waiting for it: bash
+// interrupted there loses track of the job it just started, and then
+// either hangs or exits on reading a terminal the job holds (Ctrl-C typed
+// at a loop that runs program after program meets bash there often). It
+// looks at the terminal's foreground process group every forkPoll:
+//   - A job that holds the terminal gets the signal directly: Ctrl-C typed
+//     would be acted on a little later, by when the job may have ended and
+//     the shell forked the next one. Each job gets it once, so a loop that
+//     goes on to its next program (the last one had ended, or took the
+//     signal as it started) is sent it again. A job whose first process
+//     still runs the shell's program gets it only once it has been in the
+//     foreground for forkWait: it has usually just been forked, not
+//     exec'd yet, and would take the signal as the shell does, exiting
+//     with status 130 instead of being killed by it, which does not stop
+//     a loop (a subshell never execs).
+//   - A shell that holds the terminal and waits for its next line (or for
+//     the read builtin's) gets Ctrl-C typed, which also discards the
+//     command's line when the shell has not read it yet; but not once a
+//     job was seen: the shell is then back at its prompt, its marker on
+//     the way, and Ctrl-C would only make it prompt again.
+//   - A shell that holds the terminal otherwise may be starting a job; when
+//     it keeps the terminal for forkWait (a loop of builtins, the wait
+//     builtin, the read builtin after a job), it gets the signal itself.
+//
+// What went to the shell goes again every interruptRetry.
+func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, typed, ended bool) {
+	var (
+		last    = -1      // the foreground group at the last look
+		since   time.Time // when it became the foreground
+		sent    = -1      // the job last signalled
+		shellAt time.Time // when the shell last got a signal (or Ctrl-C)
+		jobSeen bool      // a job held the terminal at some look
+	)
+	for time.Now().Before(end) {
+		pg, err := term.Foreground(p.master)
+		now := time.Now()
+		if err != nil || pg <= 1 {
+			pg = p.pid // unknown: treat the terminal as the shell's
+		}
+		if pg != last {
+			last, since = pg, now
+		}
+		shellDue := shellAt.IsZero() || now.Sub(shellAt) >= interruptRetry
+		jobSeen = jobSeen || pg != p.pid
+		switch {
+		case pg != p.pid:
+			if pg != sent && (p.exe == "" || term.Executable(pg) != p.exe || now.Sub(since) >= forkWait) {
+				term.SignalGroup(pg, syscall.SIGINT)
+				sent = pg
+			}
+		case !shellDue:
+		case !jobSeen && term.ReadsTerminal(p.pid, p.tty):
+			_, _ = p.master.Write([]byte{3})
+			typed, shellAt = true, now
+		case now.Sub(since) >= forkWait:
+			term.SignalGroup(p.pid, syscall.SIGINT)
+			shellAt = now
+		}
+		if o, ok := s.settle(p, min(forkPoll, time.Until(end))); ok {
+			return o, typed, true
+		}
+	}
+	return outcome{}, typed, false
 }
 
 // repeatWait bounds the wait for the prompt a Ctrl-C that met the prompt

@@ -273,31 +273,70 @@ func TestNestedShellPrompt(t *testing.T) {
 // as the command is typed, read or finishing, leave the shell and its
 // state alone and show nothing of the marker.
 func TestShortDeadlines(t *testing.T) {
+	// Without PROMPT_COMMAND (a user may clear it) the shell reads the
+	// next line sooner, so interrupts meet it just after it forked the
+	// command more often.
+	for _, c := range []struct{ name, setup string }{
+		{"prompt command", "x=kept"},
+		{"no prompt command", "x=kept; PROMPT_COMMAND="},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newShell(t, bash.Options{})
+			run(t, s, c.setup)
+			ps1 := run(t, s, `printf '%s' "$__unfold_ps1"`).Output
+			secret, _, ok := strings.Cut(strings.TrimPrefix(ps1, `\036`), `\037`)
+			if !ok || len(secret) < 8 {
+				t.Fatalf("PS1 template %q: no secret found", ps1)
+			}
+			for i := range 60 {
+				command := "true"
+				if i%2 == 1 {
+					command = "sleep 0.3"
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(10+i*i)*time.Microsecond)
+				resp, err := s.Execute(ctx, command)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(resp.Output, secret) || strings.Contains(resp.Output, "did not answer") || strings.Contains(resp.Output, "lost") {
+					t.Fatalf("Execute(%q) with a %v deadline: got %q", command, time.Duration(10+i*i)*time.Microsecond, resp.Output)
+				}
+			}
+			if got := run(t, s, "echo $x").Output; !strings.HasSuffix(got, "kept") || strings.Contains(got, secret) {
+				t.Errorf("got %q, want the variable kept and no marker", got)
+			}
+		})
+	}
+}
+
+// TestInterruptLoopOfPrograms: a loop that starts program after program
+// is interrupted at its timeout again and again, and the shell stays.
+// Ctrl-C typed at such a loop often reaches bash between forking a program
+// and waiting for it, where bash loses track of the program and then hangs
+// or exits.
+func TestInterruptLoopOfPrograms(t *testing.T) {
 	s := newShell(t, bash.Options{})
 	run(t, s, "x=kept")
-	ps1 := run(t, s, `printf '%s' "$__unfold_ps1"`).Output
-	secret, _, ok := strings.Cut(strings.TrimPrefix(ps1, `\036`), `\037`)
-	if !ok || len(secret) < 8 {
-		t.Fatalf("PS1 template %q: no secret found", ps1)
-	}
-	for i := range 60 {
-		command := "true"
-		if i%2 == 1 {
-			command = "sleep 0.3"
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(10+i*i)*time.Microsecond)
-		resp, err := s.Execute(ctx, command)
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(resp.Output, secret) || strings.Contains(resp.Output, "did not answer") || strings.Contains(resp.Output, "lost") {
-			t.Fatalf("Execute(%q) with a %v deadline: got %q", command, time.Duration(10+i*i)*time.Microsecond, resp.Output)
+	for i := range 20 {
+		limit := time.Duration(20+5*i) * time.Millisecond
+		resp := runWithin(t, s, limit, "while :; do /bin/true; done")
+		if !strings.HasPrefix(resp.Output, "[Timed out after ") || !strings.Contains(resp.Output, "Interrupted it with Ctrl-C. The shell and its state") {
+			t.Fatalf("interrupt %d, after %v: got %q, want the loop interrupted and the shell kept", i, limit, resp.Output)
 		}
 	}
-	if got := run(t, s, "echo $x").Output; !strings.HasSuffix(got, "kept") || strings.Contains(got, secret) {
-		t.Errorf("got %q, want the variable kept and no marker", got)
+	want(t, s, "echo $x", "kept", true)
+}
+
+// TestInterruptBuiltinLoop: a loop of builtins keeps the terminal in the
+// shell's hands; the interrupt goes to the shell itself.
+func TestInterruptBuiltinLoop(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	resp := runWithin(t, s, 200*time.Millisecond, "n=0; while :; do n=$((n+1)); done")
+	if resp.Success || !strings.HasPrefix(resp.Output, "[Timed out after 200ms. Interrupted it with Ctrl-C.") {
+		t.Errorf("got {%q, %v}, want a note that it timed out and was interrupted", resp.Output, resp.Success)
 	}
+	want(t, s, "echo $((n > 0))", "1", true)
 }
 
 // TestPromptKept: a command that changes PS1 (as a virtualenv's activate

@@ -235,6 +235,24 @@ func ReadingTerminal(pgid int, tty string) (int, bool) {
 	return 0, false
 }
 
+// Executable returns the path of the program process pid runs, as
+// /proc/<pid>/exe names it, or "" when that cannot be read. A process
+// forked and not yet exec'd runs its parent's program.
+func Executable(pid int) string {
+	path, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		return ""
+	}
+	return path
+}
+
+// ReadsTerminal reports whether process pid is blocked reading the
+// terminal named tty (the slave's path) or /dev/tty, as [ReadingTerminal]
+// looks at a group's leader.
+func ReadsTerminal(pid int, tty string) bool {
+	return pid > 0 && readsTerminal(pid, tty)
+}
+
 // readsTerminal reports whether pid is blocked reading tty: in read(2) on
 // it, or, as a line editor (readline in bash, gdb or a REPL) waits for a
 // key, in pselect6(2) for descriptor 0 alone, with no timeout, when that is

@@ -34,6 +34,12 @@ func Start(*exec.Cmd, *os.File) error { return ErrUnsupported }
 // ReadingTerminal needs Linux; elsewhere it finds nothing.
 func ReadingTerminal(int, string) (int, bool) { return 0, false }
 
+// Executable needs Linux; elsewhere it returns "".
+func Executable(int) string { return "" }
+
+// ReadsTerminal needs Linux; elsewhere it reports false.
+func ReadsTerminal(int, string) bool { return false }
+
 // WaitExited needs Linux; elsewhere it returns [ErrUnsupported].
 func WaitExited(int) error { return ErrUnsupported }
 

@@ -50,18 +50,22 @@
 // # Timeouts, cancellation and input
 //
 // A command runs until its context is done or, without a deadline, for
-// [Options.Timeout] (10 minutes by default). Then it gets Ctrl-C's
-// SIGINT; a command that ignores it gets SIGTERM and then SIGKILL on its
-// process group; the shell and its state stay. The SIGINT goes to the job
-// that holds the terminal, or to the shell when no job does, and never to
-// the shell as it starts a job: bash interrupted between forking a program
-// and waiting for it loses track of the program and then hangs or exits,
-// which Ctrl-C typed at a loop of programs makes likely. A command that stops to read the terminal
-// (read, a y/n question, a password prompt, a line editor such as a nested
-// interactive shell's) is seen from the kernel's
-// state at once and interrupted, and the response quotes the question and
-// suggests non-interactive flags; under [AnswerLater] it is left waiting
-// and the next command is typed to it as the answer.
+// [Options.Timeout] (10 minutes by default). Then it gets Ctrl-C's SIGINT;
+// a command that ignores it gets SIGTERM and then SIGKILL on its process
+// group; the shell and its state stay. The SIGINT goes straight to the job
+// that holds the terminal (each new job of a loop gets it too), or, when
+// the shell itself has held the terminal for 50 ms (a loop of builtins,
+// the wait builtin), to the shell. Ctrl-C is typed only while the shell
+// waits to read the terminal (the command's line not read yet, the read
+// builtin): typed at other times it would often meet bash between forking
+// a program and waiting for it, and bash interrupted there loses track of
+// the program and then hangs or exits. Input typed and not read yet is
+// discarded, as Ctrl-C discards it. A command that stops to read the
+// terminal (read, a y/n question, a password prompt, a line editor such
+// as a nested interactive shell's) is seen from the kernel's state at
+// once and interrupted, and the response quotes the question and suggests
+// non-interactive flags; under [AnswerLater] it is left waiting and the
+// next command is typed to it as the answer.
 //
 // # Faults
 //

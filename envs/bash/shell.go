@@ -33,13 +33,16 @@ const (
 )
 
 // Interrupting a job (see [Shell.interruptJob]): how long a shell that
-// holds the terminal, or a job not yet exec'd, has before it is signalled,
-// how often the foreground is looked at, and how long a signal to the
+// holds the terminal has before it is signalled, how often the foreground
+// is looked at (first, and at most, once it stays the same), how soon a
+// job just started may get the signal again, and how long a signal to the
 // shell gets before the next.
 const (
 	forkWait       = 50 * time.Millisecond
 	forkPoll       = 500 * time.Microsecond
-	interruptRetry = 250 * time.Millisecond
+	forkPollMax    = 8 * time.Millisecond
+	forkAgain      = 10 * time.Millisecond
+	interruptRetry = 300 * time.Millisecond
 )
 
 // Polling for a command that waits for input: the first look, the longest
@@ -501,18 +504,22 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 	state := " The shell and its state (working directory, variables, background jobs) are kept." + hint + "]"
 	p.stream.repeatEnds()
 	repeats := p.stream.repeated()
-	if o, typed, ok := s.interruptJob(p, time.Now().Add(interruptGrace)); ok {
-		if o.died {
+	if o, j, ok := s.interruptJob(p, time.Now().Add(interruptGrace)); ok {
+		switch {
+		case o.died:
 			o.note = why + "]\n" + o.note
-			return o
+		case j.signalled:
+			if j.shell && o.fr.status != 130 {
+				// The command ended by itself as the interrupt went out,
+				// which then met the prompt: the shell answers it with a
+				// prompt of its own, and would drop the first key typed
+				// before that.
+				p.awaitRepeat(repeats, repeatWait)
+			}
+			o.note = why + " Interrupted it with Ctrl-C." + state
 		}
-		if typed && o.fr.status != 130 {
-			// The command ended by itself as Ctrl-C went out, which then
-			// met the prompt: the shell answers it with a prompt of its
-			// own, and would drop the first key typed before that.
-			p.awaitRepeat(repeats, repeatWait)
-		}
-		o.note = why + " Interrupted it with Ctrl-C." + state
+		// Otherwise the command ended by itself before anything was
+		// sent: its outcome stands.
 		return o
 	}
 	if pg, err := term.Foreground(p.master); err == nil && pg > 1 && pg != p.pid {
@@ -535,40 +542,42 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 }
 
 // interruptJob sends the SIGINT that Ctrl-C would to the command's
-// foreground job until the command ends or until end, and reports the
-// end, whether Ctrl-C was typed, and whether the command ended. It never
-// catches the shell between forking a job and waiting for it: bash
-// interrupted there loses track of the job it just started, and then
-// either hangs or exits on reading a terminal the job holds (Ctrl-C typed
-// at a loop that runs program after program meets bash there often). It
-// looks at the terminal's foreground process group every forkPoll:
-//   - A job that holds the terminal gets the signal directly: Ctrl-C typed
+// foreground job until the command ends or until end, and reports how it
+// ended, what was signalled, and whether it ended. It does not catch the
+// shell between forking a job and waiting for it, as Ctrl-C typed at a loop
+// that runs program after program often does: bash interrupted there loses
+// track of the job it just started, and then either hangs or exits on
+// reading a terminal the job holds. It looks at the terminal's foreground
+// process group, every forkPoll at first:
+//   - A job that holds the terminal gets the signal directly (Ctrl-C typed
 //     would be acted on a little later, by when the job may have ended and
-//     the shell forked the next one. Each job gets it once, so a loop that
-//     goes on to its next program (the last one had ended, or took the
-//     signal as it started) is sent it again. A job whose first process
-//     still runs the shell's program gets it only once it has been in the
-//     foreground for forkWait: it has usually just been forked, not
-//     exec'd yet, and would take the signal as the shell does, exiting
-//     with status 130 instead of being killed by it, which does not stop
-//     a loop (a subshell never execs).
+//     the shell forked the next one), after what was typed to the terminal
+//     and not read yet is discarded, as Ctrl-C discards it. Each job gets it
+//     once, and a loop that goes on to its next job (the last one had
+//     ended, or was just forked and took the signal as the shell would,
+//     exiting instead of dying of it) gets it again. A job signalled
+//     within forkAgain of appearing that still runs the shell's program
+//     (not exec'd yet, or a subshell) gets it a second time after
+//     forkAgain.
 //   - A shell that holds the terminal and waits for its next line (or for
 //     the read builtin's) gets Ctrl-C typed, which also discards the
 //     command's line when the shell has not read it yet; but not once a
 //     job was seen: the shell is then back at its prompt, its marker on
-//     the way, and Ctrl-C would only make it prompt again.
+//     the way.
 //   - A shell that holds the terminal otherwise may be starting a job; when
 //     it keeps the terminal for forkWait (a loop of builtins, the wait
-//     builtin, the read builtin after a job), it gets the signal itself.
-//
-// What went to the shell goes again every interruptRetry.
-func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, typed, ended bool) {
+//     builtin, a command substitution, the read builtin after a job), it
+//     gets the signal itself, again every interruptRetry.
+func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, ended bool) {
 	var (
 		last    = -1      // the foreground group at the last look
 		since   time.Time // when it became the foreground
 		sent    = -1      // the job last signalled
-		shellAt time.Time // when the shell last got a signal (or Ctrl-C)
+		sentAt  time.Time // when
+		resent  bool      // it got the signal a second time
+		shellAt time.Time // when the shell last got the signal
 		jobSeen bool      // a job held the terminal at some look
+		poll    = forkPoll
 	)
 	for time.Now().Before(end) {
 		pg, err := term.Foreground(p.master)
@@ -577,29 +586,45 @@ func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, typed, ended bo
 			pg = p.pid // unknown: treat the terminal as the shell's
 		}
 		if pg != last {
-			last, since = pg, now
+			last, since, poll = pg, now, forkPoll
 		}
-		shellDue := shellAt.IsZero() || now.Sub(shellAt) >= interruptRetry
 		jobSeen = jobSeen || pg != p.pid
+		shellDue := shellAt.IsZero() || now.Sub(shellAt) >= interruptRetry
 		switch {
 		case pg != p.pid:
-			if pg != sent && (p.exe == "" || term.Executable(pg) != p.exe || now.Sub(since) >= forkWait) {
+			// A job just forked runs the shell's program until it execs
+			// (a subshell never does), and early on takes the signal as
+			// the shell would, which need not end it: such a job gets it
+			// once more after forkAgain.
+			again := pg == sent && !resent && now.Sub(sentAt) >= forkAgain && sentAt.Sub(since) < forkAgain &&
+				p.exe != "" && term.Executable(pg) == p.exe
+			if pg != sent || again {
+				_ = term.FlushInput(p.tty)
 				term.SignalGroup(pg, syscall.SIGINT)
-				sent = pg
+				resent = pg == sent
+				sent, sentAt, j.signalled = pg, now, true
 			}
 		case !shellDue:
 		case !jobSeen && term.ReadsTerminal(p.pid, p.tty):
 			_, _ = p.master.Write([]byte{3})
-			typed, shellAt = true, now
+			shellAt, j.signalled, j.shell = now, true, true
 		case now.Sub(since) >= forkWait:
+			_ = term.FlushInput(p.tty)
 			term.SignalGroup(p.pid, syscall.SIGINT)
-			shellAt = now
+			shellAt, j.signalled, j.shell = now, true, true
 		}
-		if o, ok := s.settle(p, min(forkPoll, time.Until(end))); ok {
-			return o, typed, true
+		if o, ok := s.settle(p, min(poll, time.Until(end))); ok {
+			return o, j, true
 		}
+		poll = min(2*poll, forkPollMax)
 	}
-	return outcome{}, typed, false
+	return outcome{}, j, false
+}
+
+// jobSignals says what [Shell.interruptJob] signalled.
+type jobSignals struct {
+	signalled bool // anything: a job or the shell
+	shell     bool // the shell itself, which may have been at its prompt
 }
 
 // repeatWait bounds the wait for the prompt a Ctrl-C that met the prompt

@@ -310,22 +310,44 @@ func TestShortDeadlines(t *testing.T) {
 	}
 }
 
-// TestInterruptLoopOfPrograms: a loop that starts program after program
-// is interrupted at its timeout again and again, and the shell stays.
-// Ctrl-C typed at such a loop often reaches bash between forking a program
-// and waiting for it, where bash loses track of the program and then hangs
-// or exits.
+// TestInterruptLoopOfPrograms: a loop that starts job after job is
+// interrupted at its timeout again and again, and the shell stays. Ctrl-C
+// typed at such a loop often reaches bash between forking a job and
+// waiting for it, where bash loses track of the job and then hangs or
+// exits. The jobs are programs, subshells (which never exec) and bash
+// itself.
 func TestInterruptLoopOfPrograms(t *testing.T) {
+	for _, command := range []string{
+		"while :; do /bin/true; done",
+		"while :; do ( /bin/true; /bin/true ); done",
+		"while :; do bash -c true; done",
+	} {
+		t.Run(command, func(t *testing.T) {
+			s := newShell(t, bash.Options{})
+			run(t, s, "x=kept")
+			for i := range 12 {
+				limit := time.Duration(20+7*i) * time.Millisecond
+				resp := runWithin(t, s, limit, command)
+				if !strings.HasPrefix(resp.Output, "[Timed out after ") || !strings.Contains(resp.Output, "Interrupted it with Ctrl-C. The shell and its state") {
+					t.Fatalf("interrupt %d, after %v: got %q, want the loop interrupted and the shell kept", i, limit, resp.Output)
+				}
+			}
+			want(t, s, "echo $x", "kept", true)
+		})
+	}
+}
+
+// TestInterruptShortJob: a job that bash runs itself (a subshell) and that
+// would end soon after its timeout is interrupted, not left to finish.
+func TestInterruptShortJob(t *testing.T) {
 	s := newShell(t, bash.Options{})
-	run(t, s, "x=kept")
-	for i := range 20 {
-		limit := time.Duration(20+5*i) * time.Millisecond
-		resp := runWithin(t, s, limit, "while :; do /bin/true; done")
-		if !strings.HasPrefix(resp.Output, "[Timed out after ") || !strings.Contains(resp.Output, "Interrupted it with Ctrl-C. The shell and its state") {
-			t.Fatalf("interrupt %d, after %v: got %q, want the loop interrupted and the shell kept", i, limit, resp.Output)
+	for i := range 5 {
+		resp := runWithin(t, s, 5*time.Millisecond, "( /bin/sleep 0.04; echo finished )")
+		if strings.Contains(resp.Output, "finished") || !strings.Contains(resp.Output, "Interrupted it with Ctrl-C.") {
+			t.Fatalf("run %d: got %q, want it interrupted before it finished", i, resp.Output)
 		}
 	}
-	want(t, s, "echo $x", "kept", true)
+	want(t, s, "echo ok", "ok", true)
 }
 
 // TestInterruptBuiltinLoop: a loop of builtins keeps the terminal in the
@@ -697,6 +719,23 @@ func TestAnswerLater(t *testing.T) {
 	}
 	want(t, s, "world", "hello world", true)
 	want(t, s, "echo $name", "world", true)
+}
+
+// TestAnswerTypedAheadDiscarded: an answer with more lines than the
+// program reads leaves the rest typed ahead; an interrupt discards it, as
+// Ctrl-C does, rather than leave it for the shell to run.
+func TestAnswerTypedAheadDiscarded(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	ctx, cancel := context.WithTimeout(bash.AnswerLater(context.Background()), 30*time.Second)
+	defer cancel()
+	if _, err := s.Execute(ctx, `read -p 'Name? ' a; echo "got $a"; sleep 100`); err != nil {
+		t.Fatal(err)
+	}
+	resp := runWithin(t, s, 300*time.Millisecond, "bob\necho LEAKED")
+	if !strings.HasPrefix(resp.Output, "got bob\n[Timed out after ") || strings.Contains(resp.Output, "LEAKED") {
+		t.Errorf("got %q, want the answer's output, then a note that it timed out", resp.Output)
+	}
+	want(t, s, "echo next", "next", true)
 }
 
 func TestBackgroundJob(t *testing.T) {

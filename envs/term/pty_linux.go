@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // Supported reports whether this platform has the terminal helpers: they
@@ -233,6 +234,21 @@ func ReadingTerminal(pgid int, tty string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// FlushInput discards what was typed to the terminal named tty (the
+// slave's path) and not read yet, as Ctrl-C does. It opens the terminal
+// for the moment (without making it this process's controlling terminal).
+func FlushInput(tty string) error {
+	fd, err := syscall.Open(tty, syscall.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: tty, Err: err}
+	}
+	defer syscall.Close(fd)
+	if err := unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH); err != nil {
+		return os.NewSyscallError("ioctl TCFLSH", err)
+	}
+	return nil
 }
 
 // Executable returns the path of the program process pid runs, as

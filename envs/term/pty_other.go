@@ -37,6 +37,9 @@ func ReadingTerminal(int, string) (int, bool) { return 0, false }
 // Executable needs Linux; elsewhere it returns "".
 func Executable(int) string { return "" }
 
+// FlushInput needs Linux; elsewhere it returns [ErrUnsupported].
+func FlushInput(string) error { return ErrUnsupported }
+
 // ReadsTerminal needs Linux; elsewhere it reports false.
 func ReadsTerminal(int, string) bool { return false }
 

@@ -5,6 +5,7 @@ package term_test
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -164,6 +165,26 @@ func TestInputQueued(t *testing.T) {
 	var n int
 	if !eventually(func() bool { n, _ = term.InputQueued(slave); return n == 4 }) {
 		t.Errorf("after typing abc and a newline to a program that does not read: got %d, want 4", n)
+	}
+}
+
+func TestFlushInput(t *testing.T) {
+	master, slave, _, _, _ := startOn(t, "sleep", "100")
+	if _, err := master.Write([]byte("abc\n")); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if !eventually(func() bool { n, _ = term.InputQueued(slave); return n == 4 }) {
+		t.Fatalf("after typing abc and a newline: got %d queued, want 4", n)
+	}
+	if err := term.FlushInput(slave.Name()); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := term.InputQueued(slave); err != nil || n != 0 {
+		t.Errorf("after FlushInput: got %d queued, %v, want 0, nil", n, err)
+	}
+	if err := term.FlushInput(filepath.Join(t.TempDir(), "missing")); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("FlushInput of a missing terminal: got %v, want an error naming it", err)
 	}
 }
 

@@ -579,6 +579,11 @@ func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, e
 		jobSeen bool      // a job held the terminal at some look
 		poll    = forkPoll
 	)
+	// Every signal comes after the input not read yet is discarded.
+	sigint := func(pg int) {
+		_ = term.FlushInput(p.tty)
+		term.SignalGroup(pg, syscall.SIGINT)
+	}
 	for time.Now().Before(end) {
 		pg, err := term.Foreground(p.master)
 		now := time.Now()
@@ -599,8 +604,7 @@ func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, e
 			again := pg == sent && !resent && now.Sub(sentAt) >= forkAgain && sentAt.Sub(since) < forkAgain &&
 				p.exe != "" && term.Executable(pg) == p.exe
 			if pg != sent || again {
-				_ = term.FlushInput(p.tty)
-				term.SignalGroup(pg, syscall.SIGINT)
+				sigint(pg)
 				resent = pg == sent
 				sent, sentAt, j.signalled = pg, now, true
 			}
@@ -609,8 +613,7 @@ func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, e
 			_, _ = p.master.Write([]byte{3})
 			shellAt, j.signalled, j.shell = now, true, true
 		case now.Sub(since) >= forkWait:
-			_ = term.FlushInput(p.tty)
-			term.SignalGroup(p.pid, syscall.SIGINT)
+			sigint(p.pid)
 			shellAt, j.signalled, j.shell = now, true, true
 		}
 		if o, ok := s.settle(p, min(poll, time.Until(end))); ok {

@@ -306,6 +306,36 @@ func readsTerminal(pid int, tty string) bool {
 	return err == nil && (link == tty || link == "/dev/tty")
 }
 
+// ReadCall is a read(2) that a process is blocked in: the descriptor, the
+// buffer's address and the count asked for. A program reads its input at
+// the same place with the same count every time, so a ReadCall seen at a
+// known moment identifies that place later.
+type ReadCall struct {
+	FD         int
+	Buf, Count uint64
+}
+
+// BlockedRead returns the read(2) that pid is blocked in, and whether it
+// is blocked in one. It reads /proc/<pid>/syscall, which needs the right
+// to trace pid (as its parent has).
+func BlockedRead(pid int) (ReadCall, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
+	if err != nil {
+		return ReadCall{}, false
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 4 || f[0] != strconv.Itoa(syscall.SYS_READ) {
+		return ReadCall{}, false
+	}
+	var args [3]uint64
+	for i := range args {
+		if args[i], err = strconv.ParseUint(strings.TrimPrefix(f[1+i], "0x"), 16, 64); err != nil {
+			return ReadCall{}, false
+		}
+	}
+	return ReadCall{FD: int(args[0]), Buf: args[1], Count: args[2]}, true
+}
+
 // WaitExited blocks until pid, a child of this process, has ended, and
 // leaves it unreaped (waitid with WNOWAIT): its exec.Cmd's Wait still
 // reaps it and gets its status. Telling others of the end in between means

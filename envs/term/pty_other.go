@@ -55,6 +55,15 @@ func EndSession(int, int) error { return ErrUnsupported }
 // BecomeSubreaper needs Linux; elsewhere it returns [ErrUnsupported].
 func BecomeSubreaper() error { return ErrUnsupported }
 
+// ReadCall is a read(2) that a process is blocked in.
+type ReadCall struct {
+	FD         int
+	Buf, Count uint64
+}
+
+// BlockedRead needs Linux; elsewhere it reports none.
+func BlockedRead(int) (ReadCall, bool) { return ReadCall{}, false }
+
 // Reader needs Linux; elsewhere [OpenDirect] returns [ErrUnsupported].
 type Reader struct{}
 

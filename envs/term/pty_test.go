@@ -219,3 +219,49 @@ func TestSignalGroup(t *testing.T) {
 		t.Fatal("sleep still runs after SIGTERM to its group")
 	}
 }
+
+// TestBlockedRead: a process blocked reading its input shows the read's
+// descriptor and a count; the same place reads the same way each time,
+// and a sleeping process is in no read.
+func TestBlockedRead(t *testing.T) {
+	master, _, cmd, _, _ := startOn(t, "cat")
+	pid := cmd.Process.Pid
+	var first term.ReadCall
+	if !eventually(func() bool {
+		var ok bool
+		first, ok = term.BlockedRead(pid)
+		return ok
+	}) {
+		t.Fatalf("BlockedRead(cat): got none, want cat blocked reading descriptor 0")
+	}
+	if first.FD != 0 || first.Count == 0 || first.Buf == 0 {
+		t.Errorf("BlockedRead(cat): got %+v, want descriptor 0, a buffer and a count", first)
+	}
+	if _, err := master.Write([]byte("line\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	if _, err := master.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	var again term.ReadCall
+	if !eventually(func() bool {
+		var ok bool
+		again, ok = term.BlockedRead(pid)
+		return ok
+	}) || again != first {
+		t.Errorf("BlockedRead after a line: got %+v, want %+v again", again, first)
+	}
+	sleeper := exec.Command("sleep", "100")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
+	time.Sleep(50 * time.Millisecond)
+	if rc, ok := term.BlockedRead(sleeper.Process.Pid); ok {
+		t.Errorf("BlockedRead(sleep): got %+v, want none", rc)
+	}
+	if rc, ok := term.BlockedRead(1 << 30); ok {
+		t.Errorf("BlockedRead(no such process): got %+v, want none", rc)
+	}
+}

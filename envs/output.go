@@ -93,6 +93,9 @@ func (o *Output) Dropped() int64 {
 func (o *Output) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.total == 0 {
+		return ""
+	}
 	var b strings.Builder
 	b.Grow(len(o.head) + len(o.tail) + 100)
 	b.Write(o.head)

@@ -16,26 +16,32 @@ import (
 // interactive bash that inherited PS1 through set -a cannot pass for this
 // one), 0x1f, the command number (the prompt escape \#, which grows by one
 // with every command the shell runs), 0x1f, the number of jobs (\j), 0x1f,
-// the exit status, 0x1f, the working directory, and the end tag (the tag
-// and 0x1e). The line typed for a command is the command itself, or the
+// the exit status, 0x1f, the length of PS1 (which tells a prompt that a
+// command added to), 0x1f, the working directory, and the end tag (the
+// tag and 0x1e). The line typed for a command is the command itself, or the
 // sourcing of the command file, with nothing around it: the shell's $?
 // carries over as in a terminal, and so does $_ but after the sourcing,
 // which leaves the file's path there; the shell parses no more than the
 // command. A marker counts only when its number is above the last one's,
 // so output (an old marker in a log, say) cannot end a command early.
 //
-// PROMPT_COMMAND, which runs just before the prompt, puts PS1 back should a
-// command have changed it (a virtualenv's activate script does). It does
-// nothing else while there are no jobs: every word of it costs the shell
-// time on every command. When a marker counts jobs but carries no list, the
-// environment types a follow-up line, __unfold_fix, which switches
-// PROMPT_COMMAND to the variant that also prints the tag, 0x1d and the
-// output of jobs -l before the prompt; that variant switches back once the
-// jobs are gone. __unfold_fix gives back the status it is given (in an &&
-// list, so that set -e and the ERR trap ignore it) and the last argument,
-// so $? and $_ stay the command's. These switches, done by __unfold_setpc,
-// replace only this shell's part of PROMPT_COMMAND: a hook the user added
-// before or after it stays.
+// PROMPT_COMMAND holds nothing of ours at first: even an empty one costs
+// the shell several microseconds per command. Once a command has changed
+// PS1 (a virtualenv's activate script does) or turned promptvars off, the
+// environment types __unfold_guard (see guardLine), which prints the
+// changed prompt's parts around the marker for the environment to cut
+// from the output, turns promptvars on, puts PS1 back and adds
+// __unfold_pcg to PROMPT_COMMAND, after any hook of the user's, to put
+// PS1 back before every prompt from then on. When a marker counts jobs
+// but carries no list, the environment types a follow-up line,
+// __unfold_fix, which switches PROMPT_COMMAND to the variant that also
+// prints the tag, 0x1d and the output of jobs -l before the prompt; that
+// variant switches back once the jobs are gone.
+// __unfold_fix and __unfold_guard give back the status they are given (in
+// an && list, so that set -e and the ERR trap ignore it) and the last
+// argument, so $? and $_ stay the command's. These switches, done by
+// __unfold_setpc, replace only this shell's part of PROMPT_COMMAND (parts
+// are joined by newlines): a hook the user added before or after it stays.
 //
 // exit and set -e would end the shell and lose its state. exit is a
 // function that, in the shell itself (not in a subshell), prints why and
@@ -43,8 +49,8 @@ import (
 // status, the one bash's exit would give for the same arguments (found in
 // a subshell, which also prints bash's complaint about a bad argument),
 // goes into the next prompt in place of $?, marked with a +, for
-// one prompt only (PROMPT_COMMAND puts the plain one back after), and the
-// environment then types __unfold_fix so that $? is that status too. The
+// one prompt only, and the environment then types __unfold_fix so that $?
+// is that status too (its PROMPT_COMMAND puts the plain prompt back). The
 // ERR trap (inherited by functions through set -E) does the same for a
 // failure under set -e and turns set -e off. trap is wrapped so that a
 // user's ERR trap runs after ours instead of replacing it.
@@ -59,21 +65,31 @@ const initScript = `builtin set +o history +H
 builtin unset HISTFILE PROMPT_COMMAND MAILCHECK
 PS0= PS1= PS2=
 __unfold_pid=$BASHPID __unfold_uerr=
-__unfold_ps1='\036%[1]s\037$$\037\#\037\j\037$?\037$PWD\036%[1]s\036'
-__unfold_pc='PS1=$__unfold_ps1'
+__unfold_ps1='\036%[1]s\037$$\037\#\037\j\037$?\037${#PS1}\037$PWD\036%[1]s\036'
+__unfold_pcg='PS1=$__unfold_ps1'
+__unfold_pc=
 __unfold_pcj='PS1=$__unfold_ps1;__unfold_jobs'
 __unfold_jq='\j'
 __unfold_pco=
 __unfold_pce='PS1=$__unfold_ps1;builtin set -e;__unfold_setpc "$__unfold_pc"'
-__unfold_setpc() {
-	local pc=${PROMPT_COMMAND-} s
-	for s in "$__unfold_pco" "$__unfold_pce" "$__unfold_pcj" "$__unfold_pc"; do
-		if [[ -n $s && $pc == *"$s"* ]]; then
-			PROMPT_COMMAND=${pc/"$s"/"$1"}
+__unfold_ours() {
+	local s
+	for s in "$__unfold_pco" "$__unfold_pce" "$__unfold_pcj" "$__unfold_pcg"; do
+		if [[ -n $s && ${PROMPT_COMMAND-} == *"$s"* ]]; then
+			__unfold_seg=$s
 			return 0
 		fi
 	done
-	PROMPT_COMMAND=${pc:+$pc;}$1
+	return 1
+}
+__unfold_setpc() {
+	local pc=${PROMPT_COMMAND-}
+	if __unfold_ours; then
+		pc=${pc/"$__unfold_seg"/"$1"}
+	elif [[ -n $1 ]]; then
+		pc=${pc:+$pc$'\n'}$1
+	fi
+	if [[ $pc == *[![:space:]]* ]]; then PROMPT_COMMAND=$pc; else PROMPT_COMMAND=; fi
 }
 __unfold_jobs() {
 	if ((${__unfold_jq@P})); then
@@ -84,6 +100,26 @@ __unfold_jobs() {
 	fi
 }
 __unfold_fix() { __unfold_setpc "$__unfold_pcj"; return "$1"; }
+__unfold_status() { return "$1"; }
+__unfold_guard() {
+	local -
+	builtin set +xv
+	local pre=${PS1-} suf=
+	builtin shopt -s promptvars
+	if [[ $pre == *"$__unfold_ps1"* ]]; then
+		suf=${pre#*"$__unfold_ps1"} pre=${pre%%%%"$__unfold_ps1"*}
+		suf=${suf//"$__unfold_ps1"/}
+	fi
+	# Expanding again what runs commands or counts would run them twice.
+	if [[ $pre == *'$('* || $pre == *$'\x60'* ]]; then pre=; fi
+	if [[ $suf == *'$('* || $suf == *$'\x60'* ]]; then suf=; fi
+	__unfold_status "$1"
+	{ builtin printf '%[1]s%%s%[1]s%%s%[1]s' "${pre@P}" "${suf@P}"; } 2>/dev/null
+	__unfold_pc=$__unfold_pcg
+	__unfold_ours || __unfold_setpc "$__unfold_pc"
+	PS1=$__unfold_ps1
+	return "$1"
+}
 __unfold_abort() {
 	# __unfold_pco still names an earlier one-shot, should one be there.
 	local seg="PS1=\${__unfold_ps1/'\$?'/+$1};__unfold_setpc \"\$__unfold_pc\""
@@ -141,9 +177,20 @@ trap() {
 	builtin trap "$@"
 }
 builtin shopt -s promptvars
-PROMPT_COMMAND=$__unfold_pc
 PS1=$__unfold_ps1
 `
+
+// guardLine is the line typed once a command has changed PS1 (the marker
+// is missing, or its length field is off): it makes PROMPT_COMMAND put
+// PS1 back before every prompt from now on, prints the expansions of what
+// the changed prompt had before and after the marker (each between two
+// copies of the secret; with $? as the command left it; copies of the
+// marker left out; and left empty when they hold a command substitution,
+// which would run again) so that they can be cut from the output, and
+// gives back the status (the argument, or $? when the marker is missing)
+// and $_. It turns xtrace and verbose off while it runs, which would
+// print the secret.
+const guardLine = "\\__unfold_guard %s \"$_\"&&\\: \"$_\"\n"
 
 // fixLine is the follow-up line typed after a marker that counts jobs
 // without listing them or that carries a status from exit or set -e: it

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -23,21 +24,25 @@ const startTimeout = 10 * time.Second
 
 // proc is one running bash on a pseudo-terminal.
 type proc struct {
-	cmd        *exec.Cmd
-	pid        int
-	master     *os.File
-	tty        string   // the slave's path, as /proc/<pid>/fd links show it
-	exe        string   // the shell's program, as /proc/<pid>/exe names it
-	dir        string   // private directory for command files
-	file       string   // the command file
-	cmdf       *os.File // the command file, open for rewriting
-	cmdLen     int      // the command file's length
-	quotedFile string   // file quoted for the shell
-	line       []byte   // the line typed for the last command, reused
-	noTyping   bool     // a command may have defined aliases or changed the line editor: source every command
-	number     int64    // the command number of the last marker that counted
-	reader     *term.Reader
-	stream     *stream
+	cmd         *exec.Cmd
+	pid         int
+	master      *os.File
+	tty         string        // the slave's path, as /proc/<pid>/fd links show it
+	exe         string        // the shell's program, as /proc/<pid>/exe names it
+	dir         string        // private directory for command files
+	file        string        // the command file
+	cmdf        *os.File      // the command file, open for rewriting
+	cmdLen      int           // the command file's length
+	quotedFile  string        // file quoted for the shell
+	line        []byte        // the line typed for the last command, reused
+	noTyping    bool          // a command may have defined aliases or changed the line editor: source every command
+	number      int64         // the command number of the last marker that counted
+	secret      string        // the session's secret, in the marker's tag
+	psLen       int           // the length of PS1 as the shell set it up
+	promptRead  term.ReadCall // how the shell reads a command line, once known
+	promptKnown bool          // promptRead is known
+	reader      *term.Reader
+	stream      *stream
 
 	dying    atomic.Bool   // the shell ended; set before it is reaped
 	exited   chan struct{} // closed once the shell has been waited for
@@ -118,6 +123,7 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 		cmdf:       cmdf,
 		reader:     reader,
 		number:     -1,
+		secret:     secret,
 		stream:     newStream(secret, cmd.Process.Pid),
 		exited:     make(chan struct{}),
 		readDone:   make(chan struct{}),
@@ -136,9 +142,20 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 	fr, ev := p.next(context.Background(), time.Now().Add(startTimeout))
 	switch ev {
 	case evFrame:
-		p.number = fr.number
+		p.number, p.psLen = fr.number, fr.psLen
 		p.stream.finish()
 		p.stream.background() // bash's greeting, if any
+		p.promptRead, p.promptKnown = learnPromptRead(p.pid)
+		if !p.promptKnown {
+			// A command that changes PS1 could not be told from one
+			// that waits for input: have PS1 put back every time.
+			if _, _, _, _, ok := p.guard(context.Background(), "0", envs.NewOutput(4<<10), 4<<10); !ok {
+				p.readMu.Unlock()
+				p.stop()
+				return nil, fmt.Errorf("the shell did not answer its setup within %v", fixWait)
+			}
+			p.stream.finish()
+		}
 		p.release()
 		return p, nil
 	case evExited:
@@ -150,6 +167,91 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 		p.stop()
 		return nil, fmt.Errorf("the shell did not answer within %v of starting", startTimeout)
 	}
+}
+
+// learnWait bounds the wait for a new shell to block reading its first
+// command line.
+const learnWait = 200 * time.Millisecond
+
+// learnPromptRead returns how the shell pid reads a command line, seen
+// while it waits for its first one: the read(2) of its input at the place
+// and with the count it always uses there. The read builtin, readarray
+// and the rest read elsewhere or with other counts. It reports false when
+// that cannot be seen (no /proc/<pid>/syscall to read), or when the count
+// is 1, which could be a read of a single key anywhere.
+func learnPromptRead(pid int) (term.ReadCall, bool) {
+	for deadline := time.Now().Add(learnWait); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
+		if rc, ok := term.BlockedRead(pid); ok {
+			return rc, rc.FD == 0 && rc.Count > 1
+		}
+	}
+	return term.ReadCall{}, false
+}
+
+// atPrompt reports whether the shell is reading a command line with
+// nothing typed waiting for it: it ended the command without the marker,
+// as after a command that changed PS1 or turned promptvars off. A line
+// typed a moment ago may not be queued yet; callers confirm a while later.
+func (p *proc) atPrompt() bool {
+	if !p.promptKnown {
+		return false
+	}
+	if rc, ok := term.BlockedRead(p.pid); !ok || rc != p.promptRead {
+		return false
+	}
+	f, err := os.OpenFile(p.tty, os.O_RDWR|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	n, err := term.InputQueued(f)
+	return err == nil && n == 0
+}
+
+// guardGrace bounds the wait for the guard line's marker once the
+// caller's context is done: the line takes a millisecond or so.
+const guardGrace = 500 * time.Millisecond
+
+// guard types guardLine, as the holder of readMu, with status (a number,
+// or "$?"): from then on PROMPT_COMMAND puts PS1 back before every
+// prompt. It returns the guard line's frame, the text the changed prompt
+// printed before and after its marker (the whole prompt when it had none),
+// for the caller to cut from the output, and other output that came
+// meanwhile (from background jobs, say), for the caller to add after the
+// cut. It waits up to fixWait, or guardGrace once ctx is done.
+//
+// A marker that comes before the guard line's (whose text holds the
+// secret) is the command's, whose line the shell had not read yet: what
+// came before it is the command's output, and goes to out.
+func (p *proc) guard(ctx context.Context, status string, out *envs.Output, limit int) (fr frame, before, after, extra string, ok bool) {
+	mine := envs.NewOutput(limit)
+	p.stream.expect(p.number, mine)
+	if _, err := fmt.Fprintf(p.master, guardLine, status); err != nil {
+		return frame{}, "", "", "", false
+	}
+	deadline := time.Now().Add(fixWait)
+	for range 2 {
+		fr, ev := p.next(ctx, deadline)
+		if ev == evCtx {
+			ctx = context.Background()
+			if d := time.Now().Add(guardGrace); d.Before(deadline) {
+				deadline = d
+			}
+			fr, ev = p.next(ctx, deadline)
+		}
+		if ev != evFrame {
+			return frame{}, "", "", "", false
+		}
+		p.number = fr.number
+		text := mine.String()
+		if parts := strings.SplitN(text, p.secret, 4); len(parts) == 4 {
+			return fr, parts[1], parts[2], parts[0] + parts[3], true
+		}
+		_, _ = out.Write([]byte(text))
+		mine = envs.NewOutput(limit)
+		p.stream.expect(p.number, mine)
+	}
+	return frame{}, "", "", "", false
 }
 
 // writeCommand replaces the command file's content with command.

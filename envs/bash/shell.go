@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -196,6 +197,7 @@ type outcome struct {
 	note    string // what happened besides the output, for the response
 	waiting string // the question, when the command was left waiting
 	died    bool   // the shell ended
+	bare    bool   // the shell is back at its prompt without a marker: the command changed PS1
 }
 
 // Execute runs command (any bash text, several lines included) and returns
@@ -268,6 +270,10 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 	if o.note == "" {
 		o = s.await(ctx, p, time.Now(), timeout)
 	}
+	var cut, cutAfter, extra string
+	if o.bare || o.fr != nil && o.fr.psLen != p.psLen {
+		o, cut, cutAfter, extra = s.restorePrompt(ctx, p, o, out)
+	}
 	if o.fr != nil {
 		p.number = o.fr.number
 		if o.fr.override || o.fr.jobCount > 0 && !o.fr.listed {
@@ -277,8 +283,20 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 	if o.waiting == "" {
 		p.stream.finish()
 	}
-	if text := strings.TrimRight(out.String(), "\n"); text != "" {
+	text := cutPrompt(out.String(), cut) + extra
+	if text = strings.TrimRight(text, "\n"); text != "" {
 		parts = append(parts, text)
+	}
+	if cutAfter != "" {
+		// The changed prompt's end came after the marker, as output
+		// between commands.
+		bg := p.stream.background()
+		if n := len(cutAfter); n <= len(bg) && sameShape(bg[:n], cutAfter) && !(n < len(bg) && isDigit(bg[n]) && isDigit(cutAfter[n-1])) {
+			bg = bg[n:]
+		}
+		if bg = strings.Trim(bg, "\n"); bg != "" {
+			parts = append(parts, "[Output since the last command (background jobs):]\n"+bg)
+		}
 	}
 	if o.note != "" {
 		parts = append(parts, o.note)
@@ -297,6 +315,80 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 	}
 	return resp, nil
 }
+
+// restorePrompt follows a command that changed PS1, seen from the
+// marker's length field or, when no marker came, from the shell reading
+// its next command line: it types guardLine, which puts PS1 back and has
+// PROMPT_COMMAND do so before every prompt from then on, and returns the
+// outcome with the guard line's marker and the changed prompt's text
+// before and after the marker, for the caller to cut from the output.
+// When the guard line gets no marker, the shell cannot be relied on and is
+// ended.
+func (s *Shell) restorePrompt(ctx context.Context, p *proc, o outcome, out *envs.Output) (_ outcome, before, after, extra string) {
+	status := "$?"
+	if o.fr != nil {
+		status = strconv.Itoa(o.fr.status)
+	}
+	p.stream.finish()
+	fr, before, after, extra, ok := p.guard(ctx, status, out, s.limit)
+	if ok {
+		o.fr, o.bare = &fr, false
+		return o, before, after, extra
+	}
+	p.stream.Redirect(out)
+	_ = p.stop()
+	s.mu.Lock()
+	cwd := s.cwd
+	s.mu.Unlock()
+	note := fmt.Sprintf("[The shell came back to its prompt without the end-of-command marker, and did not take the marker back (the command may have changed PS1, or redirected the shell's standard error), so it was ended; the next command starts a new shell in %s. Variables, functions, aliases and background jobs are lost.]", cwd)
+	if o.note != "" {
+		note = o.note + "\n" + note
+	}
+	return outcome{died: true, note: note}, "", "", ""
+}
+
+// cutPrompt returns text without prompt, the changed prompt's text, at its
+// end; a Ctrl-C that met the changed prompt had the shell print a newline
+// and the prompt again, so a few copies go.
+func cutPrompt(text, prompt string) string {
+	if prompt == "" {
+		return text
+	}
+	for i := 0; i < 3; i++ {
+		t := text
+		if i > 0 {
+			var ok bool
+			if t, ok = strings.CutSuffix(t, "\n"); !ok {
+				break
+			}
+		}
+		n := len(t) - len(prompt)
+		if n < 0 || !sameShape(t[n:], prompt) || n > 0 && isDigit(t[n-1]) && isDigit(prompt[0]) {
+			break
+		}
+		text = t[:n]
+	}
+	return text
+}
+
+// sameShape reports whether a, text a changed prompt printed, is b, the
+// same prompt expanded again to be cut from the output. A prompt that
+// shows the time (\t, \D{...}, $(date)) may have ticked over in between,
+// so digits may differ (the caller checks that no digits go on past the
+// cut: a count may have grown a digit).
+func sameShape(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		if a[i] != b[i] && !(isDigit(a[i]) && isDigit(b[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // submit starts command: it types the command itself, when [typable]
 // says typing it is safe, or else the sourcing of the command file holding
@@ -412,12 +504,14 @@ var reserved = map[string]bool{
 }
 
 // await waits for the command's marker, the shell's end, the context, the
-// timeout (when not 0), or the command stopping to wait for input, reading
-// the terminal meanwhile.
+// timeout (when not 0), the command stopping to wait for input, or the
+// shell reading its next command line without having printed the marker,
+// reading the terminal meanwhile.
 func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout time.Duration) outcome {
 	interval := pollFirst
 	pollAt := start.Add(interval)
 	seen, seenTotal := false, int64(0)
+	bareSeen := false
 	for {
 		until := pollAt
 		if end := start.Add(timeout); timeout > 0 && end.Before(until) {
@@ -430,10 +524,16 @@ func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout tim
 		case evExited:
 			return s.died(p)
 		case evCtx:
+			if o, ok := s.ended(p); ok {
+				return o
+			}
 			return s.interrupt(p, stopReason(ctx, start), "")
 		}
 		now := time.Now()
 		if timeout > 0 && !now.Before(start.Add(timeout)) {
+			if o, ok := s.ended(p); ok {
+				return o
+			}
 			return s.interrupt(p, fmt.Sprintf("[Timed out after %v.", roundDuration(timeout)), "")
 		}
 		if now.Before(pollAt) {
@@ -441,6 +541,21 @@ func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout tim
 		}
 		interval = min(interval*2, pollMax)
 		if pg, err := term.Foreground(p.master); err == nil {
+			if pg == p.pid && p.atPrompt() {
+				// Seen twice pollConfirm apart, with no marker read in
+				// between (output from background jobs may come): the
+				// shell read the command's line and is done with it.
+				if fr, ok := p.pending(); ok {
+					return outcome{fr: &fr}
+				}
+				if bareSeen {
+					return outcome{bare: true}
+				}
+				bareSeen, interval = true, pollConfirm
+				pollAt = time.Now().Add(interval)
+				continue
+			}
+			bareSeen = false
 			if _, ok := term.ReadingTerminal(pg, p.tty); ok {
 				total := p.stream.outputTotal()
 				if seen && total == seenTotal {
@@ -473,6 +588,25 @@ func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout tim
 		}
 		pollAt = time.Now().Add(interval)
 	}
+}
+
+// ended reports a command that is over although its marker never came, as
+// when it changed PS1: the shell reads its next command line, twice
+// pollConfirm apart with no marker in between. A Ctrl-C then would only
+// make the shell prompt again.
+func (s *Shell) ended(p *proc) (outcome, bool) {
+	if !p.atPrompt() {
+		return outcome{}, false
+	}
+	if fr, ev := p.next(context.Background(), time.Now().Add(pollConfirm)); ev == evFrame {
+		return outcome{fr: &fr}, true
+	} else if ev == evExited {
+		return s.died(p), true
+	}
+	if p.atPrompt() {
+		return outcome{bare: true}, true
+	}
+	return outcome{}, false
 }
 
 const inputHint = " Commands here cannot answer prompts: use the program's non-interactive flags (such as -y, --yes, --assume-yes, --batch, --non-interactive, --no-input), give the answer on stdin (printf 'y\\n' | command), or pass secrets in files or environment variables."
@@ -509,7 +643,7 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 		case o.died:
 			o.note = why + "]\n" + o.note
 		case j.signalled:
-			if j.shell && o.fr.status != 130 {
+			if j.shell && o.fr != nil && o.fr.status != 130 {
 				// The command ended by itself as the interrupt went out,
 				// which then met the prompt: the shell answers it with a
 				// prompt of its own, and would drop the first key typed
@@ -609,6 +743,10 @@ func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, e
 				sent, sentAt, j.signalled = pg, now, true
 			}
 		case !shellDue:
+		case p.atPrompt():
+			// Back at its prompt without a marker (a Ctrl-C would only
+			// lose the command's status), or about to read the command's
+			// line: settle tells which.
 		case !jobSeen && term.ReadsTerminal(p.pid, p.tty):
 			_, _ = p.master.Write([]byte{3})
 			shellAt, j.signalled, j.shell = now, true, true
@@ -634,7 +772,8 @@ type jobSignals struct {
 // makes the shell write again.
 const repeatWait = 100 * time.Millisecond
 
-// settle waits up to d for the command's marker or the shell's end.
+// settle waits up to d for the command's marker or the shell's end, and
+// then sees whether the command ended without a marker ([Shell.ended]).
 func (s *Shell) settle(p *proc, d time.Duration) (outcome, bool) {
 	fr, ev := p.next(context.Background(), time.Now().Add(d))
 	switch ev {
@@ -643,7 +782,7 @@ func (s *Shell) settle(p *proc, d time.Duration) (outcome, bool) {
 	case evExited:
 		return s.died(p), true
 	}
-	return outcome{}, false
+	return s.ended(p)
 }
 
 // died reports a shell that ended during a command, after collecting its

@@ -198,8 +198,8 @@ func TestSetEAndLists(t *testing.T) {
 	run(t, s, "trap - ERR; set -e")
 	run(t, s, "trap ':' INT; false; set -e; [ -f /nonexistent ] && echo yes")
 	run(t, s, "trap - INT")
-	if got := run(t, s, `echo "$PROMPT_COMMAND"`).Output; got != "PS1=$__unfold_ps1" {
-		t.Errorf("PROMPT_COMMAND: got %q, want the plain one back", got)
+	if got := run(t, s, `echo "[$PROMPT_COMMAND]"`).Output; got != "[]" {
+		t.Errorf("PROMPT_COMMAND: got %q, want it empty again", got)
 	}
 	if got := run(t, s, `[[ $- == *e* ]] && echo on`).Output; got != "on" {
 		t.Errorf("set -e: got %q, want on", got)
@@ -273,12 +273,12 @@ func TestNestedShellPrompt(t *testing.T) {
 // as the command is typed, read or finishing, leave the shell and its
 // state alone and show nothing of the marker.
 func TestShortDeadlines(t *testing.T) {
-	// Without PROMPT_COMMAND (a user may clear it) the shell reads the
-	// next line sooner, so interrupts meet it just after it forked the
-	// command more often.
+	// Without PROMPT_COMMAND the shell reads the next line sooner, so
+	// interrupts meet it just after it forked the command more often. A
+	// changed PS1 has PROMPT_COMMAND put it back from then on.
 	for _, c := range []struct{ name, setup string }{
-		{"prompt command", "x=kept"},
-		{"no prompt command", "x=kept; PROMPT_COMMAND="},
+		{"no prompt command", "x=kept"},
+		{"prompt command", "x=kept; PS1='$ '"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newShell(t, bash.Options{})
@@ -307,6 +307,28 @@ func TestShortDeadlines(t *testing.T) {
 				t.Errorf("got %q, want the variable kept and no marker", got)
 			}
 		})
+	}
+}
+
+// TestShortDeadlinePromptChange: a command that replaces PS1, given
+// deadlines of microseconds, either runs (its output, no prompt text) or
+// is interrupted before it runs; the shell stays.
+func TestShortDeadlinePromptChange(t *testing.T) {
+	for i := range 16 {
+		d := time.Duration(1+i*i*3) * time.Microsecond
+		s := newShell(t, bash.Options{})
+		run(t, s, "x=kept")
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		resp, err := s.Execute(ctx, "PS1='$ '; echo out")
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(resp.Output, "$ ") || strings.Contains(resp.Output, "lost") || resp.Success != (resp.Output == "out") {
+			t.Errorf("with a %v deadline: got {%q, %v}, want {\"out\", true} or a note that it was stopped", d, resp.Output, resp.Success)
+		}
+		want(t, s, "echo $x", "kept", true)
+		s.Close()
 	}
 }
 
@@ -362,17 +384,164 @@ func TestInterruptBuiltinLoop(t *testing.T) {
 }
 
 // TestPromptKept: a command that changes PS1 (as a virtualenv's activate
-// script does) does not lose the end-of-command marker.
+// script does) does not lose the end-of-command marker, and what the
+// changed prompt printed is not in the output. Until a command changes
+// PS1 the shell runs no PROMPT_COMMAND; from then on it puts PS1 back
+// before every prompt.
 func TestPromptKept(t *testing.T) {
-	s := newShell(t, bash.Options{})
-	for _, c := range []struct{ name, command, output string }{
-		{"replaced", "PS1='$ '", ""},
-		{"after replaced", "echo hi", "hi"},
-		{"prefixed", `PS1="(env) $PS1"`, ""},
-		{"after prefixed", "echo there", "there"},
+	const unguarded = "echo \"[${PROMPT_COMMAND-}]\""
+	for _, c := range []struct {
+		name, setup, command, output string
+		success                      bool
+		status                       string // $? after, when not 0 or 1
+	}{
+		{"replaced", "", "PS1='$ '", "", true, ""},
+		{"replaced, with output", "", "echo one; PS1='\\u> '; echo two", "one\ntwo", true, ""},
+		{"replaced, failing", "", "PS1='$ '; false", "", false, ""},
+		{"replaced by a function", "setps() { PS1='fn> '; }", "setps", "", true, ""},
+		{"replaced, output without newline", "", "PS1='$ '; printf partial", "partial", true, ""},
+		{"unset", "", "unset PS1", "", true, ""},
+		{"prefixed", "", `PS1="(env) $PS1"`, "", true, ""},
+		{"prefixed, failing", "", `PS1="(env) $PS1"; false`, "", false, ""},
+		{"suffixed", "", `PS1="$PS1> "`, "", true, ""},
+		{"by PROMPT_COMMAND", "", `PROMPT_COMMAND='PS1="hook> "'`, "", true, ""},
+		{"replaced under set -u", "set -u", "PS1='${nosuch}> '", "bash: nosuch: unbound variable", true, ""},
+		{"unset under set -u", "set -u", "unset PS1", "", true, ""},
+		{"promptvars off", "", "shopt -u promptvars", "", true, ""},
+		{"promptvars off, failing", "", "shopt -u promptvars; false", "", false, ""},
+		{"doubled", "", `PS1="$PS1$PS1"`, "", true, ""},
+		{"doubled, with a prefix", "", `PS1="> $PS1$PS1"`, "", true, ""},
+		{"with the time", "", `PS1='\t \D{%s}> '`, "", true, ""},
+		{"with the status", "", `PS1='[$?] '; (exit 42)`, "", false, "42"},
+		{"prefixed with the time", "", `PS1='[\t] '$PS1`, "", true, ""},
+		{"long", "", `PS1="$(printf 'a%.0s' {1..70000})> "; echo out`, "out", true, ""},
 	} {
-		t.Run(c.name, func(t *testing.T) { want(t, s, c.command, c.output, true) })
+		t.Run(c.name, func(t *testing.T) {
+			s := newShell(t, bash.Options{})
+			if c.setup != "" {
+				run(t, s, c.setup)
+			}
+			want(t, s, unguarded, "[]", true)
+			want(t, s, c.command, c.output, c.success)
+			status := "0"
+			if !c.success {
+				status = "1"
+			}
+			if c.status != "" {
+				status = c.status
+			}
+			want(t, s, "echo $?", status, true)
+			want(t, s, "echo hi", "hi", true)
+			want(t, s, "true", "", true)
+			want(t, s, "cd /tmp", "", true)
+			if sc := screen(t, s); !strings.HasPrefix(sc, "Working directory: /tmp\n") {
+				t.Errorf("screen: got %q, want /tmp", sc)
+			}
+			want(t, s, `[[ $PS1 == "$__unfold_ps1" ]] && echo restored`, "restored", true)
+			want(t, s, `[[ $PROMPT_COMMAND == *"$__unfold_pcg"* ]] && echo guarded`, "guarded", true)
+		})
 	}
+}
+
+// TestPromptChangedInterrupted: a command that replaced PS1 and then
+// timed out ends at Ctrl-C with no marker; the shell is kept.
+func TestPromptChangedInterrupted(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "x=kept")
+	resp := runWithin(t, s, 500*time.Millisecond, "PS1='$ '; echo started; sleep 1000")
+	if resp.Success || !strings.HasPrefix(resp.Output, "started\n[Timed out after 500ms. Interrupted it with Ctrl-C.") || strings.Contains(resp.Output, "$ ") {
+		t.Errorf("got {%q, %v}, want the output, then a note that it was interrupted", resp.Output, resp.Success)
+	}
+	want(t, s, "echo $?", "130", true)
+	want(t, s, "echo $x", "kept", true)
+}
+
+// TestPromptChangedIgnoringInterrupt: a command that replaced PS1 and
+// then ignored Ctrl-C ends at SIGTERM with no marker; the shell is kept.
+func TestPromptChangedIgnoringInterrupt(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "x=kept")
+	resp := runWithin(t, s, 300*time.Millisecond, `PS1='$ '; bash -c "trap '' INT; echo started; sleep 1000"`)
+	if resp.Success || !strings.HasPrefix(resp.Output, "started\n") || !strings.Contains(resp.Output, "[Timed out after 300ms. It ignored Ctrl-C, so its process group was sent SIGTERM and it ended.") || strings.Contains(resp.Output, "$ ") {
+		t.Errorf("got {%q, %v}, want the output, then a note that SIGTERM ended it", resp.Output, resp.Success)
+	}
+	want(t, s, "echo $x", "kept", true)
+	want(t, s, `[[ $PS1 == "$__unfold_ps1" ]] && echo restored`, "restored", true)
+}
+
+// TestPromptChangedAnswerLater: a command that replaced PS1 and then
+// waited for input, answered by the next command, ends there.
+func TestPromptChangedAnswerLater(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	ctx, cancel := context.WithTimeout(bash.AnswerLater(context.Background()), 30*time.Second)
+	defer cancel()
+	resp, err := s.Execute(ctx, "PS1='$ '; read -p 'Your name? ' name; echo \"hello $name\"")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Success || !strings.Contains(resp.Output, `[Waiting for input: "Your name?".`) {
+		t.Errorf("got {%q, %v}, want a note that it waits for input", resp.Output, resp.Success)
+	}
+	want(t, s, "world", "hello world", true)
+	want(t, s, "echo $name", "world", true)
+}
+
+// TestPromptGuardRestored: a PROMPT_COMMAND the user sets in place of
+// the one that puts PS1 back does not lose the marker at the next change.
+func TestPromptGuardRestored(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	want(t, s, "PS1='$ '", "", true)
+	want(t, s, "PROMPT_COMMAND='x=1'", "", true)
+	want(t, s, "PS1='# '; false", "", false)
+	want(t, s, "echo $x", "1", true)
+	want(t, s, `[[ $PROMPT_COMMAND == *"$__unfold_pcg"* ]] && echo guarded`, "guarded", true)
+}
+
+// TestPromptChangedWhileOutputFlows: output from a background process
+// that never pauses for long does not keep a command that replaced PS1
+// from ending, and none of it is lost (in particular none that comes as
+// the prompt is put back).
+func TestPromptChangedWhileOutputFlows(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "x=kept")
+	all := run(t, s, "(for i in $(seq 1 60); do echo n$i; sleep 0.01; done &)").Output
+	changed := runWithin(t, s, 20*time.Second, "PS1='$ '; echo changed").Output
+	if strings.Contains(changed, "[Timed out") || !strings.Contains(changed, "changed") {
+		t.Fatalf("got %q, want the command to end with its output", changed)
+	}
+	all += "\n" + changed + "\n" + run(t, s, "sleep 1; echo slept").Output
+	// The changed prompt's text may stay in front of a line that came
+	// right after it.
+	got := regexp.MustCompile(`n[0-9]+`).FindAllString(all, -1)
+	if len(got) != 60 || got[0] != "n1" || got[59] != "n60" {
+		t.Errorf("got %d of the background lines (%q), want n1 to n60 in order", len(got), all)
+	}
+	want(t, s, "echo $x", "kept", true)
+}
+
+// TestPromptSideEffectsOnce: a changed prompt that runs commands or counts
+// is expanded once, by the shell, not again to be cut from the output; its
+// text then stays in the output.
+func TestPromptSideEffectsOnce(t *testing.T) {
+	for _, c := range []struct{ name, command, output, after, value string }{
+		{"arithmetic", "n=0; PS1='$((n++))> '", "0> ", "echo $n", "1"},
+		{"command substitution", "rm -f ran; PS1='$(echo x >>ran)> '", "> ", "wc -l <ran", "1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newShell(t, bash.Options{Dir: t.TempDir()})
+			want(t, s, c.command, c.output, true)
+			want(t, s, c.after, c.value, true)
+		})
+	}
+}
+
+// TestPromptChangedLastArgument: putting PS1 back keeps $_ (of a typed
+// command: one run from the command file leaves the file there).
+func TestPromptChangedLastArgument(t *testing.T) {
+	s := newShell(t, bash.Options{})
+	run(t, s, "setps() { PS1='fn> '; }")
+	want(t, s, "setps last-one", "", true)
+	want(t, s, `echo "$_"`, "last-one", true)
 }
 
 func TestBlankCommand(t *testing.T) {

@@ -23,6 +23,7 @@ type frame struct {
 	number   int64 // the command number: markers count only when it grew
 	status   int
 	override bool // the status came from exit or set -e, in place of $?
+	psLen    int  // the length of PS1 (as if it held $? where it holds the override)
 	cwd      string
 	jobCount int      // the shell's count of jobs
 	listed   bool     // the marker carries the job list
@@ -212,7 +213,9 @@ func (s *stream) feed(p []byte) {
 // (or at the jobs block before that); what comes before is output. It
 // hands on the marker when a command waits for it and its number is above
 // after. Another marker (a repeated prompt, or an old one replayed) is
-// dropped, and what is not a marker at all is output. scan returns what
+// dropped, as is the prompt printed with promptvars off (its fields not
+// expanded: the shell is then seen back at its prompt without a marker),
+// and what is not a marker at all is output. scan returns what
 // follows, to be looked at again.
 func (s *stream) scan() []byte {
 	e := bytes.Index(s.frame, s.end)
@@ -234,10 +237,11 @@ func (s *stream) scan() []byte {
 		return nil
 	}
 	var fr frame
-	ok := false
+	ok, unexpanded := false, false
 	begin := bytes.LastIndex(s.frame[:e], s.tag)
 	if begin >= 0 {
 		fields := s.frame[begin+len(s.tag) : e]
+		unexpanded = bytes.HasPrefix(fields, []byte("\x1f$$\x1f"))
 		if j := bytes.LastIndex(s.frame[:begin], s.tag); j >= 0 && s.frame[j+len(s.tag)] == 0x1d && bytes.IndexByte(s.frame[j+len(s.tag):begin], 0x1e) < 0 {
 			fr.listed = true
 			fr.jobs = parseJobs(strings.ToValidUTF8(string(s.frame[j+len(s.tag)+1:begin]), "\uFFFD"))
@@ -255,7 +259,7 @@ func (s *stream) scan() []byte {
 		case s.done <- fr:
 		default:
 		}
-	} else if !ok {
+	} else if !ok && !unexpanded {
 		_, _ = s.w().Write(s.frame[begin : e+len(s.end)])
 	} else if fr.pid == s.pid {
 		s.repeats++
@@ -278,27 +282,33 @@ func partialTag(data, tag []byte) int {
 
 // parseFields reads what follows a marker's last tag, up to its end tag:
 // 0x1f and the fields process ID, command number, job count, status (with
-// a leading + when it came from exit or set -e) and working directory,
-// separated by 0x1f. It reports whether b has that shape.
+// a leading + when it came from exit or set -e), the length of PS1 and
+// working directory, separated by 0x1f. It reports whether b has that
+// shape.
 func parseFields(fr *frame, b []byte) bool {
 	rest, ok := bytes.CutPrefix(b, []byte{0x1f})
 	if !ok {
 		return false
 	}
-	var fields [4][]byte
+	var fields [5][]byte
 	for i := range fields {
 		if fields[i], rest, ok = bytes.Cut(rest, []byte{0x1f}); !ok {
 			return false
 		}
 	}
-	var err0, err1, err2, err3 error
+	var err0, err1, err2, err3, err4 error
 	fr.pid, err0 = strconv.Atoi(string(fields[0]))
 	fr.number, err1 = strconv.ParseInt(string(fields[1]), 10, 64)
 	fr.jobCount, err2 = strconv.Atoi(string(fields[2]))
 	status, override := bytes.CutPrefix(fields[3], []byte{'+'})
 	fr.status, err3 = strconv.Atoi(string(status))
-	if err0 != nil || err1 != nil || err2 != nil || err3 != nil {
+	fr.psLen, err4 = strconv.Atoi(string(fields[4]))
+	if err0 != nil || err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return false
+	}
+	if override {
+		// The one-shot prompt holds "+N" where the template has "$?".
+		fr.psLen -= len(fields[3]) - len("$?")
 	}
 	fr.override = override
 	fr.cwd = strings.ToValidUTF8(string(rest), "\uFFFD")

@@ -13,10 +13,18 @@ import (
 // testPID is the shell's process ID in the stream tests.
 const testPID = 77
 
-// testMarker is a marker as the shell with secret and pid prints it.
+// testPSLen is the length of PS1 in the stream tests' markers.
+const testPSLen = 60
+
+// testMarker is a marker as the shell with secret and pid prints it; an
+// override status ("+N") makes PS1 longer, as the one-shot prompt does.
 func testMarker(secret string, pid, number, jobs int, status, cwd string) string {
 	tag := "\x1e" + secret
-	return fmt.Sprintf("%s\x1f%d\x1f%d\x1f%d\x1f%s\x1f%s%s\x1e", tag, pid, number, jobs, status, cwd, tag)
+	psLen := testPSLen
+	if strings.HasPrefix(status, "+") {
+		psLen += len(status) - len("$?")
+	}
+	return fmt.Sprintf("%s\x1f%d\x1f%d\x1f%d\x1f%s\x1f%d\x1f%s%s\x1e", tag, pid, number, jobs, status, psLen, cwd, tag)
 }
 
 // visible is text as the output filter keeps it: control characters other
@@ -52,22 +60,22 @@ func TestStreamMarker(t *testing.T) {
 		output   string
 		want     frame
 	}{
-		{"simple", "hello\n" + marker(5, 0, "0", "/"), 4, "hello\n", frame{pid: testPID, number: 5, cwd: "/"}},
-		{"status and cwd", marker(5, 0, "3", "/tmp/a b"), -1, "", frame{pid: testPID, number: 5, status: 3, cwd: "/tmp/a b"}},
-		{"override", marker(5, 0, "+130", "/"), 4, "", frame{pid: testPID, number: 5, status: 130, override: true, cwd: "/"}},
-		{"jobs counted, not listed", marker(5, 1, "0", "/"), 4, "", frame{pid: testPID, number: 5, jobCount: 1, cwd: "/"}},
-		{"with jobs", "out" + jobsBlock + marker(5, 1, "0", "/"), 4, "out", frame{pid: testPID, number: 5, jobCount: 1, listed: true, jobs: []string{"[1] 42 sleep 9"}, cwd: "/"}},
+		{"simple", "hello\n" + marker(5, 0, "0", "/"), 4, "hello\n", frame{pid: testPID, number: 5, psLen: testPSLen, cwd: "/"}},
+		{"status and cwd", marker(5, 0, "3", "/tmp/a b"), -1, "", frame{pid: testPID, number: 5, psLen: testPSLen, status: 3, cwd: "/tmp/a b"}},
+		{"override", marker(5, 0, "+130", "/"), 4, "", frame{pid: testPID, number: 5, psLen: testPSLen, status: 130, override: true, cwd: "/"}},
+		{"jobs counted, not listed", marker(5, 1, "0", "/"), 4, "", frame{pid: testPID, number: 5, psLen: testPSLen, jobCount: 1, cwd: "/"}},
+		{"with jobs", "out" + jobsBlock + marker(5, 1, "0", "/"), 4, "out", frame{pid: testPID, number: 5, psLen: testPSLen, jobCount: 1, listed: true, jobs: []string{"[1] 42 sleep 9"}, cwd: "/"}},
 		// Markers that do not end the command are dropped from its output.
-		{"old marker", marker(3, 0, "0", "/old") + "mid\n" + marker(7, 0, "0", "/"), 4, "mid\n", frame{pid: testPID, number: 7, cwd: "/"}},
-		{"same number", marker(4, 0, "0", "/old") + marker(5, 0, "0", "/"), 4, "", frame{pid: testPID, number: 5, cwd: "/"}},
-		{"old jobs block", jobsBlock + marker(2, 1, "0", "/") + "x" + marker(5, 0, "0", "/"), 4, "x", frame{pid: testPID, number: 5, cwd: "/"}},
-		{"another shell", "a" + testMarker(secret, testPID+1, 9, 0, "0", "/nested") + "b" + marker(5, 0, "0", "/"), 4, "ab", frame{pid: testPID, number: 5, cwd: "/"}},
+		{"old marker", marker(3, 0, "0", "/old") + "mid\n" + marker(7, 0, "0", "/"), 4, "mid\n", frame{pid: testPID, number: 7, psLen: testPSLen, cwd: "/"}},
+		{"same number", marker(4, 0, "0", "/old") + marker(5, 0, "0", "/"), 4, "", frame{pid: testPID, number: 5, psLen: testPSLen, cwd: "/"}},
+		{"old jobs block", jobsBlock + marker(2, 1, "0", "/") + "x" + marker(5, 0, "0", "/"), 4, "x", frame{pid: testPID, number: 5, psLen: testPSLen, cwd: "/"}},
+		{"another shell", "a" + testMarker(secret, testPID+1, 9, 0, "0", "/nested") + "b" + marker(5, 0, "0", "/"), 4, "ab", frame{pid: testPID, number: 5, psLen: testPSLen, cwd: "/"}},
 		// What is not a marker of this shell's is output.
-		{"other secrets", "\x1eOTHER\x1f77\x1f9\x1f0\x1f0\x1f/\x1eOTHER\x1e\x1eSECRE\n" + marker(5, 0, "0", "/"), 4, "\x1eOTHER\x1f77\x1f9\x1f0\x1f0\x1f/\x1eOTHER\x1e\x1eSECRE\n", frame{pid: testPID, number: 5, cwd: "/"}},
-		{"lone tag", tag + " no marker\n" + marker(5, 0, "0", "/"), 4, tag + " no marker\n", frame{pid: testPID, number: 5, cwd: "/"}},
-		{"old marker without end", tag + "\x1f77\x1f3\x1f0\x1f0\x1f/old" + marker(5, 0, "0", "/"), 4, tag + "\x1f77\x1f3\x1f0\x1f0\x1f/old", frame{pid: testPID, number: 5, cwd: "/"}},
-		{"malformed", tag + "\x1f77\x1fx\x1f0\x1f0\x1f/" + tag + "\x1e" + marker(5, 0, "0", "/"), 4, tag + "\x1f77\x1fx\x1f0\x1f0\x1f/" + tag + "\x1e", frame{pid: testPID, number: 5, cwd: "/"}},
-		{"fields missing", tag + "\x1f5\x1f0\x1f0\x1f/" + tag + "\x1e" + marker(5, 0, "0", "/"), 4, tag + "\x1f5\x1f0\x1f0\x1f/" + tag + "\x1e", frame{pid: testPID, number: 5, cwd: "/"}},
+		{"other secrets", "\x1eOTHER\x1f77\x1f9\x1f0\x1f0\x1f/\x1eOTHER\x1e\x1eSECRE\n" + marker(5, 0, "0", "/"), 4, "\x1eOTHER\x1f77\x1f9\x1f0\x1f0\x1f/\x1eOTHER\x1e\x1eSECRE\n", frame{pid: testPID, number: 5, psLen: testPSLen, cwd: "/"}},
+		{"lone tag", tag + " no marker\n" + marker(5, 0, "0", "/"), 4, tag + " no marker\n", frame{pid: testPID, number: 5, psLen: testPSLen, cwd: "/"}},
+		{"old marker without end", tag + "\x1f77\x1f3\x1f0\x1f0\x1f/old" + marker(5, 0, "0", "/"), 4, tag + "\x1f77\x1f3\x1f0\x1f0\x1f/old", frame{pid: testPID, number: 5, psLen: testPSLen, cwd: "/"}},
+		{"malformed", tag + "\x1f77\x1fx\x1f0\x1f0\x1f/" + tag + "\x1e" + marker(5, 0, "0", "/"), 4, tag + "\x1f77\x1fx\x1f0\x1f0\x1f/" + tag + "\x1e", frame{pid: testPID, number: 5, psLen: testPSLen, cwd: "/"}},
+		{"fields missing", tag + "\x1f5\x1f0\x1f0\x1f/" + tag + "\x1e" + marker(5, 0, "0", "/"), 4, tag + "\x1f5\x1f0\x1f0\x1f/" + tag + "\x1e", frame{pid: testPID, number: 5, psLen: testPSLen, cwd: "/"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for size := 1; size <= len(c.in); size++ {
@@ -227,5 +235,24 @@ func TestTypable(t *testing.T) {
 				t.Errorf("got %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+func TestCutPrompt(t *testing.T) {
+	for _, c := range []struct{ text, prompt, want string }{
+		{"out\n$ ", "$ ", "out\n"},
+		{"out\n$ \n$ ", "$ ", "out\n"},
+		{"out\n$ \nn4\n", "$ ", "out\n$ \nn4\n"},
+		{"partial$ ", "$ ", "partial"},
+		{"changed\n$ ", "$ ", "changed\n"},
+		{"12:00:01 > ", "12:00:02 > ", ""},
+		{"x\n12 $ ", "7 $ ", "x\n12 $ "},
+		{"x\n12 $ ", "2 $ ", "x\n12 $ "},
+		{"a > ", "", "a > "},
+		{"> ", "a > ", "> "},
+	} {
+		if got := cutPrompt(c.text, c.prompt); got != c.want {
+			t.Errorf("cutPrompt(%q, %q) = %q, want %q", c.text, c.prompt, got, c.want)
+		}
 	}
 }

@@ -42,6 +42,7 @@ type stream struct {
 	after   int64      // the number the expected marker must exceed
 	pid     int        // the shell's process ID, which the marker must carry
 	repeats int        // markers of this shell's dropped: repeated prompts
+	cwd     string     // the working directory of the last marker
 	pend    []byte     // the end of the last chunk, when it may begin a tag
 	inFrame bool       // a tag came: frame holds what came from it on
 	frame   []byte
@@ -236,7 +237,7 @@ func (s *stream) scan() []byte {
 		}
 		return nil
 	}
-	var fr frame
+	fr := frame{cwd: s.cwd}
 	ok, unexpanded := false, false
 	begin := bytes.LastIndex(s.frame[:e], s.tag)
 	if begin >= 0 {
@@ -252,6 +253,9 @@ func (s *stream) scan() []byte {
 		begin = e
 	}
 	_, _ = s.w().Write(s.frame[:begin])
+	if ok {
+		s.cwd = fr.cwd
+	}
 	if ok && s.active && fr.pid == s.pid && fr.number > s.after {
 		_ = s.outf.Flush()
 		s.active = false
@@ -284,7 +288,8 @@ func partialTag(data, tag []byte) int {
 // 0x1f and the fields process ID, command number, job count, status (with
 // a leading + when it came from exit or set -e), the length of PS1 and
 // working directory, separated by 0x1f. It reports whether b has that
-// shape.
+// shape. A working directory equal to fr.cwd (the last marker's) keeps
+// that string.
 func parseFields(fr *frame, b []byte) bool {
 	rest, ok := bytes.CutPrefix(b, []byte{0x1f})
 	if !ok {
@@ -311,6 +316,9 @@ func parseFields(fr *frame, b []byte) bool {
 		fr.psLen -= len(fields[3]) - len("$?")
 	}
 	fr.override = override
+	if string(rest) == fr.cwd {
+		return true // the last marker's, kept in fr: no new string
+	}
 	fr.cwd = strings.ToValidUTF8(string(rest), "\uFFFD")
 	return true
 }

@@ -53,10 +53,11 @@
 // the command's $?; a clock in it may have ticked over, so digits may
 // differ), and from then on puts PS1 back before every prompt, which costs
 // every later command a few microseconds. A changed prompt that runs
-// commands ($(...), backquotes) is not expanded again, so its text stays
-// in that one command's output, as does a prompt that output from
-// elsewhere followed at once; one that never finishes expanding keeps the
-// shell from answering, which then ends it at the command's timeout. A
+// commands, counts or assigns ($(...), backquotes, $[...], ++, =) is not
+// expanded again, so its text stays in that one command's output, as
+// does a prompt over 8 KB and one that output from elsewhere followed at
+// once; one that never finishes expanding keeps the shell from answering,
+// which then ends it at the command's timeout. A
 // shell that does not take PS1 back is ended, and the next command starts
 // a new one. Where /proc/<pid>/syscall cannot be read, PS1 is put back before
 // every prompt from the start. The job list costs a follow-up line only

@@ -101,18 +101,26 @@ __unfold_jobs() {
 }
 __unfold_fix() { __unfold_setpc "$__unfold_pcj"; return "$1"; }
 __unfold_status() { return "$1"; }
+__unfold_acts() {
+	[[ $1 == *'$('* || $1 == *$'\x60'* || $1 == *'$['* || $1 == *'++'* || $1 == *'--'* || $1 == *=* ]]
+}
 __unfold_guard() {
 	local -
 	builtin set +xv
 	local pre=${PS1-} suf=
 	builtin shopt -s promptvars
-	if [[ $pre == *"$__unfold_ps1"* ]]; then
-		suf=${pre#*"$__unfold_ps1"} pre=${pre%%%%"$__unfold_ps1"*}
+	# Bash's pattern matching takes quadratic time: a longer prompt is left
+	# in the output, as is one that runs commands, counts or assigns
+	# (__unfold_acts), which expanding it again would do twice.
+	if ((${#pre} > 8192)); then
+		pre=
+	elif [[ $pre == *"$__unfold_ps1"* ]]; then
+		pre=${pre%%%%"$__unfold_ps1"*}
+		suf=${PS1:${#pre}+${#__unfold_ps1}}
 		suf=${suf//"$__unfold_ps1"/}
 	fi
-	# Expanding again what runs commands or counts would run them twice.
-	if [[ $pre == *'$('* || $pre == *$'\x60'* ]]; then pre=; fi
-	if [[ $suf == *'$('* || $suf == *$'\x60'* ]]; then suf=; fi
+	if __unfold_acts "$pre"; then pre=; fi
+	if __unfold_acts "$suf"; then suf=; fi
 	__unfold_status "$1"
 	{ builtin printf '%[1]s%%s%[1]s%%s%[1]s' "${pre@P}" "${suf@P}"; } 2>/dev/null
 	__unfold_pc=$__unfold_pcg
@@ -186,7 +194,7 @@ PS1=$__unfold_ps1
 // the changed prompt had before and after the marker (each between two
 // copies of the secret; with $? as the command left it; copies of the
 // marker left out; and left empty when they hold a command substitution,
-// which would run again) so that they can be cut from the output, and
+// arithmetic or an assignment, which would run again) so that they can be cut from the output, and
 // gives back the status (the argument, or $? when the marker is missing)
 // and $_. It turns xtrace and verbose off while it runs, which would
 // print the secret.

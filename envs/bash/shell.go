@@ -193,11 +193,12 @@ func AnswerLater(ctx context.Context) context.Context {
 
 // outcome is how a command ended.
 type outcome struct {
-	fr      *frame // the marker, when the shell finished the command
-	note    string // what happened besides the output, for the response
-	waiting string // the question, when the command was left waiting
-	died    bool   // the shell ended
-	bare    bool   // the shell is back at its prompt without a marker: the command changed PS1
+	fr             *frame // the marker, when the shell finished the command
+	note           string // what happened besides the output, for the response
+	waiting        string // the question, when the command was left waiting
+	died           bool   // the shell ended
+	bare           bool   // the shell is back at its prompt without a marker: the command changed PS1
+	shellSignalled bool   // the interrupt went to the shell itself, which may have prompted again
 }
 
 // Execute runs command (any bash text, several lines included) and returns
@@ -283,7 +284,11 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 	if o.waiting == "" {
 		p.stream.finish()
 	}
-	text := cutPrompt(out.String(), cut) + extra
+	copies := 1
+	if o.shellSignalled {
+		copies = 3
+	}
+	text := cutPrompt(out.String(), cut, copies) + extra
 	if text = strings.TrimRight(text, "\n"); text != "" {
 		parts = append(parts, text)
 	}
@@ -340,7 +345,11 @@ func (s *Shell) restorePrompt(ctx context.Context, p *proc, o outcome, out *envs
 	s.mu.Lock()
 	cwd := s.cwd
 	s.mu.Unlock()
-	note := fmt.Sprintf("[The shell came back to its prompt without the end-of-command marker, and did not take the marker back (the command may have changed PS1, or redirected the shell's standard error), so it was ended; the next command starts a new shell in %s. Variables, functions, aliases and background jobs are lost.]", cwd)
+	why := "The command changed the shell's prompt (PS1), and the shell did not take it back"
+	if o.bare {
+		why = "The shell came back to its prompt without the end-of-command marker, and did not take the marker back (the command may have changed PS1, or redirected the shell's standard error)"
+	}
+	note := fmt.Sprintf("[%s, so it was ended; the next command starts a new shell in %s. Variables, functions, aliases and background jobs are lost.]", why, cwd)
 	if o.note != "" {
 		note = o.note + "\n" + note
 	}
@@ -348,13 +357,13 @@ func (s *Shell) restorePrompt(ctx context.Context, p *proc, o outcome, out *envs
 }
 
 // cutPrompt returns text without prompt, the changed prompt's text, at its
-// end; a Ctrl-C that met the changed prompt had the shell print a newline
-// and the prompt again, so a few copies go.
-func cutPrompt(text, prompt string) string {
+// end, up to copies times, newline-separated: a Ctrl-C that met the
+// changed prompt had the shell print a newline and the prompt again.
+func cutPrompt(text, prompt string, copies int) string {
 	if prompt == "" {
 		return text
 	}
-	for i := 0; i < 3; i++ {
+	for i := range copies {
 		t := text
 		if i > 0 {
 			var ok bool
@@ -643,6 +652,7 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 		case o.died:
 			o.note = why + "]\n" + o.note
 		case j.signalled:
+			o.shellSignalled = j.shell
 			if j.shell && o.fr != nil && o.fr.status != 130 {
 				// The command ended by itself as the interrupt went out,
 				// which then met the prompt: the shell answers it with a

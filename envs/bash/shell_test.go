@@ -414,7 +414,11 @@ func TestPromptKept(t *testing.T) {
 		{"with the time", "", `PS1='\t \D{%s}> '`, "", true, ""},
 		{"with the status", "", `PS1='[$?] '; (exit 42)`, "", false, "42"},
 		{"prefixed with the time", "", `PS1='[\t] '$PS1`, "", true, ""},
-		{"long", "", `PS1="$(printf 'a%.0s' {1..70000})> "; echo out`, "out", true, ""},
+		{"long", "", `PS1="$(printf 'a%.0s' {1..8000})> "; echo out`, "out", true, ""},
+		{"too long to cut", "", `PS1="$(printf 'a%.0s' {1..70000})> "; echo out`, "out\n" + strings.Repeat("a", 70000) + "> ", true, ""},
+		{"prefixed, too long to cut", "", `PS1="$(printf 'a%.0s' {1..70000})$PS1"; echo out`, "out\n" + strings.Repeat("a", 70000), true, ""},
+		{"arithmetic", "", `n=0; PS1='$[n++]> '`, "0> ", true, ""},
+		{"an output line like the prompt", "", `PS1='$ '; echo keep; echo '$ '`, "keep\n$ ", true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newShell(t, bash.Options{})

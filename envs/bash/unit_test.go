@@ -239,20 +239,25 @@ func TestTypable(t *testing.T) {
 }
 
 func TestCutPrompt(t *testing.T) {
-	for _, c := range []struct{ text, prompt, want string }{
-		{"out\n$ ", "$ ", "out\n"},
-		{"out\n$ \n$ ", "$ ", "out\n"},
-		{"out\n$ \nn4\n", "$ ", "out\n$ \nn4\n"},
-		{"partial$ ", "$ ", "partial"},
-		{"changed\n$ ", "$ ", "changed\n"},
-		{"12:00:01 > ", "12:00:02 > ", ""},
-		{"x\n12 $ ", "7 $ ", "x\n12 $ "},
-		{"x\n12 $ ", "2 $ ", "x\n12 $ "},
-		{"a > ", "", "a > "},
-		{"> ", "a > ", "> "},
+	for _, c := range []struct {
+		text, prompt string
+		copies       int
+		want         string
+	}{
+		{"out\n$ ", "$ ", 1, "out\n"},
+		{"out\n$ \n$ ", "$ ", 3, "out\n"},
+		{"keep\n$ \n$ ", "$ ", 1, "keep\n$ \n"},
+		{"out\n$ \nn4\n", "$ ", 1, "out\n$ \nn4\n"},
+		{"partial$ ", "$ ", 1, "partial"},
+		{"changed\n$ ", "$ ", 1, "changed\n"},
+		{"12:00:01 > ", "12:00:02 > ", 1, ""},
+		{"x\n12 $ ", "7 $ ", 1, "x\n12 $ "},
+		{"x\n12 $ ", "2 $ ", 1, "x\n12 $ "},
+		{"a > ", "", 1, "a > "},
+		{"> ", "a > ", 1, "> "},
 	} {
-		if got := cutPrompt(c.text, c.prompt); got != c.want {
-			t.Errorf("cutPrompt(%q, %q) = %q, want %q", c.text, c.prompt, got, c.want)
+		if got := cutPrompt(c.text, c.prompt, c.copies); got != c.want {
+			t.Errorf("cutPrompt(%q, %q, %d) = %q, want %q", c.text, c.prompt, c.copies, got, c.want)
 		}
 	}
 }

@@ -194,10 +194,10 @@ PS1=$__unfold_ps1
 // the changed prompt had before and after the marker (each between two
 // copies of the secret; with $? as the command left it; copies of the
 // marker left out; and left empty when they hold a command substitution,
-// arithmetic or an assignment, which would run again) so that they can be cut from the output, and
-// gives back the status (the argument, or $? when the marker is missing)
-// and $_. It turns xtrace and verbose off while it runs, which would
-// print the secret.
+// arithmetic or an assignment, which would run again) so that they can be
+// cut from the output, and gives back the status (the argument, or $?
+// when the marker is missing) and $_. It turns xtrace and verbose off
+// while it runs, which would print the secret.
 const guardLine = "\\__unfold_guard %s \"$_\"&&\\: \"$_\"\n"
 
 // fixLine is the follow-up line typed after a marker that counts jobs

@@ -296,8 +296,8 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 		// The changed prompt's end came after the marker, as output
 		// between commands.
 		bg := p.stream.background()
-		if n := len(cutAfter); n <= len(bg) && sameShape(bg[:n], cutAfter) && !(n < len(bg) && isDigit(bg[n]) && isDigit(cutAfter[n-1])) {
-			bg = bg[n:]
+		if promptAt(bg, 0, cutAfter) {
+			bg = bg[len(cutAfter):]
 		}
 		if bg = strings.Trim(bg, "\n"); bg != "" {
 			parts = append(parts, "[Output since the last command (background jobs):]\n"+bg)
@@ -372,7 +372,7 @@ func cutPrompt(text, prompt string, copies int) string {
 			}
 		}
 		n := len(t) - len(prompt)
-		if n < 0 || !sameShape(t[n:], prompt) || n > 0 && isDigit(t[n-1]) && isDigit(prompt[0]) {
+		if !promptAt(t, n, prompt) {
 			break
 		}
 		text = t[:n]
@@ -380,17 +380,20 @@ func cutPrompt(text, prompt string, copies int) string {
 	return text
 }
 
-// sameShape reports whether a, text a changed prompt printed, is b, the
-// same prompt expanded again to be cut from the output. A prompt that
-// shows the time (\t, \D{...}, $(date)) may have ticked over in between,
-// so digits may differ (the caller checks that no digits go on past the
-// cut: a count may have grown a digit).
-func sameShape(a, b string) bool {
-	if len(a) != len(b) {
+// promptAt reports whether text holds prompt, the changed prompt expanded
+// again, at i. A prompt that shows the time (\t, \D{...}) may have ticked
+// over in between, so digits may differ, but the digits must not go on
+// past either end: a count may have grown a digit.
+func promptAt(text string, i int, prompt string) bool {
+	j := i + len(prompt)
+	if prompt == "" || i < 0 || j > len(text) {
 		return false
 	}
-	for i := range len(a) {
-		if a[i] != b[i] && !(isDigit(a[i]) && isDigit(b[i])) {
+	if i > 0 && isDigit(text[i-1]) && isDigit(prompt[0]) || j < len(text) && isDigit(text[j]) && isDigit(prompt[len(prompt)-1]) {
+		return false
+	}
+	for k := range len(prompt) {
+		if a, b := text[i+k], prompt[k]; a != b && !(isDigit(a) && isDigit(b)) {
 			return false
 		}
 	}
@@ -706,8 +709,9 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 //   - A shell that holds the terminal and waits for its next line (or for
 //     the read builtin's) gets Ctrl-C typed, which also discards the
 //     command's line when the shell has not read it yet; but not once a
-//     job was seen: the shell is then back at its prompt, its marker on
-//     the way.
+//     job was seen (the shell is then back at its prompt, its marker on
+//     the way), and not at its prompt with nothing typed waiting (the
+//     command ended without a marker; [Shell.ended] tells).
 //   - A shell that holds the terminal otherwise may be starting a job; when
 //     it keeps the terminal for forkWait (a loop of builtins, the wait
 //     builtin, a command substitution, the read builtin after a job), it

@@ -261,3 +261,25 @@ func TestCutPrompt(t *testing.T) {
 		}
 	}
 }
+
+func TestPromptAt(t *testing.T) {
+	for _, c := range []struct {
+		text   string
+		i      int
+		prompt string
+		want   bool
+	}{
+		{"> out", 0, "> ", true},
+		{"12:00:01 > bg", 0, "12:00:02 > ", true},
+		{"7 $ 3", 0, "7 $ ", true},
+		{"[41] 01", 0, "[40] 0", false}, // digits go on past the end
+		{"12 $ ", 1, "2 $ ", false},     // a count grown a digit
+		{"> ", 0, "a > ", false},
+		{"> ", 0, "", false},
+		{"x> ", -1, "x> ", false},
+	} {
+		if got := promptAt(c.text, c.i, c.prompt); got != c.want {
+			t.Errorf("promptAt(%q, %d, %q) = %v, want %v", c.text, c.i, c.prompt, got, c.want)
+		}
+	}
+}

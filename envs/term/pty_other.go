@@ -75,6 +75,9 @@ func OpenDirect() (master *os.File, r *Reader, slave *os.File, err error) {
 // Read needs Linux; elsewhere it returns [ErrUnsupported].
 func (*Reader) Read([]byte, time.Time) (int, error) { return 0, ErrUnsupported }
 
+// SpinUntil needs Linux; elsewhere it does nothing.
+func (*Reader) SpinUntil(time.Time) {}
+
 // Wake needs Linux; elsewhere it does nothing.
 func (*Reader) Wake() {}
 

@@ -33,6 +33,8 @@ type Reader struct {
 	deadline time.Time
 	n        int
 	err      error
+
+	spinUntil time.Time // set by SpinUntil, used by the reading goroutine
 }
 
 func newReader(master *os.File) (*Reader, error) {
@@ -96,14 +98,28 @@ func (r *Reader) Read(p []byte, deadline time.Time) (int, error) {
 	return n, err
 }
 
+// SpinUntil has the reads that wait before t busy-wait instead of
+// sleeping in the kernel: they look at the terminal without blocking,
+// yielding the processor between looks, and sleep only once t passes. A
+// reply that comes within microseconds, such as a quick command's prompt,
+// then finds the reading thread running, which saves the wake-up of a
+// sleeping one: on a machine with two processors, a fifth of a shell's
+// round trip. The cost is processor time, up to t, for a reply that comes
+// later. Only the reading goroutine calls it; a zero t, or one past, ends
+// spinning.
+func (r *Reader) SpinUntil(t time.Time) { r.spinUntil = t }
+
 func (r *Reader) wait(mfd, wfd uintptr, p []byte, deadline time.Time) (int, error) {
 	fds := [2]pollFd{{fd: int32(mfd), events: pollIn}, {fd: int32(wfd), events: pollIn}}
-	var ts *syscall.Timespec
-	if !deadline.IsZero() {
-		t := syscall.NsecToTimespec(max(0, int64(time.Until(deadline))))
-		ts = &t
+	ready, errno := r.spin(&fds, deadline)
+	if !ready && errno == 0 {
+		var ts *syscall.Timespec
+		if !deadline.IsZero() {
+			t := syscall.NsecToTimespec(max(0, int64(time.Until(deadline))))
+			ts = &t
+		}
+		_, _, errno = syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 2, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
 	}
-	_, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 2, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
 	switch errno {
 	case 0:
 	case syscall.EINTR:
@@ -133,6 +149,31 @@ func (r *Reader) wait(mfd, wfd uintptr, p []byte, deadline time.Time) (int, erro
 			return 0, errHangup
 		}
 		return int(n), nil
+	}
+}
+
+// spin polls fds without blocking, yielding the processor between looks,
+// until one is ready or spinUntil or deadline passes. It reports whether
+// one is ready, or the error of the look that failed.
+func (r *Reader) spin(fds *[2]pollFd, deadline time.Time) (bool, syscall.Errno) {
+	if r.spinUntil.IsZero() {
+		return false, 0
+	}
+	var zero syscall.Timespec
+	for {
+		now := time.Now()
+		if !now.Before(r.spinUntil) || !deadline.IsZero() && !now.Before(deadline) {
+			return false, 0
+		}
+		// Neither call blocks, so neither needs the scheduler told.
+		n, _, errno := syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 2, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+		switch {
+		case errno == 0 && n > 0:
+			return true, 0
+		case errno != 0 && errno != syscall.EINTR:
+			return false, errno
+		}
+		syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 	}
 }
 

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,6 +110,91 @@ func TestReader(t *testing.T) {
 			t.Errorf("after Close: got %d, %v, want 0, %v", n, err, os.ErrClosed)
 		}
 	})
+}
+
+func TestReaderSpin(t *testing.T) {
+	master, r, _ := startDirect(t, "cat")
+	buf := make([]byte, 4096)
+	t.Run("output", func(t *testing.T) {
+		r.SpinUntil(time.Now().Add(time.Second))
+		if _, err := master.Write([]byte("quick\n")); err != nil {
+			t.Fatal(err)
+		}
+		if got := readUntil(t, r, "quick\n"); got != "quick\n" {
+			t.Errorf("got %q, want %q", got, "quick\n")
+		}
+	})
+	t.Run("output after the spin", func(t *testing.T) {
+		r.SpinUntil(time.Now().Add(time.Millisecond))
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			_, _ = master.Write([]byte("slow\n"))
+		}()
+		if got := readUntil(t, r, "slow\n"); got != "slow\n" {
+			t.Errorf("got %q, want %q", got, "slow\n")
+		}
+	})
+	// The spin must not outlast the deadline nor ignore a wake-up: each
+	// of these returns well before a 5 s spin would end.
+	t.Run("deadline", func(t *testing.T) {
+		r.SpinUntil(time.Now().Add(5 * time.Second))
+		start := time.Now()
+		if n, err := r.Read(buf, start.Add(20*time.Millisecond)); n != 0 || err != nil {
+			t.Errorf("got %d, %v, want 0, nil", n, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("Read returned after %v, want it at the 20ms deadline", d)
+		}
+	})
+	t.Run("wake", func(t *testing.T) {
+		r.SpinUntil(time.Now().Add(5 * time.Second))
+		start := time.Now()
+		go func() {
+			time.Sleep(10 * time.Millisecond)
+			r.Wake()
+		}()
+		if n, err := r.Read(buf, time.Time{}); n != 0 || err != nil {
+			t.Errorf("got %d, %v, want 0, nil", n, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("Read returned after %v, want it at the wake-up", d)
+		}
+	})
+	// Spinning shows as processor time of the reading thread; a wait in
+	// the kernel takes next to none.
+	t.Run("processor time", func(t *testing.T) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		used := func(spin bool) time.Duration {
+			start := time.Now()
+			if spin {
+				r.SpinUntil(start.Add(time.Second))
+			} else {
+				r.SpinUntil(time.Time{})
+			}
+			before := threadTime(t)
+			if n, err := r.Read(buf, start.Add(50*time.Millisecond)); n != 0 || err != nil {
+				t.Fatalf("got %d, %v, want 0, nil", n, err)
+			}
+			return threadTime(t) - before
+		}
+		if d := used(false); d > 5*time.Millisecond {
+			t.Errorf("a 50ms wait without spinning used %v of processor time, want well under 5ms", d)
+		}
+		if d := used(true); d < 5*time.Millisecond {
+			t.Errorf("a 50ms spin used %v of processor time, want it busy for much of the time", d)
+		}
+	})
+}
+
+// threadTime is the processor time the calling thread has used.
+func threadTime(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func TestReaderCloseEndsWait(t *testing.T) {

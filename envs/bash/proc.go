@@ -316,6 +316,7 @@ func (p *proc) claim() {
 // release gives the terminal back after a command; a drain starts after
 // idleDrain unless another command claims it first.
 func (p *proc) release() {
+	p.reader.SpinUntil(time.Time{}) // the drain waits in the kernel
 	p.readMu.Unlock()
 	p.idleMu.Lock()
 	defer p.idleMu.Unlock()

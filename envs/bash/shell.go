@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +55,10 @@ const (
 	pollConfirm = 20 * time.Millisecond
 )
 
+// DefaultSpin is how long a command's end is busy-waited for, when
+// [Options.Spin] is zero, on a machine with more than one processor.
+const DefaultSpin = 100 * time.Microsecond
+
 // Options configure a [Shell]. The zero value is usable.
 type Options struct {
 	// Dir is the starting working directory; "" means the current one. A
@@ -73,6 +78,15 @@ type Options struct {
 	Env []string
 	// Bash is the bash executable; "" means "bash" looked up in PATH.
 	Bash string
+	// Spin is how long, from typing a command, Execute busy-waits for
+	// the command's end before it sleeps until the shell answers: the
+	// marker of a quick command then finds the reading thread running,
+	// which takes about a fifth off its round trip on a machine with two
+	// processors, at the cost of up to Spin of processor time per
+	// command that takes longer. Between commands nothing spins.
+	// 0 means [DefaultSpin], or none on a machine with one processor,
+	// where spinning would only hold the shell up; negative means none.
+	Spin time.Duration
 }
 
 // Shell is a persistent bash on a pseudo-terminal: one process per Shell,
@@ -85,6 +99,7 @@ type Shell struct {
 	env      []string
 	limit    int
 	timeout  time.Duration
+	spin     time.Duration
 
 	run sync.Mutex // held by Execute for a whole command, and by Close to wait for it
 
@@ -143,12 +158,17 @@ func New(opts Options) (*Shell, error) {
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
+	spin := opts.Spin
+	if spin == 0 && runtime.NumCPU() > 1 {
+		spin = DefaultSpin
+	}
 	s := &Shell{
 		bashPath: bashPath,
 		startDir: dir,
 		env:      environ(opts.Env),
 		limit:    opts.OutputLimit,
 		timeout:  timeout,
+		spin:     spin,
 		cwd:      dir,
 	}
 	p, err := startProc(bashPath, dir, s.env)
@@ -429,6 +449,9 @@ func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
 	}
 	line = append(line, '\n')
 	p.line = line
+	if s.spin > 0 {
+		p.reader.SpinUntil(time.Now().Add(s.spin))
+	}
 	_, err := p.master.Write(line)
 	return err
 }

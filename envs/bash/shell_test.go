@@ -1134,6 +1134,55 @@ func TestEnvOption(t *testing.T) {
 	want(t, s, "echo $UNFOLD_TEST $PAGER $TERM $GIT_PAGER", "1 less dumb cat", true)
 }
 
+// TestSpinOption: with no busy-waiting, and with busy-waiting longer than
+// the commands take, commands still end at their marker, a wait for input
+// is still seen, and a cancel still interrupts.
+func TestSpinOption(t *testing.T) {
+	for _, spin := range []time.Duration{-1, 2 * time.Second} {
+		t.Run(spin.String(), func(t *testing.T) {
+			s := newShell(t, bash.Options{Spin: spin})
+			want(t, s, "echo quick", "quick", true)
+			before := processTime(t)
+			want(t, s, "sleep 0.2; echo later", "later", true)
+			// Busy-waiting shows as processor time; sleep takes none.
+			if used := processTime(t) - before; spin > 0 && used < 50*time.Millisecond {
+				t.Errorf("a 200ms command with a %v spin used %v of processor time, want it busy for much of the time", spin, used)
+			}
+			resp := runWithin(t, s, 30*time.Second, "read -p 'name? ' x")
+			if !strings.Contains(resp.Output, "waiting for input") {
+				t.Errorf("read: got %q, want a note that it waits for input", resp.Output)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(100*time.Millisecond, cancel)
+			start := time.Now()
+			resp, err := s.Execute(ctx, "sleep 1000")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(resp.Output, "[Cancelled.") || time.Since(start) > 10*time.Second {
+				t.Errorf("cancelled: got %q after %v, want a note that it was cancelled", resp.Output, time.Since(start))
+			}
+			want(t, s, "echo $?", "130", true)
+			// Between commands, the terminal is read waiting in the kernel.
+			before = processTime(t)
+			time.Sleep(300 * time.Millisecond)
+			if used := processTime(t) - before; used > 100*time.Millisecond {
+				t.Errorf("300ms between commands used %v of processor time, want next to none", used)
+			}
+		})
+	}
+}
+
+// processTime is the processor time the test process has used.
+func processTime(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // TestAliasesAndLineEditing: an alias that makes a command a syntax error or
 // an unfinished block, and a changed erase character, leave the shell and
 // its state alive.

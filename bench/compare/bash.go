@@ -31,7 +31,9 @@ func runBash(cfg *config) (*table, error) {
 	}
 	defer pex.close()
 	marker := []byte("\x1eM\x1f")
-	bare, err := startRaw([]string{"PS1=\x1eM\x1f", "TERM=dumb", "PATH=" + os.Getenv("PATH")}, "bash", "--norc", "--noprofile", "--noediting", "-i")
+	bareEnv := []string{"PS1=\x1eM\x1f", "TERM=dumb", "PATH=" + os.Getenv("PATH")}
+	bashArgs := []string{"--norc", "--noprofile", "--noediting", "-i"}
+	bare, err := startRaw(0, bareEnv, "bash", bashArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +41,17 @@ func runBash(cfg *config) (*table, error) {
 	if err := bare.until(marker); err != nil {
 		return nil, err
 	}
-	cat, err := startRaw(nil, "cat")
+	// The same bash read the way envs/bash reads its shell: in the
+	// reading goroutine, busy-waiting for the reply at first.
+	spun, err := startRaw(bash.DefaultSpin, bareEnv, "bash", bashArgs...)
+	if err != nil {
+		return nil, err
+	}
+	defer spun.close()
+	if err := spun.until(marker); err != nil {
+		return nil, err
+	}
+	cat, err := startRaw(0, nil, "cat")
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +60,7 @@ func runBash(cfg *config) (*table, error) {
 	ours := &row{label: "unfold envs/bash", per: "command"}
 	pexR := &row{label: "pexpect (delaybeforesend=None)", per: "command"}
 	bareR := &row{label: "floor: bare bash on a pty, minimal marker", per: "command"}
+	spunR := &row{label: "floor: bare bash, read spinning as unfold", per: "command"}
 	catR := &row{label: "floor: pty running cat", per: "command"}
 	ctx := context.Background()
 	sides := func(round, n int) error {
@@ -83,6 +96,13 @@ func runBash(cfg *config) (*table, error) {
 				return err
 			},
 			func() error {
+				ds, err := timeN(n, func() error { return spun.roundTrip([]byte("true\n"), marker) })
+				if round >= 0 {
+					spunR.s.add(round, ds)
+				}
+				return err
+			},
+			func() error {
 				ds, err := timeN(n, func() error { return cat.roundTrip([]byte("x\n"), []byte("x\n")) })
 				if round >= 0 {
 					catR.s.add(round, ds)
@@ -101,10 +121,11 @@ func runBash(cfg *config) (*table, error) {
 	return &table{
 		name: "bash",
 		desc: fmt.Sprintf("round trip of `true` in a persistent bash, %d per round per side", perRound),
-		rows: []*row{ours, pexR, bareR, catR},
+		rows: []*row{ours, pexR, bareR, spunR, catR},
 		ratios: []ratio{
 			{label: "pexpect / unfold", num: pexR, den: ours, target: "target: at least 5x"},
 			{label: "unfold / bare bash", num: ours, den: bareR, target: "target: at most 1.5x"},
+			{label: "unfold / bare bash read spinning", num: ours, den: spunR},
 			{label: "unfold / pty cat", num: ours, den: catR},
 		},
 	}, nil

@@ -17,8 +17,9 @@
 //     cl100k_base, against gpt-tokenizer and js-tiktoken, counts checked
 //     equal;
 //   - bash: 2,000 round trips of `true` per round through envs/bash, a
-//     pexpect-driven bash, a bare bash on a pty with a minimal marker, and a
-//     pty running cat;
+//     pexpect-driven bash, a bare bash on a pty with a minimal marker (read
+//     with plain blocking reads, and read as envs/bash reads, busy-waiting
+//     for the reply for bash.DefaultSpin), and a pty running cat;
 //   - editor: a screen of five 1,000-line views near the end of a 1 MB file,
 //     and a search over 2,000 files (grep -rn as a reference);
 //   - serve: commands per second through `unfold serve` over pipes.

@@ -6,51 +6,80 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/creack/pty"
+
+	"github.com/unfold-dev/unfold/envs/term"
 )
 
-// rawTerm is a program on a pty read with plain blocking reads, with echo
-// and output processing off: the floors a pty environment is compared
-// with.
+// rawTerm is a program on a pty with echo and output processing off: the
+// floors a pty environment is compared with. It is read with plain
+// blocking reads, or, when spin is above 0, with a [term.Reader] that
+// busy-waits that long after each line it writes, as envs/bash does.
 type rawTerm struct {
 	cmd    *exec.Cmd
 	master *os.File
+	reader *term.Reader
+	spin   time.Duration
 	buf    []byte
 	chunk  []byte
 }
 
-func startRaw(env []string, name string, args ...string) (*rawTerm, error) {
-	m, s, err := pty.Open()
+func startRaw(spin time.Duration, env []string, name string, args ...string) (*rawTerm, error) {
+	var m, s *os.File
+	var r *term.Reader
+	var err error
+	if spin > 0 {
+		m, r, s, err = term.OpenDirect()
+	} else {
+		m, s, err = openRaw()
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	if err := term.Start(cmd, s); err != nil {
+		if r != nil {
+			r.Close()
+		}
+		m.Close()
+		return nil, err
+	}
+	return &rawTerm{cmd: cmd, master: m, reader: r, spin: spin, buf: make([]byte, 0, 4096), chunk: make([]byte, 4096)}, nil
+}
+
+// openRaw opens a pty whose master is on the runtime poller, with echo
+// and output processing off.
+func openRaw() (m, s *os.File, err error) {
+	m, s, err = pty.Open()
+	if err != nil {
+		return nil, nil, err
+	}
 	var t syscall.Termios
 	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, s.Fd(), syscall.TCGETS, uintptr(unsafe.Pointer(&t))); e != 0 {
 		m.Close()
-		return nil, e
+		s.Close()
+		return nil, nil, e
 	}
 	t.Lflag &^= syscall.ECHO
 	t.Oflag &^= syscall.OPOST
 	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, s.Fd(), syscall.TCSETS, uintptr(unsafe.Pointer(&t))); e != 0 {
 		m.Close()
-		return nil, e
+		s.Close()
+		return nil, nil, e
 	}
-	cmd := exec.Command(name, args...)
-	cmd.Env = env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := cmd.Start(); err != nil {
-		m.Close()
-		return nil, err
-	}
-	return &rawTerm{cmd: cmd, master: m, buf: make([]byte, 0, 4096), chunk: make([]byte, 4096)}, nil
+	return m, s, nil
 }
 
 // roundTrip writes line and reads until want has arrived.
 func (r *rawTerm) roundTrip(line, want []byte) error {
+	if r.reader != nil {
+		r.reader.SpinUntil(time.Now().Add(r.spin))
+	}
 	if _, err := r.master.Write(line); err != nil {
 		return err
 	}
@@ -63,7 +92,13 @@ func (r *rawTerm) until(want []byte) error {
 		if len(r.buf) > 1<<20 {
 			return fmt.Errorf("%s: no %q in 1 MB of output", r.cmd.Path, want)
 		}
-		n, err := r.master.Read(r.chunk)
+		var n int
+		var err error
+		if r.reader != nil {
+			n, err = r.reader.Read(r.chunk, time.Time{})
+		} else {
+			n, err = r.master.Read(r.chunk)
+		}
 		if err != nil {
 			return err
 		}
@@ -75,5 +110,8 @@ func (r *rawTerm) until(want []byte) error {
 func (r *rawTerm) close() {
 	_ = r.cmd.Process.Kill()
 	_ = r.cmd.Wait()
+	if r.reader != nil {
+		r.reader.Close()
+	}
 	r.master.Close()
 }

@@ -2,11 +2,14 @@
 
 package main
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 type rawTerm struct{}
 
-func startRaw(env []string, name string, args ...string) (*rawTerm, error) {
+func startRaw(spin time.Duration, env []string, name string, args ...string) (*rawTerm, error) {
 	return nil, errors.New("the pty floors need Linux")
 }
 

@@ -48,7 +48,7 @@
 // processor) the goroutine busy-waits instead, looking at the terminal
 // without blocking and yielding the processor between looks, so that a
 // quick command's marker finds it running rather than asleep: that takes
-// about a fifth off the round trip of true, for up to that much processor
+// about a quarter off the round trip of true, for up to that much processor
 // time per command that takes longer. A command that changes PS1 (a virtualenv's
 // activate script, say) or turns promptvars off is seen from the marker's
 // length field, or, when no marker comes, from the kernel: the shell is

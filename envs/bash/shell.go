@@ -81,7 +81,7 @@ type Options struct {
 	// Spin is how long, from typing a command, Execute busy-waits for
 	// the command's end before it sleeps until the shell answers: the
 	// marker of a quick command then finds the reading thread running,
-	// which takes about a fifth off its round trip on a machine with two
+	// which takes about a quarter off its round trip on a machine with two
 	// processors, at the cost of up to Spin of processor time per
 	// command that takes longer. Between commands nothing spins.
 	// 0 means [DefaultSpin], or none on a machine with one processor,

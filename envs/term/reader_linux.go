@@ -103,7 +103,7 @@ func (r *Reader) Read(p []byte, deadline time.Time) (int, error) {
 // yielding the processor between looks, and sleep only once t passes. A
 // reply that comes within microseconds, such as a quick command's prompt,
 // then finds the reading thread running, which saves the wake-up of a
-// sleeping one: on a machine with two processors, a fifth of a shell's
+// sleeping one: on a machine with two processors, a quarter of a shell's
 // round trip. The cost is processor time, up to t, for a reply that comes
 // later. Only the reading goroutine calls it; a zero t, or one past, ends
 // spinning.

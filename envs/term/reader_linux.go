@@ -15,8 +15,9 @@ import (
 // goroutine: it blocks in ppoll(2) on the master and on an eventfd that
 // [Reader.Wake] signals. A reply that comes a few microseconds after a
 // command was typed then costs one wake-up of the reading thread, with no
-// hand-off through the runtime's poller and scheduler. One goroutine reads
-// at a time; Wake and Close may be called from any goroutine.
+// hand-off through the runtime's poller and scheduler, or none while the
+// reader busy-waits (see [Reader.SpinUntil]). One goroutine reads at a
+// time; Wake and Close may be called from any goroutine.
 type Reader struct {
 	master  *os.File
 	wake    *os.File // an eventfd, blocking and off the runtime poller
@@ -34,7 +35,8 @@ type Reader struct {
 	n        int
 	err      error
 
-	spinUntil time.Time // set by SpinUntil, used by the reading goroutine
+	spinUntil time.Time // set by SpinUntil, between Reads
+	looks     uint64    // looks taken while spinning, for tests
 }
 
 func newReader(master *os.File) (*Reader, error) {
@@ -99,14 +101,14 @@ func (r *Reader) Read(p []byte, deadline time.Time) (int, error) {
 }
 
 // SpinUntil has the reads that wait before t busy-wait instead of
-// sleeping in the kernel: they look at the terminal without blocking,
-// yielding the processor between looks, and sleep only once t passes. A
-// reply that comes within microseconds, such as a quick command's prompt,
-// then finds the reading thread running, which saves the wake-up of a
-// sleeping one: on a machine with two processors, a quarter of a shell's
-// round trip. The cost is processor time, up to t, for a reply that comes
-// later. Only the reading goroutine calls it; a zero t, or one past, ends
-// spinning.
+// sleeping in the kernel: they look at the terminal again and again
+// without blocking, and sleep only once t passes. A reply that comes
+// within microseconds, such as a quick command's prompt, then finds the
+// reading thread running, which saves the wake-up of a sleeping one when
+// the machine has a processor to spare; on a busy one the spin only
+// takes processor time. The cost is that time, up to t, for a reply that
+// comes later. A zero t, or one past, ends spinning. It must not be
+// called while a Read is under way.
 func (r *Reader) SpinUntil(t time.Time) { r.spinUntil = t }
 
 func (r *Reader) wait(mfd, wfd uintptr, p []byte, deadline time.Time) (int, error) {
@@ -152,8 +154,10 @@ func (r *Reader) wait(mfd, wfd uintptr, p []byte, deadline time.Time) (int, erro
 	}
 }
 
-// spin polls fds without blocking, yielding the processor between looks,
-// until one is ready or spinUntil or deadline passes. It reports whether
+// spin polls fds without blocking until one is ready or spinUntil or
+// deadline passes. It does not yield the processor between looks: a
+// thread that yields to a busy program can lose a whole time slice,
+// milliseconds, where one that keeps running or sleeps does not. It reports whether
 // one is ready, or the error of the look that failed.
 func (r *Reader) spin(fds *[2]pollFd, deadline time.Time) (bool, syscall.Errno) {
 	if r.spinUntil.IsZero() {
@@ -165,7 +169,8 @@ func (r *Reader) spin(fds *[2]pollFd, deadline time.Time) (bool, syscall.Errno) 
 		if !now.Before(r.spinUntil) || !deadline.IsZero() && !now.Before(deadline) {
 			return false, 0
 		}
-		// Neither call blocks, so neither needs the scheduler told.
+		// This ppoll does not block, so the scheduler need not be told.
+		r.looks++
 		n, _, errno := syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 2, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
 		switch {
 		case errno == 0 && n > 0:
@@ -173,7 +178,6 @@ func (r *Reader) spin(fds *[2]pollFd, deadline time.Time) (bool, syscall.Errno) 
 		case errno != 0 && errno != syscall.EINTR:
 			return false, errno
 		}
-		syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 	}
 }
 

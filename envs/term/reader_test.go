@@ -7,10 +7,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -160,41 +158,43 @@ func TestReaderSpin(t *testing.T) {
 			t.Errorf("Read returned after %v, want it at the wake-up", d)
 		}
 	})
-	// Spinning shows as processor time of the reading thread; a wait in
-	// the kernel takes next to none.
-	t.Run("processor time", func(t *testing.T) {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		used := func(spin bool) time.Duration {
+	// A wait with no spin set looks once, in the kernel; one with a spin
+	// set looks again and again until the spin ends.
+	t.Run("looks", func(t *testing.T) {
+		looks := func(spin bool) uint64 {
 			start := time.Now()
 			if spin {
-				r.SpinUntil(start.Add(time.Second))
+				r.SpinUntil(start.Add(50 * time.Millisecond))
 			} else {
 				r.SpinUntil(time.Time{})
 			}
-			before := threadTime(t)
-			if n, err := r.Read(buf, start.Add(50*time.Millisecond)); n != 0 || err != nil {
+			before := term.SpinLooks(r)
+			if n, err := r.Read(buf, start.Add(60*time.Millisecond)); n != 0 || err != nil {
 				t.Fatalf("got %d, %v, want 0, nil", n, err)
 			}
-			return threadTime(t) - before
+			return term.SpinLooks(r) - before
 		}
-		if d := used(false); d > 5*time.Millisecond {
-			t.Errorf("a 50ms wait without spinning used %v of processor time, want well under 5ms", d)
+		if n := looks(false); n != 0 {
+			t.Errorf("no spin: looked %d times while spinning, want 0", n)
 		}
-		if d := used(true); d < 5*time.Millisecond {
-			t.Errorf("a 50ms spin used %v of processor time, want it busy for much of the time", d)
+		if n := looks(true); n < 2 {
+			t.Errorf("a 50ms spin: looked %d times, want it to look again and again", n)
 		}
 	})
-}
-
-// threadTime is the processor time the calling thread has used.
-func threadTime(t *testing.T) time.Duration {
-	t.Helper()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	t.Run("close", func(t *testing.T) {
+		r.SpinUntil(time.Now().Add(5 * time.Second))
+		start := time.Now()
+		go func() {
+			time.Sleep(10 * time.Millisecond)
+			r.Close()
+		}()
+		if n, err := r.Read(buf, time.Time{}); n != 0 || !errors.Is(err, os.ErrClosed) {
+			t.Errorf("got %d, %v, want 0, %v", n, err, os.ErrClosed)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("Read returned after %v, want it at the Close", d)
+		}
+	})
 }
 
 func TestReaderCloseEndsWait(t *testing.T) {

@@ -44,14 +44,17 @@
 // the reply is read in the calling goroutine, which waits in the kernel
 // (ppoll) rather than on the runtime's poller, and the shell runs no
 // PROMPT_COMMAND of its own. For the first [Options.Spin] after typing a
-// command ([DefaultSpin], 100µs, on a machine with more than one
+// command ([DefaultSpin], 100µs, where the process may use more than one
 // processor) the goroutine busy-waits instead, looking at the terminal
-// without blocking and yielding the processor between looks, so that a
-// quick command's marker finds it running rather than asleep: that takes
-// about a quarter off the round trip of true, for up to that much processor
-// time per command that takes longer. A command that changes PS1 (a virtualenv's
-// activate script, say) or turns promptvars off is seen from the marker's
-// length field, or, when no marker comes, from the kernel: the shell is
+// without blocking, so that a quick command's marker finds it running
+// rather than asleep: on an idle two-processor machine that took a
+// quarter to a third off the round trip of true, for up to that much
+// processor time per command that takes longer; with every processor
+// busy it gains nothing.
+//
+// A command that changes PS1 (a virtualenv's activate script, say) or
+// turns promptvars off is seen from the marker's length field, or, when
+// no marker comes, from the kernel: the shell is
 // back in the read(2) that takes its command lines, told from the read
 // builtin's by its buffer and count (learnt when the shell starts), with
 // nothing typed waiting. The shell then puts PS1 back, cuts what the

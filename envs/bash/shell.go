@@ -56,7 +56,8 @@ const (
 )
 
 // DefaultSpin is how long a command's end is busy-waited for, when
-// [Options.Spin] is zero, on a machine with more than one processor.
+// [Options.Spin] is zero, where the process may use more than one
+// processor.
 const DefaultSpin = 100 * time.Microsecond
 
 // Options configure a [Shell]. The zero value is usable.
@@ -80,12 +81,15 @@ type Options struct {
 	Bash string
 	// Spin is how long, from typing a command, Execute busy-waits for
 	// the command's end before it sleeps until the shell answers: the
-	// marker of a quick command then finds the reading thread running,
-	// which takes about a quarter off its round trip on a machine with two
-	// processors, at the cost of up to Spin of processor time per
-	// command that takes longer. Between commands nothing spins.
-	// 0 means [DefaultSpin], or none on a machine with one processor,
-	// where spinning would only hold the shell up; negative means none.
+	// marker of a quick command then finds the reading thread running
+	// rather than asleep. On an idle machine with two processors that
+	// took a quarter to a third off the round trip of true; with every
+	// processor busy it gains nothing and may cost a little. It also
+	// costs up to Spin of processor time per command that takes longer.
+	// Between commands nothing spins. 0 means [DefaultSpin], or none
+	// where the process may use only one processor (runtime.NumCPU or
+	// GOMAXPROCS is 1), as spinning would only hold the shell up there;
+	// negative means none.
 	Spin time.Duration
 }
 
@@ -158,17 +162,13 @@ func New(opts Options) (*Shell, error) {
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	spin := opts.Spin
-	if spin == 0 && runtime.NumCPU() > 1 {
-		spin = DefaultSpin
-	}
 	s := &Shell{
 		bashPath: bashPath,
 		startDir: dir,
 		env:      environ(opts.Env),
 		limit:    opts.OutputLimit,
 		timeout:  timeout,
-		spin:     spin,
+		spin:     spinFor(opts.Spin),
 		cwd:      dir,
 	}
 	p, err := startProc(bashPath, dir, s.env)
@@ -177,6 +177,22 @@ func New(opts Options) (*Shell, error) {
 	}
 	s.p = p
 	return s, nil
+}
+
+// spinFor returns how long a command's end is busy-waited for, given
+// [Options.Spin]: on a machine with one processor, or a process that may
+// use one (GOMAXPROCS, which follows a container's CPU limit), the
+// default is none.
+func spinFor(opt time.Duration) time.Duration {
+	switch {
+	case opt < 0:
+		return 0
+	case opt > 0:
+		return opt
+	case min(runtime.NumCPU(), runtime.GOMAXPROCS(0)) > 1:
+		return DefaultSpin
+	}
+	return 0
 }
 
 // Summary returns "Bash shell (ready)".

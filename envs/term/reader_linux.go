@@ -155,10 +155,10 @@ func (r *Reader) wait(mfd, wfd uintptr, p []byte, deadline time.Time) (int, erro
 }
 
 // spin polls fds without blocking until one is ready or spinUntil or
-// deadline passes. It does not yield the processor between looks: a
+// deadline passes, and reports whether one is ready, or the error of the
+// look that failed. It does not yield the processor between looks: a
 // thread that yields to a busy program can lose a whole time slice,
-// milliseconds, where one that keeps running or sleeps does not. It reports whether
-// one is ready, or the error of the look that failed.
+// milliseconds, where one that keeps running or sleeps does not.
 func (r *Reader) spin(fds *[2]pollFd, deadline time.Time) (bool, syscall.Errno) {
 	if r.spinUntil.IsZero() {
 		return false, 0

@@ -378,18 +378,23 @@ func (s *Shell) restorePrompt(ctx context.Context, p *proc, o outcome, out *envs
 	}
 	p.stream.Redirect(out)
 	_ = p.stop()
-	s.mu.Lock()
-	cwd := s.cwd
-	s.mu.Unlock()
 	why := "The command changed the shell's prompt (PS1), and the shell did not take it back"
 	if o.bare {
 		why = "The shell came back to its prompt without the end-of-command marker, and did not take the marker back (the command may have changed PS1, or redirected the shell's standard error)"
 	}
-	note := fmt.Sprintf("[%s, so it was ended; the next command starts a new shell in %s. Variables, functions, aliases and background jobs are lost.]", why, cwd)
+	note := "[" + why + ", so it was ended; " + s.lostState() + "]"
 	if o.note != "" {
 		note = o.note + "\n" + note
 	}
 	return outcome{died: true, note: note}, "", "", ""
+}
+
+// lostState says what ending the shell lost, for a note that begins
+// "... so it was ended; ".
+func (s *Shell) lostState() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return "the next command starts a new shell in " + s.cwd + ". Variables, functions, aliases and background jobs are lost."
 }
 
 // cutPrompt returns text without prompt, the changed prompt's text, at its
@@ -562,7 +567,6 @@ func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout tim
 	interval := pollFirst
 	pollAt := start.Add(interval)
 	seen, seenTotal := false, int64(0)
-	bareSeen := false
 	for {
 		until := pollAt
 		if end := start.Add(timeout); timeout > 0 && end.Before(until) {
@@ -592,21 +596,11 @@ func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout tim
 		}
 		interval = min(interval*2, pollMax)
 		if pg, err := term.Foreground(p.master); err == nil {
-			if pg == p.pid && p.atPrompt() {
-				// Seen twice pollConfirm apart, with no marker read in
-				// between (output from background jobs may come): the
-				// shell read the command's line and is done with it.
-				if fr, ok := p.pending(); ok {
-					return outcome{fr: &fr}
+			if pg == p.pid {
+				if o, ok := s.ended(p); ok {
+					return o
 				}
-				if bareSeen {
-					return outcome{bare: true}
-				}
-				bareSeen, interval = true, pollConfirm
-				pollAt = time.Now().Add(interval)
-				continue
 			}
-			bareSeen = false
 			if _, ok := term.ReadingTerminal(pg, p.tty); ok {
 				total := p.stream.outputTotal()
 				if seen && total == seenTotal {
@@ -721,10 +715,7 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 		}
 	}
 	_ = p.stop()
-	s.mu.Lock()
-	cwd := s.cwd
-	s.mu.Unlock()
-	return outcome{died: true, note: why + fmt.Sprintf(" The shell itself did not answer Ctrl-C or signals to the command, so it was ended; the next command starts a new shell in %s. Variables, functions, aliases and background jobs are lost.%s]", cwd, hint)}
+	return outcome{died: true, note: why + " The shell itself did not answer Ctrl-C or signals to the command, so it was ended; " + s.lostState() + hint + "]"}
 }
 
 // interruptJob sends the SIGINT that Ctrl-C would to the command's

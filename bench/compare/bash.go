@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/unfold-dev/unfold/envs/bash"
+	"github.com/unfold-dev/unfold/internal/ptyfloor"
 )
 
 // runBash is 2,000 round trips of `true` per round through four sides:
@@ -33,29 +34,29 @@ func runBash(cfg *config) (*table, error) {
 	marker := []byte("\x1eM\x1f")
 	bareEnv := []string{"PS1=\x1eM\x1f", "TERM=dumb", "PATH=" + os.Getenv("PATH")}
 	bashArgs := []string{"--norc", "--noprofile", "--noediting", "-i"}
-	bare, err := startRaw(0, bareEnv, "bash", bashArgs...)
+	bare, err := ptyfloor.Start(0, bareEnv, "bash", bashArgs...)
 	if err != nil {
 		return nil, err
 	}
-	defer bare.close()
-	if err := bare.until(marker); err != nil {
+	defer bare.Close()
+	if err := bare.Until(marker); err != nil {
 		return nil, err
 	}
 	// The same bash read the way envs/bash reads its shell: in the
 	// reading goroutine, busy-waiting for the reply at first.
-	spun, err := startRaw(bash.DefaultSpin, bareEnv, "bash", bashArgs...)
+	spun, err := ptyfloor.Start(bash.DefaultSpin, bareEnv, "bash", bashArgs...)
 	if err != nil {
 		return nil, err
 	}
-	defer spun.close()
-	if err := spun.until(marker); err != nil {
+	defer spun.Close()
+	if err := spun.Until(marker); err != nil {
 		return nil, err
 	}
-	cat, err := startRaw(0, nil, "cat")
+	cat, err := ptyfloor.Start(0, nil, "cat")
 	if err != nil {
 		return nil, err
 	}
-	defer cat.close()
+	defer cat.Close()
 
 	ours := &row{label: "unfold envs/bash", per: "command"}
 	pexR := &row{label: "pexpect (delaybeforesend=None)", per: "command"}
@@ -89,21 +90,21 @@ func runBash(cfg *config) (*table, error) {
 				return nil
 			},
 			func() error {
-				ds, err := timeN(n, func() error { return bare.roundTrip([]byte("true\n"), marker) })
+				ds, err := timeN(n, func() error { return bare.RoundTrip([]byte("true\n"), marker) })
 				if round >= 0 {
 					bareR.s.add(round, ds)
 				}
 				return err
 			},
 			func() error {
-				ds, err := timeN(n, func() error { return spun.roundTrip([]byte("true\n"), marker) })
+				ds, err := timeN(n, func() error { return spun.RoundTrip([]byte("true\n"), marker) })
 				if round >= 0 {
 					spunR.s.add(round, ds)
 				}
 				return err
 			},
 			func() error {
-				ds, err := timeN(n, func() error { return cat.roundTrip([]byte("x\n"), []byte("x\n")) })
+				ds, err := timeN(n, func() error { return cat.RoundTrip([]byte("x\n"), []byte("x\n")) })
 				if round >= 0 {
 					catR.s.add(round, ds)
 				}

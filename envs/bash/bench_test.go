@@ -3,106 +3,36 @@
 package bash_test
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
-
-	"github.com/creack/pty"
 
 	"github.com/unfold-dev/unfold/envs/bash"
-	"github.com/unfold-dev/unfold/envs/term"
+	"github.com/unfold-dev/unfold/internal/ptyfloor"
 )
 
 // pexpectRoundTrip is what the seed's pexpect design measured per round
 // trip of `true` on this kind of machine (ENVIRONMENT-NOTES.md).
 const pexpectRoundTrip = 300 * time.Microsecond
 
-// rawTerm is a program on a pty: the floors the environment is compared
-// with. It is read with plain blocking reads, or, when spin is above 0,
-// with a term.Reader that busy-waits that long after each line it writes,
-// as the environment does.
-type rawTerm struct {
-	cmd    *exec.Cmd
-	master *os.File
-	reader *term.Reader
-	spin   time.Duration
-	buf    []byte
-}
-
-func startRaw(b *testing.B, spin time.Duration, name string, env []string, args ...string) *rawTerm {
+// startFloor starts name on a pty (see ptyfloor) for the benchmark's
+// floors, ended when the benchmark ends.
+func startFloor(b *testing.B, spin time.Duration, env []string, name string, args ...string) *ptyfloor.Term {
 	b.Helper()
-	var m, s *os.File
-	var r *term.Reader
-	var err error
-	if spin > 0 {
-		m, r, s, err = term.OpenDirect()
-	} else {
-		m, s, err = pty.Open()
-	}
+	t, err := ptyfloor.Start(spin, env, name, args...)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var t syscall.Termios
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, s.Fd(), syscall.TCGETS, uintptr(unsafe.Pointer(&t))); e != 0 {
-		b.Fatal(e)
-	}
-	t.Lflag &^= syscall.ECHO
-	t.Oflag &^= syscall.OPOST
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, s.Fd(), syscall.TCSETS, uintptr(unsafe.Pointer(&t))); e != 0 {
-		b.Fatal(e)
-	}
-	cmd := exec.Command(name, args...)
-	cmd.Env = env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	s.Close()
-	raw := &rawTerm{cmd: cmd, master: m, reader: r, spin: spin, buf: make([]byte, 0, 4096)}
-	b.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if r != nil {
-			r.Close()
-		}
-		m.Close()
-	})
-	return raw
+	b.Cleanup(t.Close)
+	return t
 }
 
-// roundTrip writes line and reads until want has arrived.
-func (r *rawTerm) roundTrip(b *testing.B, line, want []byte) {
-	if r.reader != nil {
-		r.reader.SpinUntil(time.Now().Add(r.spin))
-	}
-	if _, err := r.master.Write(line); err != nil {
+// roundTrip writes line to t and reads until want has arrived.
+func roundTrip(b *testing.B, t *ptyfloor.Term, line, want []byte) {
+	if err := t.RoundTrip(line, want); err != nil {
 		b.Fatal(err)
-	}
-	r.until(b, want)
-}
-
-func (r *rawTerm) until(b *testing.B, want []byte) {
-	r.buf = r.buf[:0]
-	chunk := make([]byte, 4096)
-	for !bytes.Contains(r.buf, want) {
-		var n int
-		var err error
-		if r.reader != nil {
-			n, err = r.reader.Read(chunk, time.Time{})
-		} else {
-			n, err = r.master.Read(chunk)
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		r.buf = append(r.buf, chunk[:n]...)
 	}
 }
 
@@ -123,11 +53,15 @@ func BenchmarkRoundTrip(b *testing.B) {
 	defer s.Close()
 	marker := []byte("\x1eM\x1f")
 	bareEnv := []string{"PS1=\x1eM\x1f", "TERM=dumb", "PATH=" + os.Getenv("PATH")}
-	bare := startRaw(b, 0, "bash", bareEnv, "--norc", "--noprofile", "--noediting", "-i")
-	bare.until(b, marker)
-	spun := startRaw(b, bash.DefaultSpin, "bash", bareEnv, "--norc", "--noprofile", "--noediting", "-i")
-	spun.until(b, marker)
-	cat := startRaw(b, 0, "cat", nil)
+	bashArgs := []string{"--norc", "--noprofile", "--noediting", "-i"}
+	bare := startFloor(b, 0, bareEnv, "bash", bashArgs...)
+	spun := startFloor(b, bash.DefaultSpin, bareEnv, "bash", bashArgs...)
+	for _, t := range []*ptyfloor.Term{bare, spun} {
+		if err := t.Until(marker); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cat := startFloor(b, 0, nil, "cat")
 	ctx := context.Background()
 	var ours, bareT, spunT, catT []time.Duration
 	for b.Loop() {
@@ -137,11 +71,11 @@ func BenchmarkRoundTrip(b *testing.B) {
 		if err != nil || !resp.Success {
 			b.Fatalf("Execute(true): %+v, %v", resp, err)
 		}
-		bare.roundTrip(b, []byte("true\n"), marker)
+		roundTrip(b, bare, []byte("true\n"), marker)
 		t2 := time.Now()
-		spun.roundTrip(b, []byte("true\n"), marker)
+		roundTrip(b, spun, []byte("true\n"), marker)
 		t3 := time.Now()
-		cat.roundTrip(b, []byte("x\n"), []byte("x\n"))
+		roundTrip(b, cat, []byte("x\n"), []byte("x\n"))
 		t4 := time.Now()
 		ours, bareT = append(ours, t1.Sub(t0)), append(bareT, t2.Sub(t1))
 		spunT, catT = append(spunT, t3.Sub(t2)), append(catT, t4.Sub(t3))

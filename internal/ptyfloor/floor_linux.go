@@ -1,4 +1,4 @@
-package main
+package ptyfloor
 
 import (
 	"bytes"
@@ -14,11 +14,11 @@ import (
 	"github.com/unfold-dev/unfold/envs/term"
 )
 
-// rawTerm is a program on a pty with echo and output processing off: the
-// floors a pty environment is compared with. It is read with plain
-// blocking reads, or, when spin is above 0, with a [term.Reader] that
-// busy-waits that long after each line it writes, as envs/bash does.
-type rawTerm struct {
+// Term is a program on a pty with echo and output processing off. It is
+// read with plain blocking reads, or, when spin is above 0, with a
+// [term.Reader] that busy-waits that long after each line it writes, as
+// envs/bash does.
+type Term struct {
 	cmd    *exec.Cmd
 	master *os.File
 	reader *term.Reader
@@ -27,7 +27,8 @@ type rawTerm struct {
 	chunk  []byte
 }
 
-func startRaw(spin time.Duration, env []string, name string, args ...string) (*rawTerm, error) {
+// Start runs name with args and env (nil: none) on a new pty.
+func Start(spin time.Duration, env []string, name string, args ...string) (*Term, error) {
 	var m, s *os.File
 	var r *term.Reader
 	var err error
@@ -49,7 +50,7 @@ func startRaw(spin time.Duration, env []string, name string, args ...string) (*r
 		m.Close()
 		return nil, err
 	}
-	return &rawTerm{cmd: cmd, master: m, reader: r, spin: spin, buf: make([]byte, 0, 4096), chunk: make([]byte, 4096)}, nil
+	return &Term{cmd: cmd, master: m, reader: r, spin: spin, buf: make([]byte, 0, 4096), chunk: make([]byte, 4096)}, nil
 }
 
 // openRaw opens a pty whose master is on the runtime poller, with echo
@@ -75,18 +76,19 @@ func openRaw() (m, s *os.File, err error) {
 	return m, s, nil
 }
 
-// roundTrip writes line and reads until want has arrived.
-func (r *rawTerm) roundTrip(line, want []byte) error {
+// RoundTrip writes line and reads until want has arrived.
+func (r *Term) RoundTrip(line, want []byte) error {
 	if r.reader != nil {
 		r.reader.SpinUntil(time.Now().Add(r.spin))
 	}
 	if _, err := r.master.Write(line); err != nil {
 		return err
 	}
-	return r.until(want)
+	return r.Until(want)
 }
 
-func (r *rawTerm) until(want []byte) error {
+// Until reads until want has arrived, giving up after 1 MB of output.
+func (r *Term) Until(want []byte) error {
 	r.buf = r.buf[:0]
 	for !bytes.Contains(r.buf, want) {
 		if len(r.buf) > 1<<20 {
@@ -107,7 +109,8 @@ func (r *rawTerm) until(want []byte) error {
 	return nil
 }
 
-func (r *rawTerm) close() {
+// Close kills the program and closes the pty.
+func (r *Term) Close() {
 	_ = r.cmd.Process.Kill()
 	_ = r.cmd.Wait()
 	if r.reader != nil {

@@ -30,6 +30,7 @@ var layers = []struct {
 	{"prompttest", 5},
 	{"envs/term", 6}, // terminal output to plain text, shared by the pty environments
 	{"envs/", 7},
+	{"internal/ptyfloor", 7}, // the benchmarks' pty floors, read as envs/term reads
 	{"orchestrator", 8},
 	{"tokens/", 9}, // exact counters: only programs that ask for them link them
 	{"agent", 10},

@@ -28,9 +28,9 @@ var layers = []struct {
 	{"envs", 5},
 	{"promptfile", 5},
 	{"prompttest", 5},
-	{"envs/term", 6}, // terminal output to plain text, shared by the pty environments
+	{"internal/term", 6}, // terminal output to plain text and pseudo-terminals, shared by the pty environments
 	{"envs/", 7},
-	{"internal/ptyfloor", 7}, // the benchmarks' pty floors, read as envs/term reads
+	{"internal/ptyfloor", 7}, // the benchmarks' pty floors, read as internal/term reads
 	{"orchestrator", 8},
 	{"tokens/", 9}, // exact counters: only programs that ask for them link them
 	{"agent", 10},
@@ -147,7 +147,7 @@ func TestLayerOf(t *testing.T) {
 		dir  string
 		want int
 	}{
-		{"session", 0}, {"prompt", 4}, {"envs", 5}, {"envs/term", 6}, {"envs/envtest", 7}, {"envs/bash", 7},
+		{"session", 0}, {"prompt", 4}, {"envs", 5}, {"internal/term", 6}, {"envs/envtest", 7}, {"envs/bash", 7},
 		{"orchestrator", 8}, {"tokens", 0}, {"tokens/bpe", 9}, {"agent", 10}, {"agent/openai", 11}, {"cmd/unfold", 12}, {"examples/timer", 12}, {"bench/compare", 12},
 	} {
 		got, ok := layerOf(tc.dir)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
-	"github.com/unfold-dev/unfold/envs/term"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // startTimeout bounds how long a new shell may take to print its first

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
-	"github.com/unfold-dev/unfold/envs/term"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // DefaultTimeout is how long a command may run when its context has no

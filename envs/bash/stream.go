@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/unfold-dev/unfold/envs"
-	"github.com/unfold-dev/unfold/envs/term"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // Bounds on what the stream holds besides the command's output.

@@ -3,7 +3,7 @@ package bash
 import (
 	"fmt"
 
-	"github.com/unfold-dev/unfold/envs/term"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // BecomeSubreaper makes this process the reaper of its orphaned

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
-	"github.com/unfold-dev/unfold/envs/term"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // Defaults for a [Spec] that leaves them at zero.

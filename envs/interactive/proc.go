@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
-	"github.com/unfold-dev/unfold/envs/term"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // result is how waiting for the prompt ended.

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/unfold-dev/unfold/envs/term"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // startOn starts name on a new pseudo-terminal and ends its session when

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/unfold-dev/unfold/envs/term"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // startDirect starts name on a terminal from OpenDirect and ends it when

@@ -43,7 +43,7 @@ type fixture struct {
 func newFixture(t *testing.T) fixture {
 	t.Helper()
 	var adds atomic.Int32
-	add := tools.MustNew("add", "Add two integers.", func(_ tools.Context, in addIn) (int, error) {
+	add := tools.MustNew("add", "Add two integers.", func(_ context.Context, _ tools.Context, in addIn) (int, error) {
 		adds.Add(1)
 		return in.A + in.B, nil
 	})
@@ -230,7 +230,7 @@ func TestContentOnlyOpenThenReadWithBash(t *testing.T) {
 func TestExpansionCap(t *testing.T) {
 	var secs []*section.Section
 	for i := range agent.MaxExpansions + 1 {
-		tool := tools.MustNew(fmt.Sprintf("t%d", i), "A tool.", func(tools.Context, struct{}) (string, error) { return "ok", nil })
+		tool := tools.MustNew(fmt.Sprintf("t%d", i), "A tool.", func(context.Context, tools.Context, struct{}) (string, error) { return "ok", nil })
 		secs = append(secs, section.New(section.Spec[section.None]{
 			Key: fmt.Sprintf("s%d", i), Title: "S", Body: "body",
 			Summary: "summary", Visibility: visibility.Const(visibility.Summary), Tools: []*tools.Tool{tool},
@@ -267,7 +267,7 @@ func TestFailedCallsGoBackToTheModel(t *testing.T) {
 		{"unknown tool", call("c1", "nope", `{}`), "Error: Unknown tool: nope. Available tools: echo."},
 		{"handler error", call("c1", "echo", `{"text": "fail"}`), "Error: asked to fail"},
 	}
-	echo := tools.MustNew("echo", "Echo text.", func(_ tools.Context, in struct {
+	echo := tools.MustNew("echo", "Echo text.", func(_ context.Context, _ tools.Context, in struct {
 		Text string `json:"text"`
 	}) (string, error) {
 		if in.Text == "fail" {

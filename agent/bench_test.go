@@ -23,7 +23,7 @@ import (
 // 1,000 steps of each run.
 func BenchmarkStep(b *testing.B) {
 	const steps = 1000
-	echo := tools.MustNew("echo", "Echo text.", func(_ tools.Context, in struct {
+	echo := tools.MustNew("echo", "Echo text.", func(_ context.Context, _ tools.Context, in struct {
 		Text string `json:"text"`
 	}) (string, error) {
 		return in.Text, nil

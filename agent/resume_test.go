@@ -21,11 +21,11 @@ import (
 func TestResumeAnswersEveryCall(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop := tools.MustNew("stop", "Stops the run.", func(tools.Context, struct{}) (string, error) {
+	stop := tools.MustNew("stop", "Stops the run.", func(context.Context, tools.Context, struct{}) (string, error) {
 		cancel()
 		return "", errors.New("interrupted")
 	})
-	noop := tools.MustNew("noop", "Does nothing.", func(tools.Context, struct{}) (string, error) { return "ok", nil })
+	noop := tools.MustNew("noop", "Does nothing.", func(context.Context, tools.Context, struct{}) (string, error) { return "ok", nil })
 	p := prompt.MustNew("test", "resume", section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Work."})).MustBind()
 	unanswered := func(msgs []agent.Message) []string {
 		open := map[string]bool{}
@@ -107,7 +107,7 @@ func TestTextActionScanBounded(t *testing.T) {
 // TestTextActionNestedInputFirst: a JSON action whose "tool" key follows its
 // nested input is found.
 func TestTextActionNestedInputFirst(t *testing.T) {
-	echo := tools.MustNew("echo", "Echoes.", func(_ tools.Context, in struct {
+	echo := tools.MustNew("echo", "Echoes.", func(_ context.Context, _ tools.Context, in struct {
 		Text string `json:"text"`
 	}) (string, error) {
 		return in.Text, nil

@@ -282,7 +282,7 @@ func (r *run) collectTools() error {
 // routed to the prompt that owns each key.
 var openSectionsDef = tools.MustNew(prompt.OpenSectionsName,
 	"Open summarized sections of this prompt. Sections that offer tools are expanded in place and their tools become available; content-only sections are written to context/<key>.md for you to read.",
-	func(tools.Context, prompt.OpenSectionsInput) (prompt.OpenSectionsResult, error) {
+	func(context.Context, tools.Context, prompt.OpenSectionsInput) (prompt.OpenSectionsResult, error) {
 		return prompt.OpenSectionsResult{}, errors.New("open_sections is routed by the agent")
 	})
 
@@ -415,7 +415,7 @@ func (r *run) dispatch(name, args string) (tools.Result, error) {
 // runTool calls t. A Go error from the tool is an expansion to apply, or
 // the end of the run.
 func (r *run) runTool(name string, t *tools.Tool, args string) (tools.Result, error) {
-	res, err := t.Call(r.toolContext(), json.RawMessage(args))
+	res, err := t.Call(r.ctx, r.toolContext(), json.RawMessage(args))
 	if err != nil {
 		if r.ctx.Err() != nil {
 			return res, fmt.Errorf("agent: tool %s: %w", name, err)
@@ -440,7 +440,7 @@ func orEmpty(args string) string {
 }
 
 func (r *run) toolContext() tools.Context {
-	return tools.Context{Ctx: r.ctx, Session: r.a.sess, FS: r.a.fs}
+	return tools.Context{Session: r.a.sess, FS: r.a.fs}
 }
 
 // openSections routes an open_sections call to the prompt that owns each
@@ -490,7 +490,7 @@ func (r *run) openSections(args string) (tools.Result, error) {
 			return tools.Result{Message: fmt.Sprintf("Section '%s' is already expanded.", keys[0])}, nil
 		}
 		sub, _ := json.Marshal(prompt.OpenSectionsInput{SectionKeys: keys, Reason: in.Reason})
-		res, err := t.Call(r.toolContext(), sub)
+		res, err := t.Call(r.ctx, r.toolContext(), sub)
 		switch {
 		case errors.Is(err, prompt.ErrVisibilityExpansion):
 			expansion = errors.Join(expansion, err)
@@ -514,7 +514,7 @@ func (r *run) callOpen(t *tools.Tool, args string) (tools.Result, error) {
 	if t == nil {
 		return tools.Result{Message: "Nothing in this prompt is summarized: there is no section to open."}, nil
 	}
-	res, err := t.Call(r.toolContext(), json.RawMessage(args))
+	res, err := t.Call(r.ctx, r.toolContext(), json.RawMessage(args))
 	if errors.Is(err, prompt.ErrVisibilityExpansion) {
 		return r.expand(err, nil)
 	}

@@ -30,13 +30,9 @@ type CommandOutput struct {
 // screen comes back either way.
 func (s *Server) newEnvTool(name string) (*tools.Tool, error) {
 	desc := fmt.Sprintf("Run a command in the %s environment.", name)
-	return tools.New(name, desc, func(tc tools.Context, in CommandInput) (CommandOutput, error) {
+	return tools.New(name, desc, func(ctx context.Context, tc tools.Context, in CommandInput) (CommandOutput, error) {
 		if in.Timeout < 0 || in.Timeout > orchestrator.MaxTimeout {
 			return CommandOutput{}, fmt.Errorf("timeout must be more than 0 and at most %d seconds, got %v; omit it for no limit", orchestrator.MaxTimeout, in.Timeout)
-		}
-		ctx := tc.Ctx
-		if ctx == nil {
-			ctx = context.Background()
 		}
 		if in.Timeout > 0 {
 			var cancel context.CancelFunc
@@ -103,7 +99,7 @@ func Help(screen string) string {
 // blocks (for clients that show text only) and as structured content.
 func (s *Server) callEnv(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	name := req.Params.Name
-	res, err := s.envTools[name].Call(s.toolContext(ctx), req.Params.Arguments)
+	res, err := s.envTools[name].Call(ctx, s.toolContext(), req.Params.Arguments)
 	if err != nil {
 		return nil, err
 	}

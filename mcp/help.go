@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -21,7 +22,7 @@ type HelpInput struct {
 func (s *Server) newHelpTool() (*tools.Tool, error) {
 	desc := "Describe what this server offers: its environments and their commands, the resources, and the summarized sections that " +
 		prompt.OpenSectionsName + " opens. Give a query to see only what matches it."
-	return tools.New(HelpToolName, desc, func(_ tools.Context, in HelpInput) (string, error) {
+	return tools.New(HelpToolName, desc, func(_ context.Context, _ tools.Context, in HelpInput) (string, error) {
 		return s.helpText(strings.TrimSpace(in.Query)), nil
 	})
 }

@@ -263,8 +263,8 @@ func (s *Server) current(name string) *tools.Tool {
 }
 
 // toolContext is what the unfold tools get when an MCP client calls them.
-func (s *Server) toolContext(ctx context.Context) tools.Context {
-	return tools.Context{Ctx: ctx, Session: s.sess, FS: s.fs}
+func (s *Server) toolContext() tools.Context {
+	return tools.Context{Session: s.sess, FS: s.fs}
 }
 
 // callTool runs a tool that is not an environment's: help, open_sections,
@@ -276,7 +276,7 @@ func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 	if t == nil {
 		return textResult(true, fmt.Sprintf("The tool %s is not offered now; list the tools again.", name)), nil
 	}
-	res, err := t.Call(s.toolContext(ctx), req.Params.Arguments)
+	res, err := t.Call(ctx, s.toolContext(), req.Params.Arguments)
 	if errors.Is(err, prompt.ErrVisibilityExpansion) {
 		return s.expand(err)
 	}

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -180,8 +181,8 @@ type CommandInput struct {
 // result with the output as its message.
 func (o *Orchestrator) CommandTool(name string) (*tools.Tool, error) {
 	desc := fmt.Sprintf("Run a command in the %s environment and return its output. Its section shows its state and the commands it accepts.", name)
-	t, err := tools.New(name, desc, func(tc tools.Context, in CommandInput) (string, error) {
-		res := o.execute(tc.Ctx, name, in.Command)
+	t, err := tools.New(name, desc, func(ctx context.Context, tc tools.Context, in CommandInput) (string, error) {
+		res := o.execute(ctx, name, in.Command)
 		if !res.Success {
 			if res.Output == "" {
 				return "", errors.New("The command failed without output.")

@@ -166,7 +166,7 @@ func TestOnDemandOpenedByModel(t *testing.T) {
 		t.Errorf("got tools %v, want %v", got, want)
 	}
 
-	_, err := r.Tool("open_sections").Call(tools.Context{Session: w.sess, FS: w.fs}, []byte(`{"section_keys":["timer"],"reason":"time the build"}`))
+	_, err := r.Tool("open_sections").Call(context.Background(), tools.Context{Session: w.sess, FS: w.fs}, []byte(`{"section_keys":["timer"],"reason":"time the build"}`))
 	if !errors.Is(err, prompt.ErrVisibilityExpansion) {
 		t.Fatalf("got %v, want the visibility expansion error", err)
 	}
@@ -182,11 +182,11 @@ func TestOnDemandOpenedByModel(t *testing.T) {
 	if got, want := toolNames(r), []string{"timer"}; !slices.Equal(got, want) {
 		t.Errorf("got tools %v, want %v", got, want)
 	}
-	res, err := r.Tool("timer").Call(tools.Context{Session: w.sess}, []byte(`{"command":"start"}`))
+	res, err := r.Tool("timer").Call(context.Background(), tools.Context{Session: w.sess}, []byte(`{"command":"start"}`))
 	if err != nil || !res.Success || res.Message != "Timer started" {
 		t.Errorf("timer tool: got %+v, %v; want success \"Timer started\"", res, err)
 	}
-	res, _ = r.Tool("timer").Call(tools.Context{Session: w.sess}, []byte(`{"command":"start"}`))
+	res, _ = r.Tool("timer").Call(context.Background(), tools.Context{Session: w.sess}, []byte(`{"command":"start"}`))
 	if res.Success || res.Message != "Error: Timer already running" {
 		t.Errorf("timer tool, second start: got %+v, want failure \"Error: Timer already running\"", res)
 	}

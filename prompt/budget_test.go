@@ -1,6 +1,7 @@
 package prompt_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -158,11 +159,11 @@ func TestBudgetOpenAgain(t *testing.T) {
 	if open == nil {
 		t.Fatal("open_sections not offered after budget demotion")
 	}
-	res, err := open.Call(tools.Context{FS: fs}, json.RawMessage(`{"section_keys":["history"],"reason":"r"}`))
+	res, err := open.Call(context.Background(), tools.Context{FS: fs}, json.RawMessage(`{"section_keys":["history"],"reason":"r"}`))
 	if err != nil || !res.Success {
 		t.Fatalf("open history: %v %+v", err, res)
 	}
-	_, err = open.Call(tools.Context{}, json.RawMessage(`{"section_keys":["api"],"reason":"r"}`))
+	_, err = open.Call(context.Background(), tools.Context{}, json.RawMessage(`{"section_keys":["api"],"reason":"r"}`))
 	if !errors.Is(err, prompt.ErrVisibilityExpansion) {
 		t.Fatalf("open api: got %v, want an expansion", err)
 	}

@@ -33,7 +33,7 @@
 // the overrides to apply; the caller applies them ([ApplyExpansion]) and
 // renders again, and the new tools are offered:
 //
-//	res, err := r.Tool("open_sections").Call(tools.Context{FS: fs}, args)
+//	res, err := r.Tool("open_sections").Call(context.Background(), tools.Context{FS: fs}, args)
 //	if errors.Is(err, prompt.ErrVisibilityExpansion) {
 //		err = prompt.ApplyExpansion(sess, err)
 //		r, err = p.Render(sess, fs)

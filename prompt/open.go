@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -99,7 +100,7 @@ func (r *Rendered) openSectionsTool() *tools.Tool {
 
 // openSections is the open_sections handler, bound to this render: what is
 // "already expanded" is what the model was shown.
-func (r *Rendered) openSections(tc tools.Context, in OpenSectionsInput) (OpenSectionsResult, error) {
+func (r *Rendered) openSections(_ context.Context, tc tools.Context, in OpenSectionsInput) (OpenSectionsResult, error) {
 	if len(in.SectionKeys) == 0 {
 		return OpenSectionsResult{}, errors.New("At least one section key must be provided.")
 	}

@@ -1,6 +1,7 @@
 package prompt_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -50,7 +51,7 @@ func call(t *testing.T, p *prompt.Prompt, sess *session.Session, fs afero.Fs, ar
 	if open == nil {
 		t.Fatal("open_sections not offered")
 	}
-	return open.Call(tools.Context{Session: sess}, json.RawMessage(args))
+	return open.Call(context.Background(), tools.Context{Session: sess}, json.RawMessage(args))
 }
 
 func wantFailure(t *testing.T, res tools.Result, err error, msg string) {
@@ -174,7 +175,7 @@ func TestOpenSectionsToolContextFilesystemWins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Tool(prompt.OpenSectionsName).Call(tools.Context{FS: callFS}, json.RawMessage(`{"section_keys":["guide"],"reason":"r"}`))
+	res, err := r.Tool(prompt.OpenSectionsName).Call(context.Background(), tools.Context{FS: callFS}, json.RawMessage(`{"section_keys":["guide"],"reason":"r"}`))
 	if err != nil || !res.Success {
 		t.Fatalf("got %v %+v", err, res)
 	}
@@ -215,7 +216,7 @@ func TestOpenSectionsToolBearingReturnsExpansion(t *testing.T) {
 	if !strings.Contains(r.Text(), "## 3. Verification (verify)\n\nUse verify.") {
 		t.Errorf("verify not rendered in full:\n%s", r.Text())
 	}
-	res, err := r.Tool(prompt.OpenSectionsName).Call(tools.Context{}, json.RawMessage(`{"section_keys":["verify"],"reason":"again"}`))
+	res, err := r.Tool(prompt.OpenSectionsName).Call(context.Background(), tools.Context{}, json.RawMessage(`{"section_keys":["verify"],"reason":"again"}`))
 	wantFailure(t, res, err, "Section 'verify' is already expanded.")
 }
 
@@ -368,7 +369,7 @@ func TestOpenSectionsConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
-			res, err := open.Call(tools.Context{}, json.RawMessage(`{"section_keys":["guide"],"reason":"r"}`))
+			res, err := open.Call(context.Background(), tools.Context{}, json.RawMessage(`{"section_keys":["guide"],"reason":"r"}`))
 			if err != nil || !res.Success {
 				t.Errorf("got %v %+v", err, res)
 			}

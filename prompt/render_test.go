@@ -37,7 +37,7 @@ type echoIn struct {
 }
 
 func echoTool(name string) *tools.Tool {
-	return tools.MustNew(name, "Echo the text back.", func(_ tools.Context, in echoIn) (string, error) {
+	return tools.MustNew(name, "Echo the text back.", func(_ context.Context, _ tools.Context, in echoIn) (string, error) {
 		return in.Text, nil
 	})
 }

@@ -1,6 +1,7 @@
 package section_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ type in struct {
 }
 
 func tool(name string) *tools.Tool {
-	return tools.MustNew(name, "A tool.", func(tools.Context, in) (string, error) { return "", nil })
+	return tools.MustNew(name, "A tool.", func(context.Context, tools.Context, in) (string, error) { return "", nil })
 }
 
 func TestValidate(t *testing.T) {

@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -14,7 +15,7 @@ type benchIn struct {
 }
 
 func benchTool(b *testing.B) *tools.Tool {
-	return tools.MustNew("read", "Read lines.", func(tc tools.Context, in benchIn) (int, error) {
+	return tools.MustNew("read", "Read lines.", func(ctx context.Context, tc tools.Context, in benchIn) (int, error) {
 		return in.Line + in.Count, nil
 	})
 }
@@ -32,7 +33,7 @@ func BenchmarkCall(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				res, err := tool.Call(tools.Context{}, c.args)
+				res, err := tool.Call(context.Background(), tools.Context{}, c.args)
 				if err != nil || res.Success != c.ok {
 					b.Fatalf("got %+v, %v", res, err)
 				}

@@ -33,7 +33,7 @@ type callIn struct {
 
 func okTool(t testing.TB) *tools.Tool {
 	t.Helper()
-	tool, err := tools.New("open_sections", "Open sections.", func(tc tools.Context, in callIn) (string, error) {
+	tool, err := tools.New("open_sections", "Open sections.", func(ctx context.Context, tc tools.Context, in callIn) (string, error) {
 		return "opened " + strings.Join(in.SectionKeys, ","), nil
 	})
 	if err != nil {
@@ -91,7 +91,7 @@ func TestCallInvalidArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := tool.Call(tools.Context{}, json.RawMessage(tt.args))
+			res, err := tool.Call(context.Background(), tools.Context{}, json.RawMessage(tt.args))
 			if err != nil {
 				t.Fatalf("got error %v, want nil", err)
 			}
@@ -129,7 +129,7 @@ func TestCallHugeInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := tool.Call(tools.Context{}, tt.args)
+			res, err := tool.Call(context.Background(), tools.Context{}, tt.args)
 			if err != nil {
 				t.Fatalf("got error %v, want nil", err)
 			}
@@ -156,11 +156,11 @@ func manyKeys(n int) string {
 
 func TestCallDecodes(t *testing.T) {
 	var got callIn
-	tool := tools.MustNew("capture", "Capture the input.", func(tc tools.Context, in callIn) (struct{}, error) {
+	tool := tools.MustNew("capture", "Capture the input.", func(ctx context.Context, tc tools.Context, in callIn) (struct{}, error) {
 		got = in
 		return struct{}{}, nil
 	})
-	res, err := tool.Call(tools.Context{}, json.RawMessage(
+	res, err := tool.Call(context.Background(), tools.Context{}, json.RawMessage(
 		` {"section_keys":["a","b"],"count":-3,"size":7,"mode":"slow","at":"2024-05-06T07:08:09Z","opts":{"deep":true},"meta":{"x":1}} `))
 	if err != nil || !res.Success {
 		t.Fatalf("got %+v, %v, want success", res, err)
@@ -195,26 +195,26 @@ func TestCallSuccessMessage(t *testing.T) {
 		want  string
 		value any
 	}{
-		{"string", tools.MustNew("s", "d", func(tools.Context, struct{}) (string, error) { return "done <ok>", nil }),
+		{"string", tools.MustNew("s", "d", func(context.Context, tools.Context, struct{}) (string, error) { return "done <ok>", nil }),
 			"done <ok>", "done <ok>"},
-		{"named string", tools.MustNew("s", "d", func(tools.Context, struct{}) (label, error) { return "lbl", nil }),
+		{"named string", tools.MustNew("s", "d", func(context.Context, tools.Context, struct{}) (label, error) { return "lbl", nil }),
 			"lbl", label("lbl")},
-		{"stringer", tools.MustNew("s", "d", func(tools.Context, struct{}) (stringer, error) { return stringer{3}, nil }),
+		{"stringer", tools.MustNew("s", "d", func(context.Context, tools.Context, struct{}) (stringer, error) { return stringer{3}, nil }),
 			"stringer 3", stringer{3}},
-		{"struct as JSON", tools.MustNew("s", "d", func(tools.Context, struct{}) (report, error) { return report{"a&b<c>", 2}, nil }),
+		{"struct as JSON", tools.MustNew("s", "d", func(context.Context, tools.Context, struct{}) (report, error) { return report{"a&b<c>", 2}, nil }),
 			`{"path":"a&b<c>","lines":2}`, report{"a&b<c>", 2}},
-		{"int", tools.MustNew("s", "d", func(tools.Context, struct{}) (int, error) { return 42, nil }),
+		{"int", tools.MustNew("s", "d", func(context.Context, tools.Context, struct{}) (int, error) { return 42, nil }),
 			"42", 42},
-		{"slice", tools.MustNew("s", "d", func(tools.Context, struct{}) ([]string, error) { return []string{"x"}, nil }),
+		{"slice", tools.MustNew("s", "d", func(context.Context, tools.Context, struct{}) ([]string, error) { return []string{"x"}, nil }),
 			`["x"]`, []string{"x"}},
-		{"nil pointer", tools.MustNew("s", "d", func(tools.Context, struct{}) (*report, error) { return nil, nil }),
+		{"nil pointer", tools.MustNew("s", "d", func(context.Context, tools.Context, struct{}) (*report, error) { return nil, nil }),
 			"null", (*report)(nil)},
-		{"nil any", tools.MustNew("s", "d", func(tools.Context, struct{}) (any, error) { return nil, nil }),
+		{"nil any", tools.MustNew("s", "d", func(context.Context, tools.Context, struct{}) (any, error) { return nil, nil }),
 			"null", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := tt.tool.Call(tools.Context{}, nil)
+			res, err := tt.tool.Call(context.Background(), tools.Context{}, nil)
 			if err != nil {
 				t.Fatalf("got error %v, want nil", err)
 			}
@@ -243,34 +243,34 @@ func TestCallHandlerFailures(t *testing.T) {
 		handler tools.Handler[struct{}, string]
 		want    string
 	}{
-		{"error", func(tools.Context, struct{}) (string, error) {
+		{"error", func(context.Context, tools.Context, struct{}) (string, error) {
 			return "ignored", errors.New("file notes.md does not exist; create it first")
 		}, "file notes.md does not exist; create it first"},
-		{"wrapped error", func(tools.Context, struct{}) (string, error) {
+		{"wrapped error", func(context.Context, tools.Context, struct{}) (string, error) {
 			return "", fmt.Errorf("reading config: %w", errStore)
 		}, "reading config: store unavailable"},
-		{"error without text", func(tools.Context, struct{}) (string, error) {
+		{"error without text", func(context.Context, tools.Context, struct{}) (string, error) {
 			return "", errors.New("")
 		}, "Tool worker failed."},
-		{"panic string", func(tools.Context, struct{}) (string, error) {
+		{"panic string", func(context.Context, tools.Context, struct{}) (string, error) {
 			panic("boom")
 		}, "Tool worker panicked: boom"},
-		{"panic error", func(tools.Context, struct{}) (string, error) {
+		{"panic error", func(context.Context, tools.Context, struct{}) (string, error) {
 			panic(errStore)
 		}, "Tool worker panicked: store unavailable"},
-		{"panic runtime", func(tools.Context, struct{}) (string, error) {
+		{"panic runtime", func(context.Context, tools.Context, struct{}) (string, error) {
 			var m map[string]int
 			m["x"] = 1
 			return "", nil
 		}, "Tool worker panicked: assignment to entry in nil map"},
-		{"panic with halt", func(tools.Context, struct{}) (string, error) {
+		{"panic with halt", func(context.Context, tools.Context, struct{}) (string, error) {
 			panic(tools.Halt(errStore))
 		}, "Tool worker panicked: store unavailable"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tool := tools.MustNew("worker", "Does work.", tt.handler)
-			res, err := tool.Call(tools.Context{}, nil)
+			res, err := tool.Call(context.Background(), tools.Context{}, nil)
 			if err != nil {
 				t.Fatalf("got error %v, want nil", err)
 			}
@@ -285,8 +285,8 @@ func TestCallHandlerFailures(t *testing.T) {
 }
 
 func TestCallPanicInStringer(t *testing.T) {
-	tool := tools.MustNew("worker", "Does work.", func(tools.Context, struct{}) (panicky, error) { return panicky{}, nil })
-	res, err := tool.Call(tools.Context{}, nil)
+	tool := tools.MustNew("worker", "Does work.", func(context.Context, tools.Context, struct{}) (panicky, error) { return panicky{}, nil })
+	res, err := tool.Call(context.Background(), tools.Context{}, nil)
 	if err != nil || res.Success || res.Message != "Tool worker panicked: no string" {
 		t.Errorf("got %+v, %v, want a failed result saying the tool panicked", res, err)
 	}
@@ -297,8 +297,8 @@ type panicky struct{}
 func (panicky) String() string { panic("no string") }
 
 func TestCallUnencodableResult(t *testing.T) {
-	tool := tools.MustNew("worker", "Does work.", func(tools.Context, struct{}) (any, error) { return make(chan int), nil })
-	res, err := tool.Call(tools.Context{}, nil)
+	tool := tools.MustNew("worker", "Does work.", func(context.Context, tools.Context, struct{}) (any, error) { return make(chan int), nil })
+	res, err := tool.Call(context.Background(), tools.Context{}, nil)
 	want := "Tool worker produced a result that cannot be encoded as JSON: json: unsupported type: chan int"
 	if err != nil || res.Success || res.Message != want {
 		t.Errorf("got %+v, %v, want message %q", res, err, want)
@@ -319,8 +319,8 @@ func TestCallHalt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tool := tools.MustNew("worker", "Does work.", func(tools.Context, struct{}) (string, error) { return "", tt.err })
-			res, err := tool.Call(tools.Context{}, nil)
+			tool := tools.MustNew("worker", "Does work.", func(context.Context, tools.Context, struct{}) (string, error) { return "", tt.err })
+			res, err := tool.Call(context.Background(), tools.Context{}, nil)
 			if err == nil {
 				t.Fatalf("got nil error and %+v, want the halt error", res)
 			}
@@ -364,37 +364,37 @@ func TestCallContext(t *testing.T) {
 		wantErr []error // errors.Is targets; none means a nil error
 		wantOK  bool
 	}{
-		{"cancelled, handler returns ctx error", cancelled, func(tc tools.Context, _ struct{}) (string, error) {
-			return "", tc.Ctx.Err()
+		{"cancelled, handler returns ctx error", cancelled, func(ctx context.Context, tc tools.Context, _ struct{}) (string, error) {
+			return "", ctx.Err()
 		}, []error{context.Canceled}, false},
-		{"cancelled, handler returns other error", cancelled, func(tc tools.Context, _ struct{}) (string, error) {
+		{"cancelled, handler returns other error", cancelled, func(ctx context.Context, tc tools.Context, _ struct{}) (string, error) {
 			return "", errNoFile
 		}, []error{context.Canceled, errNoFile}, false},
 		{"cancelled with cause", func() context.Context {
 			ctx, cancel := context.WithCancelCause(context.Background())
 			cancel(cause)
 			return ctx
-		}, func(tc tools.Context, _ struct{}) (string, error) {
+		}, func(ctx context.Context, tc tools.Context, _ struct{}) (string, error) {
 			return "", errNoFile
 		}, []error{cause, errNoFile}, false},
 		{"deadline passed", func() context.Context {
 			ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
 			_ = cancel
 			return ctx
-		}, func(tc tools.Context, _ struct{}) (string, error) {
-			return "", fmt.Errorf("waiting: %w", tc.Ctx.Err())
+		}, func(ctx context.Context, tc tools.Context, _ struct{}) (string, error) {
+			return "", fmt.Errorf("waiting: %w", ctx.Err())
 		}, []error{context.DeadlineExceeded}, false},
-		{"cancelled, handler succeeds", cancelled, func(tc tools.Context, _ struct{}) (string, error) {
+		{"cancelled, handler succeeds", cancelled, func(ctx context.Context, tc tools.Context, _ struct{}) (string, error) {
 			return "done anyway", nil
 		}, nil, true},
-		{"live, handler returns context error", context.Background, func(tc tools.Context, _ struct{}) (string, error) {
+		{"live, handler returns context error", context.Background, func(ctx context.Context, tc tools.Context, _ struct{}) (string, error) {
 			return "", context.DeadlineExceeded // its own timeout, not the caller's
 		}, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tool := tools.MustNew("worker", "Does work.", tt.handler)
-			res, err := tool.Call(tools.Context{Ctx: tt.ctx()}, nil)
+			res, err := tool.Call(tt.ctx(), tools.Context{}, nil)
 			if res.Success != tt.wantOK {
 				t.Errorf("got Success %v (%q), want %v", res.Success, res.Message, tt.wantOK)
 			}
@@ -421,10 +421,10 @@ func cancelled() context.Context {
 
 func TestCallCancelWhileRunning(t *testing.T) {
 	started := make(chan struct{})
-	tool := tools.MustNew("wait", "Waits until cancelled.", func(tc tools.Context, _ struct{}) (string, error) {
+	tool := tools.MustNew("wait", "Waits until cancelled.", func(ctx context.Context, tc tools.Context, _ struct{}) (string, error) {
 		close(started)
-		<-tc.Ctx.Done()
-		return "", tc.Ctx.Err()
+		<-ctx.Done()
+		return "", ctx.Err()
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	type outcome struct {
@@ -433,7 +433,7 @@ func TestCallCancelWhileRunning(t *testing.T) {
 	}
 	done := make(chan outcome)
 	go func() {
-		res, err := tool.Call(tools.Context{Ctx: ctx}, nil)
+		res, err := tool.Call(ctx, tools.Context{}, nil)
 		done <- outcome{res, err}
 	}()
 	<-started
@@ -452,25 +452,27 @@ func TestCallPassesContext(t *testing.T) {
 	fs := afero.NewMemMapFs()
 	type key struct{}
 	ctx := context.WithValue(context.Background(), key{}, "v")
+	var gotCtx context.Context
 	var got tools.Context
-	tool := tools.MustNew("ctx", "Records its context.", func(tc tools.Context, _ struct{}) (string, error) {
-		got = tc
+	tool := tools.MustNew("ctx", "Records its context.", func(ctx context.Context, tc tools.Context, _ struct{}) (string, error) {
+		gotCtx, got = ctx, tc
 		return "", nil
 	})
 	t.Run("given", func(t *testing.T) {
-		if _, err := tool.Call(tools.Context{Ctx: ctx, Session: sess, FS: fs}, nil); err != nil {
+		if _, err := tool.Call(ctx, tools.Context{Session: sess, FS: fs}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if got.Ctx.Value(key{}) != "v" || got.Session != sess || got.FS != fs {
-			t.Errorf("got %+v, want the caller's context, session and filesystem", got)
+		if gotCtx.Value(key{}) != "v" || got.Session != sess || got.FS != fs {
+			t.Errorf("got %v and %+v, want the caller's context, session and filesystem", gotCtx, got)
 		}
 	})
 	t.Run("nil context", func(t *testing.T) {
-		if _, err := tool.Call(tools.Context{}, nil); err != nil {
+		//lint:ignore SA1012 a nil context is what this case checks
+		if _, err := tool.Call(nil, tools.Context{}, nil); err != nil { //nolint:staticcheck
 			t.Fatal(err)
 		}
-		if got.Ctx == nil || got.Ctx.Err() != nil {
-			t.Errorf("got context %v, want context.Background()", got.Ctx)
+		if gotCtx == nil || gotCtx.Err() != nil {
+			t.Errorf("got context %v, want context.Background()", gotCtx)
 		}
 		if got.Session != nil || got.FS != nil {
 			t.Errorf("got session %v and fs %v, want nil", got.Session, got.FS)
@@ -479,7 +481,7 @@ func TestCallPassesContext(t *testing.T) {
 }
 
 func TestCallEmptyInput(t *testing.T) {
-	tool := tools.MustNew("ping", "Answers pong.", func(tools.Context, struct{}) (string, error) { return "pong", nil })
+	tool := tools.MustNew("ping", "Answers pong.", func(context.Context, tools.Context, struct{}) (string, error) { return "pong", nil })
 	tests := []struct {
 		name, args, want string
 		ok               bool
@@ -492,7 +494,7 @@ func TestCallEmptyInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := tool.Call(tools.Context{}, json.RawMessage(tt.args))
+			res, err := tool.Call(context.Background(), tools.Context{}, json.RawMessage(tt.args))
 			if err != nil || res.Success != tt.ok || res.Message != tt.want {
 				t.Errorf("got %+v, %v, want Success %v and message %q", res, err, tt.ok, tt.want)
 			}
@@ -504,7 +506,7 @@ func TestCallConcurrent(t *testing.T) {
 	type in struct {
 		N int `json:"n"`
 	}
-	tool := tools.MustNew("double", "Doubles n.", func(tc tools.Context, in in) (int, error) {
+	tool := tools.MustNew("double", "Doubles n.", func(ctx context.Context, tc tools.Context, in in) (int, error) {
 		if in.N < 0 {
 			return 0, errors.New("n must not be negative")
 		}
@@ -525,7 +527,7 @@ func TestCallConcurrent(t *testing.T) {
 				case 2:
 					args, want = fmt.Sprintf(`{"n":%d}`, -n-1), "n must not be negative"
 				}
-				res, err := tool.Call(tools.Context{}, json.RawMessage(args))
+				res, err := tool.Call(context.Background(), tools.Context{}, json.RawMessage(args))
 				if err != nil || res.Message != want {
 					select {
 					case errs <- fmt.Sprintf("args %s: got %q, %v, want %q", args, res.Message, err, want):

@@ -8,7 +8,7 @@
 //		Limit int    `json:"limit,omitempty"`
 //	}
 //	search, err := tools.New("search", "Search the notes.",
-//		func(tc tools.Context, in searchIn) ([]string, error) { ... })
+//		func(ctx context.Context, tc tools.Context, in searchIn) ([]string, error) { ... })
 //
 // [Tool.Call] takes the model's raw JSON arguments, checks them against the
 // input schema, decodes them into the input type, runs the handler and

@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,17 +15,17 @@ type addIn struct {
 }
 
 func Example() {
-	add := tools.MustNew("add", "Add two integers.", func(tc tools.Context, in addIn) (int, error) {
+	add := tools.MustNew("add", "Add two integers.", func(ctx context.Context, tc tools.Context, in addIn) (int, error) {
 		return in.A + in.B, nil
 	})
 	fmt.Println(string(add.InputSchema()))
 
 	// The model sent good arguments.
-	res, err := add.Call(tools.Context{}, json.RawMessage(`{"a": 2, "b": 3}`))
+	res, err := add.Call(context.Background(), tools.Context{}, json.RawMessage(`{"a": 2, "b": 3}`))
 	fmt.Println(res.Success, res.Message, err)
 
 	// The model sent bad arguments: it reads what to fix; the program sees no error.
-	res, err = add.Call(tools.Context{}, json.RawMessage(`{"a": "2"}`))
+	res, err = add.Call(context.Background(), tools.Context{}, json.RawMessage(`{"a": "2"}`))
 	fmt.Println(res.Success, res.Message, err)
 	// Output:
 	// {"type":"object","properties":{"a":{"type":"integer","description":"first addend"},"b":{"type":"integer","description":"second addend"}},"required":["a","b"],"additionalProperties":false}
@@ -34,7 +35,7 @@ func Example() {
 
 func ExampleHalt() {
 	errDisk := errors.New("disk full")
-	save := tools.MustNew("save", "Save a note.", func(tc tools.Context, in struct {
+	save := tools.MustNew("save", "Save a note.", func(ctx context.Context, tc tools.Context, in struct {
 		Text string `json:"text"`
 	}) (string, error) {
 		if in.Text == "" {
@@ -45,10 +46,10 @@ func ExampleHalt() {
 		return "", tools.Halt(errDisk)
 	})
 
-	res, err := save.Call(tools.Context{}, json.RawMessage(`{"text": ""}`))
+	res, err := save.Call(context.Background(), tools.Context{}, json.RawMessage(`{"text": ""}`))
 	fmt.Printf("%q %v\n", res.Message, err)
 
-	_, err = save.Call(tools.Context{}, json.RawMessage(`{"text": "hi"}`))
+	_, err = save.Call(context.Background(), tools.Context{}, json.RawMessage(`{"text": "hi"}`))
 	fmt.Println(errors.Is(err, errDisk))
 	// Output:
 	// "text is empty; write the note first" <nil>

@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -14,8 +15,8 @@ func TestExport(t *testing.T) {
 	type out struct {
 		N int `json:"n"`
 	}
-	search := tools.MustNew("search", "Search.", func(tools.Context, in) (out, error) { return out{}, nil })
-	echo := tools.MustNew("echo", "Echo.", func(tools.Context, in) (string, error) { return "", nil })
+	search := tools.MustNew("search", "Search.", func(context.Context, tools.Context, in) (out, error) { return out{}, nil })
+	echo := tools.MustNew("echo", "Echo.", func(context.Context, tools.Context, in) (string, error) { return "", nil })
 	set := []*tools.Tool{search, echo}
 	schema := string(search.InputSchema())
 	tests := []struct {

@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -41,13 +42,13 @@ func FuzzCall(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	var got fuzzIn
-	tool := tools.MustNew("fuzz", "Fuzz target.", func(tc tools.Context, in fuzzIn) (string, error) {
+	tool := tools.MustNew("fuzz", "Fuzz target.", func(ctx context.Context, tc tools.Context, in fuzzIn) (string, error) {
 		got = in
 		return "ok", nil
 	})
 	f.Fuzz(func(t *testing.T, args []byte) {
 		got = fuzzIn{}
-		res, err := tool.Call(tools.Context{}, args)
+		res, err := tool.Call(context.Background(), tools.Context{}, args)
 		if err != nil {
 			t.Fatalf("got error %v, want nil", err)
 		}
@@ -70,7 +71,7 @@ func FuzzCall(f *testing.F) {
 		if err != nil {
 			t.Fatalf("encoding the decoded input: %v", err)
 		}
-		res, err = tool.Call(tools.Context{}, first)
+		res, err = tool.Call(context.Background(), tools.Context{}, first)
 		if err != nil || !res.Success {
 			t.Fatalf("round trip of %s: got %+v, %v, want success", first, res, err)
 		}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func FuzzGuard(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	tool := MustNew("guard", "Guard target.", func(Context, guardIn) (string, error) { return "ok", nil })
+	tool := MustNew("guard", "Guard target.", func(context.Context, Context, guardIn) (string, error) { return "ok", nil })
 	f.Fuzz(func(t *testing.T, args []byte) {
 		_, doc, problem := parseArgs(args)
 		if problem != "" {

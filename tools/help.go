@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -65,7 +66,7 @@ func NewHelp(index func() HelpIndex) (*Tool, error) {
 	if index == nil {
 		return nil, errors.New("tools: new help: nil index function")
 	}
-	return New(HelpName, helpDescription, func(_ Context, in HelpInput) (HelpOutput, error) {
+	return New(HelpName, helpDescription, func(_ context.Context, _ Context, in HelpInput) (HelpOutput, error) {
 		return answerHelp(index(), in.Query), nil
 	})
 }

@@ -44,7 +44,7 @@ func TestHelp(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args, _ := json.Marshal(tools.HelpInput{Query: tt.query})
-			res, err := h.Call(tools.Context{Ctx: context.Background()}, args)
+			res, err := h.Call(context.Background(), tools.Context{}, args)
 			if err != nil || !res.Success {
 				t.Fatalf("got %v, %+v, want success", err, res)
 			}
@@ -81,7 +81,7 @@ func TestHelpRecommends(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
 			args, _ := json.Marshal(tools.HelpInput{Query: tt.query})
-			res, _ := h.Call(tools.Context{}, args)
+			res, _ := h.Call(context.Background(), tools.Context{}, args)
 			out := res.Value.(tools.HelpOutput)
 			if len(out.Recommendations) == 0 || !strings.HasPrefix(out.Recommendations[0], tt.first) {
 				t.Errorf("got %q, want the first to start with %q", out.Recommendations, tt.first)

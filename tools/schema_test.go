@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -20,7 +21,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
-func nop[In, Out any](tc tools.Context, in In) (Out, error) {
+func nop[In, Out any](_ context.Context, _ tools.Context, in In) (Out, error) {
 	var out Out
 	return out, nil
 }

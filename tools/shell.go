@@ -225,8 +225,8 @@ func NewShell(p ShellPolicy) (*Tool, error) {
 	if p.Shell == "" {
 		p.Shell = "/bin/sh"
 	}
-	return New(ShellName, shellDescription, func(tc Context, in ShellInput) (ShellOutput, error) {
-		return p.run(tc.Ctx, in)
+	return New(ShellName, shellDescription, func(ctx context.Context, tc Context, in ShellInput) (ShellOutput, error) {
+		return p.run(ctx, in)
 	})
 }
 

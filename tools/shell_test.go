@@ -97,7 +97,7 @@ func callShell(t *testing.T, p tools.ShellPolicy, in tools.ShellInput) tools.Res
 		t.Fatal(err)
 	}
 	args, _ := json.Marshal(in)
-	res, err := sh.Call(tools.Context{Ctx: context.Background()}, args)
+	res, err := sh.Call(context.Background(), tools.Context{}, args)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,9 @@ import (
 	"github.com/unfold-dev/unfold/session"
 )
 
-// Context is what a handler gets besides its input.
+// Context is what a handler gets besides its context.Context and its
+// input: the session and filesystem of the prompt that offered the tool.
 type Context struct {
-	Ctx     context.Context  // nil means context.Background()
 	Session *session.Session // may be nil
 	FS      afero.Fs         // may be nil
 }
@@ -30,11 +30,12 @@ type Result struct {
 	Success bool
 }
 
-// Handler does a tool's work. It returns an error when the work failed; the
+// Handler does a tool's work. ctx is the caller's: a handler that blocks
+// returns when it is done. It returns an error when the work failed; the
 // error's text becomes the failed result's message, written for the model.
 // Wrap an error with [Halt] to have [Tool.Call] return it as a Go error
 // instead. A handler may be called from many goroutines at once.
-type Handler[In, Out any] func(tc Context, in In) (Out, error)
+type Handler[In, Out any] func(ctx context.Context, tc Context, in In) (Out, error)
 
 // Tool is a named, described function with JSON schemas for its input and
 // output, ready to offer to a model. Create one with [New]; a Tool is
@@ -46,7 +47,7 @@ type Tool struct {
 	output      json.RawMessage
 	inputSchema *schema            // the inferred input schema, for the guard and to explain validation errors
 	compiled    *jsonschema.Schema // the input schema, compiled once
-	run         func(tc Context, args []byte) (Result, error)
+	run         func(ctx context.Context, tc Context, args []byte) (Result, error)
 }
 
 // New returns a tool named name that runs h. The input schema is inferred
@@ -83,7 +84,7 @@ func New[In, Out any](name, description string, h Handler[In, Out]) (*Tool, erro
 		compiled:    sc.compiled,
 	}
 
-	t.run = func(tc Context, args []byte) (res Result, err error) {
+	t.run = func(ctx context.Context, tc Context, args []byte) (res Result, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				res, err = Result{Message: fmt.Sprintf("Tool %s panicked: %v", name, r)}, nil
@@ -93,9 +94,9 @@ func New[In, Out any](name, description string, h Handler[In, Out]) (*Tool, erro
 		if err := json.Unmarshal(args, &in); err != nil {
 			return Result{Message: invalidPrefix + decodeProblem(err)}, nil
 		}
-		out, err := h(tc, in)
+		out, err := h(ctx, tc, in)
 		if err != nil {
-			return failure(tc, name, err)
+			return failure(ctx, name, err)
 		}
 		msg, err := message(out)
 		if err != nil {
@@ -136,12 +137,12 @@ func (t *Tool) OutputSchema() json.RawMessage { return bytes.Clone(t.output) }
 //
 // Invalid arguments, handler errors and handler panics come back as a Result
 // with Success false and a message for the model, and a nil error. Only an
-// error the handler wrapped with [Halt], or a handler error while the
-// caller's own context is done (tc.Ctx.Err() != nil), comes back as a Go
-// error; the Result then carries the error's text too.
-func (t *Tool) Call(tc Context, args json.RawMessage) (Result, error) {
-	if tc.Ctx == nil {
-		tc.Ctx = context.Background()
+// error the handler wrapped with [Halt], or a handler error while ctx is
+// done (ctx.Err() != nil), comes back as a Go error; the Result then
+// carries the error's text too.
+func (t *Tool) Call(ctx context.Context, tc Context, args json.RawMessage) (Result, error) {
+	if ctx == nil {
+		ctx = context.Background() // as a caller that has no context of its own means
 	}
 	raw, doc, problem := parseArgs(args)
 	if problem != "" {
@@ -155,7 +156,7 @@ func (t *Tool) Call(tc Context, args json.RawMessage) (Result, error) {
 	if msg := t.validate(doc); msg != "" {
 		return Result{Message: invalidPrefix + msg}, nil
 	}
-	return t.run(tc, raw)
+	return t.run(ctx, tc, raw)
 }
 
 // validate runs jsonschema on the decoded arguments and explains what it
@@ -175,7 +176,7 @@ func (t *Tool) validate(doc any) (msg string) {
 
 // failure turns a handler error into the result of a call, and into a Go
 // error when it is a Halt or the caller's context is done.
-func failure(tc Context, name string, err error) (Result, error) {
+func failure(ctx context.Context, name string, err error) (Result, error) {
 	msg := err.Error()
 	if msg == "" {
 		msg = fmt.Sprintf("Tool %s failed.", name)
@@ -184,11 +185,11 @@ func failure(tc Context, name string, err error) (Result, error) {
 	if IsHalt(err) {
 		return res, err
 	}
-	if ctxErr := tc.Ctx.Err(); ctxErr != nil {
+	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(err, ctxErr) {
 			return res, err
 		}
-		return res, fmt.Errorf("tools: call %s: %w: %w", name, context.Cause(tc.Ctx), err)
+		return res, fmt.Errorf("tools: call %s: %w: %w", name, context.Cause(ctx), err)
 	}
 	return res, nil
 }

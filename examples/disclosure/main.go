@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,7 +34,7 @@ type VerifyInput struct {
 
 func newTemplate() *prompt.Template {
 	verify := tools.MustNew("verify_result", "Check the result of a multiplication.",
-		func(_ tools.Context, in VerifyInput) (string, error) {
+		func(_ context.Context, _ tools.Context, in VerifyInput) (string, error) {
 			var a, b float64
 			if _, err := fmt.Sscanf(in.Expression, "%g * %g", &a, &b); err != nil {
 				return "", fmt.Errorf("expression %q is not of the form \"a * b\"", in.Expression)
@@ -74,7 +75,7 @@ func newTemplate() *prompt.Template {
 // openSections calls open_sections as a model would, with keys and a reason.
 func openSections(r *prompt.Rendered, tc tools.Context, reason string, keys ...string) (tools.Result, error) {
 	args, _ := json.Marshal(prompt.OpenSectionsInput{SectionKeys: keys, Reason: reason})
-	return r.Tool(prompt.OpenSectionsName).Call(tc, args)
+	return r.Tool(prompt.OpenSectionsName).Call(context.Background(), tc, args)
 }
 
 func toolNames(r *prompt.Rendered) string {
@@ -129,7 +130,7 @@ func run(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "=== Second render (tools: %s)\n\n%s\n\n", toolNames(r), r.Text())
 
-	res, err = r.Tool("verify_result").Call(tc, json.RawMessage(`{"expression":"17 * 23","result":391}`))
+	res, err = r.Tool("verify_result").Call(context.Background(), tc, json.RawMessage(`{"expression":"17 * 23","result":391}`))
 	if err != nil {
 		return err
 	}

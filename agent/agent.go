@@ -129,11 +129,14 @@ type Result struct {
 // Agent runs a model over a prompt. It is safe to run several times, one run
 // at a time per session.
 type Agent struct {
-	cfg     Config
-	sess    *session.Session
-	fs      afero.Fs // cfg.FS, behind an in-memory layer in dry-run
-	screens *prompt.Prompt
-	envTool map[string]*tools.Tool
+	cfg  Config
+	sess *session.Session
+	fs   afero.Fs // cfg.FS, behind an in-memory layer in dry-run
+	// disc renders the prompt (part 0) and, with environments, their
+	// sections (part 1), and opens their sections.
+	disc    *prompt.Disclosure
+	screens bool                   // disc has the environments' part
+	envTool map[string]*tools.Tool // each environment's command tool, for text mode
 }
 
 // New checks cfg and returns an agent. With an orchestrator, the
@@ -161,6 +164,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Now = time.Now
 	}
 	a := &Agent{cfg: cfg, sess: cfg.Session, fs: cfg.FS, envTool: map[string]*tools.Tool{}}
+	parts := []prompt.Part{{Prompt: cfg.Prompt, Options: stableOptions(cfg)}}
 	if o := cfg.Orchestrator; o != nil {
 		if a.sess == nil {
 			a.sess = o.Session()
@@ -177,15 +181,16 @@ func New(cfg Config) (*Agent, error) {
 			if err != nil {
 				return nil, fmt.Errorf("agent: new: environment sections: %w", err)
 			}
-			a.screens, err = t.Bind()
+			screens, err := t.Bind()
 			if err != nil {
 				return nil, fmt.Errorf("agent: new: environment sections: %w", err)
 			}
-			for _, p := range t.Paths() {
-				if _, clash := cfg.Prompt.Template().Section(p); clash {
-					return nil, fmt.Errorf("agent: new: the prompt has a section %q and so has an environment: open_sections could not tell them apart; rename one", p)
-				}
+			var opts []prompt.RenderOption
+			if cfg.Counter != nil {
+				opts = append(opts, prompt.WithTokens(cfg.Counter))
 			}
+			parts = append(parts, prompt.Part{Prompt: screens, Options: opts})
+			a.screens = true
 		}
 		for _, name := range o.Names() {
 			t, err := o.CommandTool(name)
@@ -204,7 +209,24 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.DryRun && a.fs != nil {
 		a.fs = afero.NewCopyOnWriteFs(afero.NewReadOnlyFs(a.fs), afero.NewMemMapFs())
 	}
+	disc, err := prompt.NewDisclosure(a.sess, a.fs, parts)
+	if err != nil {
+		return nil, fmt.Errorf("agent: new: %w", err)
+	}
+	a.disc = disc
 	return a, nil
+}
+
+// stableOptions returns the options of the prompt's render: the budget, or
+// a counter for the transcript.
+func stableOptions(cfg Config) []prompt.RenderOption {
+	switch {
+	case cfg.Budget > 0:
+		return []prompt.RenderOption{prompt.WithBudget(cfg.Budget, cfg.Counter)}
+	case cfg.Counter != nil:
+		return []prompt.RenderOption{prompt.WithTokens(cfg.Counter)}
+	}
+	return nil
 }
 
 // Session returns the session the agent renders with.

@@ -622,3 +622,63 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestOnDemandEnvironmentOpens: an environment declared on demand is a
+// summarized section without its tool until the model opens it; opening it
+// offers its command tool, which runs.
+func TestOnDemandEnvironmentOpens(t *testing.T) {
+	for _, mode := range []agent.ActionMode{agent.ActionsNative, agent.ActionsText} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t)
+			sess := session.New()
+			o, err := orchestrator.New(orchestrator.WithSession(sess))
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := &counter{}
+			if err := o.Register("box", env, orchestrator.OnDemand(), orchestrator.Description("A box that counts commands.")); err != nil {
+				t.Fatal(err)
+			}
+			replies := []scripted.Reply{
+				scripted.Calls(call("c1", "open_sections", `{"section_keys":["box"],"reason":"run a command"}`)),
+				scripted.Calls(call("c2", "box", `{"command":"count"}`)),
+				scripted.Text("done"),
+			}
+			if mode == agent.ActionsText {
+				replies = []scripted.Reply{
+					scripted.Text(`{"tool": "open_sections", "input": {"section_keys": ["box"], "reason": "run a command"}}`),
+					scripted.Text("```box\ncount\n```"),
+					scripted.Text(`{"final": "done"}`),
+				}
+			}
+			srv := scripted.New(t, replies...)
+			a, err := agent.New(agent.Config{Model: newModel(t, srv), Prompt: f.prompt, Session: sess, Orchestrator: o, Actions: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.Run(context.Background(), "count once")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Answer != "done" || env.runs.Load() != 1 || res.Expansions != 1 {
+				t.Errorf("got answer %q, %d runs, %d expansions; want done, 1, 1", res.Answer, env.runs.Load(), res.Expansions)
+			}
+			reqs := srv.Requests()
+			if mode == agent.ActionsNative {
+				if got := reqs[0].ToolNames(); contains(got, "box") {
+					t.Errorf("first request offers %v: want box only once its section is open", got)
+				}
+				if got := reqs[1].ToolNames(); !contains(got, "box") {
+					t.Errorf("second request offers %v: want box", got)
+				}
+				if got, _ := reqs[1].ToolResult("c1"); got != "Opened sections: box. New tools: box." {
+					t.Errorf("open result: got %q", got)
+				}
+				return
+			}
+			if got := reqs[1].Last(); !strings.Contains(got, "Opened sections: box. New tools: box.") || !strings.Contains(got, "0 commands run") {
+				t.Errorf("text mode: the observation should report the opening and show the box's screen, got\n%s", got)
+			}
+		})
+	}
+}

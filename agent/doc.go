@@ -20,10 +20,12 @@
 //
 // # Opening sections
 //
-// When the model calls open_sections on a section that carries tools, the
-// loop applies the overrides as session events, renders again and answers
-// the call with the sections that opened and the tools now offered; the next
-// request carries the new tools. More than [MaxExpansions] such openings in
+// Sections open through a [prompt.Disclosure] of the prompt and the
+// environments' sections. When the model calls open_sections on a section
+// that carries tools (an environment declared on demand carries its command
+// tool), the overrides go into the session as events, both prompts render
+// again and the call is answered with the sections that opened and the new
+// tools; the next request carries them. More than [MaxExpansions] such openings in
 // one run fail it with [ErrExpansionLimit]. Content-only sections are written
 // to context/<key>.md as the prompt package does, for the model to read with
 // an environment.

@@ -129,36 +129,23 @@ func (r *run) saveSession() {
 	}
 }
 
-// renderOpts returns the options of the stable prompt's render.
-func (r *run) renderOpts() []prompt.RenderOption {
-	switch cfg := r.a.cfg; {
-	case cfg.Budget > 0:
-		return []prompt.RenderOption{prompt.WithBudget(cfg.Budget, cfg.Counter)}
-	case cfg.Counter != nil:
-		return []prompt.RenderOption{prompt.WithTokens(cfg.Counter)}
-	}
-	return nil
-}
-
-// refresh renders both prompts, updates the system message when a section
-// opened or closed, and rebuilds the offered tools.
+// refresh renders both prompts again, as after a command, and updates the
+// run.
 func (r *run) refresh() error {
-	a := r.a
-	stable, err := a.cfg.Prompt.Render(a.sess, a.fs, r.renderOpts()...)
-	if err != nil {
+	if err := r.a.disc.Render(); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
+	return r.update()
+}
+
+// update takes the disclosure's latest renders: it updates the system
+// message when a section opened or closed, and rebuilds the offered tools.
+func (r *run) update() error {
+	a := r.a
+	stable := a.disc.Rendered(0)
 	r.stable = stable
-	if a.screens != nil {
-		var opts []prompt.RenderOption
-		if a.cfg.Counter != nil {
-			opts = append(opts, prompt.WithTokens(a.cfg.Counter))
-		}
-		sc, err := a.screens.Render(a.sess, a.fs, opts...)
-		if err != nil {
-			return fmt.Errorf("agent: %w", err)
-		}
-		r.screens = sc
+	if a.screens {
+		r.screens = a.disc.Rendered(1)
 	}
 	if err := r.collectTools(); err != nil {
 		return err
@@ -226,43 +213,25 @@ func diffModes(old, cur map[string]visibility.Mode) (opened, closed []string) {
 	return opened, closed
 }
 
-// collectTools builds the tools offered this step: the prompt's, the
-// environments' sections', a command tool per environment shown in full
-// that has none, the extra tools, help, and open_sections last.
+// collectTools builds the tools offered this step: the prompt's and the
+// environments' sections' (each environment's section carries its command
+// tool), the extra tools, help, and open_sections last.
 func (r *run) collectTools() error {
 	var list []*tools.Tool
-	hasOpen := false
-	addRendered := func(rd *prompt.Rendered) {
-		for _, t := range rd.Tools() {
-			if t.Name() == prompt.OpenSectionsName {
-				hasOpen = true
-				continue
-			}
-			list = append(list, t)
+	var open *tools.Tool
+	for _, t := range r.a.disc.Tools() {
+		if t.Name() == prompt.OpenSectionsName {
+			open = t
+			continue
 		}
-	}
-	addRendered(r.stable)
-	if r.screens != nil {
-		addRendered(r.screens)
-		shown := map[string]bool{}
-		for _, s := range r.screens.Report() {
-			shown[s.Path] = s.Visible && s.Mode == visibility.Full
-		}
-		o := r.a.cfg.Orchestrator
-		for _, name := range o.Names() {
-			key := strings.ToLower(name)
-			if !shown[key] || r.screens.Tool(name) != nil {
-				continue
-			}
-			list = append(list, r.a.envTool[name])
-		}
+		list = append(list, t)
 	}
 	list = append(list, r.a.cfg.Tools...)
 	if r.help != nil {
 		list = append(list, r.help)
 	}
-	if hasOpen {
-		list = append(list, openSectionsDef)
+	if open != nil {
+		list = append(list, open)
 	}
 	byName := make(map[string]*tools.Tool, len(list))
 	for _, t := range list {
@@ -277,14 +246,6 @@ func (r *run) collectTools() error {
 	r.offered, r.byName = list, byName
 	return nil
 }
-
-// openSectionsDef stands for open_sections in the offered list; calls are
-// routed to the prompt that owns each key.
-var openSectionsDef = tools.MustNew(prompt.OpenSectionsName,
-	"Open summarized sections of this prompt. Sections that offer tools are expanded in place and their tools become available; content-only sections are written to context/<key>.md for you to read.",
-	func(context.Context, tools.Context, prompt.OpenSectionsInput) (prompt.OpenSectionsResult, error) {
-		return prompt.OpenSectionsResult{}, errors.New("open_sections is routed by the agent")
-	})
 
 // toolDefs returns the offered tools as the model API wants them.
 func (r *run) toolDefs() []ToolDef {
@@ -403,25 +364,22 @@ func (r *run) dispatch(name, args string) (tools.Result, error) {
 	if !ok {
 		return tools.Result{Message: fmt.Sprintf("Unknown tool: %s. Available tools: %s.", name, strings.Join(r.toolNames(), ", "))}, nil
 	}
-	if name == prompt.OpenSectionsName {
-		return r.openSections(args)
-	}
-	if r.a.cfg.DryRun && t != r.help {
+	if r.a.cfg.DryRun && t != r.help && name != prompt.OpenSectionsName {
 		return dryRun(name, args), nil
 	}
 	return r.runTool(name, t, args)
 }
 
-// runTool calls t. A Go error from the tool is an expansion to apply, or
-// the end of the run.
+// runTool calls t. A Go error from the tool is sections to open, or the
+// end of the run.
 func (r *run) runTool(name string, t *tools.Tool, args string) (tools.Result, error) {
-	res, err := t.Call(r.ctx, r.toolContext(), json.RawMessage(args))
+	res, err := t.Call(r.ctx, r.a.disc.ToolContext(), json.RawMessage(args))
 	if err != nil {
 		if r.ctx.Err() != nil {
 			return res, fmt.Errorf("agent: tool %s: %w", name, err)
 		}
 		if errors.Is(err, prompt.ErrVisibilityExpansion) {
-			return r.expand(err, nil)
+			return r.expand(err)
 		}
 		return res, fmt.Errorf("agent: tool %s failed: %w", name, err)
 	}
@@ -439,130 +397,24 @@ func orEmpty(args string) string {
 	return args
 }
 
-func (r *run) toolContext() tools.Context {
-	return tools.Context{Session: r.a.sess, FS: r.a.fs}
-}
-
-// openSections routes an open_sections call to the prompt that owns each
-// key: the stable prompt or the environments'.
-func (r *run) openSections(args string) (tools.Result, error) {
-	owners := []*prompt.Rendered{r.stable}
-	templates := []*prompt.Template{r.a.cfg.Prompt.Template()}
-	if r.screens != nil {
-		owners = append(owners, r.screens)
-		templates = append(templates, r.a.screens.Template())
-	}
-	anyTool := func() *tools.Tool {
-		for _, o := range owners {
-			if t := o.Tool(prompt.OpenSectionsName); t != nil {
-				return t
-			}
-		}
-		return nil
-	}
-	var in prompt.OpenSectionsInput
-	if json.Unmarshal([]byte(args), &in) != nil || len(in.SectionKeys) == 0 || len(owners) == 1 {
-		// The prompt's own tool gives the exact message for bad input.
-		return r.callOpen(anyTool(), args)
-	}
-	groups := make([][]string, len(owners))
-	for _, key := range in.SectionKeys {
-		owner := -1
-		for i, t := range templates {
-			if _, ok := t.Section(key); ok {
-				owner = i
-				break
-			}
-		}
-		if owner < 0 {
-			return tools.Result{Message: fmt.Sprintf("Section '%s' does not exist in this prompt.", key)}, nil
-		}
-		groups[owner] = append(groups[owner], key)
-	}
-	var written []string
-	var expansion error
-	for i, keys := range groups {
-		if len(keys) == 0 {
-			continue
-		}
-		t := owners[i].Tool(prompt.OpenSectionsName)
-		if t == nil {
-			return tools.Result{Message: fmt.Sprintf("Section '%s' is already expanded.", keys[0])}, nil
-		}
-		sub, _ := json.Marshal(prompt.OpenSectionsInput{SectionKeys: keys, Reason: in.Reason})
-		res, err := t.Call(r.ctx, r.toolContext(), sub)
-		switch {
-		case errors.Is(err, prompt.ErrVisibilityExpansion):
-			expansion = errors.Join(expansion, err)
-		case err != nil:
-			return res, fmt.Errorf("agent: open_sections: %w", err)
-		case !res.Success:
-			return res, nil
-		default:
-			if out, ok := res.Value.(prompt.OpenSectionsResult); ok {
-				written = append(written, out.WrittenFiles...)
-			}
-		}
-	}
-	if expansion != nil {
-		return r.expand(expansion, written)
-	}
-	return tools.Result{Success: true, Message: prompt.OpenSectionsResult{WrittenFiles: written}.String(), Value: prompt.OpenSectionsResult{WrittenFiles: written}}, nil
-}
-
-func (r *run) callOpen(t *tools.Tool, args string) (tools.Result, error) {
-	if t == nil {
-		return tools.Result{Message: "Nothing in this prompt is summarized: there is no section to open."}, nil
-	}
-	res, err := t.Call(r.ctx, r.toolContext(), json.RawMessage(args))
-	if errors.Is(err, prompt.ErrVisibilityExpansion) {
-		return r.expand(err, nil)
-	}
-	if err != nil {
-		return res, fmt.Errorf("agent: open_sections: %w", err)
-	}
-	return res, nil
-}
-
-// expand applies the overrides an open_sections call asked for, renders
-// again and answers the call with what opened and the tools now offered.
-func (r *run) expand(err error, written []string) (tools.Result, error) {
+// expand opens the sections a tool call asked for, through the
+// disclosure: the overrides go into the session, both prompts render again
+// and the call is answered with what opened and the new tools.
+func (r *run) expand(err error) (tools.Result, error) {
 	r.expansions++
 	if r.expansions > MaxExpansions {
 		return tools.Result{Message: ErrExpansionLimit.Error()}, ErrExpansionLimit
 	}
-	var paths, keys []string
-	var reason string
-	for _, e := range flatten(err) {
-		var ve *prompt.VisibilityExpansionError
-		if !errors.As(e, &ve) {
-			continue
-		}
-		if aerr := prompt.ApplyExpansion(r.a.sess, ve); aerr != nil {
-			return tools.Result{Message: aerr.Error()}, fmt.Errorf("agent: %w", aerr)
-		}
-		paths = append(paths, ve.Paths()...)
-		keys = append(keys, ve.Keys...)
-		reason = ve.Reason
+	op, err := r.a.disc.Expand(err)
+	if err != nil {
+		return tools.Result{Message: err.Error()}, fmt.Errorf("agent: %w", err)
 	}
-	if rerr := r.refresh(); rerr != nil {
-		return tools.Result{Message: rerr.Error()}, rerr
+	if err := r.update(); err != nil {
+		return tools.Result{Message: err.Error()}, err
 	}
-	r.record(Record{Kind: KindExpansion, Expansion: &ExpansionRecord{Keys: keys, Paths: paths, Reason: reason, Count: r.expansions}})
-	r.progress(Progress{Kind: "expansion", Success: true, Detail: strings.Join(keys, ", ")})
-	msg := fmt.Sprintf("Opened sections: %s. Tools now offered: %s.", strings.Join(paths, ", "), strings.Join(r.toolNames(), ", "))
-	if len(written) > 0 {
-		msg += " " + prompt.OpenSectionsResult{WrittenFiles: written}.String()
-	}
-	return tools.Result{Success: true, Message: msg}, nil
-}
-
-// flatten lists the errors a join holds, or err itself.
-func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
+	r.record(Record{Kind: KindExpansion, Expansion: &ExpansionRecord{Keys: op.Keys, Paths: op.Paths, Reason: op.Reason, Count: r.expansions}})
+	r.progress(Progress{Kind: "expansion", Success: true, Detail: strings.Join(op.Keys, ", ")})
+	return op.Result(), nil
 }
 
 // notRun answers a tool call the run stopped before running.

@@ -133,19 +133,19 @@ type sectionInfo struct {
 // summarized lists the sections shown as summaries, in the stable prompt or
 // the environments' one.
 func (r *run) summarized(screens bool) []sectionInfo {
-	rd, p := r.stable, r.a.cfg.Prompt
+	rd := r.stable
 	if screens {
 		if r.screens == nil {
 			return nil
 		}
-		rd, p = r.screens, r.a.screens
+		rd = r.screens
 	}
 	var out []sectionInfo
 	for _, s := range rd.Report() {
 		if !s.Visible || s.Mode != visibility.Summary {
 			continue
 		}
-		sec, _ := p.Template().Section(s.Path)
+		sec, _ := rd.Prompt().Template().Section(s.Path)
 		out = append(out, sectionInfo{s.Path, s.Title, sec.Summary(), s.HasTools})
 	}
 	return out

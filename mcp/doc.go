@@ -11,7 +11,7 @@
 // Every environment is a tool of the same name. Its input is the command text
 // ("command") and an optional timeout in seconds ("timeout"); its result is
 // the command's output, whether it succeeded and the environment's screen
-// afterwards, both as text and as structured content ([CommandOutput]).
+// afterwards, both as text and as structured content ([orchestrator.CommandOutput]).
 // The tool's description carries the environment's help as its screen shows
 // it: long for commands not used yet, short for used ones. After every command
 // the descriptions are recomputed, and a tool whose description changed is

@@ -4,49 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/unfold-dev/unfold/orchestrator"
-	"github.com/unfold-dev/unfold/tools"
 )
-
-// CommandInput is the input of an environment's tool.
-type CommandInput struct {
-	Command string  `json:"command" description:"The command text, in the environment's own syntax; it may span several lines."`
-	Timeout float64 `json:"timeout,omitempty" description:"Seconds the command may run before it is interrupted (the environment and its state survive); omit for no limit."`
-}
-
-// CommandOutput is the structured result of an environment's tool.
-type CommandOutput struct {
-	Output  string `json:"output" description:"What the command printed or returned."`
-	Success bool   `json:"success" description:"Whether the command succeeded."`
-	Screen  string `json:"screen" description:"The environment's screen after the command: its state and how to use it."`
-}
-
-// newEnvTool returns the tool that runs commands in the environment called
-// name. A failed command is a successful call whose output says so: the
-// screen comes back either way.
-func (s *Server) newEnvTool(name string) (*tools.Tool, error) {
-	desc := fmt.Sprintf("Run a command in the %s environment.", name)
-	return tools.New(name, desc, func(ctx context.Context, tc tools.Context, in CommandInput) (CommandOutput, error) {
-		if in.Timeout < 0 || in.Timeout > orchestrator.MaxTimeout {
-			return CommandOutput{}, fmt.Errorf("timeout must be more than 0 and at most %d seconds, got %v; omit it for no limit", orchestrator.MaxTimeout, in.Timeout)
-		}
-		if in.Timeout > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, time.Duration(in.Timeout*float64(time.Second)))
-			defer cancel()
-		}
-		res := s.o.Execute(ctx, name, in.Command)
-		return CommandOutput{
-			Output:  res.Response.Output,
-			Success: res.Response.Success,
-			Screen:  res.Screens[name].Content,
-		}, nil
-	})
-}
 
 // envDescription is the description of an environment's tool: what it does,
 // then the help its screen shows now.
@@ -104,12 +66,10 @@ func (s *Server) callEnv(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 		return nil, err
 	}
 	defer s.refresh()
-	if !res.Success {
-		return textResult(true, res.Message), nil
-	}
-	out, ok := res.Value.(CommandOutput)
+	out, ok := res.Value.(orchestrator.CommandOutput)
 	if !ok {
-		return nil, fmt.Errorf("mcp: %s: unexpected result %T", name, res.Value)
+		// The command did not run: its arguments were wrong.
+		return textResult(true, res.Message), nil
 	}
 	output := out.Output
 	if output == "" {

@@ -99,18 +99,16 @@ type summarizedSection struct {
 
 // summarized lists the visible sections the latest render summarized.
 func (s *Server) summarized() []summarizedSection {
-	s.mu.Lock()
-	r := s.rendered
-	s.mu.Unlock()
-	if r == nil {
+	if s.disc == nil {
 		return nil
 	}
+	r := s.disc.Rendered(0)
 	var out []summarizedSection
 	for _, rep := range r.Report() {
 		if !rep.Enabled || !rep.Visible || rep.Mode != visibility.Summary {
 			continue
 		}
-		sec, ok := s.prompt.Template().Section(rep.Path)
+		sec, ok := r.Prompt().Template().Section(rep.Path)
 		if !ok {
 			continue
 		}

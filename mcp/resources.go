@@ -63,10 +63,10 @@ func (s *Server) addResources() error {
 		Description: "A section's full content, written by " + prompt.OpenSectionsName + " to " + prompt.ContextDir + "/<key>.md.",
 		MIMEType:    "text/markdown",
 	}, s.readContext)
-	if s.prompt == nil {
+	tmpl := s.tmpl
+	if tmpl == nil {
 		return nil
 	}
-	tmpl := s.prompt.Template()
 	s.srv.AddResource(&sdk.Resource{
 		URI:         PromptURI,
 		Name:        "prompt",

@@ -55,14 +55,16 @@ type Server struct {
 	log      *slog.Logger
 	srv      *sdk.Server
 	names    []string               // environment names, sorted
-	envTools map[string]*tools.Tool // by environment name
+	envTools map[string]*tools.Tool // each environment's command tool, by name
 	help     *tools.Tool
-	prompt   *prompt.Prompt // nil without Options.Prompt
+	// disc renders the prompt with the environments' sections and opens
+	// its sections; nil without Options.Prompt.
+	disc *prompt.Disclosure
+	tmpl *prompt.Template // Options.Prompt
 
 	// mu guards the fields below and serializes the updates of the SDK's
 	// tool and resource lists, so that the lists match what was rendered.
 	mu       sync.Mutex
-	rendered *prompt.Rendered     // the latest render; nil without a prompt
 	offered  map[string]string    // tool name -> description as registered
 	contexts map[string]bool      // context files registered as resources
 	tools    map[string]*sdk.Tool // the registered tools, for the help tool
@@ -97,7 +99,7 @@ func New(o *orchestrator.Orchestrator, opts Options) (*Server, error) {
 		if name == HelpToolName || name == prompt.OpenSectionsName {
 			return nil, fmt.Errorf("mcp: new: environment %q has the name of one of the server's own tools (%s, %s); rename it", name, HelpToolName, prompt.OpenSectionsName)
 		}
-		t, err := s.newEnvTool(name)
+		t, err := o.CommandTool(name)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: new: %w", err)
 		}
@@ -112,11 +114,17 @@ func New(o *orchestrator.Orchestrator, opts Options) (*Server, error) {
 		if s.sess == nil {
 			return nil, errors.New("mcp: new: a prompt needs the orchestrator's session; create the orchestrator with orchestrator.WithSession")
 		}
+		s.tmpl = opts.Prompt
 		p, err := s.composePrompt(opts.Prompt, opts.Params)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: new: %w", err)
 		}
-		s.prompt = p
+		// A client reads the prompt when it chooses to: an opening answers
+		// with the sections' content.
+		s.disc, err = prompt.NewDisclosure(s.sess, s.fs, []prompt.Part{{Prompt: p}}, prompt.WithContentAnswers())
+		if err != nil {
+			return nil, fmt.Errorf("mcp: new: %w", err)
+		}
 	}
 	name := opts.Name
 	if name == "" {
@@ -161,7 +169,7 @@ func (s *Server) instructions() string {
 	text := "Persistent environments (" + joinOr(s.names, "none") + "): each is a tool of the same name that runs a command and returns its output, " +
 		"whether it succeeded and the environment's screen. Each tool's description is the environment's help: long for commands not used yet, short once used. " +
 		"Screens are resources (" + ScreenURIPrefix + "<name>). Call " + HelpToolName + " for an overview."
-	if s.prompt != nil {
+	if s.disc != nil {
 		text += " The prompt is the resource " + PromptURI + "; call " + prompt.OpenSectionsName + " to open its summarized sections: " +
 			"content is written to context files (resources " + ContextURIPrefix + "<key>.md) and sections with tools add them to the tool list."
 	}
@@ -181,13 +189,11 @@ func (s *Server) sync() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var list []*tools.Tool
-	if s.prompt != nil {
-		r, err := s.prompt.Render(s.sess, s.fs)
-		if err != nil {
+	if s.disc != nil {
+		if err := s.disc.Render(); err != nil {
 			return fmt.Errorf("render the prompt: %w", err)
 		}
-		s.rendered = r
-		list = r.Tools()
+		list = s.disc.Tools()
 	} else {
 		for _, name := range s.names {
 			list = append(list, s.envTools[name])
@@ -245,21 +251,21 @@ func (s *Server) refresh() {
 	}
 }
 
-// current returns the tool to run for name: an environment's, help, or the
-// latest render's (open_sections is bound to the render it came from).
+// current returns the tool to run for name: help, or one the prompt offers
+// now.
 func (s *Server) current(name string) *tools.Tool {
-	if t, ok := s.envTools[name]; ok {
-		return t
-	}
 	if name == HelpToolName {
 		return s.help
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.rendered == nil {
+	if s.disc == nil {
 		return nil
 	}
-	return s.rendered.Tool(name)
+	for _, t := range s.disc.Tools() {
+		if t.Name() == name {
+			return t
+		}
+	}
+	return nil
 }
 
 // toolContext is what the unfold tools get when an MCP client calls them.
@@ -276,18 +282,19 @@ func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 	if t == nil {
 		return textResult(true, fmt.Sprintf("The tool %s is not offered now; list the tools again.", name)), nil
 	}
-	res, err := t.Call(ctx, s.toolContext(), req.Params.Arguments)
-	if errors.Is(err, prompt.ErrVisibilityExpansion) {
-		return s.expand(err)
+	var res tools.Result
+	var err error
+	if s.disc != nil {
+		res, err = s.disc.Call(ctx, t, req.Params.Arguments)
+	} else {
+		res, err = t.Call(ctx, s.toolContext(), req.Params.Arguments)
 	}
 	if err != nil {
 		return nil, err
 	}
 	msg := res.Message
-	if name == prompt.OpenSectionsName && res.Success {
-		if out, ok := res.Value.(prompt.OpenSectionsResult); ok {
-			msg += s.addContextResources(out.WrittenFiles)
-		}
+	if op, ok := res.Value.(*prompt.Opened); ok && res.Success && len(op.Files) > 0 {
+		msg += s.addContextResources(op.Files)
 	}
 	if name != HelpToolName {
 		s.refresh()

@@ -182,13 +182,13 @@ func texts(res *sdk.CallToolResult) []string {
 	return out
 }
 
-func structured(t *testing.T, res *sdk.CallToolResult) mcp.CommandOutput {
+func structured(t *testing.T, res *sdk.CallToolResult) orchestrator.CommandOutput {
 	t.Helper()
 	data, err := json.Marshal(res.StructuredContent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out mcp.CommandOutput
+	var out orchestrator.CommandOutput
 	if err := json.Unmarshal(data, &out); err != nil {
 		t.Fatalf("structured content %s: %v", data, err)
 	}
@@ -229,27 +229,27 @@ func TestEnvironmentTool(t *testing.T) {
 		args        any
 		wantError   bool
 		wantText    string // the first text block contains it
-		wantOutput  *mcp.CommandOutput
+		wantOutput  *orchestrator.CommandOutput
 		wantNoStruc bool
 	}{
 		{
 			name:       "success",
 			args:       map[string]any{"command": "add 4"},
 			wantText:   "Total: 4",
-			wantOutput: &mcp.CommandOutput{Output: "Total: 4", Success: true},
+			wantOutput: &orchestrator.CommandOutput{Output: "Total: 4", Success: true},
 		},
 		{
 			name:       "failed command",
 			args:       map[string]any{"command": "add x"},
 			wantError:  true,
 			wantText:   `Error: not a number: "x"`,
-			wantOutput: &mcp.CommandOutput{Output: `Error: not a number: "x"`, Success: false},
+			wantOutput: &orchestrator.CommandOutput{Output: `Error: not a number: "x"`, Success: false},
 		},
 		{
 			name:       "timeout interrupts",
 			args:       map[string]any{"command": "wait", "timeout": 0.05},
 			wantText:   "interrupted",
-			wantOutput: &mcp.CommandOutput{Output: "interrupted", Success: true},
+			wantOutput: &orchestrator.CommandOutput{Output: "interrupted", Success: true},
 		},
 		{
 			name:        "missing command",
@@ -470,7 +470,7 @@ func TestPromptDisclosure(t *testing.T) {
 			t.Fatalf("got error %v", texts(res))
 		}
 		got := strings.Join(texts(res), "\n")
-		if want := "Opened tally. New tools: tally (the tool list changed).\n\n## tally (tally)\n\nTotal: 0"; !strings.HasPrefix(got, want) {
+		if want := "Opened sections: tally. New tools: tally.\n\n## tally (tally)\n\nTotal: 0"; !strings.HasPrefix(got, want) {
 			t.Errorf("got %q, want it to start with %q", got, want)
 		}
 		wait(t, c.toolsChanged, "tools/list_changed")

@@ -52,6 +52,6 @@
 // live screen and whose summary is its one-line description. Sections render
 // in full from the first turn; an environment registered [OnDemand] renders
 // its summary until its first command or until the model opens it with
-// open_sections, and its tools ([Tools], [CommandTool]) are offered only once
+// open_sections, and its tools (its command tool, [Orchestrator.CommandTool], and any given with [Tools]) are offered only once
 // it is open.
 package orchestrator

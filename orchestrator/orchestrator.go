@@ -52,6 +52,10 @@ type entry struct {
 	reg  registration
 
 	run sync.Mutex // serializes Execute calls on env
+
+	toolOnce sync.Once // makes tool, the environment's command tool, once
+	tool     *tools.Tool
+	toolErr  error
 }
 
 // Option configures an Orchestrator.
@@ -112,7 +116,6 @@ type registration struct {
 	title       string
 	description string
 	tools       []*tools.Tool
-	commandTool bool
 }
 
 // OnDemand declares the environment on demand: its prompt section renders as
@@ -136,16 +139,11 @@ func Description(line string) RegisterOption {
 	return func(r *registration) { r.description = line }
 }
 
-// Tools attaches tools to the environment's prompt section: they are offered
-// while the section renders in full.
+// Tools attaches tools to the environment's prompt section besides its
+// command tool ([Orchestrator.CommandTool]): they are offered while the
+// section renders in full.
 func Tools(ts ...*tools.Tool) RegisterOption {
 	return func(r *registration) { r.tools = append(r.tools, ts...) }
-}
-
-// CommandTool gives the environment's prompt section a tool named after the
-// environment that runs a command in it (see [Orchestrator.CommandTool]).
-func CommandTool() RegisterOption {
-	return func(r *registration) { r.commandTool = true }
 }
 
 // Register adds env under name. The name must be an identifier (letters,

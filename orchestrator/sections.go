@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/section"
@@ -35,8 +37,9 @@ func SectionKey(name string) (string, error) {
 // unless a token budget demotes them; an environment registered [OnDemand]
 // renders its summary until the session records a command in it (the
 // session given with [WithSession] must be the one the prompt renders with)
-// or the model opens it with open_sections. The section's tools ([Tools],
-// [CommandTool]) are offered only while it renders in full.
+// or the model opens it with open_sections. The section's tools (its command
+// tool, [Orchestrator.CommandTool], and any given with [Tools]) are offered
+// only while it renders in full.
 func (o *Orchestrator) Sections() ([]*section.Section, error) {
 	o.mu.RLock()
 	list := make([]*entry, 0, len(o.names))
@@ -85,14 +88,11 @@ func (o *Orchestrator) Sections() ([]*section.Section, error) {
 }
 
 func (o *Orchestrator) envSection(e *entry, key string) (*section.Section, error) {
-	ts := append([]*tools.Tool(nil), e.reg.tools...)
-	if e.reg.commandTool {
-		t, err := o.CommandTool(e.name)
-		if err != nil {
-			return nil, err
-		}
-		ts = append(ts, t)
+	cmd, err := o.commandTool(e)
+	if err != nil {
+		return nil, err
 	}
+	ts := append(slices.Clone(e.reg.tools), cmd)
 	title := e.reg.title
 	if title == "" {
 		title = e.name
@@ -172,27 +172,68 @@ func closeFence(text string) string {
 
 // CommandInput is the input of an environment's command tool.
 type CommandInput struct {
-	Command string `json:"command" description:"The command text, in the environment's own syntax; it may span several lines."`
+	Command string  `json:"command" description:"The command text, in the environment's own syntax; it may span several lines."`
+	Timeout float64 `json:"timeout,omitempty" description:"Seconds the command may run before it is interrupted (the environment and its state survive); omit for no limit."`
 }
 
-// CommandTool returns a tool named after the environment that runs a command
-// in it through [Orchestrator.Execute] (so the command is recorded in the
-// session). The result is the command's output; a failed command is a failed
-// result with the output as its message.
+// CommandOutput is the output of an environment's command tool. The model
+// reads the output alone (String): front ends that show screens show them
+// their own way.
+type CommandOutput struct {
+	Output  string `json:"output" description:"What the command printed or returned."`
+	Success bool   `json:"success" description:"Whether the command succeeded."`
+	Screen  string `json:"screen" description:"The environment's screen after the command: its state and how to use it."`
+}
+
+// String returns the command's output.
+func (c CommandOutput) String() string { return c.Output }
+
+// CommandTool returns the tool named after the environment that runs a
+// command in it through the orchestrator (so the command is recorded in the
+// session, see [Orchestrator.Execute]); every environment's prompt section
+// carries it. The same tool is returned at every call. A command that fails
+// is a failed result whose message is the output, and whose Value is the
+// [CommandOutput] still. It fails for an unknown environment, or one whose
+// name makes no tool name.
 func (o *Orchestrator) CommandTool(name string) (*tools.Tool, error) {
-	desc := fmt.Sprintf("Run a command in the %s environment and return its output. Its section shows its state and the commands it accepts.", name)
-	t, err := tools.New(name, desc, func(ctx context.Context, tc tools.Context, in CommandInput) (string, error) {
-		res := o.execute(ctx, name, in.Command)
-		if !res.Success {
-			if res.Output == "" {
-				return "", errors.New("The command failed without output.")
-			}
-			return "", errors.New(res.Output)
-		}
-		return res.Output, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("orchestrator: command tool for %s: %w", name, err)
+	o.mu.RLock()
+	e, ok := o.envs[name]
+	o.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("orchestrator: command tool: %s", o.unknown(name))
 	}
-	return t, nil
+	return o.commandTool(e)
+}
+
+func (o *Orchestrator) commandTool(e *entry) (*tools.Tool, error) {
+	e.toolOnce.Do(func() {
+		name := e.name
+		desc := fmt.Sprintf("Run a command in the %s environment and return its output. Its section shows its state and the commands it accepts.", name)
+		e.tool, e.toolErr = tools.New(name, desc, func(ctx context.Context, _ tools.Context, in CommandInput) (CommandOutput, error) {
+			if in.Timeout < 0 || in.Timeout > MaxTimeout {
+				return CommandOutput{}, fmt.Errorf("timeout must be more than 0 and at most %d seconds, got %v; omit it for no limit", MaxTimeout, in.Timeout)
+			}
+			if in.Timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, time.Duration(in.Timeout*float64(time.Second)))
+				defer cancel()
+			}
+			res := o.execute(ctx, name, in.Command)
+			out := CommandOutput{Output: res.Output, Success: res.Success}
+			if scr, ok := o.Screen(name); ok {
+				out.Screen = scr.Content
+			}
+			if !res.Success {
+				if res.Output == "" {
+					return out, errors.New("The command failed without output.")
+				}
+				return out, errors.New(res.Output)
+			}
+			return out, nil
+		})
+		if e.toolErr != nil {
+			e.toolErr = fmt.Errorf("orchestrator: command tool for %s: %w", name, e.toolErr)
+		}
+	})
+	return e.tool, e.toolErr
 }

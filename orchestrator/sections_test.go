@@ -98,7 +98,8 @@ type workbench struct {
 }
 
 // newWorkbench registers an echo environment (in full) and the timer (on
-// demand, with its command tool) and builds a prompt of their sections.
+// demand) and builds a prompt of their sections, each carrying its
+// environment's command tool.
 func newWorkbench(t *testing.T) *workbench {
 	t.Helper()
 	sess := session.New()
@@ -108,7 +109,7 @@ func newWorkbench(t *testing.T) *workbench {
 	if err := o.Register("echo", &testEnv{}, Description("Echo (ready)")); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Register("timer", newTimer(t, sess, func() time.Time { return clk }), OnDemand(), CommandTool()); err != nil {
+	if err := o.Register("timer", newTimer(t, sess, func() time.Time { return clk }), OnDemand()); err != nil {
 		t.Fatal(err)
 	}
 	secs, err := o.Sections()
@@ -162,7 +163,7 @@ func TestOnDemandOpenedByModel(t *testing.T) {
 	if got, want := modes(r), "echo=FULL(declared) timer=SUMMARY(selector)"; got != want {
 		t.Errorf("got modes %s, want %s", got, want)
 	}
-	if got, want := toolNames(r), []string{"open_sections"}; !slices.Equal(got, want) {
+	if got, want := toolNames(r), []string{"echo", "open_sections"}; !slices.Equal(got, want) {
 		t.Errorf("got tools %v, want %v", got, want)
 	}
 
@@ -179,7 +180,7 @@ func TestOnDemandOpenedByModel(t *testing.T) {
 	if got, want := modes(r), "echo=FULL(declared) timer=FULL(override)"; got != want {
 		t.Errorf("got modes %s, want %s", got, want)
 	}
-	if got, want := toolNames(r), []string{"timer"}; !slices.Equal(got, want) {
+	if got, want := toolNames(r), []string{"echo", "timer"}; !slices.Equal(got, want) {
 		t.Errorf("got tools %v, want %v", got, want)
 	}
 	res, err := r.Tool("timer").Call(context.Background(), tools.Context{Session: w.sess}, []byte(`{"command":"start"}`))
@@ -214,7 +215,7 @@ func TestOnDemandOpenedByUse(t *testing.T) {
 	if got, want := modes(r), "echo=FULL(declared) timer=FULL(selector)"; got != want {
 		t.Errorf("after the first timer command: got modes %s, want %s", got, want)
 	}
-	if got, want := toolNames(r), []string{"timer"}; !slices.Equal(got, want) {
+	if got, want := toolNames(r), []string{"echo", "timer"}; !slices.Equal(got, want) {
 		t.Errorf("got tools %v, want %v", got, want)
 	}
 	// Restoring the earlier snapshot closes it again.
@@ -269,7 +270,7 @@ func (s *summarized) Summary() string { return s.summary }
 func TestSectionSummaryRender(t *testing.T) {
 	sess := session.New()
 	o := mustNew(t, WithSession(sess))
-	_ = o.Register("bash", &summarized{testEnv{}, "Bash shell (ready)"}, CommandTool())
+	_ = o.Register("bash", &summarized{testEnv{}, "Bash shell (ready)"})
 	secs, err := o.Sections()
 	if err != nil {
 		t.Fatal(err)
@@ -389,7 +390,7 @@ func TestLoadErrorSection(t *testing.T) {
 func TestCommandToolName(t *testing.T) {
 	o := mustNew(t)
 	long := strings.Repeat("a", 65)
-	_ = o.Register(long, &testEnv{}, CommandTool())
+	_ = o.Register(long, &testEnv{})
 	if _, err := o.CommandTool(long); err == nil || !errors.Is(err, tools.ErrInvalidName) {
 		t.Errorf("got %v, want an invalid tool name error", err)
 	}

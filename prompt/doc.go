@@ -42,6 +42,21 @@
 // Every other problem (an unknown key, a section already open, no
 // filesystem) is a failed tool result the model reads, not a Go error.
 //
+// A [Disclosure] does all of that in one place, and every front end (the
+// agent loop, the MCP server, the CLI) opens sections through it: it keeps
+// one or more prompts rendered for a session, offers one open_sections tool
+// for all of them, and when a call asks for sections with tools it applies
+// the overrides, renders again and answers with what opened and the tools
+// now offered ([Opened]):
+//
+//	d, err := prompt.NewDisclosure(sess, fs, []prompt.Part{{Prompt: p}})
+//	err = d.Render()
+//	res, err := d.Call(ctx, tool, args) // any offered tool, open_sections included
+//	offered := d.Tools()                 // changed if res.Value is an expanded *prompt.Opened
+//
+// To open sections without a model, [Rendered.Open] returns the [Overrides]
+// to apply before the next render.
+//
 // # Token budgets
 //
 // Rendered with [WithBudget], a prompt fits a token count: FULL sections that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -21,57 +22,94 @@ const ContextDir = "context"
 
 // ErrVisibilityExpansion is matched (errors.Is) by the error open_sections
 // returns when a requested section carries tools: the caller must apply the
-// overrides ([ApplyExpansion]) and render again to offer the new tools.
+// overrides ([ApplyExpansion]) and render again to offer the new tools. A
+// [Disclosure] does both itself.
 var ErrVisibilityExpansion = errors.New("visibility expansion required")
+
+// Overrides maps section paths to the mode the session should show them in:
+// what opening sections asks of a session before the prompt renders again.
+type Overrides map[string]visibility.Mode
+
+// Paths returns the overridden paths, sorted, so applying them is
+// deterministic.
+func (o Overrides) Paths() []string { return slices.Sorted(maps.Keys(o)) }
+
+// Apply dispatches a visibility.SetOverride event to sess for every path, in
+// path order, installing the overrides slice first if needed.
+func (o Overrides) Apply(sess *session.Session) error {
+	if sess == nil {
+		return errors.New("prompt: apply overrides: nil session")
+	}
+	if err := visibility.Register(sess); err != nil {
+		return fmt.Errorf("prompt: apply overrides: %w", err)
+	}
+	var errs []error
+	for _, p := range o.Paths() {
+		if err := sess.Dispatch(visibility.SetOverride{Path: p, Mode: o[p]}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("prompt: apply overrides: %w", err)
+	}
+	return nil
+}
 
 // VisibilityExpansionError carries what open_sections was asked to open when
 // a requested section carries tools.
 type VisibilityExpansionError struct {
-	Keys      []string                   // the requested keys, in request order
-	Reason    string                     // the model's reason
-	Overrides map[string]visibility.Mode // FULL for every requested path and its summarized ancestors
+	Keys      []string  // the requested keys, in request order, each once
+	Reason    string    // the model's reason
+	Overrides Overrides // FULL for every requested path and its summarized ancestors
 }
 
+// Error names the sections to open and why: "open sections: db.schema,
+// db.queries. Reason: …".
 func (e *VisibilityExpansionError) Error() string {
-	return fmt.Sprintf("visibility expansion required for %s", strings.Join(e.Keys, ", "))
+	msg := "open sections: " + strings.Join(e.Keys, ", ")
+	if r := strings.TrimSpace(e.Reason); r != "" {
+		msg += ". Reason: " + r
+	}
+	return msg
 }
 
 // Is makes errors.Is(err, ErrVisibilityExpansion) true.
 func (e *VisibilityExpansionError) Is(target error) bool { return target == ErrVisibilityExpansion }
 
-// Paths returns the overridden paths, sorted, so applying them is
-// deterministic.
-func (e *VisibilityExpansionError) Paths() []string {
-	ps := make([]string, 0, len(e.Overrides))
-	for p := range e.Overrides {
-		ps = append(ps, p)
-	}
-	slices.Sort(ps)
-	return ps
-}
+// Paths returns the overridden paths, sorted.
+func (e *VisibilityExpansionError) Paths() []string { return e.Overrides.Paths() }
 
 // ApplyExpansion dispatches a visibility.SetOverride event to sess for every
-// override err carries (err must match ErrVisibilityExpansion), installing the
-// overrides slice first if needed. Render again afterwards.
+// override err carries (err must match ErrVisibilityExpansion; a join of
+// several is applied whole), installing the overrides slice first if
+// needed. Render again afterwards.
 func ApplyExpansion(sess *session.Session, err error) error {
-	var ve *VisibilityExpansionError
-	if !errors.As(err, &ve) {
+	list := expansions(err)
+	if len(list) == 0 {
 		return fmt.Errorf("prompt: apply expansion: not a visibility expansion error: %v", err)
 	}
-	if sess == nil {
-		return errors.New("prompt: apply expansion: nil session")
+	all := Overrides{}
+	for _, ve := range list {
+		maps.Copy(all, ve.Overrides)
 	}
-	if err := visibility.Register(sess); err != nil {
+	if err := all.Apply(sess); err != nil {
 		return fmt.Errorf("prompt: apply expansion: %w", err)
 	}
-	var errs []error
-	for _, p := range ve.Paths() {
-		if err := sess.Dispatch(visibility.SetOverride{Path: p, Mode: ve.Overrides[p]}); err != nil {
-			errs = append(errs, err)
+	return nil
+}
+
+// expansions lists the expansion errors err is or joins.
+func expansions(err error) []*VisibilityExpansionError {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []*VisibilityExpansionError
+		for _, e := range j.Unwrap() {
+			out = append(out, expansions(e)...)
 		}
+		return out
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("prompt: apply expansion: %w", err)
+	var ve *VisibilityExpansionError
+	if errors.As(err, &ve) {
+		return []*VisibilityExpansionError{ve}
 	}
 	return nil
 }
@@ -88,11 +126,23 @@ type OpenSectionsResult struct {
 }
 
 // String is the message the model reads.
-func (r OpenSectionsResult) String() string {
-	return "Section content written to: " + strings.Join(r.WrittenFiles, ", ")
+func (r OpenSectionsResult) String() string { return writtenMessage(r.WrittenFiles) }
+
+// writtenMessage is seed 002's answer for content written to context files.
+func writtenMessage(files []string) string {
+	return "Section content written to: " + strings.Join(files, ", ")
 }
 
 const openSectionsDescription = "Open summarized sections of this prompt. Sections that offer tools are expanded in place and their tools become available; content-only sections are written to context/<key>.md for you to read."
+
+// The failures open_sections answers with (seed 002, exact).
+const (
+	msgNoKeys       = "At least one section key must be provided."
+	msgUnknown      = "Section '%s' does not exist in this prompt."
+	msgExpanded     = "Section '%s' is already expanded."
+	msgNoFilesystem = "Cannot write context files: no filesystem available."
+	msgWriteFailed  = "Failed to write context for '%s': %v"
+)
 
 func (r *Rendered) openSectionsTool() *tools.Tool {
 	return tools.MustNew(OpenSectionsName, openSectionsDescription, r.openSections)
@@ -101,61 +151,116 @@ func (r *Rendered) openSectionsTool() *tools.Tool {
 // openSections is the open_sections handler, bound to this render: what is
 // "already expanded" is what the model was shown.
 func (r *Rendered) openSections(_ context.Context, tc tools.Context, in OpenSectionsInput) (OpenSectionsResult, error) {
-	if len(in.SectionKeys) == 0 {
-		return OpenSectionsResult{}, errors.New("At least one section key must be provided.")
+	keys := uniqueKeys(in.SectionKeys)
+	if len(keys) == 0 {
+		return OpenSectionsResult{}, errors.New(msgNoKeys)
 	}
+	req, err := r.request(keys)
+	if err != nil {
+		return OpenSectionsResult{}, err
+	}
+	if req.withTools {
+		return OpenSectionsResult{}, tools.Halt(&VisibilityExpansionError{Keys: keys, Reason: in.Reason, Overrides: r.overrides(req.idx)})
+	}
+	files, err := r.writeContexts(orFS(tc.FS, r.fs), req.idx)
+	return OpenSectionsResult{WrittenFiles: files}, err
+}
+
+// uniqueKeys returns keys without repeats, in first-seen order: a key listed
+// twice opens once.
+func uniqueKeys(keys []string) []string {
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func orFS(fs, fallback afero.Fs) afero.Fs {
+	if fs != nil {
+		return fs
+	}
+	return fallback
+}
+
+// openRequest is an open_sections request checked against one render.
+type openRequest struct {
+	idx       []int // the requested nodes, in request order
+	withTools bool  // some requested section carries tools
+}
+
+// request checks keys against what this render showed: every key names an
+// enabled section that is not shown in full already. Its error is the
+// message for the model. The check is all-or-nothing and touches nothing.
+func (r *Rendered) request(keys []string) (openRequest, error) {
 	t := r.p.t
 	pr := r.p.prepare()
-	idx := make([]int, 0, len(in.SectionKeys))
-	seen := make(map[string]bool, len(in.SectionKeys))
-	withTools := false
-	for _, key := range in.SectionKeys {
+	req := openRequest{idx: make([]int, 0, len(keys))}
+	for _, key := range keys {
 		i, ok := t.index(key)
 		if !ok || !pr.enabled[i] {
-			return OpenSectionsResult{}, fmt.Errorf("Section '%s' does not exist in this prompt.", key)
+			return openRequest{}, fmt.Errorf(msgUnknown, key)
 		}
-		if seen[key] {
-			return OpenSectionsResult{}, fmt.Errorf("Section '%s' is listed more than once.", key)
-		}
-		seen[key] = true
 		if r.visible[i] && r.modes[i] == visibility.Full {
-			return OpenSectionsResult{}, fmt.Errorf("Section '%s' is already expanded.", key)
+			return openRequest{}, fmt.Errorf(msgExpanded, key)
 		}
-		withTools = withTools || pr.hasTools[i]
-		idx = append(idx, i)
+		req.withTools = req.withTools || pr.hasTools[i]
+		req.idx = append(req.idx, i)
 	}
-	if withTools {
-		ov := make(map[string]visibility.Mode, len(idx))
-		for _, i := range idx {
-			for a := i; a >= 0; a = t.nodes[a].parent {
-				if a == i || r.modes[a] != visibility.Full {
-					ov[t.nodes[a].path] = visibility.Full
-				}
+	return req, nil
+}
+
+// overrides returns FULL for every node of idx and for each of its
+// ancestors this render did not show in full.
+func (r *Rendered) overrides(idx []int) Overrides {
+	t := r.p.t
+	ov := make(Overrides, len(idx))
+	for _, i := range idx {
+		for a := i; a >= 0; a = t.nodes[a].parent {
+			if a == i || r.modes[a] != visibility.Full {
+				ov[t.nodes[a].path] = visibility.Full
 			}
 		}
-		return OpenSectionsResult{}, tools.Halt(&VisibilityExpansionError{
-			Keys:      slices.Clone(in.SectionKeys),
-			Reason:    in.Reason,
-			Overrides: ov,
-		})
 	}
-	fs := tc.FS
-	if fs == nil {
-		fs = r.fs
+	return ov
+}
+
+// Open returns the overrides that show the sections at keys in full, with
+// their summarized ancestors: apply them to the session and render again.
+// Unlike open_sections it writes no context file and opens content-only
+// sections in place too. It fails for an unknown or disabled key; a key
+// already shown in full asks for nothing.
+func (r *Rendered) Open(keys ...string) (Overrides, error) {
+	var idx []int
+	for _, key := range uniqueKeys(keys) {
+		i, ok := r.p.t.index(key)
+		if !ok || !r.p.prepare().enabled[i] {
+			return nil, fmt.Errorf("prompt: open %s: no such section; the sections are %s", key, strings.Join(r.p.t.Paths(), ", "))
+		}
+		if !r.visible[i] || r.modes[i] != visibility.Full {
+			idx = append(idx, i)
+		}
 	}
+	return r.overrides(idx), nil
+}
+
+// writeContexts writes each node of idx to its context file, in order, and
+// returns the file names.
+func (r *Rendered) writeContexts(fs afero.Fs, idx []int) ([]string, error) {
 	if fs == nil {
-		return OpenSectionsResult{}, errors.New("Cannot write context files: no filesystem available.")
+		return nil, errors.New(msgNoFilesystem)
 	}
 	written := make([]string, 0, len(idx))
 	for _, i := range idx {
-		p := t.nodes[i].path
 		name, err := r.writeContext(fs, i)
 		if err != nil {
-			return OpenSectionsResult{}, fmt.Errorf("Failed to write context for '%s': %v", p, err)
+			return nil, fmt.Errorf(msgWriteFailed, r.p.t.nodes[i].path, err)
 		}
 		written = append(written, name)
 	}
-	return OpenSectionsResult{WrittenFiles: written}, nil
+	return written, nil
 }
 
 // writeContext writes node i and its enabled descendants, in full, as a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -113,9 +114,36 @@ func TestOpenSectionsAlreadyExpanded(t *testing.T) {
 }
 
 func TestOpenSectionsDuplicateKey(t *testing.T) {
+	t.Run("content", func(t *testing.T) {
+		p, sess := openFixture(t)
+		res, err := call(t, p, sess, afero.NewMemMapFs(), `{"section_keys":["guide","guide"],"reason":"r"}`)
+		if err != nil || !res.Success || res.Message != "Section content written to: context/guide.md" {
+			t.Errorf("got %+v, %v; want guide written once", res, err)
+		}
+	})
+	t.Run("tools", func(t *testing.T) {
+		p, sess := openFixture(t)
+		_, err := call(t, p, sess, nil, `{"section_keys":["verify","kit.run","verify"],"reason":"r"}`)
+		var ve *prompt.VisibilityExpansionError
+		if !errors.As(err, &ve) || !slices.Equal(ve.Keys, []string{"verify", "kit.run"}) {
+			t.Errorf("got %v, want an expansion of verify and kit.run, each once", err)
+		}
+	})
+}
+
+// TestExpansionErrorText checks that the error names what to open and why,
+// as the model sees it when it is not handled.
+func TestExpansionErrorText(t *testing.T) {
 	p, sess := openFixture(t)
-	res, err := call(t, p, sess, afero.NewMemMapFs(), `{"section_keys":["guide","guide"],"reason":"r"}`)
-	wantFailure(t, res, err, "Section 'guide' is listed more than once.")
+	res, err := call(t, p, sess, nil, `{"section_keys":["verify","kit.run"],"reason":"check the build"}`)
+	want := "open sections: verify, kit.run. Reason: check the build"
+	if err == nil || err.Error() != want || res.Message != want {
+		t.Errorf("got error %v and message %q, want both %q", err, res.Message, want)
+	}
+	noReason := &prompt.VisibilityExpansionError{Keys: []string{"db.schema", "db.queries"}}
+	if got, want := noReason.Error(), "open sections: db.schema, db.queries"; got != want {
+		t.Errorf("without a reason: got %q, want %q", got, want)
+	}
 }
 
 func TestOpenSectionsKeysCheckedBeforeFilesystem(t *testing.T) {
@@ -196,7 +224,7 @@ func TestOpenSectionsToolBearingReturnsExpansion(t *testing.T) {
 		t.Fatalf("errors.As: got %T", err)
 	}
 	if !reflect.DeepEqual(ve.Keys, []string{"verify"}) || ve.Reason != "check my work" ||
-		!reflect.DeepEqual(ve.Overrides, map[string]visibility.Mode{"verify": visibility.Full}) {
+		!reflect.DeepEqual(ve.Overrides, prompt.Overrides{"verify": visibility.Full}) {
 		t.Errorf("got %+v", ve)
 	}
 	if got := files(t, fs); len(got) != 0 {
@@ -228,7 +256,7 @@ func TestOpenSectionsMixedRequestWritesNothing(t *testing.T) {
 	if !errors.As(err, &ve) {
 		t.Fatalf("got %v, want a VisibilityExpansionError", err)
 	}
-	want := map[string]visibility.Mode{"guide": visibility.Full, "verify": visibility.Full}
+	want := prompt.Overrides{"guide": visibility.Full, "verify": visibility.Full}
 	if !reflect.DeepEqual(ve.Overrides, want) || !reflect.DeepEqual(ve.Keys, []string{"guide", "verify"}) {
 		t.Errorf("got keys %v overrides %v, want [guide verify] %v", ve.Keys, ve.Overrides, want)
 	}
@@ -245,7 +273,7 @@ func TestOpenSectionsChildUnderSummarizedParent(t *testing.T) {
 		if !errors.As(err, &ve) {
 			t.Fatalf("got %v, want a VisibilityExpansionError", err)
 		}
-		want := map[string]visibility.Mode{"kit": visibility.Full, "kit.run": visibility.Full}
+		want := prompt.Overrides{"kit": visibility.Full, "kit.run": visibility.Full}
 		if !reflect.DeepEqual(ve.Overrides, want) {
 			t.Errorf("overrides: got %v, want %v", ve.Overrides, want)
 		}

@@ -50,6 +50,9 @@ type SectionReport struct {
 	Tokens   int             `json:"tokens"` // of the section's own block as rendered; 0 when hidden or not counted
 }
 
+// Prompt returns the prompt that rendered.
+func (r *Rendered) Prompt() *Prompt { return r.p }
+
 // Text returns the rendered markdown.
 func (r *Rendered) Text() string { return r.text }
 

@@ -242,30 +242,31 @@ func TestCallHandlerFailures(t *testing.T) {
 		name    string
 		handler tools.Handler[struct{}, string]
 		want    string
+		value   any // the failed result's Value
 	}{
-		{"error", func(context.Context, tools.Context, struct{}) (string, error) {
-			return "ignored", errors.New("file notes.md does not exist; create it first")
-		}, "file notes.md does not exist; create it first"},
+		{"error with output", func(context.Context, tools.Context, struct{}) (string, error) {
+			return "partial", errors.New("file notes.md does not exist; create it first")
+		}, "file notes.md does not exist; create it first", "partial"},
 		{"wrapped error", func(context.Context, tools.Context, struct{}) (string, error) {
 			return "", fmt.Errorf("reading config: %w", errStore)
-		}, "reading config: store unavailable"},
+		}, "reading config: store unavailable", nil},
 		{"error without text", func(context.Context, tools.Context, struct{}) (string, error) {
 			return "", errors.New("")
-		}, "Tool worker failed."},
+		}, "Tool worker failed.", nil},
 		{"panic string", func(context.Context, tools.Context, struct{}) (string, error) {
 			panic("boom")
-		}, "Tool worker panicked: boom"},
+		}, "Tool worker panicked: boom", nil},
 		{"panic error", func(context.Context, tools.Context, struct{}) (string, error) {
 			panic(errStore)
-		}, "Tool worker panicked: store unavailable"},
+		}, "Tool worker panicked: store unavailable", nil},
 		{"panic runtime", func(context.Context, tools.Context, struct{}) (string, error) {
 			var m map[string]int
 			m["x"] = 1
 			return "", nil
-		}, "Tool worker panicked: assignment to entry in nil map"},
+		}, "Tool worker panicked: assignment to entry in nil map", nil},
 		{"panic with halt", func(context.Context, tools.Context, struct{}) (string, error) {
 			panic(tools.Halt(errStore))
-		}, "Tool worker panicked: store unavailable"},
+		}, "Tool worker panicked: store unavailable", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -274,8 +275,8 @@ func TestCallHandlerFailures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("got error %v, want nil", err)
 			}
-			if res.Success || res.Value != nil {
-				t.Errorf("got Success %v Value %v, want false and nil", res.Success, res.Value)
+			if res.Success || res.Value != tt.value {
+				t.Errorf("got Success %v Value %#v, want false and %#v", res.Success, res.Value, tt.value)
 			}
 			if res.Message != tt.want {
 				t.Errorf("got message %q, want %q", res.Message, tt.want)

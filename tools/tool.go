@@ -26,7 +26,10 @@ type Context struct {
 // Result is what the model sees of a call.
 type Result struct {
 	Message string // the text the model reads
-	Value   any    // the handler's output on success, nil otherwise
+	// Value is the handler's output. On a failed call it is what the
+	// handler returned with its error, and nil when that was the zero value
+	// (or when the handler never ran).
+	Value   any
 	Success bool
 }
 
@@ -96,7 +99,11 @@ func New[In, Out any](name, description string, h Handler[In, Out]) (*Tool, erro
 		}
 		out, err := h(ctx, tc, in)
 		if err != nil {
-			return failure(ctx, name, err)
+			res, err := failure(ctx, name, err)
+			if !reflect.ValueOf(&out).Elem().IsZero() {
+				res.Value = out // what the handler had to show for the failed work
+			}
+			return res, err
 		}
 		msg, err := message(out)
 		if err != nil {

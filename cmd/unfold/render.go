@@ -14,7 +14,6 @@ import (
 	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/tokens"
 	"github.com/unfold-dev/unfold/tokens/bpe"
-	"github.com/unfold-dev/unfold/visibility"
 )
 
 const renderHelp = `Usage: unfold render FILE.md [flags]
@@ -132,30 +131,27 @@ func renderFile(file, paramsPath, open string, budget int, counter tokens.Counte
 		return nil, err
 	}
 	sess := session.New()
-	if err := visibility.Register(sess); err != nil {
-		return nil, err
-	}
-	if open != "" {
-		for key := range strings.SplitSeq(open, ",") {
-			key = strings.TrimSpace(key)
-			if _, ok := f.Template().Section(key); !ok {
-				return nil, fmt.Errorf("--open %s: no such section; the sections are %s", key, strings.Join(f.Template().Paths(), ", "))
-			}
-			// Open the ancestors too, as open_sections does for summarized
-			// ones (an override on an ancestor already FULL changes nothing
-			// but the report's why).
-			for path := key; path != ""; path = path[:max(strings.LastIndexByte(path, '.'), 0)] {
-				if err := sess.Dispatch(visibility.SetOverride{Path: path, Mode: visibility.Full}); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
 	opt := prompt.WithTokens(counter)
 	if budget > 0 {
 		opt = prompt.WithBudget(budget, counter)
 	}
 	r, err := p.Render(sess, nil, opt)
+	if err == nil && open != "" {
+		// The sections open as the model would open them, ancestors
+		// included, and the prompt renders again.
+		var keys []string
+		for key := range strings.SplitSeq(open, ",") {
+			keys = append(keys, strings.TrimSpace(key))
+		}
+		var ov prompt.Overrides
+		if ov, err = r.Open(keys...); err != nil {
+			return nil, fmt.Errorf("--open: %w", err)
+		}
+		if err = ov.Apply(sess); err != nil {
+			return nil, err
+		}
+		r, err = p.Render(sess, nil, opt)
+	}
 	return r, f.Locate(err)
 }
 

@@ -100,7 +100,7 @@ func TestRenderErrors(t *testing.T) {
 		{"bad attribute", []string{bad}, 1, `bad.md:3: heading "B": unknown attribute "color"`},
 		{"params not an object", []string{good, "--params", arr}, 1, "want a JSON object, got an array"},
 		{"missing param", []string{good, "--open", "a"}, 1, `good.md:1: heading "A": body template:`},
-		{"unknown open key", []string{good, "--open", "zz"}, 1, "--open zz: no such section; the sections are a"},
+		{"unknown open key", []string{good, "--open", "zz"}, 1, "--open: prompt: open zz: no such section; the sections are a"},
 		{"bad tokenizer", []string{good, "--tokenizer", "p50k"}, 2, "want o200k, cl100k or estimate"},
 		{"negative budget", []string{good, "--budget", "-3"}, 2, "want a positive number of tokens"},
 		{"json and tree", []string{good, "--json", "--tree"}, 2, "exclusive"},

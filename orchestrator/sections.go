@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/markdown"
 	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/tools"
@@ -159,7 +160,7 @@ func callSummary(s envs.Summarizer) (line string) {
 // in the middle of a code block), so it cannot swallow the rest of the
 // prompt.
 func closeFence(text string) string {
-	n := section.OpenFence(text)
+	n := markdown.OpenFence(text)
 	if n == 0 {
 		return text
 	}

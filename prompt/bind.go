@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/unfold-dev/unfold/internal/markdown"
 	"github.com/unfold-dev/unfold/section"
 )
 
@@ -254,8 +255,8 @@ func (p *Prompt) execBody(i int) (string, error) {
 	if err != nil {
 		return "", &section.Error{Path: n.path, Err: err}
 	}
-	body := section.Dedent(raw)
-	if line := section.OpenFence(body); line > 0 {
+	body := markdown.Dedent(raw)
+	if line := markdown.OpenFence(body); line > 0 {
 		return "", &section.Error{Path: n.path, Err: fmt.Errorf("rendered body opens a code fence on line %d and never closes it", line)}
 	}
 	return body, nil

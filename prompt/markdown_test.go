@@ -4,24 +4,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/unfold-dev/unfold/internal/markdown"
 	"github.com/unfold-dev/unfold/section"
 )
-
-func TestDedent(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"", ""},
-		{"  a\n  b", "a\nb"},
-		{"\n\t\ta\n\t\t  b\n\n\t\tc\n", "a\n  b\n\nc"},
-		{"  a\n b", "a\nb"},
-		{"a\n  b", "a\n  b"},
-		{"  a\n   \n  b", "a\n\nb"},
-		{"\t a\n\t b", "a\nb"},
-	} {
-		if got := section.Dedent(tc.in); got != tc.want {
-			t.Errorf("dedent(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
 
 func TestShiftHeadings(t *testing.T) {
 	for _, tc := range []struct {
@@ -105,8 +90,8 @@ func FuzzPlainBody(f *testing.F) {
 		if !ok {
 			return
 		}
-		dedented := section.Dedent(s)
-		if line := section.OpenFence(dedented); line > 0 {
+		dedented := markdown.Dedent(s)
+		if line := markdown.OpenFence(dedented); line > 0 {
 			t.Fatalf("plainBody(%q) passed a body with an open fence on line %d", s, line)
 		}
 		for _, shift := range []int{2, 4} {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/unfold-dev/unfold/internal/markdown"
 	"github.com/unfold-dev/unfold/section"
 )
 
@@ -140,7 +141,7 @@ func (t *Template) add(b *headings, list []*section.Section, parent int, depth i
 
 		n := node{sec: s, depth: depth, parent: parent}
 		if !s.Dynamic() {
-			n.dedented = section.Dedent(mustBody(s))
+			n.dedented = markdown.Dedent(mustBody(s))
 			n.static = shiftHeadings(n.dedented, depth+2)
 		}
 		at := len(t.nodes)

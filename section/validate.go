@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/unfold-dev/unfold/internal/markdown"
 	"github.com/unfold-dev/unfold/visibility"
 )
 
@@ -129,7 +130,7 @@ func openFenceIn(body string) int {
 	if !strings.Contains(body, "```") && !strings.Contains(body, "~~~") {
 		return 0
 	}
-	return OpenFence(Dedent(body))
+	return markdown.OpenFence(markdown.Dedent(body))
 }
 
 func (v *validator) section(s *Section) {

@@ -112,29 +112,6 @@ func TestValidateSharedSection(t *testing.T) {
 	}
 }
 
-func TestOpenFence(t *testing.T) {
-	for _, tc := range []struct {
-		text string
-		want int
-	}{
-		{"", 0},
-		{"no fences", 0},
-		{"```\ncode\n```", 0},
-		{"```go\ncode", 1},
-		{"a\n\n~~~\nx\n```\n", 3},
-		{"````\n```\n````", 0},
-		{"```\n````", 0},
-		{"    ```\nindented code, not a fence", 0},
-		{"``` a`b\nnot a fence", 0},
-		{"```\n```not closing\n", 1},
-		{"```\r\ncode\r\n```\r\n", 0},
-	} {
-		if got := section.OpenFence(tc.text); got != tc.want {
-			t.Errorf("OpenFence(%q) = %d, want %d", tc.text, got, tc.want)
-		}
-	}
-}
-
 func TestBodyAndEnabled(t *testing.T) {
 	s := section.New(section.Spec[Params]{Key: "a", Title: "A", Body: "Hi {{.Name}}", Enabled: func(p Params) bool { return p.Name != "" }})
 	if got, err := s.Body(Params{Name: "Ann"}); err != nil || got != "Hi Ann" {

@@ -1,4 +1,4 @@
-package section
+package markdown
 
 import "strings"
 

@@ -2,8 +2,9 @@ package envs
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/unfold-dev/unfold/session"
@@ -20,51 +21,69 @@ type CommandUsed struct {
 // EventCommandUsed is the name of [CommandUsed] in a saved session log.
 const EventCommandUsed = "envs.command_used"
 
-// Usage is the set of commands used so far, per environment. It is an
-// immutable value: With returns a new one. The zero Usage is empty.
+// Usage is what the environments have been used for so far: per
+// environment, how many commands it ran and which of its named commands
+// were used (for help that shortens once a command is used). It is an
+// immutable value: [Usage.With] and [Usage.Ran] return a new one. The zero
+// Usage is empty.
+//
+// Two session slices hold a Usage: [UsageSlice] records the commands a
+// [Declarative] environment used, and the orchestrator's records the
+// commands every environment ran.
 type Usage struct {
-	m map[string][]string // environment -> command names, sorted, no duplicates
+	m map[string]envUsage
+}
+
+// envUsage is one environment's usage.
+type envUsage struct {
+	Runs     int      `json:"runs,omitempty"`
+	Commands []string `json:"commands,omitempty"` // sorted, no duplicates
 }
 
 // Used reports whether command has been used in the environment env.
 func (u Usage) Used(env, command string) bool {
-	_, ok := slices.BinarySearch(u.m[env], command)
+	_, ok := slices.BinarySearch(u.m[env].Commands, command)
 	return ok
 }
 
 // Commands returns the commands used in env, sorted.
 func (u Usage) Commands(env string) []string {
-	return slices.Clone(u.m[env])
+	return slices.Clone(u.m[env].Commands)
 }
 
-// Environments returns the environments with at least one used command,
-// sorted.
-func (u Usage) Environments() []string {
-	envs := make([]string, 0, len(u.m))
-	for e := range u.m {
-		envs = append(envs, e)
-	}
-	sort.Strings(envs)
-	return envs
-}
+// Count returns how many commands env has run.
+func (u Usage) Count(env string) int { return u.m[env].Runs }
+
+// Environments returns the environments with any usage recorded, sorted.
+func (u Usage) Environments() []string { return slices.Sorted(maps.Keys(u.m)) }
 
 // With returns u plus command used in env.
 func (u Usage) With(env, command string) Usage {
-	cmds := u.m[env]
-	i, ok := slices.BinarySearch(cmds, command)
+	e := u.m[env]
+	i, ok := slices.BinarySearch(e.Commands, command)
 	if ok {
 		return u
 	}
-	m := make(map[string][]string, len(u.m)+1)
-	for k, v := range u.m {
-		m[k] = v
-	}
-	m[env] = slices.Insert(slices.Clip(slices.Clone(cmds)), i, command)
+	e.Commands = slices.Insert(slices.Clip(slices.Clone(e.Commands)), i, command)
+	return u.set(env, e)
+}
+
+// Ran returns u plus one command run in env.
+func (u Usage) Ran(env string) Usage {
+	e := u.m[env]
+	e.Runs++
+	return u.set(env, e)
+}
+
+func (u Usage) set(env string, e envUsage) Usage {
+	m := make(map[string]envUsage, len(u.m)+1)
+	maps.Copy(m, u.m)
+	m[env] = e
 	return Usage{m: m}
 }
 
-// MarshalJSON encodes the usage as an object of environment to sorted
-// command names.
+// MarshalJSON encodes the usage as an object of environment to
+// {"runs": n, "commands": [sorted names]}.
 func (u Usage) MarshalJSON() ([]byte, error) {
 	if u.m == nil {
 		return []byte("{}"), nil
@@ -72,17 +91,18 @@ func (u Usage) MarshalJSON() ([]byte, error) {
 	return json.Marshal(u.m)
 }
 
-// UnmarshalJSON decodes an object of environment to command names, in any
+// UnmarshalJSON decodes what MarshalJSON encodes; commands may come in any
 // order, duplicates allowed.
 func (u *Usage) UnmarshalJSON(data []byte) error {
-	var m map[string][]string
+	var m map[string]envUsage
 	if err := json.Unmarshal(data, &m); err != nil {
-		return err
+		return fmt.Errorf("envs: usage: %w", err)
 	}
-	for env, cmds := range m {
-		cmds = slices.Clone(cmds)
-		slices.Sort(cmds)
-		m[env] = slices.Compact(cmds)
+	for env, e := range m {
+		e.Commands = slices.Clone(e.Commands)
+		slices.Sort(e.Commands)
+		e.Commands = slices.Compact(e.Commands)
+		m[env] = e
 	}
 	*u = Usage{m: m}
 	return nil

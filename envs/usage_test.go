@@ -149,7 +149,7 @@ func TestUsageSharedSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(data), `{"stopwatch":["reset","stop"],"timer":["start"]}`; got != want {
+	if got, want := string(data), `{"stopwatch":{"commands":["reset","stop"]},"timer":{"commands":["start"]}}`; got != want {
 		t.Errorf("got JSON %s, want %s", got, want)
 	}
 }
@@ -159,8 +159,9 @@ func TestUsageJSON(t *testing.T) {
 		name, in, want string
 	}{
 		{"empty", `{}`, `{}`},
-		{"sorted", `{"e":["b","a"]}`, `{"e":["a","b"]}`},
-		{"duplicates", `{"e":["a","a","b"]}`, `{"e":["a","b"]}`},
+		{"sorted", `{"e":{"commands":["b","a"]}}`, `{"e":{"commands":["a","b"]}}`},
+		{"duplicates", `{"e":{"commands":["a","a","b"]}}`, `{"e":{"commands":["a","b"]}}`},
+		{"runs", `{"e":{"runs":3},"f":{"runs":1,"commands":["x"]}}`, `{"e":{"runs":3},"f":{"runs":1,"commands":["x"]}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,6 +184,17 @@ func TestUsageJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`[1]`), &zero); err == nil {
 		t.Error("got no error for a JSON array, want one")
+	}
+}
+
+func TestUsageRan(t *testing.T) {
+	u0 := envs.Usage{}
+	u1 := u0.Ran("b").Ran("a").Ran("b").With("a", "x")
+	if u0.Count("b") != 0 || u1.Count("b") != 2 || u1.Count("a") != 1 || !u1.Used("a", "x") {
+		t.Errorf("got %d, %d, %d, %v; want 0, 2, 1, true", u0.Count("b"), u1.Count("b"), u1.Count("a"), u1.Used("a", "x"))
+	}
+	if got := fmt.Sprint(u1.Environments()); got != "[a b]" {
+		t.Errorf("environments: got %s, want [a b]", got)
 	}
 }
 

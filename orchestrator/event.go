@@ -1,14 +1,12 @@
 package orchestrator
 
 import (
-	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/session"
 )
 
@@ -41,51 +39,9 @@ func eventCommand(command string) string {
 	return command[:end] + fmt.Sprintf("\n[... %d more bytes]", len(command)-end)
 }
 
-// Usage counts the commands each environment has run. It is an immutable
-// value; the session replaces it on every [CommandExecuted].
-type Usage struct {
-	m map[string]int
-}
-
-// Count returns how many commands env has run.
-func (u Usage) Count(env string) int { return u.m[env] }
-
-// Used reports whether env has run at least one command.
-func (u Usage) Used(env string) bool { return u.m[env] > 0 }
-
-// Environments returns the names of the environments that have run a
-// command, sorted.
-func (u Usage) Environments() []string { return slices.Sorted(maps.Keys(u.m)) }
-
-// add returns u with one more command for env.
-func (u Usage) add(env string) Usage {
-	n := make(map[string]int, len(u.m)+1)
-	maps.Copy(n, u.m)
-	n[env]++
-	return Usage{m: n}
-}
-
-// MarshalJSON encodes the usage as an object of environment name to count.
-func (u Usage) MarshalJSON() ([]byte, error) {
-	if u.m == nil {
-		return []byte("{}"), nil
-	}
-	return json.Marshal(u.m)
-}
-
-// UnmarshalJSON decodes an object of environment name to count.
-func (u *Usage) UnmarshalJSON(data []byte) error {
-	var m map[string]int
-	if err := json.Unmarshal(data, &m); err != nil {
-		return fmt.Errorf("orchestrator: usage: %w", err)
-	}
-	*u = Usage{m: m}
-	return nil
-}
-
 // UsageSlice is the session slice that counts commands per environment. It
 // is what opens an on-demand environment's section after its first command.
-var UsageSlice = session.NewSlice("orchestrator.usage", Usage{})
+var UsageSlice = session.NewSlice("orchestrator.usage", envs.Usage{})
 
 // registerMu makes RegisterSession's check-then-install atomic.
 var registerMu sync.Mutex
@@ -102,9 +58,9 @@ func RegisterSession(sess *session.Session) error {
 	if err := session.RegisterEvent[CommandExecuted](sess, EventCommandExecuted); err != nil {
 		return err
 	}
-	return session.On(sess, UsageSlice, func(u Usage, e CommandExecuted) Usage { return u.add(e.Environment) })
+	return session.On(sess, UsageSlice, func(u envs.Usage, e CommandExecuted) envs.Usage { return u.Ran(e.Environment) })
 }
 
-// GetUsage returns the usage recorded in sess; none when sess is nil or has
-// no usage slice.
-func GetUsage(sess *session.Session) Usage { return session.Get(sess, UsageSlice) }
+// GetUsage returns the commands each environment ran, as recorded in sess
+// ([envs.Usage.Count]); none when sess is nil or has no usage slice.
+func GetUsage(sess *session.Session) envs.Usage { return session.Get(sess, UsageSlice) }

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -268,35 +267,6 @@ func TestCommandExecutedEvent(t *testing.T) {
 	}
 	if got := GetUsage(fresh).Count("echo"); got != 3 {
 		t.Errorf("after replay: got echo usage %d, want 3", got)
-	}
-}
-
-func TestUsageJSON(t *testing.T) {
-	tests := []struct {
-		name string
-		u    Usage
-		want string
-	}{
-		{"empty", Usage{}, `{}`},
-		{"some", Usage{}.add("b").add("a").add("b"), `{"a":1,"b":2}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b, err := json.Marshal(tt.u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(b) != tt.want {
-				t.Errorf("got %s, want %s", b, tt.want)
-			}
-			var back Usage
-			if err := json.Unmarshal(b, &back); err != nil {
-				t.Fatal(err)
-			}
-			if fmt.Sprint(back.Environments()) != fmt.Sprint(tt.u.Environments()) {
-				t.Errorf("round trip: got %v, want %v", back.Environments(), tt.u.Environments())
-			}
-		})
 	}
 }
 

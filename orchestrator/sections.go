@@ -110,7 +110,7 @@ func (o *Orchestrator) envSection(e *entry, key string) (*section.Section, error
 	if e.reg.onDemand {
 		name := e.name
 		spec.Visibility = visibility.FromSession(func(sess *session.Session) visibility.Mode {
-			if GetUsage(sess).Used(name) {
+			if GetUsage(sess).Count(name) > 0 {
 				return visibility.Full
 			}
 			return visibility.Summary

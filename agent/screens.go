@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/unfold-dev/unfold/tools"
-	"github.com/unfold-dev/unfold/visibility"
 )
 
 // screenBlock is one top-level environment section as rendered.
@@ -115,38 +114,6 @@ func (r *run) helpIndex() tools.HelpIndex {
 		}
 		idx.Tools = append(idx.Tools, tools.HelpEntry{Name: t.Name(), Description: t.Description()})
 	}
-	add := func(rep []sectionInfo) {
-		for _, s := range rep {
-			idx.Sections = append(idx.Sections, tools.HelpSection{Key: s.path, Title: s.title, Summary: s.summary, HasTools: s.hasTools})
-		}
-	}
-	add(r.summarized(false))
-	add(r.summarized(true))
+	idx.Sections = r.a.disc.HelpSections()
 	return idx
-}
-
-type sectionInfo struct {
-	path, title, summary string
-	hasTools             bool
-}
-
-// summarized lists the sections shown as summaries, in the stable prompt or
-// the environments' one.
-func (r *run) summarized(screens bool) []sectionInfo {
-	rd := r.stable
-	if screens {
-		if r.screens == nil {
-			return nil
-		}
-		rd = r.screens
-	}
-	var out []sectionInfo
-	for _, s := range rd.Report() {
-		if !s.Visible || s.Mode != visibility.Summary {
-			continue
-		}
-		sec, _ := rd.Prompt().Template().Section(s.Path)
-		out = append(out, sectionInfo{s.Path, s.Title, sec.Summary(), s.HasTools})
-	}
-	return out
 }

@@ -1,85 +1,54 @@
 package mcp
 
 import (
-	"context"
 	"fmt"
-	"strings"
+	"maps"
 
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/tools"
-	"github.com/unfold-dev/unfold/visibility"
 )
 
-// HelpInput is the input of the help tool.
-type HelpInput struct {
-	Query string `json:"query,omitempty" description:"Optional: an environment, a command or a word to look for; omit it for everything."`
-}
-
-// newHelpTool returns the help tool: an overview of the environments (each
-// one's summary and help), the resources and, with a prompt, the summarized
-// sections; with a query, only what matches it.
+// newHelpTool returns the help tool (tools.NewHelp): an overview of the
+// environments (each one's summary, how to reach it and its help), the
+// other tools, the resources and, with a prompt, the summarized sections;
+// with a query, what matches it.
 func (s *Server) newHelpTool() (*tools.Tool, error) {
-	desc := "Describe what this server offers: its environments and their commands, the resources, and the summarized sections that " +
-		prompt.OpenSectionsName + " opens. Give a query to see only what matches it."
-	return tools.New(HelpToolName, desc, func(_ context.Context, _ tools.Context, in HelpInput) (string, error) {
-		return s.helpText(strings.TrimSpace(in.Query)), nil
-	})
+	return tools.NewHelp(s.helpIndex)
 }
 
-func (s *Server) helpText(query string) string {
-	q := strings.ToLower(query)
-	matches := func(texts ...string) bool {
-		for _, t := range texts {
-			if strings.Contains(strings.ToLower(t), q) {
-				return true
-			}
-		}
-		return false
+// helpIndex describes what the server offers now.
+func (s *Server) helpIndex() tools.HelpIndex {
+	idx := tools.HelpIndex{About: fmt.Sprintf("Environments: %s. Each is a tool of the same name: give it a command (and optionally a timeout in seconds); "+
+		"it returns the output, whether the command succeeded and the environment's screen. "+
+		"Screens are also resources: %s<name>.", joinOr(s.names, "none"), ScreenURIPrefix)}
+	if s.disc != nil {
+		idx.About += fmt.Sprintf(" Summarized sections open with %s: content goes to context files (resources %s<key>.md), and sections with tools add them to the tool list.",
+			prompt.OpenSectionsName, ContextURIPrefix)
 	}
-	var b strings.Builder
-	found := 0
-	if query == "" {
-		fmt.Fprintf(&b, "Environments: %s. Each is a tool of the same name: give it a command (and optionally a timeout in seconds); "+
-			"it returns the output, whether the command succeeded and the environment's screen. "+
-			"Screens are also resources: %s<name>.\n", joinOr(s.names, "none"), ScreenURIPrefix)
-	}
+	s.mu.Lock()
+	offered := maps.Clone(s.offered)
+	s.mu.Unlock()
 	for _, name := range s.names {
 		sum, _ := s.o.Summary(name)
-		var help string
+		e := tools.HelpEntry{Name: name, Description: sum, Usage: "call the " + name + " tool with a command"}
+		if _, ok := offered[name]; !ok {
+			e.Usage = fmt.Sprintf("its tool is offered once its section is open: call %s with key %q", prompt.OpenSectionsName, sectionKey(name))
+		}
 		if scr, ok := s.o.Screen(name); ok {
-			help = Help(scr.Content)
+			e.Help = Help(scr.Content)
 		}
-		if query != "" && !matches(name, sum, help) {
-			continue
-		}
-		found++
-		s.mu.Lock()
-		_, offered := s.offered[name]
-		s.mu.Unlock()
-		note := ""
-		if !offered {
-			note = fmt.Sprintf("\n\nIts tool is offered once its section is open: call %s with key %q.", prompt.OpenSectionsName, sectionKey(name))
-		}
-		fmt.Fprintf(&b, "\n## %s: %s%s\n\n%s\n", name, sum, note, help)
+		idx.Environments = append(idx.Environments, e)
 	}
-	if sections := s.summarized(); len(sections) > 0 {
-		var lines []string
-		for _, sec := range sections {
-			if query == "" || matches(sec.Path, sec.Title, sec.summary) {
-				lines = append(lines, fmt.Sprintf("- %s (%s): %s", sec.Path, sec.Title, sec.summary))
+	if s.disc != nil {
+		for _, t := range s.disc.Tools() {
+			if s.envTools[t.Name()] != t {
+				idx.Tools = append(idx.Tools, tools.HelpEntry{Name: t.Name(), Description: t.Description()})
 			}
 		}
-		if len(lines) > 0 {
-			found += len(lines)
-			fmt.Fprintf(&b, "\n## Summarized sections\n\nCall %s with their keys to see them in full: content goes to context files (resources %s<key>.md), and sections with tools add them to the tool list.\n\n%s\n",
-				prompt.OpenSectionsName, ContextURIPrefix, strings.Join(lines, "\n"))
-		}
+		idx.Sections = s.disc.HelpSections()
 	}
-	if query != "" && found == 0 {
-		return fmt.Sprintf("Nothing matches %q. Environments: %s. Call %s without a query for everything.", query, joinOr(s.names, "none"), HelpToolName)
-	}
-	return strings.TrimSpace(b.String())
+	return idx
 }
 
 // sectionKey is the key of an environment's section.
@@ -89,30 +58,4 @@ func sectionKey(name string) string {
 		return name
 	}
 	return key
-}
-
-// summarizedSection is a section rendered as its summary.
-type summarizedSection struct {
-	prompt.SectionReport
-	summary string
-}
-
-// summarized lists the visible sections the latest render summarized.
-func (s *Server) summarized() []summarizedSection {
-	if s.disc == nil {
-		return nil
-	}
-	r := s.disc.Rendered(0)
-	var out []summarizedSection
-	for _, rep := range r.Report() {
-		if !rep.Enabled || !rep.Visible || rep.Mode != visibility.Summary {
-			continue
-		}
-		sec, ok := r.Prompt().Template().Section(rep.Path)
-		if !ok {
-			continue
-		}
-		out = append(out, summarizedSection{rep, sec.Summary()})
-	}
-	return out
 }

@@ -20,9 +20,6 @@ import (
 	"github.com/unfold-dev/unfold/tools"
 )
 
-// HelpToolName is the name of the tool that describes the server.
-const HelpToolName = "help"
-
 // Options configures a Server. The zero value serves the environments alone.
 type Options struct {
 	// Prompt, when set, is served with the environments: its sections and a
@@ -96,8 +93,8 @@ func New(o *orchestrator.Orchestrator, opts Options) (*Server, error) {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	for _, name := range s.names {
-		if name == HelpToolName || name == prompt.OpenSectionsName {
-			return nil, fmt.Errorf("mcp: new: environment %q has the name of one of the server's own tools (%s, %s); rename it", name, HelpToolName, prompt.OpenSectionsName)
+		if name == tools.HelpName || name == prompt.OpenSectionsName {
+			return nil, fmt.Errorf("mcp: new: environment %q has the name of one of the server's own tools (%s, %s); rename it", name, tools.HelpName, prompt.OpenSectionsName)
 		}
 		t, err := o.CommandTool(name)
 		if err != nil {
@@ -168,7 +165,7 @@ func (s *Server) Handler(opts *sdk.StreamableHTTPOptions) http.Handler {
 func (s *Server) instructions() string {
 	text := "Persistent environments (" + joinOr(s.names, "none") + "): each is a tool of the same name that runs a command and returns its output, " +
 		"whether it succeeded and the environment's screen. Each tool's description is the environment's help: long for commands not used yet, short once used. " +
-		"Screens are resources (" + ScreenURIPrefix + "<name>). Call " + HelpToolName + " for an overview."
+		"Screens are resources (" + ScreenURIPrefix + "<name>). Call " + tools.HelpName + " for an overview."
 	if s.disc != nil {
 		text += " The prompt is the resource " + PromptURI + "; call " + prompt.OpenSectionsName + " to open its summarized sections: " +
 			"content is written to context files (resources " + ContextURIPrefix + "<key>.md) and sections with tools add them to the tool list."
@@ -254,7 +251,7 @@ func (s *Server) refresh() {
 // current returns the tool to run for name: help, or one the prompt offers
 // now.
 func (s *Server) current(name string) *tools.Tool {
-	if name == HelpToolName {
+	if name == tools.HelpName {
 		return s.help
 	}
 	if s.disc == nil {
@@ -296,7 +293,7 @@ func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.C
 	if op, ok := res.Value.(*prompt.Opened); ok && res.Success && len(op.Files) > 0 {
 		msg += s.addContextResources(op.Files)
 	}
-	if name != HelpToolName {
+	if name != tools.HelpName {
 		s.refresh()
 	}
 	return textResult(!res.Success, msg), nil

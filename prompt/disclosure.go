@@ -13,6 +13,7 @@ import (
 
 	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/tools"
+	"github.com/unfold-dev/unfold/visibility"
 )
 
 // Part is one prompt of a [Disclosure] and the options it renders with.
@@ -148,6 +149,24 @@ func (d *Disclosure) tools() []*tools.Tool {
 		list = append(list, d.open)
 	}
 	return list
+}
+
+// HelpSections lists the sections the latest renders show as summaries,
+// part by part, for a help tool ([tools.NewHelp]).
+func (d *Disclosure) HelpSections() []tools.HelpSection {
+	d.mu.Lock()
+	rendered := d.rendered
+	d.mu.Unlock()
+	var out []tools.HelpSection
+	for _, r := range rendered {
+		pr := r.p.prepare()
+		for i, n := range r.p.t.nodes {
+			if pr.enabled[i] && r.visible[i] && r.modes[i] == visibility.Summary {
+				out = append(out, tools.HelpSection{Key: n.path, Title: n.sec.Title(), Summary: n.sec.Summary(), HasTools: pr.hasTools[i]})
+			}
+		}
+	}
+	return out
 }
 
 // Call runs t, offered by the disclosure or not, with the disclosure's

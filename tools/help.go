@@ -17,17 +17,22 @@ const HelpName = "help"
 // know prompts or environments, so whoever assembles the prompt fills it in
 // (the agent package does, at every call).
 type HelpIndex struct {
+	// About is a paragraph that opens a full listing: how the front end
+	// that offers the tool works (its resources, say).
+	About        string        `json:"about,omitempty"`
 	Environments []HelpEntry   `json:"environments,omitempty"`
 	Tools        []HelpEntry   `json:"tools,omitempty"`
 	Sections     []HelpSection `json:"sections,omitempty"`
 }
 
-// HelpEntry is an environment or a tool: its name, what it does, and how to
-// use it (for an environment, the tool or the code block that reaches it).
+// HelpEntry is an environment or a tool: its name, what it does, how to
+// use it (for an environment, the tool or the code block that reaches it)
+// and, for an environment, the help its screen shows (its commands).
 type HelpEntry struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	Usage       string `json:"usage,omitempty"`
+	Help        string `json:"help,omitempty"`
 }
 
 // HelpSection is a summarized section the model can open with open_sections.
@@ -47,6 +52,7 @@ type HelpInput struct {
 // (all of them without one) and recommendations, best first.
 type HelpOutput struct {
 	Query           string        `json:"query,omitempty"`
+	About           string        `json:"about,omitempty"`
 	Environments    []HelpEntry   `json:"environments,omitempty"`
 	Tools           []HelpEntry   `json:"tools,omitempty"`
 	Sections        []HelpSection `json:"sections,omitempty"`
@@ -76,7 +82,7 @@ func answerHelp(idx HelpIndex, query string) HelpOutput {
 	query = strings.TrimSpace(query)
 	words := queryWords(query)
 	if len(words) == 0 {
-		return HelpOutput{Query: query, Environments: idx.Environments, Tools: idx.Tools, Sections: idx.Sections}
+		return HelpOutput{Query: query, About: idx.About, Environments: idx.Environments, Tools: idx.Tools, Sections: idx.Sections}
 	}
 	type candidate struct {
 		score int
@@ -86,7 +92,7 @@ func answerHelp(idx HelpIndex, query string) HelpOutput {
 	var cands []candidate
 	out := HelpOutput{Query: query}
 	for _, e := range idx.Environments {
-		if s := score(words, e.Name, e.Description+" "+e.Usage); s > 0 {
+		if s := score(words, e.Name, e.Description+" "+e.Usage+" "+e.Help); s > 0 {
 			out.Environments = append(out.Environments, e)
 			rec := fmt.Sprintf("Use the %s environment: %s", e.Name, e.Description)
 			if e.Usage != "" {
@@ -113,7 +119,7 @@ func answerHelp(idx HelpIndex, query string) HelpOutput {
 	}
 	if len(cands) == 0 {
 		return HelpOutput{
-			Query: query, Environments: idx.Environments, Tools: idx.Tools, Sections: idx.Sections,
+			Query: query, About: idx.About, Environments: idx.Environments, Tools: idx.Tools, Sections: idx.Sections,
 			Note: fmt.Sprintf("Nothing matched %q; this is everything the prompt offers.", query),
 		}
 	}
@@ -219,11 +225,14 @@ func firstSentence(s string) string {
 }
 
 // String is the message the model reads: one block per kind of entry,
-// recommendations first.
+// recommendations first, and each environment's own help last.
 func (h HelpOutput) String() string {
 	var b strings.Builder
 	if h.Note != "" {
 		b.WriteString(h.Note + "\n\n")
+	}
+	if h.About != "" {
+		b.WriteString(h.About + "\n\n")
 	}
 	if len(h.Recommendations) > 0 {
 		b.WriteString("Recommended:\n")
@@ -258,6 +267,12 @@ func (h HelpOutput) String() string {
 				b.WriteString(" [offers tools]")
 			}
 			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	for _, e := range h.Environments {
+		if e.Help != "" {
+			b.WriteString("## " + e.Name + "\n\n" + e.Help + "\n\n")
 		}
 	}
 	if b.Len() == 0 {

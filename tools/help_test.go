@@ -92,3 +92,24 @@ func TestHelpRecommends(t *testing.T) {
 		t.Error("NewHelp(nil): got nil error, want one")
 	}
 }
+
+func TestHelpAboutAndEnvironmentHelp(t *testing.T) {
+	idx := tools.HelpIndex{
+		About: "Screens are also resources.",
+		Environments: []tools.HelpEntry{
+			{Name: "counter", Description: "A counter", Usage: "call the counter tool", Help: "Commands:\n  add <n> - Add n to the total."},
+		},
+	}
+	h, _ := tools.NewHelp(func() tools.HelpIndex { return idx })
+	res, _ := h.Call(context.Background(), tools.Context{}, nil)
+	want := "Screens are also resources.\n\nEnvironments:\n- counter: A counter (call the counter tool)\n\n## counter\n\nCommands:\n  add <n> - Add n to the total."
+	if res.Message != want {
+		t.Errorf("got\n%s\nwant\n%s", res.Message, want)
+	}
+	// A word found only in an environment's help finds the environment.
+	args, _ := json.Marshal(tools.HelpInput{Query: "total"})
+	res, _ = h.Call(context.Background(), tools.Context{}, args)
+	if out := res.Value.(tools.HelpOutput); len(out.Environments) != 1 || out.About != "" {
+		t.Errorf("query total: got %+v, want the counter and no about", out)
+	}
+}

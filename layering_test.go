@@ -1,80 +1,100 @@
 package unfold_test
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/unfold-dev/unfold"
 
-// layer gives each project package its place in DESIGN.md's list: a package
-// may import only project packages of a lower layer. Packages under one
-// prefix share its layer, so envs/bash cannot import envs/python.
-var layers = []struct {
-	prefix string
-	layer  int
-}{
-	{"session", 0},
-	{"tokens", 0},
-	{"internal/", 0}, // test support: golden files, failing filesystems
-	{"visibility", 1},
-	{"tools", 2},
-	{"section", 3},
-	{"prompt", 4},
-	{"envs", 5},
-	{"promptfile", 5},
-	{"prompttest", 5},
-	{"internal/term", 6}, // terminal output to plain text and pseudo-terminals, shared by the pty environments
-	{"envs/", 7},
-	{"internal/ptyfloor", 7}, // the benchmarks' pty floors, read as internal/term reads
-	{"orchestrator", 8},
-	{"tokens/", 9}, // exact counters: only programs that ask for them link them
-	{"agent", 10},
-	{"mcp", 10},
-	{"agent/", 11}, // model adapters implement agent.Model
-	{"cmd/", 12},
-	{"examples/", 12},
-	{"bench/", 12},
+// designFile is where the layering table and its diagram live.
+const designFile = "docs/design.md"
+
+// layer is a row of the layering table: a package, or with a trailing
+// slash the packages below a folder, its layer, and the modules outside
+// the standard library it may import (nil: any).
+type layer struct {
+	prefix     string
+	layer      int
+	thirdParty []string
 }
 
-// thirdParty lists the modules outside the standard library that the lower
-// layers may use; packages not listed may use any module in go.mod.
-var thirdParty = map[string][]string{
-	"session":          {},
-	"internal/faultfs": {"github.com/spf13/afero"},
-	"internal/golden":  {},
-	"tokens":           {},
-	"tokens/bpe":       {"github.com/tiktoken-go/tokenizer"},
-	"visibility":       {},
-	"tools":            {"github.com/spf13/afero", "github.com/santhosh-tekuri/jsonschema/v5"},
-	"section":          {},
-	"prompt":           {"github.com/yuin/goldmark", "github.com/spf13/afero"},
-	"envs":             {},
-	"promptfile":       {"github.com/yuin/goldmark"},
+// readLayers parses the table between <!-- layers:begin --> and
+// <!-- layers:end --> in docs/design.md.
+func readLayers(t *testing.T) []layer {
+	t.Helper()
+	doc, err := os.ReadFile(designFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := between(t, string(doc), "<!-- layers:begin -->", "<!-- layers:end -->")
+	var out []layer
+	for n, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		if n < 2 { // the header and its rule
+			continue
+		}
+		if len(cells) != 4 {
+			t.Fatalf("%s: layers table row %q: want 4 cells (layer, package, owns, third-party modules)", designFile, line)
+		}
+		num, err := strconv.Atoi(strings.TrimSpace(cells[0]))
+		if err != nil {
+			t.Fatalf("%s: layers table row %q: layer: %v", designFile, line, err)
+		}
+		l := layer{prefix: strings.Trim(strings.TrimSpace(cells[1]), "`"), layer: num}
+		switch mods := strings.TrimSpace(cells[3]); mods {
+		case "any":
+		case "none":
+			l.thirdParty = []string{}
+		default:
+			for m := range strings.SplitSeq(mods, ",") {
+				l.thirdParty = append(l.thirdParty, strings.TrimSpace(m))
+			}
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: the layers table has no rows", designFile)
+	}
+	return out
 }
 
-// layerOf returns the layer of the package in directory rel: the entry with
-// the longest prefix that matches it ("envs/" wins over "envs" for envs/bash;
-// "agent" covers agent/openai).
-func layerOf(rel string) (int, bool) {
-	best, bestLen := -1, -1
+func between(t *testing.T, doc, begin, end string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(doc, begin)
+	block, _, ok2 := strings.Cut(rest, end)
+	if !ok || !ok2 {
+		t.Fatalf("%s: no %s ... %s block", designFile, begin, end)
+	}
+	return block
+}
+
+// layerOf returns the row for the package in directory rel: the row with
+// the longest prefix that matches it ("envs/" wins over "envs" for
+// envs/bash; "agent" alone does not cover agent/openai).
+func layerOf(layers []layer, rel string) (layer, bool) {
+	best, bestLen := layer{}, -1
 	for _, l := range layers {
-		match := rel == l.prefix || strings.HasPrefix(rel, strings.TrimSuffix(l.prefix, "/")+"/")
+		match := rel == l.prefix
 		if strings.HasSuffix(l.prefix, "/") {
 			match = strings.HasPrefix(rel, l.prefix)
 		}
 		if match && len(l.prefix) > bestLen {
-			best, bestLen = l.layer, len(l.prefix)
+			best, bestLen = l, len(l.prefix)
 		}
 	}
 	return best, bestLen >= 0
 }
 
 func TestImportLayering(t *testing.T) {
+	layers := readLayers(t)
 	fset := token.NewFileSet()
 	checked := 0
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
@@ -94,9 +114,9 @@ func TestImportLayering(t *testing.T) {
 		if dir == "." {
 			return nil
 		}
-		from, ok := layerOf(dir)
+		from, ok := layerOf(layers, dir)
 		if !ok {
-			t.Errorf("%s: package %s is not in the layering table; add it to layers in layering_test.go and to DESIGN.md", path, dir)
+			t.Errorf("%s: package %s is not in the layers table; add a row to %s", path, dir, designFile)
 			return nil
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
@@ -112,23 +132,22 @@ func TestImportLayering(t *testing.T) {
 				if to == dir {
 					continue
 				}
-				tl, ok := layerOf(to)
-				if !ok || tl >= from || strings.HasPrefix(to, "cmd/") || strings.HasPrefix(to, "examples/") {
-					t.Errorf("%s: %s imports %s, which DESIGN.md does not allow (imports only go down the package list; nothing imports cmd or examples)", path, dir, to)
+				tl, ok := layerOf(layers, to)
+				if !ok || tl.layer >= from.layer || strings.HasPrefix(to, "cmd/") || strings.HasPrefix(to, "examples/") {
+					t.Errorf("%s: %s (layer %d) imports %s (layer %d), which %s does not allow: imports only go down the layers; nothing imports cmd or examples", path, dir, from.layer, to, tl.layer, designFile)
 				}
 			case strings.Contains(strings.SplitN(ip, "/", 2)[0], "."):
-				allowed, limited := thirdParty[dir]
-				if !limited {
+				if from.thirdParty == nil {
 					continue
 				}
 				okImp := false
-				for _, a := range allowed {
+				for _, a := range from.thirdParty {
 					if ip == a || strings.HasPrefix(ip, a+"/") {
 						okImp = true
 					}
 				}
 				if !okImp {
-					t.Errorf("%s: %s imports %s; DESIGN.md allows it only %v", path, dir, ip, allowed)
+					t.Errorf("%s: %s imports %s; %s allows it only %v", path, dir, ip, designFile, from.thirdParty)
 				}
 			}
 		}
@@ -143,19 +162,54 @@ func TestImportLayering(t *testing.T) {
 }
 
 func TestLayerOf(t *testing.T) {
+	layers := readLayers(t)
 	for _, tc := range []struct {
 		dir  string
 		want int
 	}{
 		{"session", 0}, {"prompt", 4}, {"envs", 5}, {"internal/term", 6}, {"envs/envtest", 7}, {"envs/bash", 7},
-		{"orchestrator", 8}, {"tokens", 0}, {"tokens/bpe", 9}, {"agent", 10}, {"agent/openai", 11}, {"cmd/unfold", 12}, {"examples/timer", 12}, {"bench/compare", 12},
+		{"internal/golden", 0}, {"orchestrator", 8}, {"tokens", 0}, {"tokens/bpe", 9}, {"agent", 10}, {"agent/openai", 11},
+		{"cmd/unfold", 12}, {"examples/timer", 12}, {"bench/compare", 12},
 	} {
-		got, ok := layerOf(tc.dir)
-		if !ok || got != tc.want {
-			t.Errorf("layerOf(%q) = %d, %v; want %d, true", tc.dir, got, ok, tc.want)
+		got, ok := layerOf(layers, tc.dir)
+		if !ok || got.layer != tc.want {
+			t.Errorf("layerOf(%q) = %d, %v; want %d, true", tc.dir, got.layer, ok, tc.want)
 		}
 	}
-	if _, ok := layerOf("util"); ok {
-		t.Errorf("layerOf(util) found a layer; want none")
+	for _, dir := range []string{"util", "agentx"} {
+		if _, ok := layerOf(layers, dir); ok {
+			t.Errorf("layerOf(%s) found a layer; want none", dir)
+		}
+	}
+}
+
+// TestDesignDiagram keeps the diagram in docs/design.md drawn from the
+// layers table: one node per layer listing its packages, each layer above
+// the one below.
+func TestDesignDiagram(t *testing.T) {
+	layers := readLayers(t)
+	byLayer := map[int][]string{}
+	top := 0
+	for _, l := range layers {
+		byLayer[l.layer] = append(byLayer[l.layer], l.prefix)
+		top = max(top, l.layer)
+	}
+	var b strings.Builder
+	b.WriteString("\n```mermaid\nflowchart BT\n")
+	var chain []string
+	for n := 0; n <= top; n++ {
+		if len(byLayer[n]) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "  L%d[\"%d: %s\"]\n", n, n, strings.Join(byLayer[n], " · "))
+		chain = append(chain, fmt.Sprintf("L%d", n))
+	}
+	b.WriteString("  " + strings.Join(chain, " --> ") + "\n```\n")
+	doc, err := os.ReadFile(designFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := between(t, string(doc), "<!-- diagram:begin -->", "<!-- diagram:end -->"); got != b.String() {
+		t.Errorf("%s: the diagram is not the one the layers table draws; replace the block between the diagram markers with:\n%s", designFile, b.String())
 	}
 }

@@ -26,8 +26,8 @@ const DefaultMaxSteps = 20
 const MaxExpansions = 10
 
 // ErrExpansionLimit fails a run that asked to open tool-bearing sections
-// more than MaxExpansions times. Its text is the one seed 002's caller loop
-// uses.
+// more than MaxExpansions times. Its text is the one the original
+// caller loop of open_sections used.
 var ErrExpansionLimit = fmt.Errorf("Visibility expansion retries exceeded (%d)", MaxExpansions)
 
 // ErrStepLimit is matched by the error of a run that reached its step limit

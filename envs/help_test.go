@@ -12,7 +12,7 @@ import (
 // ok is a handler that succeeds with "ok".
 func ok(context.Context, string) (string, error) { return "ok", nil }
 
-// timerCommands are the seed's timer commands (help system, "Custom
+// timerCommands are the help system's example timer commands (help system, "Custom
 // Environments", option 2).
 func timerCommands() []envs.Command {
 	return []envs.Command{
@@ -22,7 +22,7 @@ func timerCommands() []envs.Command {
 	}
 }
 
-// editorCommands are the seed's editor commands (help system, "Editor
+// editorCommands are the help system's example editor commands (help system, "Editor
 // Environment"), with the short descriptions its screens show.
 func editorCommands() []envs.Command {
 	return []envs.Command{
@@ -82,7 +82,7 @@ func TestScreenGolden(t *testing.T) {
 		state    string
 		used     []string // commands executed before the screen, in order
 	}{
-		// The first five reproduce the seed's screens byte for byte.
+		// The first five reproduce the help system's example screens byte for byte.
 		{"timer_unused", "timer", timerCommands, stopped, nil},
 		{"timer_start", "timer", timerCommands, running, []string{"start"}},
 		{"editor_unused", "editor", editorCommands, noViews, nil},

@@ -26,7 +26,7 @@ type commandMessage struct {
 }
 
 // parsePrefix starts every message about a line the server cannot use (the
-// seed's "Failed to parse command: invalid JSON").
+// protocol's "Failed to parse command: invalid JSON", docs/serve-protocol.md).
 const parsePrefix = "Failed to parse command: "
 
 const commandExample = `{"type":"command","environment":"bash","command":"ls -la"}`

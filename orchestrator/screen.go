@@ -10,7 +10,7 @@ import (
 )
 
 // DefaultMaxLines is the screen height used when an environment's screen
-// leaves MaxLines at 0 (seed 001's default).
+// leaves MaxLines at 0 (docs/design.md, the orchestrator protocol).
 const DefaultMaxLines = 50
 
 // MaxScreenBytes bounds one screen's content after line truncation: a screen
@@ -18,7 +18,7 @@ const DefaultMaxLines = 50
 const MaxScreenBytes = 64 << 10
 
 // errorScreenLines is the height of a screen that reports a failing Screen
-// call (seed 001).
+// call (docs/design.md).
 const errorScreenLines = 10
 
 // Screens collects the screen of every environment, truncated to its

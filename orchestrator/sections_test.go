@@ -21,7 +21,7 @@ import (
 	"github.com/unfold-dev/unfold/visibility"
 )
 
-// newTimer is seed 000's timer as a declarative environment, on a clock
+// newTimer is the timer of the help system's example as a declarative environment, on a clock
 // that only moves when told to.
 func newTimer(t *testing.T, sess *session.Session, now func() time.Time) *envs.Declarative {
 	t.Helper()

@@ -367,9 +367,9 @@ type Opened struct {
 // the tools offered changed.
 func (o *Opened) Expanded() bool { return len(o.Paths) > 0 }
 
-// String is the message the model reads: the context files written (seed
-// 002's text), or the sections opened, the new tools and, when asked for,
-// the content.
+// String is the message the model reads (docs/design.md, open_sections):
+// the context files written, or the sections opened, the new tools and,
+// when asked for, the content.
 func (o *Opened) String() string {
 	if !o.Expanded() {
 		return writtenMessage(o.Files)

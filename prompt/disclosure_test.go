@@ -100,7 +100,7 @@ func TestDisclosureOpenContentAcrossParts(t *testing.T) {
 func TestDisclosureOpenToolsAcrossParts(t *testing.T) {
 	d, sess, fs := twoParts(t)
 	// A mixed request across parts: the content-only guide opens in place
-	// with the shell, as seed 002 opens mixed requests.
+	// with the shell, as docs/design.md opens mixed requests.
 	res, err := open(t, d, "guide", "shell")
 	if err != nil || !res.Success {
 		t.Fatalf("got %+v, %v", res, err)

@@ -10,7 +10,7 @@ import (
 )
 
 // TestContextFilesDiskFull opens a content-only section while the disk is
-// full: the model gets the failure DESIGN.md spells out with the cause,
+// full: the model gets the failure docs/design.md spells out with the cause,
 // nothing changes in the session, and once there is room the same call
 // writes the same bytes as on a healthy disk.
 func TestContextFilesDiskFull(t *testing.T) {

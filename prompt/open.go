@@ -128,14 +128,15 @@ type OpenSectionsResult struct {
 // String is the message the model reads.
 func (r OpenSectionsResult) String() string { return writtenMessage(r.WrittenFiles) }
 
-// writtenMessage is seed 002's answer for content written to context files.
+// writtenMessage is the answer for content written to context files
+// (docs/design.md, open_sections).
 func writtenMessage(files []string) string {
 	return "Section content written to: " + strings.Join(files, ", ")
 }
 
 const openSectionsDescription = "Open summarized sections of this prompt. Sections that offer tools are expanded in place and their tools become available; content-only sections are written to context/<key>.md for you to read."
 
-// The failures open_sections answers with (seed 002, exact).
+// The failures open_sections answers with (docs/design.md, exact).
 const (
 	msgNoKeys       = "At least one section key must be provided."
 	msgUnknown      = "Section '%s' does not exist in this prompt."

@@ -168,8 +168,8 @@ type ShellInput struct {
 	Dir     string `json:"dir,omitempty" description:"Optional: a directory to run in, relative to the working directory and inside it."`
 }
 
-// ShellOutput is what a command produced (seed 004's {ok, returncode,
-// stdout, stderr}).
+// ShellOutput is what a command produced: ok, the return code, stdout and
+// stderr.
 type ShellOutput struct {
 	OK         bool   `json:"ok"`
 	ReturnCode int    `json:"returncode"`

@@ -1,6 +1,6 @@
 // Package interactive drives any prompt-driven program (sqlite3, psql, gdb,
 // python3 -i) on a pseudo-terminal from a command line, a prompt regular
-// expression and a description: seed 000's InteractiveEnvironment.
+// expression and a description (docs/design.md, Environments).
 //
 //	db, err := interactive.New(interactive.Spec{
 //		Command:     "sqlite3 data.db",

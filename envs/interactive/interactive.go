@@ -41,7 +41,7 @@ const interruptGrace = 2 * time.Second
 // lines of a multi-line command is not taken for the last one.
 const quiet = 3 * time.Millisecond
 
-// Spec describes a prompt-driven program (seed 000's InteractiveEnvironment).
+// Spec describes a prompt-driven program.
 type Spec struct {
 	// Name names the environment in messages; "" means the program's name.
 	Name string

@@ -131,7 +131,7 @@ func TestTimeout(t *testing.T) {
 		t.Errorf("returned after %v, want soon after the 1s timeout", d)
 	}
 	if resp.Success || !strings.Contains(resp.Output, "KeyboardInterrupt\nCommand timed out (no prompt detected)\n[Timed out: sent Ctrl-C; python3 is at its prompt again and keeps its state.]") {
-		t.Errorf("got {%q, %v}, want the seed's timeout message and that state is kept", resp.Output, resp.Success)
+		t.Errorf("got {%q, %v}, want the timeout message and that state is kept", resp.Output, resp.Success)
 	}
 	want(t, e, "kept", "'yes'", true)
 	t.Run("a program that ignores Ctrl-C is stopped", func(t *testing.T) {

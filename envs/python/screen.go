@@ -5,14 +5,14 @@ import (
 	"unicode"
 )
 
-// MaxVariables is how many variables the screen lists at most (seed 001).
+// MaxVariables is how many variables the screen lists at most (docs/design.md, Environments).
 const MaxVariables = 100
 
 // ScreenLines is the screen's MaxLines: room for the working directory,
 // MaxVariables variables and the usage line.
 const ScreenLines = MaxVariables + 6
 
-// usage is the screen's last line (seed 000).
+// usage is the screen's last line: how to use the environment.
 const usage = "Any Python code. Variables and imports persist across commands."
 
 // variable is one line of the screen's variable list.
@@ -43,7 +43,7 @@ func printable(s string) string {
 	}, s)
 }
 
-// screen renders seed 000's Python screen.
+// screen renders the Python screen: the variables, then how to use it.
 func screen(cwd string, vars []variable) string {
 	var b strings.Builder
 	b.Grow(128 + 32*len(vars))

@@ -68,7 +68,7 @@ func TestScreen(t *testing.T) {
 		name  string
 		steps []step
 	}{
-		// before_start and after_start are the seed's two timer screens.
+		// before_start and after_start are the help system's two example timer screens.
 		{"before_start", nil},
 		{"after_start", []step{{command: "start"}, {tick: 5230 * time.Millisecond}}},
 		{"after_stop", []step{{command: "start"}, {tick: 5230 * time.Millisecond}, {command: "stop"}, {tick: time.Hour}}},

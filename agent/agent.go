@@ -18,7 +18,7 @@ import (
 	"github.com/unfold-dev/unfold/visibility"
 )
 
-// DefaultMaxSteps is the step limit when Config.MaxSteps is 0.
+// DefaultMaxSteps is the step limit without [WithMaxSteps].
 const DefaultMaxSteps = 20
 
 // MaxExpansions is how many tool-bearing section openings one run may apply;
@@ -66,43 +66,109 @@ func ParseActionMode(s string) (ActionMode, error) {
 	return 0, fmt.Errorf("agent: unknown action mode %q: want native or text", s)
 }
 
-// Config is what an Agent runs with. Model and Prompt are required.
-type Config struct {
-	Model  Model
-	Prompt *prompt.Prompt // the stable part: instructions, reference, help
-	// Session holds visibility overrides and environment usage; nil means a
-	// new one. With an Orchestrator, it must be the orchestrator's session.
-	Session *session.Session
-	// FS is where open_sections writes context files and what tools get;
-	// nil means none.
-	FS afero.Fs
-	// Budget bounds the system message, in tokens counted by Counter
-	// (0: no budget). Counter alone counts tokens for the transcript.
-	Budget  int
-	Counter tokens.Counter
-	// Orchestrator, when set, contributes a section per environment, rendered
-	// into the newest message, and a command tool per environment.
+// config is what an Agent runs with: the model, the prompt and the
+// options.
+type config struct {
+	Model        Model
+	Prompt       *prompt.Prompt
+	Session      *session.Session
+	FS           afero.Fs
+	Budget       int
+	Counter      tokens.Counter
 	Orchestrator *orchestrator.Orchestrator
-	// Tools are offered on every step besides the prompt's.
-	Tools []*tools.Tool
-	// Help offers the help tool (tools.NewHelp) describing what the prompt
-	// offers.
-	Help bool
-	// MaxSteps bounds the model calls of a run (0: DefaultMaxSteps).
-	MaxSteps int
-	Actions  ActionMode
-	// Transcript receives the run as JSON lines (see Record); nil for none.
-	Transcript io.Writer
-	// DryRun runs no tool and no command: each call is answered with what
-	// would have run. help and open_sections still work, the latter writing
-	// into an in-memory layer over FS.
-	DryRun bool
-	// OnDelta receives the model's replies as they stream.
-	OnDelta func(Delta)
-	// OnProgress is told about each model call and tool call as the run goes.
-	OnProgress func(Progress)
-	// Now is the clock for timings and the transcript; nil means time.Now.
-	Now func() time.Time
+	Tools        []*tools.Tool
+	Help         bool
+	MaxSteps     int
+	Actions      ActionMode
+	Transcript   io.Writer
+	DryRun       bool
+	OnDelta      func(Delta)
+	OnProgress   func(Progress)
+	Now          func() time.Time
+}
+
+// Option configures an [Agent].
+type Option func(*config)
+
+// WithSession sets the session that holds visibility overrides and
+// environment usage (default: a new one). With [WithOrchestrator], it must
+// be the orchestrator's session, which is also the default then.
+func WithSession(sess *session.Session) Option {
+	return func(c *config) { c.Session = sess }
+}
+
+// WithFS sets where open_sections writes context files and what tools get
+// (default: none).
+func WithFS(fs afero.Fs) Option {
+	return func(c *config) { c.FS = fs }
+}
+
+// WithBudget bounds the system message to budget tokens counted by counter
+// (0: no budget).
+func WithBudget(budget int, counter tokens.Counter) Option {
+	return func(c *config) { c.Budget, c.Counter = budget, counter }
+}
+
+// WithCounter counts the tokens of every render for the transcript, without
+// a budget.
+func WithCounter(counter tokens.Counter) Option {
+	return func(c *config) { c.Counter = counter }
+}
+
+// WithOrchestrator adds a section per environment, rendered into the newest
+// message, each carrying its environment's command tool.
+func WithOrchestrator(o *orchestrator.Orchestrator) Option {
+	return func(c *config) { c.Orchestrator = o }
+}
+
+// WithTools offers tools on every step besides the prompt's.
+func WithTools(ts ...*tools.Tool) Option {
+	return func(c *config) { c.Tools = append(c.Tools, ts...) }
+}
+
+// WithHelp offers the help tool (tools.NewHelp) describing what the prompt
+// offers.
+func WithHelp() Option {
+	return func(c *config) { c.Help = true }
+}
+
+// WithMaxSteps bounds the model calls of a run (default [DefaultMaxSteps]).
+func WithMaxSteps(n int) Option {
+	return func(c *config) { c.MaxSteps = n }
+}
+
+// WithActions sets how the model acts (default [ActionsNative]).
+func WithActions(m ActionMode) Option {
+	return func(c *config) { c.Actions = m }
+}
+
+// WithTranscript writes the run to w as JSON lines (see [Record]).
+func WithTranscript(w io.Writer) Option {
+	return func(c *config) { c.Transcript = w }
+}
+
+// WithDryRun runs no tool and no command: each call is answered with what
+// would have run. help and open_sections still work, the latter writing
+// into an in-memory layer over the filesystem.
+func WithDryRun() Option {
+	return func(c *config) { c.DryRun = true }
+}
+
+// WithOnDelta receives the model's replies as they stream.
+func WithOnDelta(f func(Delta)) Option {
+	return func(c *config) { c.OnDelta = f }
+}
+
+// WithOnProgress is told about each model call and tool call as the run
+// goes.
+func WithOnProgress(f func(Progress)) Option {
+	return func(c *config) { c.OnProgress = f }
+}
+
+// WithClock sets the clock for timings and the transcript (default
+// time.Now).
+func WithClock(now func() time.Time) Option {
+	return func(c *config) { c.Now = now }
 }
 
 // Progress is one thing a run did, for display.
@@ -129,7 +195,7 @@ type Result struct {
 // Agent runs a model over a prompt. It is safe to run several times, one run
 // at a time per session.
 type Agent struct {
-	cfg  Config
+	cfg  config
 	sess *session.Session
 	fs   afero.Fs // cfg.FS, behind an in-memory layer in dry-run
 	// disc renders the prompt (part 0) and, with environments, their
@@ -139,14 +205,19 @@ type Agent struct {
 	envTool map[string]*tools.Tool // each environment's command tool, for text mode
 }
 
-// New checks cfg and returns an agent. With an orchestrator, the
+// New returns an agent that runs model over the prompt p (its stable
+// part: instructions, reference, help). With [WithOrchestrator], the
 // environment sections are built here: register environments first.
-func New(cfg Config) (*Agent, error) {
+func New(model Model, p *prompt.Prompt, opts ...Option) (*Agent, error) {
+	cfg := config{Model: model, Prompt: p}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	if cfg.Model == nil {
-		return nil, errors.New("agent: new: no model; give Config.Model")
+		return nil, errors.New("agent: new: no model")
 	}
 	if cfg.Prompt == nil {
-		return nil, errors.New("agent: new: no prompt; give Config.Prompt")
+		return nil, errors.New("agent: new: no prompt")
 	}
 	if cfg.MaxSteps < 0 {
 		return nil, fmt.Errorf("agent: new: max steps %d: want a positive number, or 0 for %d", cfg.MaxSteps, DefaultMaxSteps)
@@ -170,7 +241,7 @@ func New(cfg Config) (*Agent, error) {
 			a.sess = o.Session()
 		}
 		if os := o.Session(); os == nil || os != a.sess {
-			return nil, errors.New("agent: new: the orchestrator needs the agent's session: create it with orchestrator.WithSession(sess) and give the same session in Config.Session")
+			return nil, errors.New("agent: new: the orchestrator needs the agent's session: create it with orchestrator.WithSession(sess) and give the same session with WithSession")
 		}
 		secs, err := o.Sections()
 		if err != nil {
@@ -219,7 +290,7 @@ func New(cfg Config) (*Agent, error) {
 
 // stableOptions returns the options of the prompt's render: the budget, or
 // a counter for the transcript.
-func stableOptions(cfg Config) []prompt.RenderOption {
+func stableOptions(cfg config) []prompt.RenderOption {
 	switch {
 	case cfg.Budget > 0:
 		return []prompt.RenderOption{prompt.WithBudget(cfg.Budget, cfg.Counter)}

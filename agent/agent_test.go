@@ -64,7 +64,7 @@ func newFixture(t *testing.T) fixture {
 
 func newModel(t *testing.T, srv *scripted.Server) *openai.Client {
 	t.Helper()
-	m, err := openai.New(openai.Options{BaseURL: srv.URL, Model: "scripted", APIKey: "test-key", BaseDelay: 1, MaxDelay: 1})
+	m, err := openai.New(srv.URL, "scripted", openai.WithAPIKey("test-key"), openai.WithBackoff(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestOpenToolSectionThenCallIt(t *testing.T) {
 		scripted.Text("The sum is 42."),
 	)
 	var transcript bytes.Buffer
-	a, err := agent.New(agent.Config{Model: newModel(t, srv), Prompt: f.prompt, Transcript: &transcript})
+	a, err := agent.New(newModel(t, srv), f.prompt, agent.WithTranscript(&transcript))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestSystemMessageStableAcrossSteps(t *testing.T) {
 		scripted.Calls(call("c2", "nope", `{}`)),
 		scripted.Text("done"),
 	)
-	a, err := agent.New(agent.Config{Model: newModel(t, srv), Prompt: f.prompt})
+	a, err := agent.New(newModel(t, srv), f.prompt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,10 +189,7 @@ func TestContentOnlyOpenThenReadWithBash(t *testing.T) {
 		scripted.Calls(call("c2", "bash", `{"command":"cat context/reference.md"}`)),
 		scripted.Text("PAPAYA"),
 	)
-	a, err := agent.New(agent.Config{
-		Model: newModel(t, srv), Prompt: f.prompt, Session: sess, Orchestrator: o,
-		FS: afero.NewBasePathFs(afero.NewOsFs(), dir),
-	})
+	a, err := agent.New(newModel(t, srv), f.prompt, agent.WithSession(sess), agent.WithOrchestrator(o), agent.WithFS(afero.NewBasePathFs(afero.NewOsFs(), dir)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +237,7 @@ func TestExpansionCap(t *testing.T) {
 	srv := scripted.NewFunc(t, func(n int, _ scripted.Request) scripted.Reply {
 		return scripted.Calls(call(fmt.Sprintf("c%d", n), "open_sections", fmt.Sprintf(`{"section_keys":["s%d"],"reason":"r"}`, n)))
 	})
-	a, err := agent.New(agent.Config{Model: newModel(t, srv), Prompt: p, MaxSteps: 50})
+	a, err := agent.New(newModel(t, srv), p, agent.WithMaxSteps(50))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +276,7 @@ func TestFailedCallsGoBackToTheModel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := scripted.New(t, scripted.Calls(tt.call), scripted.Text("recovered"))
-			a, err := agent.New(agent.Config{Model: newModel(t, srv), Prompt: p, Tools: []*tools.Tool{echo}})
+			a, err := agent.New(newModel(t, srv), p, agent.WithTools(echo))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +302,7 @@ func TestRetries(t *testing.T) {
 			scripted.Reply{Status: 429, RetryAfter: "0", Error: "slow down"},
 			scripted.Text("hello"),
 		)
-		a, err := agent.New(agent.Config{Model: newModel(t, srv), Prompt: p})
+		a, err := agent.New(newModel(t, srv), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,7 +318,7 @@ func TestRetries(t *testing.T) {
 		srv := scripted.NewFunc(t, func(int, scripted.Request) scripted.Reply {
 			return scripted.Reply{Status: 500, Error: "the backend is down"}
 		})
-		a, err := agent.New(agent.Config{Model: newModel(t, srv), Prompt: p})
+		a, err := agent.New(newModel(t, srv), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,10 +343,10 @@ func TestCancelMidStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var got strings.Builder
-	a, err := agent.New(agent.Config{Model: newModel(t, srv), Prompt: p, OnDelta: func(d agent.Delta) {
+	a, err := agent.New(newModel(t, srv), p, agent.WithOnDelta(func(d agent.Delta) {
 		got.WriteString(d.Content)
 		cancel()
-	}})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,10 +388,7 @@ func TestDryRunRunsNothing(t *testing.T) {
 		scripted.Calls(call("c2", "add", `{"a":1,"b":2}`), call("c3", "box", `{"command":"touch x"}`)),
 		scripted.Text("done"),
 	)
-	a, err := agent.New(agent.Config{
-		Model: newModel(t, srv), Prompt: f.prompt, Session: sess, Orchestrator: o, DryRun: true,
-		FS: afero.NewBasePathFs(afero.NewOsFs(), dir),
-	})
+	a, err := agent.New(newModel(t, srv), f.prompt, agent.WithSession(sess), agent.WithOrchestrator(o), agent.WithDryRun(), agent.WithFS(afero.NewBasePathFs(afero.NewOsFs(), dir)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,10 +486,7 @@ func TestTextActions(t *testing.T) {
 				t.Fatal(err)
 			}
 			srv := scripted.New(t, tt.replies...)
-			a, err := agent.New(agent.Config{
-				Model: newModel(t, srv), Prompt: f.prompt, Session: sess, Orchestrator: o,
-				Actions: agent.ActionsText, FS: afero.NewBasePathFs(afero.NewOsFs(), dir),
-			})
+			a, err := agent.New(newModel(t, srv), f.prompt, agent.WithSession(sess), agent.WithOrchestrator(o), agent.WithActions(agent.ActionsText), agent.WithFS(afero.NewBasePathFs(afero.NewOsFs(), dir)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -520,7 +511,7 @@ func TestTextActions(t *testing.T) {
 func TestTextModeFailedStep(t *testing.T) {
 	p := prompt.MustNew("test/agent", "f", section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Answer."})).MustBind()
 	srv := scripted.NewFunc(t, func(int, scripted.Request) scripted.Reply { return scripted.Text("no action here") })
-	a, err := agent.New(agent.Config{Model: newModel(t, srv), Prompt: p, Actions: agent.ActionsText, MaxSteps: 2})
+	a, err := agent.New(newModel(t, srv), p, agent.WithActions(agent.ActionsText), agent.WithMaxSteps(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +532,7 @@ func TestResume(t *testing.T) {
 		scripted.Text("2"),
 	)
 	var transcript bytes.Buffer
-	a, err := agent.New(agent.Config{Model: newModel(t, srv), Prompt: f.prompt, Transcript: &transcript, MaxSteps: 1})
+	a, err := agent.New(newModel(t, srv), f.prompt, agent.WithTranscript(&transcript), agent.WithMaxSteps(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,7 +543,7 @@ func TestResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := agent.New(agent.Config{Model: newModel(t, srv), Prompt: f.prompt, Session: session.New(), Transcript: &transcript})
+	b, err := agent.New(newModel(t, srv), f.prompt, agent.WithSession(session.New()), agent.WithTranscript(&transcript))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -578,7 +569,7 @@ func TestResume(t *testing.T) {
 func TestHelpTool(t *testing.T) {
 	f := newFixture(t)
 	srv := scripted.New(t, scripted.Calls(call("c1", "help", `{"query":"calculator"}`)), scripted.Text("ok"))
-	a, err := agent.New(agent.Config{Model: newModel(t, srv), Prompt: f.prompt, Help: true})
+	a, err := agent.New(newModel(t, srv), f.prompt, agent.WithHelp())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -595,18 +586,24 @@ func TestNewErrors(t *testing.T) {
 	f := newFixture(t)
 	m := agent.ModelFunc(func(context.Context, agent.Request) (agent.Response, error) { return agent.Response{}, nil })
 	tests := []struct {
-		name string
-		cfg  agent.Config
-		want string
+		name  string
+		model agent.Model
+		p     *prompt.Prompt
+		opts  []agent.Option
+		want  string
 	}{
-		{"no model", agent.Config{Prompt: f.prompt}, "agent: new: no model"},
-		{"no prompt", agent.Config{Model: m}, "agent: new: no prompt"},
-		{"budget without counter", agent.Config{Model: m, Prompt: f.prompt, Budget: 10}, "agent: new: a budget needs"},
-		{"negative steps", agent.Config{Model: m, Prompt: f.prompt, MaxSteps: -1}, "agent: new: max steps -1"},
+		{"no model", nil, f.prompt, nil, "agent: new: no model"},
+		{"no prompt", m, nil, nil, "agent: new: no prompt"},
+		{"budget without counter", m, f.prompt, []agent.Option{agent.WithBudget(10, nil)}, "agent: new: a budget needs"},
+		{"negative steps", m, f.prompt, []agent.Option{agent.WithMaxSteps(-1)}, "agent: new: max steps -1"},
+		{"nil tool", m, f.prompt, []agent.Option{agent.WithTools(nil)}, "agent: nil tool given with WithTools"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := agent.New(tt.cfg)
+			a, err := agent.New(tt.model, tt.p, tt.opts...)
+			if err == nil && a != nil {
+				_, err = a.Run(context.Background(), "go")
+			}
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error starting %q", err, tt.want)
 			}
@@ -652,7 +649,7 @@ func TestOnDemandEnvironmentOpens(t *testing.T) {
 				}
 			}
 			srv := scripted.New(t, replies...)
-			a, err := agent.New(agent.Config{Model: newModel(t, srv), Prompt: f.prompt, Session: sess, Orchestrator: o, Actions: mode})
+			a, err := agent.New(newModel(t, srv), f.prompt, agent.WithSession(sess), agent.WithOrchestrator(o), agent.WithActions(mode))
 			if err != nil {
 				t.Fatal(err)
 			}

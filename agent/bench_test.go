@@ -65,10 +65,7 @@ func BenchmarkStep(b *testing.B) {
 			}
 			return agent.Response{Message: agent.Message{ToolCalls: []agent.ToolCall{call}}}, nil
 		})
-		a, err := agent.New(agent.Config{
-			Model: m, Prompt: p, Session: sess, Orchestrator: o, Tools: []*tools.Tool{echo},
-			MaxSteps: steps + 1, Transcript: io.Discard,
-		})
+		a, err := agent.New(m, p, agent.WithSession(sess), agent.WithOrchestrator(o), agent.WithTools(echo), agent.WithMaxSteps(steps+1), agent.WithTranscript(io.Discard))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -3,13 +3,14 @@
 //
 // # The loop
 //
-// An [Agent] holds a [Config]: a [Model], a bound prompt, a session, a
-// filesystem and, optionally, an orchestrator of environments, extra tools,
-// a token budget and a transcript writer. [Agent.Run] gives the model a task
+// An [Agent] holds a [Model], a bound prompt and its options: a session
+// ([WithSession]), a filesystem ([WithFS]) and, optionally, an orchestrator
+// of environments ([WithOrchestrator]), extra tools ([WithTools]), a token
+// budget ([WithBudget]) and a transcript writer ([WithTranscript]). [Agent.Run] gives the model a task
 // and loops. Each step renders the prompt with the session, calls the model
 // and runs its tool calls in order, every call getting a result:
 //
-//	a, err := agent.New(agent.Config{Model: m, Prompt: p, Session: sess, FS: fs})
+//	a, err := agent.New(m, p, agent.WithSession(sess), agent.WithFS(fs))
 //	res, err := a.Run(ctx, "summarize the logs")
 //	fmt.Println(res.Answer)
 //
@@ -48,14 +49,14 @@
 //
 // # Transcripts and resuming
 //
-// With Config.Transcript set, a run writes JSON lines ([Record]): messages,
+// With [WithTranscript], a run writes JSON lines ([Record]): messages,
 // tool calls and results, render reports, expansions, timings, token usage,
 // and the session events. [ReadTranscript] reads them back, and
 // [Agent.Resume] continues the conversation with the session replayed.
 //
 // # Dry run
 //
-// With Config.DryRun no tool and no environment command runs; each call is
+// With [WithDryRun] no tool and no environment command runs; each call is
 // answered with what would have run. help and open_sections still work,
 // writing context files into an in-memory layer.
 //

@@ -49,7 +49,7 @@ func TestResumeAnswersEveryCall(t *testing.T) {
 		}}}, nil
 	})
 	var tr bytes.Buffer
-	a, err := agent.New(agent.Config{Model: first, Prompt: p, Tools: []*tools.Tool{stop, noop}, Transcript: &tr})
+	a, err := agent.New(first, p, agent.WithTools(stop, noop), agent.WithTranscript(&tr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestResumeAnswersEveryCall(t *testing.T) {
 		sent = unanswered(req.Messages)
 		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
 	})
-	b, err := agent.New(agent.Config{Model: second, Prompt: p, Tools: []*tools.Tool{stop, noop}, Session: session.New()})
+	b, err := agent.New(second, p, agent.WithTools(stop, noop), agent.WithSession(session.New()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestTextActionScanBounded(t *testing.T) {
 		}
 		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: `{"final": "done"}`}}, nil
 	})
-	a, err := agent.New(agent.Config{Model: model, Prompt: p, Actions: agent.ActionsText, MaxSteps: 5})
+	a, err := agent.New(model, p, agent.WithActions(agent.ActionsText), agent.WithMaxSteps(5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestTextActionNestedInputFirst(t *testing.T) {
 		got = req.Messages[len(req.Messages)-1].Content
 		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: `{"final": "done"}`}}, nil
 	})
-	a, err := agent.New(agent.Config{Model: model, Prompt: p, Tools: []*tools.Tool{echo}, Actions: agent.ActionsText, MaxSteps: 4})
+	a, err := agent.New(model, p, agent.WithTools(echo), agent.WithActions(agent.ActionsText), agent.WithMaxSteps(4))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -236,10 +236,10 @@ func (r *run) collectTools() error {
 	byName := make(map[string]*tools.Tool, len(list))
 	for _, t := range list {
 		if t == nil {
-			return errors.New("agent: nil tool in Config.Tools")
+			return errors.New("agent: nil tool given with WithTools")
 		}
 		if _, dup := byName[t.Name()]; dup {
-			return fmt.Errorf("agent: two tools are named %q (the prompt, an environment, Config.Tools or help); rename one", t.Name())
+			return fmt.Errorf("agent: two tools are named %q (the prompt, an environment, WithTools or help); rename one", t.Name())
 		}
 		byName[t.Name()] = t
 	}

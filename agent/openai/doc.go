@@ -4,12 +4,9 @@
 //
 // # Use
 //
-//	m, err := openai.New(openai.Options{
-//		BaseURL: "http://localhost:11434/v1",
-//		Model:   "qwen3",
-//		APIKey:  os.Getenv("OPENAI_API_KEY"),
-//	})
-//	a, err := agent.New(agent.Config{Model: m, Prompt: p})
+//	m, err := openai.New("http://localhost:11434/v1", "qwen3",
+//		openai.WithAPIKey(os.Getenv("OPENAI_API_KEY")))
+//	a, err := agent.New(m, p)
 //
 // # Streaming
 //
@@ -19,7 +16,7 @@
 //
 // # Errors and retries
 //
-// A reply with status 429 or 5xx is tried again, up to Options.MaxRetries
+// A reply with status 429 or 5xx is tried again, up to [WithMaxRetries]
 // times, after the server's Retry-After (or Retry-After-Ms) when it sent one
 // and an exponential backoff with jitter otherwise, as long as nothing has
 // streamed yet. Other statuses, and the last failure, come back as a

@@ -28,47 +28,73 @@ const (
 // maxErrorMessage bounds the server message an error quotes.
 const maxErrorMessage = 2 << 10
 
-// Options configure a Client.
-type Options struct {
-	BaseURL string // such as https://api.openai.com/v1 or http://localhost:11434/v1; required
-	Model   string // required
-	APIKey  string // may be empty for local servers
-	// MaxRetries is how many times a request that got 429 or a 5xx status
-	// is tried again (0: DefaultMaxRetries; negative: never).
-	MaxRetries int
-	// BaseDelay is the first backoff, doubled on each retry with jitter, up
-	// to MaxDelay. A Retry-After header wins, up to MaxDelay.
-	BaseDelay time.Duration
-	MaxDelay  time.Duration
-	// HTTPClient sends the requests; nil means http.DefaultClient.
-	HTTPClient *http.Client
-	// Temperature, when not nil, is sent with every request.
+// options configure a Client.
+type options struct {
+	BaseURL     string
+	Model       string
+	APIKey      string
+	MaxRetries  int
+	BaseDelay   time.Duration
+	MaxDelay    time.Duration
+	HTTPClient  *http.Client
 	Temperature *float64
+}
+
+// Option configures a [Client].
+type Option func(*options)
+
+// WithAPIKey sends key as the bearer token (default none, for local
+// servers).
+func WithAPIKey(key string) Option {
+	return func(o *options) { o.APIKey = key }
+}
+
+// WithMaxRetries sets how many times a request that got 429 or a 5xx status
+// is tried again (default [DefaultMaxRetries]; 0: never).
+func WithMaxRetries(n int) Option {
+	return func(o *options) { o.MaxRetries = max(n, 0) }
+}
+
+// WithBackoff sets the first backoff, doubled on each retry with jitter, and
+// its ceiling (defaults [DefaultBaseDelay], [DefaultMaxDelay]). A
+// Retry-After header wins, up to the ceiling.
+func WithBackoff(base, ceiling time.Duration) Option {
+	return func(o *options) { o.BaseDelay, o.MaxDelay = base, ceiling }
+}
+
+// WithHTTPClient sends the requests with c (default http.DefaultClient).
+func WithHTTPClient(c *http.Client) Option {
+	return func(o *options) { o.HTTPClient = c }
+}
+
+// WithTemperature sends temperature with every request.
+func WithTemperature(temperature float64) Option {
+	return func(o *options) { o.Temperature = &temperature }
 }
 
 // Client is an agent.Model for an OpenAI-compatible chat completions
 // endpoint, streaming its replies. It is safe for concurrent use.
 type Client struct {
-	opts   Options
+	opts   options
 	client sdk.Client
 	sleep  func(ctx context.Context, d time.Duration) error
 }
 
 var _ agent.Model = (*Client)(nil)
 
-// New returns a client for opts. It fails without a base URL or a model.
-func New(opts Options) (*Client, error) {
+// New returns a client for the endpoint at baseURL (such as
+// https://api.openai.com/v1 or http://localhost:11434/v1) serving model. It
+// fails without a base URL or a model.
+func New(baseURL, model string, opt ...Option) (*Client, error) {
+	opts := options{BaseURL: baseURL, Model: model, MaxRetries: DefaultMaxRetries}
+	for _, o := range opt {
+		o(&opts)
+	}
 	if strings.TrimSpace(opts.BaseURL) == "" {
 		return nil, errors.New("openai: new: no base URL; give the endpoint, such as https://api.openai.com/v1")
 	}
 	if strings.TrimSpace(opts.Model) == "" {
 		return nil, errors.New("openai: new: no model; give the model name the endpoint serves")
-	}
-	switch {
-	case opts.MaxRetries == 0:
-		opts.MaxRetries = DefaultMaxRetries
-	case opts.MaxRetries < 0:
-		opts.MaxRetries = 0
 	}
 	if opts.BaseDelay <= 0 {
 		opts.BaseDelay = DefaultBaseDelay

@@ -15,7 +15,7 @@ import (
 
 func newClient(t *testing.T, url string) *Client {
 	t.Helper()
-	c, err := New(Options{BaseURL: url, Model: "scripted", APIKey: "k", BaseDelay: time.Millisecond, MaxDelay: time.Millisecond})
+	c, err := New(url, "scripted", WithAPIKey("k"), WithBackoff(time.Millisecond, time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestRetryAfter(t *testing.T) {
-	c := &Client{opts: Options{BaseDelay: 100 * time.Millisecond, MaxDelay: 10 * time.Second}}
+	c := &Client{opts: options{BaseDelay: 100 * time.Millisecond, MaxDelay: 10 * time.Second}}
 	tests := []struct {
 		name   string
 		header http.Header
@@ -133,9 +133,9 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	for _, o := range []Options{{Model: "m"}, {BaseURL: "http://x"}} {
-		if _, err := New(o); err == nil || !strings.HasPrefix(err.Error(), "openai: new: no ") {
-			t.Errorf("New(%+v): got %v, want a missing-option error", o, err)
+	for _, o := range [][2]string{{"", "m"}, {"http://x", " "}} {
+		if _, err := New(o[0], o[1]); err == nil || !strings.HasPrefix(err.Error(), "openai: new: no ") {
+			t.Errorf("New(%q, %q): got %v, want a missing-argument error", o[0], o[1], err)
 		}
 	}
 }
@@ -158,7 +158,7 @@ func TestRetryAfterHonoured(t *testing.T) {
 			"data: [DONE]\n\n"))
 	}))
 	defer srv.Close()
-	c, err := New(Options{BaseURL: srv.URL, Model: "m", APIKey: "k"})
+	c, err := New(srv.URL, "m", WithAPIKey("k"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestRetryWaitEndsAtDeadline(t *testing.T) {
 		w.WriteHeader(http.StatusTooManyRequests)
 	}))
 	defer srv.Close()
-	c, err := New(Options{BaseURL: srv.URL, Model: "m", APIKey: "k"})
+	c, err := New(srv.URL, "m", WithAPIKey("k"))
 	if err != nil {
 		t.Fatal(err)
 	}

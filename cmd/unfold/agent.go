@@ -90,7 +90,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "unfold agent: --budget must be 0 or more and --max-steps 1 or more")
 		return 2
 	}
-	m, err := openai.New(openai.Options{BaseURL: *baseURL, Model: *model, APIKey: os.Getenv(*keyEnv)})
+	m, err := openai.New(*baseURL, *model, openai.WithAPIKey(os.Getenv(*keyEnv)))
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold agent: %v\n", err)
 		return 2
@@ -154,16 +154,22 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *budget > 0 {
 		counter = tokens.Estimate
 	}
-	cfg := agent.Config{
-		Model: m, Prompt: p, Session: o.Session(), Orchestrator: o,
-		FS: afero.NewBasePathFs(afero.NewOsFs(), dir), Budget: *budget, Counter: counter,
-		MaxSteps: *maxSteps, Actions: mode, Transcript: tw, DryRun: *dryRun, Help: *help,
-		OnProgress: progressPrinter(stderr),
+	opts := []agent.Option{
+		agent.WithSession(o.Session()), agent.WithOrchestrator(o),
+		agent.WithFS(afero.NewBasePathFs(afero.NewOsFs(), dir)), agent.WithBudget(*budget, counter),
+		agent.WithMaxSteps(*maxSteps), agent.WithActions(mode), agent.WithOnProgress(progressPrinter(stderr)),
+	}
+	if tw != nil {
+		opts = append(opts, agent.WithTranscript(tw))
+	}
+	if *help {
+		opts = append(opts, agent.WithHelp())
 	}
 	if *dryRun {
+		opts = append(opts, agent.WithDryRun())
 		fmt.Fprintln(stderr, "dry run: no command or tool will run")
 	}
-	a, err := agent.New(cfg)
+	a, err := agent.New(m, p, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold agent: %v\n", err)
 		return 1

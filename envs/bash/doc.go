@@ -38,6 +38,12 @@
 // path. The defaults TERM=dumb, PAGER=cat, GIT_PAGER=cat
 // and the like keep programs from waiting on a pager or printing escapes.
 //
+// The marker, and the functions that keep exit and set -e from ending the
+// shell (see Faults), come from init.sh, a bash script embedded in the
+// package that every new shell sources first; the session's secret and
+// the line that sources its command file are the script's arguments, so
+// the script is the same file for every shell.
+//
 // # Speed
 //
 // A command such as true takes one write and one read of the terminal:

@@ -1,192 +1,29 @@
 package bash
 
 import (
-	"os"
+	_ "embed"
 	"strings"
 )
 
-// initScript is sourced once by every new shell, with the session's secret
-// and the quoted line that sources the command file as its arguments. It
-// sets up the end-of-command marker and keeps the shell alive through exit
-// and set -e.
+// initScript is init.sh, which every new shell sources first: it sets up
+// the end-of-command marker (its layout is described at the top of
+// init.sh) and keeps the shell alive through exit and set -e. The values
+// that differ from session to session, the secret in the marker's tag and
+// the line that sources the command file, are not written into it: they
+// are the arguments of the line that sources it ([initLine]), which the
+// script reads as $1 and $2. So the file every shell runs is the one in
+// the package, byte for byte, which `bash -n` checks in the tests, with
+// no format verbs or escaped percent signs in its printf calls.
 //
-// The marker is the prompt, PS1, expanded without a fork (a $(...) would
-// cost milliseconds per command) and written in one piece: a tag (0x1e and
-// the secret), 0x1f, the shell's process ID ($$, so that a nested
-// interactive bash that inherited PS1 through set -a cannot pass for this
-// one), 0x1f, the command number (the prompt escape \#, which grows by one
-// with every command the shell runs), 0x1f, the number of jobs (\j), 0x1f,
-// the exit status, 0x1f, the length of PS1 (which tells a prompt that a
-// command added to), 0x1f, the working directory, and the end tag (the
-// tag and 0x1e). The line typed for a command is the command itself, or the
-// sourcing of the command file, with nothing around it: the shell's $?
-// carries over as in a terminal, and so does $_ but after the sourcing,
-// which leaves the file's path there; the shell parses no more than the
-// command. A marker counts only when its number is above the last one's,
-// so output (an old marker in a log, say) cannot end a command early.
-//
-// PROMPT_COMMAND holds nothing of ours at first: even an empty one costs
-// the shell several microseconds per command. Once a command has changed
-// PS1 (a virtualenv's activate script does) or turned promptvars off, the
-// environment types __unfold_guard (see guardLine), which prints the
-// changed prompt's parts around the marker for the environment to cut
-// from the output, turns promptvars on, puts PS1 back and adds
-// __unfold_pcg to PROMPT_COMMAND, after any hook of the user's, to put
-// PS1 back before every prompt from then on. When a marker counts jobs
-// but carries no list, the environment types a follow-up line,
-// __unfold_fix, which switches PROMPT_COMMAND to the variant that also
-// prints the tag, 0x1d and the output of jobs -l before the prompt; that
-// variant switches back once the jobs are gone.
-// __unfold_fix and __unfold_guard give back the status they are given (in
-// an && list, so that set -e and the ERR trap ignore it) and the last
-// argument, so $? and $_ stay the command's. These switches, done by
-// __unfold_setpc, replace only this shell's part of PROMPT_COMMAND (parts
-// are joined by newlines): a hook the user added before or after it stays.
-//
-// exit and set -e would end the shell and lose its state. exit is a
-// function that, in the shell itself (not in a subshell), prints why and
-// sends SIGINT to the shell, which abandons the command like Ctrl-C; the
-// status, the one bash's exit would give for the same arguments (found in
-// a subshell, which also prints bash's complaint about a bad argument),
-// goes into the next prompt in place of $?, marked with a +, for
-// one prompt only, and the environment then types __unfold_fix so that $?
-// is that status too (its PROMPT_COMMAND puts the plain prompt back). The
-// ERR trap (inherited by functions through set -E) does the same for a
-// failure under set -e and turns set -e off. trap is wrapped so that a
-// user's ERR trap runs after ours instead of replacing it.
-//
-// The line that sources the command file (__unfold_src) fails whenever the
-// command's last part did, which then had its ERR trap already, or was
-// exempt from set -e and the trap (the left side of an && list, say). At a
-// terminal nothing more would happen, so the ERR trap does nothing for
-// that line; as set -e would still end the shell there, it turns set -e
-// off until the next prompt, whose PROMPT_COMMAND turns it on again.
-const initScript = `builtin set +o history +H
-builtin unset HISTFILE PROMPT_COMMAND MAILCHECK
-PS0= PS1= PS2=
-__unfold_pid=$BASHPID __unfold_uerr=
-__unfold_ps1='\036%[1]s\037$$\037\#\037\j\037$?\037${#PS1}\037$PWD\036%[1]s\036'
-__unfold_pcg='PS1=$__unfold_ps1'
-__unfold_pc=
-__unfold_pcj='PS1=$__unfold_ps1;__unfold_jobs'
-__unfold_jq='\j'
-__unfold_pco=
-__unfold_pce='PS1=$__unfold_ps1;builtin set -e;__unfold_setpc "$__unfold_pc"'
-__unfold_ours() {
-	local s
-	for s in "$__unfold_pco" "$__unfold_pce" "$__unfold_pcj" "$__unfold_pcg"; do
-		if [[ -n $s && ${PROMPT_COMMAND-} == *"$s"* ]]; then
-			__unfold_seg=$s
-			return 0
-		fi
-	done
-	return 1
+//go:embed init.sh
+var initScript string
+
+// initLine returns the line typed to source the init script at path, with
+// the session's secret and the line that sources the command file as its
+// arguments.
+func initLine(path, secret, sourceLine string) string {
+	return " . " + quote(path) + " " + quote(secret) + " " + quote(sourceLine) + "\n"
 }
-__unfold_setpc() {
-	local pc=${PROMPT_COMMAND-}
-	if __unfold_ours; then
-		pc=${pc/"$__unfold_seg"/"$1"}
-	elif [[ -n $1 ]]; then
-		pc=${pc:+$pc$'\n'}$1
-	fi
-	if [[ $pc == *[![:space:]]* ]]; then PROMPT_COMMAND=$pc; else PROMPT_COMMAND=; fi
-}
-__unfold_jobs() {
-	if ((${__unfold_jq@P})); then
-		builtin printf '\036%[1]s\035'
-		builtin jobs -l
-	else
-		__unfold_setpc "$__unfold_pc"
-	fi
-}
-__unfold_fix() { __unfold_setpc "$__unfold_pcj"; return "$1"; }
-__unfold_status() { return "$1"; }
-__unfold_acts() {
-	[[ $1 == *'$('* || $1 == *$'\x60'* || $1 == *'$['* || $1 == *'++'* || $1 == *'--'* || $1 == *=* ]]
-}
-__unfold_guard() {
-	local -
-	builtin set +xv
-	local pre=${PS1-} suf=
-	builtin shopt -s promptvars
-	# Bash's pattern matching takes quadratic time: a longer prompt is left
-	# in the output, as is one that runs commands, counts or assigns
-	# (__unfold_acts), which expanding it again would do twice.
-	if ((${#pre} > 8192)); then
-		pre=
-	elif [[ $pre == *"$__unfold_ps1"* ]]; then
-		pre=${pre%%%%"$__unfold_ps1"*}
-		suf=${PS1:${#pre}+${#__unfold_ps1}}
-		suf=${suf//"$__unfold_ps1"/}
-	fi
-	if __unfold_acts "$pre"; then pre=; fi
-	if __unfold_acts "$suf"; then suf=; fi
-	__unfold_status "$1"
-	{ builtin printf '%[1]s%%s%[1]s%%s%[1]s' "${pre@P}" "${suf@P}"; } 2>/dev/null
-	__unfold_pc=$__unfold_pcg
-	__unfold_ours || __unfold_setpc "$__unfold_pc"
-	PS1=$__unfold_ps1
-	return "$1"
-}
-__unfold_abort() {
-	# __unfold_pco still names an earlier one-shot, should one be there.
-	local seg="PS1=\${__unfold_ps1/'\$?'/+$1};__unfold_setpc \"\$__unfold_pc\""
-	__unfold_setpc "$seg"
-	__unfold_pco=$seg
-	builtin kill -INT "$__unfold_pid"
-}
-__unfold_src=%[2]s
-__unfold_err() {
-	local s=$?
-	if [[ $BASH_COMMAND == "$__unfold_src" && $BASHPID == "$__unfold_pid" ]]; then
-		if [[ $- == *e* ]]; then
-			builtin set +e
-			__unfold_setpc "$__unfold_pce"
-		fi
-		return "$s"
-	fi
-	if [[ $BASHPID == "$__unfold_pid" && $- == *e* ]]; then
-		builtin set +e
-		builtin printf '%%s\n' "[set -e: stopped at a failing command (status $s): $BASH_COMMAND. In this persistent shell set -e would exit the shell and lose its state, so the command was stopped instead and set -e is off again. To stop at the first failure, use a subshell: ( set -e; ... )]" >&2
-		__unfold_abort "$s"
-	fi
-	if [[ -n $__unfold_uerr ]]; then builtin eval "$__unfold_uerr"; fi
-}
-builtin trap __unfold_err ERR
-builtin set -E
-exit() {
-	local s=$?
-	if [[ $BASHPID != "$__unfold_pid" ]]; then builtin exit "$@"; fi
-	# The status bash's exit would give, and its complaint about a bad
-	# argument, from a subshell; in a condition, so that neither set -e
-	# nor an ERR trap sees it.
-	if (( $# )); then
-		if ( builtin exit "$@" ); then s=0; else s=$?; fi
-	fi
-	builtin printf '%%s\n' "[exit: the shell stays open: exiting would end this persistent shell and lose its state (working directory, variables, background jobs). The command stopped here with status $s.]" >&2
-	__unfold_abort "$s"
-}
-trap() {
-	if (( $# >= 2 )) && [[ $1 != -[lpP] ]]; then
-		if [[ $1 == -- ]]; then shift; fi
-		local a=$1 s rest=()
-		shift
-		for s in "$@"; do
-			if [[ ${s^^} == ERR || ${s^^} == SIGERR ]]; then
-				if [[ $a == - ]]; then __unfold_uerr=; else __unfold_uerr=$a; fi
-			else
-				rest+=("$s")
-			fi
-		done
-		if (( ${#rest[@]} == 0 )); then return 0; fi
-		builtin trap -- "$a" "${rest[@]}"
-		return
-	fi
-	builtin trap "$@"
-}
-builtin shopt -s promptvars
-PS1=$__unfold_ps1
-`
 
 // guardLine is the line typed once a command has changed PS1 (the marker
 // is missing, or its length field is off): it makes PROMPT_COMMAND put
@@ -205,66 +42,6 @@ const guardLine = "\\__unfold_guard %s \"$_\"&&\\: \"$_\"\n"
 // lists the jobs at the next prompt and gives back status (the argument)
 // and $_. The backslashes keep aliases out of it.
 const fixLine = "\\__unfold_fix %d \"$_\"&&\\: \"$_\"\n"
-
-// defaultEnv holds variables that keep programs from waiting on a pager, an
-// editor or a terminal that is not there, and from printing escapes.
-var defaultEnv = []string{
-	"TERM=dumb",
-	"PAGER=cat",
-	"GIT_PAGER=cat",
-	"MANPAGER=cat",
-	"SYSTEMD_PAGER=",
-	"PSQL_PAGER=",
-	"GIT_EDITOR=:",
-	"GIT_MERGE_AUTOEDIT=no",
-	"GIT_TERMINAL_PROMPT=0",
-	"DEBIAN_FRONTEND=noninteractive",
-	"PIP_NO_INPUT=1",
-	"PIP_PROGRESS_BAR=off",
-	"PYTHONUNBUFFERED=1",
-	"PYTHON_BASIC_REPL=1",
-	"NO_COLOR=1",
-	"COLUMNS=200",
-	"LINES=50",
-}
-
-// dropEnv names inherited variables that would change how the shell starts
-// or what it prints.
-var dropEnv = map[string]bool{
-	"PROMPT_COMMAND": true, "PS0": true, "PS1": true, "PS2": true, "PS4": true,
-	"BASH_ENV": true, "ENV": true, "HISTFILE": true, "CDPATH": true,
-	"SHELLOPTS": true, "BASHOPTS": true, "IFS": true, "TMOUT": true,
-}
-
-// environ returns the shell's environment: the inherited one without
-// dropEnv, then defaultEnv, then extra (later entries win).
-func environ(extra []string) []string {
-	seen := make(map[string]int)
-	var out []string
-	add := func(kv string) {
-		k, _, _ := strings.Cut(kv, "=")
-		if i, ok := seen[k]; ok {
-			out[i] = kv
-			return
-		}
-		seen[k] = len(out)
-		out = append(out, kv)
-	}
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if dropEnv[k] || strings.HasPrefix(k, "BASH_FUNC_") {
-			continue
-		}
-		add(kv)
-	}
-	for _, kv := range defaultEnv {
-		add(kv)
-	}
-	for _, kv := range extra {
-		add(kv)
-	}
-	return out
-}
 
 // quote quotes s for bash as one word.
 func quote(s string) string {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -80,10 +79,8 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 	}
 	secret := rand.Text()[:secretLen]
 	file := filepath.Join(tmp, "c")
-	init := filepath.Join(tmp, "init")
-	// The init script knows the line that sources the command file as
-	// submit types it.
-	if err := os.WriteFile(init, fmt.Appendf(nil, initScript, secret, quote(". "+quote(file))), 0o600); err != nil {
+	init := filepath.Join(tmp, "init.sh")
+	if err := os.WriteFile(init, []byte(initScript), 0o600); err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
@@ -134,7 +131,9 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 	p.readMu.Lock()
 	go p.wait()
 	p.stream.expect(p.number, envs.NewOutput(4<<10))
-	if _, err := p.master.Write([]byte(" . " + quote(init) + "\n")); err != nil {
+	// The init script learns the line that sources the command file, as
+	// submit types it, from its arguments.
+	if _, err := p.master.Write([]byte(initLine(init, secret, ". "+p.quotedFile))); err != nil {
 		p.readMu.Unlock()
 		p.stop()
 		return nil, err
@@ -169,105 +168,6 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 	}
 }
 
-// learnWait bounds the wait for a new shell to block reading its first
-// command line.
-const learnWait = 200 * time.Millisecond
-
-// learnPromptRead returns how the shell pid reads a command line, seen
-// while it waits for its first one: the read(2) of its input at the place
-// and with the count it always uses there. The read builtin, readarray
-// and the rest read elsewhere or with other counts. It reports false when
-// that cannot be seen (no /proc/<pid>/syscall to read), or when the count
-// is 1, which could be a read of a single key anywhere.
-func learnPromptRead(pid int) (term.ReadCall, bool) {
-	for deadline := time.Now().Add(learnWait); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
-		if rc, ok := term.BlockedRead(pid); ok {
-			return rc, rc.FD == 0 && rc.Count > 1
-		}
-	}
-	return term.ReadCall{}, false
-}
-
-// atPrompt reports whether the shell is reading a command line with
-// nothing typed waiting for it: it ended the command without the marker,
-// as after a command that changed PS1 or turned promptvars off. A line
-// typed a moment ago may not be queued yet; callers confirm a while later.
-func (p *proc) atPrompt() bool {
-	if !p.promptKnown {
-		return false
-	}
-	if rc, ok := term.BlockedRead(p.pid); !ok || rc != p.promptRead {
-		return false
-	}
-	f, err := os.OpenFile(p.tty, os.O_RDWR|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	n, err := term.InputQueued(f)
-	return err == nil && n == 0
-}
-
-// guardGrace bounds the wait for the guard line's marker once the
-// caller's context is done: the line takes a millisecond or so.
-const guardGrace = 500 * time.Millisecond
-
-// guard types guardLine, as the holder of readMu, with status (a number,
-// or "$?"): from then on PROMPT_COMMAND puts PS1 back before every
-// prompt. It returns the guard line's frame, the text the changed prompt
-// printed before and after its marker (the whole prompt when it had none),
-// for the caller to cut from the output, and other output that came
-// meanwhile (from background jobs, say), for the caller to add after the
-// cut. It waits up to fixWait, or guardGrace once ctx is done.
-//
-// A marker that comes before the guard line's (whose text holds the
-// secret) is the command's, whose line the shell had not read yet: what
-// came before it is the command's output, and goes to out.
-func (p *proc) guard(ctx context.Context, status string, out *envs.Output, limit int) (fr frame, before, after, extra string, ok bool) {
-	mine := envs.NewOutput(limit)
-	p.stream.expect(p.number, mine)
-	if _, err := fmt.Fprintf(p.master, guardLine, status); err != nil {
-		return frame{}, "", "", "", false
-	}
-	deadline := time.Now().Add(fixWait)
-	for range 2 {
-		fr, ev := p.next(ctx, deadline)
-		if ev == evCtx {
-			ctx = context.Background()
-			if d := time.Now().Add(guardGrace); d.Before(deadline) {
-				deadline = d
-			}
-			fr, ev = p.next(ctx, deadline)
-		}
-		if ev != evFrame {
-			return frame{}, "", "", "", false
-		}
-		p.number = fr.number
-		text := mine.String()
-		if parts := strings.SplitN(text, p.secret, 4); len(parts) == 4 {
-			return fr, parts[1], parts[2], parts[0] + parts[3], true
-		}
-		_, _ = out.Write([]byte(text))
-		mine = envs.NewOutput(limit)
-		p.stream.expect(p.number, mine)
-	}
-	return frame{}, "", "", "", false
-}
-
-// writeCommand replaces the command file's content with command.
-func (p *proc) writeCommand(command string) error {
-	if _, err := p.cmdf.WriteAt([]byte(command), 0); err != nil {
-		return err
-	}
-	if len(command) < p.cmdLen {
-		if err := p.cmdf.Truncate(int64(len(command))); err != nil {
-			return err
-		}
-	}
-	p.cmdLen = len(command)
-	return nil
-}
-
 // secretLen is the length of the session's secret in the marker tag:
 // 80 bits from crypto/rand.
 const secretLen = 16
@@ -280,194 +180,6 @@ func tempDir() (string, error) {
 		return dir, nil
 	}
 	return os.MkdirTemp("", "unfold-bash-")
-}
-
-// readSize is how much one read of the terminal takes at most.
-const readSize = 64 << 10
-
-// idleDrain is how long the terminal goes unread after a command before a
-// goroutine starts reading it for background output. A command that
-// follows sooner takes the terminal over without a hand-off.
-const idleDrain = 20 * time.Millisecond
-
-// event is what [proc.next] saw.
-type event int
-
-const (
-	evFrame    event = iota // the command's marker
-	evExited                // the shell ended
-	evCtx                   // the context is done
-	evDeadline              // the deadline passed
-)
-
-// claim takes the terminal over for a command; the caller then reads it
-// with next and gives it back with release.
-func (p *proc) claim() {
-	p.claiming.Store(true)
-	p.disarm()
-	if p.live.Load() > 0 {
-		// A drain that runs, or is about to, sees claiming when woken.
-		p.reader.Wake()
-	}
-	p.readMu.Lock()
-	p.claiming.Store(false)
-}
-
-// release gives the terminal back after a command; a drain starts after
-// idleDrain unless another command claims it first.
-func (p *proc) release() {
-	p.reader.SpinUntil(time.Time{}) // the drain waits in the kernel
-	p.readMu.Unlock()
-	p.idleMu.Lock()
-	defer p.idleMu.Unlock()
-	if !p.stopped {
-		p.drains.Add(1)
-		p.live.Add(1)
-		p.idle.Reset(idleDrain)
-	}
-}
-
-// disarm cancels a drain that has not started.
-func (p *proc) disarm() {
-	p.idleMu.Lock()
-	defer p.idleMu.Unlock()
-	if p.idle.Stop() {
-		p.live.Add(-1)
-		p.drains.Done()
-	}
-}
-
-// drain reads the terminal between commands, until a command claims it or
-// the terminal closes.
-func (p *proc) drain() {
-	defer p.drains.Done()
-	defer p.live.Add(-1)
-	if !p.readMu.TryLock() {
-		return
-	}
-	defer p.readMu.Unlock()
-	// claim sets claiming before it wakes the reader: a wake-up before
-	// this look is seen here, one after it ends the wait in Read.
-	for !p.claiming.Load() {
-		if _, err := p.read(time.Time{}); err != nil {
-			return
-		}
-	}
-}
-
-// read waits for the terminal's output until deadline (see term.Reader),
-// feeds what it reads to the stream, and records the terminal's end when
-// it returns an error. Only the holder of readMu calls it.
-func (p *proc) read(deadline time.Time) (int, error) {
-	n, err := p.reader.Read(p.buf, deadline)
-	if n > 0 {
-		p.stream.feed(p.buf[:n])
-	}
-	if err != nil {
-		p.endRead()
-	}
-	return n, err
-}
-
-// kick wakes a command's goroutine from its wait in next, to look at the
-// shell's end or the context again.
-func (p *proc) kick() {
-	p.reader.Wake()
-}
-
-// endRead records that the terminal is closed or hung up.
-func (p *proc) endRead() {
-	p.readOnce.Do(func() { close(p.readDone) })
-}
-
-// next reads the terminal into the stream, as the holder of readMu, until
-// the expected marker, the shell's end, ctx being done, or deadline. ctx
-// and the shell's end are noticed at once when they call kick.
-func (p *proc) next(ctx context.Context, deadline time.Time) (frame, event) {
-	for {
-		select {
-		case fr := <-p.stream.done:
-			return fr, evFrame
-		default:
-		}
-		select {
-		case <-p.readDone:
-			return p.waitEnded(ctx, deadline)
-		default:
-		}
-		// A kick after these looks ends the wait in Read; one before
-		// them is seen here (and ends the next wait at once).
-		if ctx.Err() != nil {
-			// The marker may be written and not read yet: a Ctrl-C
-			// now would only make the shell prompt again.
-			if fr, ok := p.pending(); ok {
-				return fr, evFrame
-			}
-			return frame{}, evCtx
-		}
-		if !p.alive() {
-			return frame{}, evExited
-		}
-		if _, err := p.read(deadline); err != nil {
-			continue
-		}
-		// Checked after every read, not only one that found nothing, so
-		// that output that never pauses cannot hold off the deadline.
-		if !time.Now().Before(deadline) {
-			if fr, ok := p.pending(); ok {
-				return fr, evFrame
-			}
-			return frame{}, evDeadline
-		}
-	}
-}
-
-// awaitRepeat reads the terminal until the stream has dropped a repeated
-// prompt of this shell's since it counted before, or for d at most.
-func (p *proc) awaitRepeat(before int, d time.Duration) {
-	deadline := time.Now().Add(d)
-	for p.stream.repeated() == before && time.Now().Before(deadline) && p.alive() {
-		if _, err := p.read(deadline); err != nil {
-			return
-		}
-	}
-}
-
-// pending reads what the terminal holds right now, a few reads at most,
-// and returns the expected marker's frame if that brought it.
-func (p *proc) pending() (frame, bool) {
-	for range 4 {
-		select {
-		case fr := <-p.stream.done:
-			return fr, true
-		default:
-		}
-		if _, err := p.read(time.Now()); err != nil {
-			break
-		}
-	}
-	select {
-	case fr := <-p.stream.done:
-		return fr, true
-	default:
-		return frame{}, false
-	}
-}
-
-// waitEnded is next once the terminal is closed: nothing more can arrive.
-func (p *proc) waitEnded(ctx context.Context, deadline time.Time) (frame, event) {
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	select {
-	case fr := <-p.stream.done:
-		return fr, evFrame
-	case <-p.exited:
-		return frame{}, evExited
-	case <-ctx.Done():
-		return frame{}, evCtx
-	case <-t.C:
-		return frame{}, evDeadline
-	}
 }
 
 // wait reaps the shell and records how it ended.
@@ -505,22 +217,6 @@ func (p *proc) alive() bool {
 		return false
 	default:
 		return true
-	}
-}
-
-// drainOutput reads, as the holder of readMu, what the shell wrote before
-// it ended, for a short while.
-func (p *proc) drainOutput() {
-	deadline := time.Now().Add(100 * time.Millisecond)
-	for {
-		select {
-		case <-p.readDone:
-			return
-		default:
-		}
-		if n, err := p.read(deadline); err == nil && n == 0 && !time.Now().Before(deadline) {
-			return
-		}
 	}
 }
 

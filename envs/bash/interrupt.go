@@ -1,0 +1,183 @@
+package bash
+
+import (
+	"context"
+	"syscall"
+	"time"
+
+	"github.com/unfold-dev/unfold/internal/term"
+)
+
+// How long each step of interrupting a command may take before the next.
+const (
+	interruptGrace = time.Second
+	signalGrace    = time.Second
+)
+
+// Interrupting a job (see [Shell.interruptJob]): how long a shell that
+// holds the terminal has before it is signalled, how often the foreground
+// is looked at (first, and at most, once it stays the same), how soon a
+// job just started may get the signal again, and how long a signal to the
+// shell gets before the next.
+const (
+	forkWait       = 50 * time.Millisecond
+	forkPoll       = 500 * time.Microsecond
+	forkPollMax    = 8 * time.Millisecond
+	forkAgain      = 10 * time.Millisecond
+	interruptRetry = 300 * time.Millisecond
+)
+
+// interrupt stops the running command; why says what prompted it, hint
+// what to do instead (or ""). The ladder: SIGINT, as Ctrl-C sends it, to
+// the job in the foreground (see [Shell.interruptJob]); SIGTERM to the
+// foreground process group; SIGKILL to it; and when the shell itself still
+// does not answer, the shell is ended.
+func (s *Shell) interrupt(p *proc, why, hint string) outcome {
+	state := " The shell and its state (working directory, variables, background jobs) are kept." + hint + "]"
+	p.stream.repeatEnds()
+	repeats := p.stream.repeated()
+	if o, j, ok := s.interruptJob(p, time.Now().Add(interruptGrace)); ok {
+		switch {
+		case o.died:
+			o.note = why + "]\n" + o.note
+		case j.signalled:
+			o.shellSignalled = j.shell
+			if j.shell && o.fr != nil && o.fr.status != 130 {
+				// The command ended by itself as the interrupt went out,
+				// which then met the prompt: the shell answers it with a
+				// prompt of its own, and would drop the first key typed
+				// before that.
+				p.awaitRepeat(repeats, repeatWait)
+			}
+			o.note = why + " Interrupted it with Ctrl-C." + state
+		}
+		// Otherwise the command ended by itself before anything was
+		// sent: its outcome stands.
+		return o
+	}
+	if pg, err := term.Foreground(p.master); err == nil && pg > 1 && pg != p.pid {
+		term.SignalGroup(pg, syscall.SIGTERM)
+		if o, ok := s.settle(p, signalGrace); ok {
+			o.note = why + " It ignored Ctrl-C, so its process group was sent SIGTERM and it ended." + state
+			return o
+		}
+		term.SignalGroup(pg, syscall.SIGKILL)
+		if o, ok := s.settle(p, signalGrace); ok {
+			o.note = why + " It ignored Ctrl-C and SIGTERM, so its process group was killed (SIGKILL)." + state
+			return o
+		}
+	}
+	_ = p.stop()
+	return outcome{died: true, note: why + " The shell itself did not answer Ctrl-C or signals to the command, so it was ended; " + s.lostState() + hint + "]"}
+}
+
+// interruptJob sends the SIGINT that Ctrl-C would to the command's
+// foreground job until the command ends or until end, and reports how it
+// ended, what was signalled, and whether it ended. It does not catch the
+// shell between forking a job and waiting for it, as Ctrl-C typed at a loop
+// that runs program after program often does: bash interrupted there loses
+// track of the job it just started, and then either hangs or exits on
+// reading a terminal the job holds. It looks at the terminal's foreground
+// process group, every forkPoll at first:
+//   - A job that holds the terminal gets the signal directly (Ctrl-C typed
+//     would be acted on a little later, by when the job may have ended and
+//     the shell forked the next one), after what was typed to the terminal
+//     and not read yet is discarded, as Ctrl-C discards it. Each job gets it
+//     once, and a loop that goes on to its next job (the last one had
+//     ended, or was just forked and took the signal as the shell would,
+//     exiting instead of dying of it) gets it again. A job signalled
+//     within forkAgain of appearing that still runs the shell's program
+//     (not exec'd yet, or a subshell) gets it a second time after
+//     forkAgain.
+//   - A shell that holds the terminal and waits for its next line (or for
+//     the read builtin's) gets Ctrl-C typed, which also discards the
+//     command's line when the shell has not read it yet; but not once a
+//     job was seen (the shell is then back at its prompt, its marker on
+//     the way), and not at its prompt with nothing typed waiting (the
+//     command ended without a marker; [Shell.ended] tells).
+//   - A shell that holds the terminal otherwise may be starting a job; when
+//     it keeps the terminal for forkWait (a loop of builtins, the wait
+//     builtin, a command substitution, the read builtin after a job), it
+//     gets the signal itself, again every interruptRetry.
+func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, ended bool) {
+	var (
+		last    = -1      // the foreground group at the last look
+		since   time.Time // when it became the foreground
+		sent    = -1      // the job last signalled
+		sentAt  time.Time // when
+		resent  bool      // it got the signal a second time
+		shellAt time.Time // when the shell last got the signal
+		jobSeen bool      // a job held the terminal at some look
+		poll    = forkPoll
+	)
+	// Every signal comes after the input not read yet is discarded.
+	sigint := func(pg int) {
+		_ = term.FlushInput(p.tty)
+		term.SignalGroup(pg, syscall.SIGINT)
+	}
+	for time.Now().Before(end) {
+		pg, err := term.Foreground(p.master)
+		now := time.Now()
+		if err != nil || pg <= 1 {
+			pg = p.pid // unknown: treat the terminal as the shell's
+		}
+		if pg != last {
+			last, since, poll = pg, now, forkPoll
+		}
+		jobSeen = jobSeen || pg != p.pid
+		shellDue := shellAt.IsZero() || now.Sub(shellAt) >= interruptRetry
+		switch {
+		case pg != p.pid:
+			// A job just forked runs the shell's program until it execs
+			// (a subshell never does), and early on takes the signal as
+			// the shell would, which need not end it: such a job gets it
+			// once more after forkAgain.
+			again := pg == sent && !resent && now.Sub(sentAt) >= forkAgain && sentAt.Sub(since) < forkAgain &&
+				p.exe != "" && term.Executable(pg) == p.exe
+			if pg != sent || again {
+				sigint(pg)
+				resent = pg == sent
+				sent, sentAt, j.signalled = pg, now, true
+			}
+		case !shellDue:
+		case p.atPrompt():
+			// Back at its prompt without a marker (a Ctrl-C would only
+			// lose the command's status), or about to read the command's
+			// line: settle tells which.
+		case !jobSeen && term.ReadsTerminal(p.pid, p.tty):
+			_, _ = p.master.Write([]byte{3})
+			shellAt, j.signalled, j.shell = now, true, true
+		case now.Sub(since) >= forkWait:
+			sigint(p.pid)
+			shellAt, j.signalled, j.shell = now, true, true
+		}
+		if o, ok := s.settle(p, min(poll, time.Until(end))); ok {
+			return o, j, true
+		}
+		poll = min(2*poll, forkPollMax)
+	}
+	return outcome{}, j, false
+}
+
+// jobSignals says what [Shell.interruptJob] signalled.
+type jobSignals struct {
+	signalled bool // anything: a job or the shell
+	shell     bool // the shell itself, which may have been at its prompt
+}
+
+// repeatWait bounds the wait for the prompt a Ctrl-C that met the prompt
+// makes the shell write again.
+const repeatWait = 100 * time.Millisecond
+
+// settle waits up to d for the command's marker or the shell's end, and
+// then sees whether the command ended without a marker ([Shell.ended]).
+func (s *Shell) settle(p *proc, d time.Duration) (outcome, bool) {
+	fr, ev := p.next(context.Background(), time.Now().Add(d))
+	switch ev {
+	case evFrame:
+		return outcome{fr: &fr}, true
+	case evExited:
+		return s.died(p), true
+	}
+	return s.ended(p)
+}

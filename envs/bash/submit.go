@@ -1,0 +1,141 @@
+package bash
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/term"
+)
+
+// submit starts command: it types the command itself, when [typable]
+// says typing it is safe, or else the sourcing of the command file holding
+// it, in one write. The marker's command number, not a nonce set by the
+// line, tells the command's marker from older ones.
+func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
+	if mayChangeTyping(command) {
+		p.noTyping = true
+	}
+	direct := !p.noTyping && typable(command)
+	if !direct {
+		if err := p.writeCommand(command); err != nil {
+			return err
+		}
+	}
+	p.stream.expect(p.number, out)
+	if _, err := term.FixModes(p.master); err != nil {
+		return err
+	}
+	line := p.line[:0]
+	if direct {
+		line = append(line, command...)
+	} else {
+		line = append(line, ". "...)
+		line = append(line, p.quotedFile...)
+	}
+	line = append(line, '\n')
+	p.line = line
+	if s.spin > 0 {
+		p.reader.SpinUntil(time.Now().Add(s.spin))
+	}
+	_, err := p.master.Write(line)
+	return err
+}
+
+// fixWait bounds the wait for the follow-up line's marker.
+const fixWait = 5 * time.Second
+
+// fix types the follow-up line after fr, a marker that counts jobs
+// without listing them or whose status came from exit or set -e: the
+// shell lists its jobs from now on while it has any, and $? becomes fr's
+// status. The jobs go into fr; output, if any, into out.
+func (s *Shell) fix(p *proc, fr *frame, out *envs.Output) {
+	p.stream.expect(p.number, out)
+	if _, err := fmt.Fprintf(p.master, fixLine, fr.status); err != nil {
+		return
+	}
+	if next, ev := p.next(context.Background(), time.Now().Add(fixWait)); ev == evFrame {
+		p.number = next.number
+		fr.jobs = next.jobs
+	}
+}
+
+// mayChangeTyping reports whether command may define aliases or change how
+// the shell reads a typed line (alias, source, eval, shopt, bind, stty, ...).
+// An alias can turn a typed line into a syntax error or an unfinished
+// compound command, which a sourced file survives and a typed line does not,
+// so after such a command this shell sources every command.
+func mayChangeTyping(command string) bool {
+	for w := range strings.FieldsFuncSeq(command, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')'
+	}) {
+		switch w {
+		case "alias", "source", ".", "eval", "shopt", "bind", "stty", "enable", "exec":
+			return true
+		}
+	}
+	return false
+}
+
+// maxTyped bounds the commands typed on the terminal instead of sourced
+// from the command file: well under the 4,095 bytes a terminal line holds.
+const maxTyped = 512
+
+// typable reports whether command can be typed as it is: one line of
+// printable ASCII that is one simple command, so the shell reads it whole
+// without a continuation prompt, cannot meet a syntax error (which would
+// leave the command number, and so the marker, unchanged), and sees nothing
+// the terminal itself would act on (control characters, erase and kill
+// characters). It leaves out blank lines, quotes, $, operators, brackets,
+// and words that are reserved or that act differently in a sourced file
+// (return). Everything else goes through the command file, which costs a
+// few microseconds more.
+func typable(command string) bool {
+	if len(command) == 0 || len(command) > maxTyped {
+		return false
+	}
+	for i := 0; i < len(command); i++ {
+		c := command[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte(" -_./=:,+%@^~*?", c) >= 0:
+		default:
+			return false
+		}
+	}
+	words := 0
+	for w := range strings.FieldsSeq(command) {
+		if reserved[w] {
+			return false
+		}
+		words++
+	}
+	// A blank line is no command: the shell would only prompt again,
+	// with the same command number.
+	return words > 0
+}
+
+// reserved holds bash's reserved words, which open or close compound
+// commands, and builtins that behave differently when typed and sourced.
+var reserved = map[string]bool{
+	"if": true, "then": true, "else": true, "elif": true, "fi": true,
+	"case": true, "esac": true, "for": true, "select": true, "while": true,
+	"until": true, "do": true, "done": true, "in": true, "function": true,
+	"time": true, "coproc": true, "return": true,
+}
+
+// writeCommand replaces the command file's content with command.
+func (p *proc) writeCommand(command string) error {
+	if _, err := p.cmdf.WriteAt([]byte(command), 0); err != nil {
+		return err
+	}
+	if len(command) < p.cmdLen {
+		if err := p.cmdf.Truncate(int64(len(command))); err != nil {
+			return err
+		}
+	}
+	p.cmdLen = len(command)
+	return nil
+}

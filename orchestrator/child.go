@@ -1,0 +1,241 @@
+package orchestrator
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MaxStderrTail is how much of a process's stderr is kept (the most recent
+// bytes) to explain why it failed.
+const MaxStderrTail = 4 << 10
+
+// child is one running process.
+type child struct {
+	cmd     *exec.Cmd
+	stdin   *os.File
+	stdout  *os.File
+	lines   chan readLine // replies; closed at the end of stdout
+	exited  chan struct{} // closed once Wait returned
+	waitErr error         // valid after exited is closed
+	stderr  *tailBuffer   // the end of stderr
+	// stderrPipe is read into stderr until it ends; then stderrDone closes.
+	stderrPipe *os.File
+	stderrDone chan struct{}
+
+	// sendMu serializes writes to stdin. Closing stdin does not take it
+	// (os.File allows Close during Write, and it unblocks the Write).
+	sendMu sync.Mutex
+}
+
+func startChild(spec ProcessSpec, maxLine int) (*child, error) {
+	cmd := exec.Command(spec.Executable, spec.Args...)
+	cmd.Dir = spec.Dir
+	cmd.Env = append(os.Environ(), "UNFOLD_ENV="+spec.Name)
+	for k, v := range spec.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	setProcessGroup(cmd)
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("failed to start %s: %w", spec.Name, err)
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW)
+		return nil, fmt.Errorf("failed to start %s: %w", spec.Name, err)
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW, stdoutR, stdoutW)
+		return nil, fmt.Errorf("failed to start %s: %w", spec.Name, err)
+	}
+	c := &child{
+		cmd:        cmd,
+		stdin:      stdinW,
+		stdout:     stdoutR,
+		stderrPipe: stderrR,
+		lines:      make(chan readLine, 1),
+		exited:     make(chan struct{}),
+		stderr:     &tailBuffer{limit: MaxStderrTail},
+		stderrDone: make(chan struct{}),
+	}
+	// The pipes are files, so Wait does not wait for them: a grandchild that
+	// keeps one open cannot hold up noticing that the process exited.
+	cmd.Stdin = stdinR
+	cmd.Stdout = stdoutW
+	cmd.Stderr = stderrW
+	err = cmd.Start()
+	closeAll(stdinR, stdoutW, stderrW)
+	if err != nil {
+		closeAll(stdinW, stdoutR, stderrR)
+		return nil, fmt.Errorf("failed to start %s (%s): %w", spec.Name, spec.Executable, err)
+	}
+	go func() {
+		c.waitErr = cmd.Wait()
+		close(c.exited)
+	}()
+	go func() {
+		defer close(c.stderrDone)
+		_, _ = io.Copy(c.stderr, stderrR)
+	}()
+	go func() {
+		defer close(c.lines)
+		lr := &lineReader{br: bufio.NewReaderSize(stdoutR, 64<<10), limit: maxLine}
+		for {
+			l := lr.next()
+			if l.err != nil {
+				return
+			}
+			l.data = bytes.Clone(l.data)
+			c.lines <- l
+		}
+	}()
+	return c, nil
+}
+
+func (c *child) send(req request) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	_, err = c.stdin.Write(b)
+	return err
+}
+
+// dead reports whether the process has exited, and how.
+func (c *child) dead() (string, bool) {
+	select {
+	case <-c.exited:
+		return c.exitReason(), true
+	default:
+		return "", false
+	}
+}
+
+func (c *child) exitReason() string {
+	if c.waitErr == nil {
+		return "it exited with status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(c.waitErr, &ee) {
+		return "it ended with " + ee.ProcessState.String()
+	}
+	return c.waitErr.Error()
+}
+
+// stderrLinger is how long stderrNote waits for the rest of stderr after the
+// process ended; a grandchild may keep the pipe open.
+const stderrLinger = 200 * time.Millisecond
+
+func (c *child) stderrNote() string {
+	select {
+	case <-c.exited:
+		select {
+		case <-c.stderrDone:
+		case <-time.After(stderrLinger):
+		}
+	default:
+	}
+	tail := strings.TrimSpace(c.stderr.String())
+	if tail == "" {
+		return ""
+	}
+	return "\nIts stderr ended with:\n" + tail
+}
+
+// killNow kills the process group at once.
+func (c *child) killNow() {
+	signalGroup(c.cmd, sigKill)
+}
+
+// interrupt sends SIGINT to the process group.
+func (c *child) interrupt() {
+	signalGroup(c.cmd, sigInterrupt)
+}
+
+// stop closes stdin and escalates to SIGTERM and SIGKILL, grace apart, then
+// releases the pipes.
+func (c *child) stop(grace time.Duration) error {
+	// Not under sendMu: closing also unblocks a write the process is not
+	// reading.
+	c.stdin.Close()
+	for _, sig := range []processSignal{sigTerminate, sigKill} {
+		select {
+		case <-c.exited:
+			c.cleanup()
+			return c.shutdownErr()
+		case <-time.After(grace):
+		}
+		signalGroup(c.cmd, sig)
+	}
+	<-c.exited
+	c.cleanup()
+	return c.shutdownErr()
+}
+
+// shutdownErr reports an unclean exit, but not the signals stop sent.
+func (c *child) shutdownErr() error {
+	var ee *exec.ExitError
+	if c.waitErr == nil || errors.As(c.waitErr, &ee) && !ee.Exited() {
+		return nil
+	}
+	return fmt.Errorf("%s%s", c.exitReason(), c.stderrNote())
+}
+
+// cleanup releases the pipes; the reader goroutine ends.
+func (c *child) cleanup() {
+	c.stdin.Close()
+	c.stdout.Close()
+	c.stderrPipe.Close()
+	// Drain so the reader goroutine is not blocked on a send.
+	go func() {
+		for range c.lines {
+		}
+	}()
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// tailBuffer keeps the last limit bytes written to it.
+type tailBuffer struct {
+	limit int
+	// mu guards buf.
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(b)
+	if len(b) > t.limit {
+		b = b[len(b)-t.limit:]
+	}
+	if over := len(t.buf) + len(b) - t.limit; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	t.buf = append(t.buf, b...)
+	return n, nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.ToValidUTF8(string(t.buf), "")
+}

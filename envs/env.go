@@ -22,8 +22,8 @@ type Env interface {
 }
 
 // Closer is implemented by environments that hold resources (processes,
-// files). Close must be idempotent; commands after Close fail cleanly with a
-// Response or an error, never a panic.
+// files). Close must be idempotent; commands after Close fail with an error
+// wrapping [ErrClosed], never a panic.
 type Closer interface {
 	Close() error
 }

@@ -123,7 +123,8 @@ type reply struct {
 	Message  *string `json:"message"`
 }
 
-// Execute sends the command to the process and returns its reply.
+// Execute sends the command to the process and returns its reply. After
+// Close it returns an error wrapping [envs.ErrClosed].
 func (p *Process) Execute(ctx context.Context, command string) (envs.Response, error) {
 	p.run.Lock()
 	defer p.run.Unlock()
@@ -136,6 +137,9 @@ func (p *Process) Execute(ctx context.Context, command string) (envs.Response, e
 		return envs.Response{Output: capitalize(interruptReason(ctx)) + " before it started; it was not run."}, nil
 	}
 	c, note, err := p.ensure()
+	if errors.Is(err, envs.ErrClosed) {
+		return envs.Response{}, fmt.Errorf("orchestrator: execute %s: %w", p.spec.Name, err)
+	}
 	if err != nil {
 		return envs.Response{Output: note + err.Error(), Success: false}, nil
 	}
@@ -252,7 +256,7 @@ func (p *Process) ensure() (*child, string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil, "", errors.New("the environment is closed")
+		return nil, "", envs.ErrClosed
 	}
 	if p.child != nil {
 		if reason, dead := p.child.dead(); dead {

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -266,9 +267,8 @@ func TestProcessClose(t *testing.T) {
 			if err := p.Close(); err != nil {
 				t.Errorf("second close: got %v, want nil", err)
 			}
-			got, _ := execute(t, p, context.Background(), "get")
-			if want := (envs.Response{Output: "the environment is closed"}); got != want {
-				t.Errorf("after close: got %+v, want %+v", got, want)
+			if got, err := p.Execute(context.Background(), "get"); !errors.Is(err, envs.ErrClosed) {
+				t.Errorf("after close: got %+v, %v, want an error wrapping envs.ErrClosed", got, err)
 			}
 			if s, _ := p.Screen(); !strings.HasSuffix(s.Content, "[closed]") {
 				t.Errorf("after close: got screen %q, want it marked closed", s.Content)

@@ -5,7 +5,7 @@
 //
 //	func TestConformance(t *testing.T) {
 //		envtest.Run(t, func(t *testing.T) envs.Env {
-//			env, err := bash.New(t.TempDir())
+//			env, err := bash.New(bash.Options{Dir: t.TempDir()})
 //			if err != nil {
 //				t.Fatal(err)
 //			}
@@ -29,8 +29,9 @@
 //     command return a failed response; an already cancelled context too;
 //     the environment still works afterwards.
 //   - CloseTwice: Close may be called twice ([envs.Closer] only).
-//   - ExecuteAfterClose: a command after Close fails (an error or a failed
-//     response) and Screen neither panics nor hangs ([envs.Closer] only).
+//   - ExecuteAfterClose: a command after Close fails with an error wrapping
+//     [envs.ErrClosed] (errors.Is), and Screen neither panics nor hangs
+//     ([envs.Closer] only).
 //   - HugeCommand: a 1 MB command, one line or many, gets a response and the
 //     environment still works.
 //   - EmptyCommand: empty and blank commands get a response and the

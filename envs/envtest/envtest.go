@@ -2,6 +2,7 @@ package envtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -354,8 +355,8 @@ func checkExecuteAfterClose(r reporter, s *suite) {
 		if !ok {
 			return
 		}
-		if err == nil && resp.Success {
-			r.Errorf("Execute(%s) after Close: got %s, want an error or a failed response", describe(command), result(resp, err))
+		if !errors.Is(err, envs.ErrClosed) {
+			r.Errorf("Execute(%s) after Close: got %s, want an error wrapping envs.ErrClosed", describe(command), result(resp, err))
 		}
 	}
 	s.screen(r, env)

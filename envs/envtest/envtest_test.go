@@ -14,25 +14,27 @@ import (
 
 // Faults the fake environment can have; each should fail one check.
 const (
-	good              = "good"
-	screenErrors      = "screen errors"
-	negativeMaxLines  = "negative max lines"
-	multiLineSummary  = "multi-line summary"
-	trivialFails      = "trivial fails"
-	screenWaits       = "screen waits for execute"
-	blockReturns      = "blocking command returns at once"
-	ignoresCancel     = "ignores cancel"
-	cancelSucceeds    = "cancelled command succeeds"
-	closePanics       = "second close panics"
-	closeErrors       = "second close errors"
-	worksAfterClose   = "works after close"
-	hangsAfterClose   = "hangs after close"
-	hugeBreaks        = "huge command breaks it"
-	hugeErrors        = "huge command errors"
-	emptyPanics       = "empty command panics"
-	emptyErrors       = "empty command errors"
-	emptyHangs        = "empty command hangs"
-	executeErrorsOnce = "blocking command errors"
+	good               = "good"
+	screenErrors       = "screen errors"
+	negativeMaxLines   = "negative max lines"
+	multiLineSummary   = "multi-line summary"
+	trivialFails       = "trivial fails"
+	screenWaits        = "screen waits for execute"
+	blockReturns       = "blocking command returns at once"
+	ignoresCancel      = "ignores cancel"
+	cancelSucceeds     = "cancelled command succeeds"
+	closePanics        = "second close panics"
+	closeErrors        = "second close errors"
+	worksAfterClose    = "works after close"
+	hangsAfterClose    = "hangs after close"
+	failsAfterClose    = "fails after close with a response"
+	otherErrAfterClose = "fails after close with another error"
+	hugeBreaks         = "huge command breaks it"
+	hugeErrors         = "huge command errors"
+	emptyPanics        = "empty command panics"
+	emptyErrors        = "empty command errors"
+	emptyHangs         = "empty command hangs"
+	executeErrorsOnce  = "blocking command errors"
 )
 
 // fake is an environment with one configurable fault. Its commands: "ok"
@@ -63,8 +65,12 @@ func (f *fake) Execute(ctx context.Context, command string) (envs.Response, erro
 			return envs.Response{Output: "fine", Success: true}, nil
 		case hangsAfterClose:
 			<-f.release
+		case failsAfterClose:
+			return envs.Response{Output: "closed"}, nil
+		case otherErrAfterClose:
+			return envs.Response{}, errors.New("closed")
 		}
-		return envs.Response{}, envs.ErrClosed
+		return envs.Response{}, fmt.Errorf("fake: execute: %w", envs.ErrClosed)
 	}
 	if broken {
 		return envs.Response{Output: "broken"}, nil
@@ -219,6 +225,8 @@ func TestChecksCatchFaults(t *testing.T) {
 		{"CloseTwice", closeErrors},
 		{"ExecuteAfterClose", worksAfterClose},
 		{"ExecuteAfterClose", hangsAfterClose},
+		{"ExecuteAfterClose", failsAfterClose},
+		{"ExecuteAfterClose", otherErrAfterClose},
 		{"HugeCommand", hugeBreaks},
 		{"HugeCommand", hugeErrors},
 		{"EmptyCommand", emptyPanics},

@@ -234,6 +234,10 @@ func (e *Env) Execute(ctx context.Context, command string) (envs.Response, error
 	var notes []string
 	if p == nil || !p.alive() {
 		np, err := e.start()
+		if errors.Is(err, envs.ErrClosed) {
+			// Closed while the program started.
+			return envs.Response{}, fmt.Errorf("interactive: execute %s: %w", e.name, err)
+		}
 		if err != nil {
 			return envs.Response{Output: fmt.Sprintf("Failed to start %s: %v", e.name, err)}, nil
 		}

@@ -4,11 +4,13 @@ package interactive_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -239,5 +241,58 @@ func TestStartFailure(t *testing.T) {
 	resp := run(t, e, "x", 30*time.Second)
 	if resp.Success || resp.Output != `Failed to start sh: no prompt matching "never> " within 10s (the program exited with status 3)` {
 		t.Errorf("got {%q, %v}, want a failure saying the program exited before its prompt", resp.Output, resp.Success)
+	}
+}
+
+// TestCloseWhileStarting: a command whose program is still starting when
+// Close comes fails with envs.ErrClosed, as a command after Close does.
+func TestCloseWhileStarting(t *testing.T) {
+	need(t, "sh", "cat")
+	fifo := filepath.Join(t.TempDir(), "go")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The prompt comes once the test writes a line to the fifo.
+	e, err := interactive.New(interactive.Spec{Command: "sh -c 'read x < \"$0\"; printf \"ready> \"; exec cat' '" + fifo + "'", Prompt: `ready> `, Description: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		resp envs.Response
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := e.Execute(context.Background(), "x")
+		done <- result{resp, err}
+	}()
+	// Opening the fifo waits for the program to open it: Execute is then
+	// starting it.
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- e.Close() }()
+	for {
+		s, err := e.Screen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(s.Content, "Status: closed") {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := w.WriteString("\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	r := <-done
+	if !errors.Is(r.err, envs.ErrClosed) {
+		t.Errorf("Execute while Close came: got %+v, %v, want an error wrapping envs.ErrClosed", r.resp, r.err)
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
 	}
 }

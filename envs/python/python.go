@@ -17,8 +17,9 @@ import (
 // interpreter is killed and restarted, when [Options.Grace] is zero.
 const DefaultGrace = 2 * time.Second
 
-// ErrClosed is returned (wrapped) by Execute after Close.
-var ErrClosed = errors.New("environment closed")
+// ErrClosed is [envs.ErrClosed], the one error value for a closed
+// environment, which Execute returns wrapped after Close.
+var ErrClosed = envs.ErrClosed
 
 // Options configure a [REPL]. The zero value runs the system python3 in the
 // current directory.

@@ -553,8 +553,8 @@ func TestClose(t *testing.T) {
 		t.Fatalf("pids: got %q, want two numbers", resp.Output)
 	}
 	checkEnded(t, r, before, pids[:]...)
-	if _, err := r.Execute(context.Background(), "pass"); !errors.Is(err, ErrClosed) {
-		t.Errorf("Execute after Close: got %v, want ErrClosed", err)
+	if _, err := r.Execute(context.Background(), "pass"); !errors.Is(err, envs.ErrClosed) {
+		t.Errorf("Execute after Close: got %v, want an error wrapping envs.ErrClosed", err)
 	}
 }
 

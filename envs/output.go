@@ -104,7 +104,7 @@ func (o *Output) String() string {
 			b.WriteByte('\n')
 		}
 		fmt.Fprintf(&b, "[... %s of output dropped; showing the first %s and the last %s ...]\n",
-			FormatBytes(dropped), FormatBytes(int64(len(o.head))), FormatBytes(int64(len(o.tail))))
+			formatBytes(dropped), formatBytes(int64(len(o.head))), formatBytes(int64(len(o.tail))))
 	}
 	if o.full {
 		b.Write(o.tail[o.start:])
@@ -115,8 +115,8 @@ func (o *Output) String() string {
 	return strings.ToValidUTF8(b.String(), "\uFFFD")
 }
 
-// FormatBytes formats n bytes for people: "512 B", "1.5 KB", "10.0 MB".
-func FormatBytes(n int64) string {
+// formatBytes formats n bytes for people: "512 B", "1.5 KB", "10.0 MB".
+func formatBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

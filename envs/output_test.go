@@ -62,11 +62,3 @@ func TestOutputBounded(t *testing.T) {
 		t.Errorf("Dropped: got %d, want %d", o.Dropped(), o.Total()-1<<20)
 	}
 }
-
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KB", 1536: "1.5 KB", 10 << 20: "10.0 MB", 3 << 30: "3.0 GB"} {
-		if got := envs.FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

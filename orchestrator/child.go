@@ -14,9 +14,9 @@ import (
 	"time"
 )
 
-// MaxStderrTail is how much of a process's stderr is kept (the most recent
+// maxStderrTail is how much of a process's stderr is kept (the most recent
 // bytes) to explain why it failed.
-const MaxStderrTail = 4 << 10
+const maxStderrTail = 4 << 10
 
 // child is one running process.
 type child struct {
@@ -65,7 +65,7 @@ func startChild(spec ProcessSpec, maxLine int) (*child, error) {
 		stderrPipe: stderrR,
 		lines:      make(chan readLine, 1),
 		exited:     make(chan struct{}),
-		stderr:     &tailBuffer{limit: MaxStderrTail},
+		stderr:     &tailBuffer{limit: maxStderrTail},
 		stderrDone: make(chan struct{}),
 	}
 	// The pipes are files, so Wait does not wait for them: a grandchild that

@@ -14,12 +14,12 @@ import (
 // log.
 const EventCommandExecuted = "orchestrator.command_executed"
 
-// MaxEventCommand bounds the command text a [CommandExecuted] event keeps, in
+// maxEventCommand bounds the command text a [CommandExecuted] event keeps, in
 // bytes, so a huge command does not live on in the session log.
-const MaxEventCommand = 4 << 10
+const maxEventCommand = 4 << 10
 
 // CommandExecuted records one command an environment ran. Command holds at
-// most [MaxEventCommand] bytes of the command text, followed by a note of how
+// most 4 KiB of the command text, followed by a note of how
 // many bytes were left out.
 type CommandExecuted struct {
 	Environment string        `json:"environment"`
@@ -29,10 +29,10 @@ type CommandExecuted struct {
 }
 
 func eventCommand(command string) string {
-	if len(command) <= MaxEventCommand {
+	if len(command) <= maxEventCommand {
 		return command
 	}
-	end := MaxEventCommand
+	end := maxEventCommand
 	for end > 0 && !utf8.RuneStart(command[end]) {
 		end--
 	}

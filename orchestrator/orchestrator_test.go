@@ -189,16 +189,16 @@ func TestTruncate(t *testing.T) {
 
 func TestTruncateBytes(t *testing.T) {
 	// One huge line of multi-byte characters: cut at a character boundary.
-	content := strings.Repeat("é", MaxScreenBytes)
+	content := strings.Repeat("é", maxScreenBytes)
 	got := Truncate(content, 5)
 	body, notice, ok := strings.Cut(got, "\n[... ")
 	if !ok {
 		t.Fatalf("got %q..., want a byte notice", got[:40])
 	}
-	if len(body) > MaxScreenBytes || !strings.HasPrefix(content, body) {
-		t.Errorf("got a body of %d bytes, want a prefix of at most %d", len(body), MaxScreenBytes)
+	if len(body) > maxScreenBytes || !strings.HasPrefix(content, body) {
+		t.Errorf("got a body of %d bytes, want a prefix of at most %d", len(body), maxScreenBytes)
 	}
-	wantNotice := fmt.Sprintf("%d more bytes cut: this screen shows at most %d bytes]", len(content)-len(body), MaxScreenBytes)
+	wantNotice := fmt.Sprintf("%d more bytes cut: this screen shows at most %d bytes]", len(content)-len(body), maxScreenBytes)
 	if notice != wantNotice {
 		t.Errorf("got notice %q, want %q", notice, wantNotice)
 	}
@@ -216,7 +216,7 @@ func TestCommandExecutedEvent(t *testing.T) {
 	o.Execute(ctx, "echo", "fail")
 	o.Execute(ctx, "boom", "x")
 	o.Execute(ctx, "nope", "y") // unknown: not an executed command
-	huge := strings.Repeat("z", MaxEventCommand+10)
+	huge := strings.Repeat("z", maxEventCommand+10)
 	o.Execute(ctx, "echo", huge)
 
 	var got []CommandExecuted
@@ -235,7 +235,7 @@ func TestCommandExecutedEvent(t *testing.T) {
 		{Environment: "echo", Command: "one", Success: true},
 		{Environment: "echo", Command: "fail", Success: false},
 		{Environment: "boom", Command: "x", Success: false},
-		{Environment: "echo", Command: strings.Repeat("z", MaxEventCommand) + "\n[... 10 more bytes]", Success: true},
+		{Environment: "echo", Command: strings.Repeat("z", maxEventCommand) + "\n[... 10 more bytes]", Success: true},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got events %+v, want %+v", got, want)

@@ -29,18 +29,18 @@ type ProcessSpec struct {
 
 // Process timing defaults.
 const (
-	// ProcessGrace is how long a process gets to answer after an interrupt,
+	// processGrace is how long a process gets to answer after an interrupt,
 	// and to exit after shutdown, before it is signalled harder.
-	ProcessGrace = 2 * time.Second
-	// ProcessScreenTimeout bounds a screen request.
-	ProcessScreenTimeout = 5 * time.Second
+	processGrace = 2 * time.Second
+	// processScreenTimeout bounds a screen request.
+	processScreenTimeout = 5 * time.Second
 )
 
 // Process is an environment backed by an external process. The process is
 // started when the environment is first needed (its first screen or
 // command); a process that died is started again on the next command, and
 // that command's response says the earlier state was lost. Cancelling a
-// command sends the process SIGINT and waits [ProcessGrace] for its reply;
+// command sends the process SIGINT and waits 2 seconds for its reply;
 // a process that does not answer is killed (its state is lost).
 type Process struct {
 	spec          ProcessSpec
@@ -82,8 +82,8 @@ func NewProcess(spec ProcessSpec) (*Process, error) {
 	}
 	return &Process{
 		spec:          spec,
-		grace:         ProcessGrace,
-		screenTimeout: ProcessScreenTimeout,
+		grace:         processGrace,
+		screenTimeout: processScreenTimeout,
 		maxLine:       DefaultMaxLineBytes,
 	}, nil
 }
@@ -226,7 +226,7 @@ func (p *Process) cached(note string) envs.Screen {
 }
 
 // Close asks the process to shut down, then escalates: stdin closed, SIGTERM,
-// SIGKILL, [ProcessGrace] apart. A command running meanwhile is cut off.
+// SIGKILL, 2 seconds apart. A command running meanwhile is cut off.
 // Close is idempotent.
 func (p *Process) Close() error {
 	p.mu.Lock()

@@ -13,9 +13,9 @@ import (
 // leaves MaxLines at 0 (docs/design.md, the orchestrator protocol).
 const DefaultMaxLines = 50
 
-// MaxScreenBytes bounds one screen's content after line truncation: a screen
+// maxScreenBytes bounds one screen's content after line truncation: a screen
 // of a few very long lines is cut here, with a notice.
-const MaxScreenBytes = 64 << 10
+const maxScreenBytes = 64 << 10
 
 // errorScreenLines is the height of a screen that reports a failing Screen
 // call (docs/design.md).
@@ -90,7 +90,7 @@ func (o *Orchestrator) fit(s envs.Screen) envs.Screen {
 //
 //	[... 12 more lines cut: this screen shows at most 50 lines]
 //
-// Content longer than [MaxScreenBytes] after that is cut at a character
+// Content longer than 64 KiB after that is cut at a character
 // boundary, with a notice line too. maxLines below 1 counts as 1.
 func Truncate(content string, maxLines int) string {
 	maxLines = max(maxLines, 1)
@@ -104,13 +104,13 @@ func Truncate(content string, maxLines int) string {
 		}
 		content = content[:end] + fmt.Sprintf("[... %d more lines cut: this screen shows at most %d lines]", cut, maxLines)
 	}
-	if len(content) > MaxScreenBytes {
-		end := MaxScreenBytes
+	if len(content) > maxScreenBytes {
+		end := maxScreenBytes
 		for end > 0 && !utf8.RuneStart(content[end]) {
 			end--
 		}
 		cut := len(content) - end
-		content = strings.TrimRight(content[:end], "\n") + fmt.Sprintf("\n[... %d more bytes cut: this screen shows at most %d bytes]", cut, MaxScreenBytes)
+		content = strings.TrimRight(content[:end], "\n") + fmt.Sprintf("\n[... %d more bytes cut: this screen shows at most %d bytes]", cut, maxScreenBytes)
 	}
 	return content
 }

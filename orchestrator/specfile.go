@@ -29,8 +29,8 @@ var specSchemaJSON string
 // against.
 func SpecSchema() string { return specSchemaJSON }
 
-// MaxSpecBytes bounds the size of a spec file.
-const MaxSpecBytes = 1 << 20
+// maxSpecBytes bounds the size of a spec file.
+const maxSpecBytes = 1 << 20
 
 const specSchemaURL = "https://unfold.dev/schema/envspec.json"
 
@@ -141,7 +141,7 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string) error {
 	if err := ValidName(name); err != nil {
 		return fail("the file name gives the environment's name: %v; rename the file", err)
 	}
-	data, err := readLimited(path, MaxSpecBytes)
+	data, err := readLimited(path, maxSpecBytes)
 	if err != nil {
 		return fail("%v", err)
 	}

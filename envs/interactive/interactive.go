@@ -291,7 +291,7 @@ func stopWord(ctx context.Context) string {
 // start starts the program and waits for its first prompt, then sends the
 // init commands.
 func (e *Env) start() (*proc, error) {
-	p, err := startProc(e.args, e.spec.Dir, environ(e.spec.Env), e.prompt, e.cont)
+	p, err := startProc(e.args, e.spec.Dir, term.Environ(nil, e.spec.Env), e.prompt, e.cont)
 	if err != nil {
 		return nil, err
 	}
@@ -450,29 +450,4 @@ func splitWords(s string) ([]string, error) {
 		words = append(words, w.String())
 	}
 	return words, nil
-}
-
-// defaultEnv keeps programs from paging, coloring or waiting on an editor.
-var defaultEnv = []string{
-	"TERM=dumb", "PAGER=cat", "GIT_PAGER=cat", "MANPAGER=cat", "SYSTEMD_PAGER=", "PSQL_PAGER=",
-	"GIT_EDITOR=:", "PYTHONUNBUFFERED=1", "PYTHON_BASIC_REPL=1", "NO_COLOR=1", "COLUMNS=200", "LINES=50",
-}
-
-// environ returns the inherited environment, then defaultEnv, then extra;
-// later entries win.
-func environ(extra []string) []string {
-	seen := make(map[string]int)
-	var out []string
-	for _, list := range [][]string{os.Environ(), defaultEnv, extra} {
-		for _, kv := range list {
-			k, _, _ := strings.Cut(kv, "=")
-			if i, ok := seen[k]; ok {
-				out[i] = kv
-				continue
-			}
-			seen[k] = len(out)
-			out = append(out, kv)
-		}
-	}
-	return out
 }

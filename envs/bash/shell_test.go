@@ -506,14 +506,15 @@ func TestPromptGuardRestored(t *testing.T) {
 // from ending, and none of it is lost (in particular none that comes as
 // the prompt is put back).
 func TestPromptChangedWhileOutputFlows(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t, bash.Options{Dir: t.TempDir()})
 	run(t, s, "x=kept")
-	all := run(t, s, "(for i in $(seq 1 60); do echo n$i; sleep 0.01; done &)").Output
+	all := run(t, s, "(for i in $(seq 1 60); do echo n$i; sleep 0.01; done; touch bg-done &)").Output
 	changed := runWithin(t, s, 20*time.Second, "PS1='$ '; echo changed").Output
 	if strings.Contains(changed, "[Timed out") || !strings.Contains(changed, "changed") {
 		t.Fatalf("got %q, want the command to end with its output", changed)
 	}
-	all += "\n" + changed + "\n" + run(t, s, "sleep 1; echo slept").Output
+	// However slow the machine, the last command ends after the writer.
+	all += "\n" + changed + "\n" + run(t, s, "until [ -e bg-done ]; do sleep 0.05; done; echo slept").Output
 	// The changed prompt's text may stay in front of a line that came
 	// right after it.
 	got := regexp.MustCompile(`n[0-9]+`).FindAllString(all, -1)

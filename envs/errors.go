@@ -10,8 +10,8 @@ import (
 var ErrClosed = errors.New("environment is closed")
 
 // Failure is a handler error whose message is the whole response, for text
-// that already says what went wrong and how to recover (seed 000's error
-// recovery). Other handler errors are shown as "Error: <message>".
+// that already says what went wrong and how to recover (errors go in
+// responses, not screens). Other handler errors are shown as "Error: <message>".
 type Failure struct {
 	Message string
 }

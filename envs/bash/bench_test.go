@@ -13,8 +13,8 @@ import (
 	"github.com/unfold-dev/unfold/internal/ptyfloor"
 )
 
-// pexpectRoundTrip is what the seed's pexpect design measured per round
-// trip of `true` on this kind of machine (ENVIRONMENT-NOTES.md).
+// pexpectRoundTrip is what a pexpect driver measured per round trip of
+// `true` on this kind of machine (bench/RESULTS.md measures it side by side).
 const pexpectRoundTrip = 300 * time.Microsecond
 
 // startFloor starts name on a pty (see ptyfloor) for the benchmark's
@@ -43,7 +43,7 @@ func roundTrip(b *testing.B, t *ptyfloor.Term, line, want []byte) {
 // reply for DefaultSpin), and a pty running cat. Run it with
 // -benchtime=2000x for 2,000 commands each. It reports medians and p99s in
 // microseconds, the ratios of the environment's median to the bare-bash
-// floors, and how many times faster than the seed's pexpect design
+// floors, and how many times faster than a pexpect driver
 // (0.3 ms) the median is.
 func BenchmarkRoundTrip(b *testing.B) {
 	s, err := bash.New(bash.Options{Dir: b.TempDir()})

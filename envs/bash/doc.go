@@ -111,7 +111,7 @@
 //
 // # Screen
 //
-// The screen (seed 000):
+// The screen:
 //
 //	Working directory: /home/user/project
 //	Last exit code: 0

@@ -22,7 +22,7 @@ const DefaultTimeout = 10 * time.Minute
 // MaxLines is the height of the shell's screen.
 const MaxLines = 50
 
-// Summary is the shell's one-line summary (seed 001).
+// Summary is the shell's one-line summary (docs/design.md, Environments).
 const Summary = "Bash shell (ready)"
 
 // DefaultSpin is how long a command's end is busy-waited for, when

@@ -176,7 +176,7 @@ func TestContentOnlyOpenThenReadWithBash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh, err := bash.New(bash.Options{Dir: dir})
+	sh, err := bash.New(bash.WithDir(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

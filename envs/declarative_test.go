@@ -416,10 +416,7 @@ func TestScreenDuringHandler(t *testing.T) {
 }
 
 func TestConformance(t *testing.T) {
-	envtest.Run(t, func(t *testing.T) envs.Env { return newTestEnv(t, nil) }, envtest.Config{
-		Trivial:  "echo hi",
-		Blocking: "block",
-	})
+	envtest.Run(t, func(t *testing.T) envs.Env { return newTestEnv(t, nil) }, "echo hi", envtest.WithBlocking("block"))
 }
 
 // TestFailureIsShownAsIs: a *envs.Failure is the whole response, without the

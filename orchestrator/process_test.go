@@ -293,7 +293,7 @@ func TestProcessConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		return p
-	}, envtest.Config{Trivial: "inc", Blocking: "sleep"})
+	}, "inc", envtest.WithBlocking("sleep"))
 }
 
 // TestProcessCloseDuringBlockedWrite closes a process that does not read its

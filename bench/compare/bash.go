@@ -19,7 +19,7 @@ func runBash(cfg *config) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh, err := bash.New(bash.Options{Dir: dir})
+	sh, err := bash.New(bash.WithDir(dir))
 	if err != nil {
 		return nil, err
 	}

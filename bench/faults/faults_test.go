@@ -64,11 +64,11 @@ func newOrchestrator(t *testing.T, dir string) (*orchestrator.Orchestrator, *ses
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = o.Close() })
-	sh, err := bash.New(bash.Options{Dir: dir})
+	sh, err := bash.New(bash.WithDir(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	py, err := python.New(python.Options{Dir: dir})
+	py, err := python.New(python.WithDir(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestKillMidCommand(t *testing.T) {
 func TestIgnoresInterrupt(t *testing.T) {
 	need(t, "bash", "python3")
 	dir := t.TempDir()
-	sh, err := bash.New(bash.Options{Dir: dir})
+	sh, err := bash.New(bash.WithDir(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,12 +213,12 @@ func TestHugeOutput(t *testing.T) {
 	need(t, "bash", "python3")
 	const limit = 1 << 20
 	dir := t.TempDir()
-	sh, err := bash.New(bash.Options{Dir: dir, OutputLimit: limit})
+	sh, err := bash.New(bash.WithDir(dir), bash.WithOutputLimit(limit))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sh.Close()
-	py, err := python.New(python.Options{Dir: dir, OutputLimit: limit})
+	py, err := python.New(python.WithDir(dir), python.WithOutputLimit(limit))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,10 +34,10 @@ type builtin struct {
 // environment package (bash, python, editor) adds its entry here.
 var builtins = []builtin{
 	{name: "bash", new: func(project string, _ *session.Session) (envs.Env, error) {
-		return bash.New(bash.Options{Dir: project})
+		return bash.New(bash.WithDir(project))
 	}},
 	{name: "python", new: func(project string, _ *session.Session) (envs.Env, error) {
-		return python.New(python.Options{Dir: project})
+		return python.New(python.WithDir(project))
 	}},
 	{name: editor.Name, new: func(project string, sess *session.Session) (envs.Env, error) {
 		return editor.New(project, sess)

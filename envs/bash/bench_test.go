@@ -46,7 +46,7 @@ func roundTrip(b *testing.B, t *ptyfloor.Term, line, want []byte) {
 // floors, and how many times faster than a pexpect driver
 // (0.3 ms) the median is.
 func BenchmarkRoundTrip(b *testing.B) {
-	s, err := bash.New(bash.Options{Dir: b.TempDir()})
+	s, err := bash.New(bash.WithDir(b.TempDir()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func stats(ds []time.Duration) (median, p99 time.Duration) {
 
 // BenchmarkFilter measures turning terminal output into text.
 func BenchmarkFilter(b *testing.B) {
-	s, err := bash.New(bash.Options{Dir: b.TempDir()})
+	s, err := bash.New(bash.WithDir(b.TempDir()))
 	if err != nil {
 		b.Fatal(err)
 	}

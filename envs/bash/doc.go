@@ -3,7 +3,7 @@
 // exported variables, functions, aliases and background jobs carry over
 // from command to command.
 //
-//	sh, err := bash.New(bash.Options{Dir: projectDir})
+//	sh, err := bash.New(bash.WithDir(projectDir))
 //	if err != nil {
 //		return err
 //	}
@@ -49,7 +49,7 @@
 // A command such as true takes one write and one read of the terminal:
 // the reply is read in the calling goroutine, which waits in the kernel
 // (ppoll) rather than on the runtime's poller, and the shell runs no
-// PROMPT_COMMAND of its own. For the first [Options.Spin] after typing a
+// PROMPT_COMMAND of its own. For the first [WithSpin] after typing a
 // command ([DefaultSpin], 100µs, where the process may use more than one
 // processor) the goroutine busy-waits instead, looking at the terminal
 // without blocking, so that a quick command's marker finds it running
@@ -81,7 +81,7 @@
 // # Timeouts, cancellation and input
 //
 // A command runs until its context is done or, without a deadline, for
-// [Options.Timeout] (10 minutes by default). Then it gets Ctrl-C's SIGINT;
+// [WithTimeout] (10 minutes by default). Then it gets Ctrl-C's SIGINT;
 // a command that ignores it gets SIGTERM and then SIGKILL on its process
 // group; the shell and its state stay. The SIGINT goes straight to the job
 // that holds the terminal (each new job of a loop gets it too), or, when

@@ -14,7 +14,7 @@ import (
 // blank line before it, so the next command is typed whole and its
 // output holds nothing of either.
 func TestCtrlCMeetsPrompt(t *testing.T) {
-	s, err := New(Options{Dir: t.TempDir()})
+	s, err := New(WithDir(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}

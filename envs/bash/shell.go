@@ -16,7 +16,7 @@ import (
 )
 
 // DefaultTimeout is how long a command may run when its context has no
-// deadline and [Options.Timeout] is zero.
+// deadline and no [WithTimeout] is given.
 const DefaultTimeout = 10 * time.Minute
 
 // MaxLines is the height of the shell's screen.
@@ -26,42 +26,55 @@ const MaxLines = 50
 const Summary = "Bash shell (ready)"
 
 // DefaultSpin is how long a command's end is busy-waited for, when
-// [Options.Spin] is zero, where the process may use more than one
+// no [WithSpin] is given, where the process may use more than one
 // processor.
 const DefaultSpin = 100 * time.Microsecond
 
-// Options configure a [Shell]. The zero value is usable.
-type Options struct {
-	// Dir is the starting working directory; "" means the current one. A
-	// restarted shell starts in the last known working directory, or here
-	// when that is gone.
-	Dir string
-	// OutputLimit is how many bytes of a command's output are kept, half
-	// from the start and half from the end; 0 means
-	// [envs.DefaultOutputLimit].
+// options configure a [Shell]; the zero value is the defaults.
+type options struct {
+	Dir         string
 	OutputLimit int
-	// Timeout bounds a command whose context has no deadline; 0 means
-	// [DefaultTimeout], negative means no bound. A context deadline (the
-	// protocol's per-command "timeout") replaces it.
-	Timeout time.Duration
-	// Env holds extra "KEY=VALUE" variables, applied after the inherited
-	// environment and the defaults (TERM=dumb, PAGER=cat, ...).
-	Env []string
-	// Bash is the bash executable; "" means "bash" looked up in PATH.
-	Bash string
-	// Spin is how long, from typing a command, Execute busy-waits for
-	// the command's end before it sleeps until the shell answers: the
-	// marker of a quick command then finds the reading thread running
-	// rather than asleep. On an idle machine with two processors that
-	// took a quarter to a third off the round trip of true; with every
-	// processor busy it gains nothing and may cost a little. It also
-	// costs up to Spin of processor time per command that takes longer.
-	// Between commands nothing spins. 0 means [DefaultSpin], or none
-	// where the process may use only one processor (runtime.NumCPU or
-	// GOMAXPROCS is 1), as spinning would only hold the shell up there;
-	// negative means none.
-	Spin time.Duration
+	Timeout     time.Duration
+	Env         []string
+	Bash        string
+	Spin        time.Duration
 }
+
+// Option configures a [Shell].
+type Option func(*options)
+
+// WithDir sets the starting working directory (default: the current one).
+// A restarted shell starts in the last known working directory, or here
+// when that is gone.
+func WithDir(dir string) Option { return func(o *options) { o.Dir = dir } }
+
+// WithOutputLimit sets how many bytes of a command's output are kept, half
+// from the start and half from the end (default [envs.DefaultOutputLimit]).
+func WithOutputLimit(n int) Option { return func(o *options) { o.OutputLimit = n } }
+
+// WithTimeout bounds a command whose context has no deadline (default
+// [DefaultTimeout]; negative: no bound). A context deadline (the protocol's
+// per-command "timeout") replaces it.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.Timeout = d } }
+
+// WithEnv adds "KEY=VALUE" variables, applied after the inherited
+// environment and the defaults (TERM=dumb, PAGER=cat, ...).
+func WithEnv(kv ...string) Option { return func(o *options) { o.Env = append(o.Env, kv...) } }
+
+// WithBash sets the bash executable (default: "bash" looked up in PATH).
+func WithBash(path string) Option { return func(o *options) { o.Bash = path } }
+
+// WithSpin sets how long, from typing a command, Execute busy-waits for
+// the command's end before it sleeps until the shell answers: the marker
+// of a quick command then finds the reading thread running rather than
+// asleep. On an idle machine with two processors that took a quarter to a
+// third off the round trip of true; with every processor busy it gains
+// nothing and may cost a little. It also costs up to d of processor time
+// per command that takes longer. Between commands nothing spins. The
+// default is [DefaultSpin], or none where the process may use only one
+// processor (runtime.NumCPU or GOMAXPROCS is 1), as spinning would only
+// hold the shell up there; negative means none.
+func WithSpin(d time.Duration) Option { return func(o *options) { o.Spin = d } }
 
 // Shell is a persistent bash on a pseudo-terminal: one process per Shell,
 // whose working directory, variables, functions, aliases and background
@@ -93,8 +106,12 @@ var (
 )
 
 // New starts a shell. It fails when bash cannot be found or started, or
-// when opts are invalid.
-func New(opts Options) (*Shell, error) {
+// when an option is invalid.
+func New(opt ...Option) (*Shell, error) {
+	var opts options
+	for _, o := range opt {
+		o(&opts)
+	}
 	fail := func(format string, args ...any) (*Shell, error) {
 		return nil, fmt.Errorf("bash: new: "+format, args...)
 	}
@@ -102,11 +119,11 @@ func New(opts Options) (*Shell, error) {
 		return fail("bash environments need Linux (they read the terminal's state from /proc)")
 	}
 	if opts.OutputLimit < 0 {
-		return fail("OutputLimit is %d; use 0 for the default or a positive number of bytes", opts.OutputLimit)
+		return fail("output limit %d: use a positive number of bytes, or leave it out for the default", opts.OutputLimit)
 	}
 	for _, kv := range opts.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return fail("Env entry %q is not KEY=VALUE", kv)
+			return fail("environment entry %q is not KEY=VALUE", kv)
 		}
 	}
 	dir := opts.Dir
@@ -118,7 +135,7 @@ func New(opts Options) (*Shell, error) {
 		return fail("%v", err)
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fail("Dir %q is not a directory", opts.Dir)
+		return fail("directory %q is not a directory", opts.Dir)
 	}
 	name := opts.Bash
 	if name == "" {
@@ -150,7 +167,7 @@ func New(opts Options) (*Shell, error) {
 }
 
 // spinFor returns how long a command's end is busy-waited for, given
-// [Options.Spin]: on a machine with one processor, or a process that may
+// [WithSpin]: on a machine with one processor, or a process that may
 // use one (GOMAXPROCS, which follows a container's CPU limit), the
 // default is none.
 func spinFor(opt time.Duration) time.Duration {

@@ -37,15 +37,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func newShell(t *testing.T, opts bash.Options) *bash.Shell {
+// newShell starts a shell in a fresh temporary directory (opts given may
+// name another), closed at the end of the test.
+func newShell(t *testing.T, opts ...bash.Option) *bash.Shell {
 	t.Helper()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}
-	if opts.Dir == "" {
-		opts.Dir = t.TempDir()
-	}
-	s, err := bash.New(opts)
+	s, err := bash.New(append([]bash.Option{bash.WithDir(t.TempDir())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,16 +106,19 @@ func screen(t *testing.T, s *bash.Shell) string {
 
 func TestConformance(t *testing.T) {
 	envtest.Run(t, func(t *testing.T) envs.Env {
-		s, err := bash.New(bash.Options{Dir: t.TempDir()})
+		s, err := bash.New(bash.WithDir(t.TempDir()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
-	}, envtest.Config{Trivial: "true", Blocking: "sleep 600", Timeout: time.Minute})
+		// HugeCommand's 10,000 lines are 10,000 commands not found, a fork
+		// each: seconds on an idle machine, close to a minute on a loaded
+		// one. The bound is for a shell that hangs, not for a slow one.
+	}, "true", envtest.WithBlocking("sleep 600"), envtest.WithTimeout(3*time.Minute))
 }
 
 func TestExitCodes(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	for _, c := range []struct {
 		command string
 		code    int
@@ -151,7 +153,7 @@ func TestExitCodes(t *testing.T) {
 // after exit was stopped and after a job started (each costs the shell a
 // line of its own).
 func TestStateCarries(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	for _, c := range []struct{ name, first, second, output string }{
 		{"status", "(exit 9)", "echo $?", "9"},
 		{"last argument", "echo a b", "echo $_", "b"},
@@ -172,7 +174,7 @@ func TestStateCarries(t *testing.T) {
 // it does not exempt is still stopped. A user's ERR trap runs once for a
 // failing command, as at a terminal.
 func TestSetEAndLists(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, "set -e")
 	for _, command := range []string{"[ -f /nonexistent ] && echo yes", "echo a; [ -f /nonexistent ] && echo yes"} {
 		resp := run(t, s, command)
@@ -209,7 +211,7 @@ func TestSetEAndLists(t *testing.T) {
 // TestPromptCommandKept: a hook the user adds to PROMPT_COMMAND survives
 // the shell's own changes to it (after exit, and while jobs come and go).
 func TestPromptCommandKept(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, `PROMPT_COMMAND='((hook++));'"$PROMPT_COMMAND"`)
 	run(t, s, "exit 3")
 	run(t, s, "sleep 1000 &")
@@ -231,7 +233,7 @@ func TestPromptCommandKept(t *testing.T) {
 // TestExitArguments: exit in the shell reports the status bash's exit
 // would give, with bash's complaint about a bad argument.
 func TestExitArguments(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	for _, c := range []struct {
 		name, command string
 		status        int
@@ -258,7 +260,7 @@ func TestExitArguments(t *testing.T) {
 // TestNestedShellPrompt: a nested interactive bash that inherited PS1
 // (exported by set -a) prints markers of its own, which end nothing.
 func TestNestedShellPrompt(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, "set -a")
 	run(t, s, "true")
 	resp := run(t, s, `printf 'true\n%.0s' {1..20} | bash --norc --noprofile -i 2>&1; sleep 0.2; echo after`)
@@ -281,7 +283,7 @@ func TestShortDeadlines(t *testing.T) {
 		{"prompt command", "x=kept; PS1='$ '"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newShell(t, bash.Options{})
+			s := newShell(t)
 			run(t, s, c.setup)
 			ps1 := run(t, s, `printf '%s' "$__unfold_ps1"`).Output
 			secret, _, ok := strings.Cut(strings.TrimPrefix(ps1, `\036`), `\037`)
@@ -316,7 +318,7 @@ func TestShortDeadlines(t *testing.T) {
 func TestShortDeadlinePromptChange(t *testing.T) {
 	for i := range 16 {
 		d := time.Duration(1+i*i*3) * time.Microsecond
-		s := newShell(t, bash.Options{})
+		s := newShell(t)
 		run(t, s, "x=kept")
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		resp, err := s.Execute(ctx, "PS1='$ '; echo out")
@@ -345,7 +347,7 @@ func TestInterruptLoopOfPrograms(t *testing.T) {
 		"while :; do bash -c true; done",
 	} {
 		t.Run(command, func(t *testing.T) {
-			s := newShell(t, bash.Options{})
+			s := newShell(t)
 			run(t, s, "x=kept")
 			for i := range 12 {
 				limit := time.Duration(20+7*i) * time.Millisecond
@@ -362,7 +364,7 @@ func TestInterruptLoopOfPrograms(t *testing.T) {
 // TestInterruptShortJob: a job that bash runs itself (a subshell) and that
 // would end soon after its timeout is interrupted, not left to finish.
 func TestInterruptShortJob(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	for i := range 5 {
 		resp := runWithin(t, s, 5*time.Millisecond, "( /bin/sleep 0.04; echo finished )")
 		if strings.Contains(resp.Output, "finished") || !strings.Contains(resp.Output, "Interrupted it with Ctrl-C.") {
@@ -375,7 +377,7 @@ func TestInterruptShortJob(t *testing.T) {
 // TestInterruptBuiltinLoop: a loop of builtins keeps the terminal in the
 // shell's hands; the interrupt goes to the shell itself.
 func TestInterruptBuiltinLoop(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	resp := runWithin(t, s, 200*time.Millisecond, "n=0; while :; do n=$((n+1)); done")
 	if resp.Success || !strings.HasPrefix(resp.Output, "[Timed out after 200ms. Interrupted it with Ctrl-C.") {
 		t.Errorf("got {%q, %v}, want a note that it timed out and was interrupted", resp.Output, resp.Success)
@@ -421,7 +423,7 @@ func TestPromptKept(t *testing.T) {
 		{"an output line like the prompt", "", `PS1='$ '; echo keep; echo '$ '`, "keep\n$ ", true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newShell(t, bash.Options{})
+			s := newShell(t)
 			if c.setup != "" {
 				run(t, s, c.setup)
 			}
@@ -450,7 +452,7 @@ func TestPromptKept(t *testing.T) {
 // TestPromptChangedInterrupted: a command that replaced PS1 and then
 // timed out ends at Ctrl-C with no marker; the shell is kept.
 func TestPromptChangedInterrupted(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, "x=kept")
 	resp := runWithin(t, s, 500*time.Millisecond, "PS1='$ '; echo started; sleep 1000")
 	if resp.Success || !strings.HasPrefix(resp.Output, "started\n[Timed out after 500ms. Interrupted it with Ctrl-C.") || strings.Contains(resp.Output, "$ ") {
@@ -463,7 +465,7 @@ func TestPromptChangedInterrupted(t *testing.T) {
 // TestPromptChangedIgnoringInterrupt: a command that replaced PS1 and
 // then ignored Ctrl-C ends at SIGTERM with no marker; the shell is kept.
 func TestPromptChangedIgnoringInterrupt(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, "x=kept")
 	resp := runWithin(t, s, 300*time.Millisecond, `PS1='$ '; bash -c "trap '' INT; echo started; sleep 1000"`)
 	if resp.Success || !strings.HasPrefix(resp.Output, "started\n") || !strings.Contains(resp.Output, "[Timed out after 300ms. It ignored Ctrl-C, so its process group was sent SIGTERM and it ended.") || strings.Contains(resp.Output, "$ ") {
@@ -476,7 +478,7 @@ func TestPromptChangedIgnoringInterrupt(t *testing.T) {
 // TestPromptChangedAnswerLater: a command that replaced PS1 and then
 // waited for input, answered by the next command, ends there.
 func TestPromptChangedAnswerLater(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	ctx, cancel := context.WithTimeout(bash.AnswerLater(context.Background()), 30*time.Second)
 	defer cancel()
 	resp, err := s.Execute(ctx, "PS1='$ '; read -p 'Your name? ' name; echo \"hello $name\"")
@@ -493,7 +495,7 @@ func TestPromptChangedAnswerLater(t *testing.T) {
 // TestPromptGuardRestored: a PROMPT_COMMAND the user sets in place of
 // the one that puts PS1 back does not lose the marker at the next change.
 func TestPromptGuardRestored(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	want(t, s, "PS1='$ '", "", true)
 	want(t, s, "PROMPT_COMMAND='x=1'", "", true)
 	want(t, s, "PS1='# '; false", "", false)
@@ -506,7 +508,7 @@ func TestPromptGuardRestored(t *testing.T) {
 // from ending, and none of it is lost (in particular none that comes as
 // the prompt is put back).
 func TestPromptChangedWhileOutputFlows(t *testing.T) {
-	s := newShell(t, bash.Options{Dir: t.TempDir()})
+	s := newShell(t, bash.WithDir(t.TempDir()))
 	run(t, s, "x=kept")
 	all := run(t, s, "(for i in $(seq 1 60); do echo n$i; sleep 0.01; done; touch bg-done &)").Output
 	changed := runWithin(t, s, 20*time.Second, "PS1='$ '; echo changed").Output
@@ -533,7 +535,7 @@ func TestPromptSideEffectsOnce(t *testing.T) {
 		{"command substitution", "rm -f ran; PS1='$(echo x >>ran)> '", "> ", "wc -l <ran", "1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newShell(t, bash.Options{Dir: t.TempDir()})
+			s := newShell(t, bash.WithDir(t.TempDir()))
 			want(t, s, c.command, c.output, true)
 			want(t, s, c.after, c.value, true)
 		})
@@ -543,21 +545,21 @@ func TestPromptSideEffectsOnce(t *testing.T) {
 // TestPromptChangedLastArgument: putting PS1 back keeps $_ (of a typed
 // command: one run from the command file leaves the file there).
 func TestPromptChangedLastArgument(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, "setps() { PS1='fn> '; }")
 	want(t, s, "setps last-one", "", true)
 	want(t, s, `echo "$_"`, "last-one", true)
 }
 
 func TestBlankCommand(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	for _, c := range []string{"", "   ", "\n"} {
 		t.Run(fmt.Sprintf("%q", c), func(t *testing.T) { want(t, s, c, "", true) })
 	}
 }
 
 func TestCdPersists(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "sub dir"), 0o755); err != nil {
 		t.Fatal(err)
@@ -570,13 +572,13 @@ func TestCdPersists(t *testing.T) {
 }
 
 func TestExportPersists(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	want(t, s, "export GREETING='hello there'", "", true)
 	want(t, s, "sh -c 'echo $GREETING'", "hello there", true)
 }
 
 func TestMultiLine(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	for _, c := range []struct{ name, command, output string }{
 		{"heredoc", "cat <<'EOF'\nline $1\n  two\nEOF", "line $1\n  two"},
 		{"heredoc with expansion", "x=5\ncat <<EOF\nx is $x\nEOF", "x is 5"},
@@ -591,19 +593,19 @@ func TestMultiLine(t *testing.T) {
 }
 
 func TestFunctionPersists(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	want(t, s, "greet() {\n  echo \"hi $1\"\n}", "", true)
 	want(t, s, "greet you", "hi you", true)
 }
 
 func TestAliasPersists(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	want(t, s, "alias hello='echo aliased'", "", true)
 	want(t, s, "hello", "aliased", true)
 }
 
 func TestForgedMarker(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	// A marker's shape without the session's tag, and the whole marker
 	// of an earlier command (the prompt as the shell expanded it then),
 	// must not end the command.
@@ -626,7 +628,7 @@ func TestForgedMarker(t *testing.T) {
 }
 
 func TestTimeoutKeepsState(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, "cd /; export KEPT=yes; sleep 1000 &")
 	resp := runWithin(t, s, time.Second, "echo started; sleep 1000")
 	if resp.Success || !strings.HasPrefix(resp.Output, "started\n[Timed out after 1s. Interrupted it with Ctrl-C.") {
@@ -636,7 +638,7 @@ func TestTimeoutKeepsState(t *testing.T) {
 }
 
 func TestCancelKeepsState(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, "export KEPT=yes")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
@@ -651,7 +653,7 @@ func TestCancelKeepsState(t *testing.T) {
 }
 
 func TestDefaultTimeout(t *testing.T) {
-	s := newShell(t, bash.Options{Timeout: 300 * time.Millisecond})
+	s := newShell(t, bash.WithTimeout(300*time.Millisecond))
 	resp, err := s.Execute(context.Background(), "sleep 1000")
 	if err != nil {
 		t.Fatal(err)
@@ -662,7 +664,7 @@ func TestDefaultTimeout(t *testing.T) {
 }
 
 func TestIgnoresInterrupt(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, "export KEPT=yes")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -677,7 +679,7 @@ func TestIgnoresInterrupt(t *testing.T) {
 }
 
 func TestShellStuck(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	dir := t.TempDir()
 	run(t, s, "cd "+dir+"; LOST=yes")
 	// The shell itself ignores Ctrl-C and spins: nothing but a restart helps.
@@ -698,7 +700,7 @@ func TestShellStuck(t *testing.T) {
 
 func TestHugeOutput(t *testing.T) {
 	const limit = 1 << 20
-	s := newShell(t, bash.Options{OutputLimit: limit})
+	s := newShell(t, bash.WithOutputLimit(limit))
 	var before runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -746,7 +748,7 @@ func TestHugeOutput(t *testing.T) {
 }
 
 func TestBinaryOutput(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	for _, c := range []struct{ name, command, output string }{
 		{"invalid UTF-8", `printf '\xff\xfe'`, "\uFFFD"},
 		{"NUL and controls", `printf 'a\000b\001c\n'`, "abc"},
@@ -776,7 +778,7 @@ func TestBinaryOutput(t *testing.T) {
 }
 
 func TestExitThenPwd(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	dir := t.TempDir()
 	run(t, s, "cd "+dir)
 	resp := run(t, s, "echo before; exit; echo after")
@@ -800,7 +802,7 @@ func TestExitThenPwd(t *testing.T) {
 }
 
 func TestKilledShell(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	dir := t.TempDir()
 	run(t, s, "cd "+dir+"; LOST=yes")
 	pid, err := strconv.Atoi(run(t, s, "echo $$").Output)
@@ -841,7 +843,7 @@ func waitGone(t *testing.T, pid int) {
 }
 
 func TestWaitingForInput(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	for _, c := range []struct{ name, command, question string }{
 		{"read", "read x", "(no prompt text)"},
 		{"read with a prompt", "read -p 'Your name? ' name", "Your name?"},
@@ -868,7 +870,7 @@ func TestWaitingForInput(t *testing.T) {
 // interactive bash with readline, as after `exec bash`) is reported as
 // waiting for input long before the timeout, and the shell lives on.
 func TestLineEditorWaits(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, "x=kept")
 	resp := runWithin(t, s, 30*time.Second, "bash --norc --noprofile -i")
 	if resp.Success || !strings.Contains(resp.Output, "[The command is waiting for input: ") {
@@ -878,7 +880,7 @@ func TestLineEditorWaits(t *testing.T) {
 }
 
 func TestAnswerLater(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	ctx, cancel := context.WithTimeout(bash.AnswerLater(context.Background()), 30*time.Second)
 	defer cancel()
 	resp, err := s.Execute(ctx, "read -p 'Your name? ' name; echo \"hello $name\"")
@@ -899,7 +901,7 @@ func TestAnswerLater(t *testing.T) {
 // program reads leaves the rest typed ahead; an interrupt discards it, as
 // Ctrl-C does, rather than leave it for the shell to run.
 func TestAnswerTypedAheadDiscarded(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	ctx, cancel := context.WithTimeout(bash.AnswerLater(context.Background()), 30*time.Second)
 	defer cancel()
 	if _, err := s.Execute(ctx, `read -p 'Name? ' a; echo "got $a"; sleep 100`); err != nil {
@@ -913,7 +915,7 @@ func TestAnswerTypedAheadDiscarded(t *testing.T) {
 }
 
 func TestBackgroundJob(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, "sleep 1000 &")
 	pid := run(t, s, "echo $!").Output
 	line := "Background jobs: [1] " + pid + " sleep 1000\n"
@@ -935,7 +937,7 @@ func TestBackgroundJob(t *testing.T) {
 }
 
 func TestStoppedJob(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	resp := run(t, s, "sh -c 'kill -STOP $$'")
 	if resp.Success {
 		t.Errorf("got {%q, %v}, want a failure (the job stopped)", resp.Output, resp.Success)
@@ -949,7 +951,7 @@ func TestStoppedJob(t *testing.T) {
 // TestErrTrapAndJobs: the line that lists new jobs, which gives back the
 // command's failing status, does not run the user's ERR trap.
 func TestErrTrapAndJobs(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, "trap 'echo trapped: $BASH_COMMAND' ERR")
 	resp := run(t, s, "sleep 1000 & false")
 	if resp.Success || !strings.HasPrefix(resp.Output, "trapped: false") || strings.Contains(resp.Output, "__unfold") {
@@ -965,7 +967,7 @@ func TestGitLogNoPager(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, `git init -q repo && cd repo && git config user.email t@example.com && git config user.name T &&
 for i in $(seq 300); do echo $i > f; git add f; git commit -qm "commit $i"; done`)
 	resp := runWithin(t, s, 30*time.Second, "git log")
@@ -976,7 +978,7 @@ for i in $(seq 300); do echo $i > f; git add f; git commit -qm "commit $i"; done
 
 func TestManyCommands(t *testing.T) {
 	goroutines, fds := runtime.NumGoroutine(), openFDs(t)
-	s, err := bash.New(bash.Options{Dir: t.TempDir()})
+	s, err := bash.New(bash.WithDir(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1023,7 +1025,7 @@ func openFDs(t *testing.T) int {
 }
 
 func TestCloseEndsProcessTree(t *testing.T) {
-	s, err := bash.New(bash.Options{Dir: t.TempDir()})
+	s, err := bash.New(bash.WithDir(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1076,7 +1078,7 @@ func session(sid int) []string {
 }
 
 func TestScreenGolden(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	dir := t.TempDir()
 	pidRE := regexp.MustCompile(`\] \d+ `)
 	norm := func(sc string) string {
@@ -1109,16 +1111,16 @@ func checkGolden(t *testing.T, name, got string) {
 func TestNewErrors(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		opts bash.Options
+		opts []bash.Option
 		want string
 	}{
-		{"missing dir", bash.Options{Dir: "/nonexistent/unfold"}, `bash: new: Dir "/nonexistent/unfold" is not a directory`},
-		{"negative limit", bash.Options{OutputLimit: -1}, "bash: new: OutputLimit is -1; use 0 for the default or a positive number of bytes"},
-		{"bad env", bash.Options{Env: []string{"NOVALUE"}}, `bash: new: Env entry "NOVALUE" is not KEY=VALUE`},
-		{"missing bash", bash.Options{Bash: "/nonexistent/bash"}, `bash: new: exec: "/nonexistent/bash": stat /nonexistent/bash: no such file or directory`},
+		{"missing dir", []bash.Option{bash.WithDir("/nonexistent/unfold")}, `bash: new: directory "/nonexistent/unfold" is not a directory`},
+		{"negative limit", []bash.Option{bash.WithOutputLimit(-1)}, "bash: new: output limit -1: use a positive number of bytes, or leave it out for the default"},
+		{"bad env", []bash.Option{bash.WithEnv("NOVALUE")}, `bash: new: environment entry "NOVALUE" is not KEY=VALUE`},
+		{"missing bash", []bash.Option{bash.WithBash("/nonexistent/bash")}, `bash: new: exec: "/nonexistent/bash": stat /nonexistent/bash: no such file or directory`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := bash.New(c.opts)
+			s, err := bash.New(c.opts...)
 			if err == nil {
 				s.Close()
 				t.Fatalf("got no error, want %q", c.want)
@@ -1131,7 +1133,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestEnvOption(t *testing.T) {
-	s := newShell(t, bash.Options{Env: []string{"UNFOLD_TEST=1", "PAGER=less"}})
+	s := newShell(t, bash.WithEnv("UNFOLD_TEST=1", "PAGER=less"))
 	want(t, s, "echo $UNFOLD_TEST $PAGER $TERM $GIT_PAGER", "1 less dumb cat", true)
 }
 
@@ -1141,7 +1143,7 @@ func TestEnvOption(t *testing.T) {
 func TestSpinOption(t *testing.T) {
 	for _, spin := range []time.Duration{-1, 2 * time.Second} {
 		t.Run(spin.String(), func(t *testing.T) {
-			s := newShell(t, bash.Options{Spin: spin})
+			s := newShell(t, bash.WithSpin(spin))
 			want(t, s, "echo quick", "quick", true)
 			want(t, s, "sleep 0.2; echo later", "later", true)
 			resp := runWithin(t, s, 30*time.Second, "read -p 'name? ' x")
@@ -1183,7 +1185,7 @@ func processTime(t *testing.T) time.Duration {
 // an unfinished block, and a changed erase character, leave the shell and
 // its state alive.
 func TestAliasesAndLineEditing(t *testing.T) {
-	s := newShell(t, bash.Options{})
+	s := newShell(t)
 	run(t, s, "KEEP=kept")
 	run(t, s, "alias p='echo )'")
 	resp := run(t, s, "p")

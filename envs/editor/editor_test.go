@@ -100,7 +100,7 @@ func checkGolden(t *testing.T, name, got string) {
 }
 
 func TestConformance(t *testing.T) {
-	cfg := envtest.Config{Trivial: `search "x" *.txt`}
+	const trivial = `search "x" *.txt`
 	t.Run("memory", func(t *testing.T) {
 		envtest.Run(t, func(t *testing.T) envs.Env {
 			e, err := NewFs(afero.NewMemMapFs(), nil)
@@ -108,7 +108,7 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			return e
-		}, cfg)
+		}, trivial)
 	})
 	t.Run("root", func(t *testing.T) {
 		envtest.Run(t, func(t *testing.T) envs.Env {
@@ -117,7 +117,7 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			return e
-		}, cfg)
+		}, trivial)
 	})
 }
 

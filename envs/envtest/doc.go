@@ -1,21 +1,22 @@
 // Package envtest is a conformance suite for implementations of [envs.Env].
 //
 // Call [Run] from a test of your environment with a factory that returns a
-// fresh environment and a [Config] naming commands in its syntax:
+// fresh environment, a trivial command in its syntax and options naming
+// more:
 //
 //	func TestConformance(t *testing.T) {
 //		envtest.Run(t, func(t *testing.T) envs.Env {
-//			env, err := bash.New(bash.Options{Dir: t.TempDir()})
+//			env, err := bash.New(bash.WithDir(t.TempDir()))
 //			if err != nil {
 //				t.Fatal(err)
 //			}
 //			return env
-//		}, envtest.Config{Trivial: "true", Blocking: "sleep 600"})
+//		}, "true", envtest.WithBlocking("sleep 600"))
 //	}
 //
 // Each check runs as a subtest on its own environment, so one failure does
 // not cascade. Every call into the environment is bounded by
-// [Config.Timeout]: an environment that hangs fails the check instead of
+// [WithTimeout]: an environment that hangs fails the check instead of
 // hanging the test, and a panic is reported as a failure.
 //
 // # Checks

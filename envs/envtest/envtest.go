@@ -12,7 +12,7 @@ import (
 	"github.com/unfold-dev/unfold/envs"
 )
 
-// DefaultTimeout bounds each call when [Config.Timeout] is zero.
+// DefaultTimeout bounds each call without [WithTimeout].
 const DefaultTimeout = 10 * time.Second
 
 // settle is how long the suite lets a blocking command run before it looks
@@ -23,28 +23,40 @@ const settle = 50 * time.Millisecond
 // HugeSize is the length of the command text the HugeCommand check sends.
 const HugeSize = 1 << 20
 
-// Config names commands in the environment's own syntax.
-type Config struct {
-	// Trivial is a command that succeeds quickly, such as "true" for a shell
-	// or "pass" for Python. Required.
-	Trivial string
-	// Blocking is a command that runs until its context is cancelled, such
-	// as "sleep 600". Empty skips the Cancel check and makes the
-	// ConcurrentScreen check use Trivial.
+// config names commands in the environment's own syntax and bounds the
+// suite's calls.
+type config struct {
+	Trivial  string
 	Blocking string
-	// Timeout bounds every call the suite makes into the environment; 0
-	// means [DefaultTimeout].
-	Timeout time.Duration
+	Timeout  time.Duration
 }
 
+// Option configures [Run].
+type Option func(*config)
+
+// WithBlocking names a command that runs until its context is cancelled,
+// such as "sleep 600". Without it the Cancel check is skipped and the
+// ConcurrentScreen check uses the trivial command.
+func WithBlocking(command string) Option { return func(c *config) { c.Blocking = command } }
+
+// WithTimeout bounds every call the suite makes into the environment
+// (default [DefaultTimeout]).
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.Timeout = d } }
+
 // Run runs every check against environments made by factory, each as a
-// subtest. factory is called once per check with the subtest's t; the suite
-// closes what it returns (when it is an [envs.Closer]) at the end of the
-// check, so factory need not.
-func Run(t *testing.T, factory func(t *testing.T) envs.Env, cfg Config) {
+// subtest. trivial is a command that succeeds quickly in the environment's
+// own syntax, such as "true" for a shell or "pass" for Python. factory is
+// called once per check with the subtest's t; the suite closes what it
+// returns (when it is an [envs.Closer]) at the end of the check, so factory
+// need not.
+func Run(t *testing.T, factory func(t *testing.T) envs.Env, trivial string, opts ...Option) {
 	t.Helper()
+	cfg := config{Trivial: trivial}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	if cfg.Trivial == "" {
-		t.Fatal("envtest: Config.Trivial is empty; give a command that succeeds quickly")
+		t.Fatal("envtest: the trivial command is empty; give a command that succeeds quickly")
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,7 +73,7 @@ func Run(t *testing.T, factory func(t *testing.T) envs.Env, cfg Config) {
 	}
 }
 
-func (c Config) timeout() time.Duration {
+func (c config) timeout() time.Duration {
 	if c.Timeout > 0 {
 		return c.Timeout
 	}
@@ -80,7 +92,7 @@ type reporter interface {
 
 // suite is what a check gets: a way to make environments and the config.
 type suite struct {
-	cfg    Config
+	cfg    config
 	newEnv func() envs.Env
 }
 
@@ -278,7 +290,7 @@ func checkConcurrentScreen(r reporter, s *suite) {
 
 func checkCancel(r reporter, s *suite) {
 	if s.cfg.Blocking == "" {
-		r.Skipf("envtest: Config.Blocking is empty; the environment has no command that blocks")
+		r.Skipf("envtest: no blocking command (WithBlocking); the environment has none")
 		return
 	}
 	env := s.newEnv()

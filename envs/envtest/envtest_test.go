@@ -180,7 +180,7 @@ const testTimeout = 300 * time.Millisecond
 
 // runCheck runs the named check on a fake with fault and returns what it
 // reported.
-func runCheck(t *testing.T, name, fault string, cfg Config, wrap func(*fake) envs.Env) *recorder {
+func runCheck(t *testing.T, name, fault string, cfg config, wrap func(*fake) envs.Env) *recorder {
 	t.Helper()
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
@@ -203,7 +203,7 @@ type notCloser struct{ envs.Env }
 
 func hideClose(f *fake) envs.Env { return notCloser{f} }
 
-var fullConfig = Config{Trivial: "ok", Blocking: "block", Timeout: testTimeout}
+var fullConfig = config{Trivial: "ok", Blocking: "block", Timeout: testTimeout}
 
 func TestChecksCatchFaults(t *testing.T) {
 	tests := []struct {
@@ -249,12 +249,12 @@ func TestChecksCatchFaults(t *testing.T) {
 func TestChecksPassGoodEnv(t *testing.T) {
 	tests := []struct {
 		name        string
-		cfg         Config
+		cfg         config
 		wrap        func(*fake) envs.Env
 		wantSkipped []string
 	}{
 		{"full config", fullConfig, asIs, nil},
-		{"no blocking command", Config{Trivial: "ok", Timeout: testTimeout}, asIs, []string{"Cancel"}},
+		{"no blocking command", config{Trivial: "ok", Timeout: testTimeout}, asIs, []string{"Cancel"}},
 		{"not a closer", fullConfig, hideClose, []string{"CloseTwice", "ExecuteAfterClose"}},
 	}
 	for _, tt := range tests {
@@ -280,5 +280,5 @@ func TestChecksPassGoodEnv(t *testing.T) {
 func TestRun(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	Run(t, func(*testing.T) envs.Env { return &fake{fault: good, release: release} }, fullConfig)
+	Run(t, func(*testing.T) envs.Env { return &fake{fault: good, release: release} }, fullConfig.Trivial, WithBlocking(fullConfig.Blocking), WithTimeout(fullConfig.Timeout))
 }

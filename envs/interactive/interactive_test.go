@@ -70,12 +70,12 @@ func want(t *testing.T, e *interactive.Env, command, output string, success bool
 
 func TestConformance(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		spec interactive.Spec
-		cfg  envtest.Config
+		name              string
+		spec              interactive.Spec
+		trivial, blocking string
 	}{
-		{"python3", pythonSpec, envtest.Config{Trivial: "pass", Blocking: "import time; time.sleep(600)", Timeout: 30 * time.Second}},
-		{"sqlite3", sqliteSpec, envtest.Config{Trivial: "select 1;", Blocking: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c;", Timeout: 30 * time.Second}},
+		{"python3", pythonSpec, "pass", "import time; time.sleep(600)"},
+		{"sqlite3", sqliteSpec, "select 1;", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c;"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			need(t, c.name)
@@ -85,7 +85,7 @@ func TestConformance(t *testing.T) {
 					t.Fatal(err)
 				}
 				return e
-			}, c.cfg)
+			}, c.trivial, envtest.WithBlocking(c.blocking), envtest.WithTimeout(30*time.Second))
 		})
 	}
 }

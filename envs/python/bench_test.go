@@ -32,7 +32,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		{"assign+screen/100vars", varied, "x = 1", true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			r := newREPL(b, Options{})
+			r := newREPL(b)
 			ctx := context.Background()
 			// The first command starts the interpreter; it is not measured.
 			if resp := execute(b, r, "pass\n"+bc.setup); !resp.Success {
@@ -61,7 +61,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 // BenchmarkScreen measures building the screen with 100 variables of
 // varied types listed.
 func BenchmarkScreen(b *testing.B) {
-	r := newREPL(b, Options{})
+	r := newREPL(b)
 	if resp := execute(b, r, varied); !resp.Success {
 		b.Fatalf("setup: %s", resp.Output)
 	}

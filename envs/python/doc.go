@@ -13,7 +13,7 @@
 // traceback with the lines of the code (cells are named <cell-N>) and none
 // of the driver's frames; a SyntaxError points at its line:
 //
-//	r, err := python.New(python.Options{Dir: project})
+//	r, err := python.New(python.WithDir(project))
 //	...
 //	resp, err := r.Execute(ctx, "import math\nr = 2\nmath.pi * r ** 2")
 //	// resp.Output == "12.566370614359172", resp.Success == true
@@ -30,7 +30,7 @@
 // cancel), the interpreter's process group gets SIGINT, as Ctrl-C in a
 // terminal would: KeyboardInterrupt is raised in the code, its traceback is
 // shown, the response says it was interrupted, and the namespace survives.
-// Code that does not stop within [Options.Grace] is killed with its process
+// Code that does not stop within [WithGrace] is killed with its process
 // group and a fresh interpreter is started; the response says the variables
 // were lost. exit(), quit() and sys.exit() raise SystemExit, which is
 // reported and does not end the session. input() fails at once with an
@@ -60,7 +60,7 @@
 //
 // # Resources
 //
-// Output is kept head and tail up to [Options.OutputLimit] with a notice of
+// Output is kept head and tail up to [WithOutputLimit] with a notice of
 // what was dropped ([envs.Output]); the Go side drains the pipe while the
 // code runs, so neither side holds more. The interpreter starts with the
 // first command. Close ends it and its process group: end of input, then

@@ -15,7 +15,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	r, err := python.New(python.Options{Dir: dir})
+	r, err := python.New(python.WithDir(dir))
 	if err != nil {
 		log.Fatal(err)
 	}

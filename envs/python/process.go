@@ -70,7 +70,7 @@ type proc struct {
 }
 
 // start runs the interpreter and waits for the driver's ready message.
-func start(ctx context.Context, o Options, dir string) (*proc, reply, error) {
+func start(ctx context.Context, o options, dir string) (*proc, reply, error) {
 	var files []*os.File // every pipe end, closed if starting fails
 	closeAll := func() {
 		for _, f := range files {

@@ -14,41 +14,53 @@ import (
 )
 
 // DefaultGrace is how long interrupted code may take to stop before the
-// interpreter is killed and restarted, when [Options.Grace] is zero.
+// interpreter is killed and restarted, when no [WithGrace] is given.
 const DefaultGrace = 2 * time.Second
 
 // ErrClosed is [envs.ErrClosed], the one error value for a closed
 // environment, which Execute returns wrapped after Close.
 var ErrClosed = envs.ErrClosed
 
-// Options configure a [REPL]. The zero value runs the system python3 in the
+// options configure a [REPL]; the zero value runs the system python3 in the
 // current directory.
-type Options struct {
-	// Python is the interpreter to run, a path or a name looked up in PATH;
-	// "" means "python3". Python 3.8 or later.
-	Python string
-	// Dir is the directory the interpreter starts in (and starts in again
-	// after a restart); "" means the current directory.
-	Dir string
-	// OutputLimit bounds the output kept per command, in bytes, head and
-	// tail (see [envs.Output]); 0 means [envs.DefaultOutputLimit].
+type options struct {
+	Python      string
+	Dir         string
 	OutputLimit int
-	// Env lists extra environment variables, "KEY=value", for the
-	// interpreter. They come after the inherited environment and the
-	// defaults (TERM=dumb, PAGER=cat, MPLBACKEND=Agg when unset, ...), so
-	// they win.
-	Env []string
-	// Grace is how long code may take to stop after KeyboardInterrupt
-	// before the interpreter is killed; 0 means [DefaultGrace].
-	Grace time.Duration
+	Env         []string
+	Grace       time.Duration
 }
+
+// Option configures a [REPL].
+type Option func(*options)
+
+// WithPython sets the interpreter to run, a path or a name looked up in
+// PATH (default "python3"; Python 3.8 or later).
+func WithPython(path string) Option { return func(o *options) { o.Python = path } }
+
+// WithDir sets the directory the interpreter starts in, and starts in again
+// after a restart (default: the current directory).
+func WithDir(dir string) Option { return func(o *options) { o.Dir = dir } }
+
+// WithOutputLimit bounds the output kept per command, in bytes, head and
+// tail (see [envs.Output]; default [envs.DefaultOutputLimit]).
+func WithOutputLimit(n int) Option { return func(o *options) { o.OutputLimit = n } }
+
+// WithEnv adds environment variables, "KEY=value", for the interpreter.
+// They come after the inherited environment and the defaults (TERM=dumb,
+// PAGER=cat, MPLBACKEND=Agg when unset, ...), so they win.
+func WithEnv(kv ...string) Option { return func(o *options) { o.Env = append(o.Env, kv...) } }
+
+// WithGrace sets how long code may take to stop after KeyboardInterrupt
+// before the interpreter is killed (default [DefaultGrace]).
+func WithGrace(d time.Duration) Option { return func(o *options) { o.Grace = d } }
 
 // REPL is a persistent Python interpreter: each command is a block of code
 // run in one namespace that lives across commands. It is safe for
 // concurrent use; commands run one at a time, and Screen answers while one
 // runs.
 type REPL struct {
-	opts Options // normalized by New
+	opts options // normalized by New
 	dir  string  // absolute start directory
 	run  chan struct{}
 
@@ -69,7 +81,11 @@ var (
 // New returns a Python environment. The interpreter starts with the first
 // command, so an environment that is never used costs no process; an
 // interpreter that cannot start is reported in that command's response.
-func New(opts Options) (*REPL, error) {
+func New(opt ...Option) (*REPL, error) {
+	var opts options
+	for _, o := range opt {
+		o(&opts)
+	}
 	if opts.Python == "" {
 		opts.Python = "python3"
 	}

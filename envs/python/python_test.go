@@ -35,13 +35,10 @@ func needPython(t testing.TB) {
 
 // newREPL returns a REPL in a fresh temporary directory, closed at the end
 // of the test.
-func newREPL(t testing.TB, opts Options) *REPL {
+func newREPL(t testing.TB, opts ...Option) *REPL {
 	t.Helper()
 	needPython(t)
-	if opts.Dir == "" {
-		opts.Dir = t.TempDir()
-	}
-	r, err := New(opts)
+	r, err := New(append([]Option{WithDir(t.TempDir())}, opts...)...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -76,12 +73,12 @@ func executeWithin(t testing.TB, r *REPL, code string, d time.Duration) envs.Res
 func TestConformance(t *testing.T) {
 	needPython(t)
 	envtest.Run(t, func(t *testing.T) envs.Env {
-		r, err := New(Options{Dir: t.TempDir()})
+		r, err := New(WithDir(t.TempDir()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
-	}, envtest.Config{Trivial: "pass", Blocking: "import time\ntime.sleep(600)", Timeout: callTimeout})
+	}, "pass", envtest.WithBlocking("import time\ntime.sleep(600)"), envtest.WithTimeout(callTimeout))
 }
 
 // step is one command and what its response must be.
@@ -210,7 +207,7 @@ func TestExecute(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := newREPL(t, Options{})
+			r := newREPL(t)
 			var all []string
 			for _, s := range c.steps {
 				resp := execute(t, r, s.code)
@@ -246,7 +243,7 @@ func TestInterrupt(t *testing.T) {
 			[]string{"caught", "handled it and finished"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := newREPL(t, Options{})
+			r := newREPL(t)
 			execute(t, r, "old = {'a': 1}")
 			var resp envs.Response
 			if c.cancel {
@@ -272,7 +269,7 @@ func TestInterrupt(t *testing.T) {
 func TestInterruptSwallowed(t *testing.T) {
 	needPython(t)
 	before := runtime.NumGoroutine()
-	r := newREPL(t, Options{Grace: 300 * time.Millisecond})
+	r := newREPL(t, WithGrace(300*time.Millisecond))
 	pid := pidOf(t, r)
 	execute(t, r, "old = 1")
 	code := "import time\nwhile True:\n    try:\n        time.sleep(600)\n    except KeyboardInterrupt:\n        pass"
@@ -322,7 +319,7 @@ func TestProcessDeath(t *testing.T) {
 		{"segfault", "import ctypes\nctypes.string_at(0)", []string{"killed by signal: segmentation fault"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := newREPL(t, Options{})
+			r := newREPL(t)
 			execute(t, r, "old = 1")
 			step{code: c.code, has: append(c.has, "All variables and imports were lost", "A fresh interpreter was started")}.
 				check(t, execute(t, r, c.code))
@@ -334,7 +331,7 @@ func TestProcessDeath(t *testing.T) {
 func TestKilledBetweenCommands(t *testing.T) {
 	needPython(t)
 	before := runtime.NumGoroutine()
-	r := newREPL(t, Options{})
+	r := newREPL(t)
 	pid := pidOf(t, r)
 	execute(t, r, "old = 1")
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -378,7 +375,7 @@ func TestLargeOutput(t *testing.T) {
 			"'y' * (50 << 20)", "'yyy", "yyy'"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := newREPL(t, Options{OutputLimit: c.limit})
+			r := newREPL(t, WithOutputLimit(c.limit))
 			resp := execute(t, r, c.code)
 			step{code: c.name, has: []string{"of output dropped"}, success: true}.check(t, resp)
 			limit := c.limit
@@ -442,7 +439,7 @@ func TestScreen(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			r := newREPL(t, Options{Dir: dir})
+			r := newREPL(t, WithDir(dir))
 			for _, code := range c.steps {
 				if resp := execute(t, r, code); !resp.Success {
 					t.Fatalf("Execute(%q): got %q, want success", code, resp.Output)
@@ -460,7 +457,7 @@ func checkGolden(t *testing.T, name, got string) {
 }
 
 func TestSummary(t *testing.T) {
-	r, err := New(Options{Dir: t.TempDir()})
+	r, err := New(WithDir(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,17 +473,17 @@ func TestNewErrors(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		opts Options
+		opts []Option
 		want string
 	}{
-		{"negative limit", Options{OutputLimit: -1}, "python: new: output limit -1: want 0 (the default) or more"},
-		{"negative grace", Options{Grace: -time.Second}, "python: new: grace -1s: want 0 (the default) or more"},
-		{"bad environment entry", Options{Env: []string{"NOEQUALS"}}, `python: new: environment entry "NOEQUALS": want KEY=value`},
-		{"missing directory", Options{Dir: filepath.Join(file, "nope")}, "python: new: working directory: stat "},
-		{"file as directory", Options{Dir: file}, "python: new: working directory " + file + ": not a directory"},
+		{"negative limit", []Option{WithOutputLimit(-1)}, "python: new: output limit -1: want 0 (the default) or more"},
+		{"negative grace", []Option{WithGrace(-time.Second)}, "python: new: grace -1s: want 0 (the default) or more"},
+		{"bad environment entry", []Option{WithEnv("NOEQUALS")}, `python: new: environment entry "NOEQUALS": want KEY=value`},
+		{"missing directory", []Option{WithDir(filepath.Join(file, "nope"))}, "python: new: working directory: stat "},
+		{"file as directory", []Option{WithDir(file)}, "python: new: working directory " + file + ": not a directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := New(c.opts)
+			_, err := New(c.opts...)
 			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 				t.Errorf("New: got error %v, want one starting %q", err, c.want)
 			}
@@ -508,7 +505,7 @@ func TestCannotStart(t *testing.T) {
 		{"exits at once", script, []string{"Cannot start Python", "exited with status 2", "this is not python 3"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := New(Options{Python: c.python, Dir: dir})
+			r, err := New(WithPython(c.python), WithDir(dir))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -522,7 +519,7 @@ func TestCannotStart(t *testing.T) {
 
 func TestEnvAndDir(t *testing.T) {
 	dir := t.TempDir()
-	r := newREPL(t, Options{Dir: dir, Env: []string{"UNFOLD_TEST_VALUE=42"}})
+	r := newREPL(t, WithDir(dir), WithEnv("UNFOLD_TEST_VALUE=42"))
 	real, _ := filepath.EvalSymlinks(dir)
 	for _, s := range []step{
 		{code: "import os\nos.environ['UNFOLD_TEST_VALUE']", want: exactly("'42'"), success: true},
@@ -540,7 +537,7 @@ func TestEnvAndDir(t *testing.T) {
 func TestClose(t *testing.T) {
 	needPython(t)
 	before := runtime.NumGoroutine()
-	r, err := New(Options{Dir: t.TempDir()})
+	r, err := New(WithDir(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,7 +556,7 @@ func TestClose(t *testing.T) {
 }
 
 func TestCloseWhileRunning(t *testing.T) {
-	r := newREPL(t, Options{})
+	r := newREPL(t)
 	done := make(chan envs.Response, 1)
 	go func() {
 		resp, _ := r.Execute(context.Background(), "import time\ntime.sleep(600)")

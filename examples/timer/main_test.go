@@ -164,5 +164,5 @@ func TestConformance(t *testing.T) {
 	envtest.Run(t, func(t *testing.T) envs.Env {
 		env, _ := newTestTimer(t)
 		return env
-	}, envtest.Config{Trivial: "reset"})
+	}, "reset")
 }

@@ -100,14 +100,22 @@ func TestEdgeTooManyViews(t *testing.T) {
 	}
 }
 
+// TestEdgeEmptyFile views an empty file by a pattern that matches an empty
+// line and edits it: an empty file has one line, empty.
 func TestEdgeEmptyFile(t *testing.T) {
-	e, _ := newMem(t, map[string]string{"empty.txt": ""})
-	out := fail(t, e, "view empty.txt /^/ /$/")
-	if want := "empty.txt is empty, so no line matches /^/; view not created"; !strings.Contains(out, want) {
+	e, fsys := newMem(t, map[string]string{"empty.txt": ""})
+	ok(t, e, "view empty.txt /^/ /$/")
+	want := "Views:\n  [1] empty.txt /^/ to /$/ (match 1/1)\n      1\n    " + truncatedMarker
+	if got := views(t, e); got != want {
+		t.Errorf("screen: got %q, want %q", got, want)
+	}
+	out := fail(t, e, "view empty.txt /x/ /y/")
+	if want := "no line of empty.txt matches the start pattern /x/; view not created"; !strings.Contains(out, want) {
 		t.Errorf("got %q, want it to contain %q", out, want)
 	}
-	if got, want := views(t, e), "Views:\n  (no views)"; got != want {
-		t.Errorf("screen: got %q, want %q", got, want)
+	ok(t, e, "edit empty.txt 1-1\nfirst")
+	if got, want := readFile(t, fsys, "empty.txt"), "first\n"; got != want {
+		t.Errorf("file: got %q, want %q", got, want)
 	}
 }
 
@@ -465,7 +473,7 @@ func TestEdgeCreate(t *testing.T) {
 func TestEdgeBadCommands(t *testing.T) {
 	e, _ := newMem(t, map[string]string{"a.txt": "a\n"})
 	tests := []struct{ command, want string }{
-		{"view a.txt", "missing start pattern"},
+		{"view a.txt /a/", "missing end pattern"},
 		{"view a.txt a b", "the start pattern must be written between slashes"},
 		{"view a.txt /a/ /b", `the end pattern /b has no closing slash; write \/ for a slash inside a pattern`},
 		{"view a.txt /(/ /b/", "invalid start pattern /(/: missing closing ): `(` (patterns are Go RE2 regular expressions)"},
@@ -474,7 +482,7 @@ func TestEdgeBadCommands(t *testing.T) {
 		{"edit a.txt 3-1\nz", "like 1-3"},
 		{"search", "missing pattern"},
 		{`search "(" *`, "invalid search pattern"},
-		{`search "a" {x`, "a { has no closing }"},
+		{`search "a" {x`, "bad glob {x: a [ or { has no closing ] or }"},
 		{"close x", "bad view id"},
 		{"view nope.txt /a/ /b/", "File not found: nope.txt; view not created"},
 		{"view . /a/ /b/", "the project root itself"},

@@ -3,6 +3,8 @@ package editor
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -46,23 +48,60 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 			c.from, c.to, p, p, strings.Join(visible, ", "), quotePath(p))
 	}
 
-	data, fi, err := readText(e.fs, p, e.opt.maxFileSize)
+	if n := int64(len(c.content)); n > e.opt.maxFileSize {
+		return "", fmt.Errorf("the new text is %s, more than %s, the editor's limit for one file; nothing was written", formatSize(n), formatSize(e.opt.maxFileSize))
+	}
+	target, err := realPath(e.fs, p)
 	if err != nil {
 		return "", fmt.Errorf("%w; nothing was written", err)
 	}
-	if msg := verify(data, host); msg != "" {
+	f, fi, err := openRegular(e.fs, target, true, e.opt.maxFileSize)
+	if err != nil {
+		return "", writeError(p, err)
+	}
+	defer f.Close()
+	t, err := readOpen(f, fi, p, e.opt.maxFileSize, e.fallback)
+	if err != nil {
+		return "", fmt.Errorf("%w; nothing was written", err)
+	}
+	if msg := verify(t.data, host); msg != "" {
 		return "", fmt.Errorf("%s", msg)
 	}
 	repl := contentLines(c.content)
-	updated := splice(data, c.from, c.to, repl)
-	if err := writeAtomic(e.fs, p, updated, fi.Mode()); err != nil {
+	if err := t.codec.checkNew(repl); err != nil {
+		return "", fmt.Errorf("%w; the edit was refused and %s was not changed", err, p)
+	}
+	if !t.codec.roundTrips(t.raw, t.data) {
+		return "", fmt.Errorf("%s has bytes that are not valid %s, which writing it back would change; the edit was refused and the file was not changed", p, t.codec.label())
+	}
+	updated := splice(t.data, c.from, c.to, repl)
+	raw, err := t.codec.encode(updated)
+	if err != nil {
+		return "", fmt.Errorf("the new text %w; the edit was refused and %s was not changed", err, p)
+	}
+	if int64(len(raw)) > e.opt.maxFileSize {
+		return "", fmt.Errorf("the edit would make %s %s, more than %s, the editor's limit for one file; nothing was written", p, formatSize(int64(len(raw))), formatSize(e.opt.maxFileSize))
+	}
+	if err := replaceContent(e.fs, target, f, fi, t.raw, raw); err != nil {
 		return "", fmt.Errorf("could not write %s: %v; the file was left as it was", p, err)
 	}
+	e.mu.Lock()
+	e.undo.record(undoStep{path: target, before: t.raw, after: sha256.Sum256(raw), from: c.from, to: c.to, lines: len(repl)})
+	e.mu.Unlock()
 	out := fmt.Sprintf("Edited %s lines %d-%d", p, c.from, c.to)
-	for _, note := range e.follow(p, data, updated, c.from, c.to, repl) {
+	for _, note := range e.follow(p, t.data, updated, c.from, c.to, repl) {
 		out += "\n" + note
 	}
 	return out, nil
+}
+
+// writeError explains why a file could not be opened for an edit.
+func writeError(p string, err error) error {
+	var fe *fileError
+	if errors.As(err, &fe) && fe.problem != problemOther {
+		return fmt.Errorf("%w; nothing was written", err)
+	}
+	return fmt.Errorf("could not write %s: %v; the file was left as it was", p, errors.Unwrap(err))
 }
 
 // noViewError is the recovery help for an edit of a file no view shows
@@ -84,6 +123,9 @@ func verify(data []byte, v view) string {
 		line      int
 		want, got string
 		gone      bool // the file ends before this line
+	}
+	if len(data) == 0 && v.shown.first == 1 && len(v.shown.lines) == 1 && v.shown.lines[0] == "" {
+		return "" // an empty file shows one empty line
 	}
 	var diffs []diff
 	off := lineStart(data, v.shown.first)
@@ -174,6 +216,13 @@ func lineStart(data []byte, n int) int {
 // line had no ending, like the file's first line); every other byte is
 // kept, and so is a missing final newline.
 func splice(data []byte, from, to int, repl []string) []byte {
+	if len(data) == 0 {
+		// An empty file's one line has no ending; new lines get one each.
+		if len(repl) == 0 {
+			return nil
+		}
+		return []byte(strings.Join(repl, "\n") + "\n")
+	}
 	startOff := lineStart(data, from)
 	lastOff := lineStart(data, to)
 	lastEnd := lineEnd(data, lastOff)
@@ -220,6 +269,10 @@ func (e *Editor) follow(p string, old, updated []byte, from, to int, repl []stri
 		if v.path != p || len(sh.lines) == 0 {
 			continue
 		}
+		if v.kind != byPatterns {
+			v.shiftLines(from, to, k)
+			continue
+		}
 		if s := sh.first; s >= from && s <= to {
 			text, line, ok := "", 0, false
 			if k > 0 {
@@ -252,6 +305,40 @@ func (e *Editor) follow(p string, old, updated []byte, from, to int, repl []stri
 		}
 	}
 	return notes
+}
+
+// shiftLines moves a view by lines after lines from..to were replaced by
+// k lines: lines below the edit move by the change in length; a view the
+// edit overlaps keeps its first line (or starts where the edit does) and
+// ends where its last line now is (or where the new lines end). A view of
+// the whole file stays as it is.
+func (v *view) shiftLines(from, to, k int) {
+	if v.kind != byLines {
+		return
+	}
+	v.moved = true
+	delta := k - (to - from + 1)
+	switch {
+	case to < v.from:
+		v.from += delta
+		if v.to != 0 {
+			v.to += delta
+		}
+	case v.to != 0 && from > v.to:
+	default:
+		if from < v.from {
+			v.from = from
+		}
+		if v.to != 0 {
+			if v.to > to {
+				v.to += delta
+			} else {
+				v.to = from + k - 1
+			}
+			v.to = max(v.to, v.from)
+		}
+	}
+	v.from = max(v.from, 1)
 }
 
 // lineAt returns the text of line n (1-based) without its ending.

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +28,9 @@ const (
 	DefaultMaxMatches = 100
 	// DefaultMaxFiles is how many files a search looks at.
 	DefaultMaxFiles = 100_000
+	// DefaultMaxUndo is how many bytes of earlier file contents the editor
+	// keeps for undo, over all files.
+	DefaultMaxUndo = 64 << 20
 )
 
 // Option configures an [Editor].
@@ -40,6 +40,9 @@ type options struct {
 	maxFileSize int64
 	maxMatches  int
 	maxFiles    int
+	maxUndo     int64
+	fallback    string // encoding name; "" for none
+	gutter      bool
 }
 
 // WithMaxFileSize sets the largest file, in bytes, the editor views, edits
@@ -55,6 +58,23 @@ func WithMaxMatches(n int) Option { return func(o *options) { o.maxMatches = n }
 // [DefaultMaxFiles]); the response says when it stopped early.
 func WithMaxFiles(n int) Option { return func(o *options) { o.maxFiles = n } }
 
+// WithMaxUndo sets how many bytes of earlier file contents the editor
+// keeps for undo, over all files (default [DefaultMaxUndo]); past it the
+// oldest steps are dropped. 0 turns undo off.
+func WithMaxUndo(n int64) Option { return func(o *options) { o.maxUndo = n } }
+
+// WithFallbackEncoding names the encoding of files that are neither UTF-8
+// (with or without a byte order mark) nor UTF-16 with a byte order mark,
+// and declare none in their first bytes: an IANA or WHATWG name such as
+// "windows-1251", "ISO-8859-1" or "Shift_JIS". Without it, such a file is
+// shown with U+FFFD for the bytes that are not UTF-8, and an edit of it may
+// add ASCII only.
+func WithFallbackEncoding(name string) Option { return func(o *options) { o.fallback = name } }
+
+// WithPathGutters numbers the lines of views "path:N" instead of "N", so
+// each line names its file and line as compilers do.
+func WithPathGutters() Option { return func(o *options) { o.gutter = true } }
+
 // Editor is the editor environment: views of files bounded by regular
 // expressions, re-read on every screen; line edits checked against what the
 // views showed; search; and file creation. Every path is confined to the
@@ -69,10 +89,12 @@ type Editor struct {
 	fs       afero.Fs
 	rootDirs []string // absolute forms of the root directory; empty for NewFs
 	opt      options
+	fallback *namedEncoding // opt.fallback looked up; nil for none
 
-	mu     sync.Mutex // guards views and nextID
+	mu     sync.Mutex // guards views, nextID and undo
 	views  []*view    // oldest first
 	nextID int
+	undo   undoLog
 }
 
 var (
@@ -129,7 +151,7 @@ func NewFs(fsys afero.Fs, sess *session.Session, opts ...Option) (*Editor, error
 }
 
 func newEditor(fsys afero.Fs, sess *session.Session, closeFs func() error, opts []Option) (*Editor, error) {
-	o := options{maxFileSize: DefaultMaxFileSize, maxMatches: DefaultMaxMatches, maxFiles: DefaultMaxFiles}
+	o := options{maxFileSize: DefaultMaxFileSize, maxMatches: DefaultMaxMatches, maxFiles: DefaultMaxFiles, maxUndo: DefaultMaxUndo}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -140,8 +162,18 @@ func newEditor(fsys afero.Fs, sess *session.Session, closeFs func() error, opts 
 		return nil, fmt.Errorf("editor: new: max matches %d: want a positive number", o.maxMatches)
 	case o.maxFiles < 1:
 		return nil, fmt.Errorf("editor: new: max files %d: want a positive number", o.maxFiles)
+	case o.maxUndo < 0:
+		return nil, fmt.Errorf("editor: new: max undo %d: want 0 or more bytes", o.maxUndo)
 	}
 	e := &Editor{fs: fsys, opt: o, nextID: 1}
+	e.undo.limit = o.maxUndo
+	if o.fallback != "" {
+		ne, err := lookupEncoding(o.fallback)
+		if err != nil {
+			return nil, fmt.Errorf("editor: new: fallback encoding: %w", err)
+		}
+		e.fallback = &ne
+	}
 	decl, err := envs.NewDeclarative(Name, sess, envs.DeclarativeSpec{
 		Description: "Editor: views of files bounded by regex patterns, line edits, search",
 		Commands:    e.commands(),
@@ -155,13 +187,13 @@ func newEditor(fsys afero.Fs, sess *session.Session, closeFs func() error, opts 
 	return e, nil
 }
 
-// commands declares the seven commands with the help texts of the
-// help-system design.
+// commands declares the commands with the help texts of the help-system
+// design, and undo.
 func (e *Editor) commands() []envs.Command {
 	return []envs.Command{
 		{
 			Signature:   "view <file> /<start>/ /<end>/ [label]",
-			Description: "View a section of a file using regex patterns to define boundaries.\nPatterns are Go RE2 regex. Multiple matches can be navigated with next_match/prev_match.",
+			Description: "View a section of a file using regex patterns to define boundaries.\nPatterns are Go RE2 regex. Multiple matches can be navigated with next_match/prev_match.\nAlso: view <file> shows the whole file, view <file> 3-6 lines 3 to 6, view <dir> lists a directory.",
 			Summary:     "View file section by regex patterns",
 			Example:     "view src/main.py /^def main/ /^if __name__/",
 			Handler:     e.handle(e.view),
@@ -189,6 +221,7 @@ func (e *Editor) commands() []envs.Command {
 		{Signature: "close <id>", Description: "Close a view", Handler: e.handle(e.close)},
 		{Signature: "next_match <id>", Description: "Show next pattern match for a view", Handler: e.handle(e.nextMatch)},
 		{Signature: "prev_match <id>", Description: "Show previous pattern match for a view", Handler: e.handle(e.prevMatch)},
+		{Signature: "undo <file>", Description: "Undo the editor's last edit of a file", Handler: e.handle(e.undoEdit)},
 	}
 }
 
@@ -250,212 +283,3 @@ func (e *Editor) Session() *session.Session { return e.decl.Session() }
 // Close releases the editor's filesystem root (for [New]); later commands
 // fail. It is idempotent.
 func (e *Editor) Close() error { return e.decl.Close() }
-
-// state renders the views for the screen, re-reading each file once, and
-// removes the views that could not be shown.
-func (e *Editor) state() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.views) == 0 {
-		return "Views:\n  (no views)"
-	}
-	type read struct {
-		data []byte
-		err  error
-	}
-	files := make(map[string]read, len(e.views))
-	var b strings.Builder
-	b.WriteString("Views:")
-	kept := make([]*view, 0, len(e.views))
-	for i, v := range e.views {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteByte('\n')
-		r, ok := files[v.path]
-		if !ok {
-			data, _, err := readText(e.fs, v.path, e.opt.maxFileSize)
-			r = read{data, err}
-			files[v.path] = r
-		}
-		if r.err != nil {
-			v.header(&b)
-			b.WriteByte(' ')
-			b.WriteString(markerOf(r.err))
-			continue
-		}
-		sec, ok := resolve(r.data, v.start, v.end, v.index, false)
-		if !ok {
-			v.header(&b)
-			b.WriteString(" [BROKEN: patterns not found]")
-			continue
-		}
-		v.index, v.shown = sec.index, sec
-		v.render(&b)
-		kept = append(kept, v)
-	}
-	e.views = kept
-	return b.String()
-}
-
-// markerOf returns the screen mark for a read error.
-func markerOf(err error) string {
-	var fe *fileError
-	if errors.As(err, &fe) {
-		return fe.marker()
-	}
-	return "[ERROR: " + err.Error() + "]"
-}
-
-// find returns the view with id, or nil. e.mu must be held.
-func (e *Editor) find(id int) *view {
-	for _, v := range e.views {
-		if v.id == id {
-			return v
-		}
-	}
-	return nil
-}
-
-// noSuchView explains a view id that is not open. e.mu must be held.
-func (e *Editor) noSuchView(id int) error {
-	if len(e.views) == 0 {
-		return fmt.Errorf("no view [%d]: no views are open; open one with view <file> /<start>/ /<end>/", id)
-	}
-	ids := make([]string, len(e.views))
-	for i, v := range e.views {
-		ids[i] = "[" + strconv.Itoa(v.id) + "]"
-	}
-	return fmt.Errorf("no view [%d]; open views: %s", id, strings.Join(ids, ", "))
-}
-
-func (e *Editor) view(_ context.Context, c command) (string, error) {
-	p, err := e.resolvePath(c.path)
-	if err != nil {
-		return "", err
-	}
-	start, err := compilePattern("start", c.start)
-	if err != nil {
-		return "", err
-	}
-	end, err := compilePattern("end", c.end)
-	if err != nil {
-		return "", err
-	}
-	data, _, err := readText(e.fs, p, e.opt.maxFileSize)
-	if err != nil {
-		return "", fmt.Errorf("%w; view not created", err)
-	}
-	if len(data) == 0 {
-		return "", fmt.Errorf("%s is empty, so no line matches /%s/; view not created", p, c.start)
-	}
-	sec, ok := resolve(data, start, end, 0, false)
-	if !ok {
-		return "", fmt.Errorf("no line of %s matches the start pattern /%s/; view not created", p, c.start)
-	}
-	e.mu.Lock()
-	v := &view{id: e.nextID, path: p, start: start, end: end, label: c.label, shown: sec}
-	e.nextID++
-	e.views = append(e.views, v)
-	var closed *view
-	if len(e.views) > maxViews {
-		closed = e.views[0]
-		e.views = slices.Delete(e.views, 0, 1)
-	}
-	e.mu.Unlock()
-	out := fmt.Sprintf("Added view [%d] %s /%s/ to /%s/", v.id, p, c.start, c.end)
-	if closed != nil {
-		out += fmt.Sprintf("\nClosed view [%d] %s: at most %d views are kept, so the oldest was closed", closed.id, closed.path, maxViews)
-	}
-	return out, nil
-}
-
-func (e *Editor) close(_ context.Context, c command) (string, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for i, v := range e.views {
-		if v.id == c.id {
-			e.views = slices.Delete(e.views, i, i+1)
-			return fmt.Sprintf("Closed view [%d]", c.id), nil
-		}
-	}
-	return "", e.noSuchView(c.id)
-}
-
-func (e *Editor) nextMatch(ctx context.Context, c command) (string, error) {
-	return e.move(ctx, c, +1)
-}
-
-func (e *Editor) prevMatch(ctx context.Context, c command) (string, error) {
-	return e.move(ctx, c, -1)
-}
-
-// move shows the view's next (step +1) or previous (-1) match, wrapping
-// around.
-func (e *Editor) move(_ context.Context, c command, step int) (string, error) {
-	e.mu.Lock()
-	v := e.find(c.id)
-	if v == nil {
-		err := e.noSuchView(c.id)
-		e.mu.Unlock()
-		return "", err
-	}
-	p, start, end, index := v.path, v.start, v.end, v.index
-	e.mu.Unlock()
-	data, _, err := readText(e.fs, p, e.opt.maxFileSize)
-	if err != nil {
-		return "", fmt.Errorf("view [%d]: %w", c.id, err)
-	}
-	sec, ok := resolve(data, start, end, index+step, true)
-	if !ok {
-		return "", fmt.Errorf("view [%d]: no line of %s matches /%s/ any more; the screen shows it broken and removes it", c.id, p, start.src)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if v = e.find(c.id); v == nil {
-		return "", e.noSuchView(c.id)
-	}
-	v.index, v.shown = sec.index, sec
-	return fmt.Sprintf("Showing match %d/%d", sec.index+1, sec.count), nil
-}
-
-func (e *Editor) create(_ context.Context, c command) (string, error) {
-	p, err := e.resolvePath(c.path)
-	if err != nil {
-		return "", err
-	}
-	q := quotePath(p)
-	if fi, err := e.fs.Stat(p); err == nil {
-		if fi.IsDir() {
-			return "", fmt.Errorf("%s is a directory; create makes files", p)
-		}
-		return "", fmt.Errorf("%s already exists; create only makes new files, so nothing was written.\nTo change it, open a view of the lines (view %s /<start>/ /<end>/), then edit them (edit %s <start>-<end>)", p, q, q)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", classify(p, err)
-	}
-	if dir := path.Dir(p); dir != "." {
-		if err := e.fs.MkdirAll(dir, 0o755); err != nil {
-			return "", fmt.Errorf("cannot create the directory %s: %w", dir, classify(dir, err))
-		}
-	}
-	content := c.content
-	if content != "" && !strings.HasSuffix(content, "\n") {
-		content += "\n"
-	}
-	f, err := e.fs.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("%s already exists; create only makes new files", p)
-		}
-		return "", classify(p, err)
-	}
-	_, err = f.Write([]byte(content))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = e.fs.Remove(p)
-		return "", fmt.Errorf("cannot write %s: %v; nothing was created", p, err)
-	}
-	return "Created " + p, nil
-}

@@ -2,16 +2,13 @@ package editor
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path"
-	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/afero"
 )
@@ -19,9 +16,6 @@ import (
 // binaryProbe is how many leading bytes are checked for a NUL byte, the
 // sign of a binary file.
 const binaryProbe = 8 << 10
-
-// maxLinkHops bounds how many symbolic links a write follows.
-const maxLinkHops = 40
 
 // problem says why a file could not be read as text.
 type problem uint8
@@ -33,13 +27,15 @@ const (
 	problemTooLarge         // larger than the size limit
 	problemEscapes          // the path leads outside the root
 	problemDir              // a directory
+	problemSpecial          // a FIFO, socket or device
 )
 
 // fileError is a failure to read a file as text.
 type fileError struct {
 	problem problem
 	path    string
-	limit   int64 // problemTooLarge: the limit in bytes
+	limit   int64  // problemTooLarge: the limit in bytes
+	kind    string // problemSpecial: what the file is
 	err     error
 }
 
@@ -55,6 +51,8 @@ func (e *fileError) Error() string {
 		return fmt.Sprintf("%s leads outside the project root (through a symbolic link); the editor only opens files inside it", e.path)
 	case problemDir:
 		return e.path + " is a directory, not a file"
+	case problemSpecial:
+		return fmt.Sprintf("%s is %s, not a regular file; the editor reads and writes regular files only", e.path, e.kind)
 	}
 	return e.err.Error()
 }
@@ -75,12 +73,17 @@ func (e *fileError) marker() string {
 		return "[ERROR: path leads outside the project root]"
 	case problemDir:
 		return "[ERROR: not a file]"
+	case problemSpecial:
+		return "[ERROR: not a regular file]"
 	}
 	return "[ERROR: " + strings.ReplaceAll(e.err.Error(), "\n", " ") + "]"
 }
 
 // classify turns a filesystem error on name into a *fileError.
 func classify(name string, err error) *fileError {
+	if fe, ok := err.(*fileError); ok {
+		return fe
+	}
 	fe := &fileError{path: name, err: err}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -98,115 +101,136 @@ func isEscape(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }
 
-// readText reads name whole, refusing directories, binary files and files
-// over limit bytes.
-func readText(fsys afero.Fs, name string, limit int64) ([]byte, fs.FileInfo, error) {
-	f, err := fsys.Open(name)
+// text is a file read for the editor: its bytes, and the text the views,
+// searches and edits work on.
+type text struct {
+	raw   []byte      // the bytes on disk
+	data  []byte      // UTF-8, lines ending in LF or CRLF; raw itself for plain UTF-8
+	codec codec       // how data comes from raw and goes back
+	info  fs.FileInfo // from the open file
+}
+
+// readText reads name whole, refusing what is not a regular file
+// (without blocking on a FIFO or opening a device), binary files and
+// files over limit bytes; fallback is the encoding of a file that is not
+// UTF-8 and declares none (nil for none).
+func readText(fsys afero.Fs, name string, limit int64, fallback *namedEncoding) (*text, error) {
+	f, fi, err := openRegular(fsys, name, false, limit)
 	if err != nil {
-		return nil, nil, classify(name, err)
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	return readOpen(f, fi, name, limit, fallback)
+}
+
+// readOpen reads the file f, opened by openRegular, as readText does.
+func readOpen(f afero.File, fi fs.FileInfo, name string, limit int64, fallback *namedEncoding) (*text, error) {
+	raw, err := readAll(f, fi.Size(), name, limit)
+	if err != nil {
+		return nil, err
+	}
+	return decodeText(raw, fi, name, fallback)
+}
+
+// readAll reads the open file f, of about size bytes, whole, refusing
+// more than limit bytes.
+func readAll(f io.Reader, size int64, name string, limit int64) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead+1))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+		return nil, classify(name, err)
+	}
+	if int64(buf.Len()) > limit {
+		return nil, &fileError{problem: problemTooLarge, path: name, limit: limit}
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeText detects raw's encoding and line endings and decodes it,
+// refusing binary data.
+func decodeText(raw []byte, fi fs.FileInfo, name string, fallback *namedEncoding) (*text, error) {
+	c := detect(raw, fallback)
+	if c.enc == nil && isBinary(raw) {
+		return nil, &fileError{problem: problemBinary, path: name}
+	}
+	data, err := c.decode(raw)
+	if err != nil {
+		return nil, &fileError{path: name, err: fmt.Errorf("%s cannot be read as %s: %w", name, c.label(), err)}
+	}
+	if c.enc != nil && isBinary(data) {
+		return nil, &fileError{problem: problemBinary, path: name}
+	}
+	if bytes.IndexByte(data, '\n') < 0 && bytes.IndexByte(data, '\r') >= 0 {
+		c.crOnly = true
+		data = bytes.ReplaceAll(data, []byte{'\r'}, []byte{'\n'})
+	}
+	return &text{raw: raw, data: data, codec: c, info: fi}, nil
+}
+
+// openRegular opens name for reading, or reading and writing, when it is
+// a regular file no larger than limit. A FIFO, socket or device is refused
+// before it is opened, and the open cannot block (O_NONBLOCK); the open
+// file is checked again, so a file swapped in between is refused too.
+func openRegular(fsys afero.Fs, name string, write bool, limit int64) (afero.File, fs.FileInfo, error) {
+	fi, err := fsys.Stat(name)
 	if err != nil {
 		return nil, nil, classify(name, err)
 	}
-	if fi.IsDir() {
-		return nil, nil, &fileError{problem: problemDir, path: name}
+	if err := checkRegular(name, fi, limit); err != nil {
+		return nil, nil, err
 	}
-	if fi.Size() > limit {
-		return nil, nil, &fileError{problem: problemTooLarge, path: name, limit: limit}
+	flag := os.O_RDONLY
+	if write {
+		flag = os.O_RDWR
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead+1))
-	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+	f, err := fsys.OpenFile(name, flag|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
 		return nil, nil, classify(name, err)
 	}
-	data := buf.Bytes()
-	if int64(len(data)) > limit {
-		return nil, nil, &fileError{problem: problemTooLarge, path: name, limit: limit}
+	ofi, err := f.Stat()
+	if err == nil {
+		err = checkRegular(name, ofi, limit)
 	}
-	if isBinary(data) {
-		return nil, nil, &fileError{problem: problemBinary, path: name}
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, classify(name, err)
 	}
-	return data, fi, nil
+	return f, ofi, nil
+}
+
+// checkRegular refuses directories, special files and files over limit.
+func checkRegular(name string, fi fs.FileInfo, limit int64) error {
+	switch m := fi.Mode(); {
+	case m.IsDir():
+		return &fileError{problem: problemDir, path: name}
+	case !m.IsRegular():
+		return &fileError{problem: problemSpecial, path: name, kind: specialKind(m)}
+	case fi.Size() > limit:
+		return &fileError{problem: problemTooLarge, path: name, limit: limit}
+	}
+	return nil
+}
+
+// specialKind names a file type that is not a regular file or a
+// directory.
+func specialKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "not a regular file"
 }
 
 // isBinary reports whether data has a NUL byte in its first 8 KB.
 func isBinary(data []byte) bool {
 	return bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0
-}
-
-// writeAtomic replaces the file name with data: it writes a temporary file
-// in the same directory, gives it mode, and renames it over name. On any
-// failure the temporary file is removed and name is left as it was. A
-// symbolic link at name is followed (inside the root), so the link stays a
-// link.
-func writeAtomic(fsys afero.Fs, name string, data []byte, mode fs.FileMode) error {
-	target, err := followLinks(fsys, name)
-	if err != nil {
-		return err
-	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := path.Join(path.Dir(target), "."+path.Base(target)+".unfold-"+hex.EncodeToString(rnd[:])+".tmp")
-	perm := mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm&fs.ModePerm)
-	if err != nil {
-		return err
-	}
-	fail := func(err error) error {
-		_ = f.Close()
-		_ = fsys.Remove(tmp)
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		_ = fsys.Remove(tmp)
-		return err
-	}
-	if err := fsys.Chmod(tmp, perm); err != nil {
-		_ = fsys.Remove(tmp)
-		return err
-	}
-	if err := fsys.Rename(tmp, target); err != nil {
-		_ = fsys.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-// followLinks returns the file name's symbolic links lead to, relative to
-// the root, when fsys can report links; otherwise name.
-func followLinks(fsys afero.Fs, name string) (string, error) {
-	ls, ok1 := fsys.(afero.Lstater)
-	lr, ok2 := fsys.(afero.LinkReader)
-	if !ok1 || !ok2 {
-		return name, nil
-	}
-	for range maxLinkHops {
-		fi, lstat, err := ls.LstatIfPossible(name)
-		if err != nil || !lstat || fi.Mode()&fs.ModeSymlink == 0 {
-			return name, nil
-		}
-		dest, err := lr.ReadlinkIfPossible(name)
-		if err != nil {
-			return "", err
-		}
-		dest = filepath.ToSlash(dest)
-		if path.IsAbs(dest) || filepath.IsAbs(dest) {
-			return "", &fileError{problem: problemEscapes, path: name}
-		}
-		next := path.Join(path.Dir(name), dest)
-		if next == ".." || strings.HasPrefix(next, "../") {
-			return "", &fileError{problem: problemEscapes, path: name}
-		}
-		name = next
-	}
-	return "", fmt.Errorf("%s: too many levels of symbolic links", name)
 }
 
 // formatSize formats n bytes for messages: "64 MB", "1.5 KB", "12 bytes".

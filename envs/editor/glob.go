@@ -2,159 +2,66 @@ package editor
 
 import (
 	"fmt"
-	"path"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
-// maxGlobAlternatives bounds how many patterns brace expansion may produce.
-const maxGlobAlternatives = 64
-
-// glob matches slash paths relative to the project root. In a pattern, *
-// matches any run of characters but /, ? one character, [...] a class
-// (path.Match syntax); a ** segment matches any number of directories,
-// none included; {a,b} matches either alternative. A pattern without a /
-// matches file names at any depth: *.go is every Go file.
+// glob matches slash paths relative to the project root with
+// github.com/bmatcuk/doublestar/v4: * matches any run of characters but
+// /, ? one character, [...] a class, a ** segment any number of
+// directories (none included), {a,b} either alternative. It adds what
+// search needs beyond that: a pattern without a / matches file names at
+// any depth (*.go is every Go file), and patterns that lead outside the
+// root are refused.
 type glob struct {
-	alts [][]string // segments of each alternative
-	base []bool     // per alternative: match the file name only
+	pattern string // as doublestar takes it
+	// base is the directory every match is under ("." for any): the
+	// pattern's leading segments without wildcards. A walk need not enter
+	// directories off the way to it.
+	base string
 }
 
 // compileGlob checks and compiles a search glob.
 func compileGlob(s string) (*glob, error) {
-	s = strings.TrimPrefix(s, "./")
-	if s == "" {
-		s = "**"
+	p := strings.TrimPrefix(s, "./")
+	if p == "" {
+		p = "**"
 	}
-	if strings.HasPrefix(s, "/") {
+	if strings.HasPrefix(p, "/") {
 		return nil, fmt.Errorf("glob %s is absolute; write it relative to the project root, like src/**/*.go", s)
 	}
-	alts, err := expandBraces(s)
-	if err != nil {
-		return nil, err
-	}
-	g := &glob{}
-	for _, a := range alts {
-		segs := strings.Split(a, "/")
-		for _, seg := range segs {
-			if seg == ".." {
-				return nil, fmt.Errorf("glob %s leads outside the project root; search inside it", s)
-			}
-			if _, err := path.Match(seg, ""); err != nil {
-				return nil, fmt.Errorf("bad glob %s: %v; use *, ?, [abc], ** and {a,b}", s, err)
-			}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." {
+			return nil, fmt.Errorf("glob %s leads outside the project root; search inside it", s)
 		}
-		g.alts = append(g.alts, segs)
-		g.base = append(g.base, len(segs) == 1)
 	}
-	return g, nil
+	if !strings.Contains(p, "/") && p != "**" {
+		p = "**/" + p
+	}
+	if !doublestar.ValidatePattern(p) {
+		return nil, fmt.Errorf("bad glob %s: a [ or { has no closing ] or }; use *, ?, [abc], ** and {a,b}", s)
+	}
+	base, _ := doublestar.SplitPattern(p)
+	return &glob{pattern: p, base: base}, nil
 }
 
 // match reports whether the slash path name matches.
 func (g *glob) match(name string) bool {
-	segs := strings.Split(name, "/")
-	for i, a := range g.alts {
-		if g.base[i] {
-			if ok, _ := path.Match(a[0], segs[len(segs)-1]); ok || a[0] == "**" {
-				return true
-			}
-			continue
-		}
-		if matchSegments(a, segs) {
-			return true
-		}
-	}
-	return false
+	return doublestar.MatchUnvalidated(g.pattern, name)
 }
 
-// matchSegments matches path segments against pattern segments, where a
-// "**" segment stands for zero or more segments.
-func matchSegments(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for len(pat) > 1 && pat[1] == "**" {
-				pat = pat[1:]
-			}
-			rest := pat[1:]
-			if len(rest) == 0 {
-				return true
-			}
-			for i := range len(name) + 1 {
-				if matchSegments(rest, name[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], name[0]); !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
+// enter reports whether a walk should enter the directory dir, and
+// whether dir is on the way to the glob's base (so ignore rules do not
+// apply to it: the glob names it).
+func (g *glob) enter(dir string) (enter, named bool) {
+	switch {
+	case g.base == "." || dir == ".":
+		return true, dir == "."
+	case dir == g.base || strings.HasPrefix(g.base, dir+"/"):
+		return true, true
+	case strings.HasPrefix(dir, g.base+"/"):
+		return true, false
 	}
-	return len(name) == 0
-}
-
-// expandBraces expands {a,b} groups, nested ones included.
-func expandBraces(s string) ([]string, error) {
-	open := -1
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '{':
-			if depth == 0 {
-				open = i
-			}
-			depth++
-		case '}':
-			if depth == 0 {
-				continue
-			}
-			depth--
-			if depth > 0 {
-				continue
-			}
-			var out []string
-			for _, alt := range splitTop(s[open+1 : i]) {
-				more, err := expandBraces(s[:open] + alt + s[i+1:])
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, more...)
-				if len(out) > maxGlobAlternatives {
-					return nil, fmt.Errorf("glob %s expands to more than %d patterns; simplify its braces", s, maxGlobAlternatives)
-				}
-			}
-			return out, nil
-		}
-	}
-	if depth > 0 {
-		return nil, fmt.Errorf("bad glob %s: a { has no closing }", s)
-	}
-	return []string{s}, nil
-}
-
-// splitTop splits s at the commas outside nested braces.
-func splitTop(s string) []string {
-	var parts []string
-	depth, startAt := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '{':
-			depth++
-		case '}':
-			depth--
-		case ',':
-			if depth == 0 {
-				parts = append(parts, s[startAt:i])
-				startAt = i + 1
-			}
-		}
-	}
-	return append(parts, s[startAt:])
+	return false, false
 }

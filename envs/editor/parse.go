@@ -17,18 +17,31 @@ const (
 	cmdClose  = "close"
 	cmdNext   = "next_match"
 	cmdPrev   = "prev_match"
+	cmdUndo   = "undo"
+)
+
+// viewKind says what bounds a view.
+type viewKind uint8
+
+const (
+	byPatterns viewKind = iota // a start and an end pattern
+	byLines                    // line numbers
+	wholeFile                  // the whole file
 )
 
 // command is one parsed editor command. Which fields are set depends on
 // name.
 type command struct {
 	name string
-	path string // view, edit, create: the file as written (unquoted)
+	path string // view, edit, create, undo: the file as written (unquoted)
 
-	start, end string // view: the patterns as written, between the slashes
-	label      string // view: optional
+	kind       viewKind // view: what bounds it
+	start, end string   // view by patterns: as written, between the slashes
+	label      string   // view: optional
 
-	from, to int // edit: the line range, 1-based, inclusive
+	// edit, view by lines: the line range, 1-based, inclusive; for a view,
+	// to is 0 when the range is open ("3-": from line 3 on).
+	from, to int
 
 	content    string // edit, create: the text after the first line
 	hasContent bool   // whether the text had a second line at all
@@ -61,6 +74,14 @@ func parse(text string) (command, error) {
 		if err == nil && args != "" {
 			err = fmt.Errorf("unexpected %q after the file; the content goes on the lines below create <file>", clip(args, 40))
 		}
+	case cmdUndo:
+		c.path, args, err = cutPath(args)
+		if err == nil && c.path == "" {
+			err = errors.New("missing file; write undo <file>")
+		}
+		if err == nil && args != "" {
+			err = fmt.Errorf("unexpected %q after the file; write undo <file>", clip(args, 40))
+		}
 	case cmdSearch:
 		err = c.parseSearch(args)
 	case cmdClose, cmdNext, cmdPrev:
@@ -85,7 +106,7 @@ func parse(text string) (command, error) {
 }
 
 func (c *command) parseView(args string) error {
-	const usage = "write view <file> /<start>/ /<end>/ [label]"
+	const usage = "write view <file> /<start>/ /<end>/ [label], view <file> <from>-<to> [label] or view <file>"
 	var err error
 	c.path, args, err = cutPath(args)
 	if err != nil {
@@ -93,6 +114,17 @@ func (c *command) parseView(args string) error {
 	}
 	if c.path == "" {
 		return errors.New("missing file; " + usage)
+	}
+	if args == "" {
+		c.kind = wholeFile
+		return nil
+	}
+	if args[0] != '/' {
+		if ok, err := c.parseViewLines(args); ok || err != nil {
+			return err
+		}
+		w, _ := cutWord(args)
+		return fmt.Errorf("the start pattern must be written between slashes, like /^def main/ (got %q); or give line numbers, like 3-6", clip(w, 40))
 	}
 	if c.start, args, err = cutPattern("start", args); err != nil {
 		return err
@@ -105,11 +137,56 @@ func (c *command) parseView(args string) error {
 	if c.end, args, err = cutPattern("end", args); err != nil {
 		return err
 	}
-	c.label = args
-	if len(c.label) >= 2 && c.label[0] == '"' && c.label[len(c.label)-1] == '"' {
-		c.label = c.label[1 : len(c.label)-1]
-	}
+	c.label = unquoteLabel(args)
 	return nil
+}
+
+// parseViewLines reads the line range of a view by lines: "3-6", "3 6",
+// "3-" or "3 -1" (from line 3 on), "3" (line 3 alone); then an optional
+// label. ok is false when args does not start with a line number.
+func (c *command) parseViewLines(args string) (ok bool, err error) {
+	w, rest := cutWord(args)
+	a, b, isRange := strings.Cut(w, "-")
+	from, err := strconv.Atoi(a)
+	if err != nil || strings.HasPrefix(a, "+") {
+		return false, nil
+	}
+	to := from
+	switch {
+	case isRange && b == "":
+		to = 0
+	case isRange:
+		if to, err = strconv.Atoi(b); err != nil || strings.HasPrefix(b, "+") {
+			return true, fmt.Errorf("bad line range %q; write two line numbers, like 3-6", clip(w, 40))
+		}
+	default:
+		if w2, after := cutWord(rest); w2 == "-1" {
+			to, rest = 0, after
+		} else if n, err := strconv.Atoi(w2); err == nil && !strings.HasPrefix(w2, "+") {
+			if n < 1 {
+				return true, fmt.Errorf("bad line range %q; line numbers start at 1 (-1 stands for the end of the file)", clip(w+" "+w2, 40))
+			}
+			to, rest = n, after
+		}
+	}
+	switch {
+	case from < 1 || to < 0:
+		return true, fmt.Errorf("bad line range %q; line numbers start at 1", clip(w, 40))
+	case to != 0 && to < from:
+		return true, fmt.Errorf("bad line range %q; the first line comes first, like %d-%d", clip(w, 40), to, from)
+	case to != 0 && to-from >= maxViewLines:
+		return true, fmt.Errorf("line range %d-%d is %d lines; a view shows at most %d, so view fewer, like %d-%d", from, to, to-from+1, maxViewLines, from, from+maxViewLines-1)
+	}
+	c.kind, c.from, c.to, c.label = byLines, from, to, unquoteLabel(rest)
+	return true, nil
+}
+
+// unquoteLabel strips the double quotes around a label.
+func unquoteLabel(s string) string {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		return s[1 : len(s)-1]
+	}
+	return s
 }
 
 func (c *command) parseEdit(args string) error {
@@ -269,13 +346,22 @@ func (c command) String() string {
 	b.WriteString(c.name)
 	switch c.name {
 	case cmdView:
-		b.WriteString(" " + quotePath(c.path) + " /" + c.start + "/ to /" + c.end + "/")
+		b.WriteString(" " + quotePath(c.path))
+		switch c.kind {
+		case byPatterns:
+			b.WriteString(" /" + c.start + "/ to /" + c.end + "/")
+		case byLines:
+			b.WriteString(" " + strconv.Itoa(c.from) + "-")
+			if c.to != 0 {
+				b.WriteString(strconv.Itoa(c.to))
+			}
+		}
 		if c.label != "" {
 			b.WriteString(` "` + c.label + `"`)
 		}
 	case cmdEdit:
 		fmt.Fprintf(&b, " %s %d-%d", quotePath(c.path), c.from, c.to)
-	case cmdCreate:
+	case cmdCreate, cmdUndo:
 		b.WriteString(" " + quotePath(c.path))
 	case cmdSearch:
 		if hasSpace(c.pattern) || strings.HasPrefix(c.pattern, `"`) {

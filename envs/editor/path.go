@@ -12,6 +12,15 @@ import (
 // root: "..", and absolute paths not inside the root directory. Symbolic
 // links are checked by the filesystem when the file is opened.
 func (e *Editor) resolvePath(name string) (string, error) {
+	p, err := e.cleanPath(name)
+	if err == nil && p == "." {
+		return "", fmt.Errorf("path %s is the project root itself; name a file inside it", clip(name, 200))
+	}
+	return p, err
+}
+
+// cleanPath is resolvePath that lets name be the root itself, ".".
+func (e *Editor) cleanPath(name string) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("empty file name; write a path relative to the project root")
 	}
@@ -28,8 +37,6 @@ func (e *Editor) resolvePath(name string) (string, error) {
 	}
 	p = path.Clean(p)
 	switch {
-	case p == ".":
-		return "", fmt.Errorf("path %s is the project root itself; name a file inside it", clip(name, 200))
 	case p == ".." || strings.HasPrefix(p, "../"):
 		return "", fmt.Errorf("path %s leads outside the project root; use a path inside it, relative to the root", clip(name, 200))
 	}

@@ -5,20 +5,106 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path"
-	"path/filepath"
-	"sort"
+	"strconv"
 	"strings"
-
-	"github.com/spf13/afero"
 )
 
 // maxSearchLine is how many bytes of a matching line a search shows.
 const maxSearchLine = 200
 
+// maxSearchDepth is how deep a search goes below the root.
+const maxSearchDepth = 256
+
 // errStopWalk ends a walk that reached the file limit.
 var errStopWalk = errors.New("file limit reached")
+
+// searcher holds one search: what it looks for, what it found and what it
+// skipped. The walks hand it the files in path order.
+type searcher struct {
+	pat        *pattern
+	glob       *glob
+	fallback   *namedEncoding
+	limit      int64 // largest file read
+	maxMatches int
+	maxFiles   int
+
+	matched                            int // files matching the glob
+	read                               int // files read and searched
+	stopped                            bool
+	binary, large, special, unreadable int
+	ignored                            int // folders and files left out by ignore rules, .git aside
+
+	total, shown int
+	out          strings.Builder
+}
+
+// take counts a file that matches the glob, or reports false when the
+// file limit is reached.
+func (s *searcher) take() bool {
+	if s.matched >= s.maxFiles {
+		s.stopped = true
+		return false
+	}
+	s.matched++
+	return true
+}
+
+// leftOut counts a path an ignore rule left out; .git folders go
+// without saying.
+func (s *searcher) leftOut(p string) {
+	if path.Base(p) != ".git" {
+		s.ignored++
+	}
+}
+
+// failed counts a file that could not be read.
+func (s *searcher) failed(err error) {
+	var fe *fileError
+	switch {
+	case errors.As(err, &fe) && fe.problem == problemTooLarge:
+		s.large++
+	case errors.As(err, &fe) && fe.problem == problemSpecial:
+		s.special++
+	case errors.As(err, &fe) && fe.problem == problemBinary:
+		s.binary++
+	default:
+		s.unreadable++
+	}
+}
+
+// scan searches the file name, whose bytes are raw (only read during the
+// call).
+func (s *searcher) scan(name string, raw []byte) {
+	t, err := decodeText(raw, nil, name, s.fallback)
+	if err != nil {
+		s.failed(err)
+		return
+	}
+	s.read++
+	data := t.data
+	cur, line := 0, 1
+	for off := 0; ; {
+		o := s.pat.next(data, off, len(data))
+		if o < 0 {
+			break
+		}
+		end := lineEnd(data, o)
+		s.total++
+		if s.shown < s.maxMatches {
+			line += bytes.Count(data[cur:o], []byte{'\n'})
+			cur = o
+			s.shown++
+			s.out.WriteString("\n  ")
+			s.out.WriteString(strings.ToValidUTF8(name, "\uFFFD"))
+			s.out.WriteByte(':')
+			s.out.WriteString(strconv.Itoa(line))
+			s.out.WriteString(": ")
+			writeLine(&s.out, string(lineText(data, o, end)), maxSearchLine)
+		}
+		off = end + 1
+	}
+}
 
 func (e *Editor) search(ctx context.Context, c command) (string, error) {
 	pat, err := compilePattern("search", c.pattern)
@@ -29,133 +115,58 @@ func (e *Editor) search(ctx context.Context, c command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	files, stopped, err := e.listFiles(ctx, g)
-	if err != nil {
-		return "", err
+	s := &searcher{pat: pat, glob: g, fallback: e.fallback, limit: e.opt.maxFileSize, maxMatches: e.opt.maxMatches, maxFiles: e.opt.maxFiles}
+	var ig ignorer
+	ig.pushFrom(e.fs, ".")
+	err = e.walkFast(ctx, s, &ig)
+	if errors.Is(err, errNoFastWalk) {
+		err = e.walkFs(ctx, s, &ig, ".", 0)
 	}
-	var (
-		b                         strings.Builder
-		total, shown              int
-		binary, large, unreadable int
-	)
-	b.WriteString("Matches:")
-	for i, name := range files {
-		if err := ctx.Err(); err != nil {
-			return "", fmt.Errorf("search interrupted after %d of %d files: %v", i, len(files), context.Cause(ctx))
-		}
-		data, _, err := readText(e.fs, name, e.opt.maxFileSize)
-		var fe *fileError
-		switch {
-		case err == nil:
-		case errors.As(err, &fe) && fe.problem == problemBinary:
-			binary++
-			continue
-		case errors.As(err, &fe) && fe.problem == problemTooLarge:
-			large++
-			continue
-		default:
-			unreadable++
-			continue
-		}
-		cur, line := 0, 1
-		for off := 0; ; {
-			o := pat.next(data, off, len(data))
-			if o < 0 {
-				break
-			}
-			end := lineEnd(data, o)
-			total++
-			if shown < e.opt.maxMatches {
-				line += bytes.Count(data[cur:o], []byte{'\n'})
-				cur = o
-				shown++
-				fmt.Fprintf(&b, "\n  %s:%d: ", strings.ToValidUTF8(name, "\uFFFD"), line)
-				writeLine(&b, string(lineText(data, o, end)), maxSearchLine)
-			}
-			off = end + 1
-		}
-	}
-	var out string
-	if total == 0 {
-		out = fmt.Sprintf("No matches for \"%s\" in %s", c.pattern, countFiles(len(files), c.glob))
-	} else {
-		if more := total - shown; more > 0 {
-			fmt.Fprintf(&b, "\n  ... and %d more matches (showing the first %d; narrow the pattern or the glob)", more, shown)
-		}
-		out = b.String()
-	}
-	var skipped []string
-	if binary > 0 {
-		skipped = append(skipped, plural(binary, "binary file"))
-	}
-	if large > 0 {
-		skipped = append(skipped, plural(large, "file")+" larger than "+formatSize(e.opt.maxFileSize))
-	}
-	if unreadable > 0 {
-		skipped = append(skipped, plural(unreadable, "unreadable file"))
-	}
-	if len(skipped) > 0 {
-		out += "\nSkipped: " + strings.Join(skipped, ", ")
-	}
-	if stopped {
-		out += fmt.Sprintf("\nStopped after %d files; narrow the glob to search the rest", e.opt.maxFiles)
-	}
-	return out, nil
-}
-
-// listFiles returns the regular files under the root matching g, sorted,
-// skipping .git directories. stopped reports that the file limit cut the
-// list short.
-func (e *Editor) listFiles(ctx context.Context, g *glob) (files []string, stopped bool, err error) {
-	err = afero.Walk(e.fs, ".", func(p string, fi fs.FileInfo, err error) error {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		if err != nil {
-			if p == "." {
-				return err
-			}
-			if fi != nil && fi.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		p = filepath.ToSlash(p)
-		if fi.IsDir() {
-			if path.Base(p) == ".git" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			// A link counts when it leads to a regular file inside the root.
-			if target, err := e.fs.Stat(p); err != nil || !target.Mode().IsRegular() {
-				return nil
-			}
-		} else if !fi.Mode().IsRegular() {
-			return nil
-		}
-		if !g.match(p) {
-			return nil
-		}
-		if len(files) >= e.opt.maxFiles {
-			stopped = true
-			return errStopWalk
-		}
-		files = append(files, p)
-		return nil
-	})
 	if errors.Is(err, errStopWalk) {
 		err = nil
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, false, fmt.Errorf("search interrupted: %v", context.Cause(ctx))
+			return "", fmt.Errorf("search interrupted after %s: %v", plural(s.read, "file"), context.Cause(ctx))
 		}
-		return nil, false, fmt.Errorf("cannot list the project's files: %v", err)
+		return "", fmt.Errorf("cannot list the project's files: %v", err)
 	}
-	sort.Strings(files)
-	return files, stopped, nil
+	var b strings.Builder
+	if s.total == 0 {
+		fmt.Fprintf(&b, "No matches for \"%s\" in %s", c.pattern, countFiles(s.matched, c.glob))
+	} else {
+		b.WriteString("Matches:")
+		b.WriteString(s.out.String())
+		if more := s.total - s.shown; more > 0 {
+			fmt.Fprintf(&b, "\n  ... and %d more matches (showing the first %d; narrow the pattern or the glob)", more, s.shown)
+		}
+	}
+	var skipped []string
+	if s.binary > 0 {
+		skipped = append(skipped, plural(s.binary, "binary file"))
+	}
+	if s.large > 0 {
+		skipped = append(skipped, plural(s.large, "file")+" larger than "+formatSize(e.opt.maxFileSize))
+	}
+	if s.special > 0 {
+		skipped = append(skipped, plural(s.special, "special file")+" (FIFO, socket or device)")
+	}
+	if s.unreadable > 0 {
+		skipped = append(skipped, plural(s.unreadable, "unreadable file"))
+	}
+	if s.matched > 0 || s.ignored > 0 {
+		fmt.Fprintf(&b, "\nSearched %s", plural(s.read, "file"))
+		if len(skipped) > 0 {
+			b.WriteString("; skipped " + strings.Join(skipped, ", "))
+		}
+		if s.ignored > 0 {
+			fmt.Fprintf(&b, "; left out %s (node_modules, .gitignore)", plural(s.ignored, "ignored path"))
+		}
+	}
+	if s.stopped {
+		fmt.Fprintf(&b, "\nStopped after %d files; narrow the glob to search the rest", e.opt.maxFiles)
+	}
+	return b.String(), nil
 }
 
 // countFiles says how many files matched the glob, for a search without

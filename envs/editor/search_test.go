@@ -45,27 +45,27 @@ func TestSearch(t *testing.T) {
 				"  dot/.hidden.go:1: // TODO: hidden\n" +
 				"  invalid/utf8.go:1: // TODO: \uFFFD\n" +
 				"  space dir/s.go:1: // TODO: space\n" +
-				"Skipped: 1 binary file, 1 file larger than 100 bytes",
+				"Searched 9 files; skipped 1 binary file, 1 file larger than 100 bytes",
 		},
 		{
 			name:    "double star",
 			command: `search "TODO" deep/**/*.go`,
-			want:    "Matches:\n  deep/er/y.go:1: // TODO: deep",
+			want:    "Matches:\n  deep/er/y.go:1: // TODO: deep\nSearched 1 file",
 		},
 		{
 			name:    "braces",
 			command: `search "TODO" web/*.{ts,css}`,
-			want:    "Matches:\n  web/app.ts:1: // TODO: ts\n  web/style.css:1: /* TODO: css */",
+			want:    "Matches:\n  web/app.ts:1: // TODO: ts\n  web/style.css:1: /* TODO: css */\nSearched 2 files",
 		},
 		{
 			name:    "regex and anchors",
 			command: `search "^// TODO: (first|deep)$" **`,
-			want:    "Matches:\n  a.go:3: // TODO: first\n  deep/er/y.go:1: // TODO: deep\nSkipped: 1 binary file, 1 file larger than 100 bytes",
+			want:    "Matches:\n  a.go:3: // TODO: first\n  deep/er/y.go:1: // TODO: deep\nSearched 14 files; skipped 1 binary file, 1 file larger than 100 bytes",
 		},
 		{
 			name:    "quote inside the pattern",
 			command: `search "a\"b" *.txt`,
-			want:    `No matches for "a\"b" in 1 file matching *.txt`,
+			want:    "No matches for \"a\\\"b\" in 1 file matching *.txt\nSearched 1 file",
 		},
 		{
 			name:    "no file matches the glob",
@@ -90,7 +90,7 @@ func TestSearchCap(t *testing.T) {
 	e, _ := newMem(t, map[string]string{"a.txt": b.String(), "b.txt": b.String()}, WithMaxMatches(5))
 	got := ok(t, e, `search "hit" **`)
 	want := "Matches:\n  a.txt:1: hit 0\n  a.txt:2: hit 1\n  a.txt:3: hit 2\n  a.txt:4: hit 3\n  a.txt:5: hit 4\n" +
-		"  ... and 55 more matches (showing the first 5; narrow the pattern or the glob)"
+		"  ... and 55 more matches (showing the first 5; narrow the pattern or the glob)\nSearched 2 files"
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
@@ -146,7 +146,7 @@ func TestGlob(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"/abs/*", "../x", "a/[", "{a,b", strings.Repeat("{a,b}", 7)} {
+	for _, bad := range []string{"/abs/*", "../x", "a/[", "{a,b", "x/../../y"} {
 		t.Run("bad "+bad, func(t *testing.T) {
 			if _, err := compileGlob(bad); err == nil {
 				t.Errorf("got no error, want one")

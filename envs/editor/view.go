@@ -2,6 +2,7 @@ package editor
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -20,26 +21,37 @@ const (
 // truncatedMarker follows a view whose end pattern was not found.
 const truncatedMarker = "[TRUNCATED: end pattern not found within 1000 lines]"
 
-// view is a section of a file bounded by a start and an end pattern.
+// view is a section of a file: bounded by a start and an end pattern, by
+// line numbers, or the whole file.
 type view struct {
 	id         int
 	path       string // slash path relative to the project root
-	start, end *pattern
-	label      string
-	index      int // selected start match, 0-based
+	kind       viewKind
+	start, end *pattern // byPatterns
+	// from and to are the lines of a view by lines, 1-based, inclusive;
+	// to is 0 for "to the end of the file". Edits above them move them.
+	from, to int
+	label    string
+	index    int // byPatterns: selected start match, 0-based
 
 	// shown is what the last resolution found (the last screen, or the
 	// command that opened or moved the view): edits are checked against it.
 	shown section
+	// moved is set when an edit made by the editor moved a view by lines:
+	// its numbers are right, so the next screen does not look for its
+	// lines elsewhere.
+	moved bool
 }
 
-// section is one resolution of a view against a file's bytes.
+// section is one resolution of a view against a file's text.
 type section struct {
-	count     int      // start matches in the file
-	index     int      // the match shown, 0-based
+	count     int      // byPatterns: start matches in the file
+	index     int      // byPatterns: the match shown, 0-based
 	first     int      // line number of lines[0], 1-based
 	lines     []string // the lines shown, without endings
-	truncated bool     // the end pattern was not found
+	truncated bool     // cut at maxViewLines (byPatterns: the end pattern was not found)
+	total     int      // lines in the file (byLines and wholeFile)
+	encoding  string   // the file's encoding when it is not UTF-8
 }
 
 // last returns the number of the last line shown.
@@ -55,6 +67,13 @@ func (s section) contains(from, to int) bool {
 // With wrap, index counts around (-1 is the last match); without, it is
 // clamped to the matches there are. ok is false when no line matches start.
 func resolve(data []byte, start, end *pattern, index int, wrap bool) (sec section, ok bool) {
+	if len(data) == 0 {
+		// An empty file has one line, empty.
+		if !start.matchLine(nil) {
+			return section{}, false
+		}
+		return section{count: 1, first: 1, lines: []string{""}, truncated: true}, true
+	}
 	count, selOff, selLine := 0, -1, 0
 	lastOff, lastLine := -1, 0
 	cur, curLine := 0, 1
@@ -101,6 +120,92 @@ func resolve(data []byte, start, end *pattern, index int, wrap bool) (sec sectio
 	return sec, true
 }
 
+// resolveLines shows lines from..to (to 0: up to the end of the file),
+// at most maxViewLines of them. ok is false when the file ends before
+// from.
+func resolveLines(data []byte, from, to int) (sec section, ok bool) {
+	total := lineCount(data)
+	if from > total {
+		return section{total: total}, false
+	}
+	last := total
+	if to != 0 {
+		last = min(to, total)
+	}
+	if last-from >= maxViewLines {
+		last = from + maxViewLines - 1
+		sec.truncated = true
+	}
+	sec.first, sec.total = from, total
+	sec.lines = make([]string, 0, last-from+1)
+	off := lineStart(data, from)
+	if len(data) == 0 {
+		off = 0
+	}
+	for n := from; n <= last; n++ {
+		e := lineEnd(data, off)
+		sec.lines = append(sec.lines, string(lineText(data, off, e)))
+		off = e + 1
+	}
+	return sec, true
+}
+
+// lineCount returns how many lines data has; an empty file has one.
+func lineCount(data []byte) int {
+	n := bytes.Count(data, []byte{'\n'})
+	if len(data) == 0 || data[len(data)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// relocate finds where lines, shown from line first before the file
+// changed, are now: the place nearest first where all of them appear in
+// order. ok is false when they appear nowhere.
+func relocate(data []byte, lines []string, first int) (at int, ok bool) {
+	if len(lines) == 0 {
+		return 0, false
+	}
+	head := []byte(lines[0])
+	best := -1
+	n := 1
+	for off := 0; off < len(data); n++ {
+		e := lineEnd(data, off)
+		if bytes.Equal(lineText(data, off, e), head) && linesAt(data, e+1, lines[1:]) {
+			if best < 0 || abs(n-first) < abs(best-first) {
+				best = n
+			}
+			if n >= first {
+				break
+			}
+		}
+		off = e + 1
+	}
+	return best, best > 0
+}
+
+// linesAt reports whether lines appear in data from offset off on.
+func linesAt(data []byte, off int, lines []string) bool {
+	for _, l := range lines {
+		if off >= len(data) {
+			return false
+		}
+		e := lineEnd(data, off)
+		if string(lineText(data, off, e)) != l {
+			return false
+		}
+		off = e + 1
+	}
+	return true
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
 // nthMatch returns the offset and line number of the line matching p at
 // index n, 0-based, which must exist.
 func nthMatch(data []byte, p *pattern, n int) (off, line int) {
@@ -116,7 +221,7 @@ func nthMatch(data []byte, p *pattern, n int) (off, line int) {
 	}
 }
 
-// header writes the view's first line: id, path, patterns, match, label.
+// header writes the view's first line: id and path.
 func (v *view) header(b *strings.Builder) {
 	b.WriteString("  [")
 	b.WriteString(strconv.Itoa(v.id))
@@ -124,41 +229,96 @@ func (v *view) header(b *strings.Builder) {
 	b.WriteString(strings.ToValidUTF8(v.path, "\uFFFD"))
 }
 
-// render writes the view as the screen shows it.
-func (v *view) render(b *strings.Builder) {
+// describe writes what bounds the view: its patterns and match, its line
+// numbers, or "(whole file)".
+func (v *view) describe(b *strings.Builder) {
+	switch v.kind {
+	case byPatterns:
+		b.WriteString(" /")
+		b.WriteString(strings.ToValidUTF8(v.start.src, "\uFFFD"))
+		b.WriteString("/ to /")
+		b.WriteString(strings.ToValidUTF8(v.end.src, "\uFFFD"))
+		b.WriteString("/")
+	case byLines:
+		b.WriteString(" lines ")
+		b.WriteString(strconv.Itoa(v.from))
+		b.WriteByte('-')
+		if v.to != 0 {
+			b.WriteString(strconv.Itoa(v.to))
+		}
+	case wholeFile:
+		b.WriteString(" (whole file)")
+	}
+}
+
+// render writes the view as the screen shows it; with gutter, each line
+// is numbered "path:N" instead of "N".
+func (v *view) render(b *strings.Builder, gutter bool) {
 	v.header(b)
-	b.WriteString(" /")
-	b.WriteString(strings.ToValidUTF8(v.start.src, "\uFFFD"))
-	b.WriteString("/ to /")
-	b.WriteString(strings.ToValidUTF8(v.end.src, "\uFFFD"))
-	b.WriteString("/ (match ")
-	b.WriteString(strconv.Itoa(v.shown.index + 1))
-	b.WriteByte('/')
-	b.WriteString(strconv.Itoa(v.shown.count))
-	b.WriteByte(')')
+	v.describe(b)
+	if v.kind == byPatterns {
+		b.WriteString(" (match ")
+		b.WriteString(strconv.Itoa(v.shown.index + 1))
+		b.WriteByte('/')
+		b.WriteString(strconv.Itoa(v.shown.count))
+		b.WriteByte(')')
+	}
 	if v.label != "" {
 		b.WriteString(` "`)
 		b.WriteString(strings.ToValidUTF8(v.label, "\uFFFD"))
 		b.WriteByte('"')
 	}
+	if v.shown.encoding != "" {
+		b.WriteString(" [")
+		b.WriteString(v.shown.encoding)
+		b.WriteByte(']')
+	}
+	if v.kind != byPatterns && v.shown.total == 1 && len(v.shown.lines) == 1 && v.shown.lines[0] == "" {
+		b.WriteString(" [empty file]")
+	}
 	width := max(7, len(strconv.Itoa(v.shown.last()))+2)
+	prefix := ""
+	if gutter {
+		prefix = "  " + strings.ToValidUTF8(v.path, "\uFFFD") + ":"
+		width = len(strconv.Itoa(v.shown.last()))
+	}
 	var num []byte
 	for i, line := range v.shown.lines {
 		b.WriteByte('\n')
 		num = strconv.AppendInt(num[:0], int64(v.shown.first+i), 10)
-		for range width - len(num) {
-			b.WriteByte(' ')
-		}
-		b.Write(num)
-		if line == "" {
-			continue
+		if gutter {
+			b.WriteString(prefix)
+			b.Write(num)
+			if line == "" {
+				continue
+			}
+			pad(b, width-len(num))
+		} else {
+			pad(b, width-len(num))
+			b.Write(num)
+			if line == "" {
+				continue
+			}
 		}
 		b.WriteString("  ")
 		writeLine(b, line, maxShownLine)
 	}
-	if v.shown.truncated {
+	switch {
+	case !v.shown.truncated:
+	case v.kind == byPatterns:
 		b.WriteString("\n    ")
 		b.WriteString(truncatedMarker)
+	default:
+		next := v.shown.last() + 1
+		fmt.Fprintf(b, "\n    [TRUNCATED: the file has %d lines; a view shows at most %d: view %s %d-%d shows the next ones]",
+			v.shown.total, maxViewLines, quotePath(v.path), next, min(v.shown.total, next+maxViewLines-1))
+	}
+}
+
+// pad writes n spaces.
+func pad(b *strings.Builder, n int) {
+	for range n {
+		b.WriteByte(' ')
 	}
 }
 

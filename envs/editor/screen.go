@@ -1,0 +1,238 @@
+package editor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// state renders the views for the screen, re-reading each file once, and
+// removes the views that could not be shown.
+func (e *Editor) state() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.views) == 0 {
+		return "Views:\n  (no views)"
+	}
+	type read struct {
+		t   *text
+		err error
+	}
+	files := make(map[string]read, len(e.views))
+	var b strings.Builder
+	b.WriteString("Views:")
+	kept := make([]*view, 0, len(e.views))
+	for i, v := range e.views {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteByte('\n')
+		r, ok := files[v.path]
+		if !ok {
+			t, err := readText(e.fs, v.path, e.opt.maxFileSize, e.fallback)
+			r = read{t, err}
+			files[v.path] = r
+		}
+		if r.err != nil {
+			v.header(&b)
+			b.WriteByte(' ')
+			b.WriteString(markerOf(r.err))
+			continue
+		}
+		sec, ok := e.resolveView(v, r.t)
+		if !ok {
+			v.header(&b)
+			if v.kind == byPatterns {
+				b.WriteString(" [BROKEN: patterns not found]")
+			} else {
+				fmt.Fprintf(&b, " [BROKEN: line %d is past the end of the file, which has %d lines]", v.from, sec.total)
+			}
+			continue
+		}
+		v.index, v.shown, v.moved = sec.index, sec, false
+		v.render(&b, e.opt.gutter)
+		kept = append(kept, v)
+	}
+	e.views = kept
+	return b.String()
+}
+
+// resolveView finds what v shows of the file t now. A view by lines whose
+// lines the file no longer has at its numbers, because lines were added or
+// removed above them outside the editor, moves to where those lines are
+// now, when they are somewhere. ok is false when the view cannot be shown.
+func (e *Editor) resolveView(v *view, t *text) (sec section, ok bool) {
+	switch v.kind {
+	case byPatterns:
+		sec, ok = resolve(t.data, v.start, v.end, v.index, false)
+	case byLines:
+		if sh := v.shown; !v.moved && len(sh.lines) > 0 {
+			off := lineStart(t.data, sh.first)
+			if off < 0 || !linesAt(t.data, off, sh.lines) {
+				if at, found := relocate(t.data, sh.lines, sh.first); found {
+					shift := at - sh.first
+					v.from += shift
+					if v.to != 0 {
+						v.to += shift
+					}
+				}
+			}
+		}
+		sec, ok = resolveLines(t.data, v.from, v.to)
+	case wholeFile:
+		sec, ok = resolveLines(t.data, 1, 0)
+	}
+	sec.encoding = t.codec.label()
+	return sec, ok
+}
+
+// markerOf returns the screen mark for a read error.
+func markerOf(err error) string {
+	var fe *fileError
+	if errors.As(err, &fe) {
+		return fe.marker()
+	}
+	return "[ERROR: " + err.Error() + "]"
+}
+
+// find returns the view with id, or nil. e.mu must be held.
+func (e *Editor) find(id int) *view {
+	for _, v := range e.views {
+		if v.id == id {
+			return v
+		}
+	}
+	return nil
+}
+
+// noSuchView explains a view id that is not open. e.mu must be held.
+func (e *Editor) noSuchView(id int) error {
+	if len(e.views) == 0 {
+		return fmt.Errorf("no view [%d]: no views are open; open one with view <file> /<start>/ /<end>/", id)
+	}
+	ids := make([]string, len(e.views))
+	for i, v := range e.views {
+		ids[i] = "[" + strconv.Itoa(v.id) + "]"
+	}
+	return fmt.Errorf("no view [%d]; open views: %s", id, strings.Join(ids, ", "))
+}
+
+func (e *Editor) view(_ context.Context, c command) (string, error) {
+	p, err := e.cleanPath(c.path)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := e.fs.Stat(p); err == nil && fi.IsDir() {
+		if c.kind != wholeFile {
+			if _, err := e.resolvePath(c.path); err != nil {
+				return "", err
+			}
+			return "", fmt.Errorf("%s is a directory; view %s lists it, and patterns or line numbers go with files", p, quotePath(p))
+		}
+		return e.listDir(p)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%w; view not created", classify(p, err))
+	}
+	if p, err = e.resolvePath(c.path); err != nil {
+		return "", err
+	}
+	v := &view{path: p, kind: c.kind, from: c.from, to: c.to, label: c.label}
+	if c.kind == byPatterns {
+		if v.start, err = compilePattern("start", c.start); err != nil {
+			return "", err
+		}
+		if v.end, err = compilePattern("end", c.end); err != nil {
+			return "", err
+		}
+	}
+	t, err := readText(e.fs, p, e.opt.maxFileSize, e.fallback)
+	if err != nil {
+		return "", fmt.Errorf("%w; view not created", err)
+	}
+	sec, ok := e.resolveView(v, t)
+	if !ok {
+		if c.kind == byPatterns {
+			return "", fmt.Errorf("no line of %s matches the start pattern /%s/; view not created", p, c.start)
+		}
+		return "", fmt.Errorf("%s has %s, so line %d is past its end; view not created", p, plural(sec.total, "line"), c.from)
+	}
+	v.shown = sec
+	e.mu.Lock()
+	v.id = e.nextID
+	e.nextID++
+	e.views = append(e.views, v)
+	var closed *view
+	if len(e.views) > maxViews {
+		closed = e.views[0]
+		e.views = slices.Delete(e.views, 0, 1)
+	}
+	e.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Added view [%d] %s", v.id, p)
+	v.describe(&b)
+	if sec.encoding != "" {
+		fmt.Fprintf(&b, " [%s]", sec.encoding)
+	}
+	if closed != nil {
+		fmt.Fprintf(&b, "\nClosed view [%d] %s: at most %d views are kept, so the oldest was closed", closed.id, closed.path, maxViews)
+	}
+	return b.String(), nil
+}
+
+func (e *Editor) close(_ context.Context, c command) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, v := range e.views {
+		if v.id == c.id {
+			e.views = slices.Delete(e.views, i, i+1)
+			return fmt.Sprintf("Closed view [%d]", c.id), nil
+		}
+	}
+	return "", e.noSuchView(c.id)
+}
+
+func (e *Editor) nextMatch(ctx context.Context, c command) (string, error) {
+	return e.move(ctx, c, +1)
+}
+
+func (e *Editor) prevMatch(ctx context.Context, c command) (string, error) {
+	return e.move(ctx, c, -1)
+}
+
+// move shows the view's next (step +1) or previous (-1) match, wrapping
+// around.
+func (e *Editor) move(_ context.Context, c command, step int) (string, error) {
+	e.mu.Lock()
+	v := e.find(c.id)
+	if v == nil {
+		err := e.noSuchView(c.id)
+		e.mu.Unlock()
+		return "", err
+	}
+	if v.kind != byPatterns {
+		e.mu.Unlock()
+		return "", fmt.Errorf("view [%d] shows line numbers, not the matches of a pattern; %s moves between the matches of a view's start pattern", c.id, c.name)
+	}
+	p, start, end, index := v.path, v.start, v.end, v.index
+	e.mu.Unlock()
+	t, err := readText(e.fs, p, e.opt.maxFileSize, e.fallback)
+	if err != nil {
+		return "", fmt.Errorf("view [%d]: %w", c.id, err)
+	}
+	sec, ok := resolve(t.data, start, end, index+step, true)
+	if !ok {
+		return "", fmt.Errorf("view [%d]: no line of %s matches /%s/ any more; the screen shows it broken and removes it", c.id, p, start.src)
+	}
+	sec.encoding = t.codec.label()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if v = e.find(c.id); v == nil {
+		return "", e.noSuchView(c.id)
+	}
+	v.index, v.shown = sec.index, sec
+	return fmt.Sprintf("Showing match %d/%d", sec.index+1, sec.count), nil
+}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // benchFile writes a file of about size bytes to dir/name, with five
@@ -80,10 +83,10 @@ func BenchmarkScreen(b *testing.B) {
 	}
 }
 
-// BenchmarkSearch searches a tree of 2,000 files (40 directories of 50
-// files of 40 lines) for a word on one line of each.
-func BenchmarkSearch(b *testing.B) {
-	dir := b.TempDir()
+// writeSearchTree writes 2,000 files (40 directories of 50 files of 40
+// lines) with a word on one line of each.
+func writeSearchTree(b *testing.B, dir string) {
+	b.Helper()
 	var body strings.Builder
 	for i := range 40 {
 		if i == 20 {
@@ -103,6 +106,13 @@ func BenchmarkSearch(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkSearch searches a tree of 2,000 files for a word on one line of
+// each.
+func BenchmarkSearch(b *testing.B) {
+	dir := b.TempDir()
+	writeSearchTree(b, dir)
 	e, err := New(dir, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -120,6 +130,74 @@ func BenchmarkSearch(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/search")
 		})
 	}
+}
+
+// BenchmarkSearchGrep runs search and grep -rn side by side on the same
+// 2,000 files, alternating, and reports each one's time and their ratio
+// (search over grep; below 1 means search is faster). Both list every
+// matching line, and the lists are checked equal first. grep runs as a
+// process, as an agent would run it, so its time includes starting it.
+func BenchmarkSearchGrep(b *testing.B) {
+	grep, err := exec.LookPath("grep")
+	if err != nil {
+		b.Skip("grep is not installed")
+	}
+	dir := b.TempDir()
+	writeSearchTree(b, dir)
+	e, err := New(dir, nil, WithMaxMatches(10_000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	const query = `search "TODO" *.go`
+	searchLines := func() ([]string, error) {
+		r, err := e.Execute(context.Background(), query)
+		if err != nil || !r.Success {
+			return nil, fmt.Errorf("%s: %+v %v", query, r, err)
+		}
+		lines := strings.Split(r.Output, "\n")
+		return lines[1 : len(lines)-1], nil // without "Matches:" and "Searched ..."
+	}
+	grepLines := func() ([]string, error) {
+		cmd := exec.Command(grep, "-rn", "TODO", "--include=*.go", ".")
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"), err
+	}
+	got, err := searchLines()
+	if err != nil {
+		b.Fatal(err)
+	}
+	want, err := grepLines()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, l := range got {
+		got[i] = strings.Replace(strings.TrimPrefix(l, "  "), ": ", ":", 1)
+	}
+	for i, l := range want {
+		want[i] = strings.TrimPrefix(l, "./")
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		b.Fatalf("search and grep differ: %d lines and %d lines", len(got), len(want))
+	}
+	var searchTime, grepTime time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := searchLines(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := grepLines(); err != nil {
+			b.Fatal(err)
+		}
+		searchTime += t1.Sub(t0)
+		grepTime += time.Since(t1)
+	}
+	b.ReportMetric(float64(searchTime.Microseconds())/1000/float64(b.N), "ms/search")
+	b.ReportMetric(float64(grepTime.Microseconds())/1000/float64(b.N), "ms/grep")
+	b.ReportMetric(float64(searchTime)/float64(grepTime), "search/grep")
 }
 
 // BenchmarkEditScreen measures one edit near the end of a 1 MB file (read,

@@ -271,6 +271,7 @@ func (e *Editor) follow(p string, old, updated []byte, from, to int, repl []stri
 		}
 		if v.kind != byPatterns {
 			v.shiftLines(from, to, k)
+			v.reshow(updated, sh.encoding)
 			continue
 		}
 		if s := sh.first; s >= from && s <= to {
@@ -316,7 +317,6 @@ func (v *view) shiftLines(from, to, k int) {
 	if v.kind != byLines {
 		return
 	}
-	v.moved = true
 	delta := k - (to - from + 1)
 	switch {
 	case to < v.from:
@@ -339,6 +339,20 @@ func (v *view) shiftLines(from, to, k int) {
 		}
 	}
 	v.from = max(v.from, 1)
+}
+
+// reshow sets what a view by lines or of the whole file shows to its
+// lines in data, the file's text as the editor just wrote it, so the next
+// edit is checked against them and the next screen finds them.
+func (v *view) reshow(data []byte, encoding string) {
+	from, to := v.from, v.to
+	if v.kind == wholeFile {
+		from, to = 1, 0
+	}
+	if sec, ok := resolveLines(data, from, to); ok {
+		sec.encoding = encoding
+		v.shown = sec
+	}
 }
 
 // lineAt returns the text of line n (1-based) without its ending.

@@ -22,6 +22,7 @@ var alwaysIgnored = map[string]bool{".git": true, "node_modules": true}
 // a walk is in, outermost first, and tells which paths they leave out.
 type ignorer struct {
 	patterns []gitignore.Pattern
+	off      bool // leave nothing out
 }
 
 // push adds the patterns of the .gitignore file content found in dir, a
@@ -52,6 +53,9 @@ func (ig *ignorer) pop(mark int) { ig.patterns = ig.patterns[:mark] }
 // out: a directory in alwaysIgnored, or a path the .gitignore patterns
 // exclude (the last pattern that matches decides, as in git).
 func (ig *ignorer) ignored(p string, isDir bool) bool {
+	if ig.off {
+		return false
+	}
 	if isDir && alwaysIgnored[path.Base(p)] {
 		return true
 	}
@@ -62,6 +66,20 @@ func (ig *ignorer) ignored(p string, isDir bool) bool {
 	for i := len(ig.patterns) - 1; i >= 0; i-- {
 		if r := ig.patterns[i].Match(segs, isDir); r != gitignore.NoMatch {
 			return r == gitignore.Exclude
+		}
+	}
+	return false
+}
+
+// ignoresAny reports whether dir or a directory above it is left out.
+func (ig *ignorer) ignoresAny(dir string) bool {
+	if dir == "." || dir == "" {
+		return false
+	}
+	parts := strings.Split(dir, "/")
+	for i := range parts {
+		if ig.ignored(strings.Join(parts[:i+1], "/"), true) {
+			return true
 		}
 	}
 	return false

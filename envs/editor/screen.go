@@ -53,7 +53,7 @@ func (e *Editor) state() string {
 			}
 			continue
 		}
-		v.index, v.shown, v.moved = sec.index, sec, false
+		v.index, v.shown = sec.index, sec
 		v.render(&b, e.opt.gutter)
 		kept = append(kept, v)
 	}
@@ -70,7 +70,7 @@ func (e *Editor) resolveView(v *view, t *text) (sec section, ok bool) {
 	case byPatterns:
 		sec, ok = resolve(t.data, v.start, v.end, v.index, false)
 	case byLines:
-		if sh := v.shown; !v.moved && len(sh.lines) > 0 {
+		if sh := v.shown; len(sh.lines) > 0 {
 			off := lineStart(t.data, sh.first)
 			if off < 0 || !linesAt(t.data, off, sh.lines) {
 				if at, found := relocate(t.data, sh.lines, sh.first); found {

@@ -116,8 +116,11 @@ func (e *Editor) search(ctx context.Context, c command) (string, error) {
 		return "", err
 	}
 	s := &searcher{pat: pat, glob: g, fallback: e.fallback, limit: e.opt.maxFileSize, maxMatches: e.opt.maxMatches, maxFiles: e.opt.maxFiles}
-	var ig ignorer
+	var ig, probe ignorer
 	ig.pushFrom(e.fs, ".")
+	// A glob that names an ignored folder searches it: no rule applies.
+	probe.pushAncestors(e.fs, path.Dir(g.base))
+	ig.off = probe.ignoresAny(g.base)
 	err = e.walkFast(ctx, s, &ig)
 	if errors.Is(err, errNoFastWalk) {
 		err = e.walkFs(ctx, s, &ig, ".", 0)

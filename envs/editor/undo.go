@@ -131,15 +131,19 @@ func (e *Editor) undoEdit(_ context.Context, c command) (string, error) {
 	if err := replaceContent(e.fs, target, f, fi, cur, step.before); err != nil {
 		return "", fmt.Errorf("could not write %s: %v; the file was left as it was", p, err)
 	}
+	restored, rerr := decodeText(step.before, fi, p, e.fallback)
 	e.mu.Lock()
 	if j := e.undo.last(target); j >= 0 && e.undo.steps[j].after == step.after {
 		e.undo.removeAt(j)
 	}
 	left := e.undo.count(target)
 	for _, v := range e.views {
-		if v.path == p {
+		if v.path == p && v.kind != byPatterns {
 			// The restored lines take the place of the edit's new ones.
 			v.shiftLines(step.from, step.from+step.lines-1, step.to-step.from+1)
+			if rerr == nil {
+				v.reshow(restored.data, restored.codec.label())
+			}
 		}
 	}
 	e.mu.Unlock()

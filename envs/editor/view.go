@@ -35,12 +35,10 @@ type view struct {
 	index    int // byPatterns: selected start match, 0-based
 
 	// shown is what the last resolution found (the last screen, or the
-	// command that opened or moved the view): edits are checked against it.
+	// command that opened or moved the view; for a view by lines or of the
+	// whole file, also the editor's own edits): edits are checked against
+	// it.
 	shown section
-	// moved is set when an edit made by the editor moved a view by lines:
-	// its numbers are right, so the next screen does not look for its
-	// lines elsewhere.
-	moved bool
 }
 
 // section is one resolution of a view against a file's text.

@@ -1,17 +1,22 @@
 // Package editor is the file editor environment: views of files bounded by
-// regular expressions that follow the code as it changes, line edits that
-// are refused when the file changed under them, search, and file creation,
+// regular expressions that follow the code as it changes, views by line
+// number and of whole files, line edits that are refused when the file
+// changed under them, undo, search, directory listings and file creation,
 // all confined to a project root.
 //
 // # Commands
 //
 //	view <file> /<start>/ /<end>/ [label]   (an optional "to" between the patterns)
+//	view <file> <from>-<to> [label]         (or "<from> <to>"; "<from>-" to the end)
+//	view <file>                             the whole file
+//	view <dir>                              a listing, two levels deep
 //	edit <file> <start>-<end>               then the new lines
 //	search "<pattern>" <glob>
 //	create <file>                           then the content lines
 //	close <id>
 //	next_match <id>
 //	prev_match <id>
+//	undo <file>
 //
 // Patterns are Go RE2 regular expressions matched against one line at a
 // time, without its line ending; \/ is a slash inside a pattern. A file name
@@ -25,17 +30,33 @@
 //
 // # Views
 //
-// Every screen re-reads each viewed file. All lines matching the start
-// pattern are matches; the view shows the one selected with next_match and
-// prev_match ("(match 2/3)"), from its line to the first line after it that
-// matches the end pattern, at most 1,000 lines; past that it is cut and
-// marked "[TRUNCATED: end pattern not found within 1000 lines]". At most
-// five views are kept: opening a sixth closes the oldest, and the response
-// says so. A view whose file is gone shows "[ERROR: file not found]", one
-// whose start pattern no longer matches "[BROKEN: patterns not found]";
-// either is shown once, then removed. Files with a NUL byte in their first
-// 8 KB are binary and refused. Lines longer than 1,000 bytes are cut on the
-// screen with a note of how many bytes were left out.
+// Every screen re-reads each viewed file. For a view by patterns, all lines
+// matching the start pattern are matches; the view shows the one selected
+// with next_match and prev_match ("(match 2/3)"), from its line to the first
+// line after it that matches the end pattern, at most 1,000 lines; past
+// that it is cut and marked "[TRUNCATED: end pattern not found within 1000
+// lines]". A view by lines shows those lines, as tracebacks and compilers
+// number them; when an edit through the editor adds or removes lines above
+// them, the view's numbers move with them, and when the file changed
+// outside the editor, the view looks for the lines it showed and moves to
+// where they are now. A view of the whole file shows up to 1,000 lines and
+// is marked truncated only when the file has more, saying which view shows
+// the next ones. [WithPathGutters] numbers lines "path:N" instead of "N".
+//
+// At most five views are kept: opening a sixth closes the oldest, and the
+// response says so. A view whose file is gone shows "[ERROR: file not
+// found]", one whose start pattern no longer matches "[BROKEN: patterns not
+// found]" (a view by lines whose first line is past the end of the file
+// says that); either is shown once, then removed. Files with a NUL byte in
+// their first 8 KB are binary and refused. Lines longer than 1,000 bytes
+// are cut on the screen with a note of how many bytes were left out. An
+// empty file has one line, empty: it can be viewed, and edited by
+// replacing that line.
+//
+// view on a directory answers with its files and directories two levels
+// deep, sorted, directories ending in a slash; hidden entries,
+// node_modules and what .gitignore files leave out are not listed, and the
+// response says how many were left out.
 //
 // # Edits
 //
@@ -43,27 +64,80 @@
 // writing, the lines the view last showed are compared with the file: if
 // any differ (the file changed since the screen), the edit is refused, the
 // response lists the expected and actual lines, and the file is not
-// touched. New lines end like the last line they replace (LF or CRLF);
-// every byte outside the edited lines is kept, tabs and a missing final
-// newline included. The file is written to a temporary file in the same
-// directory, given the original mode and renamed into place, so a failed
-// write leaves the original intact; a symbolic link is written through and
-// stays a link. When an edit changes a view's first or last line, that
-// boundary's pattern becomes the new line's literal text (escaped), so the
-// view keeps following it. An edit with no view of the file answers with
-// the recovery steps of the help-system design, naming the view command;
-// errors go in responses, never on the screen.
+// touched. New lines end like the last line they replace (LF, CRLF, or CR
+// in a file whose lines end in a lone CR); every byte outside the edited
+// lines is kept, tabs and a missing final newline included. When an edit
+// changes a view's first or last line, that boundary's pattern becomes the
+// new line's literal text (escaped), so the view keeps following it. An
+// edit with no view of the file answers with the recovery steps of the
+// help-system design, naming the view command; errors go in responses,
+// never on the screen.
+//
+// undo <file> puts back the bytes the file had before the editor's last
+// edit of it; again, the edit before that, up to 20 per file. The earlier
+// contents are kept in memory, at most [DefaultMaxUndo] bytes over all
+// files ([WithMaxUndo]); the oldest go first. Undo is refused, and the
+// file not touched, when the file changed since the editor wrote it.
+//
+// # Encodings
+//
+// The editor works on text in UTF-8 and writes each file back in its own
+// encoding. It decides a file's encoding in this order: a byte order mark
+// (UTF-8, UTF-16LE, UTF-16BE), kept on write; valid UTF-8; an encoding the
+// file declares in its first 1 KB ("coding: cp1251" as Python and Emacs
+// write it, "charset=..." in HTML, "encoding=..." in XML); the fallback
+// given with [WithFallbackEncoding]. Encodings are those of
+// golang.org/x/text/encoding, by IANA or WHATWG name. A view's header names
+// an encoding that is not UTF-8 ("[windows-1251]"). An edit whose new text
+// has a character the encoding lacks is refused, and so is an edit of a
+// file whose bytes the encoding would not give back unchanged; a file is
+// never written in two encodings. A file that is not UTF-8 and whose
+// encoding is none of these is shown with U+FFFD for the bytes that are
+// not UTF-8 ("[unknown 8-bit encoding]"), and an edit of it may add ASCII
+// only. UTF-16 without a byte order mark is taken for binary.
+//
+// # Writing files
+//
+// The file an edit writes is found once: every symbolic link on its path
+// is followed inside the root (an edit through a link changes the link's
+// target and the link stays a link; a link that leads outside the root is
+// refused), and the file is opened once; it is read and checked through
+// that open file. A file with one hard link whose owner the editor can
+// give a new file is then written to a temporary file in its directory,
+// given its owner and mode, and renamed over it after checking that the
+// path still holds the file that was read, so a failed write leaves it
+// intact. Any other file (more than one hard link, or an owner the editor
+// cannot give) is written in place through the open file, and a failed
+// write puts the old bytes back. Owner, mode and hard links are kept
+// either way.
 //
 // # Search and create
 //
 // search lists "path:line: text" for every line matching the pattern in the
 // files matching the glob, sorted by path and line, at most 100 lines (the
-// response says how many more). In globs, * and ? stay inside one path
-// segment, ** spans directories, {a,b} gives alternatives, and a glob
-// without a slash matches file names at any depth (*.go is every Go file).
-// .git directories and binary files are skipped. create refuses a file
-// that exists, pointing to view and edit instead, and makes missing parent
-// directories.
+// response says how many more), then how many files it read and what it
+// skipped. Globs are those of github.com/bmatcuk/doublestar/v4: * and ?
+// stay inside one path segment, ** spans directories, {a,b} gives
+// alternatives; a glob without a slash matches file names at any depth
+// (*.go is every Go file). Binary files are skipped, and so are .git and
+// node_modules folders and what .gitignore files (the root's and nested
+// ones) leave out, unless the glob names such a folder. On a [RootFs] on
+// Linux, search walks the tree through directory handles and reads each
+// file with one open, so it runs about as fast as grep -rn (see
+// bench/RESULTS.md). create refuses a file that exists, pointing to view
+// and edit instead, and makes missing parent directories; create with no
+// content makes an empty file.
+//
+// # Limits
+//
+// Only regular files are read or written: a FIFO, socket or device is
+// refused with a message naming what it is, before it is opened and
+// without blocking on it (search counts it as skipped). Files larger than
+// [DefaultMaxFileSize] ([WithMaxFileSize]) are refused, and so are edit
+// and create content past it and edits that would make a file larger.
+// A search looks at most at [DefaultMaxFiles] files and lists at most
+// [DefaultMaxMatches] lines; a directory listing shows at most 500
+// entries.
 //
 // # Confinement
 //

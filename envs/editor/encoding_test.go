@@ -152,3 +152,36 @@ func TestBadFallbackEncoding(t *testing.T) {
 		t.Errorf("got %v, want an error naming the unknown encoding", err)
 	}
 }
+
+// FuzzDecode decodes arbitrary bytes as a file: it never panics, and when
+// the codec says the text round-trips, encoding it gives the bytes back
+// and its lines read back as they were split.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte("a\r\nb\n"), "")
+	f.Add([]byte("\xff\xfea\x00\r\x00"), "")
+	f.Add([]byte("caf\xe9\rx\r"), "windows-1252")
+	f.Add([]byte("# coding: cp1251\n\xcf\xf0\xe8"), "")
+	f.Fuzz(func(t *testing.T, raw []byte, fallback string) {
+		var fb *namedEncoding
+		if ne, err := lookupEncoding(fallback); err == nil && fallback != "" {
+			fb = &ne
+		}
+		tx, err := decodeText(raw, nil, "f", fb)
+		if err != nil {
+			return
+		}
+		if !tx.codec.roundTrips(tx.raw, tx.data) {
+			return
+		}
+		back, err := tx.codec.encode(tx.data)
+		if err != nil || string(back) != string(raw) {
+			t.Fatalf("%q (%s): round trip gave %q, %v", raw, tx.codec.label(), back, err)
+		}
+		if n := lineCount(tx.data); n < 1 {
+			t.Fatalf("%q: %d lines", raw, n)
+		}
+		if sec, ok := resolveLines(tx.data, 1, 0); !ok || len(sec.lines) == 0 {
+			t.Fatalf("%q: whole-file view: %+v %v", raw, sec, ok)
+		}
+	})
+}

@@ -30,6 +30,13 @@ func TestParse(t *testing.T) {
 		{"close", "close 3", command{name: "close", id: 3}},
 		{"next_match bracket", "next_match [2]", command{name: "next_match", id: 2}},
 		{"prev_match", "  prev_match 1  ", command{name: "prev_match", id: 1}},
+		{"view whole file", "view a.go", command{name: "view", path: "a.go", kind: wholeFile}},
+		{"view lines", "view a.go 3-6", command{name: "view", path: "a.go", kind: byLines, from: 3, to: 6}},
+		{"view lines, two numbers and a label", "view a.go 3 6 main loop", command{name: "view", path: "a.go", kind: byLines, from: 3, to: 6, label: "main loop"}},
+		{"view one line", "view a.go 42", command{name: "view", path: "a.go", kind: byLines, from: 42, to: 42}},
+		{"view to the end", "view a.go 42-", command{name: "view", path: "a.go", kind: byLines, from: 42}},
+		{"view to the end, -1", "view a.go 42 -1", command{name: "view", path: "a.go", kind: byLines, from: 42}},
+		{"undo", "undo \"a b.go\"", command{name: "undo", path: "a b.go"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,6 +73,9 @@ func TestParseErrors(t *testing.T) {
 		{"close", "missing view id"},
 		{"close 0", "bad view id"},
 		{"close 1\nmore", "close takes one line"},
+		{"undo", "missing file; write undo <file>"},
+		{"undo a b", `unexpected "b" after the file; write undo <file>`},
+		{"view a 5-2", "the first line comes first, like 2-5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
@@ -137,6 +147,7 @@ func FuzzParse(f *testing.F) {
 		"create CONTRIBUTING.md\n# Contributing\n",
 		"close [3]", "next_match 1", "prev_match 2",
 		"view \"a\\\"b\" /x/ /y/ \"\"",
+		"view a.go", "view a.go 3-6", "view a.go 3 6 label", "view a.go 10-", "view a.go 4 -1 \"7\"", "undo a.go",
 	} {
 		f.Add(s)
 	}

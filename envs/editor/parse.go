@@ -67,21 +67,9 @@ func parse(text string) (command, error) {
 	case cmdEdit:
 		err = c.parseEdit(args)
 	case cmdCreate:
-		c.path, args, err = cutPath(args)
-		if err == nil && c.path == "" {
-			err = errors.New("missing file; write create <file>, then the content lines")
-		}
-		if err == nil && args != "" {
-			err = fmt.Errorf("unexpected %q after the file; the content goes on the lines below create <file>", clip(args, 40))
-		}
+		c.path, err = onlyPath(args, "write create <file>, then the content lines", "the content goes on the lines below create <file>")
 	case cmdUndo:
-		c.path, args, err = cutPath(args)
-		if err == nil && c.path == "" {
-			err = errors.New("missing file; write undo <file>")
-		}
-		if err == nil && args != "" {
-			err = fmt.Errorf("unexpected %q after the file; write undo <file>", clip(args, 40))
-		}
+		c.path, err = onlyPath(args, "write undo <file>", "write undo <file>")
 	case cmdSearch:
 		err = c.parseSearch(args)
 	case cmdClose, cmdNext, cmdPrev:
@@ -103,6 +91,21 @@ func parse(text string) (command, error) {
 		}
 	}
 	return c, nil
+}
+
+// onlyPath reads arguments that are one file name; usage says how to
+// write the command, after what to write instead of more arguments.
+func onlyPath(args, usage, after string) (string, error) {
+	p, rest, err := cutPath(args)
+	switch {
+	case err != nil:
+		return "", err
+	case p == "":
+		return "", errors.New("missing file; " + usage)
+	case rest != "":
+		return "", fmt.Errorf("unexpected %q after the file; %s", clip(rest, 40), after)
+	}
+	return p, nil
 }
 
 func (c *command) parseView(args string) error {

@@ -43,6 +43,9 @@ func compileGlob(s string) (*glob, error) {
 		return nil, fmt.Errorf("bad glob %s: a [ or { has no closing ] or }; use *, ?, [abc], ** and {a,b}", s)
 	}
 	base, _ := doublestar.SplitPattern(p)
+	if strings.Contains(base, `\`) {
+		base = "." // an escaped character: walk everything, match exactly
+	}
 	return &glob{pattern: p, base: base}, nil
 }
 

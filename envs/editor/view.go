@@ -18,6 +18,9 @@ const (
 	maxShownLine = 1000
 )
 
+// relocateBudget bounds the lines relocate compares.
+const relocateBudget = 4 << 20
+
 // truncatedMarker follows a view whose end pattern was not found.
 const truncatedMarker = "[TRUNCATED: end pattern not found within 1000 lines]"
 
@@ -167,14 +170,22 @@ func relocate(data []byte, lines []string, first int) (at int, ok bool) {
 	head := []byte(lines[0])
 	best := -1
 	n := 1
+	// A file of many equal lines could make this quadratic: past a budget
+	// of candidate places, the view stays where it is.
+	budget := relocateBudget
 	for off := 0; off < len(data); n++ {
 		e := lineEnd(data, off)
-		if bytes.Equal(lineText(data, off, e), head) && linesAt(data, e+1, lines[1:]) {
-			if best < 0 || abs(n-first) < abs(best-first) {
-				best = n
+		if bytes.Equal(lineText(data, off, e), head) {
+			if budget -= len(lines); budget < 0 {
+				return 0, false
 			}
-			if n >= first {
-				break
+			if linesAt(data, e+1, lines[1:]) {
+				if best < 0 || abs(n-first) < abs(best-first) {
+					best = n
+				}
+				if n >= first {
+					break
+				}
 			}
 		}
 		off = e + 1

@@ -154,7 +154,7 @@ func (p *Prompt) prepare() *prepared {
 }
 
 // hasSummary reports whether node i has a summary to render as SUMMARY.
-func (p *Prompt) hasSummary(i int) bool { return p.t.nodes[i].sec.Summary() != "" }
+func (p *Prompt) hasSummary(i int) bool { return p.t.nodes[i].sec.HasSummary() }
 
 // summary returns node i's SUMMARY block.
 func (p *Prompt) summary(i int) string {

@@ -317,7 +317,9 @@ func fileError(err error, tmp, name string) error {
 // Standalone renders the section at path and its enabled descendants in full
 // as a document of their own: the section's heading is "## Title (path)"
 // without a number, each descendant one level deeper, and no summaries or
-// suffixes. It is what open_sections writes to context/<path>.md.
+// suffixes, but for a separate descendant ([section.Spec].Separate), which
+// shows its summary and the line saying how to open it, and nothing below
+// it. It is what open_sections writes to context/<path>.md.
 func (p *Prompt) Standalone(sectionPath string) (string, error) {
 	t := p.t
 	i, ok := t.index(sectionPath)
@@ -339,6 +341,13 @@ func (p *Prompt) Standalone(sectionPath string) (string, error) {
 			b.WriteString("\n\n")
 		}
 		b.WriteString(strings.Repeat("#", min(depth+2, 6)) + " " + n.sec.Title() + " (" + n.path + ")")
+		if j != i && n.sec.Separate() {
+			// It opens by its own key: its summary stands in for it.
+			b.WriteString("\n\n")
+			b.WriteString(n.sec.Summary())
+			writeSuffix(&b, n.path, enabledKids{t.nodes, n.children, pr.enabled}, pr.hasTools[j])
+			return nil
+		}
 		body, err := p.body(j, depth)
 		if err != nil {
 			return err

@@ -28,6 +28,7 @@
 // Sections are checked when the prompt containing them is built
 // ([Validate]): bad or duplicate keys, templates that name fields their
 // params type lacks, code fences left open, a SUMMARY section without a
-// summary, duplicate or reserved tool names. Every problem is an [*Error]
+// summary (or a brief or a separate section without one), duplicate or
+// reserved tool names. Every problem is an [*Error]
 // naming the section's dotted path.
 package section

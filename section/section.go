@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/unfold-dev/unfold/tools"
@@ -38,6 +39,23 @@ type Spec[P any] struct {
 	// Summary replaces the body, the children and the tools when the section
 	// renders as SUMMARY. It is plain text, not a template.
 	Summary string
+	// LazySummary, when set instead of Summary, computes the summary the
+	// first time it is needed, and keeps it: for a summary that costs
+	// something to compute (it reads a file) in a tree where most
+	// summaries are never shown. It must return a non-empty text and be
+	// safe to call from many goroutines.
+	LazySummary func() string
+	// Brief, when set, is a shorter summary (a first sentence, a few
+	// words) that a token budget may show in place of Summary, so that
+	// more sections fit with their summary in full. Plain text; it needs a
+	// Summary.
+	Brief string
+	// Separate makes the section open only by its own key: where an
+	// ancestor is shown in full as a document of its own (a context file
+	// written by open_sections, the content of an opening), the section
+	// shows its summary and how to open it instead of its content. It
+	// needs a Summary.
+	Separate bool
 	// Visibility selects FULL or SUMMARY when the session has no override;
 	// nil means FULL. See package visibility.
 	Visibility visibility.Selector
@@ -64,6 +82,10 @@ type Section struct {
 	simple   *simpleBody        // the body, when it only references fields
 	content  func(any) (string, error)
 	summary  string
+	lazy     func() string // computes summary once, when set
+	lazyOnce sync.Once
+	brief    string
+	separate bool
 	vis      visibility.Selector
 	enabled  func(any) bool
 	children []*Section
@@ -84,6 +106,9 @@ func New[P any](spec Spec[P]) *Section {
 		title:    spec.Title,
 		bodySrc:  spec.Body,
 		summary:  spec.Summary,
+		lazy:     spec.LazySummary,
+		brief:    spec.Brief,
+		separate: spec.Separate,
 		vis:      spec.Visibility,
 		children: append([]*Section(nil), spec.Children...),
 		tools:    append([]*tools.Tool(nil), spec.Tools...),
@@ -95,6 +120,9 @@ func New[P any](spec Spec[P]) *Section {
 	}
 	if k := pt.Kind(); k != reflect.Struct && (k != reflect.Map || pt.Key().Kind() != reflect.String) {
 		s.err = fmt.Errorf("params type %v is a %v; use a struct type (or a map with string keys), or section.None for no params", pt, k)
+	}
+	if spec.LazySummary != nil && spec.Summary != "" {
+		s.err = fmt.Errorf("both Summary and LazySummary are set; use one")
 	}
 	if spec.Enabled != nil {
 		f := spec.Enabled
@@ -131,8 +159,25 @@ func (s *Section) Key() string { return s.key }
 // Title returns the section's title.
 func (s *Section) Title() string { return s.title }
 
-// Summary returns the section's summary text, empty when it has none.
-func (s *Section) Summary() string { return s.summary }
+// Summary returns the section's summary text, empty when it has none. A
+// lazy summary is computed by the first call.
+func (s *Section) Summary() string {
+	if s.lazy != nil {
+		s.lazyOnce.Do(func() { s.summary = s.lazy() })
+	}
+	return s.summary
+}
+
+// HasSummary reports whether the section has a summary, without computing
+// a lazy one.
+func (s *Section) HasSummary() bool { return s.summary != "" || s.lazy != nil }
+
+// Brief returns the section's brief summary, empty when it has none.
+func (s *Section) Brief() string { return s.brief }
+
+// Separate reports whether the section opens only by its own key (see
+// [Spec].Separate).
+func (s *Section) Separate() bool { return s.separate }
 
 // Priority returns the section's budget priority.
 func (s *Section) Priority() int { return s.priority }

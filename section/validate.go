@@ -64,9 +64,9 @@ func (e *NoSummaryError) Is(target error) bool { return target == ErrNoSummary }
 // problem found, joined, each an *Error naming the section's path: keys that
 // do not match the key pattern, duplicate keys among siblings, empty titles,
 // bodies that do not parse or name fields their params type lacks, code
-// fences left open, a constant SUMMARY without a summary, nil children or
-// tools, and tool names used twice anywhere
-// in the tree or listed in reserved.
+// fences left open, a constant SUMMARY, a brief or a separate section
+// without a summary, nil children or tools, and tool names used twice
+// anywhere in the tree or listed in reserved.
 func Validate(roots []*Section, reserved ...string) error {
 	v := validator{reserved: reserved}
 	v.siblings(roots)
@@ -143,8 +143,14 @@ func (v *validator) section(s *Section) {
 	if line := openFenceIn(s.bodySrc); line > 0 {
 		v.fail("body opens a code fence on line %d and never closes it; close it, or it swallows the rest of the prompt", line)
 	}
-	if c, ok := s.vis.(visibility.Constant); ok && visibility.Mode(c) == visibility.Summary && s.summary == "" {
+	if c, ok := s.vis.(visibility.Constant); ok && visibility.Mode(c) == visibility.Summary && !s.HasSummary() {
 		v.errs = append(v.errs, &Error{Path: v.path(), Err: &NoSummaryError{Path: v.path()}})
+	}
+	if !s.HasSummary() && s.brief != "" {
+		v.fail("a brief needs a summary: set Summary, which the brief shortens")
+	}
+	if !s.HasSummary() && s.separate {
+		v.fail("a separate section needs a summary, shown in its place where an ancestor is shown in full")
 	}
 	for i, t := range s.tools {
 		if t == nil {

@@ -50,6 +50,8 @@ func TestValidate(t *testing.T) {
 		{"empty key", []*section.Section{leaf("")}, nil, []string{`key "" must match`}},
 		{"duplicate siblings", []*section.Section{leaf("a"), leaf("a")}, nil, []string{`section a: duplicate key "a" among siblings`}},
 		{"nested path in error", []*section.Section{section.New(section.Spec[none]{Key: "p", Title: "P", Children: []*section.Section{leaf("Bad")}})}, nil, []string{"section p.Bad: key"}},
+		{"brief without summary", []*section.Section{section.New(section.Spec[none]{Key: "a", Title: "A", Brief: "short"})}, nil, []string{"section a: a brief needs a summary"}},
+		{"separate without summary", []*section.Section{section.New(section.Spec[none]{Key: "a", Title: "A", Separate: true})}, nil, []string{"section a: a separate section needs a summary"}},
 		{"empty title", []*section.Section{section.New(section.Spec[none]{Key: "a"})}, nil, []string{"section a: title is empty"}},
 		{"unknown template field", []*section.Section{section.New(section.Spec[Params]{Key: "a", Title: "A", Body: "{{.Nmae}}"})}, nil,
 			[]string{"section a: body template references .Nmae, but section_test.Params has no field or method Nmae"}},

@@ -1,0 +1,54 @@
+// Package skills loads Agent Skills, the open SKILL.md format, as prompt
+// sections: a skill is a directory holding a SKILL.md (YAML front matter
+// with a name and a description, then instructions in markdown) and, often,
+// scripts/, references/ and assets/ folders.
+//
+// Skills disclose themselves in three levels, and each level is a section
+// that opens like any other (through open_sections, [prompt.Disclosure] or
+// [prompt.Rendered.Open]):
+//
+//  1. The skills section lists every skill by name and description.
+//  2. Opening a skill shows its instructions, read from SKILL.md then, under
+//     a line naming the skill's directory, so that relative paths in them
+//     work and its scripts run from there with the bash or python
+//     environment.
+//  3. Each file under scripts/, references/ and assets/ is a subsection of
+//     its skill, summarized as its path, size and first line, opened on its
+//     own to show its content.
+//
+// Nothing in a skill runs when it loads or opens.
+//
+// # Loading
+//
+// [Load] reads skills folders on disk ([Discover] finds a project's:
+// .claude/skills, .agents/skills and skills), [LoadFolders] any [fs.FS].
+// Loading reads each skill's front matter and the first bytes of its files,
+// in parallel; the instructions wait until the skill is opened.
+//
+//	dirs, err := skills.Discover(project)
+//	set, err := skills.Load(dirs...)
+//	for _, p := range set.Problems() {
+//		log.Print(p) // file:line: message (rule)
+//	}
+//	tmpl, err := prompt.New("agents", "coder", intro, set.Section())
+//
+// # Validation
+//
+// The front matter is parsed with github.com/goccy/go-yaml and checked
+// the way the format's reference validator checks it: the fields are name
+// (1 to 64 characters: lowercase letters a to z, digits and hyphens, not
+// at either end nor two in a row, the directory's name), description (1 to
+// 1,024 characters), and the optional license, compatibility (at most 500
+// characters), metadata (strings to strings) and allowed-tools; no other
+// field. A skill that breaks a rule is a [Problem] naming its file, line
+// and [Rule], and is left out; the others load. `unfold skills validate
+// DIR` prints the problems of a folder.
+//
+// # Budgets
+//
+// Each skill's section carries a brief of its description (its first
+// sentence, cut short), so that under a token budget the budget decides
+// how many skills show their description in full, lowest priority and
+// last in the list first; the skills section's summary, naming every
+// skill, is the smallest it gets.
+package skills

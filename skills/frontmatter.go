@@ -1,0 +1,400 @@
+package skills
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// MaxFrontMatterBytes bounds the front matter read from a SKILL.md: far
+// more than a name, a 1,024-character description and the optional fields
+// need.
+const MaxFrontMatterBytes = 64 << 10
+
+// The limits of the format, in characters.
+const (
+	MaxNameLength          = 64
+	MaxDescriptionLength   = 1024
+	MaxCompatibilityLength = 500
+)
+
+// delimiter opens and closes the front matter.
+const delimiter = "---"
+
+// frontMatterBuffer is how much of a SKILL.md one read takes: the front
+// matter of most skills, and little of the body.
+const frontMatterBuffer = 1024
+
+// errNoFrontMatter and errUnclosed are the front matter's own problems.
+var (
+	errNoFrontMatter = errors.New("SKILL.md must start with YAML front matter: a line \"---\", the fields, and a closing \"---\"")
+	errUnclosed      = errors.New("the front matter is never closed: end it with a line \"---\" before the instructions")
+	errTooLarge      = fmt.Errorf("the front matter is not closed within %d KiB: end it with a line \"---\" after the fields", MaxFrontMatterBytes>>10)
+)
+
+// readFrontMatter reads r up to the line that closes the front matter and
+// returns the YAML between the delimiters. Only the front matter (and what
+// one buffered read takes past it) is read: the instructions wait until the
+// skill is opened.
+func readFrontMatter(r io.Reader) ([]byte, error) {
+	br := bufio.NewReaderSize(r, frontMatterBuffer)
+	var yml []byte
+	first := true
+	total := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		for errors.Is(err, bufio.ErrBufferFull) && total+len(yml)+len(line) <= MaxFrontMatterBytes {
+			// A line longer than the buffer: keep it whole.
+			long := append([]byte(nil), line...)
+			line, err = br.ReadSlice('\n')
+			line = append(long, line...)
+		}
+		total += len(line)
+		if total > MaxFrontMatterBytes {
+			return nil, errTooLarge
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		text := strings.TrimRight(string(line), " \t\r\n")
+		if first {
+			text = strings.TrimPrefix(text, "\uFEFF")
+			if text != delimiter {
+				return nil, errNoFrontMatter
+			}
+			first = false
+		} else if text == delimiter {
+			return yml, nil
+		} else {
+			yml = append(yml, line...)
+		}
+		if err != nil { // io.EOF
+			return nil, errUnclosed
+		}
+	}
+}
+
+// splitBody returns what follows the front matter of a whole SKILL.md,
+// trimmed; a file without front matter is all body.
+func splitBody(data []byte) string {
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	first, rest, ok := bytes.Cut(data, []byte("\n"))
+	if !ok || string(bytes.TrimRight(first, " \t\r")) != delimiter {
+		return strings.TrimSpace(string(data))
+	}
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if string(bytes.TrimRight(line, " \t\r")) == delimiter {
+			return strings.TrimSpace(string(rest))
+		}
+	}
+	return ""
+}
+
+// fields are the front matter's values as the format defines them.
+type fields struct {
+	Name          string
+	Description   string
+	License       string
+	Compatibility string
+	Metadata      map[string]string
+	AllowedTools  []string
+}
+
+// known are the fields the format defines, in the order the spec lists
+// them.
+var known = []string{"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+
+// checker collects the problems of one SKILL.md.
+type checker struct {
+	file     string // as reported
+	offset   int    // the file's line number of the YAML's first line, less one
+	problems []Problem
+}
+
+// missing reports a required field that is not there, on the line that
+// opens the front matter.
+func (c *checker) missing(rule Rule, format string, args ...any) {
+	c.problems = append(c.problems, Problem{File: c.file, Line: 1, Rule: rule, Message: fmt.Sprintf(format, args...)})
+}
+
+func (c *checker) fail(line int, rule Rule, format string, args ...any) {
+	if line > 0 {
+		line += c.offset
+	}
+	c.problems = append(c.problems, Problem{File: c.file, Line: line, Rule: rule, Message: fmt.Sprintf(format, args...)})
+}
+
+// parseFields parses the front matter's YAML and checks every field
+// against the format. dir is the skill directory's name, which name must
+// match. The fields are meaningful only when no problem is reported.
+func (c *checker) parseFields(yml []byte, dir string) fields {
+	var f fields
+	file, err := parser.ParseBytes(yml, 0)
+	if err != nil {
+		line, msg := 1, err.Error()
+		var ye yaml.Error
+		if errors.As(err, &ye) {
+			msg = ye.GetMessage()
+			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+				line = tk.Position.Line
+			}
+		}
+		c.fail(line, RuleYAML, "invalid YAML in the front matter: %s", msg)
+		return f
+	}
+	var body ast.Node
+	if len(file.Docs) > 0 {
+		body = file.Docs[0].Body
+	}
+	var values []*ast.MappingValueNode
+	switch b := body.(type) {
+	case nil:
+	case *ast.MappingNode:
+		values = b.Values
+	case *ast.MappingValueNode:
+		values = []*ast.MappingValueNode{b}
+	default:
+		c.fail(lineOf(body), RuleFrontMatter, "the front matter must be a YAML mapping of fields (name: ..., description: ...), not a %s", kindName(body))
+		return f
+	}
+	seen := map[string]*ast.MappingValueNode{}
+	for _, v := range values {
+		key, _, ok := scalarText(v.Key)
+		if !ok || !slices.Contains(known, key) {
+			c.fail(lineOf(v.Key), RuleKnownFields, "unknown field %q: the fields are %s", v.Key.String(), strings.Join(known, ", "))
+			continue
+		}
+		seen[key] = v
+	}
+	c.name(&f, seen, dir)
+	c.description(&f, seen)
+	if v, ok := seen["license"]; ok {
+		n := v.Value
+		s, _, isText := scalarText(n)
+		if !isText {
+			c.fail(lineOf(v.Key), RuleLicense, "license must be a string, such as a license name or the name of a bundled license file, not a %s", kindName(n))
+		}
+		f.License = strings.TrimSpace(s)
+	}
+	if v, ok := seen["compatibility"]; ok {
+		n, line := v.Value, lineOf(v.Key)
+		s, null, isText := scalarText(n)
+		s = strings.TrimSpace(s)
+		switch length := utf8.RuneCountInString(s); {
+		case !isText:
+			c.fail(line, RuleCompatibility, "compatibility must be a string, not a %s", kindName(n))
+		case null || length == 0:
+			c.fail(line, RuleCompatibility, "compatibility is empty: say what the skill needs (1 to %d characters), or leave the field out", MaxCompatibilityLength)
+		case length > MaxCompatibilityLength:
+			c.fail(line, RuleCompatibility, "compatibility is %d characters, over the limit of %d", length, MaxCompatibilityLength)
+		}
+		f.Compatibility = s
+	}
+	if v, ok := seen["metadata"]; ok {
+		f.Metadata = c.metadata(v)
+	}
+	if v, ok := seen["allowed-tools"]; ok {
+		f.AllowedTools = c.allowedTools(v)
+	}
+	return f
+}
+
+func (c *checker) name(f *fields, seen map[string]*ast.MappingValueNode, dir string) {
+	v, ok := seen["name"]
+	if !ok {
+		c.missing(RuleNameRequired, "the required field name is missing: add name: %s", suggestName(dir))
+		return
+	}
+	line := lineOf(v.Key)
+	s, null, isText := scalarText(v.Value)
+	s = strings.TrimSpace(s)
+	if !isText || null || s == "" {
+		c.fail(line, RuleNameRequired, "name must be a non-empty string: the skill directory's name, %s", suggestName(dir))
+		return
+	}
+	f.Name = s
+	if length := utf8.RuneCountInString(s); length > MaxNameLength {
+		c.fail(line, RuleNameLength, "name %q is %d characters, over the limit of %d", s, length, MaxNameLength)
+	}
+	if !nameCharacters(s) {
+		msg := "name %q may hold only lowercase letters a to z, digits and hyphens"
+		if strings.ToLower(s) != s {
+			msg = "name %q must be lowercase: only lowercase letters a to z, digits and hyphens"
+		}
+		c.fail(line, RuleNameCharacters, msg, s)
+	}
+	switch {
+	case strings.HasPrefix(s, "-") || strings.HasSuffix(s, "-"):
+		c.fail(line, RuleNameHyphens, "name %q must not start or end with a hyphen", s)
+	case strings.Contains(s, "--"):
+		c.fail(line, RuleNameHyphens, "name %q must not hold two hyphens in a row", s)
+	}
+	if dir != "" && s != dir {
+		c.fail(line, RuleNameDirectory, "name %q must be the name of the skill's directory, %q: rename one of them", s, dir)
+	}
+}
+
+func (c *checker) description(f *fields, seen map[string]*ast.MappingValueNode) {
+	v, ok := seen["description"]
+	if !ok {
+		c.missing(RuleDescriptionRequired, "the required field description is missing: say what the skill does and when to use it")
+		return
+	}
+	line := lineOf(v.Key)
+	s, null, isText := scalarText(v.Value)
+	s = strings.TrimSpace(s)
+	if !isText || null || s == "" {
+		c.fail(line, RuleDescriptionRequired, "description must be a non-empty string: what the skill does and when to use it")
+		return
+	}
+	if length := utf8.RuneCountInString(s); length > MaxDescriptionLength {
+		c.fail(line, RuleDescriptionLength, "description is %d characters, over the limit of %d: move detail into the instructions", length, MaxDescriptionLength)
+	}
+	f.Description = s
+}
+
+func (c *checker) metadata(field *ast.MappingValueNode) map[string]string {
+	n := unwrap(field.Value)
+	if _, null, _ := scalarText(n); null {
+		return nil
+	}
+	m, ok := n.(*ast.MappingNode)
+	var values []*ast.MappingValueNode
+	switch {
+	case ok:
+		values = m.Values
+	default:
+		if mv, isPair := n.(*ast.MappingValueNode); isPair {
+			values = []*ast.MappingValueNode{mv}
+			break
+		}
+		c.fail(lineOf(field.Key), RuleMetadata, "metadata must map string keys to string values (author: example-org), not a %s", kindName(n))
+		return nil
+	}
+	out := make(map[string]string, len(values))
+	for _, v := range values {
+		key, _, keyOK := scalarText(v.Key)
+		value, _, valueOK := scalarText(v.Value)
+		if !keyOK || !valueOK {
+			c.fail(lineOf(v.Key), RuleMetadata, "metadata %s: values must be strings, not a %s", v.Key.String(), kindName(v.Value))
+			continue
+		}
+		out[key] = value
+	}
+	return out
+}
+
+func (c *checker) allowedTools(field *ast.MappingValueNode) []string {
+	n := unwrap(field.Value)
+	if s, null, ok := scalarText(n); ok {
+		if null {
+			return nil
+		}
+		return strings.Fields(s)
+	}
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		c.fail(lineOf(field.Key), RuleAllowedTools, "allowed-tools must be a space-separated string of tools (Bash(git:*) Read), not a %s", kindName(n))
+		return nil
+	}
+	var out []string
+	for _, item := range seq.Values {
+		s, _, ok := scalarText(item)
+		if !ok {
+			c.fail(lineOf(item), RuleAllowedTools, "allowed-tools: each tool must be a string, not a %s", kindName(item))
+			continue
+		}
+		out = append(out, strings.Fields(s)...)
+	}
+	return out
+}
+
+// nameCharacters reports whether s holds only a to z, 0 to 9 and hyphens:
+// a name is also a section key and a directory name.
+func nameCharacters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// suggestName is what to write as the name: the directory's, when it is
+// one.
+func suggestName(dir string) string {
+	if dir == "" {
+		return "the skill's name"
+	}
+	return dir
+}
+
+// unwrap returns the node a tag or an anchor decorates.
+func unwrap(n ast.Node) ast.Node {
+	for {
+		switch t := n.(type) {
+		case *ast.TagNode:
+			n = t.Value
+		case *ast.AnchorNode:
+			n = t.Value
+		default:
+			return n
+		}
+	}
+}
+
+// scalarText returns a scalar's text as written (a number keeps its
+// digits: version: 1.0 is "1.0"), whether it is null, and false when n is
+// not a scalar. The format's fields are strings, and the reference
+// validator reads every scalar as one.
+func scalarText(n ast.Node) (text string, null, ok bool) {
+	switch s := unwrap(n).(type) {
+	case nil:
+		return "", true, true
+	case *ast.NullNode:
+		return "", true, true
+	case *ast.StringNode:
+		return s.Value, false, true
+	case *ast.LiteralNode:
+		return s.Value.Value, false, true
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
+		return s.GetToken().Value, false, true
+	}
+	return "", false, false
+}
+
+// kindName names what a node is, for messages.
+func kindName(n ast.Node) string {
+	switch unwrap(n).(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+		return "mapping"
+	case *ast.SequenceNode:
+		return "list"
+	case *ast.AliasNode:
+		return "alias (write the value itself)"
+	}
+	return "value of another kind"
+}
+
+// lineOf returns the 1-based line of n in the YAML, or 1.
+func lineOf(n ast.Node) int {
+	if n == nil {
+		return 1
+	}
+	if tk := n.GetToken(); tk != nil && tk.Position != nil && tk.Position.Line > 0 {
+		return tk.Position.Line
+	}
+	return 1
+}

@@ -1,0 +1,345 @@
+package skills
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+)
+
+// ProjectDirs are the skills folders of a project, relative to it, in the
+// order [Discover] returns them: Claude Code's, the cross-client
+// convention's, and a plain skills/ folder.
+var ProjectDirs = []string{".claude/skills", ".agents/skills", "skills"}
+
+// MaxSkills bounds the directories read from one skills folder; the rest
+// are left out with a [RuleFolderSize] problem.
+const MaxSkills = 2000
+
+// headBytes is how much of a file [Skill.Inspect] reads.
+const headBytes = 512
+
+// Discover returns the skills folders of project that exist (see
+// [ProjectDirs]), in order. A folder that cannot be looked at is an error;
+// one that does not exist is not.
+func Discover(project string) ([]string, error) {
+	var out []string
+	for _, d := range ProjectDirs {
+		dir := filepath.Join(project, filepath.FromSlash(d))
+		fi, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("skills: discover: %w", err)
+		case fi.IsDir():
+			out = append(out, dir)
+		}
+	}
+	return out, nil
+}
+
+// Folder is a skills folder: each skill in it is a directory NAME holding
+// NAME/SKILL.md.
+type Folder struct {
+	FS fs.FS
+	// Dir is where FS is on disk, absolute. It names the skills'
+	// directories in their sections, so that relative paths in their
+	// instructions work, and the files in problems. Empty when FS is not
+	// on disk: problems then name files as paths in FS.
+	Dir string
+}
+
+// Set is the skills found in one or more folders, and the problems of
+// those left out. It is immutable.
+type Set struct {
+	skills   []*Skill // by name
+	byName   map[string]*Skill
+	problems []Problem // in folder order, then by file
+}
+
+// Load loads the skills folders at dirs, in order ([Folder] on disk). A
+// folder that cannot be read is an error; a skill that breaks the format's
+// rules is a [Problem], left out while the others load.
+func Load(dirs ...string) (*Set, error) {
+	folders := make([]Folder, len(dirs))
+	for i, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, fmt.Errorf("skills: load %s: %w", d, err)
+		}
+		folders[i] = Folder{FS: os.DirFS(abs), Dir: abs}
+	}
+	return LoadFolders(folders...)
+}
+
+// LoadFolders loads the skills of folders, in order. Only each skill's
+// front matter and the start of its files are read: its instructions are
+// read when its section is shown in full. When two folders have a skill
+// of the same name, the first folder's is kept and the other is a
+// [RuleUnique] problem. Skills are read in parallel.
+func LoadFolders(folders ...Folder) (*Set, error) {
+	s := &Set{byName: map[string]*Skill{}}
+	for _, f := range folders {
+		if f.FS == nil {
+			return nil, fmt.Errorf("skills: load %s: no filesystem", f.Dir)
+		}
+		loaded, problems, err := loadFolder(f)
+		if err != nil {
+			return nil, err
+		}
+		s.problems = append(s.problems, problems...)
+		for _, k := range loaded {
+			if first, dup := s.byName[k.Name]; dup {
+				s.problems = append(s.problems, Problem{File: k.file, Line: 0, Rule: RuleUnique,
+					Message: fmt.Sprintf("a skill named %q was loaded from %s already; this one is left out", k.Name, first.file)})
+				continue
+			}
+			s.byName[k.Name] = k
+			s.skills = append(s.skills, k)
+		}
+	}
+	slices.SortFunc(s.skills, func(a, b *Skill) int { return strings.Compare(a.Name, b.Name) })
+	return s, nil
+}
+
+// Skills returns the skills, by name.
+func (s *Set) Skills() []*Skill { return slices.Clone(s.skills) }
+
+// Len returns the number of skills.
+func (s *Set) Len() int { return len(s.skills) }
+
+// Skill returns the skill called name.
+func (s *Set) Skill(name string) (*Skill, bool) {
+	k, ok := s.byName[name]
+	return k, ok
+}
+
+// Problems returns the problems of the skills left out.
+func (s *Set) Problems() []Problem { return slices.Clone(s.problems) }
+
+// loadFolder loads every skill directory of f, in parallel, and returns the
+// skills and the problems in directory order.
+func loadFolder(f Folder) ([]*Skill, []Problem, error) {
+	entries, err := fs.ReadDir(f.FS, ".")
+	if err != nil {
+		return nil, nil, fmt.Errorf("skills: load %s: %w", f.label("."), err)
+	}
+	var dirs []string
+	var problems []Problem
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || name == "node_modules" {
+			continue
+		}
+		if !e.IsDir() {
+			if e.Type()&fs.ModeSymlink == 0 {
+				continue
+			}
+			if fi, err := fs.Stat(f.FS, name); err != nil || !fi.IsDir() {
+				continue
+			}
+		}
+		if len(dirs) == MaxSkills {
+			problems = append(problems, Problem{File: f.label("."), Rule: RuleFolderSize,
+				Message: fmt.Sprintf("more than %d directories: %s and the ones after it are left out; split the folder", MaxSkills, name)})
+			break
+		}
+		dirs = append(dirs, name)
+	}
+	type result struct {
+		skill    *Skill
+		problems []Problem
+	}
+	results := make([]result, len(dirs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(dirs)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(dirs); i = int(next.Add(1) - 1) {
+				k, p := loadSkill(f, dirs[i])
+				results[i] = result{k, p}
+			}
+		})
+	}
+	wg.Wait()
+	var loaded []*Skill
+	for _, r := range results {
+		if len(r.problems) > 0 {
+			problems = append(problems, r.problems...)
+		} else if r.skill != nil {
+			loaded = append(loaded, r.skill)
+		}
+	}
+	return loaded, problems, nil
+}
+
+// label names a path of the folder in problems and errors.
+func (f Folder) label(p string) string {
+	if f.Dir == "" {
+		return p
+	}
+	return filepath.Join(f.Dir, filepath.FromSlash(p))
+}
+
+// loadSkill reads the skill in directory dir of f: nil and no problem when
+// dir is no skill (it has no SKILL.md).
+func loadSkill(f Folder, dir string) (*Skill, []Problem) {
+	file := f.label(path.Join(dir, FileName))
+	r, err := f.FS.Open(path.Join(dir, FileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, misnamed(f, dir)
+	}
+	if err != nil {
+		return nil, []Problem{{File: file, Rule: RuleSkillFile, Message: fmt.Sprintf("cannot read %s: %v", FileName, err)}}
+	}
+	yml, err := readFrontMatter(r)
+	r.Close()
+	switch {
+	case errors.Is(err, errNoFrontMatter), errors.Is(err, errTooLarge):
+		return nil, []Problem{{File: file, Line: 1, Rule: RuleFrontMatter, Message: err.Error()}}
+	case errors.Is(err, errUnclosed):
+		return nil, []Problem{{File: file, Line: 1, Rule: RuleFrontMatter, Message: err.Error()}}
+	case err != nil:
+		return nil, []Problem{{File: file, Rule: RuleSkillFile, Message: fmt.Sprintf("cannot read %s: %v", FileName, err)}}
+	}
+	c := checker{file: file, offset: 1}
+	fields := c.parseFields(yml, dir)
+	if len(c.problems) > 0 {
+		return nil, c.problems
+	}
+	k := &Skill{
+		Name: fields.Name, Description: fields.Description, License: fields.License,
+		Compatibility: fields.Compatibility, Metadata: fields.Metadata, AllowedTools: fields.AllowedTools,
+		fsys: f.FS, root: dir, file: file,
+	}
+	if f.Dir != "" {
+		k.Dir = filepath.Join(f.Dir, dir)
+	}
+	k.listFiles()
+	return k, nil
+}
+
+// misnamed reports a skill file whose name differs from SKILL.md in case
+// only: clients look for SKILL.md exactly. A directory with no such file
+// is no skill, and no problem.
+func misnamed(f Folder, dir string) []Problem {
+	entries, err := fs.ReadDir(f.FS, dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		if strings.EqualFold(e.Name(), FileName) && !e.IsDir() {
+			return []Problem{{File: f.label(path.Join(dir, e.Name())), Rule: RuleSkillFile,
+				Message: fmt.Sprintf("the skill file is named %s: name it %s exactly, as clients look for it", e.Name(), FileName)}}
+		}
+	}
+	return nil
+}
+
+// listFiles lists the skill's resource files, reading directories only.
+func (k *Skill) listFiles() {
+	for _, res := range Resources {
+		root := path.Join(k.root, res)
+		_ = fs.WalkDir(k.fsys, root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // a missing folder, or one that cannot be read: nothing to list
+			}
+			if p != root && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				return nil
+			}
+			if !d.Type().IsRegular() {
+				// A link counts when it leads to a regular file.
+				fi, err := fs.Stat(k.fsys, p)
+				if err != nil || !fi.Mode().IsRegular() {
+					return nil
+				}
+			}
+			if len(k.Files) == MaxFiles {
+				k.Omitted++
+				return nil
+			}
+			k.Files = append(k.Files, strings.TrimPrefix(p, k.root+"/"))
+			return nil
+		})
+	}
+}
+
+// firstLine returns a file's first heading (markdown) or first line, from
+// its first bytes (more when the file goes on), or binary.
+func firstLine(name string, head []byte, more bool) (first string, binary bool) {
+	if isBinary(head, more) {
+		return "", true
+	}
+	markdown := strings.HasSuffix(strings.ToLower(name), ".md") || strings.HasSuffix(strings.ToLower(name), ".markdown")
+	var line string
+	for rest := string(head); rest != ""; {
+		var l string
+		l, rest, _ = strings.Cut(rest, "\n")
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#!") {
+			continue
+		}
+		if markdown {
+			if h := strings.TrimLeft(l, "#"); len(h) < len(l) && len(l)-len(h) <= 6 && (h == "" || h[0] == ' ') {
+				return cut(strings.TrimSpace(h), 100), false
+			}
+		}
+		if line == "" {
+			line = l
+			if !markdown {
+				break
+			}
+		}
+	}
+	return cut(line, 100), false
+}
+
+// isBinary reports whether a file's first bytes hold a NUL byte or are
+// not UTF-8. When the file goes on (more), a character cut by the end of
+// the bytes read is fine.
+func isBinary(head []byte, more bool) bool {
+	if bytes.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	if more {
+		for i := len(head) - 1; i >= 0 && i >= len(head)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(head[i]) {
+				if !utf8.FullRune(head[i:]) {
+					head = head[:i]
+				}
+				break
+			}
+		}
+	}
+	return !utf8.Valid(head)
+}
+
+// cut shortens s to at most n characters, at a space when there is one
+// near the end, marking the cut with "…".
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n-1]
+	short := string(r)
+	if i := strings.LastIndexByte(short, ' '); i > len(short)/2 {
+		short = short[:i]
+	}
+	return strings.TrimRight(short, " ,.;:") + "…"
+}

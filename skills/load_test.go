@@ -1,0 +1,288 @@
+package skills_test
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/unfold-dev/unfold/skills"
+)
+
+// TestBrokenSkills loads a folder with one skill per rule broken, each
+// broken once, and one that is fine: each broken skill is reported with
+// its file, line and rule and left out; the fine one loads.
+func TestBrokenSkills(t *testing.T) {
+	set, err := skills.Load("testdata/broken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, k := range set.Skills() {
+		names = append(names, k.Name)
+	}
+	if !slices.Equal(names, []string{"fine"}) {
+		t.Errorf("loaded: got %v, want [fine] alone", names)
+	}
+	abs, _ := filepath.Abs("testdata/broken")
+	long := strings.Repeat("a", 65)
+	want := map[skills.Rule]struct {
+		file string // relative to the folder
+		line int
+	}{
+		skills.RuleSkillFile:           {"wrong-case/skill.md", 0},
+		skills.RuleFrontMatter:         {"no-front-matter/SKILL.md", 1},
+		skills.RuleYAML:                {"bad-yaml/SKILL.md", 3},
+		skills.RuleKnownFields:         {"extra-field/SKILL.md", 4},
+		skills.RuleNameRequired:        {"no-name/SKILL.md", 1},
+		skills.RuleNameLength:          {long + "/SKILL.md", 2},
+		skills.RuleNameCharacters:      {"Upper-Case/SKILL.md", 2},
+		skills.RuleNameHyphens:         {"double--hyphen/SKILL.md", 2},
+		skills.RuleNameDirectory:       {"mismatch/SKILL.md", 2},
+		skills.RuleDescriptionRequired: {"no-description/SKILL.md", 1},
+		skills.RuleDescriptionLength:   {"long-description/SKILL.md", 3},
+		skills.RuleLicense:             {"license-list/SKILL.md", 4},
+		skills.RuleCompatibility:       {"long-compatibility/SKILL.md", 4},
+		skills.RuleMetadata:            {"nested-metadata/SKILL.md", 6},
+		skills.RuleAllowedTools:        {"tools-mapping/SKILL.md", 4},
+	}
+	got := map[skills.Rule]int{}
+	for _, p := range set.Problems() {
+		got[p.Rule]++
+		w, ok := want[p.Rule]
+		if !ok {
+			t.Errorf("unexpected problem %s", p)
+			continue
+		}
+		if wantFile := filepath.Join(abs, filepath.FromSlash(w.file)); p.File != wantFile || p.Line != w.line {
+			t.Errorf("rule %s: got %s:%d, want %s:%d", p.Rule, p.File, p.Line, wantFile, w.line)
+		}
+		if p.Message == "" || !strings.HasSuffix(p.String(), "("+string(p.Rule)+")") {
+			t.Errorf("rule %s: got %q, want a message and the rule", p.Rule, p)
+		}
+	}
+	for rule := range want {
+		if got[rule] != 1 {
+			t.Errorf("rule %s: reported %d times, want once", rule, got[rule])
+		}
+	}
+}
+
+// TestFrontMatter checks the front matter rules one case at a time, on
+// SKILL.md files in memory.
+func TestFrontMatter(t *testing.T) {
+	cases := []struct {
+		name string
+		dir  string // the skill's directory; "" means demo
+		src  string // its SKILL.md
+		rule skills.Rule
+		line int
+		msg  string // part of the message of the first problem
+		more int    // problems after the first
+	}{
+		{"unclosed", "", "---\nname: demo\ndescription: d\n", skills.RuleFrontMatter, 1, "never closed", 0},
+		{"not a mapping", "", "---\n- name\n- demo\n---\n", skills.RuleFrontMatter, 2, "must be a YAML mapping", 0},
+		{"a scalar", "", "---\njust text\n---\n", skills.RuleFrontMatter, 2, "must be a YAML mapping", 0},
+		{"empty", "", "---\n---\nbody\n", skills.RuleNameRequired, 1, "name is missing", 1},
+		{"duplicate key", "", "---\nname: demo\nname: demo\ndescription: d\n---\n", skills.RuleYAML, 3, "already defined", 0},
+		{"tab indent", "", "---\nname: demo\n\tdescription: d\n---\n", skills.RuleYAML, 3, "invalid YAML", 0},
+		{"null name", "", "---\nname:\ndescription: d\n---\n", skills.RuleNameRequired, 2, "non-empty string", 0},
+		{"name list", "", "---\nname: [demo]\ndescription: d\n---\n", skills.RuleNameRequired, 2, "non-empty string", 0},
+		{"blank description", "", "---\nname: demo\ndescription: \"  \"\n---\n", skills.RuleDescriptionRequired, 3, "non-empty string", 0},
+		{"leading hyphen", "-demo", "---\nname: -demo\ndescription: d\n---\n", skills.RuleNameHyphens, 2, "start or end", 0},
+		{"underscore", "de_mo", "---\nname: de_mo\ndescription: d\n---\n", skills.RuleNameCharacters, 2, "only lowercase letters", 0},
+		{"empty compatibility", "", "---\nname: demo\ndescription: d\ncompatibility: \"\"\n---\n", skills.RuleCompatibility, 4, "empty", 0},
+		{"metadata list", "", "---\nname: demo\ndescription: d\nmetadata: [a, b]\n---\n", skills.RuleMetadata, 4, "not a list", 0},
+		{"tools list of maps", "", "---\nname: demo\ndescription: d\nallowed-tools:\n  - a: b\n---\n", skills.RuleAllowedTools, 5, "each tool must be a string", 0},
+		{"too large", "", "---\nname: demo\ndescription: d\n" + strings.Repeat("# padding\n", 7000) + "---\n", skills.RuleFrontMatter, 1, "not closed within 64 KiB", 0},
+		{"no closing within one long line", "", "---\nname: demo\ndescription: " + strings.Repeat("x", 70000) + "\n---\n", skills.RuleFrontMatter, 1, "not closed within 64 KiB", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := cmp.Or(c.dir, "demo")
+			set, err := skills.LoadFolders(skills.Folder{FS: fstest.MapFS{dir + "/SKILL.md": {Data: []byte(c.src)}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps := set.Problems()
+			if set.Len() != 0 || len(ps) != 1+c.more {
+				t.Fatalf("got %d skills and problems %v, want %d problems", set.Len(), ps, 1+c.more)
+			}
+			p := ps[0]
+			if p.Rule != c.rule || p.Line != c.line || p.File != dir+"/SKILL.md" || !strings.Contains(p.Message, c.msg) {
+				t.Errorf("got %s, want %s/SKILL.md:%d: ...%s... (%s)", p, dir, c.line, c.msg, c.rule)
+			}
+		})
+	}
+}
+
+// TestFields checks what loads: every field, written in the ways YAML
+// allows.
+func TestFields(t *testing.T) {
+	src := "\uFEFF---\r\n" +
+		"name: demo\r\n" +
+		"description: >\r\n  Folded over\r\n  two lines.\r\n" +
+		"license: 'MIT'\r\n" +
+		"compatibility: Requires git\r\n" +
+		"metadata:\r\n  version: 1.0\r\n  stable: true\r\n  author: \"ex\"\r\n" +
+		"allowed-tools:\r\n  - Bash(git:*) Read\r\n  - Write\r\n" +
+		"---\r\n\r\n# Demo\r\n\r\nDo it.\r\n"
+	set, err := skills.LoadFolders(skills.Folder{FS: fstest.MapFS{"demo/SKILL.md": {Data: []byte(src)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := set.Skill("demo")
+	if !ok {
+		t.Fatalf("demo did not load: %v", set.Problems())
+	}
+	if k.Description != "Folded over two lines." || k.License != "MIT" || k.Compatibility != "Requires git" {
+		t.Errorf("got description %q, license %q, compatibility %q", k.Description, k.License, k.Compatibility)
+	}
+	if got := fmt.Sprint(k.Metadata); got != "map[author:ex stable:true version:1.0]" {
+		t.Errorf("metadata: got %s, want the values as written", got)
+	}
+	if !slices.Equal(k.AllowedTools, []string{"Bash(git:*)", "Read", "Write"}) {
+		t.Errorf("allowed tools: got %q", k.AllowedTools)
+	}
+	body, err := k.Instructions()
+	if err != nil || body != "# Demo\r\n\r\nDo it." {
+		t.Errorf("instructions: got %q, %v", body, err)
+	}
+	if k.Dir != "" {
+		t.Errorf("dir: got %q, want none for a folder not on disk", k.Dir)
+	}
+}
+
+// TestUniqueNames loads the valid skills from two folders: the first
+// folder's are kept and each of the other's is a problem.
+func TestUniqueNames(t *testing.T) {
+	set, err := skills.LoadFolders(
+		skills.Folder{FS: os.DirFS("testdata/valid"), Dir: "/first"},
+		skills.Folder{FS: fstest.MapFS{"pdf/SKILL.md": {Data: []byte("---\nname: pdf\ndescription: Another.\n---\n")}}, Dir: "/second"},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := set.Skill("pdf")
+	if set.Len() != 3 || k.Dir != "/first/pdf" {
+		t.Errorf("got %d skills, pdf from %q, want 3 and pdf from /first", set.Len(), k.Dir)
+	}
+	ps := set.Problems()
+	if len(ps) != 1 || ps[0].Rule != skills.RuleUnique || ps[0].File != "/second/pdf/SKILL.md" || !strings.Contains(ps[0].Message, "/first/pdf/SKILL.md") {
+		t.Errorf("problems: got %v, want the second pdf reported as a duplicate of the first", ps)
+	}
+}
+
+// TestFolderSize bounds the directories read from one folder.
+func TestFolderSize(t *testing.T) {
+	fsys := fstest.MapFS{}
+	for i := range skills.MaxSkills + 2 {
+		name := fmt.Sprintf("s%05d", i)
+		fsys[name+"/SKILL.md"] = &fstest.MapFile{Data: []byte("---\nname: " + name + "\ndescription: d\n---\n")}
+	}
+	set, err := skills.LoadFolders(skills.Folder{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := set.Problems()
+	if set.Len() != skills.MaxSkills || len(ps) != 1 || ps[0].Rule != skills.RuleFolderSize {
+		t.Errorf("got %d skills and %v, want %d and one folder-size problem", set.Len(), ps, skills.MaxSkills)
+	}
+}
+
+// TestLoadErrors: a folder that cannot be read is an error, not a
+// problem.
+func TestLoadErrors(t *testing.T) {
+	if _, err := skills.Load("testdata/no-such-folder"); err == nil || !strings.Contains(err.Error(), "no-such-folder") {
+		t.Errorf("got %v, want an error naming the folder", err)
+	}
+}
+
+// TestFiles lists a skill's files: resource folders only, hidden files
+// left out, nested ones kept, at most MaxFiles.
+func TestFiles(t *testing.T) {
+	fsys := fstest.MapFS{
+		"demo/SKILL.md":                {Data: []byte("---\nname: demo\ndescription: d\n---\n")},
+		"demo/notes.txt":               {Data: []byte("not a resource")},
+		"demo/scripts/.hidden":         {Data: []byte("x")},
+		"demo/scripts/.git/config":     {Data: []byte("x")},
+		"demo/scripts/run.sh":          {Data: []byte("#!/bin/sh\n\n# Runs it.\necho hi\n")},
+		"demo/references/guide/a.md":   {Data: []byte("Intro line\n\n## The heading\n")},
+		"demo/references/plain.md":     {Data: []byte("\n\nFirst line, no heading.\n")},
+		"demo/assets/latin1.txt":       {Data: []byte("caf\xe9\n")},
+		"demo/assets/long-first-line":  {Data: []byte(strings.Repeat("word ", 40))},
+		"demo/references/zz-multibyte": {Data: []byte(strings.Repeat("é", 300))},
+	}
+	for i := range skills.MaxFiles {
+		fsys[fmt.Sprintf("demo/assets/many/%03d.txt", i)] = &fstest.MapFile{Data: []byte("n")}
+	}
+	set, err := skills.LoadFolders(skills.Folder{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := set.Skill("demo")
+	if !ok {
+		t.Fatal(set.Problems())
+	}
+	if len(k.Files) != skills.MaxFiles || k.Omitted != 6 {
+		t.Errorf("got %d files listed and %d omitted, want %d and 6", len(k.Files), k.Omitted, skills.MaxFiles)
+	}
+	size := func(p string) int64 { return int64(len(fsys["demo/"+p].Data)) }
+	want := []skills.File{
+		{Path: "scripts/run.sh", Size: size("scripts/run.sh"), First: "# Runs it."},
+		{Path: "references/guide/a.md", Size: size("references/guide/a.md"), First: "The heading"},
+		{Path: "references/plain.md", Size: size("references/plain.md"), First: "First line, no heading."},
+		{Path: "assets/latin1.txt", Size: 5, Binary: true},
+		{Path: "assets/long-first-line", Size: 200, First: strings.TrimSpace(strings.Repeat("word ", 19)) + "…"},
+	}
+	if first := k.Files[:3]; !slices.Equal(first, []string{"scripts/run.sh", "references/guide/a.md", "references/plain.md"}) {
+		t.Errorf("files: got %v first, want scripts, then references, in path order", first)
+	}
+	for _, w := range want {
+		if got, err := k.Inspect(w.Path); err != nil || got != w {
+			t.Errorf("inspect %s: got %+v, %v, want %+v", w.Path, got, err, w)
+		}
+	}
+	if f, err := k.Inspect("references/zz-multibyte"); err != nil || f.Binary {
+		t.Errorf("a file whose first bytes end inside a character: got %+v, %v, want text", f, err)
+	}
+	if _, err := k.Inspect("notes.txt"); err == nil {
+		t.Errorf("inspect a file outside the resource folders: got no error")
+	}
+	if _, err := k.ReadFile("notes.txt"); err == nil {
+		t.Errorf("read a file outside the resource folders: got no error")
+	}
+	if _, err := k.ReadFile("../demo/SKILL.md"); err == nil {
+		t.Errorf("read a path leaving the resources: got no error")
+	}
+	if data, err := k.ReadFile("scripts/run.sh"); err != nil || !strings.HasSuffix(string(data), "echo hi\n") {
+		t.Errorf("read scripts/run.sh: got %q, %v", data, err)
+	}
+}
+
+// TestDiscover finds a project's skills folders in order, and only those
+// that exist.
+func TestDiscover(t *testing.T) {
+	project := t.TempDir()
+	for _, d := range []string{".agents/skills", "skills"} {
+		if err := os.MkdirAll(filepath.Join(project, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(project, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A file where a folder is looked for is not a folder.
+	if err := os.WriteFile(filepath.Join(project, ".claude", "skills"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := skills.Discover(project)
+	want := []string{filepath.Join(project, ".agents", "skills"), filepath.Join(project, "skills")}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("got %v, %v, want %v", got, err, want)
+	}
+}

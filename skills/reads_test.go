@@ -1,0 +1,143 @@
+package skills_test
+
+import (
+	"io/fs"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/skills"
+	"github.com/unfold-dev/unfold/tokens"
+)
+
+// countingFS counts the opens of each file and the bytes read from it.
+type countingFS struct {
+	fs.FS
+	mu    sync.Mutex // guards opens and read
+	opens map[string]int
+	read  map[string]int
+}
+
+func newCountingFS(fsys fs.FS) *countingFS {
+	return &countingFS{FS: fsys, opens: map[string]int{}, read: map[string]int{}}
+}
+
+func (c *countingFS) Open(name string) (fs.File, error) {
+	f, err := c.FS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return f, nil // directories are listed, not read
+	}
+	c.mu.Lock()
+	c.opens[name]++
+	c.mu.Unlock()
+	return &countingFile{File: f, name: name, fs: c}, nil
+}
+
+// Stat looks at a file without opening it, as os.DirFS does.
+func (c *countingFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(c.FS, name) }
+
+// counts returns the opens of and bytes read from name so far.
+func (c *countingFS) counts(name string) (opens, read int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.opens[name], c.read[name]
+}
+
+type countingFile struct {
+	fs.File
+	name string
+	fs   *countingFS
+}
+
+func (f *countingFile) Read(p []byte) (int, error) {
+	n, err := f.File.Read(p)
+	f.fs.mu.Lock()
+	f.fs.read[f.name] += n
+	f.fs.mu.Unlock()
+	return n, err
+}
+
+// TestInstructionsReadOnOpen counts file reads: loading reads a skill's
+// front matter and lists its files without opening them; rendering the
+// catalog, with or without a budget, reads nothing; opening the skill
+// reads its SKILL.md and the start of each of its files (their summaries),
+// and opening a file reads that file.
+func TestInstructionsReadOnOpen(t *testing.T) {
+	body := "# Demo\n\n" + strings.Repeat("Step after step of instructions.\n", 2000) + "THE-LAST-LINE\n"
+	skillMD := "---\nname: demo\ndescription: Shows when files are read. Use in tests.\n---\n" + body
+	script := "#!/bin/sh\n# Says hello.\n" + strings.Repeat("echo hello\n", 1000) + "echo THE-END\n"
+	cfs := newCountingFS(fstest.MapFS{
+		"demo/SKILL.md":        {Data: []byte(skillMD)},
+		"demo/scripts/run.sh":  {Data: []byte(script)},
+		"other/SKILL.md":       {Data: []byte("---\nname: other\ndescription: Another skill.\n---\nOther instructions.\n")},
+		"other/scripts/.cache": {Data: []byte("hidden")},
+	})
+	set, err := skills.LoadFolders(skills.Folder{FS: cfs, Dir: "/srv/skills"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Len() != 2 {
+		t.Fatalf("got %d skills, want 2: %v", set.Len(), set.Problems())
+	}
+	check := func(when, name string, wantOpens int, maxRead int) {
+		t.Helper()
+		opens, read := cfs.counts(name)
+		if opens != wantOpens || read > maxRead {
+			t.Errorf("%s: %s opened %d times, %d bytes read; want %d opens and at most %d bytes", when, name, opens, read, wantOpens, maxRead)
+		}
+	}
+	check("after loading", "demo/SKILL.md", 1, 2048)
+	check("after loading", "demo/scripts/run.sh", 0, 0)
+	check("after loading", "other/scripts/.cache", 0, 0)
+
+	p := skillsPrompt(t, set)
+	sess := session.New()
+	r, err := p.Render(sess, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Render(session.New(), nil, prompt.WithBudget(150, tokens.Estimate)); err != nil {
+		t.Fatal(err)
+	}
+	check("after rendering the catalog", "demo/SKILL.md", 1, 2048)
+	check("after rendering the catalog", "other/SKILL.md", 1, 2048)
+
+	ov, err := r.Open("skills.demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ov.Apply(sess); err != nil {
+		t.Fatal(err)
+	}
+	r, err = p.Render(sess, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Text(), "THE-LAST-LINE") || strings.Contains(r.Text(), "THE-END") {
+		t.Errorf("the opened skill: want its whole instructions and not its script's content")
+	}
+	check("after opening the skill", "demo/SKILL.md", 2, 2048+len(skillMD))
+	check("after opening the skill", "other/SKILL.md", 1, 2048)
+	check("after opening the skill", "demo/scripts/run.sh", 1, 512)
+
+	ov, err = r.Open("skills.demo.scripts-run-sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ov.Apply(sess); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = p.Render(sess, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Text(), "echo THE-END") {
+		t.Errorf("the opened script: want its content")
+	}
+	check("after opening the script", "demo/scripts/run.sh", 2, 512+len(script))
+}

@@ -1,0 +1,166 @@
+package skills_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/spf13/afero"
+
+	"github.com/unfold-dev/unfold/internal/golden"
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/skills"
+)
+
+// skillsDir is where the valid skills are said to be on disk, so that
+// golden files do not depend on the checkout's path.
+const skillsDir = "/opt/skills"
+
+// loadValid loads testdata/valid as if it were at skillsDir.
+func loadValid(t testing.TB) *skills.Set {
+	t.Helper()
+	set, err := skills.LoadFolders(skills.Folder{FS: os.DirFS("testdata/valid"), Dir: skillsDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := set.Problems(); len(p) > 0 {
+		t.Fatalf("problems loading the valid skills: %v", p)
+	}
+	return set
+}
+
+// skillsPrompt is a task section and the skills section, bound.
+func skillsPrompt(t testing.TB, set *skills.Set) *prompt.Prompt {
+	t.Helper()
+	tmpl, err := prompt.New("test", "skills",
+		section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Answer the user's request."}),
+		set.Section(),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tmpl.MustBind()
+}
+
+// openAndRender opens keys as render --open does and renders again.
+func openAndRender(t *testing.T, p *prompt.Prompt, keys ...string) string {
+	t.Helper()
+	sess := session.New()
+	r, err := p.Render(sess, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) == 0 {
+		return r.Text()
+	}
+	ov, err := r.Open(keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ov.Apply(sess); err != nil {
+		t.Fatal(err)
+	}
+	r, err = p.Render(sess, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Text()
+}
+
+// TestLevels renders each level of disclosure opened in place, as a
+// prompt shows it.
+func TestLevels(t *testing.T) {
+	p := skillsPrompt(t, loadValid(t))
+	cases := []struct {
+		name string
+		open []string
+		want []string // in the text
+		not  []string // not in the text
+	}{
+		{"catalog", nil,
+			[]string{"## 2. Skills (skills)", "### 2.2. minimal (skills.minimal)\n\nDoes nothing at all.", "Extracts the text of PDF files"},
+			[]string{"Skill directory", "Run the extraction script", "scripts/extract.py"}},
+		{"skill", []string{"skills.pdf"},
+			[]string{"Skill directory: `/opt/skills/pdf`.", "Run the extraction script on a file:", "#### PDF\n", "##### Extract text",
+				"`scripts/extract.py`, 149 bytes: \"\"\"Print the text of a PDF file, page by page.\"\"\"", "`assets/logo.png`, 24 bytes, binary",
+				"`references/REFERENCE.md`, 167 bytes: PDF reference", "- Compatibility: Requires python3\n- Allowed tools: Bash(python3:*) Read\n- License: Apache-2.0"},
+			[]string{"print(\"extracting\""}},
+		{"file", []string{"skills.pdf.scripts-extract-py"},
+			[]string{"Path: `/opt/skills/pdf/scripts/extract.py`.", "```python\n#!/usr/bin/env python3\n", "print(\"extracting\", sys.argv[1])\n```"},
+			[]string{"A PDF file is a header"}},
+		{"reference", []string{"skills.pdf.references-reference-md"},
+			[]string{"A PDF file is a header", "###### Objects"},
+			[]string{"print(\"extracting\""}},
+		{"binary", []string{"skills.pdf.assets-logo-png"},
+			[]string{"Path: `/opt/skills/pdf/assets/logo.png`. A binary file of 24 bytes: use it from its path."},
+			[]string{"PNG"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text := openAndRender(t, p, c.open...)
+			golden.Check(t, "levels/"+c.name+".md", text)
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("got no %q in:\n%s", w, text)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(text, n) {
+					t.Errorf("got %q, want it not shown yet, in:\n%s", n, text)
+				}
+			}
+		})
+	}
+}
+
+// TestContextFiles opens each level with open_sections through a
+// disclosure, as a model does: a skill and its files are content only, so
+// each is written to a context file of its own; the skill's file lists its
+// files as summaries, not their content.
+func TestContextFiles(t *testing.T) {
+	p := skillsPrompt(t, loadValid(t))
+	fs := afero.NewMemMapFs()
+	d, err := prompt.NewDisclosure(nil, fs, []prompt.Part{{Prompt: p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Render(); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"skills.pdf", "skills.pdf.scripts-extract-py"} {
+		op, err := d.Open(context.Background(), []string{key}, "the task needs it")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"context/" + key + ".md"}; op.Expanded() || strings.Join(op.Files, ",") != want[0] {
+			t.Fatalf("open %s: got %+v, want the file %v written", key, op, want)
+		}
+		data, err := afero.ReadFile(fs, "context/"+key+".md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, "context/"+key+".md", string(data))
+	}
+	skill, _ := afero.ReadFile(fs, "context/skills.pdf.md")
+	for _, w := range []string{"Run the extraction script", "### scripts/extract.py (skills.pdf.scripts-extract-py)\n\n`scripts/extract.py`, 149 bytes"} {
+		if !strings.Contains(string(skill), w) {
+			t.Errorf("context/skills.pdf.md: got no %q in:\n%s", w, skill)
+		}
+	}
+	if strings.Contains(string(skill), "print(\"extracting\"") {
+		t.Errorf("context/skills.pdf.md: got the script's content, want its summary only:\n%s", skill)
+	}
+	// The skills section as a document of its own (as it is written when a
+	// budget summarized it) is the catalog: no skill's instructions.
+	catalog, err := p.Standalone("skills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "context/skills.md", catalog)
+	if strings.Contains(catalog, "Run the extraction script") || !strings.Contains(catalog, "Extracts the text of PDF files") {
+		t.Errorf("the skills section alone: got %q, want the catalog: descriptions, no instructions", catalog)
+	}
+}

@@ -1,0 +1,155 @@
+package skills
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+)
+
+// FileName is the file that makes a directory a skill.
+const FileName = "SKILL.md"
+
+// Resources are the folders of a skill whose files are listed, each a
+// section of its own, in this order.
+var Resources = []string{"scripts", "references", "assets"}
+
+// Limits on what is read.
+const (
+	// MaxSkillBytes bounds a SKILL.md read when its skill is opened.
+	MaxSkillBytes = 1 << 20
+	// MaxFileBytes bounds a file read whole ([Skill.ReadFile]).
+	MaxFileBytes = 16 << 20
+	// MaxFiles bounds the files listed for one skill; the rest are counted
+	// in [Skill.Omitted].
+	MaxFiles = 256
+)
+
+// Skill is one skill: the fields of its front matter, where it is, and its
+// files. Its instructions are not held: they are read when asked for
+// ([Skill.Instructions]), which is when its section is shown in full; its
+// files are read when their sections show them.
+type Skill struct {
+	Name          string
+	Description   string
+	License       string            // empty when not given
+	Compatibility string            // empty when not given
+	Metadata      map[string]string // nil when not given
+	AllowedTools  []string          // nil when not given
+	// Dir is the skill's directory on disk, absolute, so that relative
+	// paths in its instructions can be resolved and its scripts run from
+	// there; empty when its folder is not on disk (see [Folder]).
+	Dir string
+	// Files are the regular files under scripts/, references/ and assets/
+	// (at any depth, hidden ones left out), each as a slash-separated path
+	// relative to the skill's directory ("scripts/extract.py"), in that
+	// order of folders and in path order within each, at most MaxFiles.
+	// Loading lists them without opening them; [Skill.Inspect] reads the
+	// start of one.
+	Files []string
+	// Omitted counts the files past MaxFiles, which are not listed.
+	Omitted int
+
+	fsys fs.FS
+	root string // the skill's directory in fsys
+	file string // SKILL.md as problems name it
+}
+
+// File is what a skill's file is, from its start: what its section shows
+// until it is opened.
+type File struct {
+	Path string // as in [Skill.Files]
+	Size int64
+	// First is a markdown file's first heading, or else the file's first
+	// line that is neither blank nor a "#!" line, cut to a hundred
+	// characters; empty for a binary file.
+	First string
+	// Binary reports a file whose first bytes are not UTF-8 text or hold a
+	// NUL byte.
+	Binary bool
+}
+
+// Instructions reads the skill's SKILL.md now and returns what follows its
+// front matter, trimmed: the instructions the agent follows once it uses
+// the skill.
+func (k *Skill) Instructions() (string, error) {
+	data, err := readAll(k.fsys, path.Join(k.root, FileName), MaxSkillBytes)
+	if err != nil {
+		return "", fmt.Errorf("skills: %s: %w", k.Name, err)
+	}
+	return splitBody(data), nil
+}
+
+// Inspect reads the start of the listed file at p: its size, its first
+// heading or line, and whether it is binary.
+func (k *Skill) Inspect(p string) (File, error) {
+	if !slices.Contains(k.Files, p) {
+		return File{}, k.notListed(p)
+	}
+	head, size, err := k.readHead(p, headBytes)
+	if err != nil {
+		return File{}, err
+	}
+	file := File{Path: p, Size: size}
+	file.First, file.Binary = firstLine(p, head, size > int64(len(head)))
+	return file, nil
+}
+
+func (k *Skill) notListed(p string) error {
+	return fmt.Errorf("skills: %s: %s: %w: not one of the skill's files under %s", k.Name, p, fs.ErrNotExist, strings.Join(Resources, "/, ")+"/")
+}
+
+// ReadFile reads the listed file at p whole, up to MaxFileBytes. Only listed
+// files can be read, so p cannot leave the skill's directory.
+func (k *Skill) ReadFile(p string) ([]byte, error) {
+	if !slices.Contains(k.Files, p) {
+		return nil, k.notListed(p)
+	}
+	data, err := readAll(k.fsys, path.Join(k.root, p), MaxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("skills: %s: %w", k.Name, err)
+	}
+	return data, nil
+}
+
+// readHead reads the start of the listed file at p, up to limit bytes, and
+// returns them with the file's size.
+func (k *Skill) readHead(p string, limit int64) (head []byte, size int64, err error) {
+	f, err := k.fsys.Open(path.Join(k.root, p))
+	if err != nil {
+		return nil, 0, fmt.Errorf("skills: %s: %w", k.Name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, fmt.Errorf("skills: %s: %w", k.Name, err)
+	}
+	head, err = io.ReadAll(io.LimitReader(f, limit))
+	if err != nil {
+		return nil, 0, fmt.Errorf("skills: %s: read %s: %w", k.Name, p, err)
+	}
+	return head, max(fi.Size(), int64(len(head))), nil
+}
+
+// errTooBig is wrapped by reads over their limit.
+var errTooBig = errors.New("file too large")
+
+// readAll reads name from fsys, failing past limit bytes.
+func readAll(fsys fs.FS, name string, limit int64) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("read %s: %w: over the limit of %d MiB", name, errTooBig, limit>>20)
+	}
+	return data, nil
+}

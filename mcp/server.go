@@ -17,6 +17,7 @@ import (
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/skills"
 	"github.com/unfold-dev/unfold/tools"
 )
 
@@ -39,6 +40,10 @@ type Options struct {
 	// Logger receives what goes wrong outside any request, such as a prompt
 	// that no longer renders after a command. Nil discards it.
 	Logger *slog.Logger
+	// Skills, when set, are served with the environments: a skills section
+	// after the prompt's sections (the prompt, when there is none), each
+	// skill an MCP prompt and resources (see skills.go).
+	Skills *skills.Set
 }
 
 // Server serves an orchestrator's environments over MCP. Create it with New;
@@ -107,6 +112,9 @@ func New(o *orchestrator.Orchestrator, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("mcp: new: %w", err)
 	}
 	s.help = help
+	if opts.Prompt, err = skillsPrompt(opts); err != nil {
+		return nil, fmt.Errorf("mcp: new: %w", err)
+	}
 	if opts.Prompt != nil {
 		if s.sess == nil {
 			return nil, errors.New("mcp: new: a prompt needs the orchestrator's session; create the orchestrator with orchestrator.WithSession")
@@ -128,7 +136,7 @@ func New(o *orchestrator.Orchestrator, opts Options) (*Server, error) {
 		name = "unfold"
 	}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: name, Version: opts.Version}, &sdk.ServerOptions{
-		Instructions: s.instructions(),
+		Instructions: s.instructions() + skillsInstructions(opts.Skills),
 		Capabilities: &sdk.ServerCapabilities{
 			Tools:     &sdk.ToolCapabilities{ListChanged: true},
 			Resources: &sdk.ResourceCapabilities{ListChanged: true},
@@ -137,6 +145,7 @@ func New(o *orchestrator.Orchestrator, opts Options) (*Server, error) {
 	if err := s.addResources(); err != nil {
 		return nil, fmt.Errorf("mcp: new: %w", err)
 	}
+	s.addSkills(opts.Skills)
 	if err := s.sync(); err != nil {
 		return nil, fmt.Errorf("mcp: new: %w", err)
 	}

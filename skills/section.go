@@ -112,7 +112,7 @@ func (k *Skill) section(priority int) *section.Section {
 	return section.New(section.Spec[section.None]{
 		Key:        k.Name,
 		Title:      k.Name,
-		Content:    func(section.None) (string, error) { return k.content(), nil },
+		Content:    func(section.None) (string, error) { return k.Text(), nil },
 		Summary:    k.Description,
 		Brief:      brief(k.Description),
 		Visibility: visibility.Const(visibility.Summary),
@@ -122,10 +122,11 @@ func (k *Skill) section(priority int) *section.Section {
 	})
 }
 
-// content is the skill's section in full: where it is, the optional
-// fields that matter when using it, and its instructions. A SKILL.md that
-// cannot be read any more says so instead: the prompt still renders.
-func (k *Skill) content() string {
+// Text is the skill as its section shows it opened: the line naming its
+// directory, the optional fields that matter when using it, and its
+// instructions, read now. A SKILL.md that cannot be read any more says so
+// instead, so that a prompt holding the skill still renders.
+func (k *Skill) Text() string {
 	var blocks []string
 	if k.Dir != "" {
 		blocks = append(blocks, fmt.Sprintf("Skill directory: `%s`. Paths in these instructions are relative to it: run the skill's scripts from there.", k.Dir))

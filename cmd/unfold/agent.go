@@ -19,6 +19,7 @@ import (
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/promptfile"
 	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/skills"
 	"github.com/unfold-dev/unfold/tokens"
 )
 
@@ -29,6 +30,10 @@ prompt file given with --prompt) as its system message and the environments'
 screens (bash, python, editor, and the project's env/*.json) in its newest
 message, runs commands through them and opens summarized sections as it
 needs them. Progress goes to stderr, the final answer to stdout.
+
+Skills in DIR/.claude/skills, DIR/.agents/skills and DIR/skills, and in
+each --skills DIR, are listed in the system message by name and
+description; the model opens one to read its instructions and its files.
 
 The endpoint is any OpenAI-compatible chat completions API: --base-url (or
 OPENAI_BASE_URL) and --model (or UNFOLD_MODEL); the API key is read from the
@@ -59,6 +64,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	names := fs.String("builtins", "all", builtinsUsage())
 	budget := fs.Int("budget", 0, "fit the system message into this many `tokens` (0: no budget)")
 	help := fs.Bool("help-tool", true, "offer the help tool")
+	skillDirs := skillsFlag(fs)
 
 	var task string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -106,7 +112,12 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "unfold agent: --project: %v\n", err)
 		return 2
 	}
-	p, err := agentPrompt(*promptPath, dir)
+	set, err := loadSkills(dir, *skillDirs, stderr, "agent")
+	if err != nil {
+		fmt.Fprintf(stderr, "unfold agent: %v\n", err)
+		return 2
+	}
+	p, err := agentPrompt(*promptPath, dir, set)
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold agent: %v\n", err)
 		return 2
@@ -193,18 +204,26 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// agentPrompt loads the prompt file, or builds the default instructions.
-func agentPrompt(path, dir string) (*prompt.Prompt, error) {
+// agentPrompt loads the prompt file, or builds the default instructions,
+// with the skills after them.
+func agentPrompt(path, dir string, set *skills.Set) (*prompt.Prompt, error) {
 	if path != "" {
 		f, err := promptfile.Load(path)
 		if err != nil {
 			return nil, err
 		}
-		return f.Bind(nil)
+		t, err := withSkills(f.Template(), set)
+		if err != nil {
+			return nil, err
+		}
+		return t.Bind(promptfile.Params{})
 	}
 	t, err := prompt.New("unfold/agent", "default", section.New(section.Spec[agentParams]{
 		Key: "instructions", Title: "Instructions", Body: defaultInstructions,
 	}))
+	if err == nil {
+		t, err = withSkills(t, set)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ func commands() []command {
 		{"agent", "run an agent on a task in a project over an OpenAI-compatible endpoint, showing each step", runAgent},
 		{"render", "render a prompt file to markdown, under a token budget if asked, or show where its tokens go", runRender},
 		{"mcp", "serve the environments (and a prompt file) over the Model Context Protocol, on stdio or streamable HTTP", runMCP},
+		{"skills", "check Agent Skills folders the way the format's reference validator does", runSkills},
 		{"help", "show help for a command", runHelp},
 	}
 }

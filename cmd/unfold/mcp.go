@@ -22,7 +22,7 @@ import (
 	"github.com/unfold-dev/unfold/promptfile"
 )
 
-const mcpHelp = `Usage: unfold mcp [--project DIR] [--prompt FILE.md] [--http 127.0.0.1:PORT]
+const mcpHelp = `Usage: unfold mcp [--project DIR] [--prompt FILE.md] [--skills DIR] [--http 127.0.0.1:PORT]
 
 Serves the environments over the Model Context Protocol, on stdin and stdout
 (for clients that start the server) or, with --http, over streamable HTTP at
@@ -38,6 +38,12 @@ one prompt (the resource unfold://prompt): open_sections opens its summarized
 sections, writing content to DIR/context/<key>.md (also the resource
 unfold://context/<key>.md) and adding the tools of sections that carry them.
 
+Skills in DIR/.claude/skills, DIR/.agents/skills and DIR/skills, and in
+each --skills DIR, form a skills section that open_sections opens like the
+prompt's; each skill is also an MCP prompt named after it and the resource
+unfold://skill/<name>, and each of its files unfold://skill/<name>/<path>,
+for clients without skills support.
+
 The server stops when stdin ends (stdio) or on SIGINT or SIGTERM, and shuts
 every environment down.
 `
@@ -49,6 +55,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	promptPath := fs.String("prompt", "", "a prompt `FILE.md` to serve with the environments")
 	paramsPath := fs.String("params", "", "a JSON `file` with the params the prompt file's templates see")
 	addr := fs.String("http", "", "serve streamable HTTP on this loopback `ADDR` (like 127.0.0.1:8080; port 0 picks one) instead of stdio")
+	skillDirs := skillsFlag(fs)
 	if code := parseFlags(fs, mcpHelp, args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -89,6 +96,13 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		opts.Prompt, opts.Params = f.Template(), []any{params}
 	}
+
+	set, err := loadSkills(*project, *skillDirs, stderr, "mcp")
+	if err != nil {
+		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
+		return 1
+	}
+	opts.Skills = set
 
 	o, err := newOrchestrator(*project, orchestrator.DefaultMaxLineBytes, *names, stderr)
 	if err != nil {

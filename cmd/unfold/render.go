@@ -12,6 +12,7 @@ import (
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/promptfile"
 	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/skills"
 	"github.com/unfold-dev/unfold/tokens"
 	"github.com/unfold-dev/unfold/tokens/bpe"
 )
@@ -22,6 +23,11 @@ Render a prompt file: headings make sections, heading attributes such as
 {#key visibility=summary summary="..." priority=2} set the rest, and bodies
 are templates over the params. Prints the markdown, or with --json the text,
 the tools and the per-section report, or with --tree where the tokens go.
+
+With --skills DIR (or --project DIR, whose skills folders are found), the
+skills follow the file's sections as a skills section: each skill's name
+and description, its instructions and files opened with --open
+skills.NAME and skills.NAME.FILE-KEY.
 `
 
 // maxParamsBytes bounds the params file.
@@ -35,6 +41,8 @@ func runRender(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	tokenizer := fs.String("tokenizer", "o200k", "how to count tokens: o200k, cl100k or estimate")
 	asJSON := fs.Bool("json", false, "print the text, the tools and the report as JSON")
 	tree := fs.Bool("tree", false, "print the section tree with each section's mode, tokens and a bar")
+	skillDirs := skillsFlag(fs)
+	project := fs.String("project", "", "add the skills of this project `DIR` (DIR/.claude/skills, DIR/.agents/skills, DIR/skills) after the file's sections")
 
 	// The file may come before or after the flags.
 	var file string
@@ -63,7 +71,12 @@ func runRender(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "unfold render: %v\n", err)
 		return 2
 	}
-	r, err := renderFile(file, *paramsPath, *open, *budget, counter)
+	set, err := loadSkills(*project, *skillDirs, stderr, "render")
+	if err != nil {
+		fmt.Fprintf(stderr, "unfold render: %v\n", err)
+		return 1
+	}
+	r, err := renderFile(file, *paramsPath, *open, *budget, counter, set)
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold render: %v\n", err)
 		return 1
@@ -111,7 +124,7 @@ func counterFor(name string) (tokens.Counter, error) {
 	return c, nil
 }
 
-func renderFile(file, paramsPath, open string, budget int, counter tokens.Counter) (*prompt.Rendered, error) {
+func renderFile(file, paramsPath, open string, budget int, counter tokens.Counter, set *skills.Set) (*prompt.Rendered, error) {
 	f, err := promptfile.Load(file)
 	if err != nil {
 		return nil, err
@@ -126,7 +139,14 @@ func renderFile(file, paramsPath, open string, budget int, counter tokens.Counte
 			return nil, fmt.Errorf("%s: %w", paramsPath, err)
 		}
 	}
-	p, err := f.Bind(params)
+	t, err := withSkills(f.Template(), set)
+	if err != nil {
+		return nil, err
+	}
+	if params == nil {
+		params = promptfile.Params{}
+	}
+	p, err := t.Bind(params)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,132 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"mime"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/skills"
+)
+
+// SkillURIPrefix is followed by a skill's name (its instructions) or by
+// its name, a slash and a file's path (the file): unfold://skill/pdf,
+// unfold://skill/pdf/scripts/extract.py.
+const SkillURIPrefix = "unfold://skill/"
+
+// skillsPrompt returns the template to serve: opts.Prompt with the skills
+// section after its sections, or the skills section alone when there is
+// no prompt; opts.Prompt when there is no skill.
+func skillsPrompt(opts Options) (*prompt.Template, error) {
+	if opts.Skills == nil || opts.Skills.Len() == 0 {
+		return opts.Prompt, nil
+	}
+	if opts.Prompt != nil {
+		return opts.Prompt.With(opts.Skills.Section())
+	}
+	return prompt.New("unfold/mcp", "workbench", opts.Skills.Section())
+}
+
+// skillsInstructions tells clients how skills are offered.
+func skillsInstructions(set *skills.Set) string {
+	if set == nil || set.Len() == 0 {
+		return ""
+	}
+	return " Skills (the prompt's skills section) open with " + prompt.OpenSectionsName + "; each is also an MCP prompt named after it and the resource " +
+		SkillURIPrefix + "<name>, and each of its files the resource " + SkillURIPrefix + "<name>/<path>."
+}
+
+// addSkills offers every skill as an MCP prompt, named after it, that
+// gives its instructions, and as resources: its instructions and each of
+// its files. A skill named like the server's own prompt is not offered as
+// a prompt (its resources and section still are).
+func (s *Server) addSkills(set *skills.Set) {
+	if set == nil {
+		return
+	}
+	for _, k := range set.Skills() {
+		if s.tmpl != nil && s.tmpl.Key() == k.Name {
+			s.log.Warn("mcp: a skill has the name of the server's prompt; it is not offered as a prompt", "skill", k.Name)
+		} else {
+			s.srv.AddPrompt(&sdk.Prompt{Name: k.Name, Title: "Skill: " + k.Name, Description: k.Description},
+				func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+					return &sdk.GetPromptResult{
+						Description: k.Description,
+						Messages:    []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: skillPromptText(k)}}},
+					}, nil
+				})
+		}
+		uri := SkillURIPrefix + k.Name
+		s.srv.AddResource(&sdk.Resource{
+			URI: uri, Name: "skill-" + k.Name, Title: "Skill: " + k.Name,
+			Description: k.Description, MIMEType: "text/markdown",
+		}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			text, err := k.Instructions()
+			if err != nil {
+				return nil, err
+			}
+			return textResource(uri, "text/markdown", text), nil
+		})
+		for _, p := range k.Files {
+			fileURI := uri + "/" + p
+			s.srv.AddResource(&sdk.Resource{
+				URI: fileURI, Name: "skill-" + k.Name + "-" + p, Title: k.Name + ": " + p,
+				Description: "A file of the skill " + k.Name + ".", MIMEType: mimeType(p, nil),
+			}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+				data, err := k.ReadFile(p)
+				if err != nil {
+					return nil, err
+				}
+				mt := mimeType(p, data)
+				if !strings.HasPrefix(mt, "text/") {
+					return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: fileURI, MIMEType: mt, Blob: data}}}, nil
+				}
+				return textResource(fileURI, mt, string(data)), nil
+			})
+		}
+	}
+}
+
+// skillPromptText is what a skill's MCP prompt says: the skill opened, and
+// where its files are.
+func skillPromptText(k *skills.Skill) string {
+	var b strings.Builder
+	b.WriteString("Use the skill " + k.Name + ". Its instructions follow.\n\n")
+	b.WriteString(k.Text())
+	if len(k.Files) > 0 {
+		b.WriteString("\n\nIts files, to read as resources when the instructions point to them:\n")
+		for _, p := range k.Files {
+			b.WriteString("- " + p + ": " + SkillURIPrefix + k.Name + "/" + p + "\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// mimeType is a skill file's type, from its extension and, when data is
+// given, its content: text/plain for text of no known type,
+// application/octet-stream for anything else that is not text.
+func mimeType(p string, data []byte) string {
+	mt := mime.TypeByExtension(path.Ext(p))
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = mt[:i]
+	}
+	switch strings.ToLower(path.Ext(p)) {
+	case ".md", ".markdown":
+		mt = "text/markdown"
+	case ".py", ".sh", ".bash", ".txt", ".yaml", ".yml", ".toml", ".ts", ".go", ".rb":
+		mt = "text/plain"
+	}
+	text := data == nil || (utf8.Valid(data) && bytes.IndexByte(data, 0) < 0)
+	switch {
+	case mt == "" && text:
+		return "text/plain"
+	case mt == "" || (strings.HasPrefix(mt, "text/") && !text):
+		return "application/octet-stream"
+	}
+	return mt
+}

@@ -132,6 +132,10 @@ func (s *Set) Problems() []Problem { return slices.Clone(s.problems) }
 func loadFolder(f Folder) ([]*Skill, []Problem, error) {
 	entries, err := fs.ReadDir(f.FS, ".")
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is the folder's, named below
+		}
 		return nil, nil, fmt.Errorf("skills: load %s: %w", f.label("."), err)
 	}
 	var dirs []string

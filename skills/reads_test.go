@@ -1,7 +1,10 @@
 package skills_test
 
 import (
+	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -108,17 +111,7 @@ func TestInstructionsReadOnOpen(t *testing.T) {
 	check("after rendering the catalog", "demo/SKILL.md", 1, 2048)
 	check("after rendering the catalog", "other/SKILL.md", 1, 2048)
 
-	ov, err := r.Open("skills.demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ov.Apply(sess); err != nil {
-		t.Fatal(err)
-	}
-	r, err = p.Render(sess, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r = reopen(t, p, sess, r, "skills.demo")
 	if !strings.Contains(r.Text(), "THE-LAST-LINE") || strings.Contains(r.Text(), "THE-END") {
 		t.Errorf("the opened skill: want its whole instructions and not its script's content")
 	}
@@ -126,18 +119,41 @@ func TestInstructionsReadOnOpen(t *testing.T) {
 	check("after opening the skill", "other/SKILL.md", 1, 2048)
 	check("after opening the skill", "demo/scripts/run.sh", 1, 512)
 
-	ov, err = r.Open("skills.demo.scripts-run-sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ov.Apply(sess); err != nil {
-		t.Fatal(err)
-	}
-	if r, err = p.Render(sess, nil); err != nil {
-		t.Fatal(err)
-	}
+	r = reopen(t, p, sess, r, "skills.demo.scripts-run-sh")
 	if !strings.Contains(r.Text(), "echo THE-END") {
 		t.Errorf("the opened script: want its content")
 	}
 	check("after opening the script", "demo/scripts/run.sh", 2, 512+len(script))
+}
+
+// TestNothingRuns loads, renders and opens every level of a skill whose
+// script would leave a mark, and whose instructions hold shell and
+// template syntax: nothing runs, and the text shows as written.
+func TestNothingRuns(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	files := map[string]string{
+		"boom/SKILL.md":        "---\nname: boom\ndescription: Would leave a mark if anything ran.\n---\nRun !`touch " + marker + "` and $(touch " + marker + ") and {{.Nothing}}.\n",
+		"boom/scripts/boom.sh": "#!/bin/sh\ntouch " + marker + "\n",
+	}
+	for name, data := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := skills.Load(dir)
+	if err != nil || set.Len() != 1 {
+		t.Fatalf("load: %v, %v", err, set.Problems())
+	}
+	text := openAndRender(t, skillsPrompt(t, set), "skills.boom", "skills.boom.scripts-boom-sh")
+	if !strings.Contains(text, "$(touch "+marker+") and {{.Nothing}}.") || !strings.Contains(text, "```bash\n#!/bin/sh\ntouch "+marker) {
+		t.Errorf("the opened skill: want its instructions and script as written, got:\n%s", text)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s exists: something in the skill ran", marker)
+	}
 }

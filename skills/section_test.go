@@ -45,7 +45,8 @@ func skillsPrompt(t testing.TB, set *skills.Set) *prompt.Prompt {
 	return tmpl.MustBind()
 }
 
-// openAndRender opens keys as render --open does and renders again.
+// openAndRender renders p, opens keys as render --open does and renders
+// again.
 func openAndRender(t *testing.T, p *prompt.Prompt, keys ...string) string {
 	t.Helper()
 	sess := session.New()
@@ -56,6 +57,12 @@ func openAndRender(t *testing.T, p *prompt.Prompt, keys ...string) string {
 	if len(keys) == 0 {
 		return r.Text()
 	}
+	return reopen(t, p, sess, r, keys...).Text()
+}
+
+// reopen opens keys in r's session and renders p again.
+func reopen(t *testing.T, p *prompt.Prompt, sess *session.Session, r *prompt.Rendered, keys ...string) *prompt.Rendered {
+	t.Helper()
 	ov, err := r.Open(keys...)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +74,7 @@ func openAndRender(t *testing.T, p *prompt.Prompt, keys ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.Text()
+	return r
 }
 
 // TestLevels renders each level of disclosure opened in place, as a

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// skillsProject has a skill in each project folder, one of them broken,
+// and one in extra/ for --skills.
+var skillsProject = map[string]string{
+	".claude/skills/claude-one/SKILL.md": "---\nname: claude-one\ndescription: Found in .claude/skills.\n---\nFirst instructions.\n",
+	".agents/skills/agents-one/SKILL.md": "---\nname: agents-one\ndescription: Found in .agents/skills.\n---\nSecond instructions.\n",
+	"skills/plain-one/SKILL.md":          "---\nname: plain-one\ndescription: Found in skills.\n---\nThird instructions.\n",
+	"skills/broken/SKILL.md":             "---\nname: Broken\ndescription: Left out.\n---\n",
+	"extra/extra-one/SKILL.md":           "---\nname: extra-one\ndescription: Given with --skills.\n---\nExtra instructions.\n",
+	"prompt.md":                          "# Assistant\n\nYou help.\n",
+}
+
+func TestSkillsValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string // lines or parts of lines, in order
+		stderr string
+	}{
+		{"valid folder", []string{"../../skills/testdata/valid"}, 0, []string{"../../skills/testdata/valid: 3 skills checked, 3 valid"}, ""},
+		{"one skill", []string{"../../skills/testdata/valid/pdf"}, 0, []string{"pdf: 1 skill checked, 1 valid"}, ""},
+		{"its SKILL.md", []string{"../../skills/testdata/valid/pdf/SKILL.md"}, 0, []string{"1 skill checked, 1 valid"}, ""},
+		{"broken folder", []string{"../../skills/testdata/broken"}, 1, []string{
+			"Upper-Case/SKILL.md:2: name \"Upper-Case\" must be lowercase", "(name-characters)",
+			"bad-yaml/SKILL.md:3: invalid YAML in the front matter", "(yaml)",
+			"wrong-case/skill.md: the skill file is named skill.md", "(skill-file)",
+			"16 skills checked, 1 valid"}, ""},
+		{"one broken skill", []string{"../../skills/testdata/broken/mismatch"}, 1, []string{"mismatch/SKILL.md:2: name \"other-name\" must be the name of the skill's directory", "1 skill checked, 0 valid"}, ""},
+		{"no skill", []string{"../../skills/testdata/broken/not-a-skill"}, 1, nil, "no skill found"},
+		{"missing", []string{"no-such-dir"}, 1, nil, "no-such-dir: no such file or directory"},
+		{"no dir", nil, 2, nil, "want at least one DIR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"skills", "validate"}, tt.args...), strings.NewReader(""), &stdout, &stderr)
+			if code != tt.code || !strings.Contains(stderr.String(), tt.stderr) {
+				t.Errorf("got exit %d, stderr %q; want %d and %q", code, stderr.String(), tt.code, tt.stderr)
+			}
+			out := stdout.String()
+			for _, w := range tt.stdout {
+				i := strings.Index(out, w)
+				if i < 0 {
+					t.Errorf("stdout: got no %q (in order) in:\n%s", w, stdout.String())
+					break
+				}
+				out = out[i+len(w):]
+			}
+		})
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"skills", "check"}, strings.NewReader(""), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "unknown subcommand \"check\"") {
+		t.Errorf("unknown subcommand: got %d, %q", code, stderr.String())
+	}
+}
+
+func TestRenderSkills(t *testing.T) {
+	project := writeProject(t, skillsProject)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"render", filepath.Join(project, "prompt.md"), "--project", project, "--skills", filepath.Join(project, "extra"),
+		"--open", "skills.extra-one"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, w := range []string{"## 1. Assistant (assistant)", "## 2. Skills (skills)",
+		"### 2.1. agents-one (skills.agents-one)\n\nFound in .agents/skills.", "(skills.claude-one)", "(skills.plain-one)",
+		"### 2.2. claude-one", "### 2.3. extra-one (skills.extra-one)\n\nSkill directory: `" + filepath.Join(project, "extra", "extra-one") + "`", "Extra instructions."} {
+		if !strings.Contains(out, w) {
+			t.Errorf("stdout: got no %q in:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "First instructions.") || strings.Contains(out, "Broken") {
+		t.Errorf("stdout: got an unopened skill's instructions or a broken skill:\n%s", out)
+	}
+	if want := "unfold render: skill left out: " + filepath.Join(project, "skills", "broken", "SKILL.md") + ":2: name \"Broken\" must be lowercase"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr: got %q, want %q", stderr.String(), want)
+	}
+
+	// Without --project or --skills, render shows the file alone.
+	stdout.Reset()
+	if code := run([]string{"render", filepath.Join(project, "prompt.md")}, strings.NewReader(""), &stdout, &stderr); code != 0 || strings.Contains(stdout.String(), "Skills") {
+		t.Errorf("no skills asked for: got exit %d and:\n%s", code, stdout.String())
+	}
+	if code := run([]string{"render", filepath.Join(project, "prompt.md"), "--skills", filepath.Join(project, "none")}, strings.NewReader(""), &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "none: no such file") {
+		t.Errorf("a missing --skills folder: got exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestAgentSkills(t *testing.T) {
+	project := writeProject(t, skillsProject)
+	url, reqs := fakeEndpoint(t, "Nothing to do.")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"agent", "look around", "--project", project, "--skills", filepath.Join(project, "extra"),
+		"--base-url", url, "--model", "m", "--builtins", "none"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+	}
+	msgs := (*reqs)[0]["messages"].([]any)
+	sys := msgs[0].(map[string]any)["content"].(string)
+	for _, w := range []string{"## 1. Instructions (instructions)", "## 2. Skills (skills)", "(skills.agents-one)", "(skills.extra-one)\n\nGiven with --skills."} {
+		if !strings.Contains(sys, w) {
+			t.Errorf("system message: got no %q in:\n%s", w, sys)
+		}
+	}
+	if !strings.Contains(stderr.String(), "unfold agent: skill left out:") {
+		t.Errorf("stderr: got %q, want the broken skill reported", stderr.String())
+	}
+}
+
+func TestMCPSkills(t *testing.T) {
+	project := writeProject(t, skillsProject)
+	cs, stop := startStdio(t, "--builtins", "none", "--project", project, "--skills", filepath.Join(project, "extra"))
+	res, err := cs.ListPrompts(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range res.Prompts {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"agents-one", "claude-one", "extra-one", "plain-one", "workbench"}; !slices.Equal(names, want) {
+		t.Errorf("prompts: got %v, want %v", names, want)
+	}
+	pr, err := cs.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "extra-one"})
+	if err != nil || !strings.Contains(pr.Messages[0].Content.(*sdk.TextContent).Text, "Extra instructions.") {
+		t.Errorf("prompt extra-one: got %v, %v", pr, err)
+	}
+	code, stderr := stop()
+	if code != 0 || !strings.Contains(stderr, "unfold mcp: skill left out:") {
+		t.Errorf("got exit %d, stderr %q; want 0 and the broken skill reported", code, stderr)
+	}
+}

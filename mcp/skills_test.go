@@ -1,0 +1,171 @@
+package mcp_test
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/mcp"
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/skills"
+)
+
+// loadSkills loads the skills package's valid test skills as if they were
+// at /opt/skills.
+func loadSkills(t *testing.T) *skills.Set {
+	t.Helper()
+	set, err := skills.LoadFolders(skills.Folder{FS: os.DirFS("../skills/testdata/valid"), Dir: "/opt/skills"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Len() != 3 {
+		t.Fatalf("got %d skills, want 3: %v", set.Len(), set.Problems())
+	}
+	return set
+}
+
+func readText(t *testing.T, c *client, uri string) *sdk.ResourceContents {
+	t.Helper()
+	res, err := c.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri})
+	if err != nil {
+		t.Fatalf("read %s: %v", uri, err)
+	}
+	if len(res.Contents) != 1 {
+		t.Fatalf("read %s: got %d contents, want 1", uri, len(res.Contents))
+	}
+	return res.Contents[0]
+}
+
+// TestSkillsLevels opens each level over MCP, as a client with no skills
+// support would: the catalog in the prompt, a skill through open_sections
+// (its context file) and as an MCP prompt, its files as sections and as
+// resources.
+func TestSkillsLevels(t *testing.T) {
+	_, c := setup(t, mcp.Options{Skills: loadSkills(t)}, withCounter(t))
+
+	// Level 1: the catalog is in the prompt, and open_sections is offered.
+	catalog := readText(t, c, mcp.PromptURI).Text
+	for _, w := range []string{"(skills)", "### 1.3. pdf (skills.pdf)\n\nExtracts the text of PDF files"} {
+		if !strings.Contains(catalog, w) {
+			t.Errorf("prompt: got no %q in:\n%s", w, catalog)
+		}
+	}
+	if strings.Contains(catalog, "Run the extraction script") {
+		t.Errorf("prompt: got a skill's instructions before it was opened")
+	}
+	if tools := listTools(t, c); tools[prompt.OpenSectionsName] == nil {
+		t.Errorf("tools: got %v, want open_sections", toolNames(tools))
+	}
+
+	// Level 2: open_sections writes the skill to a context file, read as a
+	// resource.
+	res := call(t, c, prompt.OpenSectionsName, map[string]any{"section_keys": []string{"skills.pdf"}, "reason": "a PDF task"})
+	got := strings.Join(texts(res), "\n")
+	if res.IsError || !strings.Contains(got, "context/skills.pdf.md") || !strings.Contains(got, "unfold://context/skills.pdf.md") {
+		t.Fatalf("open skills.pdf: got %q", got)
+	}
+	skill := readText(t, c, "unfold://context/skills.pdf.md").Text
+	for _, w := range []string{"Skill directory: `/opt/skills/pdf`.", "Run the extraction script", "`scripts/extract.py`, 149 bytes"} {
+		if !strings.Contains(skill, w) {
+			t.Errorf("context/skills.pdf.md: got no %q in:\n%s", w, skill)
+		}
+	}
+	if strings.Contains(skill, "print(\"extracting\"") {
+		t.Errorf("context/skills.pdf.md: got the script's content, want its summary")
+	}
+
+	// Level 3: a file opens on its own.
+	res = call(t, c, prompt.OpenSectionsName, map[string]any{"section_keys": []string{"skills.pdf.scripts-extract-py"}, "reason": "run it"})
+	if res.IsError {
+		t.Fatalf("open the script: got %q", texts(res))
+	}
+	if script := readText(t, c, "unfold://context/skills.pdf.scripts-extract-py.md").Text; !strings.Contains(script, "print(\"extracting\", sys.argv[1])") {
+		t.Errorf("the script's context file: got %q, want its content", script)
+	}
+}
+
+// TestSkillPromptsAndResources checks that every skill is an MCP prompt
+// named after it and resources: its instructions and each file, text or
+// blob.
+func TestSkillPromptsAndResources(t *testing.T) {
+	_, c := setup(t, mcp.Options{Skills: loadSkills(t)}, withCounter(t))
+	list, err := c.ListPrompts(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range list.Prompts {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"greet", "minimal", "pdf", "workbench"}; !slices.Equal(names, want) {
+		t.Errorf("prompts: got %v, want %v", names, want)
+	}
+	got, err := c.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "greet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := got.Messages[0].Content.(*sdk.TextContent).Text
+	for _, w := range []string{"Use the skill greet.", "Skill directory: `/opt/skills/greet`.", "Run `bash scripts/hello.sh NAME`", "- scripts/hello.sh: unfold://skill/greet/scripts/hello.sh"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("prompt greet: got no %q in:\n%s", w, text)
+		}
+	}
+	if got.Description != "Greets someone by name with the house greeting. Use when asked to greet." {
+		t.Errorf("prompt greet: description %q", got.Description)
+	}
+
+	resources, err := c.ListResources(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uris := map[string]string{}
+	for _, r := range resources.Resources {
+		uris[r.URI] = r.MIMEType
+	}
+	for uri, mt := range map[string]string{
+		"unfold://skill/pdf":                         "text/markdown",
+		"unfold://skill/pdf/scripts/extract.py":      "text/plain",
+		"unfold://skill/pdf/references/REFERENCE.md": "text/markdown",
+		"unfold://skill/pdf/assets/logo.png":         "image/png",
+		"unfold://skill/minimal":                     "text/markdown",
+	} {
+		if uris[uri] != mt {
+			t.Errorf("resource %s: got type %q, want %q", uri, uris[uri], mt)
+		}
+	}
+	if body := readText(t, c, "unfold://skill/pdf"); !strings.HasPrefix(body.Text, "# PDF\n") || strings.Contains(body.Text, "name: pdf") {
+		t.Errorf("unfold://skill/pdf: got %q, want the instructions without the front matter", body.Text)
+	}
+	if script := readText(t, c, "unfold://skill/pdf/scripts/extract.py"); !strings.HasPrefix(script.Text, "#!/usr/bin/env python3") {
+		t.Errorf("the script: got %q", script.Text)
+	}
+	png, err := os.ReadFile("../skills/testdata/valid/pdf/assets/logo.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logo := readText(t, c, "unfold://skill/pdf/assets/logo.png"); string(logo.Blob) != string(png) || logo.Text != "" {
+		t.Errorf("the logo: got blob %q, text %q, want the file's bytes as a blob", logo.Blob, logo.Text)
+	}
+	if _, err := c.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "unfold://skill/pdf/../../etc/passwd"}); err == nil {
+		t.Errorf("a path out of the skill: got no error")
+	}
+}
+
+// TestSkillsWithPrompt puts the skills after a prompt's sections.
+func TestSkillsWithPrompt(t *testing.T) {
+	tmpl := prompt.MustNew("test", "assistant", section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Help."}))
+	_, c := setup(t, mcp.Options{Prompt: tmpl, Skills: loadSkills(t)}, withCounter(t))
+	text := readText(t, c, mcp.PromptURI).Text
+	if !strings.HasPrefix(text, "## 1. Task (task)") || !strings.Contains(text, "## 2. Skills (skills)") {
+		t.Errorf("prompt: got %q, want the task, then the skills", text)
+	}
+	got, err := c.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "assistant"})
+	if err != nil || !strings.Contains(got.Messages[0].Content.(*sdk.TextContent).Text, "### 2.3. pdf (skills.pdf)") {
+		t.Errorf("the prompt's own MCP prompt: got %v, %v, want the skills in it", got, err)
+	}
+}

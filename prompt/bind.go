@@ -26,6 +26,7 @@ type Prompt struct {
 	prep      prepared
 	bodies    []lazyBody    // per node: the executed, processed template body
 	summaries []lazySummary // per node: the SUMMARY block
+	briefs    []lazySummary // per node: the SUMMARY block with the brief
 	cacheMu   sync.Mutex    // held while bodies or summaries are filled in
 
 	counts countCache // token counts of fixed blocks
@@ -96,6 +97,9 @@ func (t *Template) Bind(params ...any) (*Prompt, error) {
 		return nil, fmt.Errorf("prompt: bind %s/%s: %w", t.ns, t.key, err)
 	}
 	p := &Prompt{t: t, params: make([]any, len(t.nodes)), bodies: make([]lazyBody, len(t.nodes)), summaries: make([]lazySummary, len(t.nodes))}
+	if t.briefs {
+		p.briefs = make([]lazySummary, len(t.nodes))
+	}
 	for i, n := range t.nodes {
 		if pt := n.sec.ParamsType(); pt != nil {
 			p.params[i] = byType[pt]

@@ -41,10 +41,10 @@ func (e *BudgetError) Error() string {
 // Is makes errors.Is(err, ErrOverBudget) true.
 func (e *BudgetError) Is(target error) bool { return target == ErrOverBudget }
 
-// countKey identifies a cached token count: one section in one mode.
+// countKey identifies a cached token count: one section in one form.
 type countKey struct {
 	node int
-	mode visibility.Mode
+	form form
 }
 
 // countCache holds the token counts of a Prompt's fixed blocks for the
@@ -88,31 +88,21 @@ func sameCounter(a, b tokens.Counter) (same bool) {
 	return a != nil && a == b
 }
 
-// blockTokens counts the tokens of node i's block in mode m, as r renders
-// it. Counts of fixed blocks are cached per Prompt, so fitting a budget costs
-// about one exact count of the prompt the first time and table lookups
-// after that.
-func (p *Prompt) blockTokens(r *Rendered, c tokens.Counter, i int, m visibility.Mode) (int, error) {
-	n := &p.t.nodes[i]
-	key := countKey{i, m}
-	cacheable := m == visibility.Summary || !n.sec.Live()
+// blockTokens counts the tokens of node i's block written as f, as r
+// renders it. Counts of fixed blocks are cached per Prompt, so fitting a
+// budget costs about one exact count of the prompt the first time and table
+// lookups after that.
+func (p *Prompt) blockTokens(r *Rendered, c tokens.Counter, i int, f form) (int, error) {
+	key := countKey{i, f}
+	cacheable := f != fullForm || !p.t.nodes[i].sec.Live()
 	if cacheable {
 		if v, ok := p.counts.lookup(c, key); ok {
 			return v, nil
 		}
 	}
-	var text string
-	if m == visibility.Summary {
-		text = p.summary(i)
-	} else {
-		body, err := r.body(i)
-		if err != nil {
-			return 0, err
-		}
-		text = n.heading
-		if body != "" {
-			text += "\n\n" + body
-		}
+	text, err := p.block(r, i, f)
+	if err != nil {
+		return 0, err
 	}
 	v := c.Count(text)
 	if cacheable {
@@ -127,13 +117,14 @@ func (p *Prompt) count(r *Rendered, cfg renderConfig) error {
 	r.tokens = make([]int, len(p.t.nodes))
 	r.declared = make([]visibility.Why, len(p.t.nodes))
 	if cfg.budget > 0 {
+		r.brief = make([]bool, len(p.t.nodes))
 		return p.fit(r, cfg.counter, cfg.budget)
 	}
 	for i := range p.t.nodes {
 		if !r.visible[i] {
 			continue
 		}
-		v, err := p.blockTokens(r, cfg.counter, i, r.modes[i])
+		v, err := p.blockTokens(r, cfg.counter, i, r.form(i))
 		if err != nil {
 			return err
 		}
@@ -156,10 +147,21 @@ func (p *Prompt) count(r *Rendered, cfg renderConfig) error {
 func (p *Prompt) fit(r *Rendered, c tokens.Counter, budget int) error {
 	nodes := p.t.nodes
 	cands := p.candidates(r)
+	full := make(map[int]bool, len(cands)) // the candidates declared FULL
 	for _, i := range cands {
+		full[i] = true
 		r.declared[i] = r.whys[i]
 		r.modes[i], r.whys[i] = visibility.Summary, visibility.Budget
 	}
+	// Then every summary that has a brief is shortened to it.
+	briefs := p.briefCandidates(r)
+	for _, i := range briefs {
+		if !full[i] {
+			r.declared[i] = r.whys[i]
+		}
+		r.brief[i], r.whys[i] = true, visibility.Budget
+	}
+	order := p.budgetOrder(append(cands, slices.DeleteFunc(briefs, func(i int) bool { return full[i] })...))
 	pr := p.prepare()
 	sum, blocks := 0, 0
 	for i := range nodes {
@@ -168,7 +170,7 @@ func (p *Prompt) fit(r *Rendered, c tokens.Counter, budget int) error {
 		if !r.visible[i] {
 			continue
 		}
-		v, err := p.blockTokens(r, c, i, r.modes[i])
+		v, err := p.blockTokens(r, c, i, r.form(i))
 		if err != nil {
 			return err
 		}
@@ -179,48 +181,81 @@ func (p *Prompt) fit(r *Rendered, c tokens.Counter, budget int) error {
 	sum += max(blocks-1, 0)
 	lb, _ := c.(tokens.LowerBounder)
 	var shown []int
-	for k := len(cands) - 1; k >= 0; k-- {
-		i := cands[k]
+	for k := len(order) - 1; k >= 0; k-- {
+		i := order[k]
 		if !r.visible[i] {
-			r.modes[i], r.whys[i] = visibility.Full, r.declared[i]
+			// It comes back as declared with the section that hides it.
+			if full[i] {
+				r.modes[i] = visibility.Full
+			}
+			r.brief[i], r.whys[i] = false, r.declared[i]
 			continue
 		}
-		shown = p.revealed(r, i, shown[:0])
-		if lb != nil {
-			lo, err := p.lowerDelta(r, c, lb, i, shown)
+		if full[i] {
+			ok, err := p.giveBack(r, c, lb, i, budget, &sum, &shown)
 			if err != nil {
 				return err
 			}
-			if lo > 0 && sum+lo > budget {
+			if ok {
 				continue
 			}
 		}
-		full, err := p.blockTokens(r, c, i, visibility.Full)
+		if !r.brief[i] {
+			continue
+		}
+		st, err := p.blockTokens(r, c, i, summaryForm)
 		if err != nil {
 			return err
 		}
-		delta := full - r.tokens[i]
-		for _, j := range shown {
-			v, err := p.blockTokens(r, c, j, r.modes[j])
-			if err != nil {
-				return err
+		if delta := st - r.tokens[i]; delta <= 0 || sum+delta <= budget {
+			sum += delta
+			r.brief[i], r.tokens[i] = false, st
+			if !full[i] {
+				r.whys[i] = r.declared[i]
 			}
-			delta += v + 1
-		}
-		if delta > 0 && sum+delta > budget {
-			continue
-		}
-		sum += delta
-		r.modes[i], r.whys[i], r.tokens[i] = visibility.Full, r.declared[i], full
-		for _, j := range shown {
-			r.visible[j] = true
-			r.tokens[j], _ = p.blockTokens(r, c, j, r.modes[j]) // counted above
 		}
 	}
 	if sum > budget {
 		return p.budgetError(r, budget, sum)
 	}
 	return nil
+}
+
+// giveBack shows the visible SUMMARY candidate i in full when it fits with
+// what it reveals, updating sum; shown is scratch space.
+func (p *Prompt) giveBack(r *Rendered, c tokens.Counter, lb tokens.LowerBounder, i, budget int, sum *int, shown *[]int) (bool, error) {
+	*shown = p.revealed(r, i, (*shown)[:0])
+	if lb != nil {
+		lo, err := p.lowerDelta(r, c, lb, i, *shown)
+		if err != nil {
+			return false, err
+		}
+		if lo > 0 && *sum+lo > budget {
+			return false, nil
+		}
+	}
+	full, err := p.blockTokens(r, c, i, fullForm)
+	if err != nil {
+		return false, err
+	}
+	delta := full - r.tokens[i]
+	for _, j := range *shown {
+		v, err := p.blockTokens(r, c, j, r.form(j))
+		if err != nil {
+			return false, err
+		}
+		delta += v + 1
+	}
+	if delta > 0 && *sum+delta > budget {
+		return false, nil
+	}
+	*sum += delta
+	r.modes[i], r.whys[i], r.tokens[i], r.brief[i] = visibility.Full, r.declared[i], full, false
+	for _, j := range *shown {
+		r.visible[j] = true
+		r.tokens[j], _ = p.blockTokens(r, c, j, r.form(j)) // counted above
+	}
+	return true, nil
 }
 
 // revealed appends to out the descendants of the visible SUMMARY section i
@@ -244,13 +279,13 @@ func (p *Prompt) revealed(r *Rendered, i int, out []int) []int {
 // back in full, with the sections it would show, adds to the prompt. Counts
 // already known are used as they are.
 func (p *Prompt) lowerDelta(r *Rendered, c tokens.Counter, lb tokens.LowerBounder, i int, shown []int) (int, error) {
-	lo, err := p.lowerBlock(r, c, lb, i, visibility.Full)
+	lo, err := p.lowerBlock(r, c, lb, i, fullForm)
 	if err != nil {
 		return 0, err
 	}
 	lo -= r.tokens[i]
 	for _, j := range shown {
-		v, err := p.lowerBlock(r, c, lb, j, r.modes[j])
+		v, err := p.lowerBlock(r, c, lb, j, r.form(j))
 		if err != nil {
 			return 0, err
 		}
@@ -261,15 +296,16 @@ func (p *Prompt) lowerDelta(r *Rendered, c tokens.Counter, lb tokens.LowerBounde
 
 // lowerBlock is a lower bound of blockTokens: the cached count when there is
 // one, the counter's bound otherwise.
-func (p *Prompt) lowerBlock(r *Rendered, c tokens.Counter, lb tokens.LowerBounder, i int, m visibility.Mode) (int, error) {
+func (p *Prompt) lowerBlock(r *Rendered, c tokens.Counter, lb tokens.LowerBounder, i int, f form) (int, error) {
 	n := &p.t.nodes[i]
-	if m == visibility.Summary || !n.sec.Live() {
-		if v, ok := p.counts.lookup(c, countKey{i, m}); ok {
+	if f != fullForm || !n.sec.Live() {
+		if v, ok := p.counts.lookup(c, countKey{i, f}); ok {
 			return v, nil
 		}
 	}
-	if m == visibility.Summary {
-		return lb.LowerBound(p.summary(i)), nil
+	if f != fullForm {
+		text, _ := p.block(r, i, f)
+		return lb.LowerBound(text), nil
 	}
 	body, err := r.body(i)
 	if err != nil {
@@ -321,30 +357,45 @@ func (p *Prompt) demote(r *Rendered, c tokens.Counter, target int) (demoted bool
 	if sum <= target {
 		return false, sum, nil
 	}
-	for _, i := range p.candidates(r) {
-		if !r.visible[i] || r.modes[i] != visibility.Full {
+	var briefs []int
+	if r.brief != nil {
+		briefs = p.briefCandidates(r)
+	}
+	for _, i := range p.budgetOrder(append(p.candidates(r), briefs...)) {
+		if !r.visible[i] {
 			continue // hidden by a section demoted before it
 		}
-		st, err := p.blockTokens(r, c, i, visibility.Summary)
+		// A section in full goes to its brief when it has one, else to its
+		// summary; a summary goes to its brief.
+		to := briefForm
+		if p.t.nodes[i].sec.Brief() == "" {
+			to = summaryForm
+		}
+		st, err := p.blockTokens(r, c, i, to)
 		if err != nil {
 			return demoted, sum, err
 		}
 		n := &p.t.nodes[i]
 		cost := r.tokens[i]
-		for j := i + 1; j < n.end; j++ {
-			if r.visible[j] {
-				cost += r.tokens[j] + 1
+		if r.modes[i] == visibility.Full {
+			for j := i + 1; j < n.end; j++ {
+				if r.visible[j] {
+					cost += r.tokens[j] + 1
+				}
 			}
 		}
 		if st >= cost {
-			continue // its summary, with the suffix, costs as much as it saves
+			continue // its shorter form, with the suffix, costs as much as it saves
 		}
 		for j := i + 1; j < n.end; j++ {
 			r.visible[j] = false
 		}
 		sum += st - cost
-		r.declared[i] = r.whys[i]
+		if r.whys[i] != visibility.Budget {
+			r.declared[i] = r.whys[i]
+		}
 		r.modes[i], r.whys[i], r.tokens[i] = visibility.Summary, visibility.Budget, st
+		r.brief[i] = to == briefForm
 		demoted = true
 		if sum <= target {
 			break
@@ -373,14 +424,7 @@ func (p *Prompt) candidates(r *Rendered) []int {
 			out = append(out, i)
 		}
 	}
-	slices.SortFunc(out, func(a, b int) int {
-		return cmp.Or(
-			cmp.Compare(nodes[a].sec.Priority(), nodes[b].sec.Priority()),
-			cmp.Compare(nodes[b].depth, nodes[a].depth),
-			cmp.Compare(b, a),
-		)
-	})
-	return out
+	return p.budgetOrder(out)
 }
 
 func (p *Prompt) budgetError(r *Rendered, budget, minimum int) error {

@@ -31,8 +31,11 @@ type Rendered struct {
 	// declared holds, for sections a budget demoted, why they were FULL
 	// before, so a section given back is reported as it was.
 	declared []visibility.Why
-	sess     *session.Session
-	fs       afero.Fs
+	// brief marks, under a budget, the SUMMARY sections shortened to their
+	// brief; nil without a budget.
+	brief []bool
+	sess  *session.Session
+	fs    afero.Fs
 }
 
 // SectionReport says how one section rendered.
@@ -45,7 +48,8 @@ type SectionReport struct {
 	Visible  bool            `json:"visible"` // rendered: enabled, and no ancestor summarized
 	Mode     visibility.Mode `json:"mode"`
 	Why      visibility.Why  `json:"why"`
-	HasTools bool            `json:"has_tools"` // the section or an enabled descendant declares a tool
+	HasTools bool            `json:"has_tools"`       // the section or an enabled descendant declares a tool
+	Brief    bool            `json:"brief,omitempty"` // a SUMMARY a budget shortened to its brief
 	Priority int             `json:"priority"`
 	Tokens   int             `json:"tokens"` // of the section's own block as rendered; 0 when hidden or not counted
 }
@@ -80,7 +84,7 @@ func (r *Rendered) Report() []SectionReport {
 		rep[i] = SectionReport{
 			Path: n.path, Number: n.number, Title: n.sec.Title(), Depth: n.depth,
 			Enabled: pr.enabled[i], Visible: r.visible[i], Mode: r.modes[i], Why: r.whys[i], HasTools: pr.hasTools[i],
-			Priority: n.sec.Priority(),
+			Priority: n.sec.Priority(), Brief: r.form(i) == briefForm,
 		}
 		if r.tokens != nil && r.visible[i] {
 			rep[i].Tokens = r.tokens[i]
@@ -218,7 +222,7 @@ func (p *Prompt) size(r *Rendered) (int, error) {
 		}
 		blocks++
 		if r.modes[i] == visibility.Summary {
-			size += p.summarySize(i)
+			size += p.summarySize(i) + len(p.t.nodes[i].sec.Brief())
 			continue
 		}
 		n := &p.t.nodes[i]
@@ -267,6 +271,10 @@ func (p *Prompt) emit(r *Rendered) error {
 		}
 		if r.modes[i] == visibility.Summary {
 			summarized = true
+			if r.form(i) == briefForm {
+				b.WriteString(p.briefBlock(i))
+				continue
+			}
 			if ls := &p.summaries[i]; ls.done.Load() {
 				b.WriteString(ls.text)
 				continue

@@ -25,6 +25,7 @@ type Template struct {
 	ns, key string
 	nodes   []node         // depth-first, in declaration order
 	needs   []reflect.Type // the params types sections take, in first-use order
+	briefs  bool           // some section has a brief
 
 	pathsOnce sync.Once
 	byPath    map[string]int // dotted path -> index in nodes, built on first lookup
@@ -140,6 +141,7 @@ func (t *Template) add(b *headings, list []*section.Section, parent int, depth i
 		b.at = append(b.at, o)
 
 		n := node{sec: s, depth: depth, parent: parent}
+		t.briefs = t.briefs || s.Brief() != ""
 		if !s.Dynamic() {
 			n.dedented = markdown.Dedent(mustBody(s))
 			n.static = shiftHeadings(n.dedented, depth+2)

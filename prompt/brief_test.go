@@ -1,0 +1,169 @@
+package prompt_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/spf13/afero"
+
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tokens"
+	"github.com/unfold-dev/unfold/visibility"
+)
+
+// briefPrompt is a task and six summarized sections, each with a long
+// summary and a brief.
+func briefPrompt(t *testing.T) *prompt.Prompt {
+	t.Helper()
+	secs := []*section.Section{section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Pick the right tool."})}
+	for i := range 6 {
+		secs = append(secs, section.New(section.Spec[section.None]{
+			Key: fmt.Sprintf("tool-%d", i), Title: fmt.Sprintf("Tool %d", i), Body: "How to use it.",
+			Summary:    fmt.Sprintf("Tool %d does one thing well. ", i) + strings.Repeat("It is described at length here so that its summary costs tokens. ", 3),
+			Brief:      fmt.Sprintf("Tool %d does one thing well. …", i),
+			Visibility: visibility.Const(visibility.Summary),
+		}))
+	}
+	return prompt.MustNew("test", "briefs", secs...).MustBind()
+}
+
+// shown counts the sections rendered with their summary and with their
+// brief, and checks each is one of the two.
+func shown(t *testing.T, r *prompt.Rendered) (summaries, briefs int, order string) {
+	t.Helper()
+	for _, s := range r.Report() {
+		if !strings.HasPrefix(s.Path, "tool-") {
+			continue
+		}
+		switch {
+		case s.Brief && s.Why == visibility.Budget:
+			briefs++
+			order += "b"
+		case !s.Brief && s.Mode == visibility.Summary && s.Why == visibility.Declared:
+			summaries++
+			order += "s"
+		default:
+			t.Errorf("%s: got mode %s, why %s, brief %v", s.Path, s.Mode, s.Why, s.Brief)
+		}
+	}
+	return summaries, briefs, order
+}
+
+// TestBudgetBriefs: under a budget, the budget decides how many sections
+// show their summary in full and how many their brief, earlier sections
+// first at equal priority; without a budget, none is shortened.
+func TestBudgetBriefs(t *testing.T) {
+	p := briefPrompt(t)
+	r, err := p.Render(session.New(), nil, prompt.WithTokens(tokens.Estimate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, b, _ := shown(t, r); s != 6 || b != 0 {
+		t.Fatalf("no budget: got %d summaries and %d briefs, want 6 and 0", s, b)
+	}
+	all := r.Tokens()
+	last, mixed := -1, 0
+	for budget := all; ; budget -= 10 {
+		r, err := p.Render(session.New(), nil, prompt.WithBudget(budget, tokens.Estimate))
+		if errors.Is(err, prompt.ErrOverBudget) {
+			if last != 0 {
+				t.Errorf("budget %d: over budget while %d summaries still showed", budget, last)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Tokens() > budget {
+			t.Fatalf("budget %d: got %d tokens", budget, r.Tokens())
+		}
+		s, b, order := shown(t, r)
+		if s+b != 6 || strings.Contains(order, "bs") {
+			t.Errorf("budget %d: got %q, want summaries first, then briefs", budget, order)
+		}
+		if last >= 0 && s > last {
+			t.Errorf("budget %d: %d summaries, more than the %d a larger budget showed", budget, s, last)
+		}
+		for i := range 6 {
+			key := fmt.Sprintf("tool-%d", i)
+			full := strings.Contains(r.Text(), fmt.Sprintf("Tool %d does one thing well. It is described", i))
+			brief := strings.Contains(r.Text(), fmt.Sprintf("Tool %d does one thing well. …\n\n---\n", i))
+			if full == brief || !strings.Contains(r.Text(), `open_sections`+"` with key \""+key+`"`) {
+				t.Errorf("budget %d: %s shows its summary %v, its brief %v, want one of them and how to open it", budget, key, full, brief)
+			}
+		}
+		if s > 0 && b > 0 {
+			mixed++
+		}
+		last = s
+	}
+	if mixed < 3 {
+		t.Errorf("%d budgets showed some summaries and some briefs, want several", mixed)
+	}
+	if last != 0 {
+		t.Errorf("the smallest budget that fits showed %d summaries, want 0: every brief", last)
+	}
+}
+
+// TestBriefOfFullSection: a section in full with a summary and a brief goes
+// to its summary, then to its brief, as the budget shrinks.
+func TestBriefOfFullSection(t *testing.T) {
+	p := prompt.MustNew("test", "full", section.New(section.Spec[section.None]{
+		Key: "guide", Title: "Guide", Body: strings.Repeat("A long guide to the whole thing. ", 40),
+		Summary: "The guide covers setup, use and repair, each in detail, with examples for every step.",
+		Brief:   "A guide.",
+	})).MustBind()
+	for _, c := range []struct {
+		budget int
+		want   string
+		mode   visibility.Mode
+		brief  bool
+	}{
+		{400, "A long guide", visibility.Full, false},
+		{100, "each in detail", visibility.Summary, false},
+		{55, "A guide.\n\n---", visibility.Summary, true},
+	} {
+		r, err := p.Render(session.New(), nil, prompt.WithBudget(c.budget, tokens.Estimate))
+		if err != nil {
+			t.Fatalf("budget %d: %v", c.budget, err)
+		}
+		rep := r.Report()[0]
+		if !strings.Contains(r.Text(), c.want) || rep.Mode != c.mode || rep.Brief != c.brief {
+			t.Errorf("budget %d: got %s (brief %v, %d tokens):\n%s\nwant %s, brief %v, %q", c.budget, rep.Mode, rep.Brief, r.Tokens(), r.Text(), c.mode, c.brief, c.want)
+		}
+	}
+}
+
+// TestOpenBriefSection opens a section a budget shortened to its brief.
+func TestOpenBriefSection(t *testing.T) {
+	p := briefPrompt(t)
+	// The smallest budget that fits: every section shows its brief.
+	_, err := p.Render(session.New(), nil, prompt.WithBudget(1, tokens.Estimate))
+	var be *prompt.BudgetError
+	if !errors.As(err, &be) {
+		t.Fatalf("budget 1: got %v, want a budget error", err)
+	}
+	fs := afero.NewMemMapFs()
+	d, err := prompt.NewDisclosure(nil, fs, []prompt.Part{{Prompt: p, Options: []prompt.RenderOption{prompt.WithBudget(be.Minimum, tokens.Estimate)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Render(); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Rendered(0).Report()[6].Brief {
+		t.Fatalf("tool-5 under the budget: want its brief, got:\n%s", d.Rendered(0).Text())
+	}
+	op, err := d.Open(t.Context(), []string{"tool-5"}, "need it")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := afero.ReadFile(fs, "context/tool-5.md")
+	if err != nil || strings.Join(op.Files, ",") != "context/tool-5.md" || string(data) != "## Tool 5 (tool-5)\n\nHow to use it.\n" {
+		t.Errorf("open tool-5: got %v, %q, %v", op.Files, data, err)
+	}
+}

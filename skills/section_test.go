@@ -2,9 +2,11 @@ package skills_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/spf13/afero"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/skills"
+	"github.com/unfold-dev/unfold/tokens"
 )
 
 // skillsDir is where the valid skills are said to be on disk, so that
@@ -169,5 +172,58 @@ func TestContextFiles(t *testing.T) {
 	golden.Check(t, "context/skills.md", catalog)
 	if strings.Contains(catalog, "Run the extraction script") || !strings.Contains(catalog, "Extracts the text of PDF files") {
 		t.Errorf("the skills section alone: got %q, want the catalog: descriptions, no instructions", catalog)
+	}
+}
+
+// TestCatalogUnderBudget: the budget decides how many skills show their
+// description in full, the first ones first; the others show their brief,
+// and when even that does not fit the skills section shows its summary,
+// naming every skill.
+func TestCatalogUnderBudget(t *testing.T) {
+	fsys := fstest.MapFS{}
+	for i := range 12 {
+		name := fmt.Sprintf("skill-%02d", i)
+		fsys[name+"/SKILL.md"] = &fstest.MapFile{Data: []byte(fmt.Sprintf(
+			"---\nname: %s\ndescription: Handles task %d. It reads the inputs, checks them, runs every step in order and reports what it did, with the errors it met.\n---\nSteps.\n", name, i))}
+	}
+	set, err := skills.LoadFolders(skills.Folder{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := skillsPrompt(t, set)
+	full := func(text string) (n int) {
+		for i := range 12 {
+			if strings.Contains(text, fmt.Sprintf("Handles task %d. It reads the inputs", i)) {
+				n++
+			}
+		}
+		return n
+	}
+	seen := map[int]bool{}
+	last, collapsed := 12, false
+	for budget := 1500; budget > 0; budget -= 20 {
+		r, err := p.Render(session.New(), nil, prompt.WithBudget(budget, tokens.Estimate))
+		if err != nil {
+			break
+		}
+		n := full(r.Text())
+		if n > last {
+			t.Errorf("budget %d: %d full descriptions, more than a larger budget's %d", budget, n, last)
+		}
+		for i := range n {
+			if !strings.Contains(r.Text(), fmt.Sprintf("Handles task %d. It reads", i)) {
+				t.Errorf("budget %d: skill %d has no full description while a later one has", budget, i)
+			}
+		}
+		if strings.Contains(r.Text(), "12 skills for particular tasks: skill-00, skill-01") {
+			collapsed = true
+		} else if n < 12 && !strings.Contains(r.Text(), fmt.Sprintf("Handles task %d. …", 11)) {
+			t.Errorf("budget %d: the last skill shows neither its description nor its brief", budget)
+		}
+		seen[n] = true
+		last = n
+	}
+	if len(seen) < 6 || !collapsed {
+		t.Errorf("saw %d different counts of full descriptions, collapsed %v: want many, and the names alone at the end", len(seen), collapsed)
 	}
 }

@@ -40,6 +40,16 @@
 // once written and readable through the resource template
 // unfold://context/{file}.
 //
+// # Skills
+//
+// With [Options.Skills], a skills section (see package skills) follows the
+// prompt's sections, or forms the prompt when there is none, and opens
+// like them. Each skill is also an MCP prompt named after it, giving its
+// instructions and the addresses of its files, and resources: its
+// instructions at unfold://skill/<name> and each file at
+// unfold://skill/<name>/<path> ([SkillURIPrefix]), for clients without
+// skills support.
+//
 // # Transports
 //
 // [Server.Run] serves one connection (stdio, or the SDK's in-memory transport

@@ -57,6 +57,10 @@
 // To open sections without a model, [Rendered.Open] returns the [Overrides]
 // to apply before the next render.
 //
+// A section declared separate ([section.Spec] Separate) opens only by its
+// own key: where an ancestor is written as a document of its own (a context
+// file, the content of an opening) it shows its summary and how to open it.
+//
 // # Token budgets
 //
 // Rendered with [WithBudget], a prompt fits a token count: FULL sections that
@@ -75,6 +79,11 @@
 // prompt does not fit, Render fails with a [*BudgetError] naming the budget,
 // the minimum and the largest sections. The report gives each section's
 // tokens, mode and why (declared, selector, override or budget).
+//
+// A summary with a brief ([section.Spec] Brief) is shortened to it the same
+// way: the smallest prompt shows every brief, and the fit gives the summary
+// back, highest priority first, where the full section does not fit. The
+// report marks the sections shown as their brief.
 //
 //	r, err := p.Render(sess, fs, prompt.WithBudget(8000, bpe.O200kBase()))
 package prompt

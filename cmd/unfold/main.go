@@ -1,7 +1,8 @@
 // Command unfold runs persistent environments for agents and renders
 // prompts: `unfold serve` speaks the orchestrator's NDJSON protocol on stdin
 // and stdout, `unfold repl` lets a person drive the same environments by
-// hand, and `unfold render` renders a prompt file.
+// hand, `unfold render` renders a prompt file, and `unfold skills validate`
+// checks Agent Skills folders.
 //
 // Run `unfold --help` for the commands and `unfold help <command>` for one
 // command's flags.

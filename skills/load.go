@@ -253,34 +253,45 @@ func misnamed(f Folder, dir string) []Problem {
 // listFiles lists the skill's resource files, reading directories only.
 func (k *Skill) listFiles() {
 	for _, res := range Resources {
-		root := path.Join(k.root, res)
-		_ = fs.WalkDir(k.fsys, root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil // a missing folder, or one that cannot be read: nothing to list
+		k.listDir(path.Join(k.root, res), 0)
+	}
+}
+
+// maxDepth bounds how deep listDir goes below a resource folder.
+const maxDepth = 16
+
+// listDir lists the regular files under dir, in path order, hidden ones
+// left out. A folder that is missing or cannot be read has nothing to
+// list; links to folders are not followed.
+func (k *Skill) listDir(dir string, depth int) {
+	entries, err := fs.ReadDir(k.fsys, dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		p := dir + "/" + e.Name()
+		switch t := e.Type(); {
+		case t.IsDir():
+			if depth < maxDepth {
+				k.listDir(p, depth+1)
 			}
-			if p != root && strings.HasPrefix(d.Name(), ".") {
-				if d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
+			continue
+		case t&fs.ModeSymlink != 0:
+			// A link counts when it leads to a regular file.
+			if fi, err := fs.Stat(k.fsys, p); err != nil || !fi.Mode().IsRegular() {
+				continue
 			}
-			if d.IsDir() {
-				return nil
-			}
-			if !d.Type().IsRegular() {
-				// A link counts when it leads to a regular file.
-				fi, err := fs.Stat(k.fsys, p)
-				if err != nil || !fi.Mode().IsRegular() {
-					return nil
-				}
-			}
-			if len(k.Files) == MaxFiles {
-				k.Omitted++
-				return nil
-			}
-			k.Files = append(k.Files, strings.TrimPrefix(p, k.root+"/"))
-			return nil
-		})
+		case !t.IsRegular():
+			continue
+		}
+		if len(k.Files) == MaxFiles {
+			k.Omitted++
+			continue
+		}
+		k.Files = append(k.Files, strings.TrimPrefix(p, k.root+"/"))
 	}
 }
 

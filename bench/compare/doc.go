@@ -2,8 +2,8 @@
 // instead, on identical workloads, in one run.
 //
 // It is run by run.sh, which installs the peers at run time into a
-// temporary directory (npm: @vscode/prompt-tsx, gpt-tokenizer, js-tiktoken;
-// Debian: python3-pexpect), builds the unfold binary, and calls this
+// temporary directory (npm: @vscode/prompt-tsx, gpt-tokenizer, js-tiktoken,
+// js-yaml; Debian: python3-pexpect), builds the unfold binary, and calls this
 // program. Nothing of the peers is kept in the tree.
 //
 // # Workloads
@@ -22,7 +22,12 @@
 //     for the reply for bash.DefaultSpin), and a pty running cat;
 //   - editor: a screen of five 1,000-line views near the end of a 1 MB file,
 //     and a search over 2,000 files (grep -rn as a reference);
-//   - serve: commands per second through `unfold serve` over pipes.
+//   - serve: commands per second through `unfold serve` over pipes;
+//   - skills: 500 Agent Skills loaded by skills.Load, with and without
+//     reading every skill's instructions, against a Node.js loader that
+//     reads each SKILL.md and parses its front matter with js-yaml, and the
+//     file system's floor of opening each SKILL.md; names and descriptions
+//     checked equal.
 //
 // # Method
 //

@@ -119,6 +119,26 @@ async function timed(iters, fn) {
   return { ns, last };
 }
 
+// loadSkills reads every DIR/NAME/SKILL.md whole and parses its front
+// matter with js-yaml, as a client's loader does: names and descriptions.
+function loadSkills(dir) {
+  const yaml = require('js-yaml');
+  const out = [];
+  for (const name of fs.readdirSync(dir).sort()) {
+    let text;
+    try {
+      text = fs.readFileSync(dir + '/' + name + '/SKILL.md', 'utf8');
+    } catch (e) {
+      continue;
+    }
+    const m = /^---\r?\n([\s\S]*?)\r?\n---\r?\n/.exec(text);
+    if (!m) continue;
+    const meta = yaml.load(m[1]);
+    out.push(meta.name + '\t' + String(meta.description).trim());
+  }
+  return out;
+}
+
 const ops = {
   load(req) {
     workload = JSON.parse(fs.readFileSync(req.file, 'utf8'));
@@ -133,6 +153,16 @@ const ops = {
     const { ns, last } = await timed(req.iters, () => renderOnce(workload.budget, workload.budgetTokens, tok));
     const text = textOf(last.messages).trimEnd();
     return { ns, tokens: last.tokenCount, textTokens: gptO200k.countTokens(text), bytes: Buffer.byteLength(text) };
+  },
+  skills(req) {
+    const ns = [];
+    let last;
+    for (let i = 0; i < req.iters; i++) {
+      const t0 = process.hrtime.bigint();
+      last = loadSkills(req.dir);
+      ns.push(Number(process.hrtime.bigint() - t0));
+    }
+    return req.list ? { list: last } : { ns, count: last.length };
   },
   async count(req) {
     const text = fs.readFileSync(req.file, 'utf8');

@@ -64,7 +64,7 @@ func run(name string, args ...string) string {
 // peerVersions reads the installed peers' versions.
 func peerVersions(cfg *config) []string {
 	var out []string
-	for _, p := range []string{"@vscode/prompt-tsx", "gpt-tokenizer", "js-tiktoken"} {
+	for _, p := range []string{"@vscode/prompt-tsx", "gpt-tokenizer", "js-tiktoken", "js-yaml"} {
 		data, err := os.ReadFile(filepath.Join(cfg.peers, "node_modules", p, "package.json"))
 		if err != nil {
 			continue

@@ -6,8 +6,8 @@
 #   ROUNDS=9 bench/compare/run.sh -only render,budget
 #
 # The peers are installed at run time into a temporary directory that is
-# removed at the end: @vscode/prompt-tsx, gpt-tokenizer and js-tiktoken
-# from npm, and Debian's python3-pexpect (apt-get, when the system Python
+# removed at the end: @vscode/prompt-tsx, gpt-tokenizer, js-tiktoken and
+# js-yaml from npm, and Debian's python3-pexpect (apt-get, when the system Python
 # lacks it). Nothing of theirs stays in the tree. Needs go, node and npm;
 # takes a few minutes.
 set -euo pipefail
@@ -25,7 +25,7 @@ echo "run.sh: installing the npm peers into $work" >&2
 (
   cd "$work"
   npm init -y >/dev/null
-  npm install --no-audit --no-fund --loglevel=error @vscode/prompt-tsx gpt-tokenizer js-tiktoken >/dev/null
+  npm install --no-audit --no-fund --loglevel=error @vscode/prompt-tsx gpt-tokenizer js-tiktoken js-yaml >/dev/null
 )
 
 python=/usr/bin/python3

@@ -1,8 +1,10 @@
 package skills_test
 
 import (
+	"runtime"
 	"testing"
 	"testing/fstest"
+	"time"
 	"unicode/utf8"
 
 	"github.com/unfold-dev/unfold/skills"
@@ -26,7 +28,25 @@ func FuzzLoad(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		set, err := skills.LoadFolders(skills.Folder{FS: fstest.MapFS{"demo/SKILL.md": {Data: []byte(src)}}})
+		type loaded struct {
+			set *skills.Set
+			err error
+		}
+		done := make(chan loaded, 1)
+		go func() {
+			set, err := skills.LoadFolders(skills.Folder{FS: fstest.MapFS{"demo/SKILL.md": {Data: []byte(src)}}})
+			done <- loaded{set, err}
+		}()
+		var set *skills.Set
+		var err error
+		select {
+		case l := <-done:
+			set, err = l.set, l.err
+		case <-time.After(5 * time.Second):
+			buf := make([]byte, 1<<20)
+			n := runtime.Stack(buf, true)
+			t.Fatalf("load of %q did not end in 5s:\n%s", src, buf[:n])
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,12 +23,17 @@
 //		Visibility: visibility.Const(visibility.Summary),
 //	})
 //
+// A summary may be computed when first needed (LazySummary, for one that
+// reads a file), shortened under a token budget to a brief (Brief), and
+// kept when an ancestor is written out in full (Separate: the section then
+// opens only by its own key); package skills uses all three.
+//
 // # Validation
 //
 // Sections are checked when the prompt containing them is built
 // ([Validate]): bad or duplicate keys, templates that name fields their
 // params type lacks, code fences left open, a SUMMARY section without a
 // summary (or a brief or a separate section without one), duplicate or
-// reserved tool names. Every problem is an [*Error]
-// naming the section's dotted path.
+// reserved tool names. Every problem is an [*Error] naming the section's
+// dotted path.
 package section

@@ -66,6 +66,51 @@ func ParseActionMode(s string) (ActionMode, error) {
 	return 0, fmt.Errorf("agent: unknown action mode %q: want native or text", s)
 }
 
+// Disclosure says where an opened section reaches the model.
+type Disclosure int
+
+const (
+	// DisclosureDefault is DisclosureAppend for a model whose provider
+	// caches prompt prefixes (Features.CachesPrefixes), DisclosureRerender
+	// otherwise.
+	DisclosureDefault Disclosure = iota
+	// DisclosureRerender renders the system message again when a section
+	// opens, the section in place, and offers its tools in the tool list
+	// where the render puts them.
+	DisclosureRerender
+	// DisclosureAppend keeps the system message and the tool list of the
+	// run's start: an opened section's content is the answer to the
+	// open_sections call, and its tools reach the model through the
+	// provider's deferred tools ([Request.Deferred]) or at the end of the
+	// tool list. The conversation only grows, so a provider's prompt
+	// cache keeps serving all of it.
+	DisclosureAppend
+)
+
+// String returns "default", "rerender" or "append".
+func (d Disclosure) String() string {
+	switch d {
+	case DisclosureRerender:
+		return "rerender"
+	case DisclosureAppend:
+		return "append"
+	}
+	return "default"
+}
+
+// ParseDisclosure reads "append", "rerender", or "" or "default".
+func ParseDisclosure(s string) (Disclosure, error) {
+	switch s {
+	case "", "default":
+		return DisclosureDefault, nil
+	case "rerender":
+		return DisclosureRerender, nil
+	case "append":
+		return DisclosureAppend, nil
+	}
+	return 0, fmt.Errorf("agent: unknown disclosure %q: want append or rerender", s)
+}
+
 // config is what an Agent runs with: the model, the prompt and the
 // options.
 type config struct {
@@ -85,6 +130,8 @@ type config struct {
 	OnDelta      func(Delta)
 	OnProgress   func(Progress)
 	Now          func() time.Time
+	Disclosure   Disclosure
+	Price        *Price
 }
 
 // Option configures an [Agent].
@@ -165,6 +212,18 @@ func WithOnProgress(f func(Progress)) Option {
 	return func(c *config) { c.OnProgress = f }
 }
 
+// WithDisclosure sets where opened sections reach the model (default
+// [DisclosureDefault]).
+func WithDisclosure(d Disclosure) Option {
+	return func(c *config) { c.Disclosure = d }
+}
+
+// WithPrice estimates what each run cost at p ([Result.Cost], and the
+// transcript's end record).
+func WithPrice(p Price) Option {
+	return func(c *config) { c.Price = &p }
+}
+
 // WithClock sets the clock for timings and the transcript (default
 // time.Now).
 func WithClock(now func() time.Time) Option {
@@ -173,13 +232,15 @@ func WithClock(now func() time.Time) Option {
 
 // Progress is one thing a run did, for display.
 type Progress struct {
-	Step    int           `json:"step"`
-	Kind    string        `json:"kind"` // "model", "tool", "expansion", "invalid", "answer"
-	Tool    string        `json:"tool,omitempty"`
-	Success bool          `json:"success"`
-	Detail  string        `json:"detail,omitempty"`
-	Usage   Usage         `json:"usage"`   // of the run so far
-	Elapsed time.Duration `json:"elapsed"` // since the run started
+	Step      int           `json:"step"`
+	Kind      string        `json:"kind"` // "request", "retry", "model", "tool", "expansion", "invalid", "answer"
+	Tool      string        `json:"tool,omitempty"`
+	Success   bool          `json:"success"`
+	Detail    string        `json:"detail,omitempty"`
+	Retry     *Retry        `json:"retry,omitempty"` // the retry, for "retry"
+	StepUsage Usage         `json:"step_usage"`      // of this model call, for "model"
+	Usage     Usage         `json:"usage"`           // of the run so far
+	Elapsed   time.Duration `json:"elapsed"`         // since the run started
 }
 
 // Result is what a run produced.
@@ -188,8 +249,11 @@ type Result struct {
 	Steps      int
 	Expansions int
 	Usage      Usage
-	Elapsed    time.Duration
-	Messages   []Message // the conversation, system message first
+	// Cost is what the run cost at the price given with [WithPrice], in
+	// US dollars; 0 without one.
+	Cost     float64
+	Elapsed  time.Duration
+	Messages []Message // the conversation, system message first
 }
 
 // Agent runs a model over a prompt. It is safe to run several times, one run
@@ -233,6 +297,15 @@ func New(model Model, p *prompt.Prompt, opts ...Option) (*Agent, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Disclosure < DisclosureDefault || cfg.Disclosure > DisclosureAppend {
+		return nil, fmt.Errorf("agent: new: unknown disclosure %d", cfg.Disclosure)
+	}
+	if cfg.Disclosure == DisclosureDefault {
+		cfg.Disclosure = DisclosureRerender
+		if featuresOf(cfg.Model).CachesPrefixes {
+			cfg.Disclosure = DisclosureAppend
+		}
 	}
 	a := &Agent{cfg: cfg, sess: cfg.Session, fs: cfg.FS, envTool: map[string]*tools.Tool{}}
 	parts := []prompt.Part{{Prompt: cfg.Prompt, Options: stableOptions(cfg)}}
@@ -280,7 +353,11 @@ func New(model Model, p *prompt.Prompt, opts ...Option) (*Agent, error) {
 	if cfg.DryRun && a.fs != nil {
 		a.fs = afero.NewCopyOnWriteFs(afero.NewReadOnlyFs(a.fs), afero.NewMemMapFs())
 	}
-	disc, err := prompt.NewDisclosure(a.sess, a.fs, parts)
+	var dopts []prompt.DisclosureOption
+	if cfg.Disclosure == DisclosureAppend {
+		dopts = append(dopts, prompt.WithContentAnswers())
+	}
+	disc, err := prompt.NewDisclosure(a.sess, a.fs, parts, dopts...)
 	if err != nil {
 		return nil, fmt.Errorf("agent: new: %w", err)
 	}
@@ -300,6 +377,11 @@ func stableOptions(cfg config) []prompt.RenderOption {
 	return nil
 }
 
+// Disclosure returns where opened sections reach the model in this
+// agent's runs: the mode given with [WithDisclosure], the default
+// resolved.
+func (a *Agent) Disclosure() Disclosure { return a.cfg.Disclosure }
+
 // Session returns the session the agent renders with.
 func (a *Agent) Session() *session.Session { return a.sess }
 
@@ -314,7 +396,7 @@ func (a *Agent) Run(ctx context.Context, task string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.record(Record{Kind: KindRun, Task: task, Actions: a.cfg.Actions.String()})
+	r.record(Record{Kind: KindRun, Task: task, Actions: a.cfg.Actions.String(), Disclosure: a.cfg.Disclosure.String()})
 	if err := r.refresh(); err != nil {
 		return r.finish(err)
 	}
@@ -344,7 +426,7 @@ func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*R
 	if err != nil {
 		return nil, err
 	}
-	r.record(Record{Kind: KindRun, Task: followUp, Actions: a.cfg.Actions.String(), Resumed: true})
+	r.record(Record{Kind: KindRun, Task: followUp, Actions: a.cfg.Actions.String(), Disclosure: a.cfg.Disclosure.String(), Resumed: true})
 	if err := r.refresh(); err != nil {
 		return r.finish(err)
 	}
@@ -381,4 +463,51 @@ func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*R
 		r.add(Message{Role: RoleUser, Content: "Continue."})
 	}
 	return r.finish(r.loop())
+}
+
+// Preview is the first request a run would send, and its size.
+type Preview struct {
+	Request Request
+	// Tokens of the system message, the tool definitions (deferred
+	// groups included) and the other messages, counted with the agent's
+	// counter (tokens.Estimate without one).
+	SystemTokens, ToolTokens, MessageTokens int
+}
+
+// Preview returns the first request [Agent.Run] would send for task,
+// calling no model and no tool and writing no transcript: the prompt is
+// rendered and the environments' screens are read as they are now.
+func (a *Agent) Preview(task string) (*Preview, error) {
+	if strings.TrimSpace(task) == "" {
+		return nil, errors.New("agent: preview: empty task; say what the agent should do")
+	}
+	r, err := a.newRun(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	r.tw = nil
+	if err := r.refresh(); err != nil {
+		return nil, err
+	}
+	first := task
+	if obs := r.screenUpdate(true); obs != "" {
+		first += "\n\n" + obs
+	}
+	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: first})
+	req := r.request(a.cfg.Actions == ActionsNative)
+	counter := a.cfg.Counter
+	if counter == nil {
+		counter = tokens.Estimate
+	}
+	pv := &Preview{Request: req, SystemTokens: counter.Count(req.Messages[0].Content)}
+	for _, m := range req.Messages[1:] {
+		pv.MessageTokens += counter.Count(m.Content)
+	}
+	for _, t := range req.Tools {
+		pv.ToolTokens += counter.Count(marshal(t))
+	}
+	for _, g := range req.Deferred {
+		pv.ToolTokens += counter.Count(marshal(g))
+	}
+	return pv, nil
 }

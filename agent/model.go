@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // Model is a chat model the loop talks to: messages and tool definitions in,
@@ -14,7 +15,10 @@ import (
 // called from Complete's goroutine with pieces of the reply as they arrive,
 // before Complete returns; Complete must not call it after returning. The
 // request's slices belong to the caller and must not be kept after Complete
-// returns.
+// returns. Request.OnRetry, when set, is called the same way before each
+// retry the adapter makes.
+//
+// A model may also implement [Featured] to say what its API supports.
 type Model interface {
 	Complete(ctx context.Context, req Request) (Response, error)
 }
@@ -44,6 +48,21 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID names the call a tool message answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Loads names the deferred tools ([Request.Deferred]) a tool message
+	// makes available: the tools of the sections the call opened. An
+	// adapter whose API loads deferred tools by reference sends one
+	// reference per name with the result.
+	Loads []string `json:"loads,omitempty"`
+	// Native is an assistant message as the provider's API gave it, for
+	// an adapter that must send it back as it was (reasoning items,
+	// server-side tool searches); other adapters ignore it.
+	Native *Native `json:"native,omitempty"`
+}
+
+// Native is a reply in one API's own format.
+type Native struct {
+	API  string          `json:"api"` // the adapter that wrote it, such as "openai.responses"
+	Data json.RawMessage `json:"data"`
 }
 
 // ToolCall is one tool call of an assistant message. Arguments is the JSON
@@ -62,12 +81,65 @@ type ToolDef struct {
 	Parameters  json.RawMessage `json:"parameters"`
 }
 
+// ToolGroup is the tools of one section that was not shown in full when
+// the run started.
+type ToolGroup struct {
+	Section string    `json:"section"` // the section's dotted path
+	Title   string    `json:"title"`
+	Summary string    `json:"summary,omitempty"`
+	Tools   []ToolDef `json:"tools"`
+}
+
 // Request is one call to a model.
 type Request struct {
 	Messages []Message
-	Tools    []ToolDef // empty in text-action mode
+	// Tools are the tools offered now, empty in text-action mode. With
+	// [DisclosureAppend] the list only grows: the tools of a section that
+	// opens are added at its end.
+	Tools []ToolDef
+	// Deferred, with DisclosureAppend, is the tools of every section not
+	// shown in full when the run started, the same in every request of
+	// the run. An adapter whose API defers tools natively
+	// (Features.DefersTools) declares these groups deferred from the first
+	// request and sends a tool of Tools that is in a group only through
+	// its group, loaded by the result that opened it ([Message.Loads]), so
+	// the tool list it sends never changes. Other adapters ignore it.
+	Deferred []ToolGroup
 	// OnDelta, when not nil, receives the reply in pieces as it streams.
 	OnDelta func(Delta)
+	// OnRetry, when not nil, is told about each retry before its wait.
+	OnRetry func(Retry)
+}
+
+// Retry is a request an adapter is about to send again.
+type Retry struct {
+	Attempt int           `json:"attempt"` // the attempt that failed, from 1
+	Delay   time.Duration `json:"delay"`   // the wait before the next one
+	Reason  string        `json:"reason"`  // what failed: "429 rate limited", "connection refused"
+}
+
+// Features are what a model's API supports, for the loop to choose how to
+// show sections.
+type Features struct {
+	// CachesPrefixes: the provider bills and serves a prompt prefix it has
+	// seen before for less, so [DisclosureAppend] is the default.
+	CachesPrefixes bool
+	// DefersTools: the adapter sends Request.Deferred as the API's own
+	// deferred tools.
+	DefersTools bool
+}
+
+// Featured is implemented by models that say what their API supports;
+// a model that does not has no features.
+type Featured interface {
+	Features() Features
+}
+
+func featuresOf(m Model) Features {
+	if f, ok := m.(Featured); ok {
+		return f.Features()
+	}
+	return Features{}
 }
 
 // Delta is a piece of a streaming reply: text, or part of a tool call
@@ -87,16 +159,34 @@ type Response struct {
 	Usage        Usage   `json:"usage"`
 }
 
-// Usage counts the tokens of one request, or of a whole run.
+// Usage counts the tokens of one request, or of a whole run. The first
+// four are the provider's figures; the last two are the run's own count
+// of the request as the loop laid it out (tools, system message, messages,
+// in the order providers cache them), with the run's token counter.
 type Usage struct {
+	// PromptTokens are all input tokens, cached or not.
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
-	CachedTokens     int `json:"cached_tokens,omitempty"` // prompt tokens served from the provider's cache
+	// CachedTokens are the input tokens served from the provider's cache
+	// (cached_tokens, cache_read_input_tokens).
+	CachedTokens int `json:"cached_tokens,omitempty"`
+	// CacheWriteTokens are the input tokens the provider wrote to its
+	// cache (cache_creation_input_tokens), billed higher by some.
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	// RequestTokens is the request as the run counts it.
+	RequestTokens int `json:"request_tokens,omitempty"`
+	// PrefixTokens are those of RequestTokens in a prefix identical to
+	// the previous request: what a prefix cache can serve.
+	PrefixTokens int `json:"prefix_tokens,omitempty"`
 }
 
 // Add returns the sum of u and v.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{u.PromptTokens + v.PromptTokens, u.CompletionTokens + v.CompletionTokens, u.CachedTokens + v.CachedTokens}
+	return Usage{
+		PromptTokens: u.PromptTokens + v.PromptTokens, CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+		CachedTokens: u.CachedTokens + v.CachedTokens, CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+		RequestTokens: u.RequestTokens + v.RequestTokens, PrefixTokens: u.PrefixTokens + v.PrefixTokens,
+	}
 }
 
 // Total returns prompt plus completion tokens.

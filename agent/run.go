@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,17 @@ type run struct {
 	byName  map[string]*tools.Tool
 	help    *tools.Tool
 	sent    map[string]string // environment blocks as last sent to the model
+	started bool              // the system message of the run's start is set
+
+	// With DisclosureAppend: the rank of each tool in the order first
+	// offered, the deferred groups of the run's start (native actions),
+	// and the section each deferred tool belongs to.
+	rank     map[string]int
+	deferred []ToolGroup
+	owner    map[string]string
+	loads    []string // the tools the last opening loaded, for its tool message
+
+	layout layout // the previous request, for the prefix measure
 
 	step       int
 	expansions int
@@ -88,7 +100,10 @@ func (r *run) finish(err error) (*Result, error) {
 		Answer: r.answer, Steps: r.step, Expansions: r.expansions, Usage: r.usage,
 		Elapsed: r.elapsed(), Messages: slices.Clone(r.msgs),
 	}
-	end := Record{Kind: KindEnd, Answer: r.answer, Usage: &r.usage, ElapsedMS: ms(res.Elapsed)}
+	if p := r.a.cfg.Price; p != nil {
+		res.Cost = p.Cost(r.usage)
+	}
+	end := Record{Kind: KindEnd, Answer: r.answer, Usage: &r.usage, ElapsedMS: ms(res.Elapsed), CostUSD: res.Cost}
 	if err != nil {
 		end.Error = err.Error()
 	}
@@ -138,8 +153,9 @@ func (r *run) refresh() error {
 	return r.update()
 }
 
-// update takes the disclosure's latest renders: it updates the system
-// message when a section opened or closed, and rebuilds the offered tools.
+// update takes the disclosure's latest renders: it rebuilds the offered
+// tools and, when a section opened or closed, records the render and
+// updates the system message (with DisclosureAppend, only the first time).
 func (r *run) update() error {
 	a := r.a
 	stable := a.disc.Rendered(0)
@@ -151,22 +167,51 @@ func (r *run) update() error {
 		return err
 	}
 	sig, modes := signature(stable.Report(), r.screens)
-	if sig == r.sysSig {
+	if r.started && sig == r.sysSig {
 		return nil
 	}
 	opened, closed := diffModes(r.modes, modes)
 	r.sysSig, r.modes = sig, modes
+	rec := RenderRecord{Tokens: stable.Tokens(), Opened: opened, Closed: closed, Report: sectionRecords(stable.Report())}
+	if r.screens != nil {
+		rec.Screens = sectionRecords(r.screens.Report())
+	}
+	if r.started && a.cfg.Disclosure == DisclosureAppend {
+		// The system message of the run's start stays: the opening's
+		// answer carried the sections.
+		r.record(Record{Kind: KindRender, Render: &rec})
+		return nil
+	}
+	if !r.started && a.cfg.Disclosure == DisclosureAppend && a.cfg.Actions == ActionsNative {
+		r.deferTools()
+	}
+	r.started = true
 	text := stable.Text()
 	if a.cfg.Actions == ActionsText {
 		text += "\n\n" + r.actionInstructions()
 	}
 	r.msgs[0] = Message{Role: RoleSystem, Content: text}
-	rec := RenderRecord{Tokens: stable.Tokens(), Opened: opened, Closed: closed, Report: sectionRecords(stable.Report())}
-	if r.screens != nil {
-		rec.Screens = sectionRecords(r.screens.Report())
-	}
 	r.record(Record{Kind: KindRender, Render: &rec, Message: &r.msgs[0]})
 	return nil
+}
+
+// deferTools takes the tools of the sections not shown in full at the
+// run's start as its deferred groups.
+func (r *run) deferTools() {
+	r.deferred, r.owner = nil, map[string]string{}
+	for _, d := range r.a.disc.Deferred() {
+		g := ToolGroup{Section: d.Path, Title: d.Title, Summary: d.Summary}
+		for _, t := range d.Tools {
+			if _, offered := r.byName[t.Name()]; offered {
+				continue
+			}
+			g.Tools = append(g.Tools, toolDef(t))
+			r.owner[t.Name()] = d.Path
+		}
+		if len(g.Tools) > 0 {
+			r.deferred = append(r.deferred, g)
+		}
+	}
 }
 
 // signature says which sections render and how, in both prompts: the system
@@ -243,6 +288,18 @@ func (r *run) collectTools() error {
 		}
 		byName[t.Name()] = t
 	}
+	if r.a.cfg.Disclosure == DisclosureAppend {
+		// Keep the order of the run's start; tools offered later go last.
+		if r.rank == nil {
+			r.rank = map[string]int{}
+		}
+		for _, t := range list {
+			if _, ok := r.rank[t.Name()]; !ok {
+				r.rank[t.Name()] = len(r.rank)
+			}
+		}
+		slices.SortStableFunc(list, func(x, y *tools.Tool) int { return cmp.Compare(r.rank[x.Name()], r.rank[y.Name()]) })
+	}
 	r.offered, r.byName = list, byName
 	return nil
 }
@@ -251,9 +308,13 @@ func (r *run) collectTools() error {
 func (r *run) toolDefs() []ToolDef {
 	defs := make([]ToolDef, len(r.offered))
 	for i, t := range r.offered {
-		defs[i] = ToolDef{Name: t.Name(), Description: t.Description(), Parameters: t.InputSchema()}
+		defs[i] = toolDef(t)
 	}
 	return defs
+}
+
+func toolDef(t *tools.Tool) ToolDef {
+	return ToolDef{Name: t.Name(), Description: t.Description(), Parameters: t.InputSchema()}
 }
 
 func (r *run) toolNames() []string {
@@ -264,12 +325,25 @@ func (r *run) toolNames() []string {
 	return names
 }
 
-// complete calls the model once.
-func (r *run) complete(withTools bool) (Response, error) {
+// request builds the next request to the model.
+func (r *run) request(withTools bool) Request {
 	req := Request{Messages: r.msgs, OnDelta: r.a.cfg.OnDelta}
 	if withTools {
 		req.Tools = r.toolDefs()
+		req.Deferred = r.deferred
 	}
+	return req
+}
+
+// complete calls the model once.
+func (r *run) complete(withTools bool) (Response, error) {
+	req := r.request(withTools)
+	req.OnRetry = func(rt Retry) {
+		r.record(Record{Kind: KindError, Error: fmt.Sprintf("retrying in %s: %s", rt.Delay, rt.Reason)})
+		r.progress(Progress{Kind: "retry", Retry: &rt, Detail: rt.Reason})
+	}
+	lay := r.layoutOf(req)
+	r.progress(Progress{Kind: "request"})
 	t0 := r.a.cfg.Now()
 	resp, err := r.a.cfg.Model.Complete(r.ctx, req)
 	took := r.a.cfg.Now().Sub(t0)
@@ -281,9 +355,11 @@ func (r *run) complete(withTools bool) (Response, error) {
 		return resp, fmt.Errorf("agent: model: %w", err)
 	}
 	resp.Message.Role = RoleAssistant
+	resp.Usage.RequestTokens, resp.Usage.PrefixTokens = lay.total(), lay.shared(r.layout)
+	r.layout = lay
 	r.usage = r.usage.Add(resp.Usage)
 	r.record(Record{Kind: KindModel, Usage: &resp.Usage, ElapsedMS: ms(took), FinishReason: resp.FinishReason})
-	r.progress(Progress{Kind: "model", Success: true, Detail: fmt.Sprintf("%d tool calls", len(resp.Message.ToolCalls))})
+	r.progress(Progress{Kind: "model", Success: true, StepUsage: resp.Usage, Detail: fmt.Sprintf("%d tool calls", len(resp.Message.ToolCalls))})
 	return resp, nil
 }
 
@@ -309,7 +385,7 @@ func (r *run) loop() error {
 		}
 		for i, c := range resp.Message.ToolCalls {
 			res, err := r.call(c.Name, c.Arguments, c.ID)
-			r.add(Message{Role: RoleTool, ToolCallID: c.ID, Content: resultText(res)})
+			r.add(Message{Role: RoleTool, ToolCallID: c.ID, Content: resultText(res), Loads: r.takeLoads()})
 			if err != nil {
 				// Answer the calls that will not run, so the conversation
 				// stays valid for a resume.
@@ -361,6 +437,11 @@ func (r *run) timed(name, args, id string, f func() (tools.Result, error)) (tool
 
 func (r *run) dispatch(name, args string) (tools.Result, error) {
 	t, ok := r.byName[name]
+	if path, deferred := r.owner[name]; !ok && deferred && featuresOf(r.a.cfg.Model).DefersTools {
+		// The provider showed the tool deferred and the model found it:
+		// open its section, as open_sections would, then call it.
+		return r.openAndCall(name, path, args)
+	}
 	if !ok {
 		return tools.Result{Message: fmt.Sprintf("Unknown tool: %s. Available tools: %s.", name, strings.Join(r.toolNames(), ", "))}, nil
 	}
@@ -409,12 +490,73 @@ func (r *run) expand(err error) (tools.Result, error) {
 	if err != nil {
 		return tools.Result{Message: err.Error()}, fmt.Errorf("agent: %w", err)
 	}
-	if err := r.update(); err != nil {
+	if err := r.opened(op); err != nil {
 		return tools.Result{Message: err.Error()}, err
+	}
+	res := op.Result()
+	if r.a.cfg.Disclosure == DisclosureAppend && r.a.cfg.Actions == ActionsText && len(op.NewTools) > 0 {
+		// The system message that lists the tools stays as it was.
+		var b strings.Builder
+		b.WriteString(res.Message + "\n\nNew tools and their input schemas:\n\n")
+		for _, name := range op.NewTools {
+			if t, ok := r.byName[name]; ok {
+				b.WriteString(toolLine(t))
+			}
+		}
+		res.Message = strings.TrimRight(b.String(), "\n")
+	}
+	return res, nil
+}
+
+// openAndCall opens the section at path for a call of its deferred tool
+// name, then runs the call; the result starts with what opened.
+func (r *run) openAndCall(name, path, args string) (tools.Result, error) {
+	r.expansions++
+	if r.expansions > MaxExpansions {
+		return tools.Result{Message: ErrExpansionLimit.Error()}, ErrExpansionLimit
+	}
+	op, err := r.a.disc.Open(r.ctx, []string{path}, "the model called "+name)
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return tools.Result{Message: err.Error()}, fmt.Errorf("agent: %w", err)
+		}
+		return tools.Result{Message: fmt.Sprintf("%s belongs to section %q, which could not be opened: %v", name, path, err)}, nil
+	}
+	if err := r.opened(op); err != nil {
+		return tools.Result{Message: err.Error()}, err
+	}
+	t, ok := r.byName[name]
+	if !ok {
+		return tools.Result{Message: fmt.Sprintf("Opened %s, but it does not offer %s.", path, name)}, nil
+	}
+	if r.a.cfg.DryRun {
+		return dryRun(name, args), nil
+	}
+	res, err := r.runTool(name, t, args)
+	res.Message = op.String() + "\n\n" + res.Message
+	return res, err
+}
+
+// opened takes an opening's renders and records it.
+func (r *run) opened(op *prompt.Opened) error {
+	if err := r.update(); err != nil {
+		return err
 	}
 	r.record(Record{Kind: KindExpansion, Expansion: &ExpansionRecord{Keys: op.Keys, Paths: op.Paths, Reason: op.Reason, Count: r.expansions}})
 	r.progress(Progress{Kind: "expansion", Success: true, Detail: strings.Join(op.Keys, ", ")})
-	return op.Result(), nil
+	for _, name := range op.NewTools {
+		if _, ok := r.owner[name]; ok {
+			r.loads = append(r.loads, name)
+		}
+	}
+	return nil
+}
+
+// takeLoads returns the tools the last opening loaded, once.
+func (r *run) takeLoads() []string {
+	l := r.loads
+	r.loads = nil
+	return l
 }
 
 // notRun answers a tool call the run stopped before running.

@@ -272,10 +272,15 @@ func (r *run) actionInstructions() string {
 		if r.a.envTool[t.Name()] == t {
 			continue
 		}
-		fmt.Fprintf(&b, "- %s: %s Input schema: %s\n", t.Name(), t.Description(), compactJSON(t.InputSchema()))
+		b.WriteString(toolLine(t))
 	}
 	b.WriteString("\nWhen you are done, reply with {\"final\": \"<your answer>\"}.")
 	return b.String()
+}
+
+// toolLine describes a tool for a text-mode model, one line.
+func toolLine(t *tools.Tool) string {
+	return fmt.Sprintf("- %s: %s Input schema: %s\n", t.Name(), t.Description(), compactJSON(t.InputSchema()))
 }
 
 func compactJSON(raw json.RawMessage) string {

@@ -14,9 +14,9 @@ import (
 // The kinds of transcript records.
 const (
 	KindRun       = "run"       // a run started: the task, the action mode
-	KindRender    = "render"    // the system message changed: the report and what opened or closed
+	KindRender    = "render"    // what the model is shown changed: the report, what opened or closed, the system message when it changed
 	KindMessage   = "message"   // a message joined the conversation
-	KindModel     = "model"     // a model call ended: usage, timing
+	KindModel     = "model"     // a model call ended: usage (with the prefix shared with the previous request), timing
 	KindTool      = "tool"      // a tool call ran: arguments, result, timing
 	KindExpansion = "expansion" // open_sections opened tool-bearing sections
 	KindSession   = "session"   // session events, as session.WriteLog lines
@@ -34,6 +34,7 @@ type Record struct {
 	Step         int               `json:"step"`
 	Task         string            `json:"task,omitempty"`
 	Actions      string            `json:"actions,omitempty"`
+	Disclosure   string            `json:"disclosure,omitempty"`
 	Resumed      bool              `json:"resumed,omitempty"`
 	Message      *Message          `json:"message,omitempty"`
 	Tool         *ToolRecord       `json:"tool,omitempty"`
@@ -44,6 +45,7 @@ type Record struct {
 	FinishReason string            `json:"finish_reason,omitempty"`
 	ElapsedMS    float64           `json:"elapsed_ms,omitempty"`
 	Answer       string            `json:"answer,omitempty"`
+	CostUSD      float64           `json:"cost_usd,omitempty"` // the run's estimated cost, on the end record
 	Error        string            `json:"error,omitempty"`
 }
 
@@ -57,7 +59,7 @@ type ToolRecord struct {
 	Error     string `json:"error,omitempty"` // a Go error that ended the run
 }
 
-// RenderRecord is a render that changed the system message.
+// RenderRecord is a render that changed which sections show, and how.
 type RenderRecord struct {
 	Tokens  int             `json:"tokens,omitempty"`
 	Opened  []string        `json:"opened,omitempty"`

@@ -169,6 +169,38 @@ func (d *Disclosure) HelpSections() []tools.HelpSection {
 	return out
 }
 
+// DeferredTools is a section whose own tools are not offered now, because
+// the section is not shown in full: what opening it would offer.
+type DeferredTools struct {
+	Path    string // the section's dotted path, a key open_sections takes
+	Title   string
+	Summary string
+	Tools   []*tools.Tool // the section's own tools, in declaration order
+}
+
+// Deferred lists, part by part and in tree order, every enabled section of
+// the latest renders that carries tools of its own and is not shown in
+// full. A front end that keeps its tool list fixed for a run (to keep a
+// provider's prompt cache) declares these up front as deferred tools, each
+// group loadable when its section opens.
+func (d *Disclosure) Deferred() []DeferredTools {
+	d.mu.Lock()
+	rendered := d.rendered
+	d.mu.Unlock()
+	var out []DeferredTools
+	for _, r := range rendered {
+		pr := r.p.prepare()
+		for i, n := range r.p.t.nodes {
+			ts := n.sec.Tools()
+			if !pr.enabled[i] || len(ts) == 0 || (r.visible[i] && r.modes[i] == visibility.Full) {
+				continue
+			}
+			out = append(out, DeferredTools{Path: n.path, Title: n.sec.Title(), Summary: n.sec.Summary(), Tools: ts})
+		}
+	}
+	return out
+}
+
 // Call runs t, offered by the disclosure or not, with the disclosure's
 // session and filesystem. When t asks for sections to open
 // ([ErrVisibilityExpansion], as open_sections does for sections with

@@ -242,3 +242,25 @@ func TestDisclosureConcurrentOpenings(t *testing.T) {
 		t.Errorf("got %d tools, want 16 and no open_sections", got)
 	}
 }
+
+func TestDisclosureDeferred(t *testing.T) {
+	d, _, _ := twoParts(t)
+	list := func() string {
+		var out []string
+		for _, g := range d.Deferred() {
+			out = append(out, g.Path+"="+names(g.Tools)+" ("+g.Summary+")")
+		}
+		return strings.Join(out, "; ")
+	}
+	// The kit's child carries run: its own section is the group, though
+	// only the kit shows (as a summary).
+	if got, want := list(), "verify=verify (Verification tools.); kit.run=run (); shell=shell (A shell.)"; got != want {
+		t.Errorf("deferred: got %s, want %s", got, want)
+	}
+	if _, err := open(t, d, "shell"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := list(), "verify=verify (Verification tools.); kit.run=run ()"; got != want {
+		t.Errorf("after opening shell: got %s, want %s", got, want)
+	}
+}

@@ -81,7 +81,7 @@ func TestOpenToolSectionThenCallIt(t *testing.T) {
 		scripted.Text("The sum is 42."),
 	)
 	var transcript bytes.Buffer
-	a, err := agent.New(newModel(t, srv), f.prompt, agent.WithTranscript(&transcript))
+	a, err := agent.New(newModel(t, srv), f.prompt, agent.WithTranscript(&transcript), agent.WithDisclosure(agent.DisclosureRerender))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,7 +486,7 @@ func TestTextActions(t *testing.T) {
 				t.Fatal(err)
 			}
 			srv := scripted.New(t, tt.replies...)
-			a, err := agent.New(newModel(t, srv), f.prompt, agent.WithSession(sess), agent.WithOrchestrator(o), agent.WithActions(agent.ActionsText), agent.WithFS(afero.NewBasePathFs(afero.NewOsFs(), dir)))
+			a, err := agent.New(newModel(t, srv), f.prompt, agent.WithSession(sess), agent.WithOrchestrator(o), agent.WithActions(agent.ActionsText), agent.WithFS(afero.NewBasePathFs(afero.NewOsFs(), dir)), agent.WithDisclosure(agent.DisclosureRerender))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -649,7 +649,7 @@ func TestOnDemandEnvironmentOpens(t *testing.T) {
 				}
 			}
 			srv := scripted.New(t, replies...)
-			a, err := agent.New(newModel(t, srv), f.prompt, agent.WithSession(sess), agent.WithOrchestrator(o), agent.WithActions(mode))
+			a, err := agent.New(newModel(t, srv), f.prompt, agent.WithSession(sess), agent.WithOrchestrator(o), agent.WithActions(mode), agent.WithDisclosure(agent.DisclosureRerender))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -678,4 +678,72 @@ func TestOnDemandEnvironmentOpens(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAppendDisclosure: with DisclosureAppend the system message and the
+// tool list of the start stay; the opening's answer carries the section
+// and its tool joins the end of the list; text mode describes the new tool
+// in the answer.
+func TestAppendDisclosure(t *testing.T) {
+	t.Run("native", func(t *testing.T) {
+		f := newFixture(t)
+		srv := scripted.New(t,
+			scripted.Calls(call("c1", "open_sections", `{"section_keys":["calc"],"reason":"need to add"}`)),
+			scripted.Calls(call("c2", "add", `{"a":2,"b":40}`)),
+			scripted.Text("The sum is 42."),
+		)
+		a, err := agent.New(newModel(t, srv), f.prompt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Disclosure() != agent.DisclosureAppend {
+			t.Errorf("default disclosure for a chat completions endpoint: got %v, want append", a.Disclosure())
+		}
+		res, err := a.Run(context.Background(), "What is 2+40?")
+		if err != nil || res.Answer != "The sum is 42." {
+			t.Fatalf("got %+v, %v", res, err)
+		}
+		reqs := srv.Requests()
+		sys0, _ := reqs[0].Messages[0]["content"].(string)
+		for i, r := range reqs {
+			if sys, _ := r.Messages[0]["content"].(string); sys != sys0 {
+				t.Errorf("request %d: the system message changed:\n%s", i, sys)
+			}
+		}
+		if got := strings.Join(reqs[1].ToolNames(), ","); got != "open_sections,add" {
+			t.Errorf("tools after the opening: got %s, want open_sections,add (the new tool last)", got)
+		}
+		if out, _ := reqs[1].ToolResult("c1"); !strings.Contains(out, "Opened sections: calc. New tools: add.") || !strings.Contains(out, "Use add to add numbers.") {
+			t.Errorf("open result: got %q, want the opening and the section's content", out)
+		}
+		if got, _ := reqs[2].ToolResult("c2"); got != "42" {
+			t.Errorf("add result: got %q", got)
+		}
+	})
+	t.Run("text", func(t *testing.T) {
+		f := newFixture(t)
+		srv := scripted.New(t,
+			scripted.Text(`{"tool": "open_sections", "input": {"section_keys": ["calc"], "reason": "math"}}`),
+			scripted.Text(`{"tool": "add", "input": {"a": 20, "b": 22}}`),
+			scripted.Text(`{"final": "42"}`),
+		)
+		a, err := agent.New(newModel(t, srv), f.prompt, agent.WithActions(agent.ActionsText), agent.WithDisclosure(agent.DisclosureAppend))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := a.Run(context.Background(), "What is 20+22?")
+		if err != nil || res.Answer != "42" {
+			t.Fatalf("got %+v, %v", res, err)
+		}
+		reqs := srv.Requests()
+		if a, b := reqs[0].Messages[0]["content"], reqs[2].Messages[0]["content"]; a != b {
+			t.Errorf("the system message changed")
+		}
+		if obs := reqs[1].Last(); !strings.Contains(obs, "- add: Add two integers.") {
+			t.Errorf("observation of the opening: got %q, want the new tool described", obs)
+		}
+		if obs := reqs[2].Last(); !strings.Contains(obs, `"output":"42"`) {
+			t.Errorf("observation: got %q", obs)
+		}
+	})
 }

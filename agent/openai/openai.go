@@ -5,121 +5,52 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
+	"sync/atomic"
 
 	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/agent/internal/transport"
 )
-
-// Retry defaults.
-const (
-	DefaultMaxRetries = 4
-	DefaultBaseDelay  = 500 * time.Millisecond
-	DefaultMaxDelay   = 30 * time.Second
-)
-
-// maxErrorMessage bounds the server message an error quotes.
-const maxErrorMessage = 2 << 10
-
-// options configure a Client.
-type options struct {
-	BaseURL     string
-	Model       string
-	APIKey      string
-	MaxRetries  int
-	BaseDelay   time.Duration
-	MaxDelay    time.Duration
-	HTTPClient  *http.Client
-	Temperature *float64
-}
-
-// Option configures a [Client].
-type Option func(*options)
-
-// WithAPIKey sends key as the bearer token (default none, for local
-// servers).
-func WithAPIKey(key string) Option {
-	return func(o *options) { o.APIKey = key }
-}
-
-// WithMaxRetries sets how many times a request that got 429 or a 5xx status
-// is tried again (default [DefaultMaxRetries]; 0: never).
-func WithMaxRetries(n int) Option {
-	return func(o *options) { o.MaxRetries = max(n, 0) }
-}
-
-// WithBackoff sets the first backoff, doubled on each retry with jitter, and
-// its ceiling (defaults [DefaultBaseDelay], [DefaultMaxDelay]). A
-// Retry-After header wins, up to the ceiling.
-func WithBackoff(base, ceiling time.Duration) Option {
-	return func(o *options) { o.BaseDelay, o.MaxDelay = base, ceiling }
-}
-
-// WithHTTPClient sends the requests with c (default http.DefaultClient).
-func WithHTTPClient(c *http.Client) Option {
-	return func(o *options) { o.HTTPClient = c }
-}
-
-// WithTemperature sends temperature with every request.
-func WithTemperature(temperature float64) Option {
-	return func(o *options) { o.Temperature = &temperature }
-}
 
 // Client is an agent.Model for an OpenAI-compatible chat completions
 // endpoint, streaming its replies. It is safe for concurrent use.
 type Client struct {
 	opts   options
 	client sdk.Client
-	sleep  func(ctx context.Context, d time.Duration) error
+	// noStream is set once the endpoint refused a streaming request.
+	noStream atomic.Bool
 }
 
-var _ agent.Model = (*Client)(nil)
+var (
+	_ agent.Model    = (*Client)(nil)
+	_ agent.Featured = (*Client)(nil)
+)
 
 // New returns a client for the endpoint at baseURL (such as
 // https://api.openai.com/v1 or http://localhost:11434/v1) serving model. It
 // fails without a base URL or a model.
 func New(baseURL, model string, opt ...Option) (*Client, error) {
-	opts := options{BaseURL: baseURL, Model: model, MaxRetries: DefaultMaxRetries}
-	for _, o := range opt {
-		o(&opts)
+	opts, err := newOptions(baseURL, model, opt)
+	if err != nil {
+		return nil, err
 	}
-	if strings.TrimSpace(opts.BaseURL) == "" {
-		return nil, errors.New("openai: new: no base URL; give the endpoint, such as https://api.openai.com/v1")
-	}
-	if strings.TrimSpace(opts.Model) == "" {
-		return nil, errors.New("openai: new: no model; give the model name the endpoint serves")
-	}
-	if opts.BaseDelay <= 0 {
-		opts.BaseDelay = DefaultBaseDelay
-	}
-	if opts.MaxDelay <= 0 {
-		opts.MaxDelay = DefaultMaxDelay
-	}
-	ro := []option.RequestOption{
-		option.WithBaseURL(strings.TrimRight(opts.BaseURL, "/") + "/"),
-		option.WithAPIKey(opts.APIKey),
-		// Retries are ours, so that deltas already streamed are never sent
-		// twice and the error after the last one says what happened.
-		option.WithMaxRetries(0),
-	}
-	if opts.HTTPClient != nil {
-		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
-	}
-	return &Client{opts: opts, client: sdk.NewClient(ro...), sleep: sleepCtx}, nil
+	return &Client{opts: opts, client: opts.client()}, nil
 }
+
+// Features says that chat completions endpoints cache prompt prefixes (as
+// OpenAI, vLLM and llama.cpp do) and have no deferred tools.
+func (c *Client) Features() agent.Features { return agent.Features{CachesPrefixes: true} }
 
 // StatusError is a reply with an error status, after any retries.
 type StatusError struct {
 	StatusCode int
-	Message    string // the server's message
+	Message    string // the server's message, or what the reply was
 	Attempts   int
+	API        string // "chat completions", "responses"
 }
 
 func (e *StatusError) Error() string {
@@ -127,7 +58,11 @@ func (e *StatusError) Error() string {
 	if msg == "" {
 		msg = "(no message)"
 	}
-	s := fmt.Sprintf("openai: chat completions: %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), msg)
+	api := e.API
+	if api == "" {
+		api = "chat completions"
+	}
+	s := fmt.Sprintf("openai: %s: %d %s: %s", api, e.StatusCode, http.StatusText(e.StatusCode), msg)
 	if e.Attempts > 1 {
 		s += fmt.Sprintf(" (after %d attempts)", e.Attempts)
 	}
@@ -135,49 +70,70 @@ func (e *StatusError) Error() string {
 }
 
 // Complete sends req as a streaming chat completion and returns the
-// assembled reply. Replies with status 429 or 5xx are retried with backoff,
-// honouring Retry-After, as long as nothing has streamed yet.
+// assembled reply. The SDK retries a request that got no reply, or 429 or
+// a 5xx status, after the server's Retry-After or a backoff, each retry
+// told to req.OnRetry. An endpoint that answers a streaming request with
+// one JSON document is read as such; one that refuses to stream is asked
+// again without streaming, and from then on.
 func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	params, err := c.params(req)
 	if err != nil {
 		return agent.Response{}, err
 	}
-	for attempt := 1; ; attempt++ {
-		resp, streamed, err := c.stream(ctx, params, req.OnDelta)
-		if err == nil {
-			return resp, nil
+	if !c.noStream.Load() {
+		resp, call, err := c.stream(ctx, params, req)
+		if err == nil || !refusesStream(err) {
+			return resp, c.failure(ctx, call, err)
 		}
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			if errors.Is(err, ctxErr) {
-				return agent.Response{}, fmt.Errorf("openai: chat completions: %w", err)
-			}
-			return agent.Response{}, fmt.Errorf("openai: chat completions: %w (%v)", ctxErr, err)
-		}
-		var apiErr *sdk.Error
-		if !errors.As(err, &apiErr) {
-			if streamed {
-				return agent.Response{}, fmt.Errorf("openai: chat completions: the stream broke: %w", err)
-			}
-			return agent.Response{}, fmt.Errorf("openai: chat completions: cannot reach %s: %w", c.opts.BaseURL, err)
-		}
-		se := &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr), Attempts: attempt}
-		retryable := apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode >= 500
-		if !retryable || streamed || attempt > c.opts.MaxRetries {
-			return agent.Response{}, se
-		}
-		if err := c.sleep(ctx, c.delay(attempt, apiErr.Response)); err != nil {
-			return agent.Response{}, fmt.Errorf("openai: chat completions: %w (while waiting to retry %v)", err, se)
-		}
+		c.noStream.Store(true)
 	}
+	call := &transport.Call{Policy: c.opts.Policy, OnRetry: req.OnRetry}
+	cc, err := c.client.Chat.Completions.New(transport.With(ctx, call), params)
+	if err != nil {
+		return agent.Response{}, c.failure(ctx, call, err)
+	}
+	resp, err := fromCompletion(cc)
+	return resp, c.failure(ctx, call, err)
+}
+
+// failure names what went wrong, or is nil.
+func (c *Client) failure(ctx context.Context, call *transport.Call, err error) error {
+	if err == nil {
+		return nil
+	}
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) && ctx.Err() == nil {
+		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "chat completions"}
+	}
+	return transport.Failure(ctx, "openai: chat completions", c.opts.BaseURL, c.opts.Timeout, call, err)
+}
+
+// refusesStream reports whether err is an endpoint saying it does not
+// stream.
+func refusesStream(err error) bool {
+	var apiErr *sdk.Error
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	switch apiErr.StatusCode {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity, http.StatusNotImplemented:
+		return strings.Contains(strings.ToLower(apiErr.Message+apiErr.RawJSON()), "stream")
+	}
+	return false
 }
 
 // MaxReplyBytes bounds the text and tool arguments of one streamed reply.
-const MaxReplyBytes = 8 << 20
+const MaxReplyBytes = transport.MaxBodyBytes
 
-// stream makes one streaming request. streamed says whether any chunk
-// arrived, after which a failure cannot be retried.
-func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams, onDelta func(agent.Delta)) (agent.Response, bool, error) {
-	s := c.client.Chat.Completions.NewStreaming(ctx, params)
+// errUnusable marks a reply that came but was not a chat completion.
+var errUnusable = errors.New("the reply is not a chat completion")
+
+// stream makes one streaming request (the SDK retrying it as long as
+// nothing has streamed).
+func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams, req agent.Request) (agent.Response, *transport.Call, error) {
+	call := &transport.Call{Policy: c.opts.Policy, OnRetry: req.OnRetry, Stream: true}
+	params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
+	s := c.client.Chat.Completions.NewStreaming(transport.With(ctx, call), params)
 	defer s.Close()
 	var acc sdk.ChatCompletionAccumulator
 	streamed := false
@@ -192,56 +148,82 @@ func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams,
 			}
 		}
 		if size > MaxReplyBytes {
-			return agent.Response{}, true, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
+			return agent.Response{}, call, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
 		}
 		if !acc.AddChunk(chunk) {
-			return agent.Response{}, true, errors.New("the stream sent a chunk that does not fit the reply so far")
+			return agent.Response{}, call, errors.New("the stream sent a chunk that does not fit the reply so far")
 		}
-		if onDelta == nil {
-			continue
-		}
-		for _, ch := range chunk.Choices {
-			if ch.Index != 0 {
-				continue
-			}
-			if ch.Delta.Content != "" {
-				onDelta(agent.Delta{Content: ch.Delta.Content})
-			}
-			for _, tc := range ch.Delta.ToolCalls {
-				if tc.Function.Name != "" || tc.Function.Arguments != "" {
-					onDelta(agent.Delta{ToolIndex: int(tc.Index), ToolName: tc.Function.Name, ToolArgs: tc.Function.Arguments})
-				}
-			}
+		if req.OnDelta != nil {
+			deltas(chunk, req.OnDelta)
 		}
 	}
 	if err := s.Err(); err != nil {
-		return agent.Response{}, streamed, err
+		if streamed {
+			return agent.Response{}, call, fmt.Errorf("the stream broke: %w", err)
+		}
+		return agent.Response{}, call, err
+	}
+	if body := call.Body(); body != nil && !streamed {
+		// The endpoint answered with one document: a completion, if it
+		// is one.
+		var cc sdk.ChatCompletion
+		if err := json.Unmarshal(body, &cc); err != nil || len(cc.Choices) == 0 {
+			return agent.Response{}, call, errUnusable
+		}
+		resp, err := fromCompletion(&cc)
+		if err == nil && req.OnDelta != nil && resp.Message.Content != "" {
+			req.OnDelta(agent.Delta{Content: resp.Message.Content})
+		}
+		return resp, call, err
 	}
 	if len(acc.Choices) == 0 {
-		return agent.Response{}, streamed, errors.New("the reply has no choices")
+		return agent.Response{}, call, errUnusable
 	}
-	choice := acc.Choices[0]
+	resp, err := fromCompletion(&acc.ChatCompletion)
+	return resp, call, err
+}
+
+// deltas reports a chunk's pieces of the first choice.
+func deltas(chunk sdk.ChatCompletionChunk, onDelta func(agent.Delta)) {
+	for _, ch := range chunk.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		if ch.Delta.Content != "" {
+			onDelta(agent.Delta{Content: ch.Delta.Content})
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			if tc.Function.Name != "" || tc.Function.Arguments != "" {
+				onDelta(agent.Delta{ToolIndex: int(tc.Index), ToolName: tc.Function.Name, ToolArgs: tc.Function.Arguments})
+			}
+		}
+	}
+}
+
+// fromCompletion reads a completion's first choice.
+func fromCompletion(cc *sdk.ChatCompletion) (agent.Response, error) {
+	if len(cc.Choices) == 0 {
+		return agent.Response{}, errUnusable
+	}
+	choice := cc.Choices[0]
 	out := agent.Response{
 		Message:      agent.Message{Role: agent.RoleAssistant, Content: choice.Message.Content},
 		FinishReason: choice.FinishReason,
 		Usage: agent.Usage{
-			PromptTokens:     int(acc.Usage.PromptTokens),
-			CompletionTokens: int(acc.Usage.CompletionTokens),
-			CachedTokens:     int(acc.Usage.PromptTokensDetails.CachedTokens),
+			PromptTokens:     int(cc.Usage.PromptTokens),
+			CompletionTokens: int(cc.Usage.CompletionTokens),
+			CachedTokens:     int(cc.Usage.PromptTokensDetails.CachedTokens),
 		},
 	}
 	for _, tc := range choice.Message.ToolCalls {
 		out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
-	return out, streamed, nil
+	return out, nil
 }
 
 // params translates a request to the SDK's parameters.
 func (c *Client) params(req agent.Request) (sdk.ChatCompletionNewParams, error) {
-	p := sdk.ChatCompletionNewParams{
-		Model:         shared.ChatModel(c.opts.Model),
-		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
-	}
+	p := sdk.ChatCompletionNewParams{Model: shared.ChatModel(c.opts.Model)}
 	if c.opts.Temperature != nil {
 		p.Temperature = sdk.Float(*c.opts.Temperature)
 	}
@@ -272,11 +254,9 @@ func (c *Client) params(req agent.Request) (sdk.ChatCompletionNewParams, error) 
 		}
 	}
 	for _, t := range req.Tools {
-		var schema map[string]any
-		if len(t.Parameters) > 0 {
-			if err := json.Unmarshal(t.Parameters, &schema); err != nil {
-				return p, fmt.Errorf("openai: tool %s: parameters: %w", t.Name, err)
-			}
+		schema, err := schemaOf(t)
+		if err != nil {
+			return p, err
 		}
 		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 			Name:        t.Name,
@@ -287,60 +267,29 @@ func (c *Client) params(req agent.Request) (sdk.ChatCompletionNewParams, error) 
 	return p, nil
 }
 
-// delay is how long to wait before retry number attempt: the server's
-// Retry-After when it gave one, else exponential backoff with jitter; never
-// more than MaxDelay.
-func (c *Client) delay(attempt int, resp *http.Response) time.Duration {
-	if d, ok := retryAfter(resp); ok {
-		return min(d, c.opts.MaxDelay)
-	}
-	d := c.opts.BaseDelay << min(attempt-1, 16)
-	d = min(d, c.opts.MaxDelay)
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
-}
-
-// retryAfter reads Retry-After-Ms, or Retry-After in seconds or as a date.
-func retryAfter(resp *http.Response) (time.Duration, bool) {
-	if resp == nil {
-		return 0, false
-	}
-	if v := resp.Header.Get("Retry-After-Ms"); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f < 1e9 {
-			return time.Duration(f * float64(time.Millisecond)), true
+func schemaOf(t agent.ToolDef) (map[string]any, error) {
+	var schema map[string]any
+	if len(t.Parameters) > 0 {
+		if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+			return nil, fmt.Errorf("openai: tool %s: parameters: %w", t.Name, err)
 		}
 	}
-	v := resp.Header.Get("Retry-After")
-	if v == "" {
-		return 0, false
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f < 1e6 {
-		return time.Duration(f * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0), true
-	}
-	return 0, false
+	return schema, nil
 }
 
-// serverMessage is the message the server gave with an error status.
-func serverMessage(e *sdk.Error) string {
+// serverMessage is the message the server gave with an error status, or,
+// when the reply was not JSON, what it was.
+func serverMessage(e *sdk.Error, call *transport.Call) string {
 	msg := strings.TrimSpace(e.Message)
 	if msg == "" {
+		last := call.Last()
+		if !strings.Contains(last.ContentType, "json") {
+			return last.Describe()
+		}
 		msg = strings.TrimSpace(e.RawJSON())
 	}
 	if len(msg) > maxErrorMessage {
 		msg = msg[:maxErrorMessage] + "..."
 	}
 	return msg
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

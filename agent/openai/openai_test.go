@@ -104,34 +104,6 @@ func TestErrors(t *testing.T) {
 	})
 }
 
-func TestRetryAfter(t *testing.T) {
-	c := &Client{opts: options{BaseDelay: 100 * time.Millisecond, MaxDelay: 10 * time.Second}}
-	tests := []struct {
-		name   string
-		header http.Header
-		want   time.Duration
-	}{
-		{"seconds", http.Header{"Retry-After": {"2"}}, 2 * time.Second},
-		{"fraction", http.Header{"Retry-After": {"0.25"}}, 250 * time.Millisecond},
-		{"milliseconds win", http.Header{"Retry-After-Ms": {"125"}, "Retry-After": {"3"}}, 125 * time.Millisecond},
-		{"capped", http.Header{"Retry-After": {"3600"}}, 10 * time.Second},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := c.delay(1, &http.Response{Header: tt.header}); got != tt.want {
-				t.Errorf("got %v, want %v", got, tt.want)
-			}
-		})
-	}
-	t.Run("backoff without header", func(t *testing.T) {
-		for attempt, hi := range map[int]time.Duration{1: 100 * time.Millisecond, 3: 400 * time.Millisecond, 20: 10 * time.Second} {
-			if got := c.delay(attempt, &http.Response{Header: http.Header{}}); got < hi/2 || got > hi {
-				t.Errorf("attempt %d: got %v, want between %v and %v", attempt, got, hi/2, hi)
-			}
-		}
-	})
-}
-
 func TestNewErrors(t *testing.T) {
 	for _, o := range [][2]string{{"", "m"}, {"http://x", " "}} {
 		if _, err := New(o[0], o[1]); err == nil || !strings.HasPrefix(err.Error(), "openai: new: no ") {
@@ -140,14 +112,14 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
-// TestRetryAfterHonoured: a 429 with Retry-After makes the client wait that
-// long (through its sleep hook) before trying again.
+// TestRetryAfterHonoured: a 429 with Retry-After is retried by the SDK
+// after that wait, and the retry is told before it.
 func TestRetryAfterHonoured(t *testing.T) {
 	calls := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls++
 		if calls == 1 {
-			w.Header().Set("Retry-After", "2")
+			w.Header().Set("Retry-After", "0.05")
 			w.WriteHeader(http.StatusTooManyRequests)
 			_, _ = w.Write([]byte(`{"error":{"message":"slow down","type":"rate_limit"}}`))
 			return
@@ -162,20 +134,24 @@ func TestRetryAfterHonoured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var slept []time.Duration
-	c.sleep = func(_ context.Context, d time.Duration) error {
-		slept = append(slept, d)
-		return nil
-	}
-	resp, err := c.Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+	var retries []agent.Retry
+	start := time.Now()
+	resp, err := c.Complete(context.Background(), agent.Request{
+		Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}},
+		OnRetry:  func(r agent.Retry) { retries = append(retries, r) },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resp.Message.Content != "hi" || calls != 2 {
 		t.Errorf("got %q after %d calls, want \"hi\" after 2", resp.Message.Content, calls)
 	}
-	if len(slept) != 1 || slept[0] != 2*time.Second {
-		t.Errorf("slept %v, want one wait of 2s (the server's Retry-After)", slept)
+	want := agent.Retry{Attempt: 1, Delay: 50 * time.Millisecond, Reason: "429 rate limited"}
+	if len(retries) != 1 || retries[0] != want {
+		t.Errorf("retries: got %+v, want [%+v]", retries, want)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("answered after %v, before the 50ms Retry-After", d)
 	}
 }
 

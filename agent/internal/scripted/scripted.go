@@ -1,10 +1,15 @@
-// Package scripted is a chat completions server for tests: it listens on
-// 127.0.0.1, records every request, and answers each with the next scripted
-// reply, streamed as server-sent events in the OpenAI wire format, tool-call
-// arguments split over many chunks.
+// Package scripted has model API servers for tests: a chat completions
+// server ([New]), a Responses API server ([NewResponses]) and a Messages
+// API server ([NewMessages]). Each listens on 127.0.0.1, records every
+// request, checks it against the shape its API documents (the Responses
+// and Messages servers answer a request that breaks it with 400 and keep
+// the violation), and answers each with the next scripted reply, streamed
+// as server-sent events in the API's wire format. With SimulateCache, a
+// server reports the cached tokens its provider's prompt cache would.
 package scripted
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -75,6 +80,17 @@ type Reply struct {
 	// Hang streams the first content chunk, then waits until the client
 	// goes away.
 	Hang bool
+	// Stall waits before answering at all, until the client goes away.
+	Stall bool
+	// Raw answers with this body and RawType as its content type, status
+	// 200 unless Status says otherwise, instead of a stream.
+	Raw, RawType string
+	// Reasoning adds a reasoning item (Responses) before the reply.
+	Reasoning bool
+	// Search loads these namespaces (Responses) or tools (Messages) with
+	// the provider's own tool search before the calls, as its server
+	// would.
+	Search []string
 }
 
 // Text returns a reply that says s.
@@ -93,6 +109,23 @@ type Server struct {
 	// request gets the last reply.
 	script func(n int, req Request) Reply
 	reqs   []Request
+	bodies [][]byte
+	cache  *openAICache
+}
+
+// SimulateCache makes the server report cached tokens as OpenAI's prompt
+// cache would (see cache.go), and input tokens counted the same way.
+func (s *Server) SimulateCache() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cache = &openAICache{}
+}
+
+// Bodies returns the raw bodies of the requests so far.
+func (s *Server) Bodies() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]byte(nil), s.bodies...)
 }
 
 // New starts a server answering with replies in order; after the last, every
@@ -142,9 +175,24 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	n := len(s.reqs)
 	s.reqs = append(s.reqs, req)
+	s.bodies = append(s.bodies, body)
+	usage := map[string]any{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110,
+		"prompt_tokens_details": map[string]any{"cached_tokens": 40}}
+	if s.cache != nil {
+		var raw struct {
+			Tools    []json.RawMessage `json:"tools"`
+			Messages []json.RawMessage `json:"messages"`
+		}
+		_ = json.Unmarshal(body, &raw)
+		total, cached := s.cache.serve(pieces(raw.Tools, raw.Messages))
+		usage = map[string]any{"prompt_tokens": total, "completion_tokens": 10, "total_tokens": total + 10,
+			"prompt_tokens_details": map[string]any{"cached_tokens": cached}}
+	}
 	s.mu.Unlock()
 	reply := s.script(n, req)
-
+	if writeSpecial(w, r, reply) {
+		return
+	}
 	if reply.Status != 0 {
 		if reply.RetryAfter != "" {
 			w.Header().Set("Retry-After", reply.RetryAfter)
@@ -195,13 +243,31 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	send(chunk(map[string]any{}, finish))
 	send(map[string]any{
 		"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": req.Model, "choices": []any{},
-		"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110,
-			"prompt_tokens_details": map[string]any{"cached_tokens": 40}},
+		"usage": usage,
 	})
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if flusher != nil {
 		flusher.Flush()
 	}
+}
+
+// writeSpecial answers with a raw body, or stalls; it reports whether it
+// did.
+func writeSpecial(w http.ResponseWriter, r *http.Request, reply Reply) bool {
+	switch {
+	case reply.Stall:
+		<-r.Context().Done()
+		return true
+	case reply.RawType != "":
+		w.Header().Set("Content-Type", reply.RawType)
+		if reply.RetryAfter != "" {
+			w.Header().Set("Retry-After", reply.RetryAfter)
+		}
+		w.WriteHeader(cmp.Or(reply.Status, http.StatusOK))
+		_, _ = io.WriteString(w, reply.Raw)
+		return true
+	}
+	return false
 }
 
 // split cuts s into pieces of at most n bytes (n > 0), at rune boundaries.

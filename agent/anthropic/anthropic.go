@@ -1,0 +1,566 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+
+	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/agent/internal/transport"
+)
+
+// DefaultBaseURL is the Messages API's address.
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// DefaultMaxTokens bounds a reply without [WithMaxTokens].
+const DefaultMaxTokens = 8192
+
+// NativeMessages is the [agent.Native] API name of replies from the
+// Messages API: their data is the message's content blocks.
+const NativeMessages = "anthropic.messages"
+
+// maxErrorMessage bounds the server message an error quotes.
+const maxErrorMessage = 2 << 10
+
+type options struct {
+	BaseURL    string
+	Model      string
+	APIKey     string
+	MaxTokens  int64
+	Policy     transport.Policy
+	Timeout    time.Duration
+	HTTPClient *http.Client
+}
+
+// Option configures a [Client].
+type Option func(*options)
+
+// WithAPIKey sends key as the x-api-key header.
+func WithAPIKey(key string) Option { return func(o *options) { o.APIKey = key } }
+
+// WithMaxTokens bounds each reply (default [DefaultMaxTokens]).
+func WithMaxTokens(n int) Option { return func(o *options) { o.MaxTokens = int64(n) } }
+
+// WithMaxRetries sets how many times a request that got no reply, or 408,
+// 409, 429 or a 5xx status (529 overloaded among them), is tried again
+// (default transport.DefaultMaxRetries, 4; 0: never).
+func WithMaxRetries(n int) Option { return func(o *options) { o.Policy.MaxRetries = max(n, 0) } }
+
+// WithBackoff sets the first backoff, doubled on each retry with jitter,
+// and its ceiling. A Retry-After header wins, up to the ceiling.
+func WithBackoff(base, ceiling time.Duration) Option {
+	return func(o *options) { o.Policy.BaseDelay, o.Policy.MaxDelay = base, ceiling }
+}
+
+// WithTimeout bounds each attempt of a request, its streamed reply
+// included (default: none).
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.Timeout = d } }
+
+// WithHTTPClient sends the requests with c.
+func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.HTTPClient = c } }
+
+// Client is an agent.Model for Anthropic's Messages API, streaming its
+// replies. Every request marks three cache breakpoints (cache_control):
+// the end of the tools, the system message and the newest message, so
+// each request reads the previous one's prefix from the cache. Deferred
+// tools (agent.Request.Deferred) are sent defer_loading with the tool
+// search tool; a result that opened a section loads its tools with
+// tool_reference blocks. It is safe for concurrent use.
+type Client struct {
+	opts   options
+	client sdk.Client
+}
+
+var (
+	_ agent.Model    = (*Client)(nil)
+	_ agent.Featured = (*Client)(nil)
+)
+
+// New returns a client for the Messages API at baseURL ("" for
+// [DefaultBaseURL]) serving model. It fails without a model.
+func New(baseURL, model string, opt ...Option) (*Client, error) {
+	opts := options{BaseURL: baseURL, Model: model, MaxTokens: DefaultMaxTokens, Policy: transport.Policy{MaxRetries: transport.DefaultMaxRetries}}
+	for _, o := range opt {
+		o(&opts)
+	}
+	if strings.TrimSpace(opts.BaseURL) == "" {
+		opts.BaseURL = DefaultBaseURL
+	}
+	if strings.TrimSpace(opts.Model) == "" {
+		return nil, errors.New("anthropic: new: no model; give the model name, such as claude-sonnet-4-5")
+	}
+	if opts.MaxTokens <= 0 {
+		return nil, fmt.Errorf("anthropic: new: max tokens %d: want a positive number", opts.MaxTokens)
+	}
+	if opts.Timeout < 0 {
+		return nil, errors.New("anthropic: new: negative timeout")
+	}
+	if opts.Policy.BaseDelay <= 0 {
+		opts.Policy.BaseDelay = transport.DefaultBaseDelay
+	}
+	if opts.Policy.MaxDelay <= 0 {
+		opts.Policy.MaxDelay = transport.DefaultMaxDelay
+	}
+	ro := []option.RequestOption{
+		option.WithBaseURL(strings.TrimRight(opts.BaseURL, "/") + "/"),
+		option.WithAPIKey(opts.APIKey),
+		option.WithMaxRetries(opts.Policy.MaxRetries),
+		option.WithMiddleware(transport.Middleware),
+	}
+	if opts.Timeout > 0 {
+		ro = append(ro, option.WithRequestTimeout(opts.Timeout))
+	}
+	if opts.HTTPClient != nil {
+		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
+	}
+	return &Client{opts: opts, client: sdk.NewClient(ro...)}, nil
+}
+
+// Features says that the API caches prompt prefixes and defers tools.
+func (c *Client) Features() agent.Features {
+	return agent.Features{CachesPrefixes: true, DefersTools: true}
+}
+
+// StatusError is a reply with an error status, after any retries.
+type StatusError struct {
+	StatusCode int
+	Type       string // the error's type, such as "overloaded_error"
+	Message    string
+	Attempts   int
+}
+
+func (e *StatusError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = "(no message)"
+	}
+	s := fmt.Sprintf("anthropic: messages: %d %s: %s", e.StatusCode, statusText(e.StatusCode), msg)
+	if e.Attempts > 1 {
+		s += fmt.Sprintf(" (after %d attempts)", e.Attempts)
+	}
+	return s
+}
+
+func statusText(code int) string {
+	if code == 529 {
+		return "Overloaded"
+	}
+	return http.StatusText(code)
+}
+
+// Complete sends req as a streaming message and returns the assembled
+// reply. The SDK retries a request that got no reply or a retryable
+// status, each retry told to req.OnRetry first. An endpoint that answers
+// with one JSON message instead of a stream is read as such.
+func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
+	params, err := c.params(req)
+	if err != nil {
+		return agent.Response{}, err
+	}
+	call := &transport.Call{Policy: c.opts.Policy, OnRetry: req.OnRetry, Stream: true}
+	resp, err := c.stream(transport.With(ctx, call), call, params, req.OnDelta)
+	if err == nil {
+		return resp, nil
+	}
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) && ctx.Err() == nil {
+		return agent.Response{}, &StatusError{StatusCode: apiErr.StatusCode, Type: errorType(apiErr), Message: serverMessage(apiErr, call), Attempts: call.Attempts()}
+	}
+	return agent.Response{}, transport.Failure(ctx, "anthropic: messages", c.opts.BaseURL, c.opts.Timeout, call, err)
+}
+
+var errUnusable = errors.New("the reply is not a message")
+
+func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.MessageNewParams, onDelta func(agent.Delta)) (agent.Response, error) {
+	s := c.client.Messages.NewStreaming(ctx, params)
+	defer s.Close()
+	var acc sdk.Message
+	streamed, stopped := false, false
+	size := 0
+	tool := map[int64]int{} // content block index: tool call index
+	for s.Next() {
+		ev := s.Current()
+		streamed = true
+		size += len(ev.Delta.Text) + len(ev.Delta.PartialJSON) + len(ev.Delta.Thinking)
+		if size > transport.MaxBodyBytes {
+			return agent.Response{}, fmt.Errorf("the reply is over %d bytes; stopped reading it", transport.MaxBodyBytes)
+		}
+		if err := acc.Accumulate(ev); err != nil {
+			return agent.Response{}, fmt.Errorf("the stream sent an event that does not fit the reply so far: %w", err)
+		}
+		switch ev.Type {
+		case "message_stop":
+			stopped = true
+		case "content_block_start":
+			if ev.ContentBlock.Type == "tool_use" {
+				tool[ev.Index] = len(tool)
+				if onDelta != nil {
+					onDelta(agent.Delta{ToolIndex: tool[ev.Index], ToolName: ev.ContentBlock.Name})
+				}
+			}
+		case "content_block_delta":
+			if onDelta == nil {
+				continue
+			}
+			switch ev.Delta.Type {
+			case "text_delta":
+				onDelta(agent.Delta{Content: ev.Delta.Text})
+			case "input_json_delta":
+				if i, ok := tool[ev.Index]; ok {
+					onDelta(agent.Delta{ToolIndex: i, ToolArgs: ev.Delta.PartialJSON})
+				}
+			}
+		}
+	}
+	if err := s.Err(); err != nil {
+		if streamed {
+			return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
+		}
+		return agent.Response{}, err
+	}
+	if body := call.Body(); body != nil && !streamed {
+		resp, err := ParseMessage(body)
+		if err == nil && onDelta != nil && resp.Message.Content != "" {
+			onDelta(agent.Delta{Content: resp.Message.Content})
+		}
+		return resp, err
+	}
+	if !stopped {
+		if streamed {
+			return agent.Response{}, errors.New("the stream ended before the message stopped")
+		}
+		return agent.Response{}, errUnusable
+	}
+	return ParseMessage([]byte(acc.RawJSON()))
+}
+
+// ParseMessage reads a Messages API message: its text, its tool calls and
+// its usage. Its content blocks, whatever their type (thinking, server
+// tool searches and their results), are kept as the message's Native
+// data, sent back as they are with the next request.
+func ParseMessage(raw []byte) (agent.Response, error) {
+	var m struct {
+		Type       string            `json:"type"`
+		Content    []json.RawMessage `json:"content"`
+		StopReason string            `json:"stop_reason"`
+		Usage      struct {
+			InputTokens              int `json:"input_tokens"`
+			OutputTokens             int `json:"output_tokens"`
+			CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+			CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil || m.Type != "message" {
+		return agent.Response{}, errUnusable
+	}
+	u := m.Usage
+	out := agent.Response{
+		Message:      agent.Message{Role: agent.RoleAssistant},
+		FinishReason: m.StopReason,
+		Usage: agent.Usage{
+			PromptTokens:     u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+			CompletionTokens: u.OutputTokens,
+			CachedTokens:     u.CacheReadInputTokens,
+			CacheWriteTokens: u.CacheCreationInputTokens,
+		},
+	}
+	var text strings.Builder
+	blocks := make([]json.RawMessage, 0, len(m.Content))
+	for i, b := range m.Content {
+		var blk struct {
+			Type  string          `json:"type"`
+			Text  string          `json:"text"`
+			ID    string          `json:"id"`
+			Name  string          `json:"name"`
+			Input json.RawMessage `json:"input"`
+		}
+		if err := json.Unmarshal(b, &blk); err != nil {
+			return agent.Response{}, fmt.Errorf("content block %d: %w", i, err)
+		}
+		switch blk.Type {
+		case "text":
+			text.WriteString(blk.Text)
+		case "tool_use":
+			args := string(blk.Input)
+			if args == "" {
+				args = "{}"
+			}
+			out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: blk.ID, Name: blk.Name, Arguments: args})
+		}
+		clean, err := withoutNulls(b)
+		if err != nil {
+			return agent.Response{}, fmt.Errorf("content block %d: %w", i, err)
+		}
+		blocks = append(blocks, clean)
+	}
+	out.Message.Content = text.String()
+	data, err := json.Marshal(blocks)
+	if err != nil {
+		return agent.Response{}, err
+	}
+	out.Message.Native = &agent.Native{API: NativeMessages, Data: data}
+	return out, nil
+}
+
+// withoutNulls drops a block's null fields: a reply's block marks absent
+// fields null, a request's leaves them out.
+func withoutNulls(b json.RawMessage) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return nil, err
+	}
+	for k, v := range obj {
+		if string(v) == "null" {
+			delete(obj, k)
+		}
+	}
+	return json.Marshal(obj)
+}
+
+// params translates a request: the system message as one system block,
+// the conversation as alternating turns (tool results and the text after
+// them in one user turn), the tools with the deferred groups last, and the
+// three cache breakpoints.
+func (c *Client) params(req agent.Request) (sdk.MessageNewParams, error) {
+	p := sdk.MessageNewParams{Model: sdk.Model(c.opts.Model), MaxTokens: c.opts.MaxTokens}
+	cache := sdk.NewCacheControlEphemeralParam()
+	var turns []turn
+	for i, m := range req.Messages {
+		switch m.Role {
+		case agent.RoleSystem:
+			if i != 0 {
+				return p, fmt.Errorf("anthropic: message %d: a system message after the first", i)
+			}
+			if m.Content != "" {
+				p.System = []sdk.TextBlockParam{{Text: m.Content, CacheControl: cache}}
+			}
+		case agent.RoleUser:
+			turns = appendBlock(turns, roleUser, sdk.NewTextBlock(m.Content))
+		case agent.RoleTool:
+			res := &sdk.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+			if strings.HasPrefix(m.Content, "Error: ") {
+				res.IsError = sdk.Bool(true)
+			}
+			res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: orNone(m.Content)}})
+			for _, name := range m.Loads {
+				res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfToolReference: &sdk.ToolReferenceBlockParam{ToolName: name}})
+			}
+			turns = appendBlock(turns, roleUser, sdk.ContentBlockParamUnion{OfToolResult: res})
+		case agent.RoleAssistant:
+			blocks, err := assistantBlocks(m)
+			if err != nil {
+				return p, fmt.Errorf("anthropic: message %d: %w", i, err)
+			}
+			for _, b := range blocks {
+				turns = appendBlock(turns, roleAssistant, b)
+			}
+		default:
+			return p, fmt.Errorf("anthropic: message %d: unknown role %q", i, m.Role)
+		}
+	}
+	if n := len(turns); n > 0 {
+		markLast(turns[n-1].blocks)
+	}
+	for _, t := range turns {
+		if t.role == roleUser {
+			p.Messages = append(p.Messages, sdk.NewUserMessage(t.blocks...))
+		} else {
+			p.Messages = append(p.Messages, sdk.NewAssistantMessage(t.blocks...))
+		}
+	}
+	tools, err := toolParams(req)
+	if err != nil {
+		return p, err
+	}
+	p.Tools = tools
+	return p, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no output)"
+	}
+	return s
+}
+
+// turn is one turn of the conversation being built.
+type turn struct {
+	role   string
+	blocks []sdk.ContentBlockParamUnion
+}
+
+const (
+	roleUser      = "user"
+	roleAssistant = "assistant"
+)
+
+// appendBlock adds b to the last turn when it has role, else starts a
+// turn. Tool results come before the text of their turn, as the API
+// wants, since the loop adds screens after the results.
+func appendBlock(turns []turn, role string, b sdk.ContentBlockParamUnion) []turn {
+	if n := len(turns); n > 0 && turns[n-1].role == role {
+		turns[n-1].blocks = append(turns[n-1].blocks, b)
+		return turns
+	}
+	return append(turns, turn{role: role, blocks: []sdk.ContentBlockParamUnion{b}})
+}
+
+// assistantBlocks is an assistant message as content blocks: a reply of
+// this API as it came, else its text and tool calls.
+func assistantBlocks(m agent.Message) ([]sdk.ContentBlockParamUnion, error) {
+	if m.Native != nil && m.Native.API == NativeMessages {
+		var raws []json.RawMessage
+		if err := json.Unmarshal(m.Native.Data, &raws); err != nil {
+			return nil, fmt.Errorf("native content blocks: %w", err)
+		}
+		out := make([]sdk.ContentBlockParamUnion, 0, len(raws))
+		for _, r := range raws {
+			out = append(out, param.Override[sdk.ContentBlockParamUnion](r))
+		}
+		return out, nil
+	}
+	var out []sdk.ContentBlockParamUnion
+	if m.Content != "" {
+		out = append(out, sdk.NewTextBlock(m.Content))
+	}
+	for _, tc := range m.ToolCalls {
+		input := json.RawMessage(tc.Arguments)
+		var obj map[string]any
+		if json.Unmarshal(input, &obj) != nil {
+			// The API takes objects only; the model wrote something else.
+			input = json.RawMessage(`{}`)
+		}
+		out = append(out, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: tc.ID, Name: tc.Name, Input: input}})
+	}
+	if len(out) == 0 {
+		out = append(out, sdk.NewTextBlock("(no reply)"))
+	}
+	return out, nil
+}
+
+// markLast puts a cache breakpoint on the last of blocks.
+func markLast(blocks []sdk.ContentBlockParamUnion) {
+	if len(blocks) == 0 {
+		return
+	}
+	b := &blocks[len(blocks)-1]
+	cache := sdk.NewCacheControlEphemeralParam()
+	switch {
+	case b.OfText != nil:
+		b.OfText.CacheControl = cache
+	case b.OfToolResult != nil:
+		b.OfToolResult.CacheControl = cache
+	case b.OfToolUse != nil:
+		b.OfToolUse.CacheControl = cache
+	}
+	// A block sent as it came back (native) keeps no breakpoint: the turn
+	// after it, ours, has one from the next request on.
+}
+
+// toolParams returns the offered tools outside the deferred groups, the
+// last with a cache breakpoint; then, when there are groups, the tool
+// search tool and the groups' tools, defer_loading.
+func toolParams(req agent.Request) ([]sdk.ToolUnionParam, error) {
+	inGroup := map[string]bool{}
+	for _, g := range req.Deferred {
+		for _, t := range g.Tools {
+			inGroup[t.Name] = true
+		}
+	}
+	var out []sdk.ToolUnionParam
+	for _, t := range req.Tools {
+		if inGroup[t.Name] {
+			continue
+		}
+		tp, err := toolParam(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sdk.ToolUnionParam{OfTool: tp})
+	}
+	if n := len(out); n > 0 {
+		out[n-1].OfTool.CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
+	if len(req.Deferred) == 0 {
+		return out, nil
+	}
+	out = append(out, sdk.ToolUnionParam{OfToolSearchToolRegex20251119: &sdk.ToolSearchToolRegex20251119Param{
+		Type: sdk.ToolSearchToolRegex20251119TypeToolSearchToolRegex20251119,
+	}})
+	for _, g := range req.Deferred {
+		for _, t := range g.Tools {
+			tp, err := toolParam(t)
+			if err != nil {
+				return nil, err
+			}
+			tp.DeferLoading = sdk.Bool(true)
+			if g.Summary != "" {
+				tp.Description = sdk.String(fmt.Sprintf("%s (Section %q: %s)", t.Description, g.Section, strings.TrimSpace(g.Summary)))
+			}
+			out = append(out, sdk.ToolUnionParam{OfTool: tp})
+		}
+	}
+	return out, nil
+}
+
+func toolParam(t agent.ToolDef) (*sdk.ToolParam, error) {
+	var schema struct {
+		Properties any      `json:"properties"`
+		Required   []string `json:"required"`
+	}
+	if len(t.Parameters) > 0 {
+		if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+			return nil, fmt.Errorf("anthropic: tool %s: parameters: %w", t.Name, err)
+		}
+	}
+	in := sdk.ToolInputSchemaParam{Properties: schema.Properties, Required: schema.Required}
+	var extra map[string]any
+	if len(t.Parameters) > 0 && json.Unmarshal(t.Parameters, &extra) == nil {
+		delete(extra, "type")
+		delete(extra, "properties")
+		delete(extra, "required")
+		if len(extra) > 0 {
+			in.SetExtraFields(extra)
+		}
+	}
+	return &sdk.ToolParam{Name: t.Name, Description: sdk.String(t.Description), InputSchema: in}, nil
+}
+
+func errorType(e *sdk.Error) string {
+	var body struct {
+		Error struct{ Type string } `json:"error"`
+	}
+	_ = json.Unmarshal([]byte(e.RawJSON()), &body)
+	return body.Error.Type
+}
+
+// serverMessage is the message the server gave with an error status, or,
+// when the reply was not JSON, what it was.
+func serverMessage(e *sdk.Error, call *transport.Call) string {
+	var body struct {
+		Error struct{ Message string } `json:"error"`
+	}
+	msg := ""
+	if json.Unmarshal([]byte(e.RawJSON()), &body) == nil {
+		msg = strings.TrimSpace(body.Error.Message)
+	}
+	if msg == "" {
+		last := call.Last()
+		if !strings.Contains(last.ContentType, "json") {
+			return last.Describe()
+		}
+		msg = strings.TrimSpace(e.RawJSON())
+	}
+	if len(msg) > maxErrorMessage {
+		msg = msg[:maxErrorMessage] + "..."
+	}
+	return msg
+}

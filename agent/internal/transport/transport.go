@@ -1,0 +1,307 @@
+// Package transport is what the model adapters add to their SDK's HTTP
+// client: retries the SDK makes are announced, with the wait chosen here,
+// and the last reply's status, content type and first bytes are kept so
+// that a reply the SDK could not use is named, not guessed at.
+//
+// Both official SDKs (openai-go, anthropic-sdk-go) retry a request that got
+// no answer, or 408, 409, 429 or a 5xx status (unless x-should-retry says
+// otherwise), and wait as a Retry-After-Ms header says. [Middleware] sets
+// that header on every reply it lets the SDK retry, so the wait announced
+// is the wait made.
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/unfold-dev/unfold/agent"
+)
+
+// Retry defaults.
+const (
+	DefaultMaxRetries = 4
+	DefaultBaseDelay  = 500 * time.Millisecond
+	DefaultMaxDelay   = 30 * time.Second
+)
+
+// headBytes is how much of a reply's body is kept to quote.
+const headBytes = 200
+
+// MaxBodyBytes bounds a reply body read whole (an endpoint that answered a
+// streaming request with one JSON document).
+const MaxBodyBytes = 8 << 20
+
+// Policy is how an adapter retries.
+type Policy struct {
+	MaxRetries int           // retries after the first attempt
+	BaseDelay  time.Duration // the first backoff, doubled each retry, with jitter
+	MaxDelay   time.Duration // the ceiling of any wait, Retry-After included
+}
+
+// Call is the state of one model call across its attempts. Put it in the
+// request's context with [With]; the middleware fills it.
+type Call struct {
+	Policy  Policy
+	OnRetry func(agent.Retry)
+	// Stream: the request asked for a stream, so a 200 reply that is not
+	// an event stream is read whole into Body.
+	Stream bool
+
+	mu       sync.Mutex // guards the fields below
+	attempts int
+	last     Reply
+	body     []byte
+}
+
+// Reply is what came back to one attempt.
+type Reply struct {
+	Status      int
+	ContentType string
+	Head        []byte // the first bytes of the body
+	Err         error  // no reply: what went wrong
+}
+
+type key struct{}
+
+// With returns ctx carrying c.
+func With(ctx context.Context, c *Call) context.Context { return context.WithValue(ctx, key{}, c) }
+
+// Last returns the reply to the last attempt.
+func (c *Call) Last() Reply {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.last
+	r.Head = append([]byte(nil), r.Head...)
+	return r
+}
+
+// Attempts returns how many attempts were made.
+func (c *Call) Attempts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.attempts
+}
+
+// Body returns the whole body of a 200 reply to a streaming request that
+// was not an event stream, or nil.
+func (c *Call) Body() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.body
+}
+
+// Middleware watches every attempt of a request whose context carries a
+// [Call]; it has the signature of both SDKs' option.Middleware.
+func Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	c, _ := req.Context().Value(key{}).(*Call)
+	if c == nil {
+		return next(req)
+	}
+	res, err := next(req)
+	c.mu.Lock()
+	c.attempts++
+	attempt := c.attempts
+	c.last = Reply{Err: err}
+	if res != nil {
+		c.last.Status, c.last.ContentType = res.StatusCode, res.Header.Get("Content-Type")
+	}
+	c.mu.Unlock()
+	if res != nil && res.Body != nil {
+		if c.Stream && res.StatusCode == http.StatusOK && !isEventStream(res.Header.Get("Content-Type")) {
+			body, rerr := io.ReadAll(io.LimitReader(res.Body, MaxBodyBytes+1))
+			res.Body.Close()
+			if rerr == nil && len(body) > MaxBodyBytes {
+				rerr = fmt.Errorf("the reply is over %d bytes", MaxBodyBytes)
+			}
+			c.mu.Lock()
+			c.last.Head = head(body)
+			if rerr == nil {
+				c.body = body
+			}
+			c.mu.Unlock()
+			// The SDK's stream reads nothing; the adapter reads Body.
+			res.Body = io.NopCloser(strings.NewReader(""))
+			if rerr != nil {
+				return nil, rerr
+			}
+		} else {
+			res.Body = &headReader{ReadCloser: res.Body, c: c}
+		}
+	}
+	if req.Context().Err() != nil || !willRetry(req, res, err) || attempt > c.Policy.MaxRetries {
+		return res, err
+	}
+	delay := c.delay(attempt, res)
+	if res != nil {
+		// The SDK waits what this header says: the wait announced.
+		res.Header.Set("Retry-After-Ms", strconv.FormatInt(delay.Milliseconds(), 10))
+		res.Header.Del("Retry-After")
+	} else {
+		// With no reply the SDK waits its own backoff: at most 0.5s
+		// doubled per retry, up to 8s.
+		delay = min(500*time.Millisecond<<min(attempt-1, 4), 8*time.Second)
+	}
+	if c.OnRetry != nil {
+		c.OnRetry(agent.Retry{Attempt: attempt, Delay: delay, Reason: reason(res, err)})
+	}
+	return res, err
+}
+
+// willRetry is the SDKs' rule for retrying an attempt.
+func willRetry(req *http.Request, res *http.Response, err error) bool {
+	if req.Body != nil && req.GetBody == nil {
+		return false
+	}
+	if res == nil {
+		return err != nil
+	}
+	switch res.Header.Get("x-should-retry") {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	s := res.StatusCode
+	return s == http.StatusRequestTimeout || s == http.StatusConflict || s == http.StatusTooManyRequests || s >= 500
+}
+
+// delay is the wait before the retry after attempt: the server's
+// Retry-After (or Retry-After-Ms), else exponential backoff with jitter;
+// never more than MaxDelay.
+func (c *Call) delay(attempt int, res *http.Response) time.Duration {
+	p := c.Policy
+	if d, ok := retryAfter(res); ok {
+		return min(d, p.MaxDelay)
+	}
+	d := min(p.BaseDelay<<min(attempt-1, 16), p.MaxDelay)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+func retryAfter(res *http.Response) (time.Duration, bool) {
+	if res == nil {
+		return 0, false
+	}
+	if v := res.Header.Get("Retry-After-Ms"); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f < 1e9 {
+			return time.Duration(f * float64(time.Millisecond)), true
+		}
+	}
+	v := res.Header.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f < 1e6 {
+		return time.Duration(f * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0), true
+	}
+	return 0, false
+}
+
+// reason says in a few words why an attempt is retried.
+func reason(res *http.Response, err error) string {
+	if res == nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			return errno.Error()
+		}
+		return err.Error()
+	}
+	what := strings.ToLower(http.StatusText(res.StatusCode))
+	switch res.StatusCode {
+	case http.StatusTooManyRequests:
+		what = "rate limited"
+	case http.StatusServiceUnavailable:
+		what = "unavailable"
+	}
+	return fmt.Sprintf("%d %s", res.StatusCode, what)
+}
+
+func isEventStream(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "text/event-stream"
+}
+
+// headReader keeps the first bytes read from a body in its Call.
+type headReader struct {
+	io.ReadCloser
+	c *Call
+}
+
+func (h *headReader) Read(p []byte) (int, error) {
+	n, err := h.ReadCloser.Read(p)
+	if n > 0 {
+		h.c.mu.Lock()
+		if room := headBytes - len(h.c.last.Head); room > 0 {
+			h.c.last.Head = append(h.c.last.Head, p[:min(n, room)]...)
+		}
+		h.c.mu.Unlock()
+	}
+	return n, err
+}
+
+func head(b []byte) []byte {
+	return append([]byte(nil), b[:min(len(b), headBytes)]...)
+}
+
+// Describe says what a reply was, for an error about a reply that could
+// not be used: `200 text/html: "<!DOCTYPE html>..."`.
+func (r Reply) Describe() string {
+	if r.Status == 0 {
+		if r.Err != nil {
+			return "no reply: " + r.Err.Error()
+		}
+		return "no reply"
+	}
+	ct := r.ContentType
+	if ct == "" {
+		ct = "no content type"
+	}
+	s := fmt.Sprintf("%d %s", r.Status, ct)
+	if len(r.Head) > 0 {
+		q := strings.ToValidUTF8(string(r.Head), "?")
+		if len(r.Head) == headBytes {
+			q += "..."
+		}
+		s += ": " + strconv.Quote(q)
+	} else {
+		s += ", empty body"
+	}
+	return s
+}
+
+// Failure is the error for a model call that failed, named from what the
+// SDK returned and the last reply: a timeout, an endpoint that could not
+// be reached, or a reply that was not what the API sends. api names the
+// API in the message ("openai: chat completions").
+func Failure(ctx context.Context, api, baseURL string, timeout time.Duration, c *Call, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		if errors.Is(err, ctxErr) {
+			return fmt.Errorf("%s: %w", api, err)
+		}
+		return fmt.Errorf("%s: %w (%v)", api, ctxErr, err)
+	}
+	last := c.Last()
+	attempts := ""
+	if n := c.Attempts(); n > 1 {
+		attempts = fmt.Sprintf(" (after %d attempts)", n)
+	}
+	if errors.Is(err, context.DeadlineExceeded) && timeout > 0 {
+		return fmt.Errorf("%s: no complete reply from %s within %s (the request timeout)%s: %w", api, baseURL, timeout, attempts, err)
+	}
+	if last.Status == 0 {
+		return fmt.Errorf("%s: cannot reach %s%s: %w", api, baseURL, attempts, err)
+	}
+	return fmt.Errorf("%s: %s answered %s%s: %w", api, baseURL, last.Describe(), attempts, err)
+}

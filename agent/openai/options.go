@@ -1,0 +1,123 @@
+package openai
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/unfold-dev/unfold/agent/internal/transport"
+)
+
+// Retry defaults.
+const (
+	DefaultMaxRetries = transport.DefaultMaxRetries
+	DefaultBaseDelay  = transport.DefaultBaseDelay
+	DefaultMaxDelay   = transport.DefaultMaxDelay
+)
+
+// maxErrorMessage bounds the server message an error quotes.
+const maxErrorMessage = 2 << 10
+
+// options configure a Client or a Responses.
+type options struct {
+	BaseURL     string
+	Model       string
+	APIKey      string
+	Policy      transport.Policy
+	Timeout     time.Duration
+	HTTPClient  *http.Client
+	Temperature *float64
+	Reasoning   string
+}
+
+// Option configures a [Client] or a [Responses].
+type Option func(*options)
+
+// WithAPIKey sends key as the bearer token (default none, for local
+// servers).
+func WithAPIKey(key string) Option {
+	return func(o *options) { o.APIKey = key }
+}
+
+// WithMaxRetries sets how many times a request that got no reply, or 408,
+// 409, 429 or a 5xx status, is tried again (default [DefaultMaxRetries];
+// 0: never).
+func WithMaxRetries(n int) Option {
+	return func(o *options) { o.Policy.MaxRetries = max(n, 0) }
+}
+
+// WithBackoff sets the first backoff, doubled on each retry with jitter, and
+// its ceiling (defaults [DefaultBaseDelay], [DefaultMaxDelay]). A
+// Retry-After header wins, up to the ceiling.
+func WithBackoff(base, ceiling time.Duration) Option {
+	return func(o *options) { o.Policy.BaseDelay, o.Policy.MaxDelay = base, ceiling }
+}
+
+// WithTimeout bounds each attempt of a request, its streamed reply
+// included (default: none).
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) { o.Timeout = d }
+}
+
+// WithHTTPClient sends the requests with c (default http.DefaultClient).
+func WithHTTPClient(c *http.Client) Option {
+	return func(o *options) { o.HTTPClient = c }
+}
+
+// WithTemperature sends temperature with every request.
+func WithTemperature(temperature float64) Option {
+	return func(o *options) { o.Temperature = &temperature }
+}
+
+// WithReasoningEffort asks a reasoning model of the Responses API for this
+// effort ("low", "medium", "high").
+func WithReasoningEffort(effort string) Option {
+	return func(o *options) { o.Reasoning = effort }
+}
+
+// newOptions applies opt over the defaults and checks the result.
+func newOptions(baseURL, model string, opt []Option) (options, error) {
+	opts := options{BaseURL: baseURL, Model: model, Policy: transport.Policy{MaxRetries: DefaultMaxRetries}}
+	for _, o := range opt {
+		o(&opts)
+	}
+	if strings.TrimSpace(opts.BaseURL) == "" {
+		return opts, errors.New("openai: new: no base URL; give the endpoint, such as https://api.openai.com/v1")
+	}
+	if strings.TrimSpace(opts.Model) == "" {
+		return opts, errors.New("openai: new: no model; give the model name the endpoint serves")
+	}
+	if opts.Policy.BaseDelay <= 0 {
+		opts.Policy.BaseDelay = DefaultBaseDelay
+	}
+	if opts.Policy.MaxDelay <= 0 {
+		opts.Policy.MaxDelay = DefaultMaxDelay
+	}
+	if opts.Timeout < 0 {
+		return opts, errors.New("openai: new: negative timeout")
+	}
+	return opts, nil
+}
+
+// client returns the SDK's client: its own retries, with the wait chosen
+// and announced by transport.Middleware.
+func (o options) client() sdk.Client {
+	ro := []option.RequestOption{
+		option.WithBaseURL(strings.TrimRight(o.BaseURL, "/") + "/"),
+		option.WithAPIKey(o.APIKey),
+		option.WithMaxRetries(o.Policy.MaxRetries),
+		option.WithMaxRetryDelay(o.Policy.MaxDelay),
+		option.WithMiddleware(transport.Middleware),
+	}
+	if o.Timeout > 0 {
+		ro = append(ro, option.WithRequestTimeout(o.Timeout))
+	}
+	if o.HTTPClient != nil {
+		ro = append(ro, option.WithHTTPClient(o.HTTPClient))
+	}
+	return sdk.NewClient(ro...)
+}

@@ -1,0 +1,360 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/agent/internal/transport"
+)
+
+// NativeResponses is the [agent.Native] API name of replies from the
+// Responses API: their data is the response's output items.
+const NativeResponses = "openai.responses"
+
+// Responses is an agent.Model for the OpenAI Responses API (POST
+// /responses), streaming its replies. Deferred tools (agent.Request.
+// Deferred) are sent as one namespace per section, each tool
+// defer_loading, with the tool_search tool, so the tool list never
+// changes in a run: the model loads a namespace's tools when it needs
+// them. Nothing is stored on the server (store: false); the reply's output
+// items, reasoning included (encrypted), go back with the next request as
+// the API requires. It is safe for concurrent use.
+type Responses struct {
+	opts     options
+	client   sdk.Client
+	noStream atomic.Bool
+}
+
+var (
+	_ agent.Model    = (*Responses)(nil)
+	_ agent.Featured = (*Responses)(nil)
+)
+
+// NewResponses returns a Responses API client for the endpoint at
+// baseURL (https://api.openai.com/v1) serving model.
+func NewResponses(baseURL, model string, opt ...Option) (*Responses, error) {
+	opts, err := newOptions(baseURL, model, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &Responses{opts: opts, client: opts.client()}, nil
+}
+
+// Features says that the API caches prompt prefixes and defers tools.
+func (c *Responses) Features() agent.Features {
+	return agent.Features{CachesPrefixes: true, DefersTools: true}
+}
+
+// Complete sends req and returns the reply, streamed; retries and
+// fallbacks are those of [Client.Complete].
+func (c *Responses) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
+	params, err := c.params(req)
+	if err != nil {
+		return agent.Response{}, err
+	}
+	if !c.noStream.Load() {
+		resp, call, err := c.stream(ctx, params, req)
+		if err == nil || !refusesStream(err) {
+			return resp, c.failure(ctx, call, err)
+		}
+		c.noStream.Store(true)
+	}
+	call := &transport.Call{Policy: c.opts.Policy, OnRetry: req.OnRetry}
+	r, err := c.client.Responses.New(transport.With(ctx, call), params)
+	if err != nil {
+		return agent.Response{}, c.failure(ctx, call, err)
+	}
+	resp, err := ParseResponse([]byte(r.RawJSON()))
+	return resp, c.failure(ctx, call, err)
+}
+
+func (c *Responses) failure(ctx context.Context, call *transport.Call, err error) error {
+	if err == nil {
+		return nil
+	}
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) && ctx.Err() == nil {
+		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "responses"}
+	}
+	return transport.Failure(ctx, "openai: responses", c.opts.BaseURL, c.opts.Timeout, call, err)
+}
+
+// stream makes one streaming request and reads its events up to
+// response.completed.
+func (c *Responses) stream(ctx context.Context, params responses.ResponseNewParams, req agent.Request) (agent.Response, *transport.Call, error) {
+	call := &transport.Call{Policy: c.opts.Policy, OnRetry: req.OnRetry, Stream: true}
+	s := c.client.Responses.NewStreaming(transport.With(ctx, call), params)
+	defer s.Close()
+	var done []byte
+	streamed := false
+	size := 0
+	calls := map[string]int{} // item id of a function call: its index in the reply
+	for s.Next() {
+		ev := s.Current()
+		streamed = true
+		size += len(ev.Delta)
+		if size > MaxReplyBytes {
+			return agent.Response{}, call, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
+		}
+		switch ev.Type {
+		case "response.output_text.delta":
+			if req.OnDelta != nil {
+				req.OnDelta(agent.Delta{Content: ev.Delta})
+			}
+		case "response.output_item.added":
+			if ev.Item.Type == "function_call" {
+				calls[ev.Item.ID] = len(calls)
+				if req.OnDelta != nil {
+					req.OnDelta(agent.Delta{ToolIndex: calls[ev.Item.ID], ToolName: ev.Item.Name})
+				}
+			}
+		case "response.function_call_arguments.delta":
+			if req.OnDelta != nil {
+				req.OnDelta(agent.Delta{ToolIndex: calls[ev.ItemID], ToolArgs: ev.Delta})
+			}
+		case "response.completed", "response.incomplete":
+			done = []byte(ev.Response.RawJSON())
+		case "response.failed":
+			return agent.Response{}, call, fmt.Errorf("the response failed: %s", failureMessage(ev.Response.RawJSON()))
+		case "error":
+			return agent.Response{}, call, fmt.Errorf("the stream reported an error: %s %s", ev.Code, ev.Message)
+		}
+	}
+	if err := s.Err(); err != nil {
+		if streamed {
+			return agent.Response{}, call, fmt.Errorf("the stream broke: %w", err)
+		}
+		return agent.Response{}, call, err
+	}
+	if body := call.Body(); body != nil && !streamed {
+		resp, err := ParseResponse(body)
+		if err == nil && req.OnDelta != nil && resp.Message.Content != "" {
+			req.OnDelta(agent.Delta{Content: resp.Message.Content})
+		}
+		return resp, call, err
+	}
+	if done == nil {
+		if streamed {
+			return agent.Response{}, call, errors.New("the stream ended before the response completed")
+		}
+		return agent.Response{}, call, errUnusableResponse
+	}
+	resp, err := ParseResponse(done)
+	return resp, call, err
+}
+
+var errUnusableResponse = errors.New("the reply is not a response")
+
+func failureMessage(raw string) string {
+	var r struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if json.Unmarshal([]byte(raw), &r) == nil && r.Error.Message != "" {
+		return r.Error.Code + ": " + r.Error.Message
+	}
+	return raw
+}
+
+// ParseResponse reads a Responses API response object: the text of its
+// messages, its function calls and its usage. Its output items, whatever
+// their type (reasoning, tool searches, calls), are kept as the message's
+// Native data, sent back as they are with the next request.
+func ParseResponse(raw []byte) (agent.Response, error) {
+	var r struct {
+		Object string            `json:"object"`
+		Status string            `json:"status"`
+		Output []json.RawMessage `json:"output"`
+		Usage  struct {
+			InputTokens        int `json:"input_tokens"`
+			OutputTokens       int `json:"output_tokens"`
+			InputTokensDetails struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"input_tokens_details"`
+		} `json:"usage"`
+		Incomplete *struct {
+			Reason string `json:"reason"`
+		} `json:"incomplete_details"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || r.Object != "response" {
+		return agent.Response{}, errUnusableResponse
+	}
+	out := agent.Response{
+		Message:      agent.Message{Role: agent.RoleAssistant},
+		FinishReason: r.Status,
+		Usage: agent.Usage{
+			PromptTokens: r.Usage.InputTokens, CompletionTokens: r.Usage.OutputTokens,
+			CachedTokens: r.Usage.InputTokensDetails.CachedTokens,
+		},
+	}
+	if r.Incomplete != nil && r.Incomplete.Reason != "" {
+		out.FinishReason = r.Incomplete.Reason
+	}
+	var text strings.Builder
+	for i, item := range r.Output {
+		var it struct {
+			Type      string `json:"type"`
+			CallID    string `json:"call_id"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+			Content   []struct {
+				Type    string `json:"type"`
+				Text    string `json:"text"`
+				Refusal string `json:"refusal"`
+			} `json:"content"`
+		}
+		if err := json.Unmarshal(item, &it); err != nil {
+			return agent.Response{}, fmt.Errorf("output item %d: %w", i, err)
+		}
+		switch it.Type {
+		case "message":
+			for _, c := range it.Content {
+				text.WriteString(c.Text)
+				text.WriteString(c.Refusal)
+			}
+		case "function_call":
+			out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
+		}
+	}
+	out.Message.Content = text.String()
+	items, err := json.Marshal(r.Output)
+	if err != nil {
+		return agent.Response{}, err
+	}
+	out.Message.Native = &agent.Native{API: NativeResponses, Data: items}
+	return out, nil
+}
+
+// params translates a request: the system message as instructions, the
+// conversation as input items (replies of this API as they came), the
+// offered tools as functions, and the deferred groups as namespaces.
+func (c *Responses) params(req agent.Request) (responses.ResponseNewParams, error) {
+	p := responses.ResponseNewParams{
+		Model:   shared.ResponsesModel(c.opts.Model),
+		Store:   sdk.Bool(false),
+		Include: []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent},
+	}
+	if c.opts.Temperature != nil {
+		p.Temperature = sdk.Float(*c.opts.Temperature)
+	}
+	if c.opts.Reasoning != "" {
+		p.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(c.opts.Reasoning)}
+	}
+	var input responses.ResponseInputParam
+	for i, m := range req.Messages {
+		switch m.Role {
+		case agent.RoleSystem:
+			if i != 0 {
+				return p, fmt.Errorf("openai: responses: message %d: a system message after the first", i)
+			}
+			p.Instructions = sdk.String(m.Content)
+		case agent.RoleUser:
+			input = append(input, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleUser))
+		case agent.RoleTool:
+			item := responses.ResponseInputItemParamOfFunctionCallOutput(m.Content)
+			item.OfFunctionCallOutput.CallID = sdk.String(m.ToolCallID)
+			input = append(input, item)
+		case agent.RoleAssistant:
+			if m.Native != nil && m.Native.API == NativeResponses {
+				var items []json.RawMessage
+				if err := json.Unmarshal(m.Native.Data, &items); err != nil {
+					return p, fmt.Errorf("openai: responses: message %d: native output items: %w", i, err)
+				}
+				for _, it := range items {
+					input = append(input, param.Override[responses.ResponseInputItemUnionParam](it))
+				}
+				continue
+			}
+			if m.Content != "" {
+				input = append(input, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleAssistant))
+			}
+			for _, tc := range m.ToolCalls {
+				input = append(input, responses.ResponseInputItemParamOfFunctionCall(tc.Arguments, tc.ID, tc.Name))
+			}
+		default:
+			return p, fmt.Errorf("openai: responses: message %d: unknown role %q", i, m.Role)
+		}
+	}
+	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: input}
+	tools, err := responsesTools(req)
+	if err != nil {
+		return p, err
+	}
+	p.Tools = tools
+	return p, nil
+}
+
+// responsesTools returns the offered tools outside the deferred groups as
+// functions, then, when there are groups, tool_search and one namespace
+// per group with its tools defer_loading.
+func responsesTools(req agent.Request) ([]responses.ToolUnionParam, error) {
+	inGroup := map[string]bool{}
+	for _, g := range req.Deferred {
+		for _, t := range g.Tools {
+			inGroup[t.Name] = true
+		}
+	}
+	var out []responses.ToolUnionParam
+	for _, t := range req.Tools {
+		if inGroup[t.Name] {
+			continue
+		}
+		schema, err := schemaOf(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{
+			Name: t.Name, Description: sdk.String(t.Description), Parameters: schema, Strict: sdk.Bool(false),
+		}})
+	}
+	if len(req.Deferred) == 0 {
+		return out, nil
+	}
+	out = append(out, responses.ToolUnionParam{OfToolSearch: &responses.ToolSearchToolParam{}})
+	used := map[string]bool{}
+	for _, g := range req.Deferred {
+		ns := &responses.NamespaceToolParam{Name: namespaceName(g.Section, used), Description: namespaceDescription(g)}
+		for _, t := range g.Tools {
+			schema, err := schemaOf(t)
+			if err != nil {
+				return nil, err
+			}
+			ns.Tools = append(ns.Tools, responses.NamespaceToolToolUnionParam{OfFunction: &responses.NamespaceToolToolFunctionParam{
+				Name: t.Name, Description: sdk.String(t.Description), Parameters: schema, DeferLoading: sdk.Bool(true),
+			}})
+		}
+		out = append(out, responses.ToolUnionParam{OfNamespace: ns})
+	}
+	return out, nil
+}
+
+// namespaceName makes a section path a namespace name (letters, digits,
+// _ and -): dots become "__"; a name taken gets a number.
+func namespaceName(path string, used map[string]bool) string {
+	base := strings.ReplaceAll(path, ".", "__")
+	name := base
+	for n := 2; used[name]; n++ {
+		name = fmt.Sprintf("%s_%d", base, n)
+	}
+	used[name] = true
+	return name
+}
+
+// namespaceDescription tells the model what a section's tools are for and
+// that they come with the section.
+func namespaceDescription(g agent.ToolGroup) string {
+	d := fmt.Sprintf("Tools of the section %q (%s)", g.Section, g.Title)
+	if g.Summary != "" {
+		d += ": " + strings.TrimSpace(g.Summary)
+	}
+	return d + ". Open the section with open_sections to read it; calling one of these tools opens it too."
+}

@@ -204,8 +204,8 @@ func ParseResponse(raw []byte) (agent.Response, error) {
 		var it struct {
 			Type      string `json:"type"`
 			CallID    string `json:"call_id"`
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"` // a string for a function call
 			Content   []struct {
 				Type    string `json:"type"`
 				Text    string `json:"text"`
@@ -222,7 +222,11 @@ func ParseResponse(raw []byte) (agent.Response, error) {
 				text.WriteString(c.Refusal)
 			}
 		case "function_call":
-			out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
+			var args string
+			if err := json.Unmarshal(it.Arguments, &args); err != nil {
+				return agent.Response{}, fmt.Errorf("output item %d: function call arguments: %w", i, err)
+			}
+			out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: it.CallID, Name: it.Name, Arguments: args})
 		}
 	}
 	out.Message.Content = text.String()

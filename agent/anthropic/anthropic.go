@@ -528,7 +528,7 @@ func toolParam(t agent.ToolDef) (*sdk.ToolParam, error) {
 		delete(extra, "properties")
 		delete(extra, "required")
 		if len(extra) > 0 {
-			in.SetExtraFields(extra)
+			in.ExtraFields = extra
 		}
 	}
 	return &sdk.ToolParam{Name: t.Name, Description: sdk.String(t.Description), InputSchema: in}, nil

@@ -262,7 +262,7 @@ func (c *Responses) params(req agent.Request) (responses.ResponseNewParams, erro
 			}
 			p.Instructions = sdk.String(m.Content)
 		case agent.RoleUser:
-			input = append(input, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleUser))
+			input = append(input, message(m.Content, responses.EasyInputMessageRoleUser))
 		case agent.RoleTool:
 			item := responses.ResponseInputItemParamOfFunctionCallOutput(m.Content)
 			item.OfFunctionCallOutput.CallID = sdk.String(m.ToolCallID)
@@ -279,7 +279,7 @@ func (c *Responses) params(req agent.Request) (responses.ResponseNewParams, erro
 				continue
 			}
 			if m.Content != "" {
-				input = append(input, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleAssistant))
+				input = append(input, message(m.Content, responses.EasyInputMessageRoleAssistant))
 			}
 			for _, tc := range m.ToolCalls {
 				input = append(input, responses.ResponseInputItemParamOfFunctionCall(tc.Arguments, tc.ID, tc.Name))
@@ -295,6 +295,13 @@ func (c *Responses) params(req agent.Request) (responses.ResponseNewParams, erro
 	}
 	p.Tools = tools
 	return p, nil
+}
+
+// message is a message item, its type spelled out.
+func message(text string, role responses.EasyInputMessageRole) responses.ResponseInputItemUnionParam {
+	item := responses.ResponseInputItemParamOfMessage(text, role)
+	item.OfMessage.Type = responses.EasyInputMessageTypeMessage
+	return item
 }
 
 // responsesTools returns the offered tools outside the deferred groups as
@@ -358,7 +365,7 @@ func namespaceName(path string, used map[string]bool) string {
 func namespaceDescription(g agent.ToolGroup) string {
 	d := fmt.Sprintf("Tools of the section %q (%s)", g.Section, g.Title)
 	if g.Summary != "" {
-		d += ": " + strings.TrimSpace(g.Summary)
+		d += ": " + strings.TrimRight(strings.TrimSpace(g.Summary), ".")
 	}
 	return d + ". Open the section with open_sections to read it; calling one of these tools opens it too."
 }

@@ -255,6 +255,11 @@ func (s *ResponsesServer) handle(w http.ResponseWriter, r *http.Request) {
 		"id": fmt.Sprintf("resp_%d", n), "object": "response", "created_at": 1, "status": "completed",
 		"model": req.Model, "output": items, "usage": usage,
 	}
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+		return
+	}
 	stream := newSSE(w)
 	stream.event("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": resp["id"], "object": "response", "status": "in_progress", "output": []any{}}})
 	for i, raw := range items {

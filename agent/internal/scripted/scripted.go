@@ -202,6 +202,23 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": reply.Error, "type": "server_error"}})
 		return
 	}
+	if !req.Stream {
+		msg := map[string]any{"role": "assistant", "content": reply.Content}
+		var calls []any
+		for _, c := range reply.ToolCalls {
+			calls = append(calls, map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Args}})
+		}
+		finish := "stop"
+		if len(calls) > 0 {
+			msg["tool_calls"], finish = calls, "tool_calls"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}, "usage": usage,
+		})
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
 	send := func(v any) {

@@ -224,8 +224,10 @@ func reason(res *http.Response, err error) string {
 		what = "rate limited"
 	case http.StatusServiceUnavailable:
 		what = "unavailable"
+	case 529:
+		what = "overloaded"
 	}
-	return fmt.Sprintf("%d %s", res.StatusCode, what)
+	return strings.TrimSpace(fmt.Sprintf("%d %s", res.StatusCode, what))
 }
 
 func isEventStream(ct string) bool {

@@ -1,0 +1,163 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/agent/internal/scripted"
+)
+
+func newResponses(t *testing.T, url string, opts ...Option) *Responses {
+	t.Helper()
+	c, err := NewResponses(url, "gpt-5", append([]Option{WithAPIKey("k"), WithBackoff(time.Millisecond, time.Millisecond)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var deployGroup = agent.ToolGroup{Section: "ops.deploy", Title: "Deployment", Summary: "Deploying the service.", Tools: []agent.ToolDef{
+	{Name: "deploy", Description: "Deploy.", Parameters: json.RawMessage(`{"type":"object","properties":{"target":{"type":"string"}}}`)},
+}}
+
+// TestParseResponseFixture reads a response as the API documents it:
+// reasoning, a server-side tool search, text and a namespaced call.
+func TestParseResponseFixture(t *testing.T) {
+	raw, err := os.ReadFile("testdata/response.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := ParseResponse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != "Checking what runs where before deploying." {
+		t.Errorf("content: got %q", resp.Message.Content)
+	}
+	want := agent.ToolCall{ID: "call_Xb7TqL2mVn9sRk4YpW1cZd8e", Name: "status", Arguments: "{}"}
+	if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0] != want {
+		t.Errorf("calls: got %+v, want [%+v]", resp.Message.ToolCalls, want)
+	}
+	if u := resp.Usage; u.PromptTokens != 6913 || u.CachedTokens != 6784 || u.CompletionTokens != 118 || resp.FinishReason != "completed" {
+		t.Errorf("usage, finish: got %+v, %q", u, resp.FinishReason)
+	}
+	var items []map[string]any
+	if resp.Message.Native == nil || resp.Message.Native.API != NativeResponses || json.Unmarshal(resp.Message.Native.Data, &items) != nil || len(items) != 5 {
+		t.Fatalf("native: got %+v, want the five output items", resp.Message.Native)
+	}
+	if items[0]["encrypted_content"] == nil || items[4]["namespace"] != "deploy" {
+		t.Errorf("native items lost fields: %v", items)
+	}
+	if _, err := ParseResponse([]byte(`<!DOCTYPE html><p>hi`)); err == nil {
+		t.Error("an HTML page parsed as a response")
+	}
+}
+
+// TestResponsesStreamFixture streams a recorded event sequence.
+func TestResponsesStreamFixture(t *testing.T) {
+	sse, err := os.ReadFile("testdata/stream.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(sse)
+	}))
+	defer srv.Close()
+	var text, args strings.Builder
+	resp, err := newResponses(t, srv.URL).Complete(context.Background(), agent.Request{
+		Messages: []agent.Message{{Role: agent.RoleSystem, Content: "sys"}, {Role: agent.RoleUser, Content: "deploy"}},
+		OnDelta: func(d agent.Delta) {
+			text.WriteString(d.Content)
+			args.WriteString(d.ToolArgs)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != "Deploying to staging." || text.String() != "Deploying to staging." || args.String() != `{"target":"staging"}` {
+		t.Errorf("content, streamed text, streamed args: got %q, %q, %q", resp.Message.Content, text.String(), args.String())
+	}
+	if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Name != "deploy" || resp.Message.ToolCalls[0].ID != "call_3QmR8Jc1V7zYp2aWnL5xTe0u" {
+		t.Errorf("calls: got %+v", resp.Message.ToolCalls)
+	}
+	if resp.Usage.CachedTokens != 6912 || resp.Usage.PromptTokens != 7012 {
+		t.Errorf("usage: got %+v", resp.Usage)
+	}
+}
+
+// TestResponsesRequests: the system message is the instructions; deferred
+// groups are namespaces of defer_loading functions with tool_search, the
+// same in every request; the reply's items, reasoning included, go back
+// with the next request before the function's output.
+func TestResponsesRequests(t *testing.T) {
+	srv := scripted.NewResponses(t,
+		scripted.Reply{Reasoning: true, Search: []string{"ops__deploy"}, ToolCalls: []scripted.Call{{ID: "c1", Name: "deploy", Args: `{"target":"staging"}`}}},
+		scripted.Reply{Reasoning: true, Content: "Done."},
+	)
+	c := newResponses(t, srv.URL)
+	req := agent.Request{
+		Messages: []agent.Message{{Role: agent.RoleSystem, Content: "You deploy."}, {Role: agent.RoleUser, Content: "deploy to staging"}},
+		Tools:    []agent.ToolDef{{Name: "open_sections", Description: "Open.", Parameters: json.RawMessage(`{"type":"object"}`)}},
+		Deferred: []agent.ToolGroup{deployGroup},
+	}
+	first, err := c.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Messages = append(req.Messages, first.Message, agent.Message{Role: agent.RoleTool, ToolCallID: "c1", Content: "deployed"})
+	// The section opened: its tool joins Tools, and stays in its group.
+	req.Tools = append(req.Tools, deployGroup.Tools[0])
+	second, err := c.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Message.Content != "Done." {
+		t.Errorf("second reply: got %q", second.Message.Content)
+	}
+	if v := srv.Violations(); len(v) > 0 {
+		t.Fatalf("requests broke the documented shape: %v", v)
+	}
+	bodies := srv.Bodies()
+	var b0, b1 struct {
+		Instructions string            `json:"instructions"`
+		Tools        json.RawMessage   `json:"tools"`
+		Input        []json.RawMessage `json:"input"`
+		Stream       bool              `json:"stream"`
+	}
+	_ = json.Unmarshal(bodies[0], &b0)
+	_ = json.Unmarshal(bodies[1], &b1)
+	if b0.Instructions != "You deploy." || !b0.Stream {
+		t.Errorf("instructions, stream: got %q, %v", b0.Instructions, b0.Stream)
+	}
+	wantTools := `[{"parameters":{"type":"object"},"strict":false,"name":"open_sections","description":"Open.","type":"function"},{"type":"tool_search"},{"description":"Tools of the section \"ops.deploy\" (Deployment): Deploying the service. Open the section with open_sections to read it; calling one of these tools opens it too.","name":"ops__deploy","tools":[{"name":"deploy","description":"Deploy.","defer_loading":true,"parameters":{"properties":{"target":{"type":"string"}},"type":"object"},"type":"function"}],"type":"namespace"}]`
+	if got := compact(b0.Tools); got != compact(json.RawMessage(wantTools)) {
+		t.Errorf("tools:\ngot  %s\nwant %s", got, compact(json.RawMessage(wantTools)))
+	}
+	if string(b1.Tools) != string(b0.Tools) {
+		t.Errorf("the tools changed after the opening:\n%s\n%s", b0.Tools, b1.Tools)
+	}
+	types := []string{}
+	for _, it := range b1.Input {
+		var x struct{ Type string }
+		_ = json.Unmarshal(it, &x)
+		types = append(types, x.Type)
+	}
+	if got := strings.Join(types, ","); got != "message,reasoning,tool_search_call,tool_search_output,function_call,function_call_output" {
+		t.Errorf("second request's items: got %s", got)
+	}
+}
+
+func compact(raw json.RawMessage) string {
+	var v any
+	_ = json.Unmarshal(raw, &v)
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -352,3 +352,37 @@ func BenchmarkDisclosure(b *testing.B) {
 		}
 	}
 }
+
+// TestDeferredToolOpensItsSection: a model that finds a deferred tool with
+// the provider's own tool search and calls it opens its section, as
+// open_sections would, and gets the section with the result.
+func TestDeferredToolOpensItsSection(t *testing.T) {
+	srv := scripted.NewResponses(t,
+		scripted.Reply{Search: []string{"deploy"}, ToolCalls: []scripted.Call{{ID: "c1", Name: "status", Args: `{}`}}},
+		scripted.Reply{Content: "Staging runs v2."},
+	)
+	m, err := openai.NewResponses(srv.URL, "gpt-5", openai.WithAPIKey("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(m, taskPrompt(t), agent.WithFS(afero.NewMemMapFs()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Run(context.Background(), "What runs on staging?")
+	if err != nil || res.Answer != "Staging runs v2." || res.Expansions != 1 {
+		t.Fatalf("got %+v, %v (violations %v)", res, err, srv.Violations())
+	}
+	var out string
+	for _, msg := range res.Messages {
+		if msg.ToolCallID == "c1" {
+			out = msg.Content
+		}
+	}
+	if !strings.HasPrefix(out, "Opened sections: deploy. New tools: deploy, status.") || !strings.Contains(out, deployBody) || !strings.HasSuffix(out, "staging: v2, production: v1") {
+		t.Errorf("result: got %q, want the opening, the section and the status", out)
+	}
+	if got := visibility.Get(a.Session()).Paths(); !slices.Equal(got, []string{"deploy"}) {
+		t.Errorf("overrides: got %v, want [deploy]", got)
+	}
+}

@@ -33,6 +33,7 @@ type Orchestrator struct {
 	maxLines    int              // screen height when an environment leaves it at 0
 	maxLine     int              // longest protocol line Serve accepts
 	interactive InteractiveFactory
+	processes   ProcessFactory
 
 	// mu guards envs, names, loadErrs and closed.
 	mu       sync.RWMutex

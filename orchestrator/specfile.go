@@ -88,6 +88,16 @@ func WithInteractive(f InteractiveFactory) Option {
 	return func(o *Orchestrator) { o.interactive = f }
 }
 
+// ProcessFactory makes the environment for a process spec file.
+type ProcessFactory func(ProcessSpec) (envs.Env, error)
+
+// WithProcesses sets how process spec files become environments (default
+// [NewProcess], which starts the program on first use). A dry run plugs in
+// environments that start nothing.
+func WithProcesses(f ProcessFactory) Option {
+	return func(o *Orchestrator) { o.processes = f }
+}
+
 // SpecError is a spec file that failed to load.
 type SpecError struct {
 	File string // relative to the project directory, like "env/db.json"
@@ -171,7 +181,11 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string) error {
 		if err != nil {
 			return fail("%v", err)
 		}
-		if env, err = NewProcess(ps); err != nil {
+		factory := o.processes
+		if factory == nil {
+			factory = func(ps ProcessSpec) (envs.Env, error) { return NewProcess(ps) }
+		}
+		if env, err = factory(ps); err != nil {
 			return fail("%v", err)
 		}
 	}

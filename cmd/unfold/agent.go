@@ -9,12 +9,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/afero"
 
 	"github.com/unfold-dev/unfold/agent"
-	"github.com/unfold-dev/unfold/agent/openai"
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/promptfile"
@@ -35,9 +36,26 @@ Skills in DIR/.claude/skills, DIR/.agents/skills and DIR/skills, and in
 each --skills DIR, are listed in the system message by name and
 description; the model opens one to read its instructions and its files.
 
-The endpoint is any OpenAI-compatible chat completions API: --base-url (or
-OPENAI_BASE_URL) and --model (or UNFOLD_MODEL); the API key is read from the
-environment variable --api-key-env names.
+Providers (--provider):
+  openai     any OpenAI-compatible endpoint: --base-url (or OPENAI_BASE_URL),
+             the key in OPENAI_API_KEY; --api chat (chat completions, the
+             default) or --api responses (the Responses API)
+  anthropic  the Messages API: --base-url (or ANTHROPIC_BASE_URL, default
+             https://api.anthropic.com), the key in ANTHROPIC_API_KEY
+The model is --model (or UNFOLD_MODEL).
+
+With --disclosure append (the default: these providers cache prompt
+prefixes) the system message and the tool list stay as the run started; an
+opened section arrives as the answer to open_sections and its tools through
+the provider's deferred tools, or at the end of the tool list. With
+--disclosure rerender the system message is rendered again instead.
+
+Requests that get no reply, 429 or a 5xx status are retried with backoff
+(each retry shown); --timeout bounds each request. The run ends with the
+tokens it used, the part a prefix cache could serve and what it cost at the
+model's list price (--prices FILE overrides the table). --dry-run prints
+the first request and exits: nothing starts, no model is called, nothing
+is written. Ctrl-C stops the run (exit status 130).
 `
 
 const defaultInstructions = `You are an agent working in the project directory {{.Project}}.
@@ -49,21 +67,39 @@ what you did and found.`
 
 type agentParams struct{ Project string }
 
+// agentFlags are the agent command's flags.
+type agentFlags struct {
+	project, provider, api, baseURL, model, keyEnv      string
+	transcript, resume, actions, promptPath, paramsPath string
+	names, disclosure, prices                           string
+	maxSteps, budget, maxRetries                        int
+	timeout                                             time.Duration
+	dryRun, help                                        bool
+}
+
 func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	var f agentFlags
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
-	project := fs.String("project", ".", "the project `dir`ectory the environments work in")
-	baseURL := fs.String("base-url", os.Getenv("OPENAI_BASE_URL"), "the chat completions endpoint `url`, such as http://localhost:11434/v1 (default $OPENAI_BASE_URL)")
-	model := fs.String("model", os.Getenv("UNFOLD_MODEL"), "the model `name` (default $UNFOLD_MODEL)")
-	keyEnv := fs.String("api-key-env", "OPENAI_API_KEY", "the environment `variable` holding the API key")
-	maxSteps := fs.Int("max-steps", agent.DefaultMaxSteps, "stop after this many model calls")
-	dryRun := fs.Bool("dry-run", false, "run no command and no tool: report what would have run")
-	transcript := fs.String("transcript", "", "append the run to this JSON-lines `file`")
-	resume := fs.String("resume", "", "continue the run saved in this transcript `file` (the task, if any, is a follow-up); the run is appended to it")
-	actions := fs.String("actions", "native", "how the model acts: native (tool calling) or text (fenced blocks and JSON actions)")
-	promptPath := fs.String("prompt", "", "a prompt `file` (markdown, as unfold render reads) to use instead of the default instructions")
-	names := fs.String("builtins", "all", builtinsUsage())
-	budget := fs.Int("budget", 0, "fit the system message into this many `tokens` (0: no budget)")
-	help := fs.Bool("help-tool", true, "offer the help tool")
+	fs.StringVar(&f.project, "project", ".", "the project `dir`ectory the environments work in")
+	fs.StringVar(&f.provider, "provider", "openai", "the model API: openai or anthropic")
+	fs.StringVar(&f.api, "api", "chat", "with --provider openai: chat (chat completions) or responses (the Responses API)")
+	fs.StringVar(&f.baseURL, "base-url", "", "the endpoint `url` (default $OPENAI_BASE_URL, or $ANTHROPIC_BASE_URL with --provider anthropic)")
+	fs.StringVar(&f.model, "model", os.Getenv("UNFOLD_MODEL"), "the model `name` (default $UNFOLD_MODEL)")
+	fs.StringVar(&f.keyEnv, "api-key-env", "", "the environment `variable` holding the API key (default OPENAI_API_KEY, or ANTHROPIC_API_KEY)")
+	fs.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "stop after this many model calls")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "bound each model request, its streamed reply included (0: no bound)")
+	fs.IntVar(&f.maxRetries, "max-retries", 4, "retry a request that got no reply, 429 or a 5xx status this many times")
+	fs.StringVar(&f.disclosure, "disclosure", "default", "where opened sections go: append (keep the system message and tools, for the prompt cache) or rerender")
+	fs.StringVar(&f.prices, "prices", "", "a JSON `file` of model prices in US dollars per million tokens: {\"model\": {\"input\": 1.25, \"cached_input\": 0.125, \"output\": 10}}")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the first request that would be sent and exit: start nothing, call no model, write nothing")
+	fs.StringVar(&f.transcript, "transcript", "", "append the run to this JSON-lines `file`")
+	fs.StringVar(&f.resume, "resume", "", "continue the run saved in this transcript `file` (the task, if any, is a follow-up); the run is appended to it")
+	fs.StringVar(&f.actions, "actions", "native", "how the model acts: native (tool calling) or text (fenced blocks and JSON actions)")
+	fs.StringVar(&f.promptPath, "prompt", "", "a prompt `file` (markdown, as unfold render reads) to use instead of the default instructions")
+	fs.StringVar(&f.paramsPath, "params", "", "a JSON `file` with the params the prompt file's templates see")
+	fs.StringVar(&f.names, "builtins", "all", builtinsUsage())
+	fs.IntVar(&f.budget, "budget", 0, "fit the system message into this many `tokens` (0: no budget)")
+	fs.BoolVar(&f.help, "help-tool", true, "offer the help tool")
 	skillDirs := skillsFlag(fs)
 
 	var task string
@@ -79,29 +115,47 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "unfold agent: want one task, got %q; quote the task\n", fs.Args())
 		return 2
 	}
-	if strings.TrimSpace(task) == "" && *resume == "" {
-		fmt.Fprintf(stderr, "unfold agent: no task; say what to do: unfold agent \"task\" --project DIR\n")
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "unfold agent: "+format+"\n", a...)
 		return 2
 	}
-	mode, err := agent.ParseActionMode(*actions)
+	if strings.TrimSpace(task) == "" && f.resume == "" {
+		return usageErr("no task; say what to do: unfold agent \"task\" --project DIR")
+	}
+	mode, err := agent.ParseActionMode(f.actions)
 	if err != nil {
-		fmt.Fprintf(stderr, "unfold agent: --actions %q: want native or text\n", *actions)
-		return 2
+		return usageErr("--actions %q: want native or text", f.actions)
 	}
-	if *baseURL == "" || *model == "" {
-		fmt.Fprintln(stderr, "unfold agent: no model endpoint configured: pass --base-url URL (or set OPENAI_BASE_URL) and --model NAME (or set UNFOLD_MODEL)")
-		return 2
-	}
-	if *budget < 0 || *maxSteps < 1 {
-		fmt.Fprintln(stderr, "unfold agent: --budget must be 0 or more and --max-steps 1 or more")
-		return 2
-	}
-	m, err := openai.New(*baseURL, *model, openai.WithAPIKey(os.Getenv(*keyEnv)))
+	disclosure, err := agent.ParseDisclosure(f.disclosure)
 	if err != nil {
-		fmt.Fprintf(stderr, "unfold agent: %v\n", err)
-		return 2
+		return usageErr("--disclosure %q: want append or rerender", f.disclosure)
 	}
-	dir, err := filepath.Abs(*project)
+	if f.budget < 0 || f.maxSteps < 1 || f.maxRetries < 0 || f.timeout < 0 {
+		return usageErr("--budget, --max-retries and --timeout must be 0 or more and --max-steps 1 or more")
+	}
+	if f.paramsPath != "" && f.promptPath == "" {
+		return usageErr("--params needs --prompt")
+	}
+	if f.dryRun && f.resume != "" {
+		return usageErr("--dry-run shows the first request of a new run; it does not go with --resume")
+	}
+	m, err := newModel(f)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	prices := agent.DefaultPrices()
+	if f.prices != "" {
+		data, err := readLimited(f.prices, maxParamsBytes)
+		var over agent.Prices
+		if err == nil {
+			over, err = agent.ReadPrices(strings.NewReader(string(data)))
+		}
+		if err != nil {
+			return usageErr("--prices %s: %v", f.prices, err)
+		}
+		prices = prices.Merge(over)
+	}
+	dir, err := filepath.Abs(f.project)
 	if err == nil {
 		var fi os.FileInfo
 		if fi, err = os.Stat(dir); err == nil && !fi.IsDir() {
@@ -109,48 +163,39 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "unfold agent: --project: %v\n", err)
-		return 2
+		return usageErr("--project: %v", err)
 	}
 	set, err := loadSkills(dir, *skillDirs, stderr, "agent")
 	if err != nil {
-		fmt.Fprintf(stderr, "unfold agent: %v\n", err)
-		return 2
+		return usageErr("%v", err)
 	}
-	p, err := agentPrompt(*promptPath, dir, set)
+	p, err := agentPrompt(f.promptPath, f.paramsPath, dir, set)
 	if err != nil {
-		fmt.Fprintf(stderr, "unfold agent: %v\n", err)
-		return 2
+		return usageErr("%v", err)
 	}
 
 	var tr *agent.Transcript
-	tpath := *transcript
-	if *resume != "" {
-		f, err := os.Open(*resume)
+	tpath := f.transcript
+	if f.resume != "" {
+		data, err := readLimited(f.resume, agent.MaxTranscriptLine)
 		if err == nil {
-			tr, err = agent.ReadTranscript(f)
-			f.Close()
+			tr, err = agent.ReadTranscript(strings.NewReader(string(data)))
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "unfold agent: --resume: %v\n", err)
 			return 1
 		}
 		if tpath == "" {
-			tpath = *resume
+			tpath = f.resume
 		}
-	}
-	var tw io.Writer
-	if tpath != "" {
-		f, err := os.OpenFile(tpath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			fmt.Fprintf(stderr, "unfold agent: --transcript: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		tw = f
 	}
 
-	o, err := newOrchestrator(dir, orchestrator.DefaultMaxLineBytes, *names, stderr)
+	var o *orchestrator.Orchestrator
+	if f.dryRun {
+		o, err = dryOrchestrator(dir, f.names, stderr)
+	} else {
+		o, err = newOrchestrator(dir, orchestrator.DefaultMaxLineBytes, f.names, stderr)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold agent: %v\n", err)
 		return 1
@@ -162,39 +207,84 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}()
 
 	var counter tokens.Counter
-	if *budget > 0 {
+	if f.budget > 0 {
 		counter = tokens.Estimate
 	}
+	prog := newProgress(stderr)
 	opts := []agent.Option{
 		agent.WithSession(o.Session()), agent.WithOrchestrator(o),
-		agent.WithFS(afero.NewBasePathFs(afero.NewOsFs(), dir)), agent.WithBudget(*budget, counter),
-		agent.WithMaxSteps(*maxSteps), agent.WithActions(mode), agent.WithOnProgress(progressPrinter(stderr)),
+		agent.WithFS(afero.NewBasePathFs(afero.NewOsFs(), dir)), agent.WithBudget(f.budget, counter),
+		agent.WithMaxSteps(f.maxSteps), agent.WithActions(mode), agent.WithDisclosure(disclosure),
+		agent.WithOnProgress(prog.report),
 	}
-	if tw != nil {
-		opts = append(opts, agent.WithTranscript(tw))
+	price, priced := prices.Lookup(f.model)
+	if priced {
+		opts = append(opts, agent.WithPrice(price))
 	}
-	if *help {
+	if f.help {
 		opts = append(opts, agent.WithHelp())
 	}
-	if *dryRun {
+	if f.dryRun {
+		// Nothing is written: context files go to memory too.
 		opts = append(opts, agent.WithDryRun())
-		fmt.Fprintln(stderr, "dry run: no command or tool will run")
+		a, err := agent.New(m, p, opts...)
+		if err != nil {
+			fmt.Fprintf(stderr, "unfold agent: %v\n", err)
+			return 1
+		}
+		pv, err := a.Preview(task)
+		if err != nil {
+			fmt.Fprintf(stderr, "unfold agent: %v\n", err)
+			return 1
+		}
+		printPreview(stdout, f, a.Disclosure(), pv)
+		return 0
+	}
+	if tpath != "" {
+		tf, err := os.OpenFile(tpath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "unfold agent: --transcript: %v\n", err)
+			return 1
+		}
+		defer tf.Close()
+		opts = append(opts, agent.WithTranscript(tf))
 	}
 	a, err := agent.New(m, p, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold agent: %v\n", err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var caught atomic.Value // the signal that stopped the run
+	go func() {
+		select {
+		case s := <-sigs:
+			caught.Store(s)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	var res *agent.Result
 	if tr != nil {
 		res, err = a.Resume(ctx, tr, task)
 	} else {
 		res, err = a.Run(ctx, task)
 	}
+	prog.stop()
 	if res != nil {
-		fmt.Fprintf(stderr, "%d steps, %d tokens (%d cached), %s\n", res.Steps, res.Usage.Total(), res.Usage.CachedTokens, res.Elapsed.Round(time.Millisecond))
+		printTotals(stderr, res, priced)
+	}
+	if s, ok := caught.Load().(os.Signal); ok {
+		fmt.Fprintf(stderr, "unfold agent: stopped by %v\n", s)
+		if s == syscall.SIGTERM {
+			return 143
+		}
+		return 130
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold agent: %v\n", err)
@@ -204,9 +294,9 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// agentPrompt loads the prompt file, or builds the default instructions,
-// with the skills after them.
-func agentPrompt(path, dir string, set *skills.Set) (*prompt.Prompt, error) {
+// agentPrompt loads the prompt file with its params, or builds the default
+// instructions, with the skills after them.
+func agentPrompt(path, paramsPath, dir string, set *skills.Set) (*prompt.Prompt, error) {
 	if path != "" {
 		f, err := promptfile.Load(path)
 		if err != nil {
@@ -216,7 +306,17 @@ func agentPrompt(path, dir string, set *skills.Set) (*prompt.Prompt, error) {
 		if err != nil {
 			return nil, err
 		}
-		return t.Bind(promptfile.Params{})
+		params := promptfile.Params{}
+		if paramsPath != "" {
+			data, err := readLimited(paramsPath, maxParamsBytes)
+			if err == nil {
+				params, err = promptfile.DecodeParams(data)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("--params %s: %w", paramsPath, err)
+			}
+		}
+		return t.Bind(params)
 	}
 	t, err := prompt.New("unfold/agent", "default", section.New(section.Spec[agentParams]{
 		Key: "instructions", Title: "Instructions", Body: defaultInstructions,
@@ -228,30 +328,4 @@ func agentPrompt(path, dir string, set *skills.Set) (*prompt.Prompt, error) {
 		return nil, err
 	}
 	return t.Bind(agentParams{Project: dir})
-}
-
-// progressPrinter writes one line per model call and tool call.
-func progressPrinter(w io.Writer) func(agent.Progress) {
-	return func(p agent.Progress) {
-		status := "ok"
-		if !p.Success {
-			status = "failed"
-		}
-		var what string
-		switch p.Kind {
-		case "model":
-			what = "model: " + p.Detail
-		case "tool":
-			what = fmt.Sprintf("tool %s: %s", p.Tool, status)
-		case "expansion":
-			what = "opened " + p.Detail
-		case "invalid":
-			what = "no action in the reply; asked again"
-		case "answer":
-			what = "answered"
-		default:
-			what = p.Kind
-		}
-		fmt.Fprintf(w, "step %d  %-40s %7d tokens  %s\n", p.Step, what, p.Usage.Total(), p.Elapsed.Round(10*time.Millisecond))
-	}
 }

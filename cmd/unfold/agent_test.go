@@ -8,10 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/unfold-dev/unfold/agent"
 )
@@ -71,7 +74,7 @@ func TestAgentCommand(t *testing.T) {
 	if got := stdout.String(); got != "All done.\n" {
 		t.Errorf("stdout: got %q, want %q", got, "All done.\n")
 	}
-	for _, want := range []string{"step 1  model: 1 tool calls", "step 1  tool help: ok", "step 2  answered", "2 steps, 110 tokens"} {
+	for _, want := range []string{"step 1  model: 1 tool calls", "step 1  tool help: ok", "step 2  answered", "2 steps, ", ": 100 input tokens (0 cached by the provider, ", "% of the requests in a prefix shared with the one before), 10 output tokens"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr: got\n%s\nwant %q in it", stderr.String(), want)
 		}
@@ -104,7 +107,7 @@ func TestAgentCommandErrors(t *testing.T) {
 		{"no endpoint", []string{"agent", "task", "--project", "."}, nil, 2, "no model endpoint configured: pass --base-url"},
 		{"no task", []string{"agent", "--base-url", "http://127.0.0.1:1/v1", "--model", "m"}, nil, 2, "no task"},
 		{"bad actions", []string{"agent", "task", "--actions", "json", "--base-url", "http://x/v1", "--model", "m"}, nil, 2, "--actions \"json\": want native or text"},
-		{"unreachable", []string{"agent", "task", "--project", ".", "--builtins", "none", "--base-url", "http://127.0.0.1:1/v1", "--model", "m"}, nil, 1, "cannot reach http://127.0.0.1:1/v1"},
+		{"unreachable", []string{"agent", "task", "--project", ".", "--builtins", "none", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--max-retries", "0"}, nil, 1, "cannot reach http://127.0.0.1:1/v1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,5 +119,208 @@ func TestAgentCommandErrors(t *testing.T) {
 				t.Errorf("got exit %d, stderr %q; want exit %d and %q", code, stderr.String(), tt.code, tt.want)
 			}
 		})
+	}
+}
+
+// scriptedEndpoint answers chat completion requests with reply(n, w):
+// n counts from 0. It returns the base URL and the request count.
+func scriptedEndpoint(t *testing.T, reply func(n int, w http.ResponseWriter, r *http.Request)) (string, func() int) {
+	t.Helper()
+	var mu sync.Mutex
+	count := 0
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		n := count
+		count++
+		bodies = append(bodies, string(body))
+		mu.Unlock()
+		reply(n, w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1", func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return count
+	}
+}
+
+// streamText streams a chat completion that says text.
+func streamText(w http.ResponseWriter, text string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, c := range []string{
+		`{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":` + strconv.Quote(text) + `},"finish_reason":null}]}`,
+		`{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+	} {
+		fmt.Fprintf(w, "data: %s\n\n", c)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// TestAgentEndpointFailures: an endpoint that rate-limits (each retry
+// shown, then the answer), answers HTML (named, not "cannot reach"), or
+// stalls (the timeout named, the wait shown).
+func TestAgentEndpointFailures(t *testing.T) {
+	defer func(d time.Duration) { waitEvery = d }(waitEvery)
+	waitEvery = 50 * time.Millisecond
+	tests := []struct {
+		name  string
+		reply func(n int, w http.ResponseWriter, r *http.Request)
+		flags []string
+		code  int
+		want  []string
+		not   string
+	}{
+		{"rate limited", func(n int, w http.ResponseWriter, _ *http.Request) {
+			switch n {
+			case 0:
+				w.Header().Set("Retry-After", "0.02")
+				http.Error(w, `{"error":{"message":"slow down"}}`, http.StatusTooManyRequests)
+			case 1:
+				w.Header().Set("Retry-After", "0.01")
+				http.Error(w, `{"error":{"message":"busy"}}`, http.StatusBadGateway)
+			default:
+				streamText(w, "All done.")
+			}
+		}, nil, 0, []string{"step 1  retrying in 20ms: 429 rate limited", "step 1  retrying in 10ms: 502 bad gateway", "step 1  answered"}, ""},
+		{"HTML", func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, "<!DOCTYPE html><title>Router login</title>")
+		}, nil, 1, []string{`answered 200 text/html: "<!DOCTYPE html><title>Router login</title>"`}, "cannot reach"},
+		{"stalls", func(_ int, _ http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done()
+		}, []string{"--timeout", "300ms", "--max-retries", "0"}, 1, []string{"step 1  still waiting for the model", "within 300ms (the request timeout)"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url, _ := scriptedEndpoint(t, tt.reply)
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"agent", "go", "--project", t.TempDir(), "--base-url", url, "--model", "m", "--builtins", "none"}, tt.flags...)
+			code := run(args, strings.NewReader(""), &stdout, &stderr)
+			if code != tt.code {
+				t.Errorf("exit: got %d, want %d; stderr:\n%s", code, tt.code, stderr.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr: want %q in\n%s", w, stderr.String())
+				}
+			}
+			if tt.not != "" && strings.Contains(stderr.String(), tt.not) {
+				t.Errorf("stderr: got %q in it:\n%s", tt.not, stderr.String())
+			}
+		})
+	}
+}
+
+// TestAgentParams: --params gives the prompt file's templates their
+// values, like render and mcp.
+func TestAgentParams(t *testing.T) {
+	dir := t.TempDir()
+	promptPath := filepath.Join(dir, "prompt.md")
+	paramsPath := filepath.Join(dir, "params.json")
+	if err := os.WriteFile(promptPath, []byte("# Role\n\nYou help {{.user}} with {{.project}}.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(paramsPath, []byte(`{"user": "Ada", "project": "the engine"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, reqs := fakeEndpoint(t, "Hello Ada.")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"agent", "greet", "--project", dir, "--base-url", url, "--model", "m", "--builtins", "none", "--prompt", promptPath, "--params", paramsPath}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	sys, _ := (*reqs)[0]["messages"].([]any)[0].(map[string]any)["content"].(string)
+	if !strings.Contains(sys, "You help Ada with the engine.") {
+		t.Errorf("system message: got %q", sys)
+	}
+	code = run([]string{"agent", "greet", "--base-url", url, "--model", "m", "--params", paramsPath}, strings.NewReader(""), &stdout, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "--params needs --prompt") {
+		t.Errorf("--params alone: got exit %d, %s", code, stderr.String())
+	}
+}
+
+// TestAgentDryRun: --dry-run starts no environment (a process spec's
+// program would leave a mark), calls no model, writes no transcript and
+// no context file, and prints the first request.
+func TestAgentDryRun(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "started")
+	script := filepath.Join(dir, "probe.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch "+mark+"\nexec cat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "env"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := `{"kind": "process", "executable": "` + script + `", "description": "A probe that marks its start"}`
+	if err := os.WriteFile(filepath.Join(dir, "env", "probe.json"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, count := scriptedEndpoint(t, func(_ int, w http.ResponseWriter, _ *http.Request) { streamText(w, "done") })
+	tpath := filepath.Join(dir, "run.jsonl")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"agent", "look around", "--dry-run", "--project", dir, "--base-url", url, "--model", "gpt-5", "--transcript", tpath}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit: got %d, want 0; stderr:\n%s", code, stderr.String())
+	}
+	if n := count(); n != 0 {
+		t.Errorf("the model was called %d times", n)
+	}
+	for _, p := range []string{mark, tpath, filepath.Join(dir, "context")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s exists: the dry run started or wrote something", p)
+		}
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"Dry run: no environment started, no model called, nothing written.",
+		"== System message (", "You are an agent working in the project directory " + dir,
+		"== Tools (", "- bash (", "- probe (", "- help (",
+		"== Messages (", "look around", "[dry run: the probe environment (" + script + ") was not started",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout: want %q in\n%s", want, out)
+		}
+	}
+}
+
+// TestAgentBinaryInterrupt: SIGINT during a model call stops the run with
+// exit status 130.
+func TestAgentBinaryInterrupt(t *testing.T) {
+	got := make(chan struct{}, 1)
+	url, _ := scriptedEndpoint(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
+		got <- struct{}{}
+		<-r.Context().Done()
+	})
+	cmd := exec.Command(binary, "agent", "wait", "--project", t.TempDir(), "--base-url", url, "--model", "m", "--builtins", "none")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-got:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the model was never called; stderr:\n%s", stderr.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("still running 5s after SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit: got %d, want 130; stderr:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "stopped by interrupt") {
+		t.Errorf("stderr: got\n%s", stderr.String())
 	}
 }

@@ -73,17 +73,28 @@ func newOrchestrator(project string, maxLineBytes int, names string, stderr io.W
 			return nil, fmt.Errorf("built-in environment %s: %w", b.name, err)
 		}
 	}
-	if err := o.LoadSpecs(project); err != nil {
-		for _, e := range o.LoadErrors() {
-			fmt.Fprintf(stderr, "unfold: skipped %v\n", e)
-		}
-		if len(o.LoadErrors()) == 0 {
-			// Not a bad file: the directory itself could not be read.
-			_ = o.Close()
-			return nil, err
-		}
+	if err := loadSpecs(o, project, stderr); err != nil {
+		_ = o.Close()
+		return nil, err
 	}
 	return o, nil
+}
+
+// loadSpecs loads the project's spec files into o, reporting those that
+// fail on stderr; it fails only when the directory cannot be read.
+func loadSpecs(o *orchestrator.Orchestrator, project string, stderr io.Writer) error {
+	err := o.LoadSpecs(project)
+	if err == nil {
+		return nil
+	}
+	for _, e := range o.LoadErrors() {
+		fmt.Fprintf(stderr, "unfold: skipped %v\n", e)
+	}
+	if len(o.LoadErrors()) == 0 {
+		// Not a bad file: the directory itself could not be read.
+		return err
+	}
+	return nil
 }
 
 // builtinsUsage describes the --builtins flag.

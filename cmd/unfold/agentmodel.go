@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/agent/anthropic"
+	"github.com/unfold-dev/unfold/agent/openai"
+	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/orchestrator"
+	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tokens"
+)
+
+// newModel makes the model adapter the flags name. A dry run needs no
+// endpoint: it calls none.
+func newModel(f agentFlags) (agent.Model, error) {
+	keyEnv := f.keyEnv
+	base := f.baseURL
+	switch f.provider {
+	case "openai":
+		if keyEnv == "" {
+			keyEnv = "OPENAI_API_KEY"
+		}
+		if base == "" {
+			base = os.Getenv("OPENAI_BASE_URL")
+		}
+	case "anthropic":
+		if keyEnv == "" {
+			keyEnv = "ANTHROPIC_API_KEY"
+		}
+		if base == "" {
+			base = os.Getenv("ANTHROPIC_BASE_URL")
+		}
+		if f.api != "chat" {
+			return nil, fmt.Errorf("--api %q goes with --provider openai; the anthropic provider has one API", f.api)
+		}
+	default:
+		return nil, fmt.Errorf("--provider %q: want openai or anthropic", f.provider)
+	}
+	if f.provider == "openai" && base == "" && !f.dryRun {
+		return nil, errors.New("no model endpoint configured: pass --base-url URL (or set OPENAI_BASE_URL) and --model NAME (or set UNFOLD_MODEL)")
+	}
+	if f.model == "" && !f.dryRun {
+		return nil, errors.New("no model: pass --model NAME (or set UNFOLD_MODEL)")
+	}
+	if f.provider == "anthropic" {
+		return anthropic.New(base, orNone(f.model), anthropic.WithAPIKey(os.Getenv(keyEnv)),
+			anthropic.WithTimeout(f.timeout), anthropic.WithMaxRetries(f.maxRetries))
+	}
+	if base == "" {
+		base = "http://endpoint.not.configured/v1" // a dry run calls none
+	}
+	opts := []openai.Option{openai.WithAPIKey(os.Getenv(keyEnv)), openai.WithTimeout(f.timeout), openai.WithMaxRetries(f.maxRetries)}
+	switch f.api {
+	case "chat":
+		return openai.New(base, orNone(f.model), opts...)
+	case "responses":
+		return openai.NewResponses(base, orNone(f.model), opts...)
+	}
+	return nil, fmt.Errorf("--api %q: want chat or responses", f.api)
+}
+
+func orNone(model string) string {
+	if model == "" {
+		return "(no model given)"
+	}
+	return model
+}
+
+// standIn is an environment in a dry run: it shows what it is and starts
+// nothing.
+type standIn struct{ what string }
+
+var (
+	_ envs.Env        = standIn{}
+	_ envs.Summarizer = standIn{}
+)
+
+func (s standIn) Execute(context.Context, string) (envs.Response, error) {
+	return envs.Response{Output: "dry run: " + s.what + " was not started"}, nil
+}
+
+func (s standIn) Screen() (envs.Screen, error) {
+	return envs.Screen{Content: "[dry run: " + s.what + " was not started; its screen shows once it runs]"}, nil
+}
+
+func (s standIn) Summary() string { return s.what + " (not started: dry run)" }
+
+// dryOrchestrator registers the environments a run would have, the
+// built-ins and the project's spec files, each a stand-in that starts
+// nothing.
+func dryOrchestrator(project, names string, stderr io.Writer) (*orchestrator.Orchestrator, error) {
+	chosen, err := chooseBuiltins(names)
+	if err != nil {
+		return nil, err
+	}
+	o, err := orchestrator.New(
+		orchestrator.WithSession(session.New()),
+		orchestrator.WithInteractive(func(s orchestrator.InteractiveSpec) (envs.Env, error) {
+			return standIn{what: "the " + s.Name + " environment (" + s.Command + ")"}, nil
+		}),
+		orchestrator.WithProcesses(func(s orchestrator.ProcessSpec) (envs.Env, error) {
+			return standIn{what: "the " + s.Name + " environment (" + s.Executable + ")"}, nil
+		}),
+	)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range chosen {
+		if err := o.Register(b.name, standIn{what: "the " + b.name + " environment"}, b.opts...); err != nil {
+			_ = o.Close()
+			return nil, fmt.Errorf("built-in environment %s: %w", b.name, err)
+		}
+	}
+	if err := loadSpecs(o, project, stderr); err != nil {
+		_ = o.Close()
+		return nil, err
+	}
+	return o, nil
+}
+
+// printPreview writes the first request a run would send.
+func printPreview(w io.Writer, f agentFlags, d agent.Disclosure, pv *agent.Preview) {
+	api := f.provider
+	if f.provider == "openai" {
+		api += " " + map[string]string{"chat": "chat completions", "responses": "responses"}[f.api]
+	}
+	fmt.Fprintf(w, "Dry run: no environment started, no model called, nothing written.\n")
+	fmt.Fprintf(w, "The first request (%s, model %s, disclosure %s), about %d tokens:\n\n", api, orNone(f.model), d, pv.SystemTokens+pv.ToolTokens+pv.MessageTokens)
+	fmt.Fprintf(w, "== System message (%d tokens)\n\n%s\n\n", pv.SystemTokens, pv.Request.Messages[0].Content)
+	fmt.Fprintf(w, "== Tools (%d tokens)\n\n", pv.ToolTokens)
+	if len(pv.Request.Tools) == 0 {
+		fmt.Fprintln(w, "(none: the tools are described in the system message)")
+	}
+	for _, t := range pv.Request.Tools {
+		fmt.Fprintf(w, "- %s (%d tokens): %s\n", t.Name, tokens.Estimate.Count(string(t.Parameters))+tokens.Estimate.Count(t.Description), firstLine(t.Description))
+	}
+	for _, g := range pv.Request.Deferred {
+		var names []string
+		for _, t := range g.Tools {
+			names = append(names, t.Name)
+		}
+		fmt.Fprintf(w, "- deferred until %s opens: %s\n", g.Section, strings.Join(names, ", "))
+	}
+	fmt.Fprintf(w, "\n== Messages (%d tokens)\n", pv.MessageTokens)
+	for _, m := range pv.Request.Messages[1:] {
+		fmt.Fprintf(w, "\n-- %s\n\n%s\n", m.Role, m.Content)
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
+
+// printTotals writes what the run used and cost.
+func printTotals(w io.Writer, res *agent.Result, priced bool) {
+	u := res.Usage
+	fmt.Fprintf(w, "%d steps, %s: %d input tokens (%d cached by the provider, %s of the requests in a prefix shared with the one before), %d output tokens",
+		res.Steps, res.Elapsed.Round(1e6), u.PromptTokens, u.CachedTokens, percent(u.PrefixTokens, u.RequestTokens), u.CompletionTokens)
+	if priced {
+		fmt.Fprintf(w, ", about $%.4f", res.Cost)
+	}
+	fmt.Fprintln(w)
+}
+
+func percent(part, whole int) string {
+	if whole == 0 {
+		return "0%"
+	}
+	return fmt.Sprintf("%.0f%%", 100*float64(part)/float64(whole))
+}

@@ -168,8 +168,8 @@ func TestLayerOf(t *testing.T) {
 		want int
 	}{
 		{"session", 0}, {"prompt", 4}, {"envs", 5}, {"internal/term", 6}, {"envs/envtest", 7}, {"envs/bash", 7},
-		{"internal/golden", 0}, {"orchestrator", 8}, {"tokens", 0}, {"tokens/bpe", 9}, {"agent", 10}, {"agent/openai", 11},
-		{"cmd/unfold", 12}, {"examples/timer", 12}, {"bench/compare", 12},
+		{"internal/golden", 0}, {"orchestrator", 8}, {"tokens", 0}, {"tokens/bpe", 9}, {"agent", 10}, {"agent/internal/transport", 11}, {"agent/openai", 12},
+		{"cmd/unfold", 13}, {"examples/timer", 13}, {"bench/compare", 13},
 	} {
 		got, ok := layerOf(layers, tc.dir)
 		if !ok || got.layer != tc.want {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -91,6 +92,20 @@ func taskReplies(reasoning bool, search string) []scripted.Reply {
 	return rs
 }
 
+// textReplies are taskReplies as text actions.
+func textReplies() []scripted.Reply {
+	rs := taskReplies(false, "")
+	for i, r := range rs {
+		if len(r.ToolCalls) == 0 {
+			rs[i] = scripted.Text(`{"final": ` + strconv.Quote(r.Content) + `}`)
+			continue
+		}
+		c := r.ToolCalls[0]
+		rs[i] = scripted.Text(`{"tool": ` + strconv.Quote(c.Name) + `, "input": ` + c.Args + `}`)
+	}
+	return rs
+}
+
 // server is what the comparison reads of a scripted endpoint.
 type server interface {
 	Bodies() [][]byte
@@ -119,9 +134,10 @@ func raws(rs []json.RawMessage) [][]byte {
 
 // adapter starts a scripted endpoint for the task and a model on it.
 type adapter struct {
-	name  string
-	price string // the model whose default price bills the run
-	start func(t testing.TB, mode agent.Disclosure) (agent.Model, server)
+	name    string
+	price   string // the model whose default price bills the run
+	start   func(t testing.TB, mode agent.Disclosure) (agent.Model, server)
+	actions agent.ActionMode
 }
 
 var adapters = []adapter{
@@ -133,7 +149,16 @@ var adapters = []adapter{
 			t.Fatal(err)
 		}
 		return m, chatServer{srv}
-	}},
+	}, agent.ActionsNative},
+	{"chat completions, text actions", "gpt-5", func(t testing.TB, _ agent.Disclosure) (agent.Model, server) {
+		srv := scripted.New(t, textReplies()...)
+		srv.SimulateCache()
+		m, err := openai.New(srv.URL, "gpt-5", openai.WithAPIKey("k"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, chatServer{srv}
+	}, agent.ActionsText},
 	{"responses", "gpt-5", func(t testing.TB, mode agent.Disclosure) (agent.Model, server) {
 		search := ""
 		if mode == agent.DisclosureAppend {
@@ -146,7 +171,7 @@ var adapters = []adapter{
 			t.Fatal(err)
 		}
 		return m, responsesServer{srv}
-	}},
+	}, agent.ActionsNative},
 	{"messages", "claude-sonnet-4-5", func(t testing.TB, _ agent.Disclosure) (agent.Model, server) {
 		srv := scripted.NewMessages(t, taskReplies(true, "")...)
 		srv.SimulateCache()
@@ -155,7 +180,7 @@ var adapters = []adapter{
 			t.Fatal(err)
 		}
 		return m, messagesServer{srv}
-	}},
+	}, agent.ActionsNative},
 }
 
 // taskRun is one run of the task.
@@ -173,7 +198,7 @@ func runTask(t testing.TB, ad adapter, mode agent.Disclosure) taskRun {
 	var transcript bytes.Buffer
 	price, _ := agent.DefaultPrices().Lookup(ad.price)
 	a, err := agent.New(m, taskPrompt(t), agent.WithDisclosure(mode), agent.WithFS(afero.NewMemMapFs()),
-		agent.WithTools(readTool()), agent.WithTranscript(&transcript), agent.WithPrice(price))
+		agent.WithTools(readTool()), agent.WithTranscript(&transcript), agent.WithPrice(price), agent.WithActions(ad.actions))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,6 +278,15 @@ func TestDisclosureModes(t *testing.T) {
 					t.Errorf("%s: got answer %q, %d steps, %d expansions, %d requests; want the answer, 10, 1, 10", name, r.res.Answer, r.res.Steps, r.res.Expansions, len(r.bodies))
 				}
 			}
+			for name, r := range map[string]taskRun{"append": app, "rerender": rer} {
+				end := r.tr.Records[len(r.tr.Records)-1]
+				if end.Kind != agent.KindEnd || end.CostUSD <= 0 || end.CostUSD != r.res.Cost || *end.Usage != r.res.Usage {
+					t.Errorf("%s: end record %+v, want the run's usage and cost %v", name, end, r.res.Cost)
+				}
+				if len(r.steps) != 10 || r.steps[1].RequestTokens == 0 || r.steps[1].PrefixTokens == 0 {
+					t.Errorf("%s: model records %+v, want ten with request and prefix tokens", name, r.steps)
+				}
+			}
 			if !slices.Equal(app.events, rer.events) {
 				t.Errorf("session events differ:\nappend   %v\nrerender %v", app.events, rer.events)
 			}
@@ -270,7 +304,7 @@ func TestDisclosureModes(t *testing.T) {
 			}
 			first := app.bodies[0]
 			for i, b := range app.bodies {
-				if ad.name == "chat completions" {
+				if strings.HasPrefix(ad.name, "chat completions") {
 					var req, first struct {
 						Messages []json.RawMessage `json:"messages"`
 						Tools    []json.RawMessage `json:"tools"`
@@ -338,7 +372,8 @@ func TestDisclosureModes(t *testing.T) {
 func BenchmarkDisclosure(b *testing.B) {
 	for _, ad := range adapters {
 		for _, mode := range []agent.Disclosure{agent.DisclosureAppend, agent.DisclosureRerender} {
-			b.Run(strings.ReplaceAll(ad.name, " ", "-")+"/"+mode.String(), func(b *testing.B) {
+			name := strings.NewReplacer(",", "", " ", "-").Replace(ad.name)
+			b.Run(name+"/"+mode.String(), func(b *testing.B) {
 				var r taskRun
 				for b.Loop() {
 					r = runTask(b, ad, mode)

@@ -26,18 +26,34 @@
 // that carries tools (an environment declared on demand carries its command
 // tool), the overrides go into the session as events, both prompts render
 // again and the call is answered with the sections that opened and the new
-// tools; the next request carries them. More than [MaxExpansions] such openings in
-// one run fail it with [ErrExpansionLimit]. Content-only sections are written
-// to context/<key>.md as the prompt package does, for the model to read with
+// tools. More than [MaxExpansions] such openings in one run fail it with
+// [ErrExpansionLimit]. Content-only sections are written to
+// context/<key>.md as the prompt package does, for the model to read with
 // an environment.
 //
-// # Prompt caching
+// Where the opened section reaches the model is the disclosure mode
+// ([WithDisclosure]). With [DisclosureRerender] the system message is
+// rendered again with the section in place, and the tool list is the
+// render's. With [DisclosureAppend], the default for a model whose
+// provider caches prompt prefixes ([Features]), the system message and the
+// tool list of the run's start never change: the section's content is the
+// answer to the open_sections call, and its tools are added at the end of
+// the tool list. An adapter whose API defers tools natively gets the tools
+// of every section closed at the start in each request
+// ([Request.Deferred]), declares them deferred, and loads a section's
+// tools with the result that opened it ([Message.Loads]). The model sees
+// the same sections and tools in both modes; the session and the
+// transcript record the same events.
 //
-// The stable prompt (instructions, reference, help) is the system message.
-// It is rendered at every step but replaced only when a section opens or
-// closes, so providers that cache prompt prefixes reuse it. The environments'
-// screens, rendered through their own sections, go into the newest message:
-// all of them in the first, then the ones that changed after each step.
+// # Prompt caching and cost
+//
+// The system message is the prompt (instructions, reference, help); the
+// environments' screens go into the newest message: all of them in the
+// first, then the ones that changed after each step. Each model call
+// records, beside the provider's token counts ([Usage]), the request's
+// tokens and those in a prefix identical to the previous request, the part
+// a prefix cache can serve. With [WithPrice] a run's [Result] says what it
+// cost; [DefaultPrices] lists some models' list prices.
 //
 // # Text actions
 //
@@ -58,8 +74,13 @@
 //
 // With [WithDryRun] no tool and no environment command runs; each call is
 // answered with what would have run. help and open_sections still work,
-// writing context files into an in-memory layer.
+// writing context files into an in-memory layer. [Agent.Preview] builds
+// the first request of a run without calling the model.
 //
-// The adapter for OpenAI-compatible chat completion endpoints is in
-// agent/openai.
+// # Adapters
+//
+// agent/openai talks to OpenAI-compatible chat completions endpoints and
+// to the Responses API; agent/anthropic to the Messages API. A [Model]
+// tells each retry it makes to [Request.OnRetry]; the run reports it as
+// progress.
 package agent

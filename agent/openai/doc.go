@@ -1,26 +1,50 @@
-// Package openai connects the agent loop to any OpenAI-compatible chat
-// completions endpoint (OpenAI, vLLM, llama.cpp, Ollama, LM Studio, ...),
-// built on the official SDK, github.com/openai/openai-go/v3.
+// Package openai connects the agent loop to OpenAI's APIs, built on the
+// official SDK, github.com/openai/openai-go/v3: [Client] speaks chat
+// completions, the API of every OpenAI-compatible endpoint (OpenAI, vLLM,
+// llama.cpp, Ollama, LM Studio, ...), and [Responses] speaks the Responses
+// API.
 //
 // # Use
 //
 //	m, err := openai.New("http://localhost:11434/v1", "qwen3",
+//		openai.WithAPIKey(os.Getenv("OPENAI_API_KEY")))
+//	r, err := openai.NewResponses("https://api.openai.com/v1", "gpt-5",
 //		openai.WithAPIKey(os.Getenv("OPENAI_API_KEY")))
 //	a, err := agent.New(m, p)
 //
 // # Streaming
 //
 // Every request streams. Text and tool-call fragments reach
-// agent.Request.OnDelta as they arrive; tool calls whose arguments come split
-// over many chunks are assembled with the SDK's accumulator.
+// agent.Request.OnDelta as they arrive; chat completion tool calls whose
+// arguments come split over many chunks are assembled with the SDK's
+// accumulator, Responses replies are read from response.completed. An
+// endpoint that answers a streaming request with one JSON document is read
+// as such; one that refuses to stream (a 4xx status naming "stream") is
+// asked again without streaming, and from then on.
+//
+// # Deferred tools (Responses)
+//
+// The tools of the sections closed when the run started
+// (agent.Request.Deferred) are sent as one namespace per section, each
+// function defer_loading, with the tool_search tool: the tool list is the
+// same in every request of a run, so the provider's prompt cache keeps it.
+// The model loads a namespace when it needs it; calling a deferred tool
+// opens its section (see the agent package). Replies are not stored on the
+// server (store: false): each reply's output items, reasoning (encrypted)
+// and tool searches included, are kept as the message's agent.Native data
+// and go back with the next request, as the API requires.
 //
 // # Errors and retries
 //
-// A reply with status 429 or 5xx is tried again, up to [WithMaxRetries]
-// times, after the server's Retry-After (or Retry-After-Ms) when it sent one
-// and an exponential backoff with jitter otherwise, as long as nothing has
-// streamed yet. Other statuses, and the last failure, come back as a
-// *StatusError with the status and the server's message. An endpoint that
-// cannot be reached says so, naming the base URL. A cancelled context stops
-// the request, mid-stream included.
+// The SDK retries a request that got no reply, or 408, 409, 429 or a 5xx
+// status, up to [WithMaxRetries] times, after the server's Retry-After (or
+// Retry-After-Ms) or an exponential backoff with jitter; each retry is
+// told to agent.Request.OnRetry before its wait ("429 rate limited", and
+// the wait). [WithTimeout] bounds each attempt, streamed reply included.
+// What fails comes back named: a *StatusError with the status and the
+// server's message (or, for a page that is not JSON, its content type and
+// first bytes); a reply that is not what the API sends, by its status,
+// content type and first bytes; an attempt that ran out of time, by the
+// timeout; an endpoint that cannot be reached, by its base URL. A cancelled
+// context stops the request, mid-stream included.
 package openai

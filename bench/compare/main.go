@@ -122,12 +122,17 @@ func main() {
 	}
 	elapsed := time.Since(start)
 	if cfg.out != "" {
+		kept := keptSections(cfg.out)
 		f, err := os.Create(cfg.out)
 		if err != nil {
 			fatalf("%v", err)
 		}
 		writeReport(f, &cfg, machineBefore, loadavg(), start, elapsed, tables, failed)
-		if err := f.Close(); err != nil {
+		_, err = f.WriteString(kept)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			fatalf("%v", err)
 		}
 		fmt.Fprintf(os.Stderr, "compare: wrote %s\n", cfg.out)
@@ -135,6 +140,25 @@ func main() {
 	if len(failed) > 0 {
 		os.Exit(1)
 	}
+}
+
+// keptMarker starts the part of the report that other benchmarks write
+// (go test -bench runs that need the module's internal packages); a new
+// report keeps it.
+const keptMarker = "<!-- kept by compare: sections below come from go test benchmarks -->"
+
+// keptSections returns the part of the report at file from keptMarker on,
+// or "".
+func keptSections(file string) string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	_, after, ok := strings.Cut(string(data), keptMarker)
+	if !ok {
+		return ""
+	}
+	return "\n" + keptMarker + after
 }
 
 func fatalf(format string, args ...any) {

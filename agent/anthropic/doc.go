@@ -1,0 +1,40 @@
+// Package anthropic connects the agent loop to Anthropic's Messages API,
+// built on the official SDK, github.com/anthropics/anthropic-sdk-go/v2.
+//
+// # Use
+//
+//	m, err := anthropic.New(os.Getenv("ANTHROPIC_BASE_URL"), "claude-sonnet-4-5",
+//		anthropic.WithAPIKey(os.Getenv("ANTHROPIC_API_KEY")))
+//	a, err := agent.New(m, p)
+//
+// # Prompt caching
+//
+// Every request marks three cache breakpoints (cache_control, ephemeral):
+// the last tool that is not deferred, the system message, and the last
+// block of the newest message. The provider caches the prefix up to each;
+// the next request, which starts with the whole of this one under the
+// agent's append disclosure, reads it back. The reply's usage gives the
+// tokens read from the cache and written to it.
+//
+// # Deferred tools
+//
+// The tools of the sections closed when the run started
+// (agent.Request.Deferred) are sent defer_loading, with the tool search
+// tool (regex): they cost nothing until loaded, and the tool list is the
+// same in every request. The result of the call that opened a section
+// carries a tool_reference block per tool it loads (agent.Message.Loads).
+// The model may also find them with the tool search tool; its server-side
+// calls and results, like thinking blocks, are kept as the message's
+// agent.Native data and go back with the next request as they came.
+//
+// # Streaming, errors and retries
+//
+// Every request streams; text and tool input fragments reach
+// agent.Request.OnDelta. The SDK retries a request that got no reply, or
+// 408, 409, 429, a 5xx or 529 (overloaded), up to [WithMaxRetries] times,
+// after Retry-After or a backoff; each retry is told to
+// agent.Request.OnRetry. [WithTimeout] bounds each attempt. A failure
+// comes back as a *StatusError (status, error type, message), or names
+// the reply that could not be used, the timeout, or the endpoint that
+// could not be reached.
+package anthropic

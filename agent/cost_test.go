@@ -1,0 +1,56 @@
+package agent_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/unfold-dev/unfold/agent"
+)
+
+func TestPriceCost(t *testing.T) {
+	p := agent.Price{Input: 3, CachedInput: 0.3, CacheWrite: 3.75, Output: 15}
+	u := agent.Usage{PromptTokens: 10_000, CachedTokens: 6_000, CacheWriteTokens: 1_000, CompletionTokens: 2_000}
+	// 3,000 plain at 3, 6,000 cached at 0.3, 1,000 written at 3.75, 2,000 out at 15.
+	want := (3000*3 + 6000*0.3 + 1000*3.75 + 2000*15) / 1e6
+	if got := p.Cost(u); math.Abs(got-want) > 1e-12 {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	// No cache-write price: writes cost what input does.
+	if got, want := (agent.Price{Input: 2}).Cost(agent.Usage{PromptTokens: 1000, CacheWriteTokens: 500}), 1000*2/1e6; math.Abs(got-want) > 1e-12 {
+		t.Errorf("writes without a price: got %v, want %v", got, want)
+	}
+}
+
+func TestPricesLookup(t *testing.T) {
+	p := agent.DefaultPrices()
+	for model, want := range map[string]float64{
+		"gpt-5": 1.25, "gpt-5-2025-08-07": 1.25, "gpt-5-mini-2025-08-07": 0.25, "claude-sonnet-4-5-20250929": 3,
+	} {
+		if got, ok := p.Lookup(model); !ok || got.Input != want {
+			t.Errorf("%s: got %+v, %v, want input %v", model, got, ok, want)
+		}
+	}
+	if _, ok := p.Lookup("gpt-50"); ok {
+		t.Error("gpt-50 matched gpt-5: a name must end at a dash")
+	}
+	over, err := agent.ReadPrices(strings.NewReader(`{"gpt-5": {"input": 1, "cached_input": 0.1, "output": 8}, "local": {"input": 0, "cached_input": 0, "output": 0}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Merge(over)
+	if got, _ := m.Lookup("gpt-5"); got.Input != 1 {
+		t.Errorf("override: got %+v", got)
+	}
+	if _, ok := m.Lookup("local"); !ok {
+		t.Error("an added model is missing")
+	}
+	if got, _ := p.Lookup("gpt-5"); got.Input != 1.25 {
+		t.Error("Merge changed the table it was called on")
+	}
+	for _, bad := range []string{`{"m": {"input": -1}}`, `{"m": {"inptu": 1}}`, `[1]`, `{`} {
+		if _, err := agent.ReadPrices(strings.NewReader(bad)); err == nil || !strings.HasPrefix(err.Error(), "agent: read prices: ") {
+			t.Errorf("%s: got %v, want an error", bad, err)
+		}
+	}
+}

@@ -27,9 +27,6 @@ const DefaultMaxTokens = 8192
 // Messages API: their data is the message's content blocks.
 const NativeMessages = "anthropic.messages"
 
-// maxErrorMessage bounds the server message an error quotes.
-const maxErrorMessage = 2 << 10
-
 type options struct {
 	BaseURL    string
 	Model      string
@@ -548,19 +545,6 @@ func serverMessage(e *sdk.Error, call *transport.Call) string {
 	var body struct {
 		Error struct{ Message string } `json:"error"`
 	}
-	msg := ""
-	if json.Unmarshal([]byte(e.RawJSON()), &body) == nil {
-		msg = strings.TrimSpace(body.Error.Message)
-	}
-	if msg == "" {
-		last := call.Last()
-		if !strings.Contains(last.ContentType, "json") {
-			return last.Describe()
-		}
-		msg = strings.TrimSpace(e.RawJSON())
-	}
-	if len(msg) > maxErrorMessage {
-		msg = msg[:maxErrorMessage] + "..."
-	}
-	return msg
+	_ = json.Unmarshal([]byte(e.RawJSON()), &body)
+	return transport.ServerMessage(body.Error.Message, e.RawJSON(), call)
 }

@@ -80,20 +80,42 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 	if err != nil {
 		return agent.Response{}, err
 	}
-	if !c.noStream.Load() {
-		resp, call, err := c.stream(ctx, params, req)
-		if err == nil || !refusesStream(err) {
-			return resp, c.failure(ctx, call, err)
+	return complete(ctx, &c.noStream, c.opts.Policy, req,
+		func(call *transport.Call) (agent.Response, error) {
+			return c.stream(transport.With(ctx, call), call, params, req)
+		},
+		func(call *transport.Call) (agent.Response, error) {
+			cc, err := c.client.Chat.Completions.New(transport.With(ctx, call), params)
+			if err != nil {
+				return agent.Response{}, err
+			}
+			return fromCompletion(cc)
+		},
+		func(call *transport.Call, err error) error { return c.failure(ctx, call, err) })
+}
+
+// complete makes a model call: streaming, unless the endpoint refused to
+// stream before; without streaming when it refuses now, and from then on.
+// failure names what went wrong.
+func complete(ctx context.Context, noStream *atomic.Bool, policy transport.Policy, req agent.Request,
+	stream, plain func(*transport.Call) (agent.Response, error), failure func(*transport.Call, error) error) (agent.Response, error) {
+	if !noStream.Load() {
+		call := &transport.Call{Policy: policy, OnRetry: req.OnRetry, Stream: true}
+		resp, err := stream(call)
+		if err == nil {
+			return resp, nil
 		}
-		c.noStream.Store(true)
+		if !refusesStream(err) {
+			return agent.Response{}, failure(call, err)
+		}
+		noStream.Store(true)
 	}
-	call := &transport.Call{Policy: c.opts.Policy, OnRetry: req.OnRetry}
-	cc, err := c.client.Chat.Completions.New(transport.With(ctx, call), params)
+	call := &transport.Call{Policy: policy, OnRetry: req.OnRetry}
+	resp, err := plain(call)
 	if err != nil {
-		return agent.Response{}, c.failure(ctx, call, err)
+		return agent.Response{}, failure(call, err)
 	}
-	resp, err := fromCompletion(cc)
-	return resp, c.failure(ctx, call, err)
+	return resp, nil
 }
 
 // failure names what went wrong, or is nil.
@@ -130,10 +152,9 @@ var errUnusable = errors.New("the reply is not a chat completion")
 
 // stream makes one streaming request (the SDK retrying it as long as
 // nothing has streamed).
-func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams, req agent.Request) (agent.Response, *transport.Call, error) {
-	call := &transport.Call{Policy: c.opts.Policy, OnRetry: req.OnRetry, Stream: true}
+func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.ChatCompletionNewParams, req agent.Request) (agent.Response, error) {
 	params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
-	s := c.client.Chat.Completions.NewStreaming(transport.With(ctx, call), params)
+	s := c.client.Chat.Completions.NewStreaming(ctx, params)
 	defer s.Close()
 	var acc sdk.ChatCompletionAccumulator
 	streamed := false
@@ -148,10 +169,10 @@ func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams,
 			}
 		}
 		if size > MaxReplyBytes {
-			return agent.Response{}, call, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
+			return agent.Response{}, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
 		}
 		if !acc.AddChunk(chunk) {
-			return agent.Response{}, call, errors.New("the stream sent a chunk that does not fit the reply so far")
+			return agent.Response{}, errors.New("the stream sent a chunk that does not fit the reply so far")
 		}
 		if req.OnDelta != nil {
 			deltas(chunk, req.OnDelta)
@@ -159,28 +180,28 @@ func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams,
 	}
 	if err := s.Err(); err != nil {
 		if streamed {
-			return agent.Response{}, call, fmt.Errorf("the stream broke: %w", err)
+			return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
 		}
-		return agent.Response{}, call, err
+		return agent.Response{}, err
 	}
 	if body := call.Body(); body != nil && !streamed {
 		// The endpoint answered with one document: a completion, if it
 		// is one.
 		var cc sdk.ChatCompletion
 		if err := json.Unmarshal(body, &cc); err != nil || len(cc.Choices) == 0 {
-			return agent.Response{}, call, errUnusable
+			return agent.Response{}, errUnusable
 		}
 		resp, err := fromCompletion(&cc)
 		if err == nil && req.OnDelta != nil && resp.Message.Content != "" {
 			req.OnDelta(agent.Delta{Content: resp.Message.Content})
 		}
-		return resp, call, err
+		return resp, err
 	}
 	if len(acc.Choices) == 0 {
-		return agent.Response{}, call, errUnusable
+		return agent.Response{}, errUnusable
 	}
 	resp, err := fromCompletion(&acc.ChatCompletion)
-	return resp, call, err
+	return resp, err
 }
 
 // deltas reports a chunk's pieces of the first choice.
@@ -280,16 +301,5 @@ func schemaOf(t agent.ToolDef) (map[string]any, error) {
 // serverMessage is the message the server gave with an error status, or,
 // when the reply was not JSON, what it was.
 func serverMessage(e *sdk.Error, call *transport.Call) string {
-	msg := strings.TrimSpace(e.Message)
-	if msg == "" {
-		last := call.Last()
-		if !strings.Contains(last.ContentType, "json") {
-			return last.Describe()
-		}
-		msg = strings.TrimSpace(e.RawJSON())
-	}
-	if len(msg) > maxErrorMessage {
-		msg = msg[:maxErrorMessage] + "..."
-	}
-	return msg
+	return transport.ServerMessage(e.Message, e.RawJSON(), call)
 }

@@ -19,9 +19,6 @@ const (
 	DefaultMaxDelay   = transport.DefaultMaxDelay
 )
 
-// maxErrorMessage bounds the server message an error quotes.
-const maxErrorMessage = 2 << 10
-
 // options configure a Client or a Responses.
 type options struct {
 	BaseURL     string

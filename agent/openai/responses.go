@@ -62,20 +62,18 @@ func (c *Responses) Complete(ctx context.Context, req agent.Request) (agent.Resp
 	if err != nil {
 		return agent.Response{}, err
 	}
-	if !c.noStream.Load() {
-		resp, call, err := c.stream(ctx, params, req)
-		if err == nil || !refusesStream(err) {
-			return resp, c.failure(ctx, call, err)
-		}
-		c.noStream.Store(true)
-	}
-	call := &transport.Call{Policy: c.opts.Policy, OnRetry: req.OnRetry}
-	r, err := c.client.Responses.New(transport.With(ctx, call), params)
-	if err != nil {
-		return agent.Response{}, c.failure(ctx, call, err)
-	}
-	resp, err := ParseResponse([]byte(r.RawJSON()))
-	return resp, c.failure(ctx, call, err)
+	return complete(ctx, &c.noStream, c.opts.Policy, req,
+		func(call *transport.Call) (agent.Response, error) {
+			return c.stream(transport.With(ctx, call), call, params, req)
+		},
+		func(call *transport.Call) (agent.Response, error) {
+			r, err := c.client.Responses.New(transport.With(ctx, call), params)
+			if err != nil {
+				return agent.Response{}, err
+			}
+			return ParseResponse([]byte(r.RawJSON()))
+		},
+		func(call *transport.Call, err error) error { return c.failure(ctx, call, err) })
 }
 
 func (c *Responses) failure(ctx context.Context, call *transport.Call, err error) error {
@@ -91,9 +89,8 @@ func (c *Responses) failure(ctx context.Context, call *transport.Call, err error
 
 // stream makes one streaming request and reads its events up to
 // response.completed.
-func (c *Responses) stream(ctx context.Context, params responses.ResponseNewParams, req agent.Request) (agent.Response, *transport.Call, error) {
-	call := &transport.Call{Policy: c.opts.Policy, OnRetry: req.OnRetry, Stream: true}
-	s := c.client.Responses.NewStreaming(transport.With(ctx, call), params)
+func (c *Responses) stream(ctx context.Context, call *transport.Call, params responses.ResponseNewParams, req agent.Request) (agent.Response, error) {
+	s := c.client.Responses.NewStreaming(ctx, params)
 	defer s.Close()
 	var done []byte
 	streamed := false
@@ -104,7 +101,7 @@ func (c *Responses) stream(ctx context.Context, params responses.ResponseNewPara
 		streamed = true
 		size += len(ev.Delta)
 		if size > MaxReplyBytes {
-			return agent.Response{}, call, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
+			return agent.Response{}, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
 		}
 		switch ev.Type {
 		case "response.output_text.delta":
@@ -125,32 +122,32 @@ func (c *Responses) stream(ctx context.Context, params responses.ResponseNewPara
 		case "response.completed", "response.incomplete":
 			done = []byte(ev.Response.RawJSON())
 		case "response.failed":
-			return agent.Response{}, call, fmt.Errorf("the response failed: %s", failureMessage(ev.Response.RawJSON()))
+			return agent.Response{}, fmt.Errorf("the response failed: %s", failureMessage(ev.Response.RawJSON()))
 		case "error":
-			return agent.Response{}, call, fmt.Errorf("the stream reported an error: %s %s", ev.Code, ev.Message)
+			return agent.Response{}, fmt.Errorf("the stream reported an error: %s %s", ev.Code, ev.Message)
 		}
 	}
 	if err := s.Err(); err != nil {
 		if streamed {
-			return agent.Response{}, call, fmt.Errorf("the stream broke: %w", err)
+			return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
 		}
-		return agent.Response{}, call, err
+		return agent.Response{}, err
 	}
 	if body := call.Body(); body != nil && !streamed {
 		resp, err := ParseResponse(body)
 		if err == nil && req.OnDelta != nil && resp.Message.Content != "" {
 			req.OnDelta(agent.Delta{Content: resp.Message.Content})
 		}
-		return resp, call, err
+		return resp, err
 	}
 	if done == nil {
 		if streamed {
-			return agent.Response{}, call, errors.New("the stream ended before the response completed")
+			return agent.Response{}, errors.New("the stream ended before the response completed")
 		}
-		return agent.Response{}, call, errUnusableResponse
+		return agent.Response{}, errUnusableResponse
 	}
 	resp, err := ParseResponse(done)
-	return resp, call, err
+	return resp, err
 }
 
 var errUnusableResponse = errors.New("the reply is not a response")

@@ -96,11 +96,8 @@ func (s standIn) Summary() string { return s.what + " (not started: dry run)" }
 // built-ins and the project's spec files, each a stand-in that starts
 // nothing.
 func dryOrchestrator(project, names string, stderr io.Writer) (*orchestrator.Orchestrator, error) {
-	chosen, err := chooseBuiltins(names)
-	if err != nil {
-		return nil, err
-	}
-	o, err := orchestrator.New(
+	return assemble(project, names, stderr,
+		func(b builtin) (envs.Env, error) { return standIn{what: "the " + b.name + " environment"}, nil },
 		orchestrator.WithSession(session.New()),
 		orchestrator.WithInteractive(func(s orchestrator.InteractiveSpec) (envs.Env, error) {
 			return standIn{what: "the " + s.Name + " environment (" + s.Command + ")"}, nil
@@ -109,20 +106,6 @@ func dryOrchestrator(project, names string, stderr io.Writer) (*orchestrator.Orc
 			return standIn{what: "the " + s.Name + " environment (" + s.Executable + ")"}, nil
 		}),
 	)
-	if err != nil {
-		return nil, err
-	}
-	for _, b := range chosen {
-		if err := o.Register(b.name, standIn{what: "the " + b.name + " environment"}, b.opts...); err != nil {
-			_ = o.Close()
-			return nil, fmt.Errorf("built-in environment %s: %w", b.name, err)
-		}
-	}
-	if err := loadSpecs(o, project, stderr); err != nil {
-		_ = o.Close()
-		return nil, err
-	}
-	return o, nil
 }
 
 // printPreview writes the first request a run would send.

@@ -49,22 +49,28 @@ var builtins = []builtin{
 // fail to load are reported on stderr (and on the orchestrator's screen);
 // they do not stop the others.
 func newOrchestrator(project string, maxLineBytes int, names string, stderr io.Writer) (*orchestrator.Orchestrator, error) {
-	chosen, err := chooseBuiltins(names)
-	if err != nil {
-		return nil, err
-	}
 	// A server lives long: keep the newest events only, so memory levels off.
 	sess := session.New(session.WithLogLimit(serverLogLimit))
-	o, err := orchestrator.New(
+	return assemble(project, names, stderr, func(b builtin) (envs.Env, error) { return b.new(project, sess) },
 		orchestrator.WithSession(sess),
 		orchestrator.WithMaxLineBytes(maxLineBytes),
 		orchestrator.WithInteractive(newInteractive),
 	)
+}
+
+// assemble makes an orchestrator with opts, registers the built-ins names
+// chooses (each made by newEnv), then loads the project's spec files.
+func assemble(project, names string, stderr io.Writer, newEnv func(builtin) (envs.Env, error), opts ...orchestrator.Option) (*orchestrator.Orchestrator, error) {
+	chosen, err := chooseBuiltins(names)
+	if err != nil {
+		return nil, err
+	}
+	o, err := orchestrator.New(opts...)
 	if err != nil {
 		return nil, err
 	}
 	for _, b := range chosen {
-		env, err := b.new(project, sess)
+		env, err := newEnv(b)
 		if err == nil {
 			err = o.Register(b.name, env, b.opts...)
 		}

@@ -3,12 +3,8 @@ package scripted
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -24,27 +20,16 @@ import (
 type MessagesServer struct {
 	URL string // the base URL (no /v1)
 
-	srv    *httptest.Server
-	mu     sync.Mutex // guards the fields below
-	script func(n int) Reply
-	bodies []json.RawMessage
-	sent   [][]json.RawMessage // the content blocks of each reply
-	bad    []string
-	cache  *anthropicCache
+	recorder
+	sent  [][]json.RawMessage // the content blocks of each reply
+	cache *anthropicCache
 }
 
 // NewMessages starts a Messages API server answering with replies in
 // order.
 func NewMessages(t testing.TB, replies ...Reply) *MessagesServer {
-	s := &MessagesServer{script: func(n int) Reply {
-		if n < len(replies) {
-			return replies[n]
-		}
-		return Reply{Status: http.StatusInternalServerError, Error: "the script has no more replies"}
-	}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
-	s.URL = s.srv.URL
-	t.Cleanup(s.srv.Close)
+	s := &MessagesServer{}
+	s.URL = s.start(t, replies, http.HandlerFunc(s.handle))
 	return s
 }
 
@@ -54,20 +39,6 @@ func (s *MessagesServer) SimulateCache() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cache = &anthropicCache{}
-}
-
-// Bodies returns the request bodies so far.
-func (s *MessagesServer) Bodies() []json.RawMessage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.bodies)
-}
-
-// Violations returns what requests broke of the documented shape.
-func (s *MessagesServer) Violations() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.bad)
 }
 
 // MessagesRequest is the part of a request body the checks read.
@@ -302,17 +273,9 @@ func withoutCache(raw json.RawMessage) json.RawMessage {
 }
 
 func (s *MessagesServer) handle(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
-		http.Error(w, "not found", http.StatusNotFound)
-		return
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	var req MessagesRequest
-	if err == nil {
-		err = json.Unmarshal(body, &req)
-	}
-	if err != nil {
-		http.Error(w, "bad request body", http.StatusBadRequest)
+	body, ok := read(w, r, "/v1/messages", &req)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -350,10 +313,7 @@ func (s *MessagesServer) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if miss := unloaded(req, reply); miss != "" {
-		s.mu.Lock()
-		s.bad = append(s.bad, miss)
-		s.mu.Unlock()
-		writeError(w, http.StatusBadRequest, "invalid_request_error", miss)
+		s.refuse(w, miss)
 		return
 	}
 	var blocks []json.RawMessage

@@ -3,12 +3,9 @@ package scripted
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
-	"sync"
 	"testing"
 )
 
@@ -23,27 +20,16 @@ import (
 type ResponsesServer struct {
 	URL string // the base URL, ending in /v1
 
-	srv    *httptest.Server
-	mu     sync.Mutex // guards the fields below
-	script func(n int) Reply
-	bodies []json.RawMessage
-	sent   [][]json.RawMessage // the output items of each reply
-	bad    []string
-	cache  *openAICache
+	recorder
+	sent  [][]json.RawMessage // the output items of each reply
+	cache *openAICache
 }
 
 // NewResponses starts a Responses API server answering with replies in
 // order.
 func NewResponses(t testing.TB, replies ...Reply) *ResponsesServer {
-	s := &ResponsesServer{script: func(n int) Reply {
-		if n < len(replies) {
-			return replies[n]
-		}
-		return Reply{Status: http.StatusInternalServerError, Error: "the script has no more replies"}
-	}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
-	s.URL = s.srv.URL + "/v1"
-	t.Cleanup(s.srv.Close)
+	s := &ResponsesServer{}
+	s.URL = s.start(t, replies, http.HandlerFunc(s.handle)) + "/v1"
 	return s
 }
 
@@ -53,20 +39,6 @@ func (s *ResponsesServer) SimulateCache() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cache = &openAICache{}
-}
-
-// Bodies returns the request bodies so far.
-func (s *ResponsesServer) Bodies() []json.RawMessage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.bodies)
-}
-
-// Violations returns what requests broke of the documented shape.
-func (s *ResponsesServer) Violations() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.bad)
 }
 
 // ResponsesRequest is the part of a request body the checks read.
@@ -199,17 +171,9 @@ func checkResponses(req ResponsesRequest, sent [][]json.RawMessage) []string {
 }
 
 func (s *ResponsesServer) handle(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/responses" {
-		http.Error(w, "not found", http.StatusNotFound)
-		return
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	var req ResponsesRequest
-	if err == nil {
-		err = json.Unmarshal(body, &req)
-	}
-	if err != nil {
-		http.Error(w, "bad request body", http.StatusBadRequest)
+	body, ok := read(w, r, "/v1/responses", &req)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -241,10 +205,7 @@ func (s *ResponsesServer) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if miss := unloadedResponses(req, reply); miss != "" {
-		s.mu.Lock()
-		s.bad = append(s.bad, miss)
-		s.mu.Unlock()
-		writeError(w, http.StatusBadRequest, "invalid_request_error", miss)
+		s.refuse(w, miss)
 		return
 	}
 	items := responseItems(n, reply, req)

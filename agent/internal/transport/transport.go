@@ -307,3 +307,23 @@ func Failure(ctx context.Context, api, baseURL string, timeout time.Duration, c 
 	}
 	return fmt.Errorf("%s: %s answered %s%s: %w", api, baseURL, last.Describe(), attempts, err)
 }
+
+// maxMessage bounds the server message an error quotes.
+const maxMessage = 2 << 10
+
+// ServerMessage is what an error status came with: the server's message
+// (msg, else the raw body), or, when the reply was not JSON, what it was.
+func ServerMessage(msg, raw string, c *Call) string {
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		last := c.Last()
+		if !strings.Contains(last.ContentType, "json") {
+			return last.Describe()
+		}
+		msg = strings.TrimSpace(raw)
+	}
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage] + "..."
+	}
+	return msg
+}

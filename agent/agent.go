@@ -66,51 +66,6 @@ func ParseActionMode(s string) (ActionMode, error) {
 	return 0, fmt.Errorf("agent: unknown action mode %q: want native or text", s)
 }
 
-// Disclosure says where an opened section reaches the model.
-type Disclosure int
-
-const (
-	// DisclosureDefault is DisclosureAppend for a model whose provider
-	// caches prompt prefixes (Features.CachesPrefixes), DisclosureRerender
-	// otherwise.
-	DisclosureDefault Disclosure = iota
-	// DisclosureRerender renders the system message again when a section
-	// opens, the section in place, and offers its tools in the tool list
-	// where the render puts them.
-	DisclosureRerender
-	// DisclosureAppend keeps the system message and the tool list of the
-	// run's start: an opened section's content is the answer to the
-	// open_sections call, and its tools reach the model through the
-	// provider's deferred tools ([Request.Deferred]) or at the end of the
-	// tool list. The conversation only grows, so a provider's prompt
-	// cache keeps serving all of it.
-	DisclosureAppend
-)
-
-// String returns "default", "rerender" or "append".
-func (d Disclosure) String() string {
-	switch d {
-	case DisclosureRerender:
-		return "rerender"
-	case DisclosureAppend:
-		return "append"
-	}
-	return "default"
-}
-
-// ParseDisclosure reads "append", "rerender", or "" or "default".
-func ParseDisclosure(s string) (Disclosure, error) {
-	switch s {
-	case "", "default":
-		return DisclosureDefault, nil
-	case "rerender":
-		return DisclosureRerender, nil
-	case "append":
-		return DisclosureAppend, nil
-	}
-	return 0, fmt.Errorf("agent: unknown disclosure %q: want append or rerender", s)
-}
-
 // config is what an Agent runs with: the model, the prompt and the
 // options.
 type config struct {
@@ -463,51 +418,4 @@ func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*R
 		r.add(Message{Role: RoleUser, Content: "Continue."})
 	}
 	return r.finish(r.loop())
-}
-
-// Preview is the first request a run would send, and its size.
-type Preview struct {
-	Request Request
-	// Tokens of the system message, the tool definitions (deferred
-	// groups included) and the other messages, counted with the agent's
-	// counter (tokens.Estimate without one).
-	SystemTokens, ToolTokens, MessageTokens int
-}
-
-// Preview returns the first request [Agent.Run] would send for task,
-// calling no model and no tool and writing no transcript: the prompt is
-// rendered and the environments' screens are read as they are now.
-func (a *Agent) Preview(task string) (*Preview, error) {
-	if strings.TrimSpace(task) == "" {
-		return nil, errors.New("agent: preview: empty task; say what the agent should do")
-	}
-	r, err := a.newRun(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	r.tw = nil
-	if err := r.refresh(); err != nil {
-		return nil, err
-	}
-	first := task
-	if obs := r.screenUpdate(true); obs != "" {
-		first += "\n\n" + obs
-	}
-	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: first})
-	req := r.request(a.cfg.Actions == ActionsNative)
-	counter := a.cfg.Counter
-	if counter == nil {
-		counter = tokens.Estimate
-	}
-	pv := &Preview{Request: req, SystemTokens: counter.Count(req.Messages[0].Content)}
-	for _, m := range req.Messages[1:] {
-		pv.MessageTokens += counter.Count(m.Content)
-	}
-	for _, t := range req.Tools {
-		pv.ToolTokens += counter.Count(marshal(t))
-	}
-	for _, g := range req.Deferred {
-		pv.ToolTokens += counter.Count(marshal(g))
-	}
-	return pv, nil
 }

@@ -1,0 +1,109 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/tools"
+)
+
+// deferTools takes the tools of the sections not shown in full at the
+// run's start as its deferred groups.
+func (r *run) deferTools() {
+	r.deferred, r.owner = nil, map[string]string{}
+	for _, d := range r.a.disc.Deferred() {
+		g := ToolGroup{Section: d.Path, Title: d.Title, Summary: d.Summary}
+		for _, t := range d.Tools {
+			if _, offered := r.byName[t.Name()]; offered {
+				continue
+			}
+			g.Tools = append(g.Tools, toolDef(t))
+			r.owner[t.Name()] = d.Path
+		}
+		if len(g.Tools) > 0 {
+			r.deferred = append(r.deferred, g)
+		}
+	}
+}
+
+// expand opens the sections a tool call asked for, through the
+// disclosure: the overrides go into the session, both prompts render again
+// and the call is answered with what opened and the new tools.
+func (r *run) expand(err error) (tools.Result, error) {
+	r.expansions++
+	if r.expansions > MaxExpansions {
+		return tools.Result{Message: ErrExpansionLimit.Error()}, ErrExpansionLimit
+	}
+	op, err := r.a.disc.Expand(err)
+	if err != nil {
+		return tools.Result{Message: err.Error()}, fmt.Errorf("agent: %w", err)
+	}
+	if err := r.opened(op); err != nil {
+		return tools.Result{Message: err.Error()}, err
+	}
+	res := op.Result()
+	if r.a.cfg.Disclosure == DisclosureAppend && r.a.cfg.Actions == ActionsText && len(op.NewTools) > 0 {
+		// The system message that lists the tools stays as it was.
+		var b strings.Builder
+		b.WriteString(res.Message + "\n\nNew tools and their input schemas:\n\n")
+		for _, name := range op.NewTools {
+			if t, ok := r.byName[name]; ok {
+				b.WriteString(toolLine(t))
+			}
+		}
+		res.Message = strings.TrimRight(b.String(), "\n")
+	}
+	return res, nil
+}
+
+// openAndCall opens the section at path for a call of its deferred tool
+// name, then runs the call; the result starts with what opened.
+func (r *run) openAndCall(name, path, args string) (tools.Result, error) {
+	r.expansions++
+	if r.expansions > MaxExpansions {
+		return tools.Result{Message: ErrExpansionLimit.Error()}, ErrExpansionLimit
+	}
+	op, err := r.a.disc.Open(r.ctx, []string{path}, "the model called "+name)
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return tools.Result{Message: err.Error()}, fmt.Errorf("agent: %w", err)
+		}
+		return tools.Result{Message: fmt.Sprintf("%s belongs to section %q, which could not be opened: %v", name, path, err)}, nil
+	}
+	if err := r.opened(op); err != nil {
+		return tools.Result{Message: err.Error()}, err
+	}
+	t, ok := r.byName[name]
+	if !ok {
+		return tools.Result{Message: fmt.Sprintf("Opened %s, but it does not offer %s.", path, name)}, nil
+	}
+	if r.a.cfg.DryRun {
+		return dryRun(name, args), nil
+	}
+	res, err := r.runTool(name, t, args)
+	res.Message = op.String() + "\n\n" + res.Message
+	return res, err
+}
+
+// opened takes an opening's renders and records it.
+func (r *run) opened(op *prompt.Opened) error {
+	if err := r.update(); err != nil {
+		return err
+	}
+	r.record(Record{Kind: KindExpansion, Expansion: &ExpansionRecord{Keys: op.Keys, Paths: op.Paths, Reason: op.Reason, Count: r.expansions}})
+	r.progress(Progress{Kind: "expansion", Success: true, Detail: strings.Join(op.Keys, ", ")})
+	for _, name := range op.NewTools {
+		if _, ok := r.owner[name]; ok {
+			r.loads = append(r.loads, name)
+		}
+	}
+	return nil
+}
+
+// takeLoads returns the tools the last opening loaded, once.
+func (r *run) takeLoads() []string {
+	l := r.loads
+	r.loads = nil
+	return l
+}

@@ -41,8 +41,9 @@
 // declares an environment named after the file: an "interactive" program
 // driven on a terminal (validated here; [WithInteractive] supplies the
 // implementation), or a "process" that speaks the process-environment
-// protocol on its stdin and stdout ([Process], docs/process-environments.md).
-// Files are validated against [SpecSchema]; a bad file is skipped with a
+// protocol on its stdin and stdout ([Process], docs/process-environments.md;
+// [WithProcesses] replaces it, as a dry run does with environments that
+// start nothing). Files are validated against [SpecSchema]; a bad file is skipped with a
 // [*SpecError] naming the file and the field, and shown on the orchestrator's
 // own screen ([ScreenName]).
 //

@@ -200,3 +200,24 @@ func TestSpecSchemaIsValidJSON(t *testing.T) {
 		t.Fatalf("the embedded schema does not compile: %v", err)
 	}
 }
+
+// TestWithProcesses: a process spec file becomes the environment the
+// factory makes, given the resolved spec.
+func TestWithProcesses(t *testing.T) {
+	dir := writeProject(t, map[string]string{"counter.json": goodProcessSpec(t)})
+	var got ProcessSpec
+	o := mustNew(t, WithProcesses(func(s ProcessSpec) (envs.Env, error) {
+		got = s
+		return &trivialEnv{}, nil
+	}))
+	defer o.Close()
+	if err := o.LoadSpecs(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "counter" || got.Description != "Test counter" || got.File != "env/counter.json" || got.Dir != dir {
+		t.Errorf("spec: got %+v", got)
+	}
+	if names := o.Names(); len(names) != 1 || names[0] != "counter" {
+		t.Errorf("names: got %v", names)
+	}
+}

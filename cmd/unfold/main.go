@@ -29,7 +29,7 @@ func commands() []command {
 	return []command{
 		{"serve", "run the environments behind the NDJSON orchestrator protocol on stdin and stdout", runServe},
 		{"repl", "drive the same environments by hand: type `env: command` and see the response and the screens", runRepl},
-		{"agent", "run an agent on a task in a project over an OpenAI-compatible endpoint, showing each step", runAgent},
+		{"agent", "run an agent on a task in a project (OpenAI-compatible, Responses or Anthropic API), showing each step and what it cost", runAgent},
 		{"render", "render a prompt file to markdown, under a token budget if asked, or show where its tokens go", runRender},
 		{"mcp", "serve the environments (and a prompt file) over the Model Context Protocol, on stdio or streamable HTTP", runMCP},
 		{"skills", "check Agent Skills folders the way the format's reference validator does", runSkills},

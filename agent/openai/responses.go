@@ -199,8 +199,8 @@ func ParseResponse(raw []byte) (agent.Response, error) {
 	var text strings.Builder
 	for i, item := range r.Output {
 		var it struct {
-			Type      string `json:"type"`
-			CallID    string `json:"call_id"`
+			Type      string          `json:"type"`
+			CallID    string          `json:"call_id"`
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"` // a string for a function call
 			Content   []struct {

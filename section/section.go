@@ -11,6 +11,36 @@ import (
 	"github.com/unfold-dev/unfold/visibility"
 )
 
+// MaxBodyBytes bounds what a body template may write: a template that
+// writes more (a range over a huge number, templates that call each other
+// twice at every level) fails with [ErrBodyTooLarge] instead of filling
+// memory.
+const MaxBodyBytes = 16 << 20
+
+// ErrBodyTooLarge is the error of a body template that wrote more than
+// [MaxBodyBytes].
+var ErrBodyTooLarge = fmt.Errorf("the body is larger than %d bytes; a template that repeats itself that much is a mistake", MaxBodyBytes)
+
+// boundedBuilder is a strings.Builder that refuses to grow past max bytes.
+type boundedBuilder struct {
+	strings.Builder
+	max int
+}
+
+func (b *boundedBuilder) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.max {
+		return 0, ErrBodyTooLarge
+	}
+	return b.Builder.Write(p)
+}
+
+func (b *boundedBuilder) WriteString(s string) (int, error) {
+	if b.Len()+len(s) > b.max {
+		return 0, ErrBodyTooLarge
+	}
+	return b.Builder.WriteString(s)
+}
+
 // None is the params type of a section that takes no params.
 type None = struct{}
 
@@ -233,7 +263,7 @@ func (s *Section) Body(params any) (text string, err error) {
 	case s.simple != nil:
 		return s.simple.execute(paramsOrZero(s, params))
 	case s.body != nil:
-		var b strings.Builder
+		b := boundedBuilder{max: MaxBodyBytes}
 		if err := s.body.Execute(&b, paramsOrZero(s, params)); err != nil {
 			return "", fmt.Errorf("body template: %w", err)
 		}

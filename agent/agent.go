@@ -100,7 +100,9 @@ func WithSession(sess *session.Session) Option {
 }
 
 // WithFS sets where open_sections writes context files and what tools get
-// (default: none).
+// (default: none). For a directory on disk, a
+// [github.com/unfold-dev/unfold/rootfs.FS] keeps every read and write
+// inside it, symbolic links included.
 func WithFS(fs afero.Fs) Option {
 	return func(c *config) { c.FS = fs }
 }

@@ -3,7 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
-	"io"
+	"fmt"
 	"io/fs"
 	"path"
 	"regexp"
@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/prompt"
 )
@@ -111,27 +112,20 @@ func (s *Server) readScreen(_ context.Context, req *sdk.ReadResourceRequest) (*s
 	return textResource(uri, "text/plain", scr.Content), nil
 }
 
-// readContext reads a context file from the filesystem.
+// readContext reads a context file from the filesystem: a regular file of
+// at most MaxContextBytes.
 func (s *Server) readContext(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 	uri := req.Params.URI
 	file, ok := strings.CutPrefix(uri, ContextURIPrefix)
 	if !ok || !contextFile.MatchString(file) {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
-	f, err := s.fs.Open(path.Join(prompt.ContextDir, file))
+	data, err := readfile.ReadFS(s.fs, path.Join(prompt.ContextDir, file), MaxContextBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxContextBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxContextBytes {
-		return nil, errors.New("mcp: context file " + file + " is over the size limit for a resource")
+		return nil, fmt.Errorf("mcp: read %s: %w", uri, err)
 	}
 	return textResource(uri, "text/markdown", string(data)), nil
 }

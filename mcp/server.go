@@ -32,7 +32,9 @@ type Options struct {
 	Params []any
 	// FS is where open_sections writes context files and where the context
 	// resources are read from. Nil means a private in-memory filesystem:
-	// the files are then readable only as resources.
+	// the files are then readable only as resources. For a directory on
+	// disk, a [github.com/unfold-dev/unfold/rootfs.FS] keeps every read
+	// and write inside it, symbolic links included.
 	FS afero.Fs
 	// Name and Version identify the server to clients; Name defaults to
 	// "unfold".

@@ -20,6 +20,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/readfile"
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/tools"
 )
 
 //go:embed envspec.schema.json
@@ -31,6 +34,11 @@ func SpecSchema() string { return specSchemaJSON }
 
 // maxSpecBytes bounds the size of a spec file.
 const maxSpecBytes = 1 << 20
+
+// frontEndTools are the tools the front ends offer beside the environments'
+// command tools, each named for its environment: a spec file may not take
+// one of these names.
+var frontEndTools = []string{tools.HelpName, prompt.OpenSectionsName}
 
 const specSchemaURL = "https://unfold.dev/schema/envspec.json"
 
@@ -107,10 +115,12 @@ type SpecError struct {
 func (e *SpecError) Error() string { return e.File + ": " + e.Msg }
 
 // LoadSpecs reads every env/*.json file in projectDir, in name order, and
-// registers an environment for each valid one. A file that is not valid
-// JSON, fails the schema ([SpecSchema]), names a missing executable or
-// cannot be registered is skipped with a [*SpecError] naming the file and
-// the field; the other files still load. The errors are returned joined and
+// registers an environment for each valid one. A file that is not a
+// regular file (a named pipe, a socket, a device), is over 1 MiB, is not
+// valid JSON, fails the schema ([SpecSchema]), names a missing executable,
+// takes the name of a front end's own tool ([tools.HelpName],
+// [prompt.OpenSectionsName]) or cannot be registered is skipped with a
+// [*SpecError] naming the file and the field; the other files still load. The errors are returned joined and
 // shown on the orchestrator's own screen ([ScreenName]). A project without
 // an env directory has nothing to load.
 func (o *Orchestrator) LoadSpecs(projectDir string) error {
@@ -151,7 +161,14 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string) error {
 	if err := ValidName(name); err != nil {
 		return fail("the file name gives the environment's name: %v; rename the file", err)
 	}
-	data, err := readLimited(path, maxSpecBytes)
+	if slices.Contains(frontEndTools, name) {
+		return fail("the name %s is taken by a tool every front end offers (%s); rename the file", name, strings.Join(frontEndTools, ", "))
+	}
+	data, err := readfile.Read(path, maxSpecBytes)
+	var re *readfile.Error
+	if errors.As(err, &re) {
+		return fail("%v: %s", re.Err, re.Detail)
+	}
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -196,22 +213,6 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string) error {
 		return fail("%v", err)
 	}
 	return nil
-}
-
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("the file is larger than %d bytes", limit)
-	}
-	return data, nil
 }
 
 // parseSpec decodes and validates a spec file's bytes.

@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/unfold-dev/unfold/envs"
 )
@@ -178,6 +181,60 @@ func TestLoadSpecsInteractiveFactory(t *testing.T) {
 	want := []InteractiveSpec{{Name: "db", File: "env/db.json", Command: "sqlite3", Prompt: "sqlite> ", Description: "SQLite shell", Dir: dir}}
 	if !slices.Equal(got, want) {
 		t.Errorf("got specs %+v, want %+v", got, want)
+	}
+}
+
+// TestLoadSpecsNotRegular loads a project whose env directory holds, beside
+// a good spec, a named pipe, a directory, a file over the size limit and
+// files named for the front ends' own tools: each is skipped with its
+// error, without waiting on the pipe, and the good spec loads.
+func TestLoadSpecsNotRegular(t *testing.T) {
+	dir := writeProject(t, map[string]string{
+		"good.json":          goodProcessSpec(t),
+		"help.json":          goodProcessSpec(t),
+		"open_sections.json": goodProcessSpec(t),
+		"big.json":           `{"kind":"process","description":"` + strings.Repeat("x", maxSpecBytes) + `"}`,
+	})
+	fifo := filepath.Join(dir, "env", "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "env", "dir.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := mustNew(t)
+	defer o.Close()
+	done := make(chan error, 1)
+	go func() { done <- o.LoadSpecs(dir) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		// Let the blocked open return, then fail.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			_ = w.Close()
+		}
+		t.Fatal("LoadSpecs blocked on a named pipe")
+	}
+	want := []string{
+		"env/big.json: file too large: " + strconv.Itoa(len(`{"kind":"process","description":""}`)+maxSpecBytes) + " bytes, more than the 1048576-byte limit",
+		"env/dir.json: not a regular file: it is a directory; give the path of a regular file",
+		"env/fifo.json: not a regular file: it is a named pipe (FIFO); give the path of a regular file",
+		"env/help.json: the name help is taken by a tool every front end offers (help, open_sections); rename the file",
+		"env/open_sections.json: the name open_sections is taken by a tool every front end offers (help, open_sections); rename the file",
+	}
+	var got []string
+	for _, e := range o.LoadErrors() {
+		got = append(got, e.Error())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got errors\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if err == nil {
+		t.Error("LoadSpecs returned nil, want the errors joined")
+	}
+	if names := o.Names(); !slices.Equal(names, []string{"good"}) {
+		t.Errorf("got environments %v, want [good]", names)
 	}
 }
 

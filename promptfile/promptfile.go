@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 
+	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/visibility"
@@ -48,16 +48,11 @@ const MaxSize = 8 << 20
 
 var md = goldmark.New(goldmark.WithParserOptions(parser.WithAttribute()))
 
-// Load reads and parses the prompt file at path.
+// Load reads and parses the prompt file at path. It reads regular files
+// only, of at most [MaxSize] bytes: a named pipe, a socket or a device is
+// refused with an error saying what it is.
 func Load(path string) (*File, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("promptfile: %w", err)
-	}
-	if info.Size() > MaxSize {
-		return nil, fmt.Errorf("promptfile: %s: %d bytes is over the %d-byte limit", path, info.Size(), MaxSize)
-	}
-	src, err := os.ReadFile(path)
+	src, err := readfile.Read(path, MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("promptfile: %w", err)
 	}

@@ -13,12 +13,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/afero"
-
 	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/promptfile"
+	"github.com/unfold-dev/unfold/rootfs"
 	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/skills"
 	"github.com/unfold-dev/unfold/tokens"
@@ -145,7 +145,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	prices := agent.DefaultPrices()
 	if f.prices != "" {
-		data, err := readLimited(f.prices, maxParamsBytes)
+		data, err := readfile.Read(f.prices, maxParamsBytes)
 		var over agent.Prices
 		if err == nil {
 			over, err = agent.ReadPrices(strings.NewReader(string(data)))
@@ -177,7 +177,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var tr *agent.Transcript
 	tpath := f.transcript
 	if f.resume != "" {
-		data, err := readLimited(f.resume, agent.MaxTranscriptLine)
+		data, err := readfile.Read(f.resume, agent.MaxTranscriptLine)
 		if err == nil {
 			tr, err = agent.ReadTranscript(strings.NewReader(string(data)))
 		}
@@ -206,6 +206,13 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 
+	// Context files stay inside the project, symbolic links included.
+	cfs, err := rootfs.New(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "unfold agent: %v\n", err)
+		return 1
+	}
+	defer cfs.Close()
 	var counter tokens.Counter
 	if f.budget > 0 {
 		counter = tokens.Estimate
@@ -213,7 +220,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	prog := newProgress(stderr)
 	opts := []agent.Option{
 		agent.WithSession(o.Session()), agent.WithOrchestrator(o),
-		agent.WithFS(afero.NewBasePathFs(afero.NewOsFs(), dir)), agent.WithBudget(f.budget, counter),
+		agent.WithFS(cfs), agent.WithBudget(f.budget, counter),
 		agent.WithMaxSteps(f.maxSteps), agent.WithActions(mode), agent.WithDisclosure(disclosure),
 		agent.WithOnProgress(prog.report),
 	}
@@ -308,11 +315,11 @@ func agentPrompt(path, paramsPath, dir string, set *skills.Set) (*prompt.Prompt,
 		}
 		params := promptfile.Params{}
 		if paramsPath != "" {
-			data, err := readLimited(paramsPath, maxParamsBytes)
-			if err == nil {
-				params, err = promptfile.DecodeParams(data)
-			}
+			data, err := readfile.Read(paramsPath, maxParamsBytes)
 			if err != nil {
+				return nil, fmt.Errorf("--params: %w", err)
+			}
+			if params, err = promptfile.DecodeParams(data); err != nil {
 				return nil, fmt.Errorf("--params %s: %w", paramsPath, err)
 			}
 		}

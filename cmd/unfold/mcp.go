@@ -15,11 +15,12 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/spf13/afero"
 
+	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/mcp"
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/promptfile"
+	"github.com/unfold-dev/unfold/rootfs"
 )
 
 const mcpHelp = `Usage: unfold mcp [--project DIR] [--prompt FILE.md] [--skills DIR] [--http 127.0.0.1:PORT]
@@ -69,9 +70,16 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	// Context files stay inside the project, symbolic links included.
+	cfs, err := rootfs.New(*project)
+	if err != nil {
+		fmt.Fprintf(stderr, "unfold mcp: --project: %v\n", err)
+		return 1
+	}
+	defer cfs.Close()
 	opts := mcp.Options{
 		Version: "dev",
-		FS:      afero.NewBasePathFs(afero.NewOsFs(), *project),
+		FS:      cfs,
 		Logger:  slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if *promptPath != "" {
@@ -82,12 +90,14 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		var params promptfile.Params
 		if *paramsPath != "" {
-			data, err := readLimited(*paramsPath, maxParamsBytes)
+			data, err := readfile.Read(*paramsPath, maxParamsBytes)
 			if err == nil {
-				params, err = promptfile.DecodeParams(data)
+				if params, err = promptfile.DecodeParams(data); err != nil {
+					err = fmt.Errorf("%s: %w", *paramsPath, err)
+				}
 			}
 			if err != nil {
-				fmt.Fprintf(stderr, "unfold mcp: --params %s: %v\n", *paramsPath, err)
+				fmt.Fprintf(stderr, "unfold mcp: --params: %v\n", err)
 				return 1
 			}
 		}

@@ -6,9 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/promptfile"
 	"github.com/unfold-dev/unfold/session"
@@ -131,12 +131,12 @@ func renderFile(file, paramsPath, open string, budget int, counter tokens.Counte
 	}
 	var params promptfile.Params
 	if paramsPath != "" {
-		data, err := readLimited(paramsPath, maxParamsBytes)
+		data, err := readfile.Read(paramsPath, maxParamsBytes)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--params: %w", err)
 		}
 		if params, err = promptfile.DecodeParams(data); err != nil {
-			return nil, fmt.Errorf("%s: %w", paramsPath, err)
+			return nil, fmt.Errorf("--params: %s: %w", paramsPath, err)
 		}
 	}
 	t, err := withSkills(f.Template(), set)
@@ -173,22 +173,6 @@ func renderFile(file, paramsPath, open string, budget int, counter tokens.Counte
 		r, err = p.Render(sess, nil, opt)
 	}
 	return r, f.Locate(err)
-}
-
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: over the %d-byte limit", path, limit)
-	}
-	return data, nil
 }
 
 type renderedTool struct {

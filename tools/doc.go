@@ -85,8 +85,14 @@
 // [NewHelp] makes a self-describing help tool: it lists what a prompt offers
 // (environments and their commands, tools, sections that can be opened) from
 // a [HelpIndex] the caller supplies, and with a query filters and recommends.
-// [NewShell] runs shell commands under a [ShellPolicy]: a default blocklist
-// ([ShellRules]), an allowlist mode, a working-directory constraint, dry-run
-// and an explicit unsafe mode. [OpenAITools], [AnthropicTools] and [MCPTools]
+// [NewShell] runs shell commands under a [ShellPolicy]. Each command is
+// parsed (mvdan.cc/sh) and every command it would run is checked, through
+// pipelines, substitutions, functions, wrappers such as env, xargs and
+// find -exec, and the text sh -c and eval run: against a default blocklist
+// ([ShellRules]), or an allowlist that names the programs that may run.
+// What the check cannot see through is refused. Where the kernel offers
+// Landlock, the command's processes may write only in the working
+// directory and the temporary directory. There is a dry-run and an
+// explicit unsafe mode. [OpenAITools], [AnthropicTools] and [MCPTools]
 // export a tool set in each API's format.
 package tools

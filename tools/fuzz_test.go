@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,35 @@ func FuzzCall(f *testing.F) {
 		}
 		if !bytes.Equal(first, second) {
 			t.Fatalf("round trip changed the input: got %s, want %s", second, first)
+		}
+	})
+}
+
+// FuzzShellCheck checks that no command text makes the shell policy fail
+// as a program: every outcome is nil, a *BlockedError, or the empty
+// command's error; eval, sh -c and wrappers nested without end are cut off.
+func FuzzShellCheck(f *testing.F) {
+	for _, b := range bypasses {
+		f.Add(b.command, b.shell == "bash")
+	}
+	for _, seed := range []string{"", "ls -la", "eval eval eval eval eval eval eval eval eval eval 'rm x'",
+		"sh -c \"sh -c 'sh -c \\\"ls\\\"'\"", "x=1; echo $((x+1))", "find . -exec", "env -u", "xargs -I", "a[", "$((", "`"} {
+		f.Add(seed, false)
+		f.Add(seed, true)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, command string, bash bool) {
+		p := tools.ShellPolicy{Dir: dir}
+		if bash {
+			p.Shell = "bash"
+		}
+		err := p.Check(command)
+		var be *tools.BlockedError
+		if err != nil && !errors.As(err, &be) && strings.TrimSpace(command) != "" {
+			t.Fatalf("Check(%q): got %T %v, want nil or a *BlockedError", command, err, err)
+		}
+		if be != nil && (be.Rule == "" || be.Reason == "") {
+			t.Fatalf("Check(%q): a refusal without a rule or a reason: %+v", command, be)
 		}
 	})
 }

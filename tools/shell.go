@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/unfold-dev/unfold/internal/confine"
 )
 
 // ShellName is the name of the tool NewShell returns.
@@ -24,81 +26,48 @@ const (
 
 // ShellPolicy says what the shell tool may run and where.
 //
-// The default is cautious: every command is checked against the blocklist
-// (ShellRules) and refused when a rule matches. With Allow set, every simple
-// command in the text must also start with one of the listed programs, and
-// command substitution is refused since it cannot be checked. Unsafe turns
-// both checks off; it must be asked for explicitly. The working-directory
-// constraint always holds: commands start in Dir, and a "dir" argument must
-// stay inside it. The checks read the command text: they are a guard against
-// mistakes, not a sandbox.
+// Before a command runs, its text is parsed with a shell parser
+// (mvdan.cc/sh) and every command the shell would run is checked:
+// commands in pipelines, lists, subshells, functions, command and process
+// substitution and here-documents, and the commands that env, timeout,
+// nice, nohup, stdbuf, setsid, ionice, time, xargs, find -exec, flock,
+// watch, busybox, exec, command and builtin run, and the text that sh -c,
+// bash -c, eval and trap run, parsed in turn. Program names are compared
+// after quotes and backslashes are removed (\rm and "rm" are rm), and the
+// program is found as the shell would find it (on PATH, or relative to
+// the directory), so /tmp/x/rm is rm and ./ls is not ls.
+//
+// By default every command is checked against the blocklist (ShellRules).
+// With Allow set, every program and builtin must also be one of the
+// listed ones: the same file, by the same name. What the check cannot see
+// through is refused (rule "unchecked"): a program name, an eval text or
+// a sh -c text known only when the command runs, an alias, a program that
+// does not exist yet, options it does not know, setting PATH or LD_*, and
+// in bash arithmetic on values that are not plain numbers. Unsafe turns
+// the checks off; it must be asked for explicitly.
+//
+// What a program does by itself is not checked: a script file, make, git,
+// an interpreter's -c or -e code, cp or mv over a file. Where the kernel
+// offers Landlock (Linux 6.2 and later), the processes of the command may
+// write only inside Dir, the system temporary directory and Writable,
+// whatever they run; Unconfined turns that off. Commands always start in
+// Dir, and a "dir" argument must stay inside it.
 type ShellPolicy struct {
-	Dir       string        // where commands run; "" means the current directory
-	Allow     []string      // allowlist of program names; empty means blocklist only
-	Unsafe    bool          // skip the blocklist and the allowlist
-	DryRun    bool          // check, then report what would run instead of running it
-	Timeout   time.Duration // per command; 0 means DefaultShellTimeout
-	MaxOutput int           // bytes kept of stdout and of stderr each; 0 means DefaultShellMaxOutput
-	Shell     string        // the shell that runs the text with -c; "" means /bin/sh
+	Dir        string        // where commands run; "" means the current directory
+	Allow      []string      // allowlist of programs and builtins; empty means blocklist only
+	Unsafe     bool          // skip the blocklist and the allowlist
+	DryRun     bool          // check, then report what would run instead of running it
+	Timeout    time.Duration // per command; 0 means DefaultShellTimeout
+	MaxOutput  int           // bytes kept of stdout and of stderr each; 0 means DefaultShellMaxOutput
+	Shell      string        // the shell that runs the text with -c: sh, dash or bash; "" means /bin/sh
+	Writable   []string      // more directories commands may write to (such as a build cache)
+	Unconfined bool          // do not confine writes with Landlock
 }
-
-// ShellRule is one entry of the default blocklist.
-type ShellRule struct {
-	Name   string // short name, such as "rm" or "redirection"
-	Reason string // what it blocks, written for the model
-	match  func(cmd string) bool
-}
-
-// Match reports whether the rule blocks command.
-func (r ShellRule) Match(command string) bool { return r.match(command) }
-
-// cmdStart matches where a command word may begin: the start of the text or
-// after a separator, then variable assignments, wrappers such as xargs or
-// env, and a directory prefix such as /usr/bin/.
-const cmdStart = `(?:^|[;&|()\x60\n{]|\$\()\s*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*(?:(?:xargs|exec|env|nohup|time|command|nice|builtin|then|do|else)\s+(?:-\S+\s+)*)*(?:\S*/)?`
-
-func wordRule(name, reason, words string) ShellRule {
-	re := regexp.MustCompile(cmdStart + `(?:` + words + `)(?:\s|$|[;&|)])`)
-	return ShellRule{Name: name, Reason: reason, match: re.MatchString}
-}
-
-func reRule(name, reason, pattern string) ShellRule {
-	re := regexp.MustCompile(pattern)
-	return ShellRule{Name: name, Reason: reason, match: re.MatchString}
-}
-
-// harmlessRedirect lists redirections that write no file.
-var harmlessRedirect = regexp.MustCompile(`[0-9]?>&[0-9]|&?[0-9]?>>?\s*/dev/null\b`)
-
-var shellRules = []ShellRule{
-	wordRule("rm", "removing files (rm, rmdir, shred, unlink) is not allowed", `rm|rmdir|shred|unlink`),
-	wordRule("privilege", "running as another user (sudo, su, doas) is not allowed", `sudo|su|doas|pkexec`),
-	wordRule("package-manager", "installing or removing system packages is not allowed", `apt|apt-get|aptitude|dpkg|yum|dnf|rpm|pacman|zypper|apk|brew|port|snap|flatpak|emerge`),
-	reRule("package-install", "installing or removing language packages is not allowed",
-		cmdStart+`(?:pip3?|python3?\s+-m\s+pip|npm|pnpm|yarn|gem|cargo|conda|go)\s+(?:install|uninstall|add|remove|get|i)(?:\s|$)`),
-	{Name: "redirection", Reason: "writing files through redirection (>, >>, tee) is not allowed; print to stdout instead", match: func(cmd string) bool {
-		rest := harmlessRedirect.ReplaceAllString(cmd, "")
-		return strings.Contains(rest, ">") || teeRule.MatchString(cmd)
-	}},
-	wordRule("disk", "formatting, partitioning or mounting disks is not allowed", `dd|mkfs(?:\.\w+)?|fdisk|sfdisk|parted|wipefs|mount|umount|losetup`),
-	wordRule("power", "shutting down or rebooting is not allowed", `shutdown|reboot|halt|poweroff|init|systemctl`),
-	wordRule("permissions", "changing ownership or permissions is not allowed", `chmod|chown|chgrp|chattr`),
-	wordRule("kill", "killing processes is not allowed", `kill|killall|pkill`),
-	reRule("pipe-to-shell", "piping into a shell or interpreter is not allowed", `\|\s*(?:sudo\s+)?(?:sh|bash|zsh|dash|ksh|fish|python3?|perl|ruby|node)(?:\s|$)`),
-	wordRule("eval", "evaluating generated code (eval, source) is not allowed", `eval|source|\.`),
-	reRule("leave-dir", "changing to a directory outside the working directory is not allowed; use paths inside it",
-		cmdStart+`(?:cd|pushd)\s+(?:/|~|\.\.(?:/|\s|$)|-(?:\s|$)|\$)`),
-}
-
-var teeRule = regexp.MustCompile(cmdStart + `tee(?:\s|$)`)
-
-// ShellRules returns the default blocklist, in the order it is checked.
-func ShellRules() []ShellRule { return append([]ShellRule(nil), shellRules...) }
 
 // BlockedError is a command the policy refused.
 type BlockedError struct {
 	Command string
-	Rule    string // the rule's name, or "allowlist" or "substitution"
+	Rule    string // the rule's name, or "allowlist", or "unchecked" for what the policy cannot see through
 	Reason  string
 }
 
@@ -106,60 +75,42 @@ func (e *BlockedError) Error() string {
 	return fmt.Sprintf("Blocked by the shell policy (%s): %s. Nothing was run; rewrite the command without it, or ask the user to run it.", e.Rule, e.Reason)
 }
 
-// Check reports whether the policy lets command run: nil, or a
+// Check reports whether the policy lets command run in Dir: nil, or a
 // *BlockedError naming the rule that refused it.
 func (p ShellPolicy) Check(command string) error {
+	dir := p.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	return p.check(command, dir)
+}
+
+// check is Check for a command that starts in dir.
+func (p ShellPolicy) check(command, dir string) error {
 	if strings.TrimSpace(command) == "" {
 		return errors.New("Empty command: give the command text to run.")
 	}
 	if p.Unsafe {
 		return nil
 	}
-	for _, r := range shellRules {
-		if r.match(command) {
-			return &BlockedError{Command: command, Rule: r.Name, Reason: r.Reason}
-		}
+	root := p.Dir
+	if root == "" {
+		root = dir
 	}
-	if len(p.Allow) == 0 {
-		return nil
+	shell := p.Shell
+	if shell == "" {
+		shell = "/bin/sh"
 	}
-	if strings.Contains(command, "$(") || strings.Contains(command, "`") || strings.Contains(command, "<(") {
-		return &BlockedError{Command: command, Rule: "substitution", Reason: "command substitution cannot be checked against the allowlist"}
+	d, ok := dialectOf(shell)
+	if !ok {
+		return &BlockedError{Command: command, Rule: ruleUnchecked, Reason: "the policy checks sh, dash and bash scripts, not " + shell}
 	}
-	for _, prog := range programs(command) {
-		if !contains(p.Allow, prog) {
-			return &BlockedError{Command: command, Rule: "allowlist", Reason: fmt.Sprintf("%s is not on the allowlist (%s)", prog, strings.Join(p.Allow, ", "))}
-		}
+	err := newChecker(p, root, dir, d).script(command)
+	var be *BlockedError
+	if errors.As(err, &be) {
+		be.Command = command
 	}
-	return nil
-}
-
-var separators = regexp.MustCompile(`\|\||&&|[;|&\n(){}]`)
-
-var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
-
-// programs returns the program name of every simple command in text.
-func programs(text string) []string {
-	var out []string
-	for _, part := range separators.Split(text, -1) {
-		for _, w := range strings.Fields(part) {
-			if assignment.MatchString(w) {
-				continue
-			}
-			out = append(out, filepath.Base(w))
-			break
-		}
-	}
-	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return err
 }
 
 // ShellInput is the input of the shell tool.
@@ -196,10 +147,9 @@ func (o ShellOutput) String() string {
 	return b.String()
 }
 
-const shellDescription = "Run a shell command and return its exit status, stdout and stderr. Commands run in the working directory; removing files, sudo, package managers, redirections and similar are blocked by policy."
-
 // NewShell returns the shell tool for policy p. It fails when p.Dir does not
-// exist or is not a directory.
+// exist or is not a directory, or when the policy checks commands and
+// p.Shell is not a shell it can check (sh, dash or bash).
 func NewShell(p ShellPolicy) (*Tool, error) {
 	dir := p.Dir
 	if dir == "" {
@@ -225,9 +175,74 @@ func NewShell(p ShellPolicy) (*Tool, error) {
 	if p.Shell == "" {
 		p.Shell = "/bin/sh"
 	}
-	return New(ShellName, shellDescription, func(ctx context.Context, tc Context, in ShellInput) (ShellOutput, error) {
-		return p.run(ctx, in)
+	shell, err := exec.LookPath(p.Shell)
+	if err == nil {
+		shell, err = filepath.Abs(shell)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tools: new shell: %w", err)
+	}
+	if _, ok := dialectOf(shell); !ok && !p.Unsafe {
+		return nil, fmt.Errorf("tools: new shell: the policy checks sh, dash and bash scripts, not %s; use one of those, or set Unsafe", p.Shell)
+	}
+	p.Shell = shell
+	writable, err := p.writable()
+	if err != nil {
+		return nil, fmt.Errorf("tools: new shell: %w", err)
+	}
+	return New(ShellName, p.description(writable), func(ctx context.Context, tc Context, in ShellInput) (ShellOutput, error) {
+		return p.run(ctx, in, writable)
 	})
+}
+
+// writable returns the directories commands may write to when Landlock
+// confines them, or nil when they are not confined.
+func (p ShellPolicy) writable() ([]string, error) {
+	if p.Unconfined || confine.ABI() < confine.MinABI {
+		return nil, nil
+	}
+	dirs := []string{p.Dir, os.TempDir()}
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		dirs = append(dirs, "/dev/shm") // POSIX shared memory and semaphores
+	}
+	for _, d := range p.Writable {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, err
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("writable directory %s is not a directory", d)
+		}
+		dirs = append(dirs, abs)
+	}
+	return dirs, nil
+}
+
+// description is the tool's description as the model reads it: what is
+// checked, what is not, and where commands may write.
+func (p ShellPolicy) description(writable []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run a command with %s -c in %s and return its exit status, stdout and stderr.", p.Shell, p.Dir)
+	if p.Unsafe {
+		b.WriteString(" Commands are not checked.")
+	} else {
+		b.WriteString(" Before it runs, the command is parsed and every command it would run is checked: in pipelines, lists, subshells, functions, $(...), <(...) and here-documents; the commands that env, timeout, nice, nohup, stdbuf, setsid, ionice, time, xargs, find -exec, flock, watch, busybox, exec, command and builtin run; and the text that sh -c, bash -c, eval and trap run.")
+		b.WriteString(" Refused: removing files with rm, rmdir, shred, unlink or find -delete; sudo, su and the like; package managers and package installs; writing files with >, >>, tee or find -fprint (except to /dev/null); disk tools; shutdown; chmod and chown; kill; a shell or interpreter given no program, which would read one from its input; source; cd outside the working directory")
+		if len(p.Allow) > 0 {
+			fmt.Fprintf(&b, "; and any program or builtin other than these (the same file, by the same name): %s", strings.Join(p.Allow, ", "))
+		}
+		b.WriteString(". Also refused, because they cannot be checked: a program name, or an eval or sh -c text, computed when the command runs; aliases; a program that does not exist yet; options of the programs above that the check does not know; setting PATH, LD_* and similar variables")
+		if d, _ := dialectOf(p.Shell); d == bashLike {
+			b.WriteString("; arithmetic on a variable given a value that is not a plain number (bash evaluates it)")
+		}
+		b.WriteString(". Not checked: what a program does itself (a script file, make, git, python -c code, cp or mv over a file).")
+	}
+	if writable == nil {
+		b.WriteString(" Writes are not confined: a command can change any file the user can.")
+	} else {
+		fmt.Fprintf(&b, " Commands and every program they start can write only in %s (Landlock); elsewhere writes fail with permission denied. Reading and the network are not limited.", strings.Join(writable, ", "))
+	}
+	return b.String()
 }
 
 // resolveDir returns the directory a command asked to run in, refusing one
@@ -251,12 +266,12 @@ func (p ShellPolicy) resolveDir(rel string) (string, error) {
 	return real, nil
 }
 
-func (p ShellPolicy) run(ctx context.Context, in ShellInput) (ShellOutput, error) {
+func (p ShellPolicy) run(ctx context.Context, in ShellInput, writable []string) (ShellOutput, error) {
 	dir, err := p.resolveDir(in.Dir)
 	if err != nil {
 		return ShellOutput{}, err
 	}
-	if err := p.Check(in.Command); err != nil {
+	if err := p.check(in.Command, dir); err != nil {
 		return ShellOutput{}, err
 	}
 	if p.DryRun {
@@ -265,7 +280,17 @@ func (p ShellPolicy) run(ctx context.Context, in ShellInput) (ShellOutput, error
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, p.Shell, "-c", in.Command)
+	var cmd *exec.Cmd
+	if writable != nil {
+		if cmd, err = confine.Command(ctx, writable, p.Shell, p.Shell, "-c", in.Command); err != nil {
+			return ShellOutput{}, fmt.Errorf("The command could not start: %v", err)
+		}
+	} else {
+		cmd = exec.CommandContext(ctx, p.Shell, "-c", in.Command)
+		cmd.Env = os.Environ()
+	}
+	// CDPATH would let cd go where the check did not look.
+	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "CDPATH=") })
 	cmd.Dir = dir
 	cmd.Stdin = nil
 	cmd.WaitDelay = 2 * time.Second

@@ -48,14 +48,40 @@ func TestShellDefaultRules(t *testing.T) {
 			t.Errorf("rule %s has no test case", r.Name)
 		}
 	}
-	allowed := []string{
-		"ls -la", "git status", "grep -rn 'rm' .", "cat README.md", "go test ./...", "echo hi 2>&1",
-		"make build >/dev/null", "python3 script.py", "./run.sh", "cd src && ls", "echo form", "pip list",
+}
+
+// TestShellAllowed checks that everyday commands pass the default policy:
+// a refusal of ordinary work is a defect too.
+func TestShellAllowed(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "run.sh"), []byte("#!/bin/sh\necho ran\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	for _, cmd := range allowed {
-		t.Run("allowed/"+cmd, func(t *testing.T) {
-			if err := p.Check(cmd); err != nil {
-				t.Errorf("Check(%q): got %v, want nil", cmd, err)
+	if err := os.Mkdir(filepath.Join(dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ shell, cmd string }{
+		{"", "ls -la"}, {"", "git status"}, {"", "grep -rn 'rm' ."}, {"", "cat README.md"}, {"", "go test ./... 2>&1 | tail -5"},
+		{"", "echo hi 2>&1"}, {"", "make build >/dev/null"}, {"", "python3 script.py"}, {"", "./run.sh"}, {"", "cd src && ls"},
+		{"", "echo form"}, {"", "pip list"}, {"", "python3 -c 'print(1)'"}, {"", `for f in *.go; do wc -l "$f"; done`},
+		{"", "x=$(ls | wc -l); echo $x"}, {"", "find . -name '*.go' -exec grep -l foo {} +"}, {"", "git log --oneline | head -5"},
+		{"", "sh -c 'echo hi'"}, {"", "echo $((1+2))"}, {"", "ls | xargs -n1 echo"}, {"", "timeout 5 ls"}, {"", "env FOO=1 ls"},
+		{"", "cat <<'EOF'\nhello $x\nEOF"}, {"", "test -f x && echo yes"}, {"", "[ -d src ] || echo no"}, {"", "export FOO=bar; echo $FOO"},
+		{"", "ls >/dev/null 2>&1"}, {"", "echo err >&2"}, {"", "set -e; ls"}, {"", "command -v ls"}, {"", "type ls"},
+		{"", "read -r x <<EOF\nhi\nEOF\necho $x"}, {"", "nice -n 10 ls"}, {"", "env"}, {"", "xargs --version"},
+		{"", "trap 'echo bye' EXIT; ls"}, {"", "eval 'echo hi'"}, {"", "node -e 'console.log(1)'"}, {"", "perl -e 'print 1'"},
+		{"", "go vet ./... && go build ./..."}, {"", "ls ~"}, {"", "ls $HOME"}, {"", "awk '{print $1}' /dev/null"},
+		{"", "echo a | sort | uniq -c"}, {"", "printf '%s\\n' a b"},
+		{"bash", "for ((i=0;i<3;i++)); do echo $i; done"}, {"bash", "[[ -n $x ]] && echo y"}, {"bash", "n=3; echo $((n*2))"},
+		{"bash", "arr=(a b); echo ${arr[0]} ${#arr[@]}"}, {"bash", "declare -A m; m[k]=v; echo ${m[k]}"},
+		{"bash", "set -euo pipefail; ls"}, {"bash", "echo ${x:-default}"}, {"bash", "diff <(echo a) <(echo b)"},
+		{"bash", `while read -r line; do echo "$line"; done < /dev/null`}, {"bash", `count=$(grep -c x /dev/null); echo "$count"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.shell+"/"+tt.cmd, func(t *testing.T) {
+			p := tools.ShellPolicy{Dir: dir, Shell: tt.shell}
+			if err := p.Check(tt.cmd); err != nil {
+				t.Errorf("Check(%q): got %v, want nil", tt.cmd, err)
 			}
 		})
 	}
@@ -71,7 +97,12 @@ func TestShellAllowlistAndUnsafe(t *testing.T) {
 		{"listed program", tools.ShellPolicy{Allow: []string{"ls", "grep"}}, "ls -la | grep go", ""},
 		{"unlisted program", tools.ShellPolicy{Allow: []string{"ls"}}, "ls && cat x", "allowlist"},
 		{"env assignment skipped", tools.ShellPolicy{Allow: []string{"go"}}, "GOFLAGS=-v go test ./...", ""},
-		{"substitution refused", tools.ShellPolicy{Allow: []string{"echo"}}, "echo $(whoami)", "substitution"},
+		{"substitution checked", tools.ShellPolicy{Allow: []string{"echo"}}, "echo $(whoami)", "allowlist"},
+		{"substitution of a listed program", tools.ShellPolicy{Allow: []string{"echo", "ls"}}, "echo $(ls)", ""},
+		{"builtin listed", tools.ShellPolicy{Allow: []string{"cd", "ls"}}, "cd . && ls", ""},
+		{"builtin not listed", tools.ShellPolicy{Allow: []string{"ls"}}, "cd . && ls", "allowlist"},
+		{"wrapper and its command listed", tools.ShellPolicy{Allow: []string{"timeout", "ls"}}, "timeout 5 ls", ""},
+		{"wrapper's command not listed", tools.ShellPolicy{Allow: []string{"timeout", "ls"}}, "timeout 5 cat x", "allowlist"},
 		{"blocklist still applies", tools.ShellPolicy{Allow: []string{"rm"}}, "rm x", "rm"},
 		{"unsafe skips blocklist", tools.ShellPolicy{Unsafe: true}, "rm -rf build", ""},
 		{"unsafe skips allowlist", tools.ShellPolicy{Unsafe: true, Allow: []string{"ls"}}, "sudo reboot", ""},

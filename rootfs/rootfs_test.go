@@ -115,3 +115,44 @@ func TestNewNotADirectory(t *testing.T) {
 		t.Error("got no error for a missing directory")
 	}
 }
+
+// TestOperations: the afero operations the editor uses work inside the
+// root and relative names stay in it.
+func TestOperations(t *testing.T) {
+	dir := t.TempDir()
+	r, err := rootfs.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := afero.WriteFile(r, "x/y.txt", []byte("hi"), 0o644); err == nil {
+		t.Errorf("WriteFile without the parent directory: got no error, want one")
+	}
+	if err := r.MkdirAll("x", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := afero.WriteFile(r, "x/y.txt", []byte("hi"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Rename("x/y.txt", "x/z.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := afero.ReadFile(r, "x/z.txt"); err != nil || string(b) != "hi" {
+		t.Errorf("ReadFile: got %q, %v; want \"hi\"", b, err)
+	}
+	if err := r.SymlinkIfPossible("z.txt", "x/l"); err != nil {
+		t.Fatal(err)
+	}
+	if dest, err := r.ReadlinkIfPossible("x/l"); err != nil || dest != "z.txt" {
+		t.Errorf("Readlink: got %q, %v; want z.txt", dest, err)
+	}
+	if _, err := r.Open("../outside"); err == nil {
+		t.Errorf("Open(../outside): got no error, want one")
+	}
+	if got, want := r.Dir(), dir; got != want {
+		t.Errorf("Dir(): got %q, want %q", got, want)
+	}
+	if f, err := r.Open("missing"); f != nil || err == nil {
+		t.Errorf("Open(missing): got %v, %v; want a nil file and an error", f, err)
+	}
+}

@@ -121,7 +121,7 @@
 // alternatives; a glob without a slash matches file names at any depth
 // (*.go is every Go file). Binary files are skipped, and so are .git and
 // node_modules folders and what .gitignore files (the root's and nested
-// ones) leave out, unless the glob names such a folder. On a [RootFs] on
+// ones) leave out, unless the glob names such a folder. On a [rootfs.FS] on
 // Linux, search walks the tree through directory handles and reads each
 // file with one open, so it runs about as fast as grep -rn (see
 // bench/RESULTS.md). create refuses a file that exists, pointing to view
@@ -142,7 +142,7 @@
 // # Confinement
 //
 // Every path is resolved inside the project root. [New] reaches the files
-// through [RootFs], an afero filesystem over an [os.Root], so "..", absolute
+// through [rootfs.FS], an afero filesystem over an [os.Root], so "..", absolute
 // paths outside the root, sibling directories such as ../root-evil, and
 // symbolic links leading out are all refused with a message saying so.
 // [NewFs] runs the editor over any afero filesystem (tests use an in-memory

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/afero"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/rootfs"
 	"github.com/unfold-dev/unfold/session"
 )
 
@@ -120,7 +121,7 @@ func New(root string, sess *session.Session, opts ...Option) (*Editor, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("editor: new: %s is not a directory; give the project directory", root)
 	}
-	rfs, err := NewRootFs(root)
+	rfs, err := rootfs.New(root)
 	if err != nil {
 		return nil, fmt.Errorf("editor: new: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/afero"
+	"github.com/unfold-dev/unfold/rootfs"
 )
 
 // diskProject writes files under a new directory and returns it with an
@@ -296,12 +297,12 @@ func TestSearchWalksAgree(t *testing.T) {
 	dir, disk := diskProject(t, files)
 	symlink(t, "a.go", filepath.Join(dir, "link.go"))
 	symlink(t, "../..", filepath.Join(dir, "z/out"))
-	rfs, err := NewRootFs(dir)
+	rfs, err := rootfs.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rfs.Close()
-	plain, err := NewFs(struct{ afero.Fs }{rfs}, nil) // hides *RootFs: no walk by handles
+	plain, err := NewFs(struct{ afero.Fs }{rfs}, nil) // hides *rootfs.FS: no walk by handles
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,24 +5,25 @@ import (
 	"encoding/binary"
 	"errors"
 
+	"github.com/unfold-dev/unfold/rootfs"
 	"golang.org/x/sys/unix"
 )
 
 // walkFast walks the project through directory handles when the editor
-// runs on a [RootFs]: each directory is opened relative to its parent's
+// runs on a [rootfs.FS]: each directory is opened relative to its parent's
 // handle and listed once (getdents64, whose entries carry their type, so
 // no stat per entry), and each file is read with one open relative to its
 // directory's handle, one fstat and, for files under the buffer's size, one
 // read. Every open is of a single name with O_NOFOLLOW, so no symbolic link
 // is followed and nothing outside the root is reached; a link to a file is
 // read through the confined root instead. The order and the results are
-// those of [Editor.walkFs]. Without a RootFs it returns errNoFastWalk.
+// those of [Editor.walkFs]. Without a rootfs.FS it returns errNoFastWalk.
 func (e *Editor) walkFast(ctx context.Context, s *searcher, ig *ignorer) error {
-	rfs, ok := e.fs.(*RootFs)
+	rfs, ok := e.fs.(*rootfs.FS)
 	if !ok {
 		return errNoFastWalk
 	}
-	d, err := rfs.root.Open(".")
+	d, err := rfs.Root().Open(".")
 	if err != nil {
 		return err
 	}

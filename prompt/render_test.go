@@ -328,3 +328,28 @@ func TestConcurrentRenderAndDispatch(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// An override dispatched before the first render, which installs the
+// overrides slice, is applied by that render and stays in a log that can be
+// written.
+func TestOverrideBeforeFirstRender(t *testing.T) {
+	sess := session.New()
+	if err := sess.Dispatch(visibility.SetOverride{Path: "ref", Mode: visibility.Full}); err != nil {
+		t.Fatal(err)
+	}
+	p := prompt.MustNew("test", "early", summarized("ref", "Ref", "Full reference.", "Short.", nil)).MustBind()
+	r, err := p.Render(sess, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "## 1. Ref (ref)\n\nFull reference."; r.Text() != want {
+		t.Errorf("got %q, want %q", r.Text(), want)
+	}
+	var log strings.Builder
+	if err := sess.WriteLog(&log); err != nil {
+		t.Errorf("WriteLog: %v", err)
+	}
+	if !strings.Contains(log.String(), `"type":"visibility.set"`) {
+		t.Errorf("got log %q, want the override under its name", log.String())
+	}
+}

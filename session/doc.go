@@ -18,6 +18,25 @@
 //   - A Session is safe for concurrent use. Dispatches are serialized; reads see
 //     the state after some whole dispatch, never half of one.
 //
+// # Events before their reducers
+//
+// No event is lost for want of a reducer. An event that no reducer handles
+// when it is dispatched (a visibility override set before the prompt that
+// installs the overrides slice first renders, say) is logged, and Dispatch
+// returns nil. When a reducer for its type is registered later ([On],
+// [OnErr]), the session rebuilds that reducer's slice by running all of the
+// slice's reducers over the events logged since the slice's initial value,
+// in log order: the state is then what replaying the log into a session
+// with the same reducers gives, whenever each reducer was registered. A
+// reducer's failures while catching up are returned by On/OnErr, once.
+// Naming an event type late ([RegisterEvent]) names the events of that type
+// already logged too, so [Session.WriteLog] can write them.
+//
+// Catching up needs the events since the slice's initial value (or since
+// the last [Session.Restore]); with [WithLogLimit] they may have been
+// dropped, and On/OnErr then say so. Register a session's slices and
+// reducers before dispatching to them and none of this arises.
+//
 // # Snapshots and logs
 //
 // [Session.Snapshot] captures every slice's value; [Session.Restore] puts them

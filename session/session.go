@@ -22,9 +22,11 @@ type Session struct {
 	reducers map[reflect.Type][]reducer
 	names    map[reflect.Type]string // event type -> registered name
 	types    map[string]reflect.Type // registered name -> event type
+	latest   map[reflect.Type]uint64 // event type -> seq of its newest event
 	log      []Record
 	seq      uint64
 	logLimit int // keep at most this many records in memory; 0 means all
+	nextID   int // tells reducers apart; see reducer.id
 }
 
 // Record is one event in the log.
@@ -71,6 +73,7 @@ func New(opts ...Option) *Session {
 		reducers: make(map[reflect.Type][]reducer),
 		names:    make(map[reflect.Type]string),
 		types:    make(map[string]reflect.Type),
+		latest:   make(map[reflect.Type]uint64),
 	}
 	for _, o := range opts {
 		o(s)
@@ -80,7 +83,9 @@ func New(opts ...Option) *Session {
 
 // RegisterEvent names the event type E for the JSON-lines log. Registering
 // the same type under the same name again does nothing; reusing a name for
-// another type, or a type under another name, is an error.
+// another type, or a type under another name, is an error. Events of type E
+// already in the log take the name too, so a log holding events dispatched
+// before their type was named can still be written.
 func RegisterEvent[E any](sess *Session, name string) error {
 	if name == "" {
 		return errors.New("session: register event: empty name")
@@ -97,15 +102,25 @@ func RegisterEvent[E any](sess *Session, name string) error {
 	if prev, ok := sess.names[et]; ok && prev != name {
 		return fmt.Errorf("session: register event %v: already registered as %q", et, prev)
 	}
+	if _, ok := sess.names[et]; ok {
+		return nil
+	}
 	sess.names[et] = name
 	sess.types[name] = et
+	for i := range sess.log {
+		if reflect.TypeOf(sess.log[i].Event) == et {
+			sess.log[i].Type = name
+		}
+	}
 	return nil
 }
 
 // Dispatch appends event to the log and runs every reducer registered for its
 // type, in registration order. Each reducer's failure (an error or a panic)
 // leaves its own slice unchanged and is returned, joined with the others; the
-// event stays logged. A nil event is an error and is not logged.
+// event stays logged. A nil event is an error and is not logged. An event no
+// reducer handles yet is logged all the same, and reducers registered later
+// apply it then (see [OnErr]).
 func (s *Session) Dispatch(event any) error {
 	if event == nil {
 		return errors.New("session: dispatch: nil event")
@@ -122,6 +137,7 @@ func (s *Session) dispatchLocked(event any, at time.Time, seq uint64) error {
 		name = et.String()
 	}
 	s.seq = seq
+	s.latest[et] = seq
 	s.log = append(s.log, Record{Seq: seq, Time: at, Type: name, Event: event})
 	if s.logLimit > 0 && len(s.log) >= 2*s.logLimit {
 		// Drop the oldest half in one copy, so the cost per event stays constant.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 )
@@ -34,15 +35,22 @@ func (s *Slice[S]) Initial() S { return s.initial }
 func Register[S any](sess *Session, slice *Slice[S]) error {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
+	_, err := registerLocked(sess, slice)
+	return err
+}
+
+// registerLocked is Register with sess.mu held; it returns the slice's state.
+func registerLocked[S any](sess *Session, slice *Slice[S]) (*sliceState, error) {
 	if prev, ok := sess.slices[slice.name]; ok {
 		if prev.owner == any(slice) {
-			return nil
+			return prev, nil
 		}
-		return fmt.Errorf("session: register slice %q: another slice has that name", slice.name)
+		return nil, fmt.Errorf("session: register slice %q: another slice has that name", slice.name)
 	}
-	sess.slices[slice.name] = &sliceState{owner: slice, typ: reflect.TypeFor[S](), initial: slice.initial, value: slice.initial}
+	st := &sliceState{owner: slice, typ: reflect.TypeFor[S](), initial: slice.initial, value: slice.initial, base: slice.initial}
+	sess.slices[slice.name] = st
 	sess.order = append(sess.order, slice.name)
-	return nil
+	return st, nil
 }
 
 // Registered reports whether slice is registered in the session.
@@ -82,7 +90,8 @@ func valueAs[S any](v any) S {
 // On registers a pure reducer for events of type E on slice. Reducers for an
 // event type run in the order they were registered. The slice is registered
 // too, if it is not already. Reducers run while the session is locked, so they
-// must not call the session.
+// must not call the session. Events of type E dispatched before the reducer
+// was registered are applied as [OnErr] says.
 func On[S, E any](sess *Session, slice *Slice[S], reduce func(S, E) S) error {
 	return OnErr(sess, slice, func(s S, e E) (S, error) { return reduce(s, e), nil })
 }
@@ -90,6 +99,17 @@ func On[S, E any](sess *Session, slice *Slice[S], reduce func(S, E) S) error {
 // OnErr registers a reducer that may fail. When it returns an error (or
 // panics), the slice keeps its previous value and Dispatch reports the failure.
 // E must be a concrete type: an interface event type is an error.
+//
+// The log may already hold events of type E, dispatched before any reducer
+// for them was registered (a visibility override set before the first
+// render, say). They are not lost: OnErr rebuilds the slice from its initial
+// value (or the value [Session.Restore] last gave it) by running all its
+// reducers, this one included, over the events logged since, in log order,
+// so the state is what replaying the log would give. Failures of this
+// reducer on those events are returned, joined; it stays registered. When
+// [WithLogLimit] has dropped events the rebuild would need, the slice keeps
+// its value, the reducer is registered for the events to come, and OnErr
+// says so in its error.
 func OnErr[S, E any](sess *Session, slice *Slice[S], reduce func(S, E) (S, error)) error {
 	et := reflect.TypeFor[E]()
 	if et.Kind() == reflect.Interface {
@@ -97,21 +117,62 @@ func OnErr[S, E any](sess *Session, slice *Slice[S], reduce func(S, E) (S, error
 		// reducer would never run.
 		return fmt.Errorf("session: on: slice %q: event type %v is an interface; register a reducer for each concrete event type", slice.name, et)
 	}
-	if err := Register(sess, slice); err != nil {
-		return err
-	}
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	sess.reducers[et] = append(sess.reducers[et], reducer{
+	st, err := registerLocked(sess, slice)
+	if err != nil {
+		return err
+	}
+	sess.nextID++
+	r := reducer{
+		id:    sess.nextID,
 		slice: slice.name,
 		apply: func(old any, event any) (any, error) {
 			return reduce(valueAs[S](old), event.(E))
 		},
-	})
-	return nil
+	}
+	sess.reducers[et] = append(sess.reducers[et], r)
+	if sess.latest[et] <= st.baseSeq {
+		return nil // no event of type E to catch up on
+	}
+	if sess.log[0].Seq > st.baseSeq+1 {
+		return fmt.Errorf("session: on: slice %q: events of type %v were dispatched before this reducer was registered, and WithLogLimit dropped events %d to %d, which catching up needs; they are not applied: register reducers before dispatching their events",
+			slice.name, et, st.baseSeq+1, sess.log[0].Seq-1)
+	}
+	return sess.rebuildLocked(st, slice.name, r.id)
+}
+
+// rebuildLocked recomputes the slice called name from its base value and
+// the events logged after it, with every reducer it has. It returns the
+// failures of the reducer numbered id only: the others' were returned when
+// their events were dispatched.
+func (s *Session) rebuildLocked(st *sliceState, name string, id int) error {
+	v := st.base
+	var errs []error
+	for _, rec := range s.log {
+		if rec.Seq <= st.baseSeq {
+			continue
+		}
+		for _, r := range s.reducers[reflect.TypeOf(rec.Event)] {
+			if r.slice != name {
+				continue
+			}
+			next, err := runReducer(r, v, rec.Event)
+			if err != nil {
+				if r.id == id {
+					errs = append(errs, fmt.Errorf("session: on: catching up on event %d: %w", rec.Seq, &ReducerError{Slice: name, Event: rec.Type, Err: err}))
+				}
+				continue
+			}
+			v = next
+		}
+	}
+	st.value = v
+	return errors.Join(errs...)
 }
 
 type reducer struct {
+	id    int // unique in its session
 	slice string
 	apply func(old, event any) (any, error)
 }
@@ -121,4 +182,9 @@ type sliceState struct {
 	typ     reflect.Type
 	initial any
 	value   any
+	// base is the value the slice had after event baseSeq: its initial
+	// value after event 0, or what Restore gave it. Applying the events
+	// logged after baseSeq to base gives value.
+	base    any
+	baseSeq uint64
 }

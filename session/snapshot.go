@@ -60,6 +60,7 @@ func (s *Session) Restore(snap Snapshot) error {
 		} else {
 			st.value = st.initial
 		}
+		st.base, st.baseSeq = st.value, s.seq
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package visibility
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -104,7 +105,9 @@ const (
 var registerMu sync.Mutex
 
 // Register installs the overrides slice, its reducers and its event names in
-// sess. Calling it again on the same session does nothing.
+// sess. Calling it again on the same session does nothing. Override events
+// dispatched before it are applied by it, in the order they were logged; an
+// invalid one among them is returned as an error, the others still apply.
 func Register(sess *session.Session) error {
 	registerMu.Lock()
 	defer registerMu.Unlock()
@@ -126,17 +129,19 @@ func Register(sess *session.Session) error {
 	if err := session.Register(sess, Slice); err != nil {
 		return err
 	}
-	// With the slice registered and the event types concrete, these cannot
-	// fail.
-	_ = session.OnErr(sess, Slice, func(o Overrides, e SetOverride) (Overrides, error) {
-		if !e.Mode.valid() {
-			return o, fmt.Errorf("invalid mode %d for %q", uint8(e.Mode), e.Path)
-		}
-		return o.With(e.Path, e.Mode), nil
-	})
-	_ = session.On(sess, Slice, func(o Overrides, e ClearOverride) Overrides { return o.Without(e.Path) })
-	_ = session.On(sess, Slice, func(Overrides, ClearAll) Overrides { return Overrides{} })
-	return nil
+	// Events dispatched before this call are applied now, in log order, so
+	// an override set before the first render is not lost; a failure among
+	// them (an invalid mode) is returned, after every reducer is in place.
+	return errors.Join(
+		session.OnErr(sess, Slice, func(o Overrides, e SetOverride) (Overrides, error) {
+			if !e.Mode.valid() {
+				return o, fmt.Errorf("invalid mode %d for %q", uint8(e.Mode), e.Path)
+			}
+			return o.With(e.Path, e.Mode), nil
+		}),
+		session.On(sess, Slice, func(o Overrides, e ClearOverride) Overrides { return o.Without(e.Path) }),
+		session.On(sess, Slice, func(Overrides, ClearAll) Overrides { return Overrides{} }),
+	)
 }
 
 // Get returns the overrides in sess; none when sess is nil or has no

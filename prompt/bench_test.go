@@ -1,9 +1,11 @@
 package prompt_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/section"
@@ -118,24 +120,7 @@ func BenchmarkRenderScale(b *testing.B) {
 
 // budgetSections builds 50 top-level sections with 19 children each (1,000
 // sections, about 200 KB), every one with a summary and a priority.
-func budgetSections() []*section.Section {
-	body := strings.Repeat("Section {{.Project}} explains one step of the release in plain words for {{.Owner}}. ", 2) + "\n\n- check logs"
-	roots := make([]*section.Section, 50)
-	for i := range roots {
-		children := make([]*section.Section, 19)
-		for j := range children {
-			children[j] = section.New(section.Spec[benchParams]{
-				Key: fmt.Sprintf("step-%d", j), Title: fmt.Sprintf("Step %d", j), Body: body,
-				Summary: "Step details on request.", Priority: (i + j) % 7,
-			})
-		}
-		roots[i] = section.New(section.Spec[benchParams]{
-			Key: fmt.Sprintf("part-%d", i), Title: fmt.Sprintf("Part %d", i), Body: body,
-			Summary: "Part details on request.", Priority: 3 + i%4, Children: children,
-		})
-	}
-	return roots
-}
+func budgetSections() []*section.Section { return scaleSections(1000) }
 
 // BenchmarkRenderBudget fits a 1,000-section prompt into 8,000 exact o200k
 // tokens: "cold" with no cached counts (every block counted once), "warm"
@@ -178,4 +163,106 @@ func BenchmarkRenderBudget(b *testing.B) {
 		}
 		report(b, p)
 	})
+}
+
+// scaleSections builds n/20 parts of 19 steps each (n sections), every one
+// with a summary and a priority.
+func scaleSections(n int) []*section.Section {
+	body := strings.Repeat("Section {{.Project}} explains one step of the release in plain words for {{.Owner}}. ", 2) + "\n\n- check logs"
+	roots := make([]*section.Section, n/20)
+	for i := range roots {
+		children := make([]*section.Section, 19)
+		for j := range children {
+			children[j] = section.New(section.Spec[benchParams]{
+				Key: fmt.Sprintf("step-%d", j), Title: fmt.Sprintf("Step %d", j), Body: body,
+				Summary: "Step details on request.", Priority: (i + j) % 7,
+			})
+		}
+		roots[i] = section.New(section.Spec[benchParams]{
+			Key: fmt.Sprintf("part-%d", i), Title: fmt.Sprintf("Part %d", i), Body: body,
+			Summary: "Part details on request.", Priority: 3 + i%4, Children: children,
+		})
+	}
+	return roots
+}
+
+// reportFit reports how r fills budget: the share of the budget its text
+// takes and how many sections show in full.
+func reportFit(b *testing.B, r *prompt.Rendered, budget int) {
+	full := 0
+	for _, s := range r.Report() {
+		if s.Visible && s.Mode == visibility.Full {
+			full++
+		}
+	}
+	b.ReportMetric(float64(r.Tokens())/float64(budget)*100, "%budget")
+	b.ReportMetric(float64(full), "full-sections")
+}
+
+// BenchmarkBudgetScale fits trees of 1k, 10k and 100k sections (parts of 19
+// steps, as BenchmarkRenderBudget) into 8 o200k tokens a section: "cold"
+// binds a new Prompt each time, so nothing is cached, "warm" renders one
+// Prompt again. ns/section (and cpu-ns/section, the processor time, which a
+// busy machine disturbs less) should not grow with the tree.
+func BenchmarkBudgetScale(b *testing.B) {
+	counter := bpe.O200kBase()
+	counter.Count("warm up the vocabulary")
+	for _, n := range []int{1000, 10000, 100000} {
+		budget := 8 * n
+		tmpl := prompt.MustNew("bench", "scale", scaleSections(n)...)
+		fit := func(b *testing.B, p func() *prompt.Prompt) {
+			r, err := p().Render(nil, nil, prompt.WithBudget(budget, counter))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var cpu time.Duration
+			for b.Loop() {
+				start := processTime()
+				if r, err = p().Render(nil, nil, prompt.WithBudget(budget, counter)); err != nil {
+					b.Fatal(err)
+				}
+				cpu += processTime() - start
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/section")
+			if cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/section")
+			}
+			reportFit(b, r, budget)
+		}
+		b.Run(fmt.Sprintf("%dk/cold", n/1000), func(b *testing.B) {
+			fit(b, func() *prompt.Prompt { return tmpl.MustBind(benchBind) })
+		})
+		b.Run(fmt.Sprintf("%dk/warm", n/1000), func(b *testing.B) {
+			p := tmpl.MustBind(benchBind)
+			fit(b, func() *prompt.Prompt { return p })
+		})
+	}
+}
+
+// BenchmarkBudgetFill fits BenchmarkRenderBudget's 1,000 sections into
+// budgets from 1k to 8k o200k tokens and reports how full each prompt is
+// and how many sections it shows in full. A budget the smallest prompt
+// cannot meet reports 0 and its minimum.
+func BenchmarkBudgetFill(b *testing.B) {
+	counter := bpe.O200kBase()
+	p := prompt.MustNew("bench", "budget", budgetSections()...).MustBind(benchBind)
+	for budget := 1000; budget <= 8000; budget += 1000 {
+		b.Run(fmt.Sprintf("%dk", budget/1000), func(b *testing.B) {
+			var r *prompt.Rendered
+			var err error
+			for b.Loop() {
+				r, err = p.Render(nil, nil, prompt.WithBudget(budget, counter))
+			}
+			var be *prompt.BudgetError
+			if errors.As(err, &be) {
+				b.ReportMetric(0, "%budget")
+				b.ReportMetric(float64(be.Minimum), "min-tokens")
+				return
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			reportFit(b, r, budget)
+		})
+	}
 }

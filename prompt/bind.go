@@ -22,14 +22,16 @@ type Prompt struct {
 	t      *Template
 	params []any // per node: the bound params, nil for section.None
 
-	prepOnce  sync.Once
-	prep      prepared
-	bodies    []lazyBody    // per node: the executed, processed template body
-	summaries []lazySummary // per node: the SUMMARY block
-	briefs    []lazySummary // per node: the SUMMARY block with the brief
-	cacheMu   sync.Mutex    // held while bodies or summaries are filled in
+	prepOnce sync.Once
+	prep     prepared
+	bodies   []lazyBody // per node: the executed, processed template body
+	// blocks holds, per kind of SUMMARY block (summaryBlock and on), per
+	// node, the block written that way; the briefs' only when the template
+	// has briefs.
+	blocks  [numKinds][]lazySummary
+	cacheMu sync.Mutex // held while bodies or summaries are filled in
 
-	counts countCache // token counts of fixed blocks
+	counts atomic.Pointer[countTable] // token counts of fixed blocks, for the counter used last
 }
 
 // prepared is everything about a Prompt that depends on params only.
@@ -96,9 +98,11 @@ func (t *Template) Bind(params ...any) (*Prompt, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("prompt: bind %s/%s: %w", t.ns, t.key, err)
 	}
-	p := &Prompt{t: t, params: make([]any, len(t.nodes)), bodies: make([]lazyBody, len(t.nodes)), summaries: make([]lazySummary, len(t.nodes))}
-	if t.briefs {
-		p.briefs = make([]lazySummary, len(t.nodes))
+	p := &Prompt{t: t, params: make([]any, len(t.nodes)), bodies: make([]lazyBody, len(t.nodes))}
+	for k := summaryBlock; k < numKinds; k++ {
+		if !k.brief() || t.briefs {
+			p.blocks[k] = make([]lazySummary, len(t.nodes))
+		}
 	}
 	for i, n := range t.nodes {
 		if pt := n.sec.ParamsType(); pt != nil {
@@ -158,23 +162,28 @@ func (p *Prompt) prepare() *prepared {
 }
 
 // hasSummary reports whether node i has a summary to render as SUMMARY.
-func (p *Prompt) hasSummary(i int) bool { return p.t.nodes[i].sec.HasSummary() }
+func (p *Prompt) hasSummary(i int) bool { return p.t.hot[i].is(summarized) }
 
 // summary returns node i's SUMMARY block.
-func (p *Prompt) summary(i int) string {
-	if ls := &p.summaries[i]; ls.done.Load() {
+func (p *Prompt) summary(i int) string { return p.summaryBlock(i, summaryBlock) }
+
+// summaryBlock returns node i's SUMMARY block written as k.
+func (p *Prompt) summaryBlock(i int, k blockKind) string {
+	ls := &p.blocks[k][i]
+	if ls.done.Load() {
 		return ls.text
 	}
 	var b strings.Builder
-	b.Grow(p.summarySize(i))
-	p.writeSummary(&b, p.prepare(), i)
-	p.keepSummary(i, b.String())
+	b.Grow(p.summarySize(i, k))
+	p.writeSummary(&b, p.prepare(), i, k)
+	p.keepSummary(i, k, b.String())
 	return b.String()
 }
 
-// keepSummary keeps text as node i's SUMMARY block unless one is kept.
-func (p *Prompt) keepSummary(i int, text string) {
-	ls := &p.summaries[i]
+// keepSummary keeps text as node i's SUMMARY block written as k unless one
+// is kept.
+func (p *Prompt) keepSummary(i int, k blockKind, text string) {
+	ls := &p.blocks[k][i]
 	p.cacheMu.Lock()
 	if !ls.done.Load() {
 		ls.text = text
@@ -183,28 +192,38 @@ func (p *Prompt) keepSummary(i int, text string) {
 	p.cacheMu.Unlock()
 }
 
-// summarySize is the length of node i's SUMMARY block, or a little more
-// until it was written once.
-func (p *Prompt) summarySize(i int) int {
-	if ls := &p.summaries[i]; ls.done.Load() {
+// summarySize is the length of node i's SUMMARY block written as k, or a
+// little more until it was written once.
+func (p *Prompt) summarySize(i int, k blockKind) int {
+	if ls := &p.blocks[k][i]; ls.done.Load() {
 		return len(ls.text)
 	}
 	n := &p.t.nodes[i]
-	size := len(n.heading) + len(n.sec.Summary()) + 2*len(n.path) + 160
-	for _, c := range n.children {
-		size += len(p.t.nodes[c].sec.Key()) + 2
+	size := len(n.heading) + len(p.summaryText(i, k)) + 2*len(n.path) + 160
+	if !k.compact() {
+		for _, c := range n.children {
+			size += len(p.t.nodes[c].sec.Key()) + 2
+		}
 	}
 	return size
 }
 
-// writeSummary writes node i's SUMMARY block: heading, summary, and the line
-// telling the model how to open it.
-func (p *Prompt) writeSummary(b *strings.Builder, pr *prepared, i int) {
+// summaryText is node i's summary, or its brief for a brief kind.
+func (p *Prompt) summaryText(i int, k blockKind) string {
+	if k.brief() {
+		return p.t.nodes[i].sec.Brief()
+	}
+	return p.t.nodes[i].sec.Summary()
+}
+
+// writeSummary writes node i's SUMMARY block written as k: heading, summary
+// (or brief), and the line telling the model how to open it.
+func (p *Prompt) writeSummary(b *strings.Builder, pr *prepared, i int, k blockKind) {
 	n := &p.t.nodes[i]
 	b.WriteString(n.heading)
 	b.WriteString("\n\n")
-	b.WriteString(n.sec.Summary())
-	writeSuffix(b, n.path, enabledKids{p.t.nodes, n.children, pr.enabled}, pr.hasTools[i])
+	b.WriteString(p.summaryText(i, k))
+	writeSuffixAs(b, n.path, enabledKids{p.t.nodes, n.children, pr.enabled}, pr.hasTools[i], k.compact())
 }
 
 // body returns node i's body processed for a heading at depth: fixed text,
@@ -212,12 +231,12 @@ func (p *Prompt) writeSummary(b *strings.Builder, pr *prepared, i int) {
 func (p *Prompt) body(i int, depth int) (string, error) {
 	n := &p.t.nodes[i]
 	switch {
-	case !n.sec.Dynamic():
+	case !p.t.hot[i].is(dynamic):
 		if depth == n.depth {
 			return n.static, nil
 		}
 		return shiftHeadings(n.dedented, depth+2), nil
-	case n.sec.Live():
+	case p.t.hot[i].is(live):
 		raw, err := p.execBody(i)
 		if err != nil {
 			return "", err

@@ -22,7 +22,9 @@ func briefPrompt(t *testing.T) *prompt.Prompt {
 	secs := []*section.Section{section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Pick the right tool."})}
 	for i := range 6 {
 		secs = append(secs, section.New(section.Spec[section.None]{
-			Key: fmt.Sprintf("tool-%d", i), Title: fmt.Sprintf("Tool %d", i), Body: "How to use it.",
+			// A body longer than the summary: a budget shows a summary
+			// only where the content costs more.
+			Key: fmt.Sprintf("tool-%d", i), Title: fmt.Sprintf("Tool %d", i), Body: strings.Repeat("How to use it, step by step. ", 20),
 			Summary:    fmt.Sprintf("Tool %d does one thing well. ", i) + strings.Repeat("It is described at length here so that its summary costs tokens. ", 3),
 			Brief:      fmt.Sprintf("Tool %d does one thing well. …", i),
 			Visibility: visibility.Const(visibility.Summary),
@@ -163,7 +165,7 @@ func TestOpenBriefSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, err := afero.ReadFile(fs, "context/tool-5.md")
-	if err != nil || strings.Join(op.Files, ",") != "context/tool-5.md" || string(data) != "## Tool 5 (tool-5)\n\nHow to use it.\n" {
+	if err != nil || strings.Join(op.Files, ",") != "context/tool-5.md" || string(data) != "## Tool 5 (tool-5)\n\n"+strings.TrimSpace(strings.Repeat("How to use it, step by step. ", 20))+"\n" {
 		t.Errorf("open tool-5: got %v, %q, %v", op.Files, data, err)
 	}
 }

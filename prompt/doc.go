@@ -70,20 +70,47 @@
 // sections get the usual suffix, so the model can open what the budget
 // closed. The fit starts from the smallest prompt, every such section
 // summarized, and gives sections back in full, highest priority first, while
-// they fit, so the sections under a summarized one are never counted. Token
-// counts are cached per section block in the Prompt, and counters that bound
-// a count from below ([tokens.LowerBounder], as tokens/bpe does) let the fit
-// pass over sections that cannot fit without counting them: fitting costs
-// about one exact count of what the prompt shows the first time and a count
-// of the final text after that. When even the smallest reachable
-// prompt does not fit, Render fails with a [*BudgetError] naming the budget,
-// the minimum and the largest sections. The report gives each section's
-// tokens, mode and why (declared, selector, override or budget).
+// they fit, so the sections under a summarized one are counted only when it
+// might come back.
 //
 // A summary with a brief ([section.Spec] Brief) is shortened to it the same
-// way: the smallest prompt shows every brief, and the fit gives the summary
-// back, highest priority first, where the full section does not fit. The
-// report marks the sections shown as their brief.
+// way: the smallest prompt shows every brief, and once sections are given
+// back in full and the default suffixes back, the fit gives summaries back
+// in place of briefs, highest priority first, while they fit. The report
+// marks the sections shown as their brief.
 //
 //	r, err := p.Render(sess, fs, prompt.WithBudget(8000, bpe.O200kBase()))
+//
+// Two rules make the most of the budget. A summary never costs more than
+// the content it stands for: a SUMMARY section (demoted, declared or
+// selected) whose content, with what it reveals, costs no more tokens is
+// shown in full, reported with why "budget" when it was not FULL before;
+// except when the session summarized it, opening it would offer tools, or,
+// for a section not FULL before, measuring it would run a Content function.
+// And the default suffix, which lists a section's subsections, may give way
+// to a compact one that gives their number ("including 19 subsections"):
+// the smallest prompt uses it wherever it is smaller, and once sections are
+// given back the default suffix comes back, highest priority first, while
+// it fits. Without a budget the suffix is always the default one.
+//
+// # Counting
+//
+// A section's count, in the report and in a budget's arithmetic, is the
+// count of its block with the blank line that follows it (the last block
+// without), so the counts add up to the prompt's: exactly, with counters
+// whose counts add up at headings ([tokens.Additive]: [tokens.Estimate] and
+// tokens/bpe), and [Rendered.Tokens] is then that sum. With other counters
+// Rendered.Tokens counts the text, and a budgeted render that comes out over
+// summarizes further. The smallest reachable prompt a [*BudgetError] names
+// is counted the same way, so a budget of exactly that size is met.
+//
+// Counts of fixed blocks are cached per Prompt, and counters that bound a
+// count from below ([tokens.LowerBounder], as tokens/bpe does) let the fit
+// pass over sections that cannot fit without counting them: fitting costs
+// about one exact count of what the prompt shows the first time and table
+// lookups after that, in time proportional to the number of sections. When
+// even the smallest reachable prompt does not fit, Render fails with a
+// [*BudgetError] naming the budget, the minimum and the largest sections.
+// The report gives each section's tokens, mode and why (declared, selector,
+// override or budget).
 package prompt

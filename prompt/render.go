@@ -31,11 +31,12 @@ type Rendered struct {
 	// declared holds, for sections a budget demoted, why they were FULL
 	// before, so a section given back is reported as it was.
 	declared []visibility.Why
-	// brief marks, under a budget, the SUMMARY sections shortened to their
-	// brief; nil without a budget.
-	brief []bool
-	sess  *session.Session
-	fs    afero.Fs
+	// cand, brief and compact are set under a budget: the sections it may
+	// summarize, and the SUMMARY sections it shortened to their brief and
+	// wrote with the compact suffix.
+	cand, brief, compact []bool
+	sess                 *session.Session
+	fs                   afero.Fs
 }
 
 // SectionReport says how one section rendered.
@@ -51,7 +52,7 @@ type SectionReport struct {
 	HasTools bool            `json:"has_tools"`       // the section or an enabled descendant declares a tool
 	Brief    bool            `json:"brief,omitempty"` // a SUMMARY a budget shortened to its brief
 	Priority int             `json:"priority"`
-	Tokens   int             `json:"tokens"` // of the section's own block as rendered; 0 when hidden or not counted
+	Tokens   int             `json:"tokens"` // of the section's own block as rendered, with the blank line after it but for the last; 0 when hidden or not counted
 }
 
 // Prompt returns the prompt that rendered.
@@ -84,7 +85,7 @@ func (r *Rendered) Report() []SectionReport {
 		rep[i] = SectionReport{
 			Path: n.path, Number: n.number, Title: n.sec.Title(), Depth: n.depth,
 			Enabled: pr.enabled[i], Visible: r.visible[i], Mode: r.modes[i], Why: r.whys[i], HasTools: pr.hasTools[i],
-			Priority: n.sec.Priority(), Brief: r.form(i) == briefForm,
+			Priority: n.sec.Priority(), Brief: r.visible[i] && r.kind(i).brief(),
 		}
 		if r.tokens != nil && r.visible[i] {
 			rep[i].Tokens = r.tokens[i]
@@ -94,7 +95,9 @@ func (r *Rendered) Report() []SectionReport {
 }
 
 // Tokens returns the token count of the whole text, when the render was
-// given a counter (WithTokens or WithBudget), and 0 otherwise.
+// given a counter (WithTokens or WithBudget), and 0 otherwise. With a
+// counter that is tokens.Additive it is the sum of the report's section
+// counts, which is the text's count.
 func (r *Rendered) Tokens() int { return r.total }
 
 // RenderOption configures one render.
@@ -114,9 +117,11 @@ func WithTokens(counter tokens.Counter) RenderOption {
 // WithBudget renders the prompt into at most budget tokens as counted by
 // counter: FULL sections that have a summary are demoted to SUMMARY, lowest
 // priority first (then deeper, then later first), until the prompt fits.
-// Sections the session opened are never demoted. When even the smallest
-// reachable prompt is too large, Render fails with a [*BudgetError]. A
-// budget of 0 means none.
+// Sections the session opened are never demoted. Summaries may get the
+// compact suffix, and one that would cost more than its content shows the
+// content (see the package documentation). When even the smallest reachable
+// prompt is too large, Render fails with a [*BudgetError]. A budget of 0
+// means none.
 func WithBudget(budget int, counter tokens.Counter) RenderOption {
 	return func(c *renderConfig) { c.budget, c.counter = budget, counter }
 }
@@ -145,7 +150,9 @@ func (p *Prompt) Render(sess *session.Session, fs afero.Fs, opts ...RenderOption
 	if err == nil {
 		err = p.emit(r)
 	}
-	if err == nil && cfg.counter != nil {
+	if _, additive := cfg.counter.(tokens.Additive); err == nil && cfg.counter != nil && !additive {
+		// The blocks' counts need not add up to the text's: count it, and
+		// fit again if it is over.
 		r.total = cfg.counter.Count(r.text)
 		if cfg.budget > 0 && r.total > cfg.budget {
 			err = p.refit(r, cfg)
@@ -160,7 +167,7 @@ func (p *Prompt) Render(sess *session.Session, fs afero.Fs, opts ...RenderOption
 // body returns node i's processed body as this render shows it.
 func (r *Rendered) body(i int) (string, error) {
 	n := &r.p.t.nodes[i]
-	if !n.sec.Live() {
+	if !r.p.t.hot[i].is(live) {
 		return r.p.body(i, n.depth)
 	}
 	if b, ok := r.live[i]; ok {
@@ -193,19 +200,26 @@ func (p *Prompt) resolve(sess *session.Session, fs afero.Fs) (*Rendered, error) 
 		sess:    sess,
 		fs:      fs,
 	}
-	for i := range nodes {
-		n := &nodes[i]
+	// Without overrides, a constant selector decides with no look at the
+	// node itself.
+	plain := ov.Len() == 0
+	for i, h := range p.t.hot {
 		if !pr.enabled[i] {
 			continue
 		}
-		mode, why, err := ov.Resolve(sess, n.path, n.sec.Selector(), p.params[i])
-		if err != nil {
-			return nil, &section.Error{Path: n.path, Err: err}
+		mode, why := visibility.Mode(h.mode), visibility.Declared
+		if !plain || h.mode < 0 {
+			n := &nodes[i]
+			var err error
+			if mode, why, err = ov.Resolve(sess, n.path, n.sel, p.params[i]); err != nil {
+				return nil, &section.Error{Path: n.path, Err: err}
+			}
 		}
 		r.modes[i], r.whys[i] = mode, why
-		r.visible[i] = n.parent < 0 || (r.visible[n.parent] && r.modes[n.parent] == visibility.Full)
-		if r.visible[i] && mode == visibility.Summary && !p.hasSummary(i) {
-			return nil, &section.Error{Path: n.path, Err: &section.NoSummaryError{Path: n.path}}
+		r.visible[i] = h.parent < 0 || (r.visible[h.parent] && r.modes[h.parent] == visibility.Full)
+		if r.visible[i] && mode == visibility.Summary && !h.is(summarized) {
+			path := nodes[i].path
+			return nil, &section.Error{Path: path, Err: &section.NoSummaryError{Path: path}}
 		}
 	}
 	return r, nil
@@ -221,8 +235,8 @@ func (p *Prompt) size(r *Rendered) (int, error) {
 			continue
 		}
 		blocks++
-		if r.modes[i] == visibility.Summary {
-			size += p.summarySize(i) + len(p.t.nodes[i].sec.Brief())
+		if k := r.kind(i); k != fullBlock {
+			size += p.summarySize(i, k)
 			continue
 		}
 		n := &p.t.nodes[i]
@@ -242,8 +256,8 @@ func (p *Prompt) size(r *Rendered) (int, error) {
 
 // pending reports whether node i's body is a template not executed yet.
 func (p *Prompt) pending(i int) bool {
-	sec := p.t.nodes[i].sec
-	return sec.Dynamic() && !sec.Live() && !p.bodies[i].done.Load()
+	h := p.t.hot[i]
+	return h.is(dynamic) && !h.is(live) && !p.bodies[i].done.Load()
 }
 
 // emit writes the text of the visible sections and collects the tools.
@@ -259,7 +273,10 @@ func (p *Prompt) emit(r *Rendered) error {
 	r.tools = r.tools[:0]
 	// SUMMARY blocks written for the first time are kept as slices of the
 	// text, not copies.
-	type span struct{ node, start, end int }
+	type span struct {
+		node, start, end int
+		kind             blockKind
+	}
 	var fresh, freshBodies []span
 	var scratch []byte
 	for i := range nodes {
@@ -269,19 +286,15 @@ func (p *Prompt) emit(r *Rendered) error {
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
 		}
-		if r.modes[i] == visibility.Summary {
+		if k := r.kind(i); k != fullBlock {
 			summarized = true
-			if r.form(i) == briefForm {
-				b.WriteString(p.briefBlock(i))
-				continue
-			}
-			if ls := &p.summaries[i]; ls.done.Load() {
+			if ls := &p.blocks[k][i]; ls.done.Load() {
 				b.WriteString(ls.text)
 				continue
 			}
 			start := b.Len()
-			p.writeSummary(&b, p.prepare(), i)
-			fresh = append(fresh, span{i, start, b.Len()})
+			p.writeSummary(&b, p.prepare(), i, k)
+			fresh = append(fresh, span{i, start, b.Len(), k})
 			continue
 		}
 		n := &nodes[i]
@@ -302,7 +315,7 @@ func (p *Prompt) emit(r *Rendered) error {
 					start = b.Len()
 					b.Write(body)
 				}
-				freshBodies = append(freshBodies, span{i, start, b.Len()})
+				freshBodies = append(freshBodies, span{i, start, b.Len(), fullBlock})
 				r.tools = append(r.tools, n.sec.Tools()...)
 				continue
 			}
@@ -323,7 +336,7 @@ func (p *Prompt) emit(r *Rendered) error {
 	}
 	r.text = b.String()
 	for _, f := range fresh {
-		p.keepSummary(f.node, r.text[f.start:f.end])
+		p.keepSummary(f.node, f.kind, r.text[f.start:f.end])
 	}
 	for _, f := range freshBodies {
 		p.keepBody(f.node, r.text[f.start:f.end])

@@ -2,12 +2,20 @@ package prompt
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
 // writeSuffix writes the line that follows a summary, telling the model how
 // to open the section at path. kids lists its enabled direct children.
 func writeSuffix(b *strings.Builder, path string, kids enabledKids, hasTools bool) {
+	writeSuffixAs(b, path, kids, hasTools, false)
+}
+
+// writeSuffixAs is writeSuffix, with the compact suffix when compact: it
+// gives the children's number where the default one lists their keys; a
+// budget uses it when that lets more sections show in full.
+func writeSuffixAs(b *strings.Builder, path string, kids enabledKids, hasTools, compact bool) {
 	children := kids.any()
 	b.WriteString("\n\n---\n")
 	switch {
@@ -15,6 +23,12 @@ func writeSuffix(b *strings.Builder, path string, kids enabledKids, hasTools boo
 		b.WriteString("[This section is summarized. To view full content and access additional tools, call `open_sections` with key \"")
 		b.WriteString(path)
 		b.WriteString("\".]")
+	case hasTools && compact:
+		b.WriteString("[This section is summarized. Call `open_sections` with key \"")
+		b.WriteString(path)
+		b.WriteString("\" to view full content including ")
+		kids.writeCount(b)
+		b.WriteString(". Additional tools may become available.]")
 	case hasTools:
 		b.WriteString("[This section is summarized. Call `open_sections` with key \"")
 		b.WriteString(path)
@@ -27,6 +41,14 @@ func writeSuffix(b *strings.Builder, path string, kids enabledKids, hasTools boo
 		b.WriteString("\". The content will be written to context/")
 		b.WriteString(path)
 		b.WriteString(".md for you to read.]")
+	case compact:
+		b.WriteString("[This section is summarized. Call `open_sections` with key \"")
+		b.WriteString(path)
+		b.WriteString("\" to write content (including ")
+		kids.writeCount(b)
+		b.WriteString(") to context/")
+		b.WriteString(path)
+		b.WriteString(".md.]")
 	default:
 		b.WriteString("[This section is summarized. Call `open_sections` with key \"")
 		b.WriteString(path)
@@ -47,6 +69,28 @@ type enabledKids struct {
 
 func (k enabledKids) any() bool {
 	return slices.ContainsFunc(k.children, func(c int) bool { return k.enabled[c] })
+}
+
+// count returns the number of enabled children.
+func (k enabledKids) count() int {
+	n := 0
+	for _, c := range k.children {
+		if k.enabled[c] {
+			n++
+		}
+	}
+	return n
+}
+
+// writeCount writes "1 subsection" or "N subsections".
+func (k enabledKids) writeCount(b *strings.Builder) {
+	n := k.count()
+	b.WriteString(strconv.Itoa(n))
+	if n == 1 {
+		b.WriteString(" subsection")
+	} else {
+		b.WriteString(" subsections")
+	}
 }
 
 // writeKeys writes the children's keys, separated by ", ".

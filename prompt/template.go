@@ -12,6 +12,7 @@ import (
 
 	"github.com/unfold-dev/unfold/internal/markdown"
 	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/visibility"
 )
 
 // OpenSectionsName is the name of the tool that opens summarized sections.
@@ -24,11 +25,15 @@ const OpenSectionsName = "open_sections"
 type Template struct {
 	ns, key string
 	nodes   []node         // depth-first, in declaration order
+	hot     []nodeHot      // per node
 	needs   []reflect.Type // the params types sections take, in first-use order
 	briefs  bool           // some section has a brief
 
 	pathsOnce sync.Once
 	byPath    map[string]int // dotted path -> index in nodes, built on first lookup
+
+	orderOnce sync.Once
+	order     []int32 // node indices in budget order; see budgetOrder
 }
 
 // node is one section placed in the tree.
@@ -38,11 +43,61 @@ type node struct {
 	number   string // "2.1."
 	heading  string // "## 2.1. Title (path)"
 	depth    int
-	parent   int    // index of the parent, -1 at the top
-	children []int  // indices of the direct children
-	end      int    // index after the last descendant: the subtree is [i, end)
-	dedented string // the fixed body, dedented and trimmed
-	static   string // dedented with headings shifted for depth
+	parent   int                 // index of the parent, -1 at the top
+	children []int               // indices of the direct children
+	end      int                 // index after the last descendant: the subtree is [i, end)
+	dedented string              // the fixed body, dedented and trimmed
+	static   string              // dedented with headings shifted for depth
+	sel      visibility.Selector // sec.Selector()
+}
+
+// nodeHot is what every render reads of every node, kept apart from node
+// and packed, so that rendering a large tree reads little memory.
+type nodeHot struct {
+	parent int32 // -1 at the top
+	// mode is the constant mode the section's selector gives (FULL when
+	// it has none), or -1 when it has another selector.
+	mode  int8
+	flags nodeFlags
+}
+
+// nodeFlags copy what a render asks of a node's section.
+type nodeFlags uint8
+
+const (
+	live       nodeFlags = 1 << iota // sec.Live()
+	dynamic                          // sec.Dynamic()
+	summarized                       // sec has a summary (maybe lazy)
+	briefed                          // sec has a brief
+	liveBelow                        // sec or a descendant is live
+)
+
+func (h nodeHot) is(f nodeFlags) bool { return h.flags&f != 0 }
+
+// hotOf packs what a render reads of a section placed under parent.
+func hotOf(s *section.Section, parent int) nodeHot {
+	h := nodeHot{parent: int32(parent), mode: -1}
+	switch sel := s.Selector().(type) {
+	case nil:
+		h.mode = int8(visibility.Full)
+	case visibility.Constant:
+		if m := visibility.Mode(sel); m == visibility.Full || m == visibility.Summary {
+			h.mode = int8(m)
+		}
+	}
+	if s.Live() {
+		h.flags |= live
+	}
+	if s.Dynamic() {
+		h.flags |= dynamic
+	}
+	if s.HasSummary() {
+		h.flags |= summarized
+	}
+	if s.Brief() != "" {
+		h.flags |= briefed
+	}
+	return h
 }
 
 // New builds a template from top-level sections and validates the whole tree
@@ -66,7 +121,7 @@ func New(ns, key string, sections ...*section.Section) (*Template, error) {
 		return nil, fmt.Errorf("prompt: new %s/%s: %w", ns, key, err)
 	}
 	count := countSections(sections)
-	t := &Template{ns: ns, key: key, nodes: make([]node, 0, count)}
+	t := &Template{ns: ns, key: key, nodes: make([]node, 0, count), hot: make([]nodeHot, 0, count)}
 	size := headingsSize(sections, 2, 0, 0)
 	if size > math.MaxInt32 {
 		return nil, fmt.Errorf("prompt: new %s/%s: the section headings take %d bytes, more than the 2 GiB a template holds", ns, key, size)
@@ -140,14 +195,15 @@ func (t *Template) add(b *headings, list []*section.Section, parent int, depth i
 		o.end = b.offset()
 		b.at = append(b.at, o)
 
-		n := node{sec: s, depth: depth, parent: parent}
-		t.briefs = t.briefs || s.Brief() != ""
+		n := node{sec: s, depth: depth, parent: parent, sel: s.Selector()}
 		if !s.Dynamic() {
 			n.dedented = markdown.Dedent(mustBody(s))
 			n.static = shiftHeadings(n.dedented, depth+2)
 		}
 		at := len(t.nodes)
 		t.nodes = append(t.nodes, n)
+		t.hot = append(t.hot, hotOf(s, parent))
+		t.briefs = t.briefs || s.Brief() != ""
 		if pt := s.ParamsType(); pt != nil && !slices.Contains(t.needs, pt) {
 			t.needs = append(t.needs, pt)
 		}
@@ -155,6 +211,9 @@ func (t *Template) add(b *headings, list []*section.Section, parent int, depth i
 		kids := t.add(b, s.Children(), at, depth+1)
 		t.nodes[at].children = kids
 		t.nodes[at].end = len(t.nodes)
+		if t.hot[at].is(live) || slices.ContainsFunc(kids, func(k int) bool { return t.hot[k].is(liveBelow) }) {
+			t.hot[at].flags |= liveBelow
+		}
 	}
 	return idx
 }

@@ -20,6 +20,21 @@ type LowerBounder interface {
 	LowerBound(text string) int
 }
 
+// Additive is implemented by counters whose counts add up across a blank
+// line before a printable ASCII character other than '/': for any text a,
+// and any b whose first byte is in '!'..'~' but is not '/',
+// Count(a + "\n\n" + b) == Count(a + "\n\n") + Count(b). A prompt is
+// blocks joined by blank lines, each starting with its heading ('#'), so a
+// render with an additive counter gets the count of its whole text by
+// adding up its sections' counts, which it caches, instead of counting the
+// text again; and the sections' counts in its report add up to the
+// prompt's exactly. [Estimate] and the counters of tokens/bpe are additive.
+type Additive interface {
+	Counter
+	// AddsUpAtHeadings does nothing; it marks the counter as additive.
+	AddsUpAtHeadings()
+}
+
 // CounterFunc adapts a function to a Counter.
 type CounterFunc func(text string) int
 
@@ -34,6 +49,12 @@ func (f CounterFunc) Count(text string) int { return f(text) }
 var Estimate Counter = estimator{}
 
 type estimator struct{}
+
+var _ Additive = estimator{}
+
+// AddsUpAtHeadings marks the estimate as additive: no run it counts
+// reaches from a line break into a printable character.
+func (estimator) AddsUpAtHeadings() {}
 
 func (estimator) Count(text string) int {
 	n := 0

@@ -88,3 +88,25 @@ func BenchmarkEstimate(b *testing.B) {
 		tokens.Estimate.Count(text)
 	}
 }
+
+// TestEstimateAddsUpAtHeadings: the estimate's counts add up across a blank
+// line before a printable ASCII character other than '/' (tokens.Additive),
+// for cuts of the samples into two, the second part starting with each such
+// character in turn.
+func TestEstimateAddsUpAtHeadings(t *testing.T) {
+	if _, ok := tokens.Estimate.(tokens.Additive); !ok {
+		t.Fatal("Estimate is not tokens.Additive")
+	}
+	for name, text := range samples(t) {
+		for cut := 0; cut < len(text); cut += 97 {
+			first := string(rune('!' + cut%94))
+			if first == "/" {
+				first = "#"
+			}
+			a, b := text[:cut], first+text[cut:]
+			if whole, parts := tokens.Estimate.Count(a+"\n\n"+b), tokens.Estimate.Count(a+"\n\n")+tokens.Estimate.Count(b); whole != parts {
+				t.Fatalf("%s cut at %d: the joined text counts %d, the parts %d", name, cut, whole, parts)
+			}
+		}
+	}
+}

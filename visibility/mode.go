@@ -75,7 +75,9 @@ const (
 	Selected
 	// Overridden: a session override.
 	Overridden
-	// Budget: a token budget demoted the section to its summary.
+	// Budget: a token budget decided: it demoted the section to its
+	// summary, or showed a summarized section in full because its content
+	// costs no more than its summary.
 	Budget
 )
 

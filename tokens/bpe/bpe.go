@@ -27,7 +27,7 @@ type Counter struct {
 	err  error
 }
 
-var _ tokens.Counter = (*Counter)(nil)
+var _ tokens.Additive = (*Counter)(nil)
 
 var (
 	o200k  = &Counter{enc: O200k, chunk: o200kChunk}
@@ -113,6 +113,13 @@ func (c *Counter) CountErr(text string) (int, error) {
 // tokens.LowerBounder, which budgeted renders use to pass over sections that
 // cannot fit without counting them.
 func (c *Counter) LowerBound(text string) int { return lowerBound(text) }
+
+// AddsUpAtHeadings marks the counter as tokens.Additive. In both
+// encodings, after a line break a chunk takes only more line breaks,
+// whitespace or, in o200k_base, '/', so a printable ASCII character other
+// than '/' after a blank line starts a chunk, and counts add up there:
+// Count(a + "\n\n" + b) == Count(a + "\n\n") + Count(b).
+func (c *Counter) AddsUpAtHeadings() {}
 
 // replaceInvalid returns s with each byte that is not part of a valid UTF-8
 // sequence replaced by U+FFFD, the rune ranging over s yields there.

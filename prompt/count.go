@@ -1,0 +1,257 @@
+package prompt
+
+import (
+	"math"
+	"strings"
+	"sync/atomic"
+
+	"github.com/unfold-dev/unfold/tokens"
+	"github.com/unfold-dev/unfold/visibility"
+)
+
+// blockKind is how a section's block is written.
+type blockKind uint8
+
+const (
+	fullBlock         blockKind = iota // heading and body
+	summaryBlock                       // heading, summary and the default suffix
+	compactBlock                       // heading, summary and the compact suffix
+	briefBlock                         // heading, brief and the default suffix
+	briefCompactBlock                  // heading, brief and the compact suffix
+	numKinds
+)
+
+// summaryKind is the kind of a SUMMARY block shortened to its brief or
+// not, with the compact suffix or not.
+func summaryKind(brief, compact bool) blockKind {
+	switch {
+	case brief && compact:
+		return briefCompactBlock
+	case brief:
+		return briefBlock
+	case compact:
+		return compactBlock
+	}
+	return summaryBlock
+}
+
+func (k blockKind) brief() bool   { return k == briefBlock || k == briefCompactBlock }
+func (k blockKind) compact() bool { return k == compactBlock || k == briefCompactBlock }
+
+// kind returns how r writes node i's block.
+func (r *Rendered) kind(i int) blockKind {
+	if r.modes[i] == visibility.Full {
+		return fullBlock
+	}
+	return summaryKind(r.brief != nil && r.brief[i], r.compact != nil && r.compact[i])
+}
+
+// A block's tokens are counted with the blank line that follows it in the
+// text ("sep"), or, for the last block, without ("end"). Counters that add
+// up at headings (tokens.Additive) then count the whole text as the sum of
+// its blocks, since every block starts with a heading.
+const (
+	sep = 0
+	end = 1
+)
+
+// countTable holds the token counts of a Prompt's fixed blocks under one
+// counter: per node and kind, the count with the blank line after the
+// block (sep), without it (end), and a lower bound (bound); and the count
+// of the node's heading with the blank line after it. Each is stored plus
+// one, zero until counted. A node's slots sit together, for the fit reads
+// them together. They are written once and read without a lock.
+type countTable struct {
+	counter  tokens.Counter
+	additive bool // counter is tokens.Additive
+	n        []atomic.Int32
+}
+
+// bound is the slot of a lower bound, beside sep and end.
+const bound = 2
+
+// perNode is the number of slots a node has: three per kind and the
+// heading's.
+const perNode = 3*int(numKinds) + 1
+
+func (t *countTable) slot(i int, k blockKind, e int) *atomic.Int32 {
+	return &t.n[i*perNode+int(k)*3+e]
+}
+
+func (t *countTable) headSlot(i int) *atomic.Int32 { return &t.n[i*perNode+perNode-1] }
+
+// countTable returns the table of counts under c: the Prompt's, which it
+// keeps for the counter used last, or a fresh one for a counter that cannot
+// be compared (a func, or a struct holding one) and so is never cached.
+func (p *Prompt) countTable(c tokens.Counter) *countTable {
+	if t := p.counts.Load(); t != nil && sameCounter(t.counter, c) {
+		return t
+	}
+	_, additive := c.(tokens.Additive)
+	t := &countTable{counter: c, additive: additive, n: make([]atomic.Int32, len(p.t.nodes)*perNode)}
+	if sameCounter(c, c) {
+		p.counts.Store(t)
+	}
+	return t
+}
+
+// sameCounter reports whether a and b are the same counter; counters whose
+// dynamic type cannot be compared never are.
+func sameCounter(a, b tokens.Counter) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a != nil && a == b
+}
+
+// cost counts the tokens of node i's block written as k, as r renders it,
+// with the blank line after it (e == sep) or without (e == end). Counts of
+// fixed blocks are cached per Prompt, so a Prompt rendered again counts only
+// its Content sections.
+func (p *Prompt) cost(r *Rendered, t *countTable, i int, k blockKind, e int) (int, error) {
+	cacheable := k != fullBlock || !p.t.hot[i].is(live)
+	if cacheable {
+		if v := t.slot(i, k, e).Load(); v > 0 {
+			return int(v - 1), nil
+		}
+	}
+	text, err := p.blockText(r, i, k, e == sep)
+	if err != nil {
+		return 0, err
+	}
+	v := t.counter.Count(text)
+	if cacheable && v < math.MaxInt32 {
+		t.slot(i, k, e).Store(int32(v + 1))
+	}
+	return v, nil
+}
+
+// blockText returns node i's block written as k, followed by a blank line
+// when withSep.
+func (p *Prompt) blockText(r *Rendered, i int, k blockKind, withSep bool) (string, error) {
+	n := &p.t.nodes[i]
+	var parts [3]string
+	switch k {
+	case fullBlock:
+		body, err := r.body(i)
+		if err != nil {
+			return "", err
+		}
+		parts[0] = n.heading
+		if body != "" {
+			parts[1], parts[2] = "\n\n", body
+		}
+	default:
+		parts[0] = p.summaryBlock(i, k)
+	}
+	if !withSep && parts[1] == "" {
+		return parts[0], nil
+	}
+	var b strings.Builder
+	b.Grow(len(parts[0]) + len(parts[1]) + len(parts[2]) + 2)
+	for _, s := range parts {
+		b.WriteString(s)
+	}
+	if withSep {
+		b.WriteString("\n\n")
+	}
+	return b.String(), nil
+}
+
+// lowerCost bounds cost(r, t, i, k, sep) from below: the count when it is
+// cached, the counter's bound otherwise (cached too, for fixed blocks).
+func (p *Prompt) lowerCost(r *Rendered, t *countTable, lb tokens.LowerBounder, i int, k blockKind) (int, error) {
+	n := &p.t.nodes[i]
+	cacheable := k != fullBlock || !p.t.hot[i].is(live)
+	if cacheable {
+		if v := t.slot(i, k, sep).Load(); v > 0 {
+			return int(v - 1), nil
+		}
+		if v := t.slot(i, k, bound).Load(); v > 0 {
+			return int(v - 1), nil
+		}
+	}
+	// rest is what follows the heading and the blank line after it.
+	var rest string
+	if k != fullBlock {
+		rest = p.summaryBlock(i, k)[len(n.heading)+2:]
+	} else {
+		body, err := r.body(i)
+		if err != nil {
+			return 0, err
+		}
+		rest = body
+	}
+	// With an additive counter, the heading and its blank line count
+	// exactly (the heading is short, and its count cached) when the rest
+	// starts a chunk of its own; otherwise bounds add up across the blank
+	// line. The blank line after the block costs nothing in a bound.
+	var v int
+	switch {
+	case rest == "":
+		v = p.headCost(t, i) // the whole block: heading and blank line
+	case t.additive && rest[0] > ' ' && rest[0] <= '~' && rest[0] != '/':
+		v = p.headCost(t, i) + lb.LowerBound(rest)
+	default:
+		v = lb.LowerBound(n.heading) + lb.LowerBound(rest)
+	}
+	if cacheable && v < math.MaxInt32 {
+		t.slot(i, k, bound).Store(int32(v + 1))
+	}
+	return v, nil
+}
+
+// headCost counts node i's heading with the blank line after it.
+func (p *Prompt) headCost(t *countTable, i int) int {
+	if v := t.headSlot(i).Load(); v > 0 {
+		return int(v - 1)
+	}
+	v := t.counter.Count(p.t.nodes[i].heading + "\n\n")
+	if v < math.MaxInt32 {
+		t.headSlot(i).Store(int32(v + 1))
+	}
+	return v
+}
+
+// count fills r.tokens for the visible sections and r.total, and under a
+// budget fits the prompt into it first.
+func (p *Prompt) count(r *Rendered, cfg renderConfig) error {
+	t := p.countTable(cfg.counter)
+	if cfg.budget > 0 {
+		if err := p.fit(r, t, cfg.budget); err != nil {
+			return err
+		}
+	}
+	return p.tally(r, t)
+}
+
+// tally sets r.tokens to each visible block's count, the last one without
+// the blank line after it, and r.total to their sum.
+func (p *Prompt) tally(r *Rendered, t *countTable) error {
+	r.tokens = make([]int, len(p.t.nodes))
+	r.total = 0
+	last := -1
+	for i, v := range r.visible {
+		if !v {
+			continue
+		}
+		c, err := p.cost(r, t, i, r.kind(i), sep)
+		if err != nil {
+			return err
+		}
+		r.tokens[i] = c
+		r.total += c
+		last = i
+	}
+	if last >= 0 {
+		c, err := p.cost(r, t, last, r.kind(last), end)
+		if err != nil {
+			return err
+		}
+		r.total += c - r.tokens[last]
+		r.tokens[last] = c
+	}
+	return nil
+}

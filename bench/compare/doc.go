@@ -13,6 +13,8 @@
 //     tree that renders the same headings, bodies and summaries;
 //   - budget: 1,000 sections with priorities fitted into 8,000 o200k tokens,
 //     against prompt-tsx pruning with gpt-tokenizer as its tokenizer;
+//   - scale: the budget tree at 1k, 10k and 100k sections fitted into 8
+//     tokens a section, unfold alone, to show the cost per section;
 //   - tokens: 1 MB of mixed markdown counted with o200k_base and
 //     cl100k_base, against gpt-tokenizer and js-tiktoken, counts checked
 //     equal;
@@ -32,7 +34,17 @@
 // # Method
 //
 // Every workload builds its input once and hands the same input to each
-// side (the section trees travel to the Node.js worker as JSON). Each round
+// side (the section trees travel to the Node.js worker as JSON). The prompt
+// workloads render fresh bodies in every timed iteration on both sides:
+// each body gets a last line naming the iteration and the section's path,
+// made before the clock starts, so unfold compiles every template each
+// time, as prompt-tsx fills its, and no cache keyed by a body serves
+// either side. After every round the sides' texts of one such tree are
+// checked equal (prompt-tsx's single user message, less the blank line
+// after its last section, against unfold's text); a difference fails the
+// workload. Rows that reuse a bound prompt (unfold's executed bodies and
+// token counts) are reported, without a ratio: the peers have nothing like
+// them. Each round
 // runs every side once, alternating which goes first, so machine load falls
 // on all of them alike. The peers are long-lived worker processes, so their
 // start-up and JIT warm-up are not counted; every side runs a warm-up batch

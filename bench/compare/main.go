@@ -60,6 +60,7 @@ type workloadDef struct {
 var workloads = []workloadDef{
 	{"render", runRender},
 	{"budget", runBudget},
+	{"scale", runScale},
 	{"tokens", runTokens},
 	{"bash", runBash},
 	{"editor", runEditor},
@@ -76,7 +77,7 @@ func main() {
 	flag.StringVar(&cfg.python, "python", "/usr/bin/python3", "the Python with pexpect installed")
 	flag.IntVar(&cfg.rounds, "rounds", 5, "how many rounds each workload runs")
 	flag.StringVar(&cfg.out, "out", "", "write the report as markdown to `FILE` (bench/RESULTS.md)")
-	flag.StringVar(&only, "only", "", "comma-separated workloads to run (default all: render,budget,tokens,bash,editor,serve,skills)")
+	flag.StringVar(&only, "only", "", "comma-separated workloads to run (default all: render,budget,scale,tokens,bash,editor,serve,skills)")
 	flag.StringVar(&cfg.command, "command", "", "the command that started the run, recorded in the report")
 	flag.Parse()
 	if cfg.rounds < 1 {
@@ -86,7 +87,7 @@ func main() {
 		cfg.only = strings.Split(only, ",")
 		for _, n := range cfg.only {
 			if !slices.ContainsFunc(workloads, func(w workloadDef) bool { return w.name == n }) {
-				fatalf("-only: unknown workload %q (want render, budget, tokens, bash, editor, serve or skills)", n)
+				fatalf("-only: unknown workload %q (want render, budget, scale, tokens, bash, editor, serve or skills)", n)
 			}
 		}
 	}

@@ -28,6 +28,18 @@ function gptFor(name) {
   return name === 'cl100k_base' ? gptCl100k : gptO200k;
 }
 
+// fresh returns a copy of specs whose bodies end with a line naming gen and
+// the section's path, as fresh in workload.go does: every timed iteration
+// renders bodies it has not seen.
+function fresh(specs, gen, prefix) {
+  return specs.map((s) => {
+    const path = prefix ? prefix + '.' + s.key : s.key;
+    const c = Object.assign({}, s, { body: s.body.replace(/[ \n]+$/, '') + '\n\nRevision ' + gen + ' of ' + path + '.' });
+    if (s.children) c.children = fresh(s.children, gen, path);
+    return c;
+  });
+}
+
 // fill replaces {{.Field}} with the bound parameter, as the Go templates do.
 function fill(body, params) {
   return body.replace(/\{\{\.(\w+)\}\}/g, (_, k) => String(params[k])).trim();
@@ -139,18 +151,38 @@ function loadSkills(dir) {
   return out;
 }
 
+// timedFresh times fn on the sections of generations gen, gen+1, ...: each
+// is made before its clock starts.
+async function timedFresh(iters, specs, gen, fn) {
+  const ns = [];
+  let last;
+  for (let i = 0; i < iters; i++) {
+    const sections = fresh(specs, gen + i, '');
+    const t0 = process.hrtime.bigint();
+    last = await fn(sections);
+    ns.push(Number(process.hrtime.bigint() - t0));
+  }
+  return { ns, last };
+}
+
 const ops = {
   load(req) {
     workload = JSON.parse(fs.readFileSync(req.file, 'utf8'));
     return { ok: true };
   },
   async render(req) {
-    const { ns, last } = await timed(req.iters, () => renderOnce(workload.render, 1 << 30, estimate));
+    const { ns, last } = await timedFresh(req.iters, workload.render, req.gen, (secs) => renderOnce(secs, 1 << 30, estimate));
     return { ns, bytes: Buffer.byteLength(textOf(last.messages).trimEnd()) };
+  },
+  // text is the text of one generation's tree without a budget, less the
+  // blank line after the last section, for the Go side to compare.
+  async text(req) {
+    const r = await renderOnce(fresh(workload[req.workload], req.gen, ''), 1 << 30, estimate);
+    return { text: textOf(r.messages).trimEnd() };
   },
   async budget(req) {
     const tok = tokenizer((s) => gptO200k.countTokens(s));
-    const { ns, last } = await timed(req.iters, () => renderOnce(workload.budget, workload.budgetTokens, tok));
+    const { ns, last } = await timedFresh(req.iters, workload.budget, req.gen, (secs) => renderOnce(secs, workload.budgetTokens, tok));
     const text = textOf(last.messages).trimEnd();
     return { ns, tokens: last.tokenCount, textTokens: gptO200k.countTokens(text), bytes: Buffer.byteLength(text) };
   },

@@ -111,3 +111,18 @@ func timeN(n int, f func() error) ([]time.Duration, error) {
 	}
 	return ds, nil
 }
+
+// timeFresh runs f n times, each on a new input that next makes before the
+// clock starts, and returns each duration; it stops at the first error.
+func timeFresh[T any](n int, next func() T, f func(T) error) ([]time.Duration, error) {
+	ds := make([]time.Duration, 0, n)
+	for range n {
+		in := next()
+		t0 := time.Now()
+		if err := f(in); err != nil {
+			return ds, err
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	return ds, nil
+}

@@ -61,18 +61,24 @@ func newWorkload() *workload {
 		}
 		w.Render = append(w.Render, top)
 	}
-	// budget: 50 x 19 (1,000 sections), every one with a summary and a
-	// priority.
-	for i := range 50 {
+	w.Budget = budgetSpecs(50)
+	return w
+}
+
+// budgetSpecs is the budget workload's tree with parts parts of 19 steps
+// (20 sections a part), every one with a summary and a priority.
+func budgetSpecs(parts int) []*spec {
+	out := make([]*spec, 0, parts)
+	for i := range parts {
 		top := &spec{Key: fmt.Sprintf("part-%d", i), Title: fmt.Sprintf("Part %d", i), Body: budgetBody,
 			Summary: "Part details on request.", Priority: 3 + i%4}
 		for j := range 19 {
 			top.Children = append(top.Children, &spec{Key: fmt.Sprintf("step-%d", j), Title: fmt.Sprintf("Step %d", j),
 				Body: budgetBody, Summary: "Step details on request.", Priority: (i + j) % 7})
 		}
-		w.Budget = append(w.Budget, top)
+		out = append(out, top)
 	}
-	return w
+	return out
 }
 
 // sections builds the Go side of a workload's tree.
@@ -85,6 +91,36 @@ func sections(specs []*spec) []*section.Section {
 			sp.Visibility = visibility.Const(visibility.Summary)
 		}
 		out[i] = section.New(sp)
+	}
+	return out
+}
+
+// Generations number the fresh inputs of a workload: each timed iteration
+// renders the next one, the Go side counting from goGen and the Node.js side
+// from peerGen, and the text checks use checkGen. The numbers have as many
+// digits, so every generation's text is as long.
+const (
+	goGen    = 1_000_000
+	peerGen  = 2_000_000
+	checkGen = 3_000_000
+)
+
+// fresh returns a copy of specs whose bodies end with a line naming gen and
+// the section's path ("Revision 1000001 of part-3.step-2."), so that no two
+// sections, in no two iterations, share a body: each iteration compiles its
+// templates, as the peers fill theirs, and no cache keyed by a body's text
+// serves it. peer.cjs makes the same bodies.
+func fresh(specs []*spec, gen int, prefix string) []*spec {
+	out := make([]*spec, len(specs))
+	for i, s := range specs {
+		path := s.Key
+		if prefix != "" {
+			path = prefix + "." + s.Key
+		}
+		c := *s
+		c.Body = fmt.Sprintf("%s\n\nRevision %d of %s.", strings.TrimRight(s.Body, " \n"), gen, path)
+		c.Children = fresh(s.Children, gen, path)
+		out[i] = &c
 	}
 	return out
 }

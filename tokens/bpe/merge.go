@@ -41,7 +41,7 @@ func (v *vocab) mergeSmall(chunk string) int {
 	}
 	start[parts] = uint8(parts)
 	for k := range parts - 1 {
-		rank[k] = v.pairs[int(chunk[k])<<8|int(chunk[k+1])]
+		rank[k] = v.pair(chunk[k], chunk[k+1])
 	}
 	rank[parts-1] = noRank
 
@@ -92,7 +92,7 @@ func (v *vocab) mergeLarge(chunk string, sc *scratch) int {
 	for i := range n {
 		nodes[i] = mergeNode{prev: i - 1, next: i + 1, rank: noRank}
 		if i+1 < n {
-			if r := v.pairs[int(chunk[i])<<8|int(chunk[i+1])]; r != noRank {
+			if r := v.pair(chunk[i], chunk[i+1]); r != noRank {
 				nodes[i].rank = r
 				h = append(h, candidate{r, i})
 			}

@@ -81,12 +81,12 @@ func buildRef() error {
 			return err
 		}
 		goCodecs[enc] = codec
-		ranks := make(map[string]int, vocabSize[enc])
-		for id := range vocabSize[enc] {
-			tok, err := codec.Decode([]uint{uint(id)})
-			if err != nil {
-				return err
-			}
+		tokens, err := libraryTokens(name, vocabSize[enc])
+		if err != nil {
+			return err
+		}
+		ranks := make(map[string]int, len(tokens))
+		for id, tok := range tokens {
 			ranks[tok] = id
 		}
 		refRanks[enc] = ranks
@@ -458,7 +458,7 @@ func TestTrailingWhitespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for r := range v.ends {
+	for r := range vocabSize[Cl100k] {
 		tok := v.token(uint32(r))
 		for p := range len(tok) - 1 {
 			if tok[p] != '\r' && tok[p] != '\n' {

@@ -1,6 +1,7 @@
-// Package prompttest helps unit-test prompts: golden files refreshed with
-// -update, rendering a prompt across combinations of open and summarized
-// sections and across token budgets, and assertions on token counts.
+// Package prompttest helps unit-test prompts: golden files that show a
+// difference as a unified diff, rendering a prompt across combinations of
+// open and summarized sections and across token budgets, and assertions on
+// token counts.
 //
 //	func TestPrompt(t *testing.T) {
 //		p := tmpl.MustBind(Task{Goal: "g"})
@@ -9,15 +10,26 @@
 //		}
 //	}
 //
-// The -update flag rewrites golden files; it is registered for every test
-// binary that uses prompttest, so those tests read [Updating] instead of
-// defining their own.
+// # Updating golden files
+//
+// [Golden] rewrites the files instead of comparing when the environment has
+// UNFOLD_UPDATE_GOLDEN=1:
+//
+//	UNFOLD_UPDATE_GOLDEN=1 go test ./...
+//
+// or when the test says so with [Update], for instance from a flag of its
+// own; the package registers no flag:
+//
+//	var update = flag.Bool("update", false, "rewrite golden files")
+//
+//	prompttest.Golden(t, "prompt/default.md", r.Text(), prompttest.Update(*update))
 package prompttest
 
 import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -29,14 +41,41 @@ import (
 	"github.com/unfold-dev/unfold/visibility"
 )
 
-// Updating reports whether the test run was asked to rewrite golden files
-// (the -update flag).
-func Updating() bool { return golden.Update() }
+// Updating reports whether the environment asks for golden files to be
+// rewritten: UNFOLD_UPDATE_GOLDEN=1 (or true). A value that is not a
+// boolean counts as no, and makes Golden fail.
+func Updating() bool {
+	on, _ := golden.Update()
+	return on
+}
 
-// Golden compares got with the file testdata/<name>, or writes it when the
-// tests run with -update. A difference fails the test and shows both.
-func Golden(t testing.TB, name, got string) {
+// GoldenOption configures one [Golden] check.
+type GoldenOption func(*goldenOptions)
+
+type goldenOptions struct {
+	update bool
+}
+
+// Update makes Golden rewrite the file when on is true, whatever the
+// environment says.
+func Update(on bool) GoldenOption {
+	return func(o *goldenOptions) { o.update = o.update || on }
+}
+
+// Golden compares got with the file testdata/<name> (a slash-separated
+// path). A difference fails the test and shows a unified diff from the file
+// to got. The file is written instead, with any directories it needs, when
+// an [Update] option says so or the environment has UNFOLD_UPDATE_GOLDEN=1.
+func Golden(t testing.TB, name, got string, opts ...GoldenOption) {
 	t.Helper()
+	var o goldenOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.update {
+		golden.CheckFile(t, filepath.Join("testdata", filepath.FromSlash(name)), got, true)
+		return
+	}
 	golden.Check(t, name, got)
 }
 

@@ -2,6 +2,10 @@ package prompttest_test
 
 import (
 	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +15,11 @@ import (
 	"github.com/unfold-dev/unfold/tokens"
 	"github.com/unfold-dev/unfold/visibility"
 )
+
+// update is the flag a user's test would define to rewrite golden files.
+// Defining it is itself a check: were prompttest to register a flag of that
+// name, this test binary would panic before any test ran.
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func fixture() *prompt.Prompt {
 	return prompt.MustNew("test", "prompttest",
@@ -29,7 +38,7 @@ func TestCombinations(t *testing.T) {
 	names := map[string]bool{}
 	for _, c := range cases {
 		names[c.Name] = true
-		prompttest.Golden(t, "combinations/"+c.Name+".md", c.Text())
+		prompttest.Golden(t, "combinations/"+c.Name+".md", c.Text(), prompttest.Update(*update))
 		switch c.Budget {
 		case 10:
 			if !errors.Is(c.Err, prompt.ErrOverBudget) {
@@ -89,9 +98,72 @@ type recorder struct {
 	failed []string
 }
 
-func (r *recorder) Helper()                           {}
-func (r *recorder) Errorf(format string, args ...any) { r.failed = append(r.failed, format) }
-func (r *recorder) Fatalf(format string, args ...any) { r.failed = append(r.failed, format) }
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.failed = append(r.failed, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.failed = append(r.failed, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Fatal(args ...any) { r.failed = append(r.failed, fmt.Sprint(args...)) }
+
+func TestGoldenShowsDiff(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("UNFOLD_UPDATE_GOLDEN", "")
+	if err := os.MkdirAll("testdata", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("testdata/p.md", []byte("## 1. Task (task)\n\nDo the thing.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{TB: t}
+	prompttest.Golden(rec, "p.md", "## 1. Task (task)\n\nDo another thing.\n")
+	want := filepath.Join("testdata", "p.md") + " differs from the output (set UNFOLD_UPDATE_GOLDEN=1 to accept the output):\n" +
+		"--- testdata/p.md (golden)\n" +
+		"+++ testdata/p.md (output)\n" +
+		"@@ -1,3 +1,3 @@\n" +
+		" ## 1. Task (task)\n \n-Do the thing.\n+Do another thing.\n"
+	if len(rec.failed) != 1 || rec.failed[0] != want {
+		t.Errorf("got failures %q, want one:\n%s", rec.failed, want)
+	}
+}
+
+func TestGoldenUpdate(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("UNFOLD_UPDATE_GOLDEN", "")
+	rec := &recorder{TB: t}
+	read := func() string {
+		b, err := os.ReadFile("testdata/new/p.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	prompttest.Golden(rec, "new/p.md", "one\n", prompttest.Update(true))
+	if got := read(); got != "one\n" || len(rec.failed) != 0 {
+		t.Fatalf("Update(true): got file %q and failures %q, want the file written", got, rec.failed)
+	}
+	prompttest.Golden(rec, "new/p.md", "one\n", prompttest.Update(false))
+	if len(rec.failed) != 0 {
+		t.Fatalf("Update(false) on equal output: got failures %q", rec.failed)
+	}
+
+	t.Setenv("UNFOLD_UPDATE_GOLDEN", "1")
+	if !prompttest.Updating() {
+		t.Error("Updating() = false with UNFOLD_UPDATE_GOLDEN=1")
+	}
+	prompttest.Golden(rec, "new/p.md", "two\n")
+	if got := read(); got != "two\n" || len(rec.failed) != 0 {
+		t.Fatalf("UNFOLD_UPDATE_GOLDEN=1: got file %q and failures %q, want the file rewritten", got, rec.failed)
+	}
+
+	t.Setenv("UNFOLD_UPDATE_GOLDEN", "yes please")
+	prompttest.Golden(rec, "new/p.md", "three\n")
+	if len(rec.failed) != 1 || !strings.Contains(rec.failed[0], `UNFOLD_UPDATE_GOLDEN="yes please"`) || read() != "two\n" {
+		t.Errorf("a bad UNFOLD_UPDATE_GOLDEN: got failures %q and file %q, want the value named and the file kept", rec.failed, read())
+	}
+}
 
 func TestTokenAssertions(t *testing.T) {
 	r, err := fixture().Render(nil, nil, prompt.WithTokens(tokens.Estimate))

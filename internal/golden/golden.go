@@ -1,39 +1,105 @@
-// Package golden compares test output with files under testdata and
-// rewrites them when tests run with -update. It registers that flag; tests
-// that use it must not define their own.
+// Package golden compares test output with files under testdata. A
+// difference fails the test with a unified diff from the file to the
+// output; the files are rewritten instead when the environment has
+// UNFOLD_UPDATE_GOLDEN=1 ([EnvVar]) or when a caller asks explicitly
+// ([CheckFile]).
+//
+//	UNFOLD_UPDATE_GOLDEN=1 go test ./envs/...   # accept the new output
+//	git diff                                    # and review it
+//
+// It registers no flag, so that a test binary which imports it, or
+// prompttest, which is built on it, may define its own -update.
 package golden
 
 import (
-	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+
+	"github.com/aymanbagabas/go-udiff"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files with the current output")
+// EnvVar is the environment variable that asks for golden files to be
+// rewritten: 1 (or true) rewrites them, 0, false or unset compares.
+const EnvVar = "UNFOLD_UPDATE_GOLDEN"
 
-// Update reports whether the run was asked to rewrite golden files.
-func Update() bool { return *update }
+// Update reports whether the environment asks for golden files to be
+// rewritten; a value of EnvVar that is not a boolean is an error.
+func Update() (bool, error) {
+	v, ok := os.LookupEnv(EnvVar)
+	if !ok || v == "" {
+		return false, nil
+	}
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("golden: %s=%q: want 1 to rewrite golden files or 0 to compare with them", EnvVar, v)
+	}
+	return on, nil
+}
 
 // Check compares got with testdata/<name> (a slash-separated path), or
-// writes it under -update. A difference fails the test and shows both.
+// writes it there when the environment asks (see Update).
 func Check(t testing.TB, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", filepath.FromSlash(name))
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
+	update, err := Update()
+	if err != nil {
+		t.Fatal(err)
+		return
+	}
+	CheckFile(t, filepath.Join("testdata", filepath.FromSlash(name)), got, update)
+}
+
+// CheckFile compares got with the file at path, failing t with a unified
+// diff when they differ, or, when update is true, writes got there (through
+// a temporary file renamed into place, so that a failed write leaves the
+// old file whole).
+func CheckFile(t testing.TB, path, got string, update bool) {
+	t.Helper()
+	if update {
+		if err := write(path, got); err != nil {
+			t.Fatalf("golden: %v", err)
 		}
 		return
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run the tests with -update to create it)", err)
+		t.Fatalf("golden: %v (set %s=1 to create it)", err, EnvVar)
+		return
 	}
 	if got != string(want) {
-		t.Errorf("%s differs from the golden file (run with -update to accept)\ngot:\n%s\nwant:\n%s", path, got, want)
+		t.Errorf("%s differs from the output (set %s=1 to accept the output):\n%s", path, EnvVar, Diff(path, string(want), got))
 	}
+}
+
+// Diff returns the unified diff from want, the golden file at path, to got,
+// the output; "" when they are equal.
+func Diff(path, want, got string) string {
+	return udiff.Unified(path+" (golden)", path+" (output)", want, got)
+}
+
+func write(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }

@@ -1,0 +1,105 @@
+package golden_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/unfold-dev/unfold/internal/golden"
+)
+
+// recorder is a testing.TB that keeps what a check reports instead of
+// failing the test.
+type recorder struct {
+	testing.TB
+	errors, fatals []string
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.fatals = append(r.fatals, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) Fatal(args ...any) { r.fatals = append(r.fatals, fmt.Sprint(args...)) }
+
+func TestCheckShowsUnifiedDiff(t *testing.T) {
+	t.Setenv(golden.EnvVar, "")
+	path := filepath.Join(t.TempDir(), "screen.golden")
+	want := "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\n"
+	if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{TB: t}
+	golden.CheckFile(r, path, strings.Replace(want, "line 4\n", "line four\n", 1), false)
+	if len(r.errors) != 1 || len(r.fatals) != 0 {
+		t.Fatalf("got errors %q and fatals %q, want one error", r.errors, r.fatals)
+	}
+	wantMsg := path + " differs from the output (set UNFOLD_UPDATE_GOLDEN=1 to accept the output):\n" +
+		"--- " + path + " (golden)\n" +
+		"+++ " + path + " (output)\n" +
+		"@@ -1,7 +1,7 @@\n" +
+		" line 1\n line 2\n line 3\n-line 4\n+line four\n line 5\n line 6\n line 7\n"
+	if r.errors[0] != wantMsg {
+		t.Errorf("got message\n%s\nwant\n%s", r.errors[0], wantMsg)
+	}
+}
+
+func TestCheckEqualPasses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "same.golden")
+	if err := os.WriteFile(path, []byte("same\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{TB: t}
+	golden.CheckFile(r, path, "same\n", false)
+	if len(r.errors)+len(r.fatals) != 0 {
+		t.Errorf("got errors %q and fatals %q on equal output, want none", r.errors, r.fatals)
+	}
+}
+
+func TestCheckMissingFileSaysHowToCreate(t *testing.T) {
+	r := &recorder{TB: t}
+	golden.CheckFile(r, filepath.Join(t.TempDir(), "none.golden"), "x", false)
+	if len(r.fatals) != 1 || !strings.Contains(r.fatals[0], "set UNFOLD_UPDATE_GOLDEN=1 to create it") {
+		t.Errorf("got fatals %q, want one saying how to create the file", r.fatals)
+	}
+}
+
+func TestCheckUpdates(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv(golden.EnvVar, "1")
+	r := &recorder{TB: t}
+	golden.Check(r, "deep/dir/out.golden", "new\n")
+	if len(r.errors)+len(r.fatals) != 0 {
+		t.Fatalf("got errors %q and fatals %q, want none", r.errors, r.fatals)
+	}
+	b, err := os.ReadFile(filepath.Join("testdata", "deep", "dir", "out.golden"))
+	if err != nil || string(b) != "new\n" {
+		t.Fatalf("got %q, %v; want the file written with %q", b, err, "new\n")
+	}
+	entries, err := os.ReadDir(filepath.Join("testdata", "deep", "dir"))
+	if err != nil || len(entries) != 1 {
+		t.Errorf("got %v, %v in the directory; want only out.golden, no temporary file", entries, err)
+	}
+
+	t.Setenv(golden.EnvVar, "0")
+	golden.Check(r, "deep/dir/out.golden", "newer\n")
+	if len(r.errors) != 1 {
+		t.Errorf("with %s=0: got errors %q, want the difference reported", golden.EnvVar, r.errors)
+	}
+}
+
+func TestCheckBadEnvironment(t *testing.T) {
+	t.Setenv(golden.EnvVar, "maybe")
+	r := &recorder{TB: t}
+	golden.Check(r, "x.golden", "x")
+	if len(r.fatals) != 1 || !strings.Contains(r.fatals[0], `UNFOLD_UPDATE_GOLDEN="maybe": want 1`) {
+		t.Errorf("got fatals %q, want one naming the bad value", r.fatals)
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -18,7 +17,7 @@ import (
 	"github.com/unfold-dev/unfold/orchestrator"
 )
 
-const replHelp = `Usage: unfold repl [--project DIR]
+const replHelp = `Usage: unfold repl [--project DIR] [--history FILE]
 
 Drives the environments "unfold serve" would offer (the built-in ones and the
 spec files in DIR/env/*.json), by hand. Type a command for one environment on
@@ -34,9 +33,11 @@ or several lines as a fenced block named after the environment:
   ` + "```" + `
 
 Each command prints the environment's response, then every screen, as the
-agent would see them. Ctrl-C interrupts a running command; :screens shows the
-screens again, :help shows this help, :quit (or the end of input) shuts every
-environment down.
+agent would see them. On a terminal, lines can be edited (arrows, Ctrl-A,
+Ctrl-E, Ctrl-W, ...) and earlier ones recalled with the up arrow or Ctrl-R.
+Ctrl-C interrupts a running command, or drops the line being typed; :screens
+shows the screens again, :help shows this help, :quit (or Ctrl-D, or the end
+of input) shuts every environment down.
 `
 
 // maxReplInput bounds one line, and one fenced block, typed at the REPL.
@@ -46,6 +47,7 @@ func runRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("repl", flag.ContinueOnError)
 	project := fs.String("project", ".", "the project `DIR`: environments work there, and spec files come from DIR/env/*.json")
 	names := fs.String("builtins", "all", builtinsUsage())
+	history := fs.String("history", "", "keep the lines typed on a terminal in `FILE`, read back at the next start (default: only for this session)")
 	if code := parseFlags(fs, replHelp, args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -54,10 +56,14 @@ func runRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "unfold repl: %v\n", err)
 		return 1
 	}
-	r := &repl{o: o, out: stdout, prompt: isTerminal(stdin)}
+	lines := newLineReader(stdin, stdout, *history, stderr)
+	r := &repl{o: o, out: stdout}
 	stopSignals := r.catchInterrupts()
-	err = r.run(context.Background(), stdin)
+	err = r.run(context.Background(), lines)
 	stopSignals()
+	if cerr := lines.Close(); cerr != nil {
+		fmt.Fprintf(stderr, "unfold repl: %v\n", cerr)
+	}
 	if cerr := o.Close(); cerr != nil {
 		fmt.Fprintf(stderr, "unfold repl: %v\n", cerr)
 	}
@@ -68,20 +74,10 @@ func runRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
 // repl reads commands and prints responses and screens.
 type repl struct {
-	o      *orchestrator.Orchestrator
-	out    io.Writer
-	prompt bool // print prompts (the input is a terminal)
+	o   *orchestrator.Orchestrator
+	out io.Writer
 
 	// mu guards cancel, the running command's cancel function.
 	mu     sync.Mutex
@@ -116,30 +112,33 @@ func (r *repl) catchInterrupts() func() {
 	}
 }
 
-func (r *repl) run(ctx context.Context, in io.Reader) error {
+func (r *repl) run(ctx context.Context, lines lineReader) error {
 	fmt.Fprintf(r.out, "unfold repl: environments %s. Type `env: command`, a fenced block, or :help.\n", strings.Join(r.o.Names(), ", "))
-	br := bufio.NewReaderSize(in, 64<<10)
 	var p replParser
 	for {
-		if r.prompt {
-			if p.inFence() {
-				fmt.Fprint(r.out, "... ")
-			} else {
-				fmt.Fprint(r.out, "unfold> ")
-			}
+		prompt := "unfold> "
+		if p.inFence() {
+			prompt = "... "
 		}
-		line, err := readReplLine(br, maxReplInput)
-		if errors.Is(err, errLineTooLong) {
+		line, err := lines.ReadLine(prompt)
+		switch {
+		case errors.Is(err, errLineTooLong):
 			fmt.Fprintf(r.out, "error: the line is longer than %d bytes; it was skipped\n", maxReplInput)
 			continue
-		}
-		if err == io.EOF {
+		case errors.Is(err, errInterrupted):
+			if p.inFence() {
+				p = replParser{}
+				fmt.Fprint(r.out, "(the fenced block was dropped)\n")
+			} else {
+				fmt.Fprint(r.out, "(type :quit to leave)\n")
+			}
+			continue
+		case err == io.EOF:
 			if p.inFence() {
 				fmt.Fprint(r.out, "error: the input ended inside a fenced block; it was not run\n")
 			}
 			return nil
-		}
-		if err != nil {
+		case err != nil:
 			return err
 		}
 		a := p.feed(line)
@@ -256,38 +255,4 @@ func (p *replParser) feed(line string) action {
 		return action{kind: actionMessage, text: "error: type `env: command` (like `counter: add 5`), a fenced block starting with ```env, or :help"}
 	}
 	return action{kind: actionRun, env: env, text: strings.TrimSpace(command)}
-}
-
-var errLineTooLong = errors.New("line too long")
-
-// readReplLine reads one line without its newline; a line longer than limit
-// is consumed and reported as errLineTooLong without being kept.
-func readReplLine(br *bufio.Reader, limit int) (string, error) {
-	var b strings.Builder
-	over := false
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if !over {
-			if b.Len()+len(chunk) > limit+2 {
-				over = true
-				b.Reset()
-			} else {
-				b.Write(chunk)
-			}
-		}
-		switch err {
-		case bufio.ErrBufferFull:
-			continue
-		case nil, io.EOF:
-			if err == io.EOF && b.Len() == 0 && !over {
-				return "", io.EOF
-			}
-			if over {
-				return "", errLineTooLong
-			}
-			return strings.TrimSuffix(strings.TrimSuffix(b.String(), "\n"), "\r"), nil
-		default:
-			return "", err
-		}
-	}
 }

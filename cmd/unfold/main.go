@@ -1,8 +1,9 @@
 // Command unfold runs persistent environments for agents and renders
 // prompts: `unfold serve` speaks the orchestrator's NDJSON protocol on stdin
 // and stdout, `unfold repl` lets a person drive the same environments by
-// hand, `unfold render` renders a prompt file, and `unfold skills validate`
-// checks Agent Skills folders.
+// hand, `unfold render` renders a prompt file, `unfold skills validate`
+// checks Agent Skills folders, and `unfold version` says which build this
+// is.
 //
 // Run `unfold --help` for the commands and `unfold help <command>` for one
 // command's flags.
@@ -33,6 +34,7 @@ func commands() []command {
 		{"render", "render a prompt file to markdown, under a token budget if asked, or show where its tokens go", runRender},
 		{"mcp", "serve the environments (and a prompt file) over the Model Context Protocol, on stdio or streamable HTTP", runMCP},
 		{"skills", "check Agent Skills folders the way the format's reference validator does", runSkills},
+		{"version", "print the version of this binary and the commit it was built from", runVersion},
 		{"help", "show help for a command", runHelp},
 	}
 }
@@ -50,8 +52,12 @@ Commands:
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, overview)
+	width := 0
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-*s %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprint(w, "\nRun \"unfold help <command>\" or \"unfold <command> --help\" for a command's flags.\n")
 }
@@ -70,6 +76,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "-h", "-help", "--help":
 		usage(stdout)
 		return 0
+	case "-version", "--version":
+		return runVersion(args[1:], stdin, stdout, stderr)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

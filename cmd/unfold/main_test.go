@@ -245,9 +245,9 @@ func TestHelp(t *testing.T) {
 		wantStdout string // a piece the output must contain
 		wantStderr string
 	}{
-		{"--help", []string{"--help"}, 0, "Commands:\n  serve  run the environments behind the NDJSON orchestrator protocol", ""},
+		{"--help", []string{"--help"}, 0, "Commands:\n  serve   run the environments behind the NDJSON orchestrator protocol", ""},
 		{"-h", []string{"-h"}, 0, "Usage:\n  unfold <command> [flags]", ""},
-		{"help", []string{"help"}, 0, "  repl   drive the same environments by hand", ""},
+		{"help", []string{"help"}, 0, "  repl    drive the same environments by hand", ""},
 		{"help serve", []string{"help", "serve"}, 0, "Usage: unfold serve [--project DIR]", ""},
 		{"serve --help", []string{"serve", "--help"}, 0, "-max-line-bytes bytes", ""},
 		{"repl --help", []string{"repl", "--help"}, 0, "Usage: unfold repl [--project DIR]", ""},

@@ -78,7 +78,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer cfs.Close()
 	opts := mcp.Options{
-		Version: "dev",
+		Version: readVersion().Version,
 		FS:      cfs,
 		Logger:  slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}

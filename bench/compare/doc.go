@@ -29,7 +29,10 @@
 //     reading every skill's instructions, against a Node.js loader that
 //     reads each SKILL.md and parses its front matter with js-yaml, and the
 //     file system's floor of opening each SKILL.md; names and descriptions
-//     checked equal.
+//     checked equal;
+//   - startup: whole unfold processes rendering a small prompt file with
+//     the exact and the estimated counter, and printing the help, with the
+//     size of the binary.
 //
 // # Method
 //

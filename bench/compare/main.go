@@ -66,6 +66,7 @@ var workloads = []workloadDef{
 	{"editor", runEditor},
 	{"serve", runServe},
 	{"skills", runSkills},
+	{"startup", runStartup},
 }
 
 func main() {
@@ -73,11 +74,11 @@ func main() {
 	var only string
 	flag.StringVar(&cfg.peers, "peers", "", "the `DIR` run.sh installed the npm peers into (DIR/node_modules)")
 	flag.StringVar(&cfg.scripts, "scripts", "bench/compare", "the `DIR` holding peer.cjs and peer_pexpect.py")
-	flag.StringVar(&cfg.unfold, "unfold", "", "the unfold `binary` for the serve workload")
+	flag.StringVar(&cfg.unfold, "unfold", "", "the unfold `binary` for the serve and startup workloads")
 	flag.StringVar(&cfg.python, "python", "/usr/bin/python3", "the Python with pexpect installed")
 	flag.IntVar(&cfg.rounds, "rounds", 5, "how many rounds each workload runs")
 	flag.StringVar(&cfg.out, "out", "", "write the report as markdown to `FILE` (bench/RESULTS.md)")
-	flag.StringVar(&only, "only", "", "comma-separated workloads to run (default all: render,budget,scale,tokens,bash,editor,serve,skills)")
+	flag.StringVar(&only, "only", "", "comma-separated workloads to run (default all: render,budget,scale,tokens,bash,editor,serve,skills,startup)")
 	flag.StringVar(&cfg.command, "command", "", "the command that started the run, recorded in the report")
 	flag.Parse()
 	if cfg.rounds < 1 {
@@ -87,7 +88,7 @@ func main() {
 		cfg.only = strings.Split(only, ",")
 		for _, n := range cfg.only {
 			if !slices.ContainsFunc(workloads, func(w workloadDef) bool { return w.name == n }) {
-				fatalf("-only: unknown workload %q (want render, budget, scale, tokens, bash, editor, serve or skills)", n)
+				fatalf("-only: unknown workload %q (want render, budget, scale, tokens, bash, editor, serve, skills or startup)", n)
 			}
 		}
 	}

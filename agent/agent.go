@@ -87,6 +87,7 @@ type config struct {
 	Now          func() time.Time
 	Disclosure   Disclosure
 	Price        *Price
+	NoBridge     bool
 }
 
 // Option configures an [Agent].
@@ -128,6 +129,18 @@ func WithOrchestrator(o *orchestrator.Orchestrator) Option {
 // WithTools offers tools on every step besides the prompt's.
 func WithTools(ts ...*tools.Tool) Option {
 	return func(c *config) { c.Tools = append(c.Tools, ts...) }
+}
+
+// WithToolBridge sets whether, with [DisclosureAppend] and native tool
+// calls, a model whose API has no deferred tools (Features.DefersTools
+// false) calls the tools of sections opened during the run through one
+// tool offered from the start, [UseToolName], each opening listing its
+// tools with their input schemas (the default, on); or gets them added at
+// the end of its tool list (off). Providers lay the tool list out before
+// the system message, so a list that grows leaves only the tools before
+// it in the cached prefix; with the bridge the list never changes.
+func WithToolBridge(on bool) Option {
+	return func(c *config) { c.NoBridge = !on }
 }
 
 // WithHelp offers the help tool (tools.NewHelp) describing what the prompt

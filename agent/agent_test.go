@@ -682,14 +682,14 @@ func TestOnDemandEnvironmentOpens(t *testing.T) {
 
 // TestAppendDisclosure: with DisclosureAppend the system message and the
 // tool list of the start stay; the opening's answer carries the section
-// and its tool joins the end of the list; text mode describes the new tool
-// in the answer.
+// and describes its tool, which native calls reach through use_tool and
+// text mode by name.
 func TestAppendDisclosure(t *testing.T) {
 	t.Run("native", func(t *testing.T) {
 		f := newFixture(t)
 		srv := scripted.New(t,
 			scripted.Calls(call("c1", "open_sections", `{"section_keys":["calc"],"reason":"need to add"}`)),
-			scripted.Calls(call("c2", "add", `{"a":2,"b":40}`)),
+			scripted.Calls(call("c2", "use_tool", `{"name":"add","input":{"a":2,"b":40}}`)),
 			scripted.Text("The sum is 42."),
 		)
 		a, err := agent.New(newModel(t, srv), f.prompt)
@@ -710,10 +710,12 @@ func TestAppendDisclosure(t *testing.T) {
 				t.Errorf("request %d: the system message changed:\n%s", i, sys)
 			}
 		}
-		if got := strings.Join(reqs[1].ToolNames(), ","); got != "open_sections,add" {
-			t.Errorf("tools after the opening: got %s, want open_sections,add (the new tool last)", got)
+		for i, r := range reqs {
+			if got := strings.Join(r.ToolNames(), ","); got != "open_sections,use_tool" {
+				t.Errorf("request %d: tools %s, want open_sections,use_tool throughout", i, got)
+			}
 		}
-		if out, _ := reqs[1].ToolResult("c1"); !strings.Contains(out, "Opened sections: calc. New tools: add.") || !strings.Contains(out, "Use add to add numbers.") {
+		if out, _ := reqs[1].ToolResult("c1"); !strings.Contains(out, "Opened sections: calc. New tools: add.") || !strings.Contains(out, "Use add to add numbers.") || !strings.Contains(out, "- add: Add two integers.") {
 			t.Errorf("open result: got %q, want the opening and the section's content", out)
 		}
 		if got, _ := reqs[2].ToolResult("c2"); got != "42" {

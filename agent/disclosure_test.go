@@ -92,6 +92,20 @@ func taskReplies(reasoning bool, search string) []scripted.Reply {
 	return rs
 }
 
+// bridgedReplies are replies whose calls of the deploy section's tools go
+// through use_tool, as a model sees them with DisclosureAppend on an API
+// without deferred tools.
+func bridgedReplies(rs []scripted.Reply) []scripted.Reply {
+	for i, r := range rs {
+		for j, c := range r.ToolCalls {
+			if c.Name == "deploy" || c.Name == "status" {
+				rs[i].ToolCalls[j] = scripted.Call{ID: c.ID, Name: agent.UseToolName, Args: `{"name":"` + c.Name + `","input":` + c.Args + `}`}
+			}
+		}
+	}
+	return rs
+}
+
 // textReplies are taskReplies as text actions.
 func textReplies() []scripted.Reply {
 	rs := taskReplies(false, "")
@@ -141,8 +155,12 @@ type adapter struct {
 }
 
 var adapters = []adapter{
-	{"chat completions", "gpt-5", func(t testing.TB, _ agent.Disclosure) (agent.Model, server) {
-		srv := scripted.New(t, taskReplies(false, "")...)
+	{"chat completions", "gpt-5", func(t testing.TB, mode agent.Disclosure) (agent.Model, server) {
+		replies := taskReplies(false, "")
+		if mode == agent.DisclosureAppend {
+			replies = bridgedReplies(replies)
+		}
+		srv := scripted.New(t, replies...)
 		srv.SimulateCache()
 		m, err := openai.New(srv.URL, "gpt-5", openai.WithAPIKey("k"))
 		if err != nil {
@@ -307,19 +325,12 @@ func TestDisclosureModes(t *testing.T) {
 				if strings.HasPrefix(ad.name, "chat completions") {
 					var req, first struct {
 						Messages []json.RawMessage `json:"messages"`
-						Tools    []json.RawMessage `json:"tools"`
+						Tools    json.RawMessage   `json:"tools"`
 					}
 					_ = json.Unmarshal(b, &req)
 					_ = json.Unmarshal(app.bodies[0], &first)
-					if string(req.Messages[0]) != string(first.Messages[0]) {
-						t.Errorf("append, request %d: the system message changed", i+1)
-					}
-					if i > 0 {
-						var prev struct{ Tools []json.RawMessage }
-						_ = json.Unmarshal(app.bodies[i-1], &prev)
-						if len(req.Tools) < len(prev.Tools) || !slices.EqualFunc(prev.Tools, req.Tools[:len(prev.Tools)], func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
-							t.Errorf("append, request %d: the tool list changed other than at its end", i+1)
-						}
+					if string(req.Messages[0]) != string(first.Messages[0]) || string(req.Tools) != string(first.Tools) {
+						t.Errorf("append, request %d: the system message or the tool list changed", i+1)
 					}
 					continue
 				}
@@ -342,13 +353,14 @@ func TestDisclosureModes(t *testing.T) {
 			if ad.name == "responses" && !strings.Contains(field(app.bodies[0], tls), `"defer_loading":true`) {
 				t.Errorf("responses, append: the deploy tools should be deferred from the start")
 			}
+			if ad.name == "chat completions" && (!strings.Contains(field(app.bodies[0], tls), `"name":"use_tool"`) || strings.Contains(field(app.bodies[9], tls), `"name":"deploy"`)) {
+				t.Errorf("chat completions, append: use_tool should be offered from the start and deploy never listed:\n%s", field(app.bodies[9], tls))
+			}
 			// In append mode every request starts with the whole previous
-			// one, but for an API without deferred tools the request after
-			// the tool-bearing opening, whose tool list grew.
+			// one.
 			for i, u := range app.steps[1:] {
 				step := i + 2
-				grew := ad.name == "chat completions" && step == 6
-				if whole := u.PrefixTokens == app.steps[i].RequestTokens; whole == grew {
+				if u.PrefixTokens != app.steps[i].RequestTokens {
 					t.Errorf("append, step %d: prefix %d tokens of %d, previous request %d", step, u.PrefixTokens, u.RequestTokens, app.steps[i].RequestTokens)
 				}
 			}
@@ -357,8 +369,8 @@ func TestDisclosureModes(t *testing.T) {
 			}
 			ap, _ := app.share()
 			rp, _ := rer.share()
-			if ap <= rp || (ad.name != "chat completions" && ap < 0.95) {
-				t.Errorf("prefix share of steps 2-10: append %.3f, rerender %.3f; want append above rerender, and >= 0.95 with deferred tools", ap, rp)
+			if ap <= rp || ap < 0.95 {
+				t.Errorf("prefix share of steps 2-10: append %.3f, rerender %.3f; want append above rerender, and >= 0.95", ap, rp)
 			}
 		})
 	}
@@ -419,5 +431,75 @@ func TestDeferredToolOpensItsSection(t *testing.T) {
 	}
 	if got := visibility.Get(a.Session()).Paths(); !slices.Equal(got, []string{"deploy"}) {
 		t.Errorf("overrides: got %v, want [deploy]", got)
+	}
+}
+
+// TestUseTool checks the bridge of an API without deferred tools: a tool
+// of a section not yet open opens it, bad calls are answered with what to
+// do, and without the bridge an opening's tools join the end of the list.
+func TestUseTool(t *testing.T) {
+	call := func(id, name, args string) scripted.Reply {
+		return scripted.Reply{ToolCalls: []scripted.Call{{ID: id, Name: name, Args: args}}}
+	}
+	srv := scripted.New(t,
+		call("c1", agent.UseToolName, `{"name":"status"}`),
+		call("c2", agent.UseToolName, `{"input":{}}`),
+		call("c3", agent.UseToolName, `{"name":"launch","input":{}}`),
+		call("c4", agent.UseToolName, `{"name":"deploy","input":{"target":"staging"}}`),
+		scripted.Reply{Content: "Done."},
+	)
+	m, err := openai.New(srv.URL, "gpt-5", openai.WithAPIKey("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(m, taskPrompt(t), agent.WithFS(afero.NewMemMapFs()), agent.WithDisclosure(agent.DisclosureAppend))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Run(context.Background(), "Deploy to staging.")
+	if err != nil || res.Answer != "Done." || res.Expansions != 1 {
+		t.Fatalf("got %+v, %v", res, err)
+	}
+	out := map[string]string{}
+	for _, msg := range res.Messages {
+		out[msg.ToolCallID] = msg.Content
+	}
+	for id, want := range map[string][]string{
+		"c1": {"Opened sections: deploy.", deployBody, "New tools and their input schemas, called through use_tool:", "- deploy: Deploy the service to a target. Input schema:", "staging: v2, production: v1"},
+		"c2": {"Error: use_tool takes {\"name\": \"TOOL\", \"input\": {...}} (name is missing)."},
+		"c3": {"Error: Unknown tool: launch.", "Through use_tool: deploy, status."},
+		"c4": {"staging"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(out[id], w) {
+				t.Errorf("%s: got %q, want it to contain %q", id, out[id], w)
+			}
+		}
+	}
+	for i, b := range srv.Bodies() {
+		if tls := field(b, "tools"); !strings.Contains(tls, `"name":"use_tool"`) || strings.Contains(tls, `"name":"deploy"`) {
+			t.Errorf("request %d: tools %s, want use_tool and not deploy", i+1, tls)
+		}
+	}
+
+	// Without the bridge the opened section's tools are called by name,
+	// added at the end of the tool list.
+	srv = scripted.New(t, taskReplies(false, "")...)
+	m, err = openai.New(srv.URL, "gpt-5", openai.WithAPIKey("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err = agent.New(m, taskPrompt(t), agent.WithFS(afero.NewMemMapFs()), agent.WithTools(readTool()),
+		agent.WithDisclosure(agent.DisclosureAppend), agent.WithToolBridge(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(context.Background(), "Deploy."); err != nil {
+		t.Fatal(err)
+	}
+	bodies := srv.Bodies()
+	first, last := field(bodies[0], "tools"), field(bodies[9], "tools")
+	if strings.Contains(first, "use_tool") || !strings.HasPrefix(last, strings.TrimSuffix(first, "]")) || !strings.Contains(last, `"name":"deploy"`) {
+		t.Errorf("without the bridge: tools went from %s to %s, want deploy and status added at the end", first, last)
 	}
 }

@@ -37,11 +37,15 @@
 // render's. With [DisclosureAppend], the default for a model whose
 // provider caches prompt prefixes ([Features]), the system message and the
 // tool list of the run's start never change: the section's content is the
-// answer to the open_sections call, and its tools are added at the end of
-// the tool list. An adapter whose API defers tools natively gets the tools
+// answer to the open_sections call. An adapter whose API defers tools
+// natively gets the tools
 // of every section closed at the start in each request
 // ([Request.Deferred]), declares them deferred, and loads a section's
-// tools with the result that opened it ([Message.Loads]). The model sees
+// tools with the result that opened it ([Message.Loads]). With other
+// adapters the model calls an opened section's tools through one tool
+// offered from the start, [UseToolName] (use_tool), the opening's answer
+// listing them with their input schemas; [WithToolBridge](false) adds them
+// at the end of the tool list instead. The model sees
 // the same sections and tools in both modes; the session and the
 // transcript record the same events.
 //

@@ -43,16 +43,10 @@ func (r *run) expand(err error) (tools.Result, error) {
 		return tools.Result{Message: err.Error()}, err
 	}
 	res := op.Result()
-	if r.a.cfg.Disclosure == DisclosureAppend && r.a.cfg.Actions == ActionsText && len(op.NewTools) > 0 {
-		// The system message that lists the tools stays as it was.
-		var b strings.Builder
-		b.WriteString(res.Message + "\n\nNew tools and their input schemas:\n\n")
-		for _, name := range op.NewTools {
-			if t, ok := r.byName[name]; ok {
-				b.WriteString(toolLine(t))
-			}
-		}
-		res.Message = strings.TrimRight(b.String(), "\n")
+	if r.a.cfg.Disclosure == DisclosureAppend && (r.a.cfg.Actions == ActionsText || r.bridge != nil) && len(op.NewTools) > 0 {
+		// The system message or the tool list that lists the tools stays
+		// as it was.
+		res.Message += "\n\n" + r.newToolsText(op.NewTools)
 	}
 	return res, nil
 }
@@ -82,7 +76,11 @@ func (r *run) openAndCall(name, path, args string) (tools.Result, error) {
 		return dryRun(name, args), nil
 	}
 	res, err := r.runTool(name, t, args)
-	res.Message = op.String() + "\n\n" + res.Message
+	opening := op.String()
+	if r.bridge != nil && len(op.NewTools) > 0 {
+		opening += "\n\n" + r.newToolsText(op.NewTools)
+	}
+	res.Message = opening + "\n\n" + res.Message
 	return res, err
 }
 

@@ -38,7 +38,8 @@ type run struct {
 	rank     map[string]int
 	deferred []ToolGroup
 	owner    map[string]string
-	loads    []string // the tools the last opening loaded, for its tool message
+	loads    []string    // the tools the last opening loaded, for its tool message
+	bridge   *tools.Tool // use_tool, when opened sections' tools are called through it
 
 	layout layout // the previous request, for the prefix measure
 
@@ -184,6 +185,12 @@ func (r *run) update() error {
 	}
 	if !r.started && a.cfg.Disclosure == DisclosureAppend && a.cfg.Actions == ActionsNative {
 		r.deferTools()
+		if !a.cfg.NoBridge && !featuresOf(a.cfg.Model).DefersTools && len(r.deferred) > 0 {
+			r.bridge = newUseTool()
+			if err := r.collectTools(); err != nil {
+				return err
+			}
+		}
 	}
 	r.started = true
 	text := stable.Text()
@@ -253,6 +260,9 @@ func (r *run) collectTools() error {
 		list = append(list, t)
 	}
 	list = append(list, r.a.cfg.Tools...)
+	if r.bridge != nil {
+		list = append(list, r.bridge)
+	}
 	if r.help != nil {
 		list = append(list, r.help)
 	}
@@ -268,6 +278,10 @@ func (r *run) collectTools() error {
 			return fmt.Errorf("agent: two tools are named %q (the prompt, an environment, WithTools or help); rename one", t.Name())
 		}
 		byName[t.Name()] = t
+	}
+	if r.bridge != nil {
+		// Opened sections' tools are called through use_tool.
+		list = slices.DeleteFunc(list, r.bridged)
 	}
 	if r.a.cfg.Disclosure == DisclosureAppend {
 		// Keep the order of the run's start; tools offered later go last.
@@ -417,6 +431,9 @@ func (r *run) timed(name, args, id string, f func() (tools.Result, error)) (tool
 }
 
 func (r *run) dispatch(name, args string) (tools.Result, error) {
+	if r.bridge != nil && name == UseToolName {
+		return r.useTool(args)
+	}
 	t, ok := r.byName[name]
 	if path, deferred := r.owner[name]; !ok && deferred && featuresOf(r.a.cfg.Model).DefersTools {
 		// The provider showed the tool deferred and the model found it:
@@ -424,7 +441,11 @@ func (r *run) dispatch(name, args string) (tools.Result, error) {
 		return r.openAndCall(name, path, args)
 	}
 	if !ok {
-		return tools.Result{Message: fmt.Sprintf("Unknown tool: %s. Available tools: %s.", name, strings.Join(r.toolNames(), ", "))}, nil
+		msg := fmt.Sprintf("Unknown tool: %s. Available tools: %s.", name, strings.Join(r.toolNames(), ", "))
+		if names := r.bridgedNames(); len(names) > 0 {
+			msg += fmt.Sprintf(" Through %s: %s.", UseToolName, strings.Join(names, ", "))
+		}
+		return tools.Result{Message: msg}, nil
 	}
 	if r.a.cfg.DryRun && t != r.help && name != prompt.OpenSectionsName {
 		return dryRun(name, args), nil

@@ -99,7 +99,9 @@ func (r *run) helpIndex() tools.HelpIndex {
 			sum, _ := o.Summary(name)
 			usage := "write a ```" + name + " code block with the command"
 			if r.a.cfg.Actions == ActionsNative {
-				if _, ok := r.byName[name]; ok {
+				if t, ok := r.byName[name]; ok && r.bridged(t) {
+					usage = "call " + UseToolName + " with the name " + name + " and the command"
+				} else if ok {
 					usage = "call the " + name + " tool with the command"
 				} else {
 					usage = "open its section with open_sections first"

@@ -47,7 +47,8 @@ The model is --model (or UNFOLD_MODEL).
 With --disclosure append (the default: these providers cache prompt
 prefixes) the system message and the tool list stay as the run started; an
 opened section arrives as the answer to open_sections and its tools through
-the provider's deferred tools, or at the end of the tool list. With
+the provider's deferred tools, or (chat completions) through use_tool,
+offered from the start. With
 --disclosure rerender the system message is rendered again instead.
 
 Requests that get no reply, 429 or a 5xx status are retried with backoff

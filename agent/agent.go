@@ -34,7 +34,7 @@ var ErrExpansionLimit = fmt.Errorf("Visibility expansion retries exceeded (%d)",
 // without a final answer.
 var ErrStepLimit = errors.New("agent: step limit reached without a final answer")
 
-// ActionMode says how the model acts.
+// ActionMode says how the model acts; [ParseActionMode] reads one by name.
 type ActionMode int
 
 const (
@@ -90,7 +90,11 @@ type config struct {
 	NoBridge     bool
 }
 
-// Option configures an [Agent].
+// Option configures an [Agent]: [WithSession], [WithFS], [WithBudget] and
+// [WithCounter], [WithOrchestrator], [WithTools], [WithToolBridge],
+// [WithHelp], [WithMaxSteps], [WithActions], [WithTranscript],
+// [WithDryRun], [WithOnDelta], [WithOnProgress] (each [Progress] of a
+// run, for display), [WithDisclosure], [WithPrice] and [WithClock].
 type Option func(*config)
 
 // WithSession sets the session that holds visibility overrides and
@@ -379,9 +383,9 @@ func (a *Agent) Run(ctx context.Context, task string) (*Result, error) {
 }
 
 // Resume continues the conversation a transcript holds: it replays the
-// session events the transcript saved into the agent's session (which must
-// not have events of its own yet, see session.ReplayLog), restores the
-// messages and goes on. A non-empty followUp is added as a user message;
+// session events the transcript saved ([Transcript.SessionLog]) into the
+// agent's session (which must not have events of its own yet, see
+// session.ReplayLog), restores the messages and goes on. A non-empty followUp is added as a user message;
 // tool calls the transcript left unanswered are answered as not run.
 func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*Result, error) {
 	if tr == nil {

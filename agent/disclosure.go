@@ -2,7 +2,8 @@ package agent
 
 import "fmt"
 
-// Disclosure says where an opened section reaches the model.
+// Disclosure says where an opened section reaches the model;
+// [ParseDisclosure] reads one by name.
 type Disclosure int
 
 const (

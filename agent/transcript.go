@@ -11,7 +11,9 @@ import (
 	"github.com/unfold-dev/unfold/prompt"
 )
 
-// The kinds of transcript records.
+// The kinds of transcript records, a [Record]'s Kind: [KindRun],
+// [KindRender], [KindMessage], [KindModel], [KindTool], [KindExpansion],
+// [KindSession], [KindError] and [KindEnd].
 const (
 	KindRun       = "run"       // a run started: the task, the action mode
 	KindRender    = "render"    // what the model is shown changed: the report, what opened or closed, the system message when it changed
@@ -24,7 +26,7 @@ const (
 	KindEnd       = "end"       // the run ended: answer, usage, error
 )
 
-// MaxTranscriptLine bounds one transcript line ReadTranscript accepts.
+// MaxTranscriptLine bounds one transcript line [ReadTranscript] accepts.
 const MaxTranscriptLine = 64 << 20
 
 // Record is one line of a transcript. Kind says which fields are set.
@@ -135,7 +137,7 @@ type Transcript struct {
 }
 
 // ReadTranscript reads the JSON lines a run wrote. A line that is not a
-// record, or is longer than MaxTranscriptLine, is an error naming it.
+// record, or is longer than [MaxTranscriptLine], is an error naming it.
 func ReadTranscript(r io.Reader) (*Transcript, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxTranscriptLine)
@@ -174,7 +176,7 @@ func (t *Transcript) Messages() []Message {
 }
 
 // SessionLog returns the session events the runs saved, as the JSON lines
-// session.Session.ReplayLog reads.
+// session.Session.ReplayLog reads; [Agent.Resume] replays them.
 func (t *Transcript) SessionLog() string {
 	var b strings.Builder
 	for _, r := range t.Records {

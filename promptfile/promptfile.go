@@ -35,7 +35,7 @@ import (
 // Params are the values a prompt file's templates see: a JSON object.
 type Params = map[string]any
 
-// File is a parsed prompt file.
+// File is a parsed prompt file; [File.Template] is its prompt template.
 type File struct {
 	name     string
 	template *prompt.Template

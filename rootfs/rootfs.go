@@ -26,7 +26,7 @@ import (
 // FS is an [afero.Fs] whose every name is resolved inside one directory.
 // It also reports, reads and makes symbolic links ([afero.Symlinker]),
 // confined the same way. It is safe for concurrent use; Close releases
-// the directory.
+// the directory, and [FS.Root] gives the [os.Root] itself.
 type FS struct {
 	root *os.Root
 }

@@ -22,8 +22,10 @@
 //
 // [Load] reads skills folders on disk ([Discover] finds a project's:
 // .claude/skills, .agents/skills and skills), [LoadFolders] any [fs.FS].
-// Loading reads each skill's front matter and the first bytes of its files,
-// in parallel; the instructions wait until the skill is opened.
+// Loading reads each skill's front matter, in parallel, and lists the files
+// under its scripts/, references/ and assets/ folders without opening them;
+// the instructions wait until the skill is opened, a file's first heading
+// or line until its summary shows.
 //
 //	dirs, err := skills.Discover(project)
 //	set, err := skills.Load(dirs...)
@@ -31,6 +33,15 @@
 //		log.Print(p) // file:line: message (rule)
 //	}
 //	tmpl, err := prompt.New("agents", "coder", intro, set.Section())
+//
+// # Limits
+//
+// What is read is bounded: [MaxFrontMatterBytes] of front matter,
+// [MaxSkillBytes] of instructions, [MaxFileBytes] for a file read whole,
+// [MaxShownBytes] of a file shown in its section, [MaxFiles] files listed
+// per skill and [MaxSkills] skills per folder. The format's own limits are
+// [MaxNameLength], [MaxDescriptionLength] and [MaxCompatibilityLength]
+// characters.
 //
 // # Validation
 //

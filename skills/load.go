@@ -252,7 +252,7 @@ func misnamed(f Folder, dir string) []Problem {
 
 // listFiles lists the skill's resource files, reading directories only.
 func (k *Skill) listFiles() {
-	for _, res := range Resources {
+	for _, res := range resources {
 		k.listDir(path.Join(k.root, res), 0)
 	}
 }

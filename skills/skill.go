@@ -13,9 +13,9 @@ import (
 // FileName is the file that makes a directory a skill.
 const FileName = "SKILL.md"
 
-// Resources are the folders of a skill whose files are listed, each a
+// resources are the folders of a skill whose files are listed, each a
 // section of its own, in this order.
-var Resources = []string{"scripts", "references", "assets"}
+var resources = []string{"scripts", "references", "assets"}
 
 // Limits on what is read.
 const (
@@ -99,7 +99,7 @@ func (k *Skill) Inspect(p string) (File, error) {
 }
 
 func (k *Skill) notListed(p string) error {
-	return fmt.Errorf("skills: %s: %s: %w: not one of the skill's files under %s", k.Name, p, fs.ErrNotExist, strings.Join(Resources, "/, ")+"/")
+	return fmt.Errorf("skills: %s: %s: %w: not one of the skill's files under %s", k.Name, p, fs.ErrNotExist, strings.Join(resources, "/, ")+"/")
 }
 
 // ReadFile reads the listed file at p whole, up to MaxFileBytes. Only listed

@@ -9,7 +9,7 @@ import (
 )
 
 // Report is what [Validate] found: the skills that keep the rules and the
-// problems of those that do not.
+// problems of those that do not; [Report.Checked] counts both.
 type Report struct {
 	Valid    []string  // the names of the valid skills, by name
 	Problems []Problem // each naming its file, line and rule

@@ -36,7 +36,8 @@ type options struct {
 	HTTPClient *http.Client
 }
 
-// Option configures a [Client].
+// Option configures a [Client]: [WithAPIKey], [WithMaxTokens],
+// [WithMaxRetries], [WithBackoff], [WithTimeout] and [WithHTTPClient].
 type Option func(*options)
 
 // WithAPIKey sends key as the x-api-key header.
@@ -223,7 +224,7 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Me
 		return agent.Response{}, err
 	}
 	if body := call.Body(); body != nil && !streamed {
-		resp, err := ParseMessage(body)
+		resp, err := parseMessage(body)
 		if err == nil && onDelta != nil && resp.Message.Content != "" {
 			onDelta(agent.Delta{Content: resp.Message.Content})
 		}
@@ -235,14 +236,14 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Me
 		}
 		return agent.Response{}, errUnusable
 	}
-	return ParseMessage([]byte(acc.RawJSON()))
+	return parseMessage([]byte(acc.RawJSON()))
 }
 
-// ParseMessage reads a Messages API message: its text, its tool calls and
+// parseMessage reads a Messages API message: its text, its tool calls and
 // its usage. Its content blocks, whatever their type (thinking, server
 // tool searches and their results), are kept as the message's Native
 // data, sent back as they are with the next request.
-func ParseMessage(raw []byte) (agent.Response, error) {
+func parseMessage(raw []byte) (agent.Response, error) {
 	var m struct {
 		Type       string            `json:"type"`
 		Content    []json.RawMessage `json:"content"`

@@ -33,7 +33,7 @@ func TestParseMessageFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := ParseMessage(raw)
+	resp, err := parseMessage(raw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,4 +37,8 @@
 // comes back as a *StatusError (status, error type, message), or names
 // the reply that could not be used, the timeout, or the endpoint that
 // could not be reached.
+//
+// A reply keeps its content blocks, thinking included, as [agent.Native]
+// data under the API name [NativeMessages], and goes back to the API as
+// it came.
 package anthropic

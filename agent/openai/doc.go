@@ -47,4 +47,8 @@
 // content type and first bytes; an attempt that ran out of time, by the
 // timeout; an endpoint that cannot be reached, by its base URL. A cancelled
 // context stops the request, mid-stream included.
+//
+// A Responses reply keeps its output items, reasoning items included, as
+// [agent.Native] data under the API name [NativeResponses], and goes back
+// to the API as it came.
 package openai

@@ -31,7 +31,10 @@ type options struct {
 	Reasoning   string
 }
 
-// Option configures a [Client] or a [Responses].
+// Option configures a [Client] or a [Responses]: [WithAPIKey],
+// [WithMaxRetries], [WithBackoff], [WithTimeout], [WithHTTPClient],
+// [WithTemperature] and [WithReasoningEffort]. A streamed reply is read up
+// to [MaxReplyBytes].
 type Option func(*options)
 
 // WithAPIKey sends key as the bearer token (default none, for local

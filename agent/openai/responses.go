@@ -71,7 +71,7 @@ func (c *Responses) Complete(ctx context.Context, req agent.Request) (agent.Resp
 			if err != nil {
 				return agent.Response{}, err
 			}
-			return ParseResponse([]byte(r.RawJSON()))
+			return parseResponse([]byte(r.RawJSON()))
 		},
 		func(call *transport.Call, err error) error { return c.failure(ctx, call, err) })
 }
@@ -134,7 +134,7 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 		return agent.Response{}, err
 	}
 	if body := call.Body(); body != nil && !streamed {
-		resp, err := ParseResponse(body)
+		resp, err := parseResponse(body)
 		if err == nil && req.OnDelta != nil && resp.Message.Content != "" {
 			req.OnDelta(agent.Delta{Content: resp.Message.Content})
 		}
@@ -146,7 +146,7 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 		}
 		return agent.Response{}, errUnusableResponse
 	}
-	resp, err := ParseResponse(done)
+	resp, err := parseResponse(done)
 	return resp, err
 }
 
@@ -162,11 +162,11 @@ func failureMessage(raw string) string {
 	return raw
 }
 
-// ParseResponse reads a Responses API response object: the text of its
+// parseResponse reads a Responses API response object: the text of its
 // messages, its function calls and its usage. Its output items, whatever
 // their type (reasoning, tool searches, calls), are kept as the message's
 // Native data, sent back as they are with the next request.
-func ParseResponse(raw []byte) (agent.Response, error) {
+func parseResponse(raw []byte) (agent.Response, error) {
 	var r struct {
 		Object string            `json:"object"`
 		Status string            `json:"status"`

@@ -34,7 +34,7 @@ func TestParseResponseFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := ParseResponse(raw)
+	resp, err := parseResponse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestParseResponseFixture(t *testing.T) {
 	if items[0]["encrypted_content"] == nil || items[4]["namespace"] != "deploy" {
 		t.Errorf("native items lost fields: %v", items)
 	}
-	if _, err := ParseResponse([]byte(`<!DOCTYPE html><p>hi`)); err == nil {
+	if _, err := parseResponse([]byte(`<!DOCTYPE html><p>hi`)); err == nil {
 		t.Error("an HTML page parsed as a response")
 	}
 }

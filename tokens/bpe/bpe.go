@@ -17,7 +17,9 @@ const (
 	Cl100k Encoding = "cl100k_base"
 )
 
-// Counter counts tokens with one encoding. It is safe for concurrent use.
+// Counter counts tokens with one encoding ([O200k] or [Cl100k]). It is
+// safe for concurrent use. [Counter.CountErr] reports a vocabulary that
+// failed to load, which Count cannot.
 type Counter struct {
 	enc   Encoding
 	chunk func(s string, i int) int // the encoding's pre-tokenizer

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/unfold-dev/unfold/agent"
@@ -191,6 +187,9 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 
+	// Signals stop the run; the environments close within the grace.
+	stop := stopOnSignal("agent", stderr)
+	defer stop.stop()
 	var o *orchestrator.Orchestrator
 	if f.dryRun {
 		o, err = dryOrchestrator(dir, f.names, stderr)
@@ -263,20 +262,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	var caught atomic.Value // the signal that stopped the run
-	go func() {
-		select {
-		case s := <-sigs:
-			caught.Store(s)
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	ctx := stop.ctx
 	var res *agent.Result
 	if tr != nil {
 		res, err = a.Resume(ctx, tr, task)
@@ -287,12 +273,9 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if res != nil {
 		printTotals(stderr, res, priced)
 	}
-	if s, ok := caught.Load().(os.Signal); ok {
+	if s := stop.signal(); s != nil {
 		fmt.Fprintf(stderr, "unfold agent: stopped by %v\n", s)
-		if s == syscall.SIGTERM {
-			return 143
-		}
-		return 130
+		return stop.code()
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold agent: %v\n", err)

@@ -33,31 +33,42 @@
 //
 // # Schemas
 //
-// The input type must be a struct; the output type may be any type with a
-// JSON form. Inference follows encoding/json, so the schema describes exactly
-// what decoding accepts:
+// The input type must be a struct, one without its own JSON or text encoding
+// methods; the output type may be any type with a JSON form.
+// github.com/google/jsonschema-go infers the schemas, with what it lacks
+// added here, and inference follows encoding/json, so the schema describes
+// what decoding accepts (null aside, see below):
 //
 //   - struct: "type":"object" with a property per field, named by its json
 //     tag; fields tagged json:"-" and unexported fields are left out, embedded
-//     structs are flattened; fields without omitempty or omitzero are
-//     required; no other properties are allowed.
-//   - a `description:"..."` tag describes a field; an `enum:"a,b,c"` tag
-//     lists the values a string field (or each item of a list of strings)
-//     may take.
-//   - string, bool, integers ("integer", unsigned ones with "minimum": 0),
-//     floats and json.Number ("number"); slices and arrays ("array", arrays
-//     with "maxItems"); []byte as a base64 string; maps with string keys
-//     ("object" whose "additionalProperties" is the element's schema);
-//     pointers as their element; time.Time as a "date-time" string.
+//     structs without a json name are flattened; fields without omitempty or
+//     omitzero are required; no other properties are allowed.
+//   - a `description:"..."` tag (or jsonschema-go's `jsonschema:"..."`)
+//     describes a field; an `enum:"a,b,c"` tag lists the values a string
+//     field (or each item of a list of strings) may take.
+//   - string, bool, integers ("integer", with the bounds of the sized types:
+//     "minimum": 0 for unsigned ones, -128 to 127 for int8), floats and
+//     json.Number ("number"); slices and arrays ("array", arrays with their
+//     length as "minItems" and "maxItems"); []byte as a base64 string; maps
+//     with string keys, or keys with MarshalText ("object" whose
+//     "additionalProperties" is the element's schema); time.Time as a
+//     "date-time" string; a field with the ",string" option as a string.
+//   - pointers as their element. A schema has one type, never a list: null
+//     is not offered for pointers and slices, though it decodes into them,
+//     since some model APIs take one type only.
 //   - json.RawMessage, interfaces and types with their own MarshalJSON or
-//     UnmarshalJSON accept any value; types with MarshalText or
+//     UnmarshalJSON accept any value ({}); types with MarshalText or
 //     UnmarshalText accept a string.
-//   - channels, functions, complex numbers, maps with other keys and
-//     recursive types have no schema: New fails with a [TypeError] that
-//     names the field.
+//   - channels, functions, complex numbers, maps with other keys, recursive
+//     types, and structs whose properties jsonschema-go and encoding/json
+//     would name differently (an embedded field with a json name or that is
+//     not a struct, two fields with one JSON name, a json name encoding/json
+//     ignores) have no schema: New fails with a [TypeError] that names the
+//     field.
 //
 // The schemas are JSON Schema draft 2020-12 objects without a "$schema" key,
-// since some model APIs reject it.
+// since some model APIs reject it; for the same reason a schema that allows
+// any value is written {}, not true.
 //
 // # Validation
 //

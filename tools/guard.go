@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	schema "github.com/google/jsonschema-go/jsonschema"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
@@ -111,7 +112,7 @@ func isIndex(tok string) bool {
 
 // check walks v with schema s, as jsonschema would for the keywords that
 // inference writes.
-func (g *guard) check(s *schema, v any) {
+func (g *guard) check(s *schema.Schema, v any) {
 	if s.Type == "" {
 		return // {}: anything goes
 	}
@@ -133,8 +134,11 @@ func (g *guard) check(s *schema, v any) {
 			g.add(g.path, "expected integer, but got number", "")
 			return
 		}
-		if s.Minimum != nil && r.Cmp(new(big.Rat).SetInt64(*s.Minimum)) < 0 {
-			g.add(g.path, fmt.Sprintf("must be >= %d but found %s", *s.Minimum, n), "")
+		if s.Minimum != nil && r.Cmp(new(big.Rat).SetFloat64(*s.Minimum)) < 0 {
+			g.add(g.path, fmt.Sprintf("must be >= %v but found %s", *s.Minimum, n), "")
+		}
+		if s.Maximum != nil && r.Cmp(new(big.Rat).SetFloat64(*s.Maximum)) > 0 {
+			g.add(g.path, fmt.Sprintf("must be <= %v but found %s", *s.Maximum, n), "")
 		}
 		return
 	}
@@ -146,6 +150,9 @@ func (g *guard) check(s *schema, v any) {
 	case string:
 		g.checkString(s, v)
 	case []any:
+		if s.MinItems != nil && len(v) < *s.MinItems {
+			g.add(g.path, fmt.Sprintf("minimum %d items required, but found %d items", *s.MinItems, len(v)), "")
+		}
 		if s.MaxItems != nil && len(v) > *s.MaxItems {
 			g.add(g.path, fmt.Sprintf("maximum %d items required, but found %d items", *s.MaxItems, len(v)), "")
 		}
@@ -161,8 +168,8 @@ func (g *guard) check(s *schema, v any) {
 	}
 }
 
-func (g *guard) checkString(s *schema, v string) {
-	if len(s.Enum) > 0 && !slices.Contains(s.Enum, v) {
+func (g *guard) checkString(s *schema.Schema, v string) {
+	if len(s.Enum) > 0 && !slices.Contains(s.Enum, any(v)) {
 		g.add(g.path, enumText(s.Enum), "")
 	}
 	if s.Format == "date-time" {
@@ -181,25 +188,25 @@ func (g *guard) checkString(s *schema, v string) {
 	}
 }
 
-func (g *guard) checkObject(s *schema, v map[string]any) {
+func (g *guard) checkObject(s *schema.Schema, v map[string]any) {
 	for _, name := range s.Required {
 		if _, ok := v[name]; !ok {
 			g.add(append(g.path, name), "missing required property", "")
 		}
 	}
-	for _, p := range s.Properties {
-		if pv, ok := v[p.Name]; ok {
-			g.path = append(g.path, p.Name)
-			g.check(p.Schema, pv)
+	for name, pv := range v {
+		if p := s.Properties[name]; p != nil {
+			g.path = append(g.path, name)
+			g.check(p, pv)
 			g.path = g.path[:len(g.path)-1]
 		}
 	}
-	switch s.Additional {
-	case nil:
-	case noAdditional:
+	switch {
+	case s.AdditionalProperties == nil:
+	case closed(s):
 		hint := ""
 		for name := range v {
-			if s.property(name) == nil {
+			if s.Properties[name] == nil {
 				if hint == "" {
 					hint = allowedText(s)
 				}
@@ -208,23 +215,29 @@ func (g *guard) checkObject(s *schema, v map[string]any) {
 		}
 	default:
 		for name, pv := range v {
-			if s.property(name) == nil {
+			if s.Properties[name] == nil {
 				g.path = append(g.path, name)
-				g.check(s.Additional, pv)
+				g.check(s.AdditionalProperties, pv)
 				g.path = g.path[:len(g.path)-1]
 			}
 		}
 	}
 }
 
+// closed reports whether object schema s allows no other properties than
+// its own: inference writes "additionalProperties": false as {"not": {}}.
+func closed(s *schema.Schema) bool {
+	return s.AdditionalProperties != nil && s.AdditionalProperties.Not != nil
+}
+
 // enumText is jsonschema's message for a value outside an enum.
-func enumText(values []string) string {
+func enumText(values []any) string {
 	if len(values) == 1 {
-		return fmt.Sprintf("value must be %q", values[0])
+		return fmt.Sprintf("value must be %#v", values[0])
 	}
 	quoted := make([]string, len(values))
 	for i, v := range values {
-		quoted[i] = strconv.Quote(v)
+		quoted[i] = fmt.Sprintf("%#v", v)
 	}
 	return "value must be one of " + strings.Join(quoted, ", ")
 }

@@ -39,6 +39,7 @@ func FuzzGuard(f *testing.F) {
 		`{"name":"a","count":1,"meta":{"a":-1,"b":1.0,"c":"x"},"at":"2024-02-30T00:00:00Z","blob":"%%"}`,
 		`{"name":"a","count":1,"sub":{"deep":[{"a":1},[]],"empty":{"x":1},"y":2}}`,
 		`{"name":"a","count":1e3,"size":2E+2,"ratio":-0.0,"at":"2024-01-01T23:59:60Z"}`,
+		`{"name":"a","count":-129,"size":65536,"pair":[1],"keys":null,"sub":null,"meta":null}`,
 		`[]`, `"x"`, `1`, `{"a/b~c":1,"":2}`,
 	} {
 		f.Add([]byte(seed))

@@ -7,16 +7,18 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
+
+	schema "github.com/google/jsonschema-go/jsonschema"
 )
 
 // TypeError reports a Go type that has no JSON schema: channels, functions,
-// complex numbers, unsafe pointers, maps whose keys are not strings, and
-// recursive types. [New] returns it (wrapped) naming the field path where the
-// type was found.
+// complex numbers, unsafe pointers, maps whose keys are not strings,
+// recursive types, and struct layouts whose schema would not say what
+// encoding/json decodes. [New] returns it (wrapped) naming the field path
+// where the type was found.
 type TypeError struct {
 	Path   string       // Go field path from the input or output type, like "Items[].Next"; "" for the type itself
 	Type   reflect.Type // the offending type
@@ -31,144 +33,26 @@ func (e *TypeError) Error() string {
 	return fmt.Sprintf("field %s: unsupported type %s: %s", e.Path, e.Type, e.Reason)
 }
 
-// schema is the subset of JSON Schema that inference produces. It is written
-// out by appendJSON in a fixed key order, so the same Go type always gives the
-// same bytes.
-type schema struct {
-	Type            string
-	Format          string
-	ContentEncoding string
-	Description     string
-	Enum            []string
-	Minimum         *int64
-	MaxItems        *int
-	Items           *schema
-	Properties      []property // nil: no "properties" key; empty: "properties": {}
-	hasProperties   bool
-	Required        []string
-	// Additional is "additionalProperties": nil leaves it out, noAdditional
-	// writes false, any other schema is written as a schema.
-	Additional *schema
-}
-
-type property struct {
-	Name   string
-	Schema *schema
-}
-
-// noAdditional stands for "additionalProperties": false.
-var noAdditional = &schema{}
-
-func (s *schema) property(name string) *schema {
-	for _, p := range s.Properties {
-		if p.Name == name {
-			return p.Schema
-		}
+// infer returns the schema of type t. jsonschema-go infers it: property
+// names from json tags, fields without omitempty or omitzero required, no
+// other properties on structs. What it lacks is added here: a check of t first (check), the
+// schemas of the types encoding/json writes otherwise than their kind says
+// (known), and the description, enum and ",string" tags (annotate).
+func infer(t reflect.Type) (*schema.Schema, error) {
+	c := typeCheck{known: map[reflect.Type]*schema.Schema{}, active: map[reflect.Type]bool{}}
+	if err := c.check(t, ""); err != nil {
+		return nil, err
 	}
-	return nil
-}
-
-func (s *schema) marshal() json.RawMessage {
-	var b bytes.Buffer
-	s.appendJSON(&b)
-	return b.Bytes()
-}
-
-func (s *schema) appendJSON(b *bytes.Buffer) {
-	b.WriteByte('{')
-	first := true
-	key := func(k string) {
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		writeString(b, k)
-		b.WriteByte(':')
+	s, err := schema.ForType(t, &schema.ForOptions{TypeSchemas: c.known})
+	if err != nil {
+		return nil, err
 	}
-	if s.Type != "" {
-		key("type")
-		writeString(b, s.Type)
-	}
-	if s.Format != "" {
-		key("format")
-		writeString(b, s.Format)
-	}
-	if s.ContentEncoding != "" {
-		key("contentEncoding")
-		writeString(b, s.ContentEncoding)
-	}
-	if s.Description != "" {
-		key("description")
-		writeString(b, s.Description)
-	}
-	if len(s.Enum) > 0 {
-		key("enum")
-		writeStrings(b, s.Enum)
-	}
-	if s.Minimum != nil {
-		key("minimum")
-		b.WriteString(strconv.FormatInt(*s.Minimum, 10))
-	}
-	if s.MaxItems != nil {
-		key("maxItems")
-		b.WriteString(strconv.Itoa(*s.MaxItems))
-	}
-	if s.Items != nil {
-		key("items")
-		s.Items.appendJSON(b)
-	}
-	if s.hasProperties {
-		key("properties")
-		b.WriteByte('{')
-		for i, p := range s.Properties {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, p.Name)
-			b.WriteByte(':')
-			p.Schema.appendJSON(b)
-		}
-		b.WriteByte('}')
-	}
-	if len(s.Required) > 0 {
-		key("required")
-		writeStrings(b, s.Required)
-	}
-	switch s.Additional {
-	case nil:
-	case noAdditional:
-		key("additionalProperties")
-		b.WriteString("false")
-	default:
-		key("additionalProperties")
-		s.Additional.appendJSON(b)
-	}
-	b.WriteByte('}')
-}
-
-// writeString writes s as a JSON string without HTML escaping, so
-// descriptions with <, > and & stay readable in the schema.
-func writeString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	b.Truncate(b.Len() - 1)
-}
-
-func writeStrings(b *bytes.Buffer, ss []string) {
-	b.WriteByte('[')
-	for i, s := range ss {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		writeString(b, s)
-	}
-	b.WriteByte(']')
+	annotate(t, s, c.known)
+	return s, nil
 }
 
 var (
 	timeType            = reflect.TypeFor[time.Time]()
-	rawMessageType      = reflect.TypeFor[json.RawMessage]()
 	numberType          = reflect.TypeFor[json.Number]()
 	jsonMarshalerType   = reflect.TypeFor[json.Marshaler]()
 	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
@@ -176,167 +60,144 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-// inferrer turns Go types into schemas.
-type inferrer struct {
-	// active holds the composite types being expanded on the current path;
+// known returns the schema of a type that encoding/json writes otherwise
+// than its kind says, or nil. jsonschema-go knows only a few such types, and
+// gets some of them wrong (big.Int is a JSON number, not a string).
+func known(t reflect.Type) *schema.Schema {
+	switch t {
+	case timeType:
+		return &schema.Schema{Type: "string", Format: "date-time"}
+	case numberType:
+		return &schema.Schema{Type: "number"}
+	}
+	implements := func(t reflect.Type, ifaces ...reflect.Type) bool {
+		return slices.ContainsFunc(ifaces, func(i reflect.Type) bool { return t.Implements(i) || reflect.PointerTo(t).Implements(i) })
+	}
+	switch {
+	case implements(t, jsonMarshalerType, jsonUnmarshalerType):
+		// Any JSON value: json.RawMessage, and types that decide their own.
+		return &schema.Schema{}
+	case implements(t, textMarshalerType, textUnmarshalerType):
+		return &schema.Schema{Type: "string"}
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 && !implements(t.Elem(), jsonMarshalerType, textMarshalerType):
+		return &schema.Schema{Type: "string", ContentEncoding: "base64"}
+	}
+	return nil
+}
+
+// typeCheck walks a type before jsonschema-go does, to name the field path of
+// what has no schema, and to collect the known types.
+type typeCheck struct {
+	known map[reflect.Type]*schema.Schema
+	// active holds the composite types being walked on the current path;
 	// meeting one again means the type is recursive.
 	active map[reflect.Type]bool
 }
 
-// inferObject returns the schema of the struct type t, which must be the
-// input type of a tool.
-func inferObject(t reflect.Type) (*schema, error) {
-	inf := &inferrer{active: make(map[reflect.Type]bool)}
-	inf.active[t] = true
-	return inf.object(t, "")
-}
-
-// inferAny returns the schema of any supported type t.
-func inferAny(t reflect.Type) (*schema, error) {
-	inf := &inferrer{active: make(map[reflect.Type]bool)}
-	return inf.infer(t, "")
-}
-
-// custom reports whether t decides its own JSON form through a method, which
-// the schema cannot see into: json.Marshaler or json.Unmarshaler give any
-// JSON value, encoding.TextMarshaler or TextUnmarshaler give a string.
-func custom(t reflect.Type) (s *schema, ok bool) {
-	p := reflect.PointerTo(t)
-	switch {
-	case t.Implements(jsonMarshalerType), p.Implements(jsonMarshalerType),
-		t.Implements(jsonUnmarshalerType), p.Implements(jsonUnmarshalerType):
-		return &schema{}, true
-	case t.Implements(textMarshalerType), p.Implements(textMarshalerType),
-		t.Implements(textUnmarshalerType), p.Implements(textUnmarshalerType):
-		return &schema{Type: "string"}, true
+func (c *typeCheck) check(t reflect.Type, path string) error {
+	if _, ok := c.known[t]; ok {
+		return nil
 	}
-	return nil, false
-}
-
-func (inf *inferrer) infer(t reflect.Type, path string) (*schema, error) {
-	switch t {
-	case timeType:
-		return &schema{Type: "string", Format: "date-time"}, nil
-	case rawMessageType:
-		return &schema{}, nil
-	case numberType:
-		return &schema{Type: "number"}, nil
+	if t.Kind() != reflect.Pointer { // jsonschema-go looks types up after following pointers
+		if s := known(t); s != nil {
+			c.known[t] = s
+			return nil
+		}
 	}
 	switch t.Kind() {
 	case reflect.Chan:
-		return nil, &TypeError{path, t, "channels have no JSON form"}
+		return &TypeError{path, t, "channels have no JSON form"}
 	case reflect.Func:
-		return nil, &TypeError{path, t, "functions have no JSON form"}
+		return &TypeError{path, t, "functions have no JSON form"}
 	case reflect.Complex64, reflect.Complex128:
-		return nil, &TypeError{path, t, "complex numbers have no JSON form; use two float fields"}
+		return &TypeError{path, t, "complex numbers have no JSON form; use two float fields"}
 	case reflect.UnsafePointer:
-		return nil, &TypeError{path, t, "unsafe pointers have no JSON form"}
-	case reflect.Interface:
-		return &schema{}, nil
+		return &TypeError{path, t, "unsafe pointers have no JSON form"}
 	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map, reflect.Struct:
-		if inf.active[t] {
-			return nil, &TypeError{path, t, "recursive types are not supported; cut the cycle, for example with a json.RawMessage field"}
+		if c.active[t] {
+			return &TypeError{path, t, "recursive types are not supported; cut the cycle, for example with a json.RawMessage field"}
 		}
+		c.active[t] = true
+		defer delete(c.active, t)
 	}
-	if t.Kind() != reflect.Pointer {
-		if s, ok := custom(t); ok {
-			return s, nil
-		}
-	}
-	switch t.Kind() {
-	case reflect.Bool:
-		return &schema{Type: "boolean"}, nil
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return &schema{Type: "integer"}, nil
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		zero := int64(0)
-		return &schema{Type: "integer", Minimum: &zero}, nil
-	case reflect.Float32, reflect.Float64:
-		return &schema{Type: "number"}, nil
-	case reflect.String:
-		return &schema{Type: "string"}, nil
-	}
-
-	inf.active[t] = true
-	defer delete(inf.active, t)
 	switch t.Kind() {
 	case reflect.Pointer:
-		return inf.infer(t.Elem(), path)
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
-			p := reflect.PointerTo(t.Elem())
-			if !p.Implements(jsonMarshalerType) && !p.Implements(textMarshalerType) {
-				// encoding/json writes []byte as a base64 string.
-				return &schema{Type: "string", ContentEncoding: "base64"}, nil
-			}
-		}
-		items, err := inf.infer(t.Elem(), path+"[]")
-		if err != nil {
-			return nil, err
-		}
-		return &schema{Type: "array", Items: items}, nil
-	case reflect.Array:
-		items, err := inf.infer(t.Elem(), path+"[]")
-		if err != nil {
-			return nil, err
-		}
-		n := t.Len()
-		return &schema{Type: "array", Items: items, MaxItems: &n}, nil
+		return c.check(t.Elem(), path)
+	case reflect.Slice, reflect.Array:
+		return c.check(t.Elem(), path+"[]")
 	case reflect.Map:
-		if t.Key().Kind() != reflect.String {
-			return nil, &TypeError{path, t, "map keys must be strings"}
+		if t.Key().Kind() != reflect.String && !t.Key().Implements(textMarshalerType) {
+			return &TypeError{path, t, "map keys must be strings"}
 		}
-		values, err := inf.infer(t.Elem(), path+"[]")
-		if err != nil {
-			return nil, err
-		}
-		return &schema{Type: "object", Additional: values}, nil
-	default: // reflect.Struct
-		return inf.object(t, path)
+		return c.check(t.Elem(), path+"[]")
+	case reflect.Struct:
+		return c.fields(t, path)
 	}
+	return nil
 }
 
-// object infers the schema of struct type t: one property per field that
-// encoding/json would use, required unless omitempty or omitzero, no others.
-func (inf *inferrer) object(t reflect.Type, path string) (*schema, error) {
-	s := &schema{Type: "object", hasProperties: true, Properties: []property{}, Additional: noAdditional}
-	for _, f := range jsonFields(t) {
-		fpath := f.goPath
+// fields checks the fields of struct type t. jsonschema-go finds them with
+// reflect.VisibleFields and flattens every embedded struct, where
+// encoding/json tells fields apart by their JSON names and keeps a tagged
+// embedded struct as one field; the layouts where the two would disagree are
+// refused, so the schema never accepts what decoding drops. (A promoted
+// field that a Go field of the same name hides is left out, as in Go, where
+// encoding/json may keep it under another JSON name: the schema is then
+// stricter than decoding, not looser.)
+func (c *typeCheck) fields(t reflect.Type, path string) error {
+	names := map[string]bool{}
+	for _, f := range reflect.VisibleFields(t) {
+		fpath := goPath(t, f.Index)
 		if path != "" {
-			fpath = path + "." + f.goPath
+			fpath = path + "." + fpath
 		}
-		fs, err := inf.infer(f.typ, fpath)
-		if err != nil {
-			return nil, err
+		if f.Anonymous {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if (f.IsExported() || et.Kind() == reflect.Struct) && (name != "" || et.Kind() != reflect.Struct) {
+				return &TypeError{fpath, f.Type, "an embedded field is flattened only when it is a struct without a json name; make it a named field"}
+			}
+			continue
 		}
-		if f.quoted {
-			// The ",string" option carries a scalar inside a JSON string.
-			fs = &schema{Type: "string"}
+		name, ok := jsonName(f)
+		if !ok {
+			continue
 		}
-		if d, ok := f.tag.Lookup("description"); ok {
-			fs.Description = d
+		if !validTagName(name) {
+			return &TypeError{fpath, f.Type, fmt.Sprintf("encoding/json ignores the json name %q and uses %s; use letters, digits and punctuation other than quotes and backslashes", name, f.Name)}
 		}
-		if e, ok := f.tag.Lookup("enum"); ok {
-			if err := setEnum(fs, e); err != nil {
-				return nil, &TypeError{fpath, f.typ, err.Error()}
+		if names[name] {
+			return &TypeError{fpath, f.Type, fmt.Sprintf("another field of %s is named %q in JSON; give one of them another json name", t, name)}
+		}
+		names[name] = true
+		if err := c.check(f.Type, fpath); err != nil {
+			return err
+		}
+		if e, ok := f.Tag.Lookup("enum"); ok {
+			if err := c.checkEnum(f.Type, e, false); err != nil {
+				return &TypeError{fpath, f.Type, err.Error()}
 			}
 		}
-		s.Properties = append(s.Properties, property{Name: f.name, Schema: fs})
-		if !f.omit {
-			s.Required = append(s.Required, f.name)
-		}
 	}
-	return s, nil
+	return nil
 }
 
-// setEnum applies an `enum:"a,b,c"` tag to a string schema, or to the items
-// of an array of strings.
-func setEnum(s *schema, tag string) error {
-	target := s
-	if s.Type == "array" && s.Items != nil {
-		target = s.Items
+// checkEnum checks an `enum:"a,b,c"` tag on a field of type t: it applies to
+// string fields and lists of strings.
+func (c *typeCheck) checkEnum(t reflect.Type, tag string, inList bool) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	if target.Type != "string" || target.Format != "" || target.ContentEncoding != "" {
+	s, isKnown := c.known[t]
+	switch {
+	case isKnown && s.Type == "string" && s.Format == "" && s.ContentEncoding == "",
+		!isKnown && t.Kind() == reflect.String:
+	case !isKnown && !inList && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
+		return c.checkEnum(t.Elem(), tag, true)
+	default:
 		return fmt.Errorf("the enum tag applies to string fields and lists of strings only")
 	}
 	values := strings.Split(tag, ",")
@@ -348,156 +209,107 @@ func setEnum(s *schema, tag string) error {
 			return fmt.Errorf("enum tag %q lists %q twice", tag, v)
 		}
 	}
-	target.Enum = values
 	return nil
 }
 
-// field is one struct field as encoding/json sees it.
-type field struct {
-	name   string // JSON name
-	goPath string // Go selector from the struct, "Base.ID" for promoted fields
-	index  []int  // field index sequence, for ordering
-	tagged bool   // name came from a json tag
-	omit   bool   // omitempty or omitzero
-	quoted bool   // ",string" on a scalar
-	typ    reflect.Type
-	tag    reflect.StructTag
-}
-
-// jsonFields lists the fields encoding/json encodes and decodes for struct
-// type t, in field order: exported fields and the fields promoted from
-// embedded structs, named by their json tags, with the same rules for name
-// conflicts (the shallowest field wins, then the only tagged one, else none).
-func jsonFields(t reflect.Type) []field {
-	type embedded struct {
-		typ    reflect.Type
-		index  []int
-		goPath string
+// annotate applies the tags of the struct fields in t to s, the schema
+// jsonschema-go inferred from t with the known types.
+func annotate(t reflect.Type, s *schema.Schema, known map[reflect.Type]*schema.Schema) {
+	if types := s.Types; slices.Contains(types, "null") {
+		// jsonschema-go lets pointers and slices take null, writing
+		// "type":["null",T] (or ["null"] for "any value", which it thereby
+		// loses). Some model APIs take one type only (Gemini's, older
+		// Ollama's), so T stays alone, as for the other Go types whose
+		// JSON null decodes too.
+		s.Types = nil
+		for _, typ := range types {
+			if typ != "null" {
+				s.Type = typ
+			}
+		}
 	}
-	var all []field
-	visited := map[reflect.Type]bool{}
-	next := []embedded{{typ: t}}
-	for len(next) > 0 {
-		current := next
-		next = nil
-		for _, e := range current {
-			if visited[e.typ] {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if known[t] != nil {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		annotate(t.Elem(), s.Items, known)
+	case reflect.Map:
+		annotate(t.Elem(), s.AdditionalProperties, known)
+	case reflect.Struct:
+		if s.Properties == nil {
+			s.Properties = map[string]*schema.Schema{} // "properties": {}, which some model APIs require of an object
+		}
+		for _, f := range reflect.VisibleFields(t) {
+			name, ok := jsonName(f)
+			if !ok {
 				continue
 			}
-			for i := range e.typ.NumField() {
-				sf := e.typ.Field(i)
-				if sf.Anonymous {
-					et := sf.Type
-					if et.Kind() == reflect.Pointer {
-						et = et.Elem()
-					}
-					if !sf.IsExported() && et.Kind() != reflect.Struct {
-						continue
-					}
-				} else if !sf.IsExported() {
-					continue
+			p := s.Properties[name]
+			annotate(f.Type, p, known)
+			if quoted(f) {
+				*p = schema.Schema{Type: "string"} // the value comes inside a JSON string
+			}
+			if d, ok := f.Tag.Lookup("description"); ok {
+				p.Description = d
+			}
+			if e, ok := f.Tag.Lookup("enum"); ok {
+				target := p
+				if p.Items != nil {
+					target = p.Items
 				}
-				tag := sf.Tag.Get("json")
-				if tag == "-" {
-					continue
+				for v := range strings.SplitSeq(e, ",") {
+					target.Enum = append(target.Enum, v)
 				}
-				name, opts, _ := strings.Cut(tag, ",")
-				if !validTagName(name) {
-					name = ""
-				}
-				index := append(slices.Clone(e.index), i)
-				goPath := sf.Name
-				if e.goPath != "" {
-					goPath = e.goPath + "." + sf.Name
-				}
-				ft := sf.Type
-				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
-					next = append(next, embedded{ft, index, goPath})
-					continue
-				}
-				f := field{name: name, goPath: goPath, index: index, tagged: name != "", typ: sf.Type, tag: sf.Tag}
-				if f.name == "" {
-					f.name = sf.Name
-				}
-				for opt := range strings.SplitSeq(opts, ",") {
-					switch opt {
-					case "omitempty", "omitzero":
-						f.omit = true
-					case "string":
-						switch ft.Kind() {
-						case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-							reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-							reflect.Float32, reflect.Float64, reflect.String:
-							f.quoted = true
-						}
-					}
-				}
-				all = append(all, f)
 			}
 		}
-		// Types are marked after the whole level, so a struct embedded twice
-		// at one depth yields its fields twice and they cancel out below, as
-		// in encoding/json.
-		for _, e := range current {
-			visited[e.typ] = true
-		}
 	}
-
-	byName := map[string][]field{}
-	var names []string
-	for _, f := range all {
-		if _, ok := byName[f.name]; !ok {
-			names = append(names, f.name)
-		}
-		byName[f.name] = append(byName[f.name], f)
-	}
-	var out []field
-	for _, name := range names {
-		if f, ok := dominant(byName[name]); ok {
-			out = append(out, f)
-		}
-	}
-	slices.SortFunc(out, func(a, b field) int { return slices.Compare(a.index, b.index) })
-	return out
 }
 
-// dominant picks the field that wins among fields sharing a JSON name: the
-// shallowest, or the only tagged one among the shallowest. Otherwise none.
-func dominant(fs []field) (field, bool) {
-	depth := len(fs[0].index)
-	for _, f := range fs[1:] {
-		depth = min(depth, len(f.index))
+// jsonName returns the property name jsonschema-go gives a field that is
+// not embedded, or false when the field is left out.
+func jsonName(f reflect.StructField) (string, bool) {
+	tag := f.Tag.Get("json")
+	if f.Anonymous || !f.IsExported() || tag == "-" {
+		return "", false
 	}
-	var top []field
-	for _, f := range fs {
-		if len(f.index) == depth {
-			top = append(top, f)
-		}
+	if name, _, _ := strings.Cut(tag, ","); name != "" {
+		return name, true
 	}
-	if len(top) == 1 {
-		return top[0], true
-	}
-	var tagged []field
-	for _, f := range top {
-		if f.tagged {
-			tagged = append(tagged, f)
-		}
-	}
-	if len(tagged) == 1 {
-		return tagged[0], true
-	}
-	return field{}, false
+	return f.Name, true
 }
 
-// validTagName reports whether encoding/json accepts name from a json tag;
-// it falls back to the Go field name otherwise.
-func validTagName(name string) bool {
-	if name == "" {
+// quoted reports whether a field has the ",string" option, which
+// encoding/json applies to scalars only.
+func quoted(f reflect.StructField) bool {
+	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if !slices.Contains(strings.Split(opts, ","), "string") {
 		return false
 	}
+	t := f.Type
+	if t.Name() == "" && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	k := t.Kind() // Bool to Float64 are the booleans and numbers
+	return k >= reflect.Bool && k <= reflect.Float64 || k == reflect.String
+}
+
+// goPath is the Go selector of the field at index in struct type t,
+// "Base.ID" for a promoted field.
+func goPath(t reflect.Type, index []int) string {
+	names := make([]string, len(index))
+	for i := range index {
+		names[i] = t.FieldByIndex(index[:i+1]).Name
+	}
+	return strings.Join(names, ".")
+}
+
+// validTagName reports whether encoding/json accepts name from a json tag
+// (Go field names pass); it falls back to the Go field name otherwise.
+func validTagName(name string) bool {
 	for _, c := range name {
 		switch {
 		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
@@ -507,3 +319,41 @@ func validTagName(name string) bool {
 	}
 	return true
 }
+
+// encode writes s as JSON for model APIs. jsonschema-go writes the empty
+// schema as true, which some providers reject, and escapes <, > and & for
+// HTML; encode writes {} and the characters themselves, so descriptions read
+// as written. An inferred schema holds no other true than empty schemas.
+func encode(s *schema.Schema) (json.RawMessage, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(raw))
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case inString && c == '\\':
+			if r, ok := htmlEscapes[string(raw[i+1:min(i+6, len(raw))])]; ok {
+				out = append(out, r)
+				i += 5
+			} else {
+				out = append(out, c, raw[i+1])
+				i++
+			}
+			continue
+		case c == '"':
+			inString = !inString
+		case !inString && bytes.HasPrefix(raw[i:], []byte("true")):
+			out = append(out, "{}"...)
+			i += len("true") - 1
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// htmlEscapes are the escapes encoding/json writes for HTML's sake.
+var htmlEscapes = map[string]byte{"u003c": '<', "u003e": '>', "u0026": '&'}

@@ -95,7 +95,6 @@ type (
 		Optional string `json:",omitempty"`
 		Zero     int    `json:"zero,omitzero"`
 		Quoted   int    `json:"quoted,string"`
-		BadTag   string `json:"bad\"tag"`
 		private  string
 	}
 	described struct {
@@ -105,8 +104,10 @@ type (
 		Ptr   *string  `json:"ptr,omitempty" enum:"x"`
 	}
 	textish struct {
-		Addr netip.Addr `json:"addr"`
-		Big  *big.Int   `json:"big"`
+		Addr netip.Addr       `json:"addr"`
+		Big  *big.Int         `json:"big"`
+		Raw  *json.RawMessage `json:"raw"`
+		Any  *any             `json:"any"`
 	}
 	pointers struct {
 		P  *int       `json:"p"`
@@ -138,16 +139,15 @@ func TestInputSchema(t *testing.T) {
 		}],
 			`{"type":"object","properties":{
 				"s":{"type":"string"},"b":{"type":"boolean"},
-				"i":{"type":"integer"},"i8":{"type":"integer"},
-				"u":{"type":"integer","minimum":0},"u8":{"type":"integer","minimum":0},
+				"i":{"type":"integer"},"i8":{"type":"integer","minimum":-128,"maximum":127},
+				"u":{"type":"integer","minimum":0},"u8":{"type":"integer","minimum":0,"maximum":255},
 				"f":{"type":"number"},"d":{"type":"number"},"n":{"type":"string"}},
 			"required":["s","b","i","i8","u","u8","f","d","n"],"additionalProperties":false}`},
 		{"tags", inputSchema[tags],
 			`{"type":"object","properties":{
 				"Plain":{"type":"string"},"renamed":{"type":"string"},"-":{"type":"string"},
-				"Optional":{"type":"string"},"zero":{"type":"integer"},"quoted":{"type":"string"},
-				"BadTag":{"type":"string"}},
-			"required":["Plain","renamed","-","quoted","BadTag"],"additionalProperties":false}`},
+				"Optional":{"type":"string"},"zero":{"type":"integer"},"quoted":{"type":"string"}},
+			"required":["Plain","renamed","-","quoted"],"additionalProperties":false}`},
 		{"descriptions and enums", inputSchema[described],
 			`{"type":"object","properties":{
 				"query":{"type":"string","description":"words to <find> & rank"},
@@ -168,7 +168,7 @@ func TestInputSchema(t *testing.T) {
 		}],
 			`{"type":"object","properties":{
 				"list":{"type":"array","items":{"type":"string"}},
-				"arr":{"type":"array","maxItems":3,"items":{"type":"integer"}},
+				"arr":{"type":"array","items":{"type":"integer"},"minItems":3,"maxItems":3},
 				"bytes":{"type":"string","contentEncoding":"base64"},
 				"map":{"type":"object","additionalProperties":{"type":"boolean"}},
 				"named":{"type":"object","additionalProperties":{"type":"array","items":{"type":"integer"}}},
@@ -184,8 +184,8 @@ func TestInputSchema(t *testing.T) {
 				"pt":{"type":"string","format":"date-time"}},
 			"required":["p","pp","ps","pt"],"additionalProperties":false}`},
 		{"custom text and json", inputSchema[textish],
-			`{"type":"object","properties":{"addr":{"type":"string"},"big":{}},
-			"required":["addr","big"],"additionalProperties":false}`},
+			`{"type":"object","properties":{"addr":{"type":"string"},"big":{},"raw":{},"any":{}},
+			"required":["addr","big","raw","any"],"additionalProperties":false}`},
 		{"embedded structs are flattened", inputSchema[withEmbedded],
 			`{"type":"object","properties":{
 				"id":{"type":"string"},"note":{"type":"string"},
@@ -194,12 +194,30 @@ func TestInputSchema(t *testing.T) {
 		{"shallow field wins", inputSchema[shadow],
 			`{"type":"object","properties":{"note":{"type":"string"},"id":{"type":"integer"}},
 			"required":["id"],"additionalProperties":false}`},
+		{"a Go field hides a promoted one of another JSON name", inputSchema[struct {
+			Base
+			ID int `json:"ident"`
+		}],
+			`{"type":"object","properties":{"note":{"type":"string"},"ident":{"type":"integer"}},
+			"required":["ident"],"additionalProperties":false}`},
 		{"conflicting fields cancel", inputSchema[conflicting],
 			`{"type":"object","properties":{"y":{"type":"boolean"}},"required":["y"],"additionalProperties":false}`},
-		{"tagged embedded struct is a field", inputSchema[embeddedTagged],
+		{"named struct field", inputSchema[struct {
+			Base Base `json:"base"`
+		}],
 			`{"type":"object","properties":{"base":{"type":"object","properties":{
 				"id":{"type":"string"},"note":{"type":"string"}},"required":["id"],"additionalProperties":false}},
 			"required":["base"],"additionalProperties":false}`},
+		{"as written, not true nor HTML escapes", inputSchema[struct {
+			A any    `json:"a" description:"true <or> \\u003c & \"true\""`
+			B []any  `json:"b"`
+			C string `json:"c" enum:"true,<>"`
+		}],
+			`{"type":"object","properties":{
+				"a":{"description":"true <or> \\u003c & \"true\""},
+				"b":{"type":"array","items":{}},
+				"c":{"type":"string","enum":["true","<>"]}},
+			"required":["a","b","c"],"additionalProperties":false}`},
 		{"interfaces", inputSchema[struct {
 			A any   `json:"a"`
 			E error `json:"e,omitempty"`
@@ -331,6 +349,25 @@ type (
 	badEnumDup struct {
 		S string `json:"s" enum:"a,b,a"`
 	}
+	badEnumTime struct {
+		T []time.Time `json:"t" enum:"a"`
+	}
+	badTag struct {
+		Name string `json:"bad\"tag"`
+	}
+	Label       string
+	embedsLabel struct {
+		Label
+		named // unexported and not a struct: encoding/json leaves it out too
+	}
+	embedsHidden struct {
+		Base `json:"-"`
+		Name string `json:"name"`
+	}
+	sameName struct {
+		Ident int `json:"id"`
+		Base
+	}
 )
 
 func TestNewTypeErrors(t *testing.T) {
@@ -366,6 +403,18 @@ func TestNewTypeErrors(t *testing.T) {
 			"S", "empty value"},
 		{"enum with duplicate", func() (*tools.Tool, error) { return tools.New("t", "d", nop[badEnumDup, struct{}]) },
 			"S", `lists "a" twice`},
+		{"enum on times", func() (*tools.Tool, error) { return tools.New("t", "d", nop[badEnumTime, struct{}]) },
+			"T", "enum tag applies to string fields"},
+		{"json name encoding/json ignores", func() (*tools.Tool, error) { return tools.New("t", "d", nop[badTag, struct{}]) },
+			"Name", `encoding/json ignores the json name "bad\"tag" and uses Name`},
+		{"tagged embedded struct", func() (*tools.Tool, error) { return tools.New("t", "d", nop[embeddedTagged, struct{}]) },
+			"Base", "an embedded field is flattened only when it is a struct without a json name; make it a named field"},
+		{"embedded struct left out", func() (*tools.Tool, error) { return tools.New("t", "d", nop[embedsHidden, struct{}]) },
+			"Base", "make it a named field"},
+		{"embedded string", func() (*tools.Tool, error) { return tools.New("t", "d", nop[struct{}, embedsLabel]) },
+			"Label", "an embedded field is flattened only when it is a struct"},
+		{"two fields with one json name", func() (*tools.Tool, error) { return tools.New("t", "d", nop[sameName, struct{}]) },
+			"Base.ID", `another field of tools_test.sameName is named "id" in JSON`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -399,6 +448,8 @@ func TestNewErrors(t *testing.T) {
 			`tools: new: tool "t": input type *tools_test.Base is not a struct; tool arguments are a JSON object, so use a struct (struct{} for none)`},
 		{"input map", func() (*tools.Tool, error) { return tools.New("t", "d", nop[map[string]any, string]) },
 			`tools: new: tool "t": input type map[string]interface {} is not a struct; tool arguments are a JSON object, so use a struct (struct{} for none)`},
+		{"input with JSON methods", func() (*tools.Tool, error) { return tools.New("t", "d", nop[netip.AddrPort, string]) },
+			`tools: new: tool "t": input type netip.AddrPort has its own JSON or text encoding methods, so no schema can list its fields; use a struct without them`},
 		{"empty description", func() (*tools.Tool, error) { return tools.New("t", " \n", nop[Base, string]) },
 			`tools: new: tool "t": empty description; say what the tool does and when to use it`},
 		{"nil handler", func() (*tools.Tool, error) { return tools.New[Base, string]("t", "d", nil) },

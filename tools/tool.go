@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	schema "github.com/google/jsonschema-go/jsonschema"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 	"github.com/spf13/afero"
 
@@ -48,7 +49,7 @@ type Tool struct {
 	description string
 	input       json.RawMessage
 	output      json.RawMessage
-	inputSchema *schema            // the inferred input schema, for the guard and to explain validation errors
+	inputSchema *schema.Schema     // the inferred input schema, for the guard and to explain validation errors
 	compiled    *jsonschema.Schema // the input schema, compiled once
 	run         func(ctx context.Context, tc Context, args []byte) (Result, error)
 }
@@ -229,7 +230,7 @@ func message(out any) (string, error) {
 // shared: tools created per request (such as a prompt's open_sections, made
 // at every render) cost a map lookup instead of inference and compilation.
 type schemas struct {
-	in            *schema
+	in            *schema.Schema
 	input, output json.RawMessage // never modified once cached
 	compiled      *jsonschema.Schema
 }
@@ -245,15 +246,30 @@ func schemasFor(inType, outType reflect.Type) (*schemas, error) {
 	if inType.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("input type %s is not a struct; tool arguments are a JSON object, so use a struct (struct{} for none)", inType)
 	}
-	in, err := inferObject(inType)
+	in, err := infer(inType)
 	if err != nil {
 		return nil, fmt.Errorf("input type %s: %w", inType, err)
 	}
-	out, err := inferAny(outType)
+	if in.Type != "object" {
+		return nil, fmt.Errorf("input type %s has its own JSON or text encoding methods, so no schema can list its fields; use a struct without them", inType)
+	}
+	// A pointer output is described by its element, as an object when it
+	// points to a struct: MCP takes only object output schemas.
+	elem := outType
+	for elem.Kind() == reflect.Pointer {
+		elem = elem.Elem()
+	}
+	out, err := infer(elem)
 	if err != nil {
 		return nil, fmt.Errorf("output type %s: %w", outType, err)
 	}
-	sc := &schemas{in: in, input: in.marshal(), output: out.marshal()}
+	sc := &schemas{in: in}
+	if sc.input, err = encode(in); err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	if sc.output, err = encode(out); err != nil {
+		return nil, fmt.Errorf("output schema: %w", err)
+	}
 	if sc.compiled, err = compile(sc.input); err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	schema "github.com/google/jsonschema-go/jsonschema"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
@@ -145,7 +146,7 @@ func (t *Tool) leafProblems(e *jsonschema.ValidationError, doc any) []problem {
 	if len(kw) == 0 {
 		return generic
 	}
-	sch := t.inputSchema.at(kw[:len(kw)-1])
+	sch := schemaAt(t.inputSchema, kw[:len(kw)-1])
 	obj, isObj := instanceAt(doc, inst).(map[string]any)
 	if sch == nil || !isObj {
 		return generic
@@ -159,12 +160,12 @@ func (t *Tool) leafProblems(e *jsonschema.ValidationError, doc any) []problem {
 			}
 		}
 	case "additionalProperties":
-		if sch.Additional != noAdditional {
+		if !closed(sch) {
 			return generic
 		}
 		hint := allowedText(sch)
 		for name := range obj {
-			if sch.property(name) == nil {
+			if sch.Properties[name] == nil {
 				ps = append(ps, problem{displayPath(append(inst, name)), "unknown property", hint})
 			}
 		}
@@ -177,23 +178,23 @@ func (t *Tool) leafProblems(e *jsonschema.ValidationError, doc any) []problem {
 
 // allowedText lists the properties an object takes, to steer the model
 // towards the right name.
-func allowedText(s *schema) string {
+func allowedText(s *schema.Schema) string {
 	if len(s.Properties) == 0 {
 		return "this object takes no properties"
 	}
 	var names []string
-	for i, p := range s.Properties {
+	for i, name := range s.PropertyOrder {
 		if i == maxAllowed {
 			names = append(names, "...")
 			break
 		}
-		names = append(names, p.Name)
+		names = append(names, name)
 	}
 	return "allowed: " + strings.Join(names, ", ")
 }
 
-// at finds the subschema at the keyword path tokens, or nil.
-func (s *schema) at(tokens []string) *schema {
+// schemaAt finds the subschema of s at the keyword path tokens, or nil.
+func schemaAt(s *schema.Schema, tokens []string) *schema.Schema {
 	for i := 0; s != nil && i < len(tokens); i++ {
 		switch tokens[i] {
 		case "properties":
@@ -201,14 +202,11 @@ func (s *schema) at(tokens []string) *schema {
 				return nil
 			}
 			i++
-			s = s.property(tokens[i])
+			s = s.Properties[tokens[i]]
 		case "items":
 			s = s.Items
 		case "additionalProperties":
-			if s.Additional == noAdditional {
-				return nil
-			}
-			s = s.Additional
+			s = s.AdditionalProperties
 		default:
 			return nil
 		}

@@ -35,9 +35,10 @@ func (e *TypeError) Error() string {
 
 // infer returns the schema of type t. jsonschema-go infers it: property
 // names from json tags, fields without omitempty or omitzero required, no
-// other properties on structs. What it lacks is added here: a check of t first (check), the
-// schemas of the types encoding/json writes otherwise than their kind says
-// (known), and the description, enum and ",string" tags (annotate).
+// other properties on structs. What it lacks is added here: a check of t
+// first (check), the schemas of the types encoding/json writes otherwise
+// than their kind says (known), the description, enum and ",string" tags
+// (annotate), and JSON in the form model APIs take (encode).
 func infer(t reflect.Type) (*schema.Schema, error) {
 	c := typeCheck{known: map[reflect.Type]*schema.Schema{}, active: map[reflect.Type]bool{}}
 	if err := c.check(t, ""); err != nil {
@@ -320,40 +321,93 @@ func validTagName(name string) bool {
 	return true
 }
 
-// encode writes s as JSON for model APIs. jsonschema-go writes the empty
-// schema as true, which some providers reject, and escapes <, > and & for
-// HTML; encode writes {} and the characters themselves, so descriptions read
-// as written. An inferred schema holds no other true than empty schemas.
+// encode writes s as JSON for model APIs: in the key order tools' schemas
+// have always had (text-mode prompts show them), with {} rather than true
+// for a schema that allows any value, since some providers reject true, and
+// without HTML escapes, so descriptions read as written. jsonschema-go's
+// own MarshalJSON orders the keys otherwise and does neither.
 func encode(s *schema.Schema) (json.RawMessage, error) {
-	raw, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(raw))
-	inString := false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch {
-		case inString && c == '\\':
-			if r, ok := htmlEscapes[string(raw[i+1:min(i+6, len(raw))])]; ok {
-				out = append(out, r)
-				i += 5
-			} else {
-				out = append(out, c, raw[i+1])
-				i++
-			}
-			continue
-		case c == '"':
-			inString = !inString
-		case !inString && bytes.HasPrefix(raw[i:], []byte("true")):
-			out = append(out, "{}"...)
-			i += len("true") - 1
-			continue
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	return marshal(toWire(s))
 }
 
-// htmlEscapes are the escapes encoding/json writes for HTML's sake.
-var htmlEscapes = map[string]byte{"u003c": '<', "u003e": '>', "u0026": '&'}
+// marshal writes v as compact JSON without escaping <, > and &.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// wire is the JSON form of an inferred schema: the keywords inference
+// writes, in a fixed order. TestEncodeKeepsEveryKeyword checks that no
+// keyword of jsonschema-go's is left out.
+type wire struct {
+	Type                 string      `json:"type,omitempty"`
+	Format               string      `json:"format,omitempty"`
+	ContentEncoding      string      `json:"contentEncoding,omitempty"`
+	Description          string      `json:"description,omitempty"`
+	Enum                 []any       `json:"enum,omitempty"`
+	Minimum              *float64    `json:"minimum,omitempty"`
+	Maximum              *float64    `json:"maximum,omitempty"`
+	MinItems             *int        `json:"minItems,omitempty"`
+	MaxItems             *int        `json:"maxItems,omitempty"`
+	Items                *wire       `json:"items,omitempty"`
+	Properties           *properties `json:"properties,omitempty"` // nil: no key; empty: "properties": {}
+	Required             []string    `json:"required,omitempty"`
+	AdditionalProperties any         `json:"additionalProperties,omitempty"` // false or a *wire
+}
+
+// properties are an object's properties in the order of its fields.
+type properties struct {
+	names   []string
+	schemas []*wire
+}
+
+// MarshalJSON writes the properties in field order, without HTML escapes.
+func (p *properties) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, name := range p.names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, err := marshal(name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := marshal(p.schemas[i])
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
+}
+
+func toWire(s *schema.Schema) *wire {
+	if s == nil {
+		return nil
+	}
+	w := &wire{
+		Type: s.Type, Format: s.Format, ContentEncoding: s.ContentEncoding,
+		Description: s.Description, Enum: s.Enum,
+		Minimum: s.Minimum, Maximum: s.Maximum, MinItems: s.MinItems, MaxItems: s.MaxItems,
+		Items: toWire(s.Items), Required: s.Required,
+	}
+	if s.Properties != nil {
+		w.Properties = &properties{}
+		for _, name := range s.PropertyOrder {
+			w.Properties.names = append(w.Properties.names, name)
+			w.Properties.schemas = append(w.Properties.schemas, toWire(s.Properties[name]))
+		}
+	}
+	switch {
+	case closed(s):
+		w.AdditionalProperties = false
+	case s.AdditionalProperties != nil:
+		w.AdditionalProperties = toWire(s.AdditionalProperties)
+	}
+	return w
+}

@@ -100,7 +100,7 @@ type (
 	described struct {
 		Query string   `json:"query" description:"words to <find> & rank"`
 		Mode  string   `json:"mode,omitempty" enum:"fast,slow" description:"how hard to look"`
-		Kinds []string `json:"kinds,omitempty" enum:"a,b"`
+		Kinds []string `json:"kinds,omitempty" enum:"a,b" description:"kinds of <match>"`
 		Ptr   *string  `json:"ptr,omitempty" enum:"x"`
 	}
 	textish struct {
@@ -152,7 +152,7 @@ func TestInputSchema(t *testing.T) {
 			`{"type":"object","properties":{
 				"query":{"type":"string","description":"words to <find> & rank"},
 				"mode":{"type":"string","description":"how hard to look","enum":["fast","slow"]},
-				"kinds":{"type":"array","items":{"type":"string","enum":["a","b"]}},
+				"kinds":{"type":"array","description":"kinds of <match>","items":{"type":"string","enum":["a","b"]}},
 				"ptr":{"type":"string","enum":["x"]}},
 			"required":["query"],"additionalProperties":false}`},
 		{"collections", inputSchema[struct {
@@ -168,7 +168,7 @@ func TestInputSchema(t *testing.T) {
 		}],
 			`{"type":"object","properties":{
 				"list":{"type":"array","items":{"type":"string"}},
-				"arr":{"type":"array","items":{"type":"integer"},"minItems":3,"maxItems":3},
+				"arr":{"type":"array","minItems":3,"maxItems":3,"items":{"type":"integer"}},
 				"bytes":{"type":"string","contentEncoding":"base64"},
 				"map":{"type":"object","additionalProperties":{"type":"boolean"}},
 				"named":{"type":"object","additionalProperties":{"type":"array","items":{"type":"integer"}}},

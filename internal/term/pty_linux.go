@@ -162,9 +162,16 @@ func InputQueued(slave *os.File) (int, error) {
 
 // Start starts cmd as a session leader with slave as its controlling
 // terminal and standard streams.
+// Attributes cmd.SysProcAttr already has (a cgroup to start in, say) are
+// kept.
 func Start(cmd *exec.Cmd, slave *os.File) error {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	attr := syscall.SysProcAttr{}
+	if cmd.SysProcAttr != nil {
+		attr = *cmd.SysProcAttr
+	}
+	attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
+	cmd.SysProcAttr = &attr
 	return cmd.Start()
 }
 
@@ -234,6 +241,68 @@ func ReadingTerminal(pgid int, tty string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// ReadingTerminalUnder is [ReadingTerminal] for a process group whose
+// members descend from root (a shell's job, or a program's): it looks at
+// root's descendants, which /proc/<pid>/task/<tid>/children lists, rather
+// than at every process, which costs far less when many run. Where those
+// lists cannot be read, it is ReadingTerminal.
+func ReadingTerminalUnder(root, pgid int, tty string) (int, bool) {
+	if pgid <= 0 {
+		return 0, false
+	}
+	if readsTerminal(pgid, tty) {
+		return pgid, true
+	}
+	found, ok := descendants(root)
+	if !ok {
+		return ReadingTerminal(pgid, tty)
+	}
+	for _, pid := range found {
+		if pid == pgid {
+			continue
+		}
+		if st, ok := readStat(pid); ok && st.pgrp == pgid && readsTerminal(pid, tty) {
+			return pid, true
+		}
+	}
+	return 0, false
+}
+
+// descendants returns the processes descending from root, and whether the
+// kernel lists children (CONFIG_PROC_CHILDREN).
+func descendants(root int) ([]int, bool) {
+	var out []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		dir := "/proc/" + strconv.Itoa(pid) + "/task"
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			if pid == root {
+				return nil, false
+			}
+			continue // it ended meanwhile
+		}
+		for _, task := range tasks {
+			data, err := os.ReadFile(dir + "/" + task.Name() + "/children")
+			if err != nil {
+				if pid == root && os.IsNotExist(err) {
+					return nil, false
+				}
+				continue
+			}
+			for f := range strings.FieldsSeq(string(data)) {
+				if child, err := strconv.Atoi(f); err == nil {
+					out = append(out, child)
+					queue = append(queue, child)
+				}
+			}
+		}
+	}
+	return out, true
 }
 
 // FlushInput discards what was typed to the terminal named tty (the

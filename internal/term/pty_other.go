@@ -34,6 +34,9 @@ func Start(*exec.Cmd, *os.File) error { return ErrUnsupported }
 // ReadingTerminal needs Linux; elsewhere it finds nothing.
 func ReadingTerminal(int, string) (int, bool) { return 0, false }
 
+// ReadingTerminalUnder needs Linux; elsewhere it finds nothing.
+func ReadingTerminalUnder(int, int, string) (int, bool) { return 0, false }
+
 // Executable needs Linux; elsewhere it returns "".
 func Executable(int) string { return "" }
 

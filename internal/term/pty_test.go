@@ -120,6 +120,29 @@ func TestForegroundAndReading(t *testing.T) {
 	}
 }
 
+// TestReadingUnder: a member of a process group that is not its leader,
+// and descends from the root given, is found reading the terminal; one in
+// another group is not.
+func TestReadingUnder(t *testing.T) {
+	// sh leads the group; its child cat reads the terminal.
+	_, slave, cmd, _, _ := startOn(t, "sh", "-c", "cat; sleep 100")
+	pid := cmd.Process.Pid
+	var got int
+	if !eventually(func() bool {
+		p, ok := term.ReadingTerminalUnder(pid, pid, slave.Name())
+		got = p
+		return ok && p != pid
+	}) {
+		t.Fatalf("ReadingTerminalUnder(%d): got %d, want sh's child cat", pid, got)
+	}
+	if want, _ := term.ReadingTerminal(pid, slave.Name()); got != want {
+		t.Errorf("ReadingTerminalUnder: got %d, want %d as ReadingTerminal finds", got, want)
+	}
+	if p, ok := term.ReadingTerminalUnder(pid, pid+1e6, slave.Name()); ok {
+		t.Errorf("another group: got %d, want none", p)
+	}
+}
+
 // TestReadingLineEditor: a program waiting for a key in a line editor
 // (pselect6 on descriptor 0 alone: readline in an interactive bash) is
 // reading the terminal; one sleeping is not.

@@ -16,6 +16,27 @@
 //
 // Package envtest checks an implementation against this contract.
 //
+// # Control comes back
+//
+// No command holds its caller for long. A [LimitedExecutor] gives control
+// back at the soft [Limits] (its output unchanged for Quiet, 30 s by
+// default; Until passed, 2 min by default), and as soon as the command
+// waits for input, with the output so far and [Response.Running] set; the
+// command runs on, and the next command continues it: empty waits and
+// returns the new output, [Interrupt] ("C-c") interrupts it, [EndOfInput]
+// ("C-d") ends its input, other text is typed to it when it waits for
+// input ([Response.Waiting], the question in [Response.Prompt], a secret
+// marked [Response.Hidden]) and refused otherwise. The context's deadline
+// is a hard limit: it interrupts the command. Commands take their turn in
+// arrival order ([Queue]), each until its own deadline ([NotRun]).
+// [Background] gives an environment that is only an [Env] the same
+// contract, showing its output when a command ends.
+//
+// Every response fits a token budget ([DefaultBudget]): [Limits.Fit]
+// keeps the head and tail of a longer output, says how much was left out,
+// and saves the whole output ([Limits.Save], [SaveTemp]), naming the file
+// in [Response.OutputFile].
+//
 // # Declarative environments
 //
 // [Declarative] builds an environment from [Command] values: a signature

@@ -11,7 +11,10 @@
 //				t.Fatal(err)
 //			}
 //			return env
-//		}, "true", envtest.WithBlocking("sleep 600"))
+//		}, "true", envtest.WithBlocking("sleep 600"),
+//			envtest.WithPhased(func(first, file, second string) string {
+//				return fmt.Sprintf("echo %s; while [ ! -e %s ]; do sleep 0.05; done; echo %s", first, file, second)
+//			}))
 //	}
 //
 // Each check runs as a subtest on its own environment, so one failure does
@@ -37,4 +40,29 @@
 //     environment still works.
 //   - EmptyCommand: empty and blank commands get a response and the
 //     environment still works.
+//
+// The checks of the soft limits ([envs.LimitedExecutor]) need commands
+// named by options, and are skipped without them; an environment that is
+// not a LimitedExecutor runs them through [envs.Background], as the
+// orchestrator runs it:
+//
+//   - SoftLimit ([WithPhased]): a command still running at its quiet limit,
+//     or at its time limit, gives control back with Running set and the
+//     output so far; [envs.Interrupt] then interrupts it.
+//   - DefaultLimit ([WithPhased], [WithDefaultQuiet]): with no deadline
+//     and no limits, control comes back at the environment's own quiet
+//     limit.
+//   - Continue ([WithPhased]): empty commands return only the output new
+//     since the last response, until the command ends with its status.
+//   - Refused ([WithPhased]): text sent while the command runs and does not
+//     wait for input is refused, and never used.
+//   - Input ([WithQuestion]): a command that waits for input comes back
+//     with Waiting and the question (Hidden for a password); the next
+//     command is its answer; [envs.EndOfInput] and [envs.Interrupt] end
+//     it.
+//   - Budget ([WithFlood]): a response over its token budget keeps its
+//     head and tail, names the file that holds all of it, and the file
+//     does.
+//   - Queue ([WithPhased]): a command waiting behind a busy one comes back
+//     at its own deadline, hard or soft, counted from its arrival.
 package envtest

@@ -29,6 +29,15 @@ type config struct {
 	Trivial  string
 	Blocking string
 	Timeout  time.Duration
+	Phased   func(first, file, second string) string
+	Question func(question string) string
+	Flood    func(lines int) string
+	Quiet    time.Duration // the factory's environments' default quiet limit; 0: unknown
+
+	// For the suite's own tests, which check it against fakes: the quiet
+	// limit the checks set, and the most empty commands they send.
+	quiet     time.Duration
+	maxRounds int
 }
 
 // Option configures [Run].
@@ -38,6 +47,33 @@ type Option func(*config)
 // such as "sleep 600". Without it the Cancel check is skipped and the
 // ConcurrentScreen check uses the trivial command.
 func WithBlocking(command string) Option { return func(c *config) { c.Blocking = command } }
+
+// WithPhased names a command that prints the line first, then waits until
+// the file exists, then prints the line second and succeeds, such as
+// `echo first; while [ ! -e file ]; do sleep 0.1; done; echo second` for a
+// shell. It enables the checks of the soft limits (SoftLimit, Continue,
+// Refused, Queue and, with [WithDefaultQuiet], DefaultLimit).
+func WithPhased(f func(first, file, second string) string) Option {
+	return func(c *config) { c.Phased = f }
+}
+
+// WithQuestion names a command that prints question (with no newline
+// after it), reads one line of input and prints "got " and the line, such
+// as `read -p 'question' x; echo "got $x"`. It enables the Input check.
+func WithQuestion(f func(question string) string) Option {
+	return func(c *config) { c.Question = f }
+}
+
+// WithFlood names a command that prints the lines "line 1" to "line n"
+// and succeeds, such as `seq -f 'line %g' n`. It enables the Budget check.
+func WithFlood(f func(n int) string) Option { return func(c *config) { c.Flood = f } }
+
+// WithDefaultQuiet says that the factory's environments give control back
+// after d without new output when a call sets no limits (their own
+// option, set short for the test): the DefaultLimit check then runs the
+// phased command through Execute, with no deadline, and wants it back
+// still running.
+func WithDefaultQuiet(d time.Duration) Option { return func(c *config) { c.Quiet = d } }
 
 // WithTimeout bounds every call the suite makes into the environment
 // (default [DefaultTimeout]).
@@ -60,7 +96,7 @@ func Run(t *testing.T, factory func(t *testing.T) envs.Env, trivial string, opts
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
-			s := &suite{cfg: cfg, newEnv: func() envs.Env {
+			s := &suite{cfg: cfg, tempDir: t.TempDir, newEnv: func() envs.Env {
 				env := factory(t)
 				if env == nil {
 					t.Fatal("envtest: factory returned nil")
@@ -90,10 +126,12 @@ type reporter interface {
 	Skipf(format string, args ...any)
 }
 
-// suite is what a check gets: a way to make environments and the config.
+// suite is what a check gets: a way to make environments, a way to make
+// temporary directories, and the config.
 type suite struct {
-	cfg    config
-	newEnv func() envs.Env
+	cfg     config
+	newEnv  func() envs.Env
+	tempDir func() string
 }
 
 type check struct {
@@ -110,6 +148,13 @@ var checks = []check{
 	{"ExecuteAfterClose", checkExecuteAfterClose},
 	{"HugeCommand", checkHugeCommand},
 	{"EmptyCommand", checkEmptyCommand},
+	{"SoftLimit", checkSoftLimit},
+	{"DefaultLimit", checkDefaultLimit},
+	{"Continue", checkContinue},
+	{"Refused", checkRefused},
+	{"Input", checkInput},
+	{"Budget", checkBudget},
+	{"Queue", checkQueue},
 }
 
 // bounded runs f on its own goroutine and waits at most timeout for its
@@ -163,6 +208,16 @@ func (s *suite) execute(r reporter, ctx context.Context, env envs.Env, command s
 	return e.resp, e.err, ok
 }
 
+// blockingExecute runs command until ctx ends: for a
+// [envs.LimitedExecutor], without a quiet limit, which would give control
+// back before.
+func blockingExecute(ctx context.Context, env envs.Env, command string) (envs.Response, error) {
+	if le, ok := env.(envs.LimitedExecutor); ok {
+		return le.ExecuteLimited(ctx, command, envs.Limits{Quiet: -1})
+	}
+	return env.Execute(ctx, command)
+}
+
 // screened is what Screen returned.
 type screened struct {
 	screen envs.Screen
@@ -179,11 +234,32 @@ func (s *suite) screen(r reporter, env envs.Env) (envs.Screen, error, bool) {
 	return sc.screen, sc.err, ok
 }
 
+// finished waits, with empty commands, for a command that came back still
+// running (an environment with a short default quiet limit, on a slow
+// machine) to end.
+func (s *suite) finished(r reporter, env envs.Env, resp envs.Response, err error) (envs.Response, error, bool) {
+	r.Helper()
+	for range s.cfg.rounds() {
+		if err != nil || !resp.Running {
+			return resp, err, true
+		}
+		var ok bool
+		if resp, err, ok = s.execute(r, context.Background(), env, ""); !ok {
+			return resp, err, false
+		}
+	}
+	r.Errorf("after %d empty commands: got %s, want the command to end", s.cfg.rounds(), result(resp, err))
+	return resp, err, false
+}
+
 // works checks that the trivial command succeeds, after what.
 func (s *suite) works(r reporter, env envs.Env, after string) bool {
 	r.Helper()
 	resp, err, ok := s.execute(r, context.Background(), env, s.cfg.Trivial)
 	if !ok {
+		return false
+	}
+	if resp, err, ok = s.finished(r, env, resp, err); !ok {
 		return false
 	}
 	if err != nil || !resp.Success {
@@ -238,7 +314,7 @@ func checkConcurrentScreen(r reporter, s *suite) {
 	go func() {
 		defer func() { ran <- recover() }()
 		for range rounds {
-			if _, err := env.Execute(ctx, command); err != nil {
+			if _, err := blockingExecute(ctx, env, command); err != nil {
 				panic(fmt.Sprintf("Execute(%s) failed: %v", describe(command), err))
 			}
 		}
@@ -312,7 +388,11 @@ func checkCancel(r reporter, s *suite) {
 		ctx  func() (context.Context, context.CancelFunc)
 	}{{"cancel", cancelled}, {"deadline", deadline}, {"already cancelled context", already}} {
 		ctx, cancel := c.ctx()
-		resp, err, ok := s.execute(r, ctx, env, s.cfg.Blocking)
+		e, ok := bounded(r, s.cfg.timeout(), fmt.Sprintf("Execute(%s)", describe(s.cfg.Blocking)), func() executed {
+			resp, err := blockingExecute(ctx, env, s.cfg.Blocking)
+			return executed{resp, err}
+		})
+		resp, err := e.resp, e.err
 		cancel()
 		if !ok {
 			return
@@ -385,6 +465,9 @@ func checkHugeCommand(r reporter, s *suite) {
 		if !ok {
 			return
 		}
+		if resp, err, ok = s.finished(r, env, resp, err); !ok {
+			return
+		}
 		if err != nil {
 			r.Errorf("%s: got error %v, want a response", c.name, err)
 		}
@@ -400,6 +483,9 @@ func checkEmptyCommand(r reporter, s *suite) {
 	for _, text := range []string{"", " ", "\n\n\t\n"} {
 		resp, err, ok := s.execute(r, context.Background(), env, text)
 		if !ok {
+			return
+		}
+		if resp, err, ok = s.finished(r, env, resp, err); !ok {
 			return
 		}
 		if err != nil {
@@ -436,5 +522,5 @@ func result(resp envs.Response, err error) string {
 	if len(out) > 200 {
 		out = out[:200] + "..."
 	}
-	return fmt.Sprintf("{Output: %q, Success: %v}", out, resp.Success)
+	return fmt.Sprintf("{Output: %q, Success: %v, Running: %v, Waiting: %v}", out, resp.Success, resp.Running, resp.Waiting)
 }

@@ -205,6 +205,10 @@ func hideClose(f *fake) envs.Env { return notCloser{f} }
 
 var fullConfig = config{Trivial: "ok", Blocking: "block", Timeout: testTimeout}
 
+// limitChecks are the checks of the soft limits, which skip without the
+// commands they need (see limits_test.go).
+var limitChecks = []string{"SoftLimit", "DefaultLimit", "Continue", "Refused", "Input", "Budget", "Queue"}
+
 func TestChecksCatchFaults(t *testing.T) {
 	tests := []struct {
 		check string
@@ -253,9 +257,9 @@ func TestChecksPassGoodEnv(t *testing.T) {
 		wrap        func(*fake) envs.Env
 		wantSkipped []string
 	}{
-		{"full config", fullConfig, asIs, nil},
-		{"no blocking command", config{Trivial: "ok", Timeout: testTimeout}, asIs, []string{"Cancel"}},
-		{"not a closer", fullConfig, hideClose, []string{"CloseTwice", "ExecuteAfterClose"}},
+		{"full config", fullConfig, asIs, limitChecks},
+		{"no blocking command", config{Trivial: "ok", Timeout: testTimeout}, asIs, append([]string{"Cancel"}, limitChecks...)},
+		{"not a closer", fullConfig, hideClose, append([]string{"CloseTwice", "ExecuteAfterClose"}, limitChecks...)},
 	}
 	for _, tt := range tests {
 		for _, c := range checks {

@@ -17,6 +17,7 @@ import (
 	"github.com/unfold-dev/unfold/envs/python"
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tokens"
 )
 
 func need(t *testing.T, tools ...string) {
@@ -206,9 +207,10 @@ func TestIgnoresInterrupt(t *testing.T) {
 	}
 }
 
-// TestHugeOutput sends 100 MB of output through each environment. The
-// response is capped at the output limit with a notice, memory stays
-// bounded by that cap, and the environment answers the next command.
+// TestHugeOutput sends 100 MB of output through each environment. What is
+// kept is capped at the output limit with a notice, memory stays bounded by
+// that cap, the response fits the token budget and names the file holding
+// what was kept, and the environment answers the next command.
 func TestHugeOutput(t *testing.T) {
 	need(t, "bash", "python3")
 	const limit = 1 << 20
@@ -239,14 +241,22 @@ func TestHugeOutput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := len(r.Output); n > limit+4096 {
-				t.Errorf("output: got %d bytes, want at most the %d-byte limit plus a notice", n, limit)
+			if n := tokens.Estimate.Count(r.Output); n > envs.DefaultBudget {
+				t.Errorf("response: got %d tokens, want at most the budget of %d", n, envs.DefaultBudget)
 			}
-			if strings.Count(r.Output, "y") < limit/2 {
-				t.Errorf("output: got %d bytes of y, want the head and tail kept", strings.Count(r.Output, "y"))
+			kept, err := os.ReadFile(r.OutputFile)
+			if err != nil {
+				t.Fatalf("the saved output: %v", err)
 			}
-			if !strings.Contains(r.Output, "of output dropped") {
-				t.Errorf("output: got no notice that output was dropped; start: %q", r.Output[:min(300, len(r.Output))])
+			defer os.Remove(r.OutputFile)
+			if n := len(kept); n > limit+4096 {
+				t.Errorf("kept output: got %d bytes, want at most the %d-byte limit plus a notice", n, limit)
+			}
+			if strings.Count(string(kept), "y") < limit/2 {
+				t.Errorf("kept output: got %d bytes of y, want the head and tail kept", strings.Count(string(kept), "y"))
+			}
+			if !strings.Contains(string(kept), "of output dropped") {
+				t.Errorf("kept output: got no notice that output was dropped; start: %q", kept[:min(300, len(kept))])
 			}
 			r, err = tt.env.Execute(ctx, tt.next)
 			if err != nil || !r.Success || !strings.Contains(r.Output, "next") {

@@ -7,29 +7,48 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // Polling for a command that waits for input: the first look, the longest
-// gap between looks, and the gap that confirms a first sighting.
+// gap between looks, and the gap that confirms a first sighting. The gap
+// grows to a second for a command that has run a while, so that one
+// watched for minutes costs next to nothing.
 const (
 	pollFirst   = 10 * time.Millisecond
 	pollMax     = 100 * time.Millisecond
 	pollConfirm = 20 * time.Millisecond
 )
 
-// await waits for the command's marker, the shell's end, the context, the
-// timeout (when not 0), the command stopping to wait for input, or the
-// shell reading its next command line without having printed the marker,
-// reading the terminal meanwhile.
-func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout time.Duration) outcome {
+// pollCap is the longest gap between looks at a command that has run for
+// d: pollMax for the first two seconds, then half a second, then, after
+// ten seconds, a second.
+func pollCap(d time.Duration) time.Duration {
+	switch {
+	case d < 2*time.Second:
+		return pollMax
+	case d < 10*time.Second:
+		return 500 * time.Millisecond
+	}
+	return time.Second
+}
+
+// await waits for the command's marker, the shell's end, the context, a
+// soft limit, the command stopping to wait for input, or the shell reading
+// its next command line without having printed the marker, reading the
+// terminal meanwhile.
+func (s *Shell) await(ctx context.Context, p *proc, j *job, limits envs.Limits) outcome {
+	start := time.Now()
+	changed, total := start, p.stream.outputTotal()
+	_, soft := limits.Due(start, changed)
 	interval := pollFirst
 	pollAt := start.Add(interval)
 	seen, seenTotal := false, int64(0)
 	for {
 		until := pollAt
-		if end := start.Add(timeout); timeout > 0 && end.Before(until) {
-			until = end
+		if !soft.IsZero() && soft.Before(until) {
+			until = soft
 		}
 		fr, ev := p.next(ctx, until)
 		switch ev {
@@ -44,23 +63,29 @@ func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout tim
 			return s.interrupt(p, stopReason(ctx, start), "")
 		}
 		now := time.Now()
-		if timeout > 0 && !now.Before(start.Add(timeout)) {
+		if t := p.stream.outputTotal(); t != total {
+			changed, total = now, t
+		}
+		var why string
+		if why, soft = limits.Due(now, changed); why != "" {
 			if o, ok := s.ended(p); ok {
 				return o
 			}
-			return s.interrupt(p, fmt.Sprintf("[Timed out after %v.", roundDuration(timeout)), "")
+			return outcome{running: envs.RunningNote(why)}
 		}
 		if now.Before(pollAt) {
 			continue
 		}
-		interval = min(interval*2, pollMax)
+		interval = min(interval*2, pollCap(now.Sub(start)))
 		if pg, err := term.Foreground(p.master); err == nil {
 			if pg == p.pid {
 				if o, ok := s.ended(p); ok {
 					return o
 				}
 			}
-			if _, ok := term.ReadingTerminal(pg, p.tty); ok {
+			// A program still to read what was typed to it (an answer)
+			// is not waiting for more.
+			if _, ok := term.ReadingTerminalUnder(p.pid, pg, p.tty); ok && p.inputRead() {
 				total := p.stream.outputTotal()
 				if seen && total == seenTotal {
 					// The shell itself reads the terminal once a command is
@@ -79,11 +104,7 @@ func (s *Shell) await(ctx context.Context, p *proc, start time.Time, timeout tim
 						pollAt = time.Now().Add(interval)
 						continue
 					}
-					q := s.question(p)
-					if ctx.Value(keepKey{}) != nil {
-						return outcome{waiting: q, note: fmt.Sprintf("[Waiting for input: %q. The command is still running; the text of the next command is typed to it as the answer.]", q)}
-					}
-					return s.interrupt(p, fmt.Sprintf("[The command is waiting for input: %q (the last line of its output).", q), inputHint)
+					return outcome{waiting: s.question(p, j)}
 				}
 				seen, seenTotal, interval = true, total, pollConfirm
 			} else {
@@ -113,10 +134,10 @@ func (s *Shell) ended(p *proc) (outcome, bool) {
 	return outcome{}, false
 }
 
-const inputHint = " Commands here cannot answer prompts: use the program's non-interactive flags (such as -y, --yes, --assume-yes, --batch, --non-interactive, --no-input), give the answer on stdin (printf 'y\\n' | command), or pass secrets in files or environment variables."
-
-// question returns the last non-empty line of the command's output.
-func (s *Shell) question(p *proc) string {
+// question returns the last non-empty line of the command's output: the
+// unfinished line, else the last line of this call's output, else the
+// last line the earlier responses showed.
+func (s *Shell) question(p *proc, j *job) string {
 	if line := strings.TrimSpace(p.stream.lastLine()); line != "" {
 		return line
 	}
@@ -126,9 +147,11 @@ func (s *Shell) question(p *proc) string {
 		text = p.stream.out.String()
 	}
 	p.stream.mu.Unlock()
-	lines := strings.Split(strings.TrimRight(text, "\n \t"), "\n")
-	if q := strings.TrimSpace(lines[len(lines)-1]); q != "" {
+	if q := envs.LastLine(text); q != "" {
 		return q
+	}
+	if j.last != "" {
+		return j.last
 	}
 	return "(no prompt text)"
 }
@@ -137,7 +160,7 @@ func (s *Shell) question(p *proc) string {
 func stopReason(ctx context.Context, start time.Time) string {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		if d, ok := ctx.Deadline(); ok {
-			return fmt.Sprintf("[Timed out after %v.", roundDuration(d.Sub(start)))
+			return fmt.Sprintf("[Timed out after %v.", envs.Round(d.Sub(start)))
 		}
 		return "[Timed out."
 	}
@@ -149,12 +172,4 @@ func stopWord(err error) string {
 		return "the deadline had passed"
 	}
 	return "the command was cancelled"
-}
-
-// roundDuration rounds d for messages: 1.5s, 2m0s.
-func roundDuration(d time.Duration) time.Duration {
-	if d < 10*time.Second {
-		return d.Round(100 * time.Millisecond)
-	}
-	return d.Round(time.Second)
 }

@@ -6,9 +6,13 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/envs/bash"
 	"github.com/unfold-dev/unfold/internal/ptyfloor"
 )
@@ -121,5 +125,82 @@ func BenchmarkFilter(b *testing.B) {
 		if err != nil || !resp.Success {
 			b.Fatal(resp, err)
 		}
+	}
+}
+
+// idleSeconds is how long each round of BenchmarkIdle leaves the shell
+// idle: UNFOLD_IDLE_SECONDS, or 1.
+func idleSeconds() time.Duration {
+	if n, err := strconv.Atoi(os.Getenv("UNFOLD_IDLE_SECONDS")); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	return time.Second
+}
+
+// cpuTime returns the processor time this process and process pid have
+// used.
+func cpuTime(b *testing.B, pid int) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	return time.Duration(ru.Utime.Nano()+ru.Stime.Nano()) + time.Duration(utime+stime)*tick
+}
+
+// BenchmarkIdle measures the processor time an idle shell costs, this
+// process and bash together, per second idle (cpu-ms/s): with no command
+// ("no command"); with a silent command that a call waits for, watching
+// for new output, for input and for the shell's end ("watched"); and with
+// a silent command left running after its call gave control back, which
+// nothing watches ("detached"). Each round is idle for UNFOLD_IDLE_SECONDS
+// (default 1).
+func BenchmarkIdle(b *testing.B) {
+	idle := idleSeconds()
+	for _, c := range []string{"no command", "watched", "detached"} {
+		b.Run(c, func(b *testing.B) {
+			s, err := bash.New(bash.WithDir(b.TempDir()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			resp, err := s.Execute(ctx, "echo $$")
+			if err != nil {
+				b.Fatal(err)
+			}
+			pid, err := strconv.Atoi(resp.Output)
+			if err != nil {
+				b.Fatalf("shell pid: %q", resp.Output)
+			}
+			var used time.Duration
+			for b.Loop() {
+				secs := strconv.Itoa(int(idle / time.Second))
+				before := cpuTime(b, pid)
+				switch c {
+				case "no command":
+					time.Sleep(idle)
+				case "watched":
+					resp, err = s.ExecuteLimited(ctx, "sleep "+secs, envs.Limits{Quiet: -1, Until: time.Now().Add(idle + time.Minute)})
+				case "detached":
+					if resp, err = s.ExecuteLimited(ctx, "sleep "+secs, envs.Limits{Until: time.Now().Add(10 * time.Millisecond)}); err == nil && resp.Running {
+						time.Sleep(idle)
+						resp, err = s.ExecuteLimited(ctx, "", envs.Limits{Quiet: -1})
+					}
+				}
+				used += cpuTime(b, pid) - before
+				if err != nil || c != "no command" && !resp.Success {
+					b.Fatalf("%s: %+v, %v", c, resp, err)
+				}
+			}
+			b.ReportMetric(float64(used)/float64(time.Millisecond)/(idle.Seconds()*float64(b.N)), "cpu-ms/s")
+		})
 	}
 }

@@ -78,36 +78,65 @@
 // when jobs appear; the shell then lists them at every prompt while there
 // are any.
 //
-// # Timeouts, cancellation and input
+// # Limits, cancellation and input
 //
-// A command runs until its context is done or, without a deadline, for
-// [WithTimeout] (10 minutes by default). Then it gets Ctrl-C's SIGINT;
-// a command that ignores it gets SIGTERM and then SIGKILL on its process
-// group; the shell and its state stay. The SIGINT goes straight to the job
-// that holds the terminal (each new job of a loop gets it too), or, when
-// the shell itself has held the terminal for 50 ms (a loop of builtins,
-// the wait builtin), to the shell. Ctrl-C is typed only while the shell
-// waits to read the terminal (the command's line not read yet, the read
-// builtin): typed at other times it would often meet bash between forking
-// a program and waiting for it, and bash interrupted there loses track of
-// the program and then hangs or exits. Input typed and not read yet is
-// discarded, as Ctrl-C discards it. A command that stops to read the
-// terminal (read, a y/n question, a password prompt, a line editor such
-// as a nested interactive shell's) is seen from the kernel's state at
-// once and interrupted, and the response quotes the question and suggests
-// non-interactive flags; under [AnswerLater] it is left waiting and the
-// next command is typed to it as the answer.
+// A call gives control back while the command runs on (the response has
+// Running set, and the next command continues it; see
+// [envs.LimitedExecutor]) when the command's output has not changed for
+// [WithQuiet] (30 s by default) or when [WithTimeout] (2 minutes by
+// default) or the caller's limit passes, and as soon as the command waits
+// for input. Between calls the terminal is read into the command's output,
+// which the next call returns. The next command continues it: an empty
+// command waits again, [envs.Interrupt] interrupts it, [envs.EndOfInput]
+// types Ctrl-D, and other text is typed to it, with a newline, when it
+// reads the terminal (otherwise the text is refused: typed ahead, the
+// shell would run it after the command).
+//
+// When ctx is done (a hard limit), the command is interrupted: Ctrl-C's
+// SIGINT; a command that ignores it gets SIGTERM and then SIGKILL on its
+// process group; the shell and its state stay. The SIGINT goes straight to
+// the job that holds the terminal (each new job of a loop gets it too),
+// or, when the shell itself has held the terminal for 50 ms (a loop of
+// builtins, the wait builtin), to the shell. Ctrl-C is typed only while
+// the shell waits to read the terminal (the command's line not read yet,
+// the read builtin): typed at other times it would often meet bash between
+// forking a program and waiting for it, and bash interrupted there loses
+// track of the program and then hangs or exits. Input typed and not read
+// yet is discarded, as Ctrl-C discards it.
+//
+// A command that stops to read the terminal (read, a y/n question, a
+// password prompt, a line editor such as a nested interactive shell's) is
+// seen from the kernel's state: the foreground process, or one of its
+// group among the shell's descendants, blocked reading the terminal, with
+// the output still. The looks back off from 10 ms to a second as the
+// command runs on, so a command watched for minutes costs next to no
+// processor time. The response quotes the question (the last line of the
+// output) and says whether it asks for a secret; answers are typed with
+// the terminal's echo off, so none appears in the output.
+//
+// Output is returned as printed: the newline that ends the last line goes,
+// blank lines before it stay. Past the token budget ([WithBudget], 8,000
+// by default) the response keeps the head and the tail and the whole output
+// is saved ([WithSave]; see [envs.Limits.Fit]).
 //
 // # Faults
 //
 // exit, and a failure under set -e, would end an interactive shell; here
 // they stop the command and say why, and the shell stays. When the shell
-// ends anyway (killed from outside, or it no longer answers after a
-// timeout), the next command starts a new shell in the last working
-// directory and says that the rest of the state was lost. [Shell.Close]
-// ends the whole process tree, background jobs included: a hangup, then
-// SIGTERM, then SIGKILL. Programs that run shells for a long time in a
-// container whose PID 1 does not reap should call [BecomeSubreaper].
+// ends anyway (builtin exit, killed from outside, or it no longer answers
+// after a timeout), or a command leaves it unable to go on (exec
+// >/dev/null sends its output away, ulimit -n 3 keeps it from opening its
+// command file: looked at after commands that say exec or ulimit), the
+// shell is ended, the response says why, and the next command starts a
+// new shell in the last working directory and says that the rest of the
+// state was lost. [Shell.Close] ends every process the shell started,
+// background jobs and processes that left its session (setsid, daemons)
+// included: a hangup, then SIGTERM, then SIGKILL, to its session and to
+// its group (a cgroup, or its descendants and the processes carrying its
+// mark; see internal/procs). [WithResources] sets resource limits on the
+// shell, which its commands inherit. Programs that run shells for a long
+// time in a container whose PID 1 does not reap should call
+// [BecomeSubreaper].
 //
 // # Screen
 //
@@ -116,10 +145,12 @@
 //	Working directory: /home/user/project
 //	Last exit code: 0
 //	Background jobs: [1] 12345 ./server
+//	Running: make test (for 45s)
 //
 //	Any bash command. Use & for background jobs.
 //
-// The jobs line is left out when there are none. The summary is
+// The jobs line is left out when there are none, the running line when no
+// command runs on (with a line for its question when it waits for input). The summary is
 // "Bash shell (ready)". The package needs Linux: it reads the terminal's
 // state from /proc.
 package bash

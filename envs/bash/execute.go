@@ -3,55 +3,85 @@ package bash
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/procs"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
-// keepKey marks a context from [AnswerLater].
-type keepKey struct{}
-
-// AnswerLater returns a context under which a command that stops to wait
-// for input is left waiting instead of interrupted: Execute returns at once
-// with the question, and the text of the next command is typed to the
-// waiting program as its answer (a line each).
-func AnswerLater(ctx context.Context) context.Context {
-	return context.WithValue(ctx, keepKey{}, true)
-}
-
-// outcome is how a command ended.
+// outcome is how a command ended, or why control came back before it did.
 type outcome struct {
 	fr             *frame // the marker, when the shell finished the command
 	note           string // what happened besides the output, for the response
-	waiting        string // the question, when the command was left waiting
+	running        string // the note of a response whose command runs on: a soft limit, input refused
+	waiting        string // the question, when the command waits for input
 	died           bool   // the shell ended
 	bare           bool   // the shell is back at its prompt without a marker: the command changed PS1
 	shellSignalled bool   // the interrupt went to the shell itself, which may have prompted again
 }
 
-// Execute runs command (any bash text, several lines included) and returns
-// its output (stdout and stderr together, without escape sequences, at most
-// the output limit) and whether it exited with status 0.
-//
-// When ctx is done or the timeout passes, the command is interrupted: Ctrl-C,
-// then SIGTERM and SIGKILL to its process group if it ignores that; the
-// shell and its state stay. A command that waits for input is interrupted
-// as soon as it waits (unless ctx comes from [AnswerLater]) and the response
-// quotes the question. If the shell itself ended, the next command starts a
-// new one in the last working directory and says what was lost. Execute
-// returns an error only when the shell is closed or cannot be started.
+// Execute runs command with the shell's own limits; see [Shell.ExecuteLimited].
 func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, error) {
-	s.run.Lock()
-	defer s.run.Unlock()
+	return s.ExecuteLimited(ctx, command, envs.Limits{})
+}
+
+// ExecuteLimited runs command (any bash text, several lines included) and
+// returns its output (stdout and stderr together, without escape
+// sequences, as printed, at most the output limit and then cut to the
+// token budget) and whether it exited with status 0.
+//
+// Control comes back before the command ends at the soft limits (its
+// output unchanged for limits.Quiet, or limits.Until passed), and as soon
+// as it waits for input; the response then has Running set, and the next
+// command continues it as [envs.LimitedExecutor] says: an empty command
+// waits again and shows the new output, [envs.Interrupt] interrupts it,
+// [envs.EndOfInput] ends its input, and other text is typed to it when it
+// waits for input.
+//
+// When ctx is done (a hard limit), the command is interrupted: Ctrl-C,
+// then SIGTERM and SIGKILL to its process group if it ignores that; the
+// shell and its state stay. If the shell itself ended, or the command left
+// it unable to go on (its output sent away, too few files allowed), the
+// next command starts a new one in the last working directory and says
+// what was lost. ExecuteLimited returns an error only when the shell is
+// closed or cannot be started.
+func (s *Shell) ExecuteLimited(ctx context.Context, command string, limits envs.Limits) (envs.Response, error) {
+	limits = limits.Or(s.defaults, time.Now())
+	if limits.Save == nil {
+		limits.Save = s.save
+	}
+	if err := ctx.Err(); err != nil {
+		if s.isClosed() {
+			return envs.Response{}, fmt.Errorf("bash: execute: %w", envs.ErrClosed)
+		}
+		return envs.NotRun(err), nil
+	}
+	if err := s.turn.Wait(ctx, limits.Until); err != nil {
+		return envs.NotRun(err), nil
+	}
+	defer s.turn.Done()
+	resp, err := s.execute(ctx, command, limits)
+	return limits.Fit(resp), err
+}
+
+func (s *Shell) isClosed() bool {
 	s.mu.Lock()
-	closed, p, answering := s.closed, s.p, s.waiting != ""
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// execute runs command, or continues the running one, as the holder of the
+// turn.
+func (s *Shell) execute(ctx context.Context, command string, limits envs.Limits) (envs.Response, error) {
+	s.mu.Lock()
+	closed, p, j := s.closed, s.p, s.running
 	s.mu.Unlock()
 	if closed {
 		return envs.Response{}, fmt.Errorf("bash: execute: %w", envs.ErrClosed)
-	}
-	if err := ctx.Err(); err != nil {
-		return envs.Response{Output: fmt.Sprintf("[Not run: %s before it started.]", stopWord(err))}, nil
 	}
 	var parts []string
 	p.settle()
@@ -60,65 +90,162 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 		if err != nil {
 			return envs.Response{}, fmt.Errorf("bash: execute: %w", err)
 		}
-		p, answering = np, false
+		p = np
 		parts = append(parts, note)
+		if j != nil {
+			// The command that ran ended with the shell: what was sent
+			// for it is not a command.
+			if command != "" && !envs.IsInterrupt(command) && !envs.IsEndOfInput(command) {
+				parts = append(parts, "[The command that was running ended with the shell, so the text was not run. Send it again to run it as a command.]")
+			}
+			return envs.Response{Output: strings.Join(parts, "\n")}, nil
+		}
 	}
 	p.claim()
 	defer p.release()
+	if ctx.Done() != nil {
+		stopKick := context.AfterFunc(ctx, p.kick)
+		defer stopKick()
+	}
+	if j != nil {
+		return s.resume(ctx, p, j, command, limits, parts), nil
+	}
+	if envs.IsInterrupt(command) || envs.IsEndOfInput(command) {
+		return envs.Response{Output: envs.IdleNote(strings.TrimSpace(command)), Success: true}, nil
+	}
 	// Blank lines alone are no news (the shell writes one when a Ctrl-C
 	// meets its prompt).
 	if bg := strings.Trim(p.stream.background(), "\n"); bg != "" {
 		parts = append(parts, "[Output since the last command (background jobs):]\n"+bg)
 	}
-	// The default timeout is kept here rather than in a derived context,
-	// which would cost a timer and a goroutine wake-up on every command.
-	var timeout time.Duration
-	if _, ok := ctx.Deadline(); !ok && s.timeout > 0 {
-		timeout = s.timeout
-	}
-	if ctx.Done() != nil {
-		stopKick := context.AfterFunc(ctx, p.kick)
-		defer stopKick()
-	}
 	out := envs.NewOutput(s.limit)
+	j = &job{command: command, began: time.Now(), pend: out}
 	var o outcome
-	if answering {
-		s.mu.Lock()
-		s.waiting = ""
-		s.mu.Unlock()
-		p.stream.Redirect(out)
+	if err := s.submit(p, command, out); err != nil {
+		o = s.died(p)
+	} else {
+		o = s.await(ctx, p, j, limits)
+	}
+	return s.conclude(ctx, p, j, o, parts, ""), nil
+}
+
+// resume continues j, the command still running, with command: an empty
+// one waits, a key command acts on it, text is typed to it when it waits
+// for input.
+func (s *Shell) resume(ctx context.Context, p *proc, j *job, command string, limits envs.Limits, parts []string) envs.Response {
+	var o outcome
+	extra := ""
+	switch {
+	case command == "":
+		o = s.await(ctx, p, j, limits)
+	case envs.IsInterrupt(command):
+		o = s.interrupt(p, "[Interrupted ("+envs.Interrupt+").", "")
+	default:
+		if fr, ok := p.pending(); ok {
+			o, extra = outcome{fr: &fr}, envs.EndedNote()
+			break
+		}
+		if e, ok := s.ended(p); ok {
+			o, extra = e, envs.EndedNote()
+			break
+		}
+		if !s.reading(p) {
+			o = outcome{running: envs.NotReadingNote()}
+			break
+		}
 		text := command
-		if !strings.HasSuffix(text, "\n") {
+		if envs.IsEndOfInput(command) {
+			// Ctrl-D at the start of a line: the read gets end of input.
+			text = "\x04"
+		} else if !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
+		j.waiting, j.hidden = "", false
 		if _, err := p.master.Write([]byte(text)); err != nil {
 			o = s.died(p)
+		} else {
+			o = s.await(ctx, p, j, limits)
 		}
-	} else if err := s.submit(p, command, out); err != nil {
-		o = s.died(p)
 	}
-	if o.note == "" {
-		o = s.await(ctx, p, time.Now(), timeout)
+	return s.conclude(ctx, p, j, o, parts, extra)
+}
+
+// reading reports whether the command's foreground process waits to read
+// the terminal.
+func (s *Shell) reading(p *proc) bool {
+	pg, err := term.Foreground(p.master)
+	if err != nil {
+		return false
 	}
-	var cut, cutAfter, extra string
+	if pg == p.pid && p.atPrompt() {
+		return false
+	}
+	_, ok := term.ReadingTerminalUnder(p.pid, pg, p.tty)
+	return ok && p.inputRead()
+}
+
+// conclude turns o into the response: for a command that runs on, the
+// output so far with a note saying what the next command can do; for one
+// that ended, its output, its status and the shell's new state.
+func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts []string, extra string) envs.Response {
+	out := j.pend
+	if o.waiting != "" {
+		o.running = envs.WaitingNote(o.waiting, envs.SecretPrompt(o.waiting))
+	}
+	if o.running != "" {
+		// The rest of the output goes to the next response; the line
+		// unfinished so far (a question, say) is this one's.
+		pend := envs.NewOutput(s.limit)
+		p.stream.Redirect(pend)
+		text := envs.TrimOutput(out.String())
+		if last := envs.LastLine(text); last != "" {
+			j.last = last
+		}
+		j.pend = pend
+		j.waiting, j.hidden = o.waiting, o.waiting != "" && envs.SecretPrompt(o.waiting)
+		s.mu.Lock()
+		s.running = j
+		s.mu.Unlock()
+		if text != "" {
+			parts = append(parts, text)
+		}
+		parts = append(parts, o.running)
+		return envs.Response{Output: strings.Join(parts, "\n"), Running: true, Waiting: j.waiting != "", Prompt: j.waiting, Hidden: j.hidden}
+	}
+	s.mu.Lock()
+	s.running = nil
+	s.mu.Unlock()
+	var cut, cutAfter, extraOut string
 	if o.bare || o.fr != nil && o.fr.psLen != p.psLen {
-		o, cut, cutAfter, extra = s.restorePrompt(ctx, p, o, out)
+		o, cut, cutAfter, extraOut = s.restorePrompt(ctx, p, o, out)
 	}
 	if o.fr != nil {
 		p.number = o.fr.number
 		if o.fr.override || o.fr.jobCount > 0 && !o.fr.listed {
 			s.fix(p, o.fr, out)
 		}
+		if mayBreak(j.command) {
+			if why := broken(p); why != "" {
+				_ = p.stop()
+				o = outcome{died: true, note: "[The shell can no longer run commands: " + why + ". It was ended; " + s.lostState() + "]"}
+			}
+		}
 	}
-	if o.waiting == "" {
-		p.stream.finish()
-	}
+	p.stream.finish()
 	copies := 1
 	if o.shellSignalled {
 		copies = 3
 	}
-	text := cutPrompt(out.String(), cut, copies) + extra
-	if text = strings.TrimRight(text, "\n"); text != "" {
+	text := cutPrompt(out.String(), cut, copies) + extraOut
+	if o.note == "" && (o.fr == nil || !o.fr.override) {
+		// As printed: blank lines at the end stay.
+		text = envs.TrimOutput(text)
+	} else {
+		// Interrupted, or stopped by exit or set -e: the shell's own
+		// newline after the interrupt is no output.
+		text = strings.TrimRight(text, "\n")
+	}
+	if text != "" {
 		parts = append(parts, text)
 	}
 	if cutAfter != "" {
@@ -135,6 +262,9 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 	if o.note != "" {
 		parts = append(parts, o.note)
 	}
+	if extra != "" {
+		parts = append(parts, extra)
+	}
 	resp := envs.Response{Output: strings.Join(parts, "\n")}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -142,10 +272,47 @@ func (s *Shell) Execute(ctx context.Context, command string) (envs.Response, err
 	case o.fr != nil:
 		s.cwd, s.lastExit, s.jobs = o.fr.cwd, o.fr.status, o.fr.jobs
 		resp.Success = o.fr.status == 0 && o.note == ""
-	case o.waiting != "":
-		s.waiting = o.waiting
 	case o.died:
 		s.jobs = nil
 	}
-	return resp, nil
+	return resp
+}
+
+// mayBreak reports whether command may leave the shell unable to run
+// commands: exec can send its output away, ulimit can forbid the files
+// it needs.
+func mayBreak(command string) bool {
+	if !strings.Contains(command, "exec") && !strings.Contains(command, "ulimit") {
+		return false
+	}
+	for w := range strings.FieldsFuncSeq(command, isSeparator) {
+		if w == "exec" || w == "ulimit" {
+			return true
+		}
+	}
+	return false
+}
+
+// minOpenFiles is the fewest open files a shell may be allowed and still
+// read its commands: its own descriptors, the command file's, and a few
+// for redirections.
+const minOpenFiles = 16
+
+// broken says why the shell can no longer run commands, or "": its
+// standard streams no longer reach the terminal (as after exec >/dev/null),
+// or it may open too few files (ulimit -n 3).
+func broken(p *proc) string {
+	for fd, name := range []string{"input", "output", "error"} {
+		link, err := os.Readlink("/proc/" + strconv.Itoa(p.pid) + "/fd/" + strconv.Itoa(fd))
+		switch {
+		case err != nil:
+			return "its standard " + name + " is closed, so what it prints would be lost"
+		case link != p.tty && link != "/dev/tty":
+			return fmt.Sprintf("its standard %s goes to %s instead of the terminal (exec redirected it), so later output would be lost", name, link)
+		}
+	}
+	if n, err := procs.OpenFiles(p.pid); err == nil && n < minOpenFiles {
+		return fmt.Sprintf("it may open only %d files (ulimit -n), too few to read its commands", n)
+	}
+	return ""
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/procs"
 	"github.com/unfold-dev/unfold/internal/term"
 )
 
@@ -42,6 +43,7 @@ type proc struct {
 	promptKnown bool          // promptRead is known
 	reader      *term.Reader
 	stream      *stream
+	group       *procs.Group // the shell and everything it started
 
 	dying    atomic.Bool   // the shell ended; set before it is reaped
 	exited   chan struct{} // closed once the shell has been waited for
@@ -72,7 +74,7 @@ type proc struct {
 }
 
 // startProc starts bash in dir and waits for its first marker.
-func startProc(bashPath, dir string, env []string) (*proc, error) {
+func startProc(bashPath, dir string, env []string, resources procs.Limits) (*proc, error) {
 	tmp, err := tempDir()
 	if err != nil {
 		return nil, err
@@ -97,11 +99,20 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 	}
 	cmd := exec.Command(bashPath, "--norc", "--noprofile", "--noediting", "-i")
 	cmd.Dir = dir
-	cmd.Env = env
-	err = term.Start(cmd, slave)
+	group := procs.NewGroup()
+	cmd.Env = append(env[:len(env):len(env)], group.Env())
+	err = group.Start(cmd, func() error { return term.Start(cmd, slave) })
 	tty := slave.Name()
 	slave.Close()
+	if err == nil && !resources.IsZero() {
+		// Before the shell reads its first line: nothing runs yet.
+		if err = resources.Apply(cmd.Process.Pid); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
 	if err != nil {
+		group.Close()
 		reader.Close()
 		master.Close()
 		cmdf.Close()
@@ -122,6 +133,7 @@ func startProc(bashPath, dir string, env []string) (*proc, error) {
 		number:     -1,
 		secret:     secret,
 		stream:     newStream(secret, cmd.Process.Pid),
+		group:      group,
 		exited:     make(chan struct{}),
 		readDone:   make(chan struct{}),
 		buf:        make([]byte, readSize),
@@ -221,8 +233,9 @@ func (p *proc) alive() bool {
 }
 
 // stop ends the shell's whole session (background jobs included): a hangup
-// (the terminal closes), then SIGTERM, then SIGKILL, and removes the
-// command files. It is idempotent.
+// (the terminal closes), then SIGTERM, then SIGKILL; then whatever else the
+// shell started, found in its group (processes that left the session),
+// and removes the command files. It is idempotent.
 func (p *proc) stop() error {
 	p.stopOnce.Do(func() {
 		// The reader first: closing the master waits for a read under
@@ -238,6 +251,9 @@ func (p *proc) stop() error {
 			_ = p.cmd.Process.Kill()
 			<-p.exited
 		}
+		// What left the session (setsid, a daemon) is still in the group.
+		p.stopErr = errors.Join(p.stopErr, p.group.Kill())
+		p.group.Close()
 		p.idleMu.Lock()
 		p.stopped = true
 		p.idleMu.Unlock()

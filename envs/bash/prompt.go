@@ -121,6 +121,12 @@ func (p *proc) atPrompt() bool {
 	if rc, ok := term.BlockedRead(p.pid); !ok || rc != p.promptRead {
 		return false
 	}
+	return p.inputRead()
+}
+
+// inputRead reports whether everything typed to the terminal has been
+// read: nothing waits in its input queue.
+func (p *proc) inputRead() bool {
 	f, err := os.OpenFile(p.tty, os.O_RDWR|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false

@@ -39,7 +39,7 @@ func (s *Shell) restart(old *proc) (*proc, string, error) {
 		dir = s.startDir
 		where = fmt.Sprintf("%s (%s no longer exists)", dir, where)
 	}
-	p, err := startProc(s.bashPath, dir, s.env)
+	p, err := startProc(s.bashPath, dir, s.env, s.resources)
 	if err != nil {
 		return nil, "", fmt.Errorf("start %s: %v", s.bashPath, err)
 	}
@@ -49,6 +49,6 @@ func (s *Shell) restart(old *proc) (*proc, string, error) {
 		_ = p.stop()
 		return nil, "", envs.ErrClosed
 	}
-	s.p, s.cwd, s.jobs, s.waiting = p, dir, nil, ""
+	s.p, s.cwd, s.jobs, s.running = p, dir, nil, nil
 	return p, fmt.Sprintf("[The shell had ended (%s); started a new one in %s. Variables, functions, aliases and background jobs from before were lost.]", old.status, where), nil
 }

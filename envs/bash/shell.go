@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,12 +13,9 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/procs"
 	"github.com/unfold-dev/unfold/internal/term"
 )
-
-// DefaultTimeout is how long a command may run when its context has no
-// deadline and no [WithTimeout] is given.
-const DefaultTimeout = 10 * time.Minute
 
 // MaxLines is the height of the shell's screen.
 const MaxLines = 50
@@ -34,10 +32,12 @@ const DefaultSpin = 100 * time.Microsecond
 type options struct {
 	Dir         string
 	OutputLimit int
-	Timeout     time.Duration
+	Limits      envs.Defaults
+	Save        func(string) (string, error)
 	Env         []string
 	Bash        string
 	Spin        time.Duration
+	Resources   procs.Limits
 }
 
 // Option configures a [Shell].
@@ -52,10 +52,32 @@ func WithDir(dir string) Option { return func(o *options) { o.Dir = dir } }
 // from the start and half from the end (default [envs.DefaultOutputLimit]).
 func WithOutputLimit(n int) Option { return func(o *options) { o.OutputLimit = n } }
 
-// WithTimeout bounds a command whose context has no deadline (default
-// [DefaultTimeout]; negative: no bound). A context deadline (the protocol's
-// per-command "timeout") replaces it.
-func WithTimeout(d time.Duration) Option { return func(o *options) { o.Timeout = d } }
+// WithTimeout sets how long a call waits for a command at most before it
+// gives control back while the command runs on (default
+// [envs.DefaultWait]; negative: no bound). It is a soft limit: a context
+// deadline is the hard one, which interrupts the command.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.Limits.Wait = d } }
+
+// WithQuiet sets how long a command's output may stay unchanged before the
+// call gives control back while the command runs on (default
+// [envs.DefaultQuiet]; negative: no such limit).
+func WithQuiet(d time.Duration) Option { return func(o *options) { o.Limits.Quiet = d } }
+
+// WithBudget sets how many tokens a response's output may take before its
+// middle is cut and the whole output saved to a file (default
+// [envs.DefaultBudget]; negative: no bound). See [envs.Limits.Fit].
+func WithBudget(tokens int) Option { return func(o *options) { o.Limits.Budget = tokens } }
+
+// WithSave sets how the whole output of a response cut to the budget is
+// kept (default [envs.SaveTemp]): the function saves it and returns the
+// name the response shows.
+func WithSave(save func(output string) (string, error)) Option {
+	return func(o *options) { o.Save = save }
+}
+
+// WithResources sets resource limits on the shell, which every command
+// inherits (see [procs.Limits]).
+func WithResources(l procs.Limits) Option { return func(o *options) { o.Resources = l } }
 
 // WithEnv adds "KEY=VALUE" variables, applied after the inherited
 // environment and the defaults (TERM=dumb, PAGER=cat, ...).
@@ -81,14 +103,16 @@ func WithSpin(d time.Duration) Option { return func(o *options) { o.Spin = d } }
 // jobs carry over from command to command. It is safe for concurrent use:
 // commands run one at a time, and Screen and Summary answer while one runs.
 type Shell struct {
-	bashPath string
-	startDir string
-	env      []string
-	limit    int
-	timeout  time.Duration
-	spin     time.Duration
+	bashPath  string
+	startDir  string
+	env       []string
+	limit     int
+	defaults  envs.Defaults
+	save      func(string) (string, error)
+	spin      time.Duration
+	resources procs.Limits
 
-	run sync.Mutex // held by Execute for a whole command, and by Close to wait for it
+	turn *envs.Queue // taken by a call for its whole run, and by Close to wait for it
 
 	mu       sync.Mutex // guards the fields below
 	p        *proc      // the current shell; it may have ended
@@ -96,13 +120,24 @@ type Shell struct {
 	cwd      string
 	lastExit int
 	jobs     []string
-	waiting  string // the question of a command left waiting for input
+	running  *job // the command still running after its call gave control back
+}
+
+// job is a command still running after its call gave control back.
+type job struct {
+	command string
+	began   time.Time
+	pend    *envs.Output // its output since that call, fed by the stream
+	last    string       // the last non-empty line of the output returned so far
+	waiting string       // the question, when it waits for input
+	hidden  bool         // the question asks for a secret
 }
 
 var (
-	_ envs.Env        = (*Shell)(nil)
-	_ envs.Closer     = (*Shell)(nil)
-	_ envs.Summarizer = (*Shell)(nil)
+	_ envs.Env             = (*Shell)(nil)
+	_ envs.LimitedExecutor = (*Shell)(nil)
+	_ envs.Closer          = (*Shell)(nil)
+	_ envs.Summarizer      = (*Shell)(nil)
 )
 
 // New starts a shell. It fails when bash cannot be found or started, or
@@ -145,20 +180,22 @@ func New(opt ...Option) (*Shell, error) {
 	if err != nil {
 		return fail("%v", err)
 	}
-	timeout := opts.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
+	if err := opts.Resources.Check(); err != nil {
+		return fail("%v", err)
 	}
 	s := &Shell{
-		bashPath: bashPath,
-		startDir: dir,
-		env:      environ(opts.Env),
-		limit:    opts.OutputLimit,
-		timeout:  timeout,
-		spin:     spinFor(opts.Spin),
-		cwd:      dir,
+		bashPath:  bashPath,
+		startDir:  dir,
+		env:       environ(opts.Env),
+		limit:     opts.OutputLimit,
+		defaults:  opts.Limits,
+		save:      opts.Save,
+		spin:      spinFor(opts.Spin),
+		resources: opts.Resources,
+		turn:      envs.NewQueue(),
+		cwd:       dir,
 	}
-	p, err := startProc(bashPath, dir, s.env)
+	p, err := startProc(bashPath, dir, s.env, s.resources)
 	if err != nil {
 		return fail("start %s: %v", bashPath, err)
 	}
@@ -196,8 +233,11 @@ func (s *Shell) Screen() (envs.Screen, error) {
 	if len(s.jobs) > 0 {
 		fmt.Fprintf(&b, "Background jobs: %s\n", strings.Join(s.jobs, ", "))
 	}
-	if s.waiting != "" {
-		fmt.Fprintf(&b, "Waiting for input: %q (the next command is typed as the answer)\n", s.waiting)
+	if j := s.running; j != nil {
+		fmt.Fprintf(&b, "Running: %s (for %v)\n", envs.Abbrev(j.command), envs.Round(time.Since(j.began)))
+		if j.waiting != "" {
+			fmt.Fprintf(&b, "Waiting for input: %q (the next command is typed as the answer)\n", j.waiting)
+		}
 	}
 	b.WriteString("\nAny bash command. Use & for background jobs.")
 	return envs.Screen{Content: b.String(), MaxLines: MaxLines}, nil
@@ -217,8 +257,8 @@ func (s *Shell) Close() error {
 	p := s.p
 	s.mu.Unlock()
 	err := p.stop()
-	s.run.Lock()
-	defer s.run.Unlock()
+	_ = s.turn.Wait(context.Background(), time.Time{})
+	defer s.turn.Done()
 	s.mu.Lock()
 	last := s.p
 	s.mu.Unlock()

@@ -106,7 +106,7 @@ func screen(t *testing.T, s *bash.Shell) string {
 
 func TestConformance(t *testing.T) {
 	envtest.Run(t, func(t *testing.T) envs.Env {
-		s, err := bash.New(bash.WithDir(t.TempDir()))
+		s, err := bash.New(bash.WithDir(t.TempDir()), bash.WithQuiet(500*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,13 @@ func TestConformance(t *testing.T) {
 		// HugeCommand's 10,000 lines are 10,000 commands not found, a fork
 		// each: seconds on an idle machine, close to a minute on a loaded
 		// one. The bound is for a shell that hangs, not for a slow one.
-	}, "true", envtest.WithBlocking("sleep 600"), envtest.WithTimeout(3*time.Minute))
+	}, "true", envtest.WithBlocking("sleep 600"), envtest.WithTimeout(3*time.Minute),
+		envtest.WithPhased(func(first, file, second string) string {
+			return fmt.Sprintf("echo %s; while [ ! -e %s ]; do sleep 0.05; done; echo %s", first, file, second)
+		}),
+		envtest.WithQuestion(func(q string) string { return fmt.Sprintf(`read -r -p %q line; echo "got $line"`, q) }),
+		envtest.WithFlood(func(n int) string { return fmt.Sprintf("seq -f 'line %%g' %d", n) }),
+		envtest.WithDefaultQuiet(500*time.Millisecond))
 }
 
 func TestExitCodes(t *testing.T) {
@@ -423,7 +429,9 @@ func TestPromptKept(t *testing.T) {
 		{"an output line like the prompt", "", `PS1='$ '; echo keep; echo '$ '`, "keep\n$ ", true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newShell(t)
+			// The prompts too long to cut are longer than a response's
+			// token budget.
+			s := newShell(t, bash.WithBudget(-1))
 			if c.setup != "" {
 				run(t, s, c.setup)
 			}
@@ -479,14 +487,9 @@ func TestPromptChangedIgnoringInterrupt(t *testing.T) {
 // waited for input, answered by the next command, ends there.
 func TestPromptChangedAnswerLater(t *testing.T) {
 	s := newShell(t)
-	ctx, cancel := context.WithTimeout(bash.AnswerLater(context.Background()), 30*time.Second)
-	defer cancel()
-	resp, err := s.Execute(ctx, "PS1='$ '; read -p 'Your name? ' name; echo \"hello $name\"")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Success || !strings.Contains(resp.Output, `[Waiting for input: "Your name?".`) {
-		t.Errorf("got {%q, %v}, want a note that it waits for input", resp.Output, resp.Success)
+	resp := run(t, s, "PS1='$ '; read -p 'Your name? ' name; echo \"hello $name\"")
+	if !resp.Running || !resp.Waiting || resp.Prompt != "Your name?" || !strings.Contains(resp.Output, `[Waiting for input: "Your name?".`) {
+		t.Errorf("got %+v, want it running and waiting for input", resp)
 	}
 	want(t, s, "world", "hello world", true)
 	want(t, s, "echo $name", "world", true)
@@ -652,14 +655,33 @@ func TestCancelKeepsState(t *testing.T) {
 	want(t, s, "echo $KEPT", "yes", true)
 }
 
-func TestDefaultTimeout(t *testing.T) {
-	s := newShell(t, bash.WithTimeout(300*time.Millisecond))
-	resp, err := s.Execute(context.Background(), "sleep 1000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Success || !strings.Contains(resp.Output, "[Timed out after 300ms.") {
-		t.Errorf("got {%q, %v}, want a note that it timed out after 300ms", resp.Output, resp.Success)
+// TestDefaultLimits: with no deadline, a command that keeps printing gives
+// control back at the shell's timeout, and one that prints nothing at its
+// quiet limit; both run on.
+func TestDefaultLimits(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		opt     bash.Option
+		command string
+		why     string
+	}{
+		{"timeout", bash.WithTimeout(300 * time.Millisecond), "while :; do echo tick; sleep 0.01; done", "the time limit passed"},
+		{"quiet", bash.WithQuiet(300 * time.Millisecond), "echo started; sleep 1000", "no new output for 300ms"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newShell(t, c.opt)
+			resp, err := s.Execute(context.Background(), c.command)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Success || !resp.Running || !strings.HasSuffix(resp.Output, envs.RunningNote(c.why)) {
+				t.Errorf("got %+v, want it running and the note %q", resp, envs.RunningNote(c.why))
+			}
+			if resp = run(t, s, envs.Interrupt); resp.Running || resp.Success {
+				t.Errorf("C-c: got %+v, want the command interrupted", resp)
+			}
+			want(t, s, "echo alive", "alive", true)
+		})
 	}
 }
 
@@ -700,7 +722,7 @@ func TestShellStuck(t *testing.T) {
 
 func TestHugeOutput(t *testing.T) {
 	const limit = 1 << 20
-	s := newShell(t, bash.WithOutputLimit(limit))
+	s := newShell(t, bash.WithOutputLimit(limit), bash.WithBudget(-1))
 	var before runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -842,13 +864,20 @@ func waitGone(t *testing.T, pid int) {
 	t.Fatalf("process %d is still there", pid)
 }
 
+// TestWaitingForInput: a command that stops to read the terminal gives
+// control back at once, running and waiting, with the question; C-c then
+// interrupts it, and the shell lives on.
 func TestWaitingForInput(t *testing.T) {
 	s := newShell(t)
-	for _, c := range []struct{ name, command, question string }{
-		{"read", "read x", "(no prompt text)"},
-		{"read with a prompt", "read -p 'Your name? ' name", "Your name?"},
-		{"a program", "echo 'Proceed? [y/N]'; head -n 1", "Proceed? [y/N]"},
-		{"a password prompt", "python3 -c 'import getpass; getpass.getpass()'", "Password:"},
+	for _, c := range []struct {
+		name, command, question string
+		hidden                  bool
+	}{
+		{"read", "read x", "(no prompt text)", false},
+		{"read with a prompt", "read -p 'Your name? ' name", "Your name?", false},
+		{"a program", "echo 'Proceed? [y/N]'; head -n 1", "Proceed? [y/N]", false},
+		{"a password prompt", "python3 -c 'import getpass; getpass.getpass()'", "Password:", true},
+		{"read -s", "read -s -p 'Token: ' tok", "Token:", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if strings.HasPrefix(c.command, "python3") {
@@ -857,9 +886,16 @@ func TestWaitingForInput(t *testing.T) {
 				}
 			}
 			resp := runWithin(t, s, 30*time.Second, c.command)
-			note := fmt.Sprintf("[The command is waiting for input: %q (the last line of its output). Interrupted it with Ctrl-C.", c.question)
-			if resp.Success || !strings.Contains(resp.Output, note) || !strings.Contains(resp.Output, "--yes") {
-				t.Errorf("got {%q, %v}, want a note containing %q and a hint", resp.Output, resp.Success, note)
+			note := envs.WaitingNote(c.question, c.hidden)
+			if resp.Success || !resp.Running || !resp.Waiting || resp.Prompt != c.question || resp.Hidden != c.hidden || !strings.HasSuffix(resp.Output, note) {
+				t.Errorf("got %+v, want it running, waiting for %q (hidden %v), and the note %q", resp, c.question, c.hidden, note)
+			}
+			if sc := screen(t, s); !strings.Contains(sc, "Waiting for input: "+strconv.Quote(c.question)) {
+				t.Errorf("screen: got %q, want the question", sc)
+			}
+			resp = run(t, s, envs.Interrupt)
+			if resp.Success || resp.Running || !strings.Contains(resp.Output, "[Interrupted (C-c). Interrupted it with Ctrl-C.") {
+				t.Errorf("C-c: got %+v, want a note that it was interrupted", resp)
 			}
 			want(t, s, "echo alive", "alive", true)
 		})
@@ -867,34 +903,38 @@ func TestWaitingForInput(t *testing.T) {
 }
 
 // TestLineEditorWaits: a program waiting in a line editor (here a nested
-// interactive bash with readline, as after `exec bash`) is reported as
-// waiting for input long before the timeout, and the shell lives on.
+// interactive bash with readline, as after `exec bash`) is seen waiting
+// for input long before any limit, and takes the next command as input.
 func TestLineEditorWaits(t *testing.T) {
 	s := newShell(t)
 	run(t, s, "x=kept")
 	resp := runWithin(t, s, 30*time.Second, "bash --norc --noprofile -i")
-	if resp.Success || !strings.Contains(resp.Output, "[The command is waiting for input: ") {
-		t.Errorf("got {%q, %v}, want it reported as waiting for input", resp.Output, resp.Success)
+	if !resp.Running || !resp.Waiting {
+		t.Errorf("got %+v, want it waiting for input", resp)
+	}
+	resp = runWithin(t, s, 30*time.Second, "exit")
+	if resp.Running {
+		t.Errorf("after exit typed to the nested shell: got %+v, want the command over", resp)
 	}
 	want(t, s, "echo $x", "kept", true)
 }
 
-func TestAnswerLater(t *testing.T) {
+// TestAnswer: the answer goes to the program, and its reply continues the
+// same run, up to the command's end and status.
+func TestAnswer(t *testing.T) {
 	s := newShell(t)
-	ctx, cancel := context.WithTimeout(bash.AnswerLater(context.Background()), 30*time.Second)
-	defer cancel()
-	resp, err := s.Execute(ctx, "read -p 'Your name? ' name; echo \"hello $name\"")
-	if err != nil {
-		t.Fatal(err)
+	resp := run(t, s, "read -p 'Your name? ' name; echo \"hello $name\"; false")
+	if !resp.Waiting || resp.Output != `Your name? `+"\n"+envs.WaitingNote("Your name?", false) {
+		t.Errorf("got %+v, want the question and a note that it waits for input", resp)
 	}
-	if resp.Success || !strings.Contains(resp.Output, `[Waiting for input: "Your name?".`) {
-		t.Errorf("got {%q, %v}, want a note that it waits for input", resp.Output, resp.Success)
+	if sc := screen(t, s); !strings.Contains(sc, `Waiting for input: "Your name?"`) || !strings.Contains(sc, "Running: read -p") {
+		t.Errorf("screen: got %q, want the running command and its question", sc)
 	}
-	if sc := screen(t, s); !strings.Contains(sc, `Waiting for input: "Your name?"`) {
-		t.Errorf("screen: got %q, want the question", sc)
-	}
-	want(t, s, "world", "hello world", true)
+	want(t, s, "world", "hello world", false)
 	want(t, s, "echo $name", "world", true)
+	if sc := screen(t, s); strings.Contains(sc, "Running:") {
+		t.Errorf("screen: got %q, want no running command", sc)
+	}
 }
 
 // TestAnswerTypedAheadDiscarded: an answer with more lines than the
@@ -902,10 +942,8 @@ func TestAnswerLater(t *testing.T) {
 // Ctrl-C does, rather than leave it for the shell to run.
 func TestAnswerTypedAheadDiscarded(t *testing.T) {
 	s := newShell(t)
-	ctx, cancel := context.WithTimeout(bash.AnswerLater(context.Background()), 30*time.Second)
-	defer cancel()
-	if _, err := s.Execute(ctx, `read -p 'Name? ' a; echo "got $a"; sleep 100`); err != nil {
-		t.Fatal(err)
+	if resp := run(t, s, `read -p 'Name? ' a; echo "got $a"; sleep 100`); !resp.Waiting {
+		t.Fatalf("got %+v, want it waiting for input", resp)
 	}
 	resp := runWithin(t, s, 300*time.Millisecond, "bob\necho LEAKED")
 	if !strings.HasPrefix(resp.Output, "got bob\n[Timed out after ") || strings.Contains(resp.Output, "LEAKED") {
@@ -967,7 +1005,7 @@ func TestGitLogNoPager(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	s := newShell(t)
+	s := newShell(t, bash.WithBudget(-1))
 	run(t, s, `git init -q repo && cd repo && git config user.email t@example.com && git config user.name T &&
 for i in $(seq 300); do echo $i > f; git add f; git commit -qm "commit $i"; done`)
 	resp := runWithin(t, s, 30*time.Second, "git log")
@@ -1147,9 +1185,10 @@ func TestSpinOption(t *testing.T) {
 			want(t, s, "echo quick", "quick", true)
 			want(t, s, "sleep 0.2; echo later", "later", true)
 			resp := runWithin(t, s, 30*time.Second, "read -p 'name? ' x")
-			if !strings.Contains(resp.Output, "waiting for input") {
-				t.Errorf("read: got %q, want a note that it waits for input", resp.Output)
+			if !resp.Waiting {
+				t.Errorf("read: got %+v, want it waiting for input", resp)
 			}
+			run(t, s, envs.Interrupt)
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(100*time.Millisecond, cancel)
 			start := time.Now()

@@ -68,15 +68,19 @@ func (s *Shell) fix(p *proc, fr *frame, out *envs.Output) {
 // compound command, which a sourced file survives and a typed line does not,
 // so after such a command this shell sources every command.
 func mayChangeTyping(command string) bool {
-	for w := range strings.FieldsFuncSeq(command, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')'
-	}) {
+	for w := range strings.FieldsFuncSeq(command, isSeparator) {
 		switch w {
 		case "alias", "source", ".", "eval", "shopt", "bind", "stty", "enable", "exec":
 			return true
 		}
 	}
 	return false
+}
+
+// isSeparator reports whether r separates words of a command for the
+// look at its words that mayChangeTyping and mayBreak take.
+func isSeparator(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')'
 }
 
 // maxTyped bounds the commands typed on the terminal instead of sourced

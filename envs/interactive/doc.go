@@ -15,18 +15,28 @@
 // output up to the next prompt, as plain text, without the program's echo
 // of the input and without the prompts printed between its lines. A
 // command is done when the prompt ends the output, the program has read
-// all the input and the output has been still for a moment. A command that
+// all the input, it printed a prompt for every line typed (a program given
+// several lines prints one after each; with fewer, as when the last line
+// still runs, the output must be still for longer) and the output has
+// been still for a moment. A command that
 // ends at the continuation prompt ([Spec.Continuation]) is reported as
 // incomplete, and the next command continues it.
 //
-// # Timeouts and exits
+// # Limits, input and exits
 //
-// When the context is done (or [Spec.Timeout] passes) the program gets
-// Ctrl-C and the response says "Command timed out (no prompt detected)".
-// If the prompt comes back the program keeps its state; otherwise it is
-// stopped and starts again with the next command, which says the state was
-// lost. A program that exits (.quit, quit) is reported, and the next
-// command starts it again.
+// A call gives control back while the command runs on (Running set; see
+// [envs.LimitedExecutor]) when no prompt came and the output has not
+// changed for [Spec.Quiet], or [Spec.Timeout] or the caller's limit
+// passed, and as soon as the program waits to read the terminal away from
+// its prompt (a question of its own): the next command is then its answer.
+// When the context is done (a hard limit; [Spec.Hard] makes Timeout one),
+// or [envs.Interrupt] comes, the program gets Ctrl-C and the response says
+// "Command timed out (no prompt detected)". If the prompt comes back the
+// program keeps its state; otherwise it is stopped and starts again with
+// the next command, which says the state was lost. A program that exits
+// (.quit, quit) is reported, and the next command starts it again. Close
+// ends what it started, processes that left its session included;
+// [Spec.Resources] sets resource limits on it.
 //
 // # Screen
 //

@@ -1,6 +1,7 @@
 package interactive
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,12 +14,12 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/procs"
 	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // Defaults for a [Spec] that leaves them at zero.
 const (
-	DefaultTimeout      = 10 * time.Minute
 	DefaultStartTimeout = 10 * time.Second
 	// MaxCommand bounds a command's text: programs read it from a terminal,
 	// which is not made for megabytes of typing.
@@ -72,9 +73,27 @@ type Spec struct {
 	// Init lists commands sent after every start, their output dropped,
 	// such as "set pagination off" for gdb.
 	Init []string
-	// Timeout bounds a command whose context has no deadline; 0 means
-	// [DefaultTimeout], negative means no bound.
+	// Timeout is how long a call waits for a command at most before it
+	// gives control back while the command runs on (a soft limit; 0 means
+	// [envs.DefaultWait], negative no bound). With Hard, it is a hard
+	// limit instead: the command gets Ctrl-C then.
 	Timeout time.Duration
+	// Hard makes Timeout interrupt the command of a call whose context has
+	// no deadline.
+	Hard bool
+	// Quiet is how long a command's output may stay unchanged before the
+	// call gives control back while it runs on; 0 means
+	// [envs.DefaultQuiet], negative no such limit.
+	Quiet time.Duration
+	// Budget bounds the tokens of a response's output (see
+	// [envs.Limits.Fit]); 0 means [envs.DefaultBudget], negative no bound.
+	Budget int
+	// Save keeps the whole output of a response cut to the budget and
+	// returns its name; nil means [envs.SaveTemp].
+	Save func(output string) (string, error)
+	// Resources are resource limits set on the program (see
+	// [procs.Limits]).
+	Resources procs.Limits
 	// StartTimeout bounds the wait for the first prompt; 0 means
 	// [DefaultStartTimeout].
 	StartTimeout time.Duration
@@ -94,19 +113,30 @@ type Env struct {
 	cont   *regexp.Regexp // the continuation prompt at the end of a line
 	spec   Spec
 
-	run sync.Mutex // held by Execute for a whole command, and by Close to wait for it
+	turn *envs.Queue // held by a call for its whole run, and by Close to wait for it
 
 	mu       sync.Mutex // guards the fields below
 	p        *proc
+	running  *job // the command still running after its call gave control back
 	closed   bool
 	started  int    // how many times the program was started
 	lastExit string // how the program last ended, "" if it has not
 }
 
+// job is a command still running after its call gave control back.
+type job struct {
+	command string
+	began   time.Time
+	last    string // the last non-empty line of the output returned so far
+	waiting string // the question, when it waits for input
+	hidden  bool
+}
+
 var (
-	_ envs.Env        = (*Env)(nil)
-	_ envs.Closer     = (*Env)(nil)
-	_ envs.Summarizer = (*Env)(nil)
+	_ envs.Env             = (*Env)(nil)
+	_ envs.LimitedExecutor = (*Env)(nil)
+	_ envs.Closer          = (*Env)(nil)
+	_ envs.Summarizer      = (*Env)(nil)
 )
 
 // New checks spec and returns the environment; the program starts with the
@@ -146,7 +176,10 @@ func New(spec Spec) (*Env, error) {
 	if contExpr == "" {
 		contExpr = DefaultContinuation
 	}
-	cont, err := regexp.Compile(`^(?:` + contExpr + `)+\z`)
+	// A line editor given several lines at once may print the prompt and
+	// continuation prompts on one line: the line counts when it is made
+	// of them and ends with a continuation prompt.
+	cont, err := regexp.Compile(`^(?:(?:` + spec.Prompt + `)|(?:` + contExpr + `))*(?:` + contExpr + `)\z`)
 	if err != nil {
 		return fail("Continuation is not a valid regular expression (Go RE2 syntax): %v", err)
 	}
@@ -176,13 +209,13 @@ func New(spec Spec) (*Env, error) {
 	if name == "" {
 		name = filepath.Base(args[0])
 	}
-	if spec.Timeout == 0 {
-		spec.Timeout = DefaultTimeout
-	}
 	if spec.StartTimeout <= 0 {
 		spec.StartTimeout = DefaultStartTimeout
 	}
-	return &Env{name: name, args: args, prompt: re, lead: lead, cont: cont, spec: spec}, nil
+	if err := spec.Resources.Check(); err != nil {
+		return fail("Resources: %v", err)
+	}
+	return &Env{name: name, args: args, prompt: re, lead: lead, cont: cont, spec: spec, turn: envs.NewQueue()}, nil
 }
 
 // Summary returns the description.
@@ -204,35 +237,80 @@ func (e *Env) Screen() (envs.Screen, error) {
 	default:
 		status = "not started; it starts with the first command"
 	}
+	if j := e.running; j != nil {
+		status += fmt.Sprintf("\nRunning: %s (for %v)", envs.Abbrev(j.command), envs.Round(time.Since(j.began)))
+		if j.waiting != "" {
+			status += fmt.Sprintf("\nWaiting for input: %q (the next command is typed as the answer)", j.waiting)
+		}
+	}
 	content := fmt.Sprintf("%s\nStatus: %s\n\nEach command is typed at the %s prompt and its output returned. The program and its state persist across commands.",
 		e.spec.Description, status, e.name)
 	return envs.Screen{Content: content, MaxLines: MaxLines}, nil
 }
 
-// Execute types command at the program's prompt (starting the program
-// first if needed) and returns the output up to the next prompt, without
-// the echoed input. When ctx is done or the timeout passes, the program
-// gets Ctrl-C; one that does not show its prompt again is stopped and
-// starts again with the next command. When the program exits, the response
-// says so. Execute returns an error only when the environment is closed or
-// the program cannot be started.
+// Execute runs command with the environment's own limits; see
+// [Env.ExecuteLimited].
 func (e *Env) Execute(ctx context.Context, command string) (envs.Response, error) {
-	e.run.Lock()
-	defer e.run.Unlock()
+	return e.ExecuteLimited(ctx, command, envs.Limits{})
+}
+
+// ExecuteLimited types command at the program's prompt (starting the
+// program first if needed) and returns the output up to the next prompt,
+// without the echoed input and the prompts printed between its lines, cut
+// to the token budget. Control comes back before the prompt at the soft
+// limits, and as soon as the program waits for input away from its
+// prompt; the response then has Running set, and the next command
+// continues the command as [envs.LimitedExecutor] says. When ctx is done
+// (a hard limit), the program gets Ctrl-C; one that does not show its
+// prompt again is stopped and starts again with the next command. When
+// the program exits, the response says so. ExecuteLimited returns an
+// error only when the environment is closed or the program cannot be
+// started.
+func (e *Env) ExecuteLimited(ctx context.Context, command string, limits envs.Limits) (envs.Response, error) {
+	limits = limits.Or(envs.Defaults{Quiet: e.spec.Quiet, Wait: e.spec.Timeout, Budget: e.spec.Budget}, time.Now())
+	if e.spec.Hard && e.spec.Timeout > 0 {
+		limits.Until = time.Time{}
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, e.spec.Timeout)
+			defer cancel()
+		}
+	}
+	if limits.Save == nil {
+		limits.Save = e.spec.Save
+	}
+	if err := ctx.Err(); err != nil {
+		return envs.NotRun(err), nil
+	}
+	if err := e.turn.Wait(ctx, limits.Until); err != nil {
+		return envs.NotRun(err), nil
+	}
+	defer e.turn.Done()
+	resp, err := e.execute(ctx, command, limits)
+	return limits.Fit(resp), err
+}
+
+func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (envs.Response, error) {
 	e.mu.Lock()
-	closed, p := e.closed, e.p
+	closed, p, j := e.closed, e.p, e.running
 	e.mu.Unlock()
 	if closed {
 		return envs.Response{}, fmt.Errorf("interactive: execute %s: %w", e.name, envs.ErrClosed)
 	}
-	if err := ctx.Err(); err != nil {
-		return envs.Response{Output: "[Not run: the command was cancelled before it started.]"}, nil
-	}
-	if len(command) > MaxCommand {
-		return envs.Response{Output: fmt.Sprintf("Command too long: %d bytes; at most %d can be typed at the %s prompt. Put the input in a file and load it with the program's own command (such as .read in sqlite3 or source in gdb).", len(command), MaxCommand, e.name)}, nil
-	}
+	key := envs.IsInterrupt(command) || envs.IsEndOfInput(command)
 	var notes []string
 	if p == nil || !p.alive() {
+		if j != nil {
+			e.setRunning(nil)
+			out := fmt.Sprintf("[%s ended while the command ran; it starts again with the next command.]", e.name)
+			if command != "" && !key {
+				out += "\n[The text was not run. Send it again to run it as a command.]"
+			}
+			return envs.Response{Output: out}, nil
+		}
+		if key {
+			return envs.Response{Output: envs.IdleNote(strings.TrimSpace(command)), Success: true}, nil
+		}
 		np, err := e.start()
 		if errors.Is(err, envs.ErrClosed) {
 			// Closed while the program started.
@@ -246,13 +324,59 @@ func (e *Env) Execute(ctx context.Context, command string) (envs.Response, error
 		}
 		p = np
 	}
-	if _, ok := ctx.Deadline(); !ok && e.spec.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, e.spec.Timeout)
-		defer cancel()
+	var out string
+	var o result
+	typed := command // what this call typed, to clean from the output
+	switch {
+	case j == nil && key:
+		return envs.Response{Output: envs.IdleNote(strings.TrimSpace(command)), Success: true}, nil
+	case j == nil && len(command) > MaxCommand:
+		return envs.Response{Output: fmt.Sprintf("Command too long: %d bytes; at most %d can be typed at the %s prompt. Put the input in a file and load it with the program's own command (such as .read in sqlite3 or source in gdb).", len(command), MaxCommand, e.name)}, nil
+	case j == nil:
+		j = &job{command: command, began: time.Now()}
+		out, o = p.send(ctx, command, limits, e.spec.OutputLimit)
+	case command == "":
+		out, o = p.await(ctx, limits, e.spec.OutputLimit)
+	case envs.IsInterrupt(command):
+		typed = ""
+		o = p.interrupt()
+		out, _ = p.await(ctx, envs.Limits{Until: time.Now()}, e.spec.OutputLimit)
+		if o == interrupted {
+			o = done
+			notes = append(notes, fmt.Sprintf("[Interrupted (%s): sent Ctrl-C; %s is at its prompt again and keeps its state.]", envs.Interrupt, e.name))
+		}
+	case !p.reading():
+		out, o = p.await(ctx, envs.Limits{Until: time.Now()}, e.spec.OutputLimit)
+		if o == soft {
+			return e.runsOn(p, j, out, "", envs.NotReadingNote(), notes), nil
+		}
+	case envs.IsEndOfInput(command):
+		typed = ""
+		if _, err := p.master.Write([]byte{4}); err != nil {
+			o = exited
+			break
+		}
+		out, o = p.await(ctx, limits, e.spec.OutputLimit)
+	default:
+		j.waiting, j.hidden = "", false
+		if err := p.typeLine(command); err != nil {
+			o = exited
+			break
+		}
+		out, o = p.await(ctx, limits, e.spec.OutputLimit)
 	}
-	out, o := p.send(ctx, command, e.spec.OutputLimit)
-	text := cleanOutput(strings.TrimRight(out, "\n"), command, e.lead)
+	text := cleanOutput(envs.TrimOutput(out), typed, e.lead)
+	switch o {
+	case soft:
+		return e.runsOn(p, j, text, "", "", notes), nil
+	case asking:
+		q := envs.LastLine(text)
+		if q == "" {
+			q = cmp.Or(j.last, "(no prompt text)")
+		}
+		return e.runsOn(p, j, text, q, "", notes), nil
+	}
+	e.setRunning(nil)
 	parts := append(notes, text)
 	success := o == done
 	switch o {
@@ -272,6 +396,9 @@ func (e *Env) Execute(ctx context.Context, command string) (envs.Response, error
 		e.mu.Unlock()
 		parts = append(parts, "Command timed out (no prompt detected)", fmt.Sprintf("[%s: sent Ctrl-C, but %s did not show its prompt again, so it was stopped. It starts again with the next command; its state is lost.]", stopWord(ctx), e.name))
 	}
+	if envs.IsInterrupt(command) {
+		success = false
+	}
 	var kept []string
 	for _, s := range parts {
 		if s != "" {
@@ -279,6 +406,36 @@ func (e *Env) Execute(ctx context.Context, command string) (envs.Response, error
 		}
 	}
 	return envs.Response{Output: strings.Join(kept, "\n"), Success: success}, nil
+}
+
+// runsOn answers for a command that runs on: the output so far, and a
+// note saying what the next command can do (the waiting note when it
+// asks question, else note, else the running note).
+func (e *Env) runsOn(p *proc, j *job, text, question, note string, notes []string) envs.Response {
+	if l := envs.LastLine(text); l != "" {
+		j.last = l
+	}
+	j.waiting, j.hidden = question, question != "" && envs.SecretPrompt(question)
+	switch {
+	case question != "":
+		note = envs.WaitingNote(question, j.hidden)
+	case note == "":
+		note = envs.RunningNote(p.softWhy)
+	}
+	e.setRunning(j)
+	var kept []string
+	for _, s := range append(notes, text, note) {
+		if s != "" {
+			kept = append(kept, s)
+		}
+	}
+	return envs.Response{Output: strings.Join(kept, "\n"), Running: true, Waiting: question != "", Prompt: question, Hidden: j.hidden}
+}
+
+func (e *Env) setRunning(j *job) {
+	e.mu.Lock()
+	e.running = j
+	e.mu.Unlock()
 }
 
 func stopWord(ctx context.Context) string {
@@ -291,7 +448,7 @@ func stopWord(ctx context.Context) string {
 // start starts the program and waits for its first prompt, then sends the
 // init commands.
 func (e *Env) start() (*proc, error) {
-	p, err := startProc(e.args, e.spec.Dir, term.Environ(nil, e.spec.Env), e.prompt, e.cont)
+	p, err := startProc(e.args, e.spec.Dir, term.Environ(nil, e.spec.Env), e.prompt, e.cont, e.lead, e.spec.Resources)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +462,7 @@ func (e *Env) start() (*proc, error) {
 		return fail(fmt.Sprintf("no prompt matching %q within %v (%s)", e.spec.Prompt, e.spec.StartTimeout, describe(o, p)))
 	}
 	for _, c := range e.spec.Init {
-		if _, o := p.send(ctx, c, 0); o != done {
+		if _, o := p.send(ctx, c, envs.Limits{Quiet: -1}, 0); o != done {
 			return fail(fmt.Sprintf("init command %q: %s", c, describe(o, p)))
 		}
 	}
@@ -347,8 +504,8 @@ func (e *Env) Close() error {
 	if p != nil {
 		err = p.stop()
 	}
-	e.run.Lock()
-	defer e.run.Unlock()
+	_ = e.turn.Wait(context.Background(), time.Time{})
+	defer e.turn.Done()
 	e.mu.Lock()
 	last := e.p
 	e.mu.Unlock()
@@ -368,6 +525,9 @@ func (e *Env) Close() error {
 // a line of its own. A program that does not echo keeps all its output,
 // lines that happen to look like the input included.
 func cleanOutput(out, command string, lead *regexp.Regexp) string {
+	if command == "" {
+		return out
+	}
 	sent := strings.Split(strings.TrimRight(command, "\n"), "\n")
 	lines := strings.Split(out, "\n")
 	budget := len(sent)

@@ -5,10 +5,12 @@ package interactive_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,6 +20,7 @@ import (
 	"github.com/unfold-dev/unfold/envs/envtest"
 	"github.com/unfold-dev/unfold/envs/interactive"
 	"github.com/unfold-dev/unfold/internal/golden"
+	"github.com/unfold-dev/unfold/internal/procs"
 )
 
 func need(t *testing.T, programs ...string) {
@@ -73,20 +76,117 @@ func TestConformance(t *testing.T) {
 		name              string
 		spec              interactive.Spec
 		trivial, blocking string
+		phased            func(first, file, second string) string
+		question          func(q string) string
+		flood             func(n int) string
 	}{
-		{"python3", pythonSpec, "pass", "import time; time.sleep(600)"},
-		{"sqlite3", sqliteSpec, "select 1;", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c;"},
+		{"python3", pythonSpec, "pass", "import time; time.sleep(600)",
+			func(first, file, second string) string {
+				return fmt.Sprintf("import os, time; print(%q); exec('while not os.path.exists(%s): time.sleep(0.05)'); print(%q)", first, strconv.Quote(file), second)
+			},
+			func(q string) string { return fmt.Sprintf("line = input(%q); print('got ' + line)", q) },
+			func(n int) string {
+				return fmt.Sprintf("print('\\n'.join('line %%d' %% i for i in range(1, %d)))", n+1)
+			}},
+		{"sqlite3", sqliteSpec, "select 1;", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c;",
+			func(first, file, second string) string {
+				return fmt.Sprintf(".shell echo %s; while [ ! -e %s ]; do sleep 0.05; done; echo %s", first, file, second)
+			},
+			func(q string) string { return fmt.Sprintf(`.shell read -r -p '%s' line; echo "got $line"`, q) },
+			func(n int) string { return fmt.Sprintf(".shell seq -f 'line %%g' %d", n) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			need(t, c.name)
 			envtest.Run(t, func(t *testing.T) envs.Env {
-				e, err := interactive.New(c.spec)
+				spec := c.spec
+				spec.Quiet = 500 * time.Millisecond
+				e, err := interactive.New(spec)
 				if err != nil {
 					t.Fatal(err)
 				}
 				return e
-			}, c.trivial, envtest.WithBlocking(c.blocking), envtest.WithTimeout(30*time.Second))
+			}, c.trivial, envtest.WithBlocking(c.blocking), envtest.WithTimeout(30*time.Second),
+				envtest.WithPhased(c.phased), envtest.WithQuestion(c.question), envtest.WithFlood(c.flood),
+				envtest.WithDefaultQuiet(500*time.Millisecond))
 		})
+	}
+}
+
+// TestMultiLineReadsLikeTheProgram: several lines typed at once come back
+// as the program's output, without the prompts and continuation prompts it
+// printed between them, for the REPLs agents drive.
+func TestMultiLineReadsLikeTheProgram(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		spec    interactive.Spec
+		command string
+		output  string
+	}{
+		{"python3", pythonSpec, "def f(x):\n    y = x * 2\n    return y\n\nprint(f(21))\nfor i in range(2):\n    print(i)\n\n", "42\n0\n1"},
+		{"sqlite3", sqliteSpec, "create table t(a);\ninsert into t\nvalues (1),\n(2);\nselect\n  sum(a)\nfrom t;", "3"},
+		{"gdb", interactive.Spec{Command: "gdb -q -nx", Prompt: `\(gdb\) `, Description: "GDB", Init: []string{"set pagination off", "set confirm off", "set width 0"}},
+			"print 1 + 1\nprint 2 * 3\necho hi\\n", "$1 = 2\n$2 = 6\nhi"},
+		{"node", interactive.Spec{Command: "node -i", Prompt: `> `, Description: "Node.js"},
+			"function f(x) {\n  return x * 2;\n}\nconst a = [1,\n2];\nf(a.length + 19)", "undefined\nundefined\n42"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, c.spec)
+			want(t, e, c.command, c.output, true)
+		})
+	}
+}
+
+// TestAnswerInput: a program that asks a question of its own (not its
+// prompt) gives control back waiting; the next command is its answer.
+func TestAnswerInput(t *testing.T) {
+	e := newEnv(t, pythonSpec)
+	resp := run(t, e, "name = input('Your name? ')", 30*time.Second)
+	if !resp.Running || !resp.Waiting || resp.Prompt != "Your name?" {
+		t.Fatalf("got %+v, want it waiting for an answer to %q", resp, "Your name?")
+	}
+	if sc, _ := e.Screen(); !strings.Contains(sc.Content, `Waiting for input: "Your name?"`) {
+		t.Errorf("screen: got %q, want the question", sc.Content)
+	}
+	resp = run(t, e, "Ada", 30*time.Second)
+	if resp.Running || !resp.Success {
+		t.Errorf("after the answer: got %+v, want the command over", resp)
+	}
+	want(t, e, "print('hello ' + name)", "hello Ada", true)
+}
+
+// TestCloseEndsEscapedProcesses: a process the program started in a
+// session of its own ends when the environment closes.
+func TestCloseEndsEscapedProcesses(t *testing.T) {
+	need(t, "python3")
+	e, err := interactive.New(pythonSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	resp := run(t, e, "import subprocess; p = subprocess.Popen(['sleep', '1005'], start_new_session=True); p.pid", 30*time.Second)
+	pid, err := strconv.Atoi(resp.Output)
+	if err != nil {
+		t.Fatalf("got %q, want a pid", resp.Output)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); procs.Alive(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d (started with setsid) is still running after Close", pid)
+		}
+	}
+}
+
+// TestResources: resource limits from the spec apply to the program.
+func TestResources(t *testing.T) {
+	spec := sqliteSpec
+	spec.Dir = t.TempDir()
+	spec.Resources = procs.Limits{FileSize: 1 << 20}
+	e := newEnv(t, spec)
+	resp := run(t, e, ".shell head -c 2000000 /dev/zero > big; echo status $?; stat -c %s big", 30*time.Second)
+	if !strings.Contains(resp.Output, "status 153") || !strings.HasSuffix(resp.Output, "1048576") {
+		t.Errorf("a write past the file size limit: got %q, want it killed by SIGXFSZ (153) at 1 MiB", resp.Output)
 	}
 }
 

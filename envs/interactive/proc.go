@@ -1,17 +1,20 @@
 package interactive
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/procs"
 	"github.com/unfold-dev/unfold/internal/term"
 )
 
@@ -25,11 +28,26 @@ const (
 	stopped                   // ctx ended; the program ignored Ctrl-C and was stopped
 	incomplete                // the program shows its continuation prompt and waits for more
 	cancelled                 // ctx ended (waitPrompt only)
+	soft                      // a soft limit gave control back; the command runs on
+	asking                    // the command waits for input, not at the prompt; it runs on
+)
+
+// lookAfter is how long the output must be still, away from the prompt,
+// before the environment looks whether the program waits for input;
+// lookMax is the longest gap between such looks while nothing changes.
+const (
+	lookAfter = 30 * time.Millisecond
+	lookMax   = time.Second
 )
 
 // incompleteAfter is how long the continuation prompt must stand, with all
 // input read, before the input counts as incomplete.
 const incompleteAfter = 150 * time.Millisecond
+
+// promptsShort is how long the prompt must stand, with all input read and
+// the output still, when the program printed fewer prompts than lines were
+// typed.
+const promptsShort = 300 * time.Millisecond
 
 // recheck is how often the prompt is looked at again while the program has
 // not read all of its input yet.
@@ -39,33 +57,50 @@ const recheck = 5 * time.Millisecond
 type proc struct {
 	cmd    *exec.Cmd
 	pid    int
+	group  *procs.Group // the program and everything it started
 	master *os.File
 	slave  *os.File // kept open to ask how much typed input is unread
 	prompt *regexp.Regexp
 	cont   *regexp.Regexp // continuation prompt at the end of a line; nil if unknown
 
+	softWhy  string        // why waitPrompt last returned soft; used by the holder of the turn
 	exited   chan struct{} // closed once the program has been waited for
 	status   string        // how it ended; set before exited is closed
 	readDone chan struct{} // closed when the reader goroutine ends
 	changed  chan struct{} // capacity 1: output arrived
 
-	mu  sync.Mutex // guards out and f
-	out *envs.Output
-	f   *term.Filter
+	lead *regexp.Regexp // a prompt or continuation prompt at the start of a line
+
+	mu      sync.Mutex // guards out, skip, f, lines and prompts
+	out     *envs.Output
+	skip    []byte       // the start of the current line, shown in the last response already
+	f       *term.Filter // writes to sink
+	sink    lineSink
+	lines   int // lines typed for the command under way
+	prompts int // prompts and continuation prompts it printed, in finished lines
 
 	stopOnce sync.Once
 	stopErr  error
 }
 
-func startProc(args []string, dir string, env []string, prompt, cont *regexp.Regexp) (*proc, error) {
+func startProc(args []string, dir string, env []string, prompt, cont, lead *regexp.Regexp, resources procs.Limits) (*proc, error) {
 	master, slave, err := term.OpenPTY()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
-	cmd.Env = env
-	if err := term.Start(cmd, slave); err != nil {
+	group := procs.NewGroup()
+	cmd.Env = append(env[:len(env):len(env)], group.Env())
+	err = group.Start(cmd, func() error { return term.Start(cmd, slave) })
+	if err == nil {
+		if err = resources.Apply(cmd.Process.Pid); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
+	if err != nil {
+		group.Close()
 		master.Close()
 		slave.Close()
 		return nil, err
@@ -74,16 +109,19 @@ func startProc(args []string, dir string, env []string, prompt, cont *regexp.Reg
 	p := &proc{
 		cmd:      cmd,
 		pid:      cmd.Process.Pid,
+		group:    group,
 		master:   master,
 		slave:    slave,
 		prompt:   prompt,
 		cont:     cont,
+		lead:     lead,
 		exited:   make(chan struct{}),
 		readDone: make(chan struct{}),
 		changed:  make(chan struct{}, 1),
 		out:      out,
-		f:        term.NewFilter(out),
 	}
+	p.sink = lineSink{p}
+	p.f = term.NewFilter(p.sink)
 	go p.read()
 	go p.wait4()
 	return p, nil
@@ -136,37 +174,25 @@ func (p *proc) alive() bool {
 	}
 }
 
-// send types command and waits for the prompt; it returns the output
-// before the prompt.
-func (p *proc) send(ctx context.Context, command string, limit int) (string, result) {
-	out := envs.NewOutput(limit)
+// send types command and waits for the prompt (see waitPrompt); it
+// returns the output before the prompt, or so far.
+func (p *proc) send(ctx context.Context, command string, limits envs.Limits, outputLimit int) (string, result) {
+	out := envs.NewOutput(outputLimit)
 	p.mu.Lock()
 	_ = p.f.Flush()
-	p.out, p.f = out, term.NewFilter(out)
+	p.out, p.skip, p.f = out, nil, term.NewFilter(p.sink)
+	p.lines, p.prompts = strings.Count(strings.TrimSuffix(command, "\n"), "\n")+1, 0
 	p.mu.Unlock()
-	text := command
-	if len(text) == 0 || text[len(text)-1] != '\n' {
-		text += "\n"
-	}
-	if _, err := p.master.Write([]byte(text)); err != nil {
+	if err := p.typeLine(command); err != nil {
 		<-p.exited
 		return out.String(), exited
 	}
-	o := p.waitPrompt(ctx)
-	if o == cancelled {
-		o = p.interrupt()
-	}
-	if o != done {
-		p.mu.Lock()
-		_ = p.f.Flush()
-		p.mu.Unlock()
-	}
-	return out.String(), o
+	return p.await(ctx, limits, outputLimit)
 }
 
 // wait waits for the prompt without typing anything.
 func (p *proc) wait(ctx context.Context) (string, result) {
-	o := p.waitPrompt(ctx)
+	o := p.waitPrompt(ctx, envs.Limits{Quiet: -1})
 	p.mu.Lock()
 	_ = p.f.Flush()
 	text := p.out.String()
@@ -174,35 +200,173 @@ func (p *proc) wait(ctx context.Context) (string, result) {
 	return text, o
 }
 
+// typeLine types text and a newline, unless it ends with one.
+func (p *proc) typeLine(text string) error {
+	if len(text) == 0 || text[len(text)-1] != '\n' {
+		text += "\n"
+	}
+	_, err := p.master.Write([]byte(text))
+	return err
+}
+
+// await waits for the prompt of the command under way (see waitPrompt)
+// and returns the output since the last call, handing the output of a
+// command that runs on to a new buffer.
+func (p *proc) await(ctx context.Context, limits envs.Limits, outputLimit int) (string, result) {
+	o := p.waitPrompt(ctx, limits)
+	if o == cancelled {
+		o = p.interrupt()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if o == soft || o == asking {
+		// The unfinished line (a question, say) is shown now and kept for
+		// the prompt to be recognized at its end; when it is finished, what
+		// was shown is not written again.
+		line := p.f.Line()
+		text := p.out.String() + strings.ToValidUTF8(string(line), "\uFFFD")
+		p.out, p.skip = envs.NewOutput(outputLimit), append(p.skip[:0], line...)
+		return text, o
+	}
+	if o != done {
+		_ = p.f.Flush()
+	}
+	return p.out.String(), o
+}
+
+// lineSink is where a proc's filter writes: the output of the command
+// under way, less the start of a line shown in an earlier response.
+type lineSink struct{ p *proc }
+
+// Write is called by the filter, under the proc's mutex. It counts the
+// prompts at the starts of the lines.
+func (s lineSink) Write(b []byte) (int, error) {
+	n := len(b)
+	for rest := b; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		s.p.prompts += leadCount(s.p.lead, line)
+	}
+	if skip := s.p.skip; len(skip) > 0 {
+		if bytes.HasPrefix(b, skip) {
+			b = b[len(skip):]
+		}
+		s.p.skip = skip[:0]
+	}
+	_, _ = s.p.out.Write(b)
+	return n, nil
+}
+
+// reading reports whether the program waits to read the terminal away
+// from its prompt, having read all that was typed: a question of its own.
+// A line editor reads typed input a key at a time, so a program still
+// reading what was typed is not asking yet.
+func (p *proc) reading() bool {
+	prompt, cont, _ := p.lineState()
+	if prompt || cont {
+		return false
+	}
+	if n, err := term.InputQueued(p.slave); err != nil || n > 0 {
+		return false
+	}
+	// Output written and not read yet may be the prompt.
+	if n, err := term.InputQueued(p.master); err != nil || n > 0 {
+		return false
+	}
+	pg, err := term.Foreground(p.master)
+	if err != nil {
+		return false
+	}
+	_, ok := term.ReadingTerminalUnder(p.pid, pg, p.slave.Name())
+	return ok
+}
+
+// leadCount counts the prompts and continuation prompts at the start of
+// line: a line editor given several lines at once may print them one
+// after the other.
+func leadCount(lead *regexp.Regexp, line []byte) int {
+	n := 0
+	for {
+		loc := lead.FindIndex(line)
+		if loc == nil || loc[1] == 0 {
+			return n
+		}
+		n++
+		line = line[loc[1]:]
+	}
+}
+
 // lineState says what the current output line shows: the prompt, the
 // continuation prompt, or neither; and whether the program has read
 // everything typed to it.
 func (p *proc) lineState() (prompt, cont, drained bool) {
+	prompt, cont, drained, _ = p.state()
+	return prompt, cont, drained
+}
+
+// state is lineState, and whether the program printed a prompt for every
+// line typed: a program that reads several lines prints one after each, so
+// fewer mean that the last ones are still being run.
+func (p *proc) state() (prompt, cont, drained, counted bool) {
 	p.mu.Lock()
 	line := p.f.Line()
 	prompt = p.prompt.Match(line)
 	cont = !prompt && p.cont != nil && p.cont.Match(line)
+	counted = p.prompts+leadCount(p.lead, line) >= p.lines
 	p.mu.Unlock()
 	if prompt || cont {
 		n, err := term.InputQueued(p.slave)
 		drained = err == nil && n == 0
 	}
-	return prompt, cont, drained
+	return prompt, cont, drained, counted
 }
 
 // waitPrompt waits until the prompt is back and the output has been still
 // for a moment (done, the prompt cut from the output), the continuation
-// prompt has stood for a while (incomplete), the program ended (exited) or
-// ctx ended (cancelled).
-func (p *proc) waitPrompt(ctx context.Context) result {
+// prompt has stood for a while (incomplete), the program ended (exited),
+// ctx ended (cancelled), a soft limit passed (soft), or the program waits
+// to read the terminal away from its prompt (asking).
+func (p *proc) waitPrompt(ctx context.Context, limits envs.Limits) result {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	lookEvery, seen := lookAfter, false
+	look := time.NewTimer(lookEvery)
+	defer look.Stop()
+	changed := time.Now()
+	var softC <-chan time.Time
+	softT := time.NewTimer(time.Hour)
+	defer softT.Stop()
+	armSoft := func() bool {
+		why, next := limits.Due(time.Now(), changed)
+		if why != "" {
+			p.softWhy = why
+			return false
+		}
+		softC = nil
+		if !next.IsZero() {
+			softT.Reset(time.Until(next))
+			softC = softT.C
+		}
+		return true
+	}
+	if !armSoft() {
+		return soft
+	}
 	check := func() {
-		prompt, cont, drained := p.lineState()
+		prompt, cont, drained, counted := p.state()
 		switch {
-		case prompt && drained:
+		case prompt && drained && counted:
 			timer.Reset(quiet)
+		case prompt && drained:
+			// A prompt is missing: the program may still be running a
+			// line it read, or it read one without prompting (an input()
+			// the command answered itself). Give it longer.
+			timer.Reset(promptsShort)
 		case cont && drained:
 			timer.Reset(incompleteAfter)
 		case prompt || cont:
@@ -215,10 +379,16 @@ func (p *proc) waitPrompt(ctx context.Context) result {
 	for {
 		select {
 		case <-p.changed:
+			changed = time.Now()
+			lookEvery, seen = lookAfter, false
+			look.Reset(lookEvery)
 			check()
 		case <-timer.C:
 			select {
 			case <-p.changed:
+				changed = time.Now()
+				lookEvery, seen = lookAfter, false
+				look.Reset(lookEvery)
 				check()
 				continue
 			default:
@@ -243,6 +413,28 @@ func (p *proc) waitPrompt(ctx context.Context) result {
 				return incomplete
 			}
 			check()
+		case <-look.C:
+			if p.reading() {
+				if seen {
+					return asking
+				}
+				// Confirm a while later, as the prompt may be on its way.
+				seen = true
+				look.Reset(lookAfter)
+				continue
+			}
+			seen = false
+			// Look again, less and less often, while nothing changes.
+			lookEvery = min(2*lookEvery, lookMax)
+			look.Reset(lookEvery)
+		case <-softC:
+			if !armSoft() {
+				if prompt, _, drained := p.lineState(); prompt && drained {
+					// The command is over: its prompt stands.
+					continue
+				}
+				return soft
+			}
 		case <-p.exited:
 			t := time.NewTimer(50 * time.Millisecond)
 			select {
@@ -263,7 +455,7 @@ func (p *proc) interrupt() result {
 	_, _ = p.master.Write([]byte{3})
 	ctx, cancel := context.WithTimeout(context.Background(), interruptGrace)
 	defer cancel()
-	switch p.waitPrompt(ctx) {
+	switch p.waitPrompt(ctx, envs.Limits{Quiet: -1}) {
 	case done:
 		return interrupted
 	case exited:
@@ -289,6 +481,9 @@ func (p *proc) stop() error {
 			<-p.exited
 		}
 		<-p.readDone
+		// What left the session (setsid, a daemon) is still in the group.
+		p.stopErr = errors.Join(p.stopErr, p.group.Kill())
+		p.group.Close()
 	})
 	return p.stopErr
 }

@@ -44,3 +44,24 @@ func TestCleanOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestLeadCount: the prompts at a line's start are counted one by one, as
+// a line editor given several lines prints them.
+func TestLeadCount(t *testing.T) {
+	lead := regexp.MustCompile(`^(?:(?:>>> )|(?:` + DefaultContinuation + `))`)
+	for _, c := range []struct {
+		line string
+		want int
+	}{
+		{"", 0},
+		{"42", 0},
+		{">>> ", 1},
+		{">>> 42", 1},
+		{">>> ... ... >>> ", 4},
+		{"42 >>> ", 0},
+	} {
+		if got := leadCount(lead, []byte(c.line)); got != c.want {
+			t.Errorf("leadCount(%q): got %d, want %d", c.line, got, c.want)
+		}
+	}
+}

@@ -24,20 +24,47 @@
 // command's output is found with a random marker the Go side writes into
 // the output pipe after the reply: code never sees it, so cannot forge it.
 //
-// # Interrupts and restarts
+// # Limits, input and interrupts
 //
-// When the command's context ends (the orchestrator's timeout, or a
-// cancel), the interpreter's process group gets SIGINT, as Ctrl-C in a
-// terminal would: KeyboardInterrupt is raised in the code, its traceback is
-// shown, the response says it was interrupted, and the namespace survives.
-// Code that does not stop within [WithGrace] is killed with its process
-// group and a fresh interpreter is started; the response says the variables
-// were lost. exit(), quit() and sys.exit() raise SystemExit, which is
-// reported and does not end the session. input() fails at once with an
-// EOFError saying there is no standard input (stdin is /dev/null, and the
-// interpreter has no controlling terminal). If the interpreter dies
+// A call gives control back while the code runs on (Running set; see
+// [envs.LimitedExecutor]) when its output has not changed for
+// [WithQuiet] (30 s by default), when [WithTimeout] (2 minutes) or the
+// caller's limit passes, and as soon as it waits for input: input(),
+// getpass.getpass() (a secret) and sys.stdin ask the next command for the
+// line, which goes to the code; [envs.EndOfInput] raises EOFError there.
+// Subprocesses read /dev/null. Output over the token budget ([WithBudget],
+// 8,000 by default) keeps its head and tail, and is saved whole.
+//
+// When the command's context ends (a hard limit), or [envs.Interrupt]
+// comes, the interpreter's process group gets SIGINT, as Ctrl-C in a
+// terminal would: KeyboardInterrupt is raised in the code, its traceback
+// is shown, the response says it was interrupted, and the namespace
+// survives. Code that does not stop within [WithGrace] is killed with its
+// process group and a fresh interpreter is started; the response says the
+// variables were lost. exit(), quit() and sys.exit() raise SystemExit,
+// which is reported and does not end the session. If the interpreter dies
 // (os._exit, a crash, a kill from outside), the next command starts a new
 // one and says the state was lost.
+//
+// # Notebook lines
+//
+// As in a notebook, a line `!command` runs command in a shell (its output
+// is the cell's), and `%pip install PKG` runs pip with the environment's
+// own interpreter (sys.executable), so packages land where the code
+// imports them. Such lines are only looked for when the cell is not valid
+// Python as it is.
+//
+// # Stale replies
+//
+// Every request carries a random id, and every reply the id and the
+// driver's process ID. A process the code forks closes its copies of the
+// protocol's descriptors and exits where its copy of the cell ends, so it
+// never answers; the reply notes the fork. Code that closes or replaces
+// descriptors 3 or 4 is seen when the cell ends, and the driver stops;
+// a line on descriptor 4 that is not the driver's answer to the running
+// command (written by the code) stops the interpreter. Either way the
+// response says the state was lost, and a fresh interpreter answers the
+// next command: no reply ever belongs to another command.
 //
 // # Screen
 //
@@ -62,7 +89,10 @@
 //
 // Output is kept head and tail up to [WithOutputLimit] with a notice of
 // what was dropped ([envs.Output]); the Go side drains the pipe while the
-// code runs, so neither side holds more. The interpreter starts with the
-// first command. Close ends it and its process group: end of input, then
-// SIGTERM, then SIGKILL.
+// code runs, so neither side holds more. Output that arrives between
+// commands (a thread, a process the code started) comes with the next
+// response, marked as such. The interpreter starts with the first command.
+// Close ends it and its process group: end of input, then SIGTERM, then
+// SIGKILL; then whatever it started that left its process group (see
+// internal/procs). [WithResources] sets resource limits on it.
 package python

@@ -2,21 +2,35 @@
 # persistent namespace for the Go side.
 #
 # Protocol: the Go side writes one JSON request per line to fd 3
-# ({"code": "..."}); the driver answers each with one JSON line on fd 4. The
-# first line on fd 4 is {"status": "ready", ...}, sent before any request.
-# Code output never touches fds 3 and 4: fds 1 and 2 are one pipe the Go side
-# drains, so output from subprocesses is captured too, in write order.
+# ({"id": "...", "code": "..."}); the driver answers each with one JSON line
+# on fd 4 carrying the same id and its own process ID. The first line on
+# fd 4 is {"status": "ready", ...}, sent before any request. While a cell
+# runs, input() and the like ask for a line with {"status": "input", ...};
+# the Go side answers with {"id": "...", "input": "..."} (or "eof": true)
+# on fd 3. Code output never touches fds 3 and 4: fds 1 and 2 are one pipe
+# the Go side drains, so output from subprocesses is captured too, in write
+# order.
+#
+# A cell cannot make the driver answer for another command: a process it
+# forks closes fds 3 and 4 and exits where its copy of the cell ends; a
+# cell that closes or replaces fds 3 or 4 is seen when it ends, and the
+# driver then exits, saying why, for the Go side to start a new one; what a
+# cell writes to fd 4 lacks the request's id.
 #
 # This file is compiled with the file name in DRIVER_FILE; frames from it
 # are removed from tracebacks.
 
 import ast
 import builtins
+import getpass
+import importlib
 import json
 import linecache
 import os
 import re
+import shlex
 import signal
+import subprocess
 import sys
 import traceback
 import types
@@ -34,7 +48,11 @@ _dumps = json.dumps
 _loads = json.loads
 _write = os.write
 _getcwd = os.getcwd
+_getpid = os.getpid
+_fstat = os.fstat
+_exit = os._exit
 _word = re.compile(r'\w+')
+_magic = re.compile(r'^([ \t]*)(!|%pip(?=\s|$))(.*)$')
 _missing = object()
 
 _future_mask = 0
@@ -45,6 +63,12 @@ for _name in __import__('__future__').all_feature_names:
 class _State:
     running = False   # a cell is executing
     pending = False   # SIGINT arrived while the driver itself was on top
+    reading = False   # the driver waits for a line of input for the cell
+    request = None    # the id of the request being run
+    pid = 0           # the driver's process ID: a fork's copy has another
+    fds = None        # identities of fds 3 and 4, to see them changed
+    forks = 0         # processes forked during the cell
+    requests = None   # the request stream (fd 3)
     cell = 0          # cells run so far
     flags = 0         # __future__ flags in effect, as in the interactive interpreter
     order = []        # namespace names, most recently mentioned first
@@ -56,19 +80,129 @@ _state = _State()
 
 
 def _on_sigint(signum, frame):
-    # KeyboardInterrupt goes to the cell only. A signal that arrives while
-    # the driver is reading a request or writing a reply is dropped, so a
-    # late interrupt cannot break the protocol.
-    if _state.running and (frame is None or frame.f_code.co_filename != DRIVER_FILE):
+    # KeyboardInterrupt goes to the cell only, or to its wait for input. A
+    # signal that arrives while the driver is reading a request or writing
+    # a reply is dropped, so a late interrupt cannot break the protocol.
+    if _state.running and (_state.reading or frame is None or frame.f_code.co_filename != DRIVER_FILE):
         raise KeyboardInterrupt
     if _state.running:
         _state.pending = True
 
 
-def _no_input(prompt=''):
-    what = 'input(%r)' % (prompt,) if prompt else 'input()'
-    raise EOFError(what + ' is not available: this Python session has no standard input. '
-                   'Put the value in the code instead.')
+def _read_line(prompt, hidden):
+    """Asks the Go side for a line of input for the running cell."""
+    if _getpid() != _state.pid or not _state.running:
+        raise EOFError('no input: this process cannot reach the session')
+    _send({'status': 'input', 'prompt': str(prompt)[-MAX_NAME:], 'hidden': bool(hidden)})
+    while True:
+        _state.reading = True
+        try:
+            line = _state.requests.readline()
+        finally:
+            _state.reading = False
+        if not line or not line.endswith(b'\n'):
+            _exit(0)
+        try:
+            msg = _loads(line)
+        except Exception:
+            continue
+        if msg.get('id') != _state.request:
+            continue
+        if msg.get('eof'):
+            raise EOFError('end of input')
+        if 'input' in msg:
+            return str(msg['input'])
+
+
+def _input(prompt=''):
+    _flush()
+    text = str(prompt)
+    if text:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    return _read_line(text, False)
+
+
+def _getpass(prompt='Password: ', stream=None):
+    _flush()
+    sys.stdout.write(str(prompt))
+    sys.stdout.flush()
+    line = _read_line(prompt, True)
+    sys.stdout.write('\n')
+    return line
+
+
+class _Stdin:
+    """sys.stdin for cells: each line read is asked of the Go side."""
+
+    encoding = 'utf-8'
+    errors = 'strict'
+    name = '<stdin>'
+    closed = False
+
+    def readable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return 0
+
+    def readline(self, size=-1):
+        try:
+            return _read_line('', False) + '\n'
+        except EOFError:
+            return ''
+
+    def read(self, size=-1):
+        if size is not None and size >= 0:
+            return self.readline()[:size]
+        out = []
+        while True:
+            line = self.readline()
+            if not line:
+                return ''.join(out)
+            out.append(line)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def readlines(self, hint=-1):
+        return list(self)
+
+
+def _shell(command):
+    """!command: runs command in a shell, its output with the cell's."""
+    _flush()
+    subprocess.run(command, shell=True, stdin=subprocess.DEVNULL)
+
+
+def _pip(args):
+    """%pip args: runs pip with the environment's own interpreter."""
+    _flush()
+    subprocess.run([sys.executable, '-m', 'pip'] + shlex.split(args), stdin=subprocess.DEVNULL)
+    importlib.invalidate_caches()
+
+
+def _magics(code):
+    """Returns code with !command and %pip lines turned into calls, or None
+    when it has none."""
+    out, changed = [], False
+    for line in code.split('\n'):
+        m = _magic.match(line)
+        if m:
+            fn = '_unfold_shell' if m.group(2) == '!' else '_unfold_pip'
+            line = '%s%s(%r)' % (m.group(1), fn, m.group(3).strip())
+            changed = True
+        out.append(line)
+    return '\n'.join(out) if changed else None
 
 
 class _Quitter:
@@ -142,7 +276,18 @@ def _compile(code, filename):
     """Returns the code objects of a cell: the body, then the final
     expression compiled like the interactive interpreter does, so its value
     goes through sys.displayhook."""
-    tree = ast.parse(code, filename, 'exec', type_comments=False)
+    try:
+        tree = ast.parse(code, filename, 'exec', type_comments=False)
+    except SyntaxError as first:
+        # Notebook lines (!command, %pip) are no Python: turn them into
+        # calls, and report the first error when that does not parse either.
+        other = _magics(code)
+        if other is None:
+            raise
+        try:
+            tree = ast.parse(other, filename, 'exec', type_comments=False)
+        except SyntaxError:
+            raise first from None
     body = tree.body
     parts = []
     if body and isinstance(body[-1], ast.Expr):
@@ -246,16 +391,49 @@ def _cwd():
 
 
 def _send(msg):
+    msg['id'] = _state.request
+    msg['pid'] = _state.pid
     data = (_dumps(msg) + '\n').encode('utf-8', 'backslashreplace')
     while data:
         n = _write(REPLY_FD, data)
         data = data[n:]
 
 
-def main():
+def _identity(fd):
+    try:
+        st = _fstat(fd)
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return None
+
+
+def _descriptors():
+    return (_identity(REQUEST_FD), _identity(REPLY_FD))
+
+
+def _in_child():
+    # A process forked by a cell must not answer for the session: its
+    # copies of the protocol's descriptors go, it shows no value of a final
+    # expression, and it exits where its copy of the cell ends (see main).
+    sys.displayhook = lambda value: None
+    for fd in (REQUEST_FD, REPLY_FD):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _forked():
+    _state.forks += 1
+
+
+def main(requests):
+    _state.pid = _getpid()
+    _state.requests = requests
+    _state.fds = _descriptors()
     os.set_inheritable(REQUEST_FD, False)
     os.set_inheritable(REPLY_FD, False)
-    requests = os.fdopen(REQUEST_FD, 'rb', buffering=1 << 16)
+    os.register_at_fork(after_in_child=_in_child, after_in_parent=_forked)
 
     for f in (sys.stdout, sys.stderr):
         try:
@@ -263,7 +441,11 @@ def main():
         except Exception:
             pass
     sys.argv = ['']
-    builtins.input = _no_input
+    builtins.input = _input
+    getpass.getpass = _getpass
+    sys.stdin = _Stdin()
+    builtins._unfold_shell = _shell
+    builtins._unfold_pip = _pip
     builtins.exit = _Quitter('exit')
     builtins.quit = _Quitter('quit')
 
@@ -283,19 +465,33 @@ def main():
         if not line.endswith(b'\n'):
             return
         try:
-            code = _loads(line)['code']
+            msg = _loads(line)
         except Exception as e:
             _send({'status': 'protocol', 'error': 'bad request: %s' % e})
             continue
+        if 'code' not in msg:
+            continue  # input for a cell that has ended
+        _state.request = msg.get('id')
+        code = msg['code']
+        _state.forks = 0
         status, success, exit_code = _run(code, ns)
         _flush()
+        if _getpid() != _state.pid:
+            # A copy of the driver in a process the cell forked.
+            _exit(0)
+        if _descriptors() != _state.fds:
+            _report('\n[The code closed or replaced the descriptors (3 and 4) that carry '
+                    'commands and replies between unfold and Python, so this interpreter '
+                    'cannot answer reliably any more and stops.]\n')
+            _flush()
+            _exit(3)
         try:
             _track(code, ns)
             variables = _variables(ns)
         except Exception:
             variables = []
         _send({'status': status, 'success': success, 'exit_code': exit_code,
-               'cwd': _cwd(), 'vars': variables})
+               'cwd': _cwd(), 'vars': variables, 'forks': _state.forks})
 
 
-main()
+main(_requests)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/unfold-dev/unfold/internal/procs"
 )
 
 // driverSource is the program the interpreter runs. The bootstrap reads it
@@ -38,30 +40,43 @@ const (
 	stopStep = time.Second
 )
 
-// request is one command sent to the driver.
+// request is one line sent to the driver: a cell to run (Code), or, while
+// one runs and waits for input, a line of input (Input) or end of input
+// (EOF). ID ties the line to the cell.
 type request struct {
-	Code string `json:"code"`
+	ID    string  `json:"id"`
+	Code  *string `json:"code,omitempty"`
+	Input *string `json:"input,omitempty"`
+	EOF   bool    `json:"eof,omitempty"`
 }
 
-// reply is the driver's answer to a request, or its ready message.
+// reply is the driver's answer to a request, its ready message, or its
+// request for a line of input.
 type reply struct {
 	// Status is "ready", "ok", "error", "interrupted" (KeyboardInterrupt),
-	// "exit" (SystemExit) or "protocol" (a request it could not read).
+	// "exit" (SystemExit), "input" (the cell waits for a line of input) or
+	// "protocol" (a request it could not read).
 	Status   string      `json:"status"`
+	ID       *string     `json:"id"`  // the request's; null in the ready message
+	PID      int         `json:"pid"` // the driver's process ID
 	Success  bool        `json:"success"`
 	ExitCode any         `json:"exit_code"`
 	Cwd      string      `json:"cwd"`
 	Vars     [][2]string `json:"vars"`
 	Error    string      `json:"error"`
+	Prompt   string      `json:"prompt"` // with "input": what the cell asked
+	Hidden   bool        `json:"hidden"` // with "input": asked with getpass
+	Forks    int         `json:"forks"`  // processes the cell forked
 }
 
 // proc is one running interpreter with its pipes.
 type proc struct {
 	cmd     *exec.Cmd
-	req     *os.File   // fd 3 of the driver: requests
-	rep     *os.File   // fd 4 of the driver: replies
-	replies chan reply // closed when fd 4 ends or carries garbage
-	out     *stream    // fds 1 and 2
+	group   *procs.Group // the interpreter and everything it started
+	req     *os.File     // fd 3 of the driver: requests
+	rep     *os.File     // fd 4 of the driver: replies
+	replies chan reply   // closed when fd 4 ends or carries garbage
+	out     *stream      // fds 1 and 2
 	exited  chan struct{}
 	waitErr error         // set before exited is closed
 	quit    chan struct{} // closed by stop, releases the reply reader
@@ -90,11 +105,21 @@ func start(ctx context.Context, o options, dir string) (*proc, reply, error) {
 	reqR, reqW, repR, repW, outR, outW := ends[0], ends[1], ends[2], ends[3], ends[4], ends[5]
 	cmd := exec.Command(o.Python, "-u", "-c", bootstrap)
 	cmd.Dir = dir
-	cmd.Env = environment(o.Env)
+	group := procs.NewGroup()
+	cmd.Env = append(environment(o.Env), group.Env())
 	cmd.Stdout, cmd.Stderr = outW, outW
 	cmd.ExtraFiles = []*os.File{reqR, repW}
 	newSession(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := group.Start(cmd, cmd.Start); err != nil {
+		group.Close()
+		closeAll()
+		return nil, reply{}, err
+	}
+	if err := o.Resources.Apply(cmd.Process.Pid); err != nil {
+		// Before the driver runs any code: it waits for its source.
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		group.Close()
 		closeAll()
 		return nil, reply{}, err
 	}
@@ -102,7 +127,7 @@ func start(ctx context.Context, o options, dir string) (*proc, reply, error) {
 	_ = reqR.Close()
 	_ = repW.Close()
 	p := &proc{
-		cmd: cmd, req: reqW, rep: repR,
+		cmd: cmd, req: reqW, rep: repR, group: group,
 		replies: make(chan reply, 1),
 		out:     newStream(outR, outW, o.OutputLimit),
 		exited:  make(chan struct{}),
@@ -129,7 +154,7 @@ func start(ctx context.Context, o options, dir string) (*proc, reply, error) {
 	defer t.Stop()
 	select {
 	case rep, ok := <-p.replies:
-		if ok && rep.Status == "ready" {
+		if ok && rep.Status == "ready" && rep.PID == cmd.Process.Pid {
 			return p, rep, nil
 		}
 		if !ok && p.waitExit(stopStep) {
@@ -170,7 +195,7 @@ func environment(extra []string) []string {
 	env := os.Environ()
 	env = append(env,
 		"TERM=dumb", "PAGER=cat", "GIT_PAGER=cat", "MANPAGER=cat",
-		"GIT_TERMINAL_PROMPT=0", "PIP_NO_INPUT=1", "PYTHONUNBUFFERED=1")
+		"GIT_TERMINAL_PROMPT=0", "PIP_NO_INPUT=1", "PIP_DISABLE_PIP_VERSION_CHECK=1", "PYTHONUNBUFFERED=1")
 	if _, ok := os.LookupEnv("MPLBACKEND"); !ok {
 		env = append(env, "MPLBACKEND=Agg")
 	}
@@ -258,6 +283,9 @@ func (p *proc) doStop() {
 	}
 	<-p.exited
 	signalGroup(p.cmd, sigKill)
+	// What left the process group (setsid, a daemon) is still in the group.
+	_ = p.group.Kill()
+	p.group.Close()
 	close(p.quit)
 	_ = p.rep.Close()
 	<-p.readers

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/procs"
 )
 
 // DefaultGrace is how long interrupted code may take to stop before the
@@ -29,6 +30,9 @@ type options struct {
 	OutputLimit int
 	Env         []string
 	Grace       time.Duration
+	Limits      envs.Defaults
+	Save        func(string) (string, error)
+	Resources   procs.Limits
 }
 
 // Option configures a [REPL].
@@ -55,27 +59,55 @@ func WithEnv(kv ...string) Option { return func(o *options) { o.Env = append(o.E
 // before the interpreter is killed (default [DefaultGrace]).
 func WithGrace(d time.Duration) Option { return func(o *options) { o.Grace = d } }
 
+// WithTimeout sets how long a call waits for a cell at most before it
+// gives control back while the cell runs on (default [envs.DefaultWait];
+// negative: no bound). It is a soft limit: a context deadline is the hard
+// one, which raises KeyboardInterrupt.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.Limits.Wait = d } }
+
+// WithQuiet sets how long a cell's output may stay unchanged before the
+// call gives control back while the cell runs on (default
+// [envs.DefaultQuiet]; negative: no such limit).
+func WithQuiet(d time.Duration) Option { return func(o *options) { o.Limits.Quiet = d } }
+
+// WithBudget sets how many tokens a response's output may take before its
+// middle is cut and the whole output saved to a file (default
+// [envs.DefaultBudget]; negative: no bound). See [envs.Limits.Fit].
+func WithBudget(tokens int) Option { return func(o *options) { o.Limits.Budget = tokens } }
+
+// WithSave sets how the whole output of a response cut to the budget is
+// kept (default [envs.SaveTemp]).
+func WithSave(save func(output string) (string, error)) Option {
+	return func(o *options) { o.Save = save }
+}
+
+// WithResources sets resource limits on the interpreter, which what it
+// starts inherits (see [procs.Limits]).
+func WithResources(l procs.Limits) Option { return func(o *options) { o.Resources = l } }
+
 // REPL is a persistent Python interpreter: each command is a block of code
 // run in one namespace that lives across commands. It is safe for
 // concurrent use; commands run one at a time, and Screen answers while one
 // runs.
 type REPL struct {
-	opts options // normalized by New
-	dir  string  // absolute start directory
-	run  chan struct{}
+	opts options     // normalized by New
+	dir  string      // absolute start directory
+	turn *envs.Queue // held by a call for its whole run
 
 	// mu guards every field below.
 	mu     sync.Mutex
 	proc   *proc // nil until the first command, and after the interpreter is lost
+	cell   *cell // the cell still running in proc after its call gave control back
 	closed bool
 	cwd    string     // the interpreter's working directory after the last command
 	vars   []variable // as of the last command, most recently mentioned first
 }
 
 var (
-	_ envs.Env        = (*REPL)(nil)
-	_ envs.Closer     = (*REPL)(nil)
-	_ envs.Summarizer = (*REPL)(nil)
+	_ envs.Env             = (*REPL)(nil)
+	_ envs.LimitedExecutor = (*REPL)(nil)
+	_ envs.Closer          = (*REPL)(nil)
+	_ envs.Summarizer      = (*REPL)(nil)
 )
 
 // New returns a Python environment. The interpreter starts with the first
@@ -119,50 +151,128 @@ func New(opt ...Option) (*REPL, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("python: new: working directory %s: not a directory", dir)
 	}
+	if err := opts.Resources.Check(); err != nil {
+		return nil, fmt.Errorf("python: new: %w", err)
+	}
 	opts.Env = append([]string(nil), opts.Env...)
-	return &REPL{opts: opts, dir: dir, run: make(chan struct{}, 1), cwd: dir}, nil
+	return &REPL{opts: opts, dir: dir, turn: envs.NewQueue(), cwd: dir}, nil
 }
 
 // Summary returns the one line shown when the environment's section is
 // summarized.
 func (r *REPL) Summary() string { return "Python REPL (ready)" }
 
-// Execute runs code in the persistent namespace and returns its output
-// (stdout and stderr in write order, then the value of a final expression
-// statement) with success false for an exception. Cancelling ctx, or its
-// deadline, raises KeyboardInterrupt in the code; code that does not stop
+// Execute runs code with the environment's own limits; see
+// [REPL.ExecuteLimited].
+func (r *REPL) Execute(ctx context.Context, code string) (envs.Response, error) {
+	return r.ExecuteLimited(ctx, code, envs.Limits{})
+}
+
+// ExecuteLimited runs code in the persistent namespace and returns its
+// output (stdout and stderr in write order, then the value of a final
+// expression statement, then cut to the token budget) with success false
+// for an exception.
+//
+// Control comes back before the code ends at the soft limits (its output
+// unchanged for limits.Quiet, or limits.Until passed), and as soon as it
+// waits for input (input(), getpass, sys.stdin); the response then has
+// Running set, and the next command continues it as
+// [envs.LimitedExecutor] says: an empty command waits again, text is the
+// line of input the code waits for, [envs.EndOfInput] raises EOFError in
+// it, and [envs.Interrupt] raises KeyboardInterrupt. Cancelling ctx, or
+// its deadline, raises KeyboardInterrupt too; code that does not stop
 // within the grace period is killed with the interpreter, which restarts
 // without its variables, and the response says so. The error is non-nil
 // only after Close.
-func (r *REPL) Execute(ctx context.Context, code string) (envs.Response, error) {
-	select {
-	case r.run <- struct{}{}:
-	case <-ctx.Done():
-		return notRun(ctx.Err(), ""), nil
+func (r *REPL) ExecuteLimited(ctx context.Context, code string, limits envs.Limits) (envs.Response, error) {
+	limits = limits.Or(r.opts.Limits, time.Now())
+	if limits.Save == nil {
+		limits.Save = r.opts.Save
 	}
-	defer func() { <-r.run }()
 	if err := ctx.Err(); err != nil {
-		return notRun(err, ""), nil
+		return envs.NotRun(err), nil
 	}
+	if err := r.turn.Wait(ctx, limits.Until); err != nil {
+		return envs.NotRun(err), nil
+	}
+	defer r.turn.Done()
+	resp, err := r.execute(ctx, code, limits)
+	return limits.Fit(resp), err
+}
+
+func (r *REPL) execute(ctx context.Context, code string, limits envs.Limits) (envs.Response, error) {
+	r.mu.Lock()
+	c, cp := r.cell, r.proc
+	r.mu.Unlock()
 	p, notice, err := r.process(ctx)
 	switch {
 	case errors.Is(err, ErrClosed):
 		return envs.Response{}, fmt.Errorf("python: execute: %w", err)
 	case err != nil && ctx.Err() != nil:
-		return notRun(ctx.Err(), notice), nil
+		return envs.NotRun(ctx.Err()), nil
 	case err != nil:
 		return envs.Response{Output: notice + fmt.Sprintf(
 			"Cannot start Python (%s): %v\nCheck that the interpreter exists and is Python 3.8 or later.",
 			r.opts.Python, err)}, nil
 	}
+	key := envs.IsInterrupt(code) || envs.IsEndOfInput(code)
+	if c != nil && p != cp {
+		// The cell ended with the interpreter it ran in.
+		out := strings.TrimSuffix(notice, "\n")
+		if code != "" && !key {
+			out += "\n[The code that was running ended with the interpreter, so the text was not run. Send it again to run it as code.]"
+		}
+		return envs.Response{Output: out}, nil
+	}
+	var o outcome
+	switch {
+	case c == nil && key:
+		return envs.Response{Output: notice + envs.IdleNote(strings.TrimSpace(code)), Success: true}, nil
+	case c == nil:
+		// Blank lines alone are no news.
+		if bg := strings.Trim(p.background(), "\n"); bg != "" {
+			notice += "[Output since the last command (background threads or processes):]\n" + bg + "\n"
+		}
+		if c, err = p.begin(ctx, code); err != nil {
+			o.died = "the command could not be sent to Python (" + err.Error() + "), so the process was killed"
+			break
+		}
+		o = p.wait(ctx, c, limits, r.opts.Grace)
+	case code == "":
+		o = p.wait(ctx, c, limits, r.opts.Grace)
+	case envs.IsInterrupt(code):
+		p.interrupt(c, "Interrupted ("+envs.Interrupt+")", r.opts.Grace)
+		o = p.wait(ctx, c, limits, r.opts.Grace)
+	case !c.waiting:
+		o = p.wait(ctx, c, envs.Limits{Until: time.Now()}, r.opts.Grace)
+		if o.running != "" {
+			o.running = envs.NotReadingNote()
+		}
+	default:
+		var text *string
+		if !envs.IsEndOfInput(code) {
+			text = &code
+		}
+		if err := p.answer(ctx, c, text); err != nil {
+			o.died = "the input could not be sent to Python (" + err.Error() + "), so the process was killed"
+			break
+		}
+		o = p.wait(ctx, c, limits, r.opts.Grace)
+	}
+	return r.respond(p, c, o, notice), nil
+}
 
-	o := p.run(ctx, code, r.opts.Grace)
-
+// respond turns what happened to c during a call into the response.
+func (r *REPL) respond(p *proc, c *cell, o outcome, notice string) envs.Response {
 	lost := o.killed || o.died != ""
 	r.mu.Lock()
 	closed := r.closed
 	if o.replied {
 		r.cwd, r.vars = o.reply.Cwd, variables(o.reply.Vars)
+	}
+	r.cell = nil
+	if o.running != "" && !lost {
+		r.cell = c
 	}
 	if lost && r.proc == p {
 		r.proc, r.cwd, r.vars = nil, r.dir, nil
@@ -171,21 +281,28 @@ func (r *REPL) Execute(ctx context.Context, code string) (envs.Response, error) 
 
 	var b strings.Builder
 	b.WriteString(notice)
-	b.WriteString(strings.TrimRight(o.output, "\n"))
+	b.WriteString(envs.TrimOutput(o.output))
 	note := func(s string) {
 		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
 		b.WriteString("[" + s + "]")
 	}
-	success := o.replied && o.reply.Success && o.interrupted == nil
+	if o.running != "" && !lost {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(o.running)
+		return envs.Response{Output: b.String(), Running: true, Waiting: c.waiting, Prompt: c.prompt, Hidden: c.hidden}
+	}
+	success := o.replied && o.reply.Success && c.stop == ""
 	switch {
 	case lost && closed:
 		note("The environment was closed while this command ran.")
 	case lost:
 		p.stop()
 		if o.killed {
-			note(interruption(o.interrupted, o.elapsed) + fmt.Sprintf(
+			note(interruption(c) + fmt.Sprintf(
 				": the code did not stop within %v of KeyboardInterrupt, so the Python process was killed. "+
 					"All variables and imports were lost.", r.opts.Grace))
 		} else {
@@ -196,14 +313,17 @@ func (r *REPL) Execute(ctx context.Context, code string) (envs.Response, error) 
 		} else if err == nil {
 			note("A fresh interpreter was started.")
 		}
-	case o.interrupted != nil && o.reply.Status == "interrupted":
-		note(interruption(o.interrupted, o.elapsed) + ": KeyboardInterrupt was raised in the running code. Variables and imports are kept.")
-	case o.interrupted != nil:
-		note(interruption(o.interrupted, o.elapsed) + ": KeyboardInterrupt was raised, and the code handled it and finished. Variables and imports are kept.")
+	case c.stop != "" && o.reply.Status == "interrupted":
+		note(interruption(c) + ": KeyboardInterrupt was raised in the running code. Variables and imports are kept.")
+	case c.stop != "":
+		note(interruption(c) + ": KeyboardInterrupt was raised, and the code handled it and finished. Variables and imports are kept.")
 	case o.reply.Status == "exit":
 		note("SystemExit does not end this Python session: it keeps running with its variables and imports.")
 	}
-	return envs.Response{Output: b.String(), Success: success}, nil
+	if o.replied && o.reply.Forks > 0 {
+		note(fmt.Sprintf("The code forked %d process(es). Their copies of this session stop where their copy of the code ends, and only this interpreter answers commands.", o.reply.Forks))
+	}
+	return envs.Response{Output: b.String(), Success: success}
 }
 
 // process returns the running interpreter, starting one when there is none
@@ -250,12 +370,16 @@ func (r *REPL) process(ctx context.Context) (*proc, string, error) {
 // running command: it shows the state as of the last one.
 func (r *REPL) Screen() (envs.Screen, error) {
 	r.mu.Lock()
-	cwd, vars := r.cwd, r.vars
+	cwd, vars, c := r.cwd, r.vars, r.cell
 	if r.proc != nil && r.proc.dead() {
-		cwd, vars = r.dir, nil
+		cwd, vars, c = r.dir, nil, nil
+	}
+	var run running
+	if c != nil {
+		run = running{code: c.code, since: time.Since(c.began), waiting: c.waiting, prompt: c.prompt}
 	}
 	r.mu.Unlock()
-	return envs.Screen{Content: screen(cwd, vars), MaxLines: ScreenLines}, nil
+	return envs.Screen{Content: screen(cwd, vars, run), MaxLines: ScreenLines}, nil
 }
 
 // Close stops the interpreter and everything in its process group: end of
@@ -275,28 +399,6 @@ func (r *REPL) Close() error {
 		p.stop()
 	}
 	return nil
-}
-
-// notRun is the response to a command whose context ended before it ran.
-func notRun(err error, notice string) envs.Response {
-	why := "cancelled"
-	if errors.Is(err, context.DeadlineExceeded) {
-		why = "timed out"
-	}
-	return envs.Response{Output: notice + "[Not run: the command " + why + " before it started.]"}
-}
-
-// interruption says how a command was interrupted, for the start of a note.
-func interruption(err error, elapsed time.Duration) string {
-	if elapsed >= time.Second {
-		elapsed = elapsed.Round(100 * time.Millisecond)
-	} else {
-		elapsed = elapsed.Round(time.Millisecond)
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "Timed out after " + elapsed.String()
-	}
-	return "Cancelled after " + elapsed.String()
 }
 
 func capitalize(s string) string {

@@ -73,12 +73,18 @@ func executeWithin(t testing.TB, r *REPL, code string, d time.Duration) envs.Res
 func TestConformance(t *testing.T) {
 	needPython(t)
 	envtest.Run(t, func(t *testing.T) envs.Env {
-		r, err := New(WithDir(t.TempDir()))
+		r, err := New(WithDir(t.TempDir()), WithQuiet(500*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
-	}, "pass", envtest.WithBlocking("import time\ntime.sleep(600)"), envtest.WithTimeout(callTimeout))
+	}, "pass", envtest.WithBlocking("import time\ntime.sleep(600)"), envtest.WithTimeout(callTimeout),
+		envtest.WithPhased(func(first, file, second string) string {
+			return fmt.Sprintf("import os, time\nprint(%q)\nwhile not os.path.exists(%q):\n    time.sleep(0.05)\nprint(%q)", first, file, second)
+		}),
+		envtest.WithQuestion(func(q string) string { return fmt.Sprintf("line = input(%q)\nprint('got ' + line)", q) }),
+		envtest.WithFlood(func(n int) string { return fmt.Sprintf("for i in range(1, %d):\n    print('line', i)", n+1) }),
+		envtest.WithDefaultQuiet(500*time.Millisecond))
 }
 
 // step is one command and what its response must be.
@@ -147,7 +153,7 @@ func TestExecute(t *testing.T) {
 				want: exactly(""), success: true},
 			{code: "C().get()", want: exactly("7"), success: true},
 			{code: "import inspect\nprint(inspect.getsource(f))",
-				want: exactly("def f(x):\n    y = x * 2\n\n    return y + 1"), success: true},
+				want: exactly("def f(x):\n    y = x * 2\n\n    return y + 1\n"), success: true},
 		}},
 		{"traceback from nested calls", []step{
 			{code: "def outer(a):\n    return inner(a)\n\ndef inner(a):\n    return 1 / a", success: true},
@@ -181,9 +187,11 @@ func TestExecute(t *testing.T) {
 			{code: "sys.exit('bye')", has: []string{"SystemExit: bye"}},
 			{code: "kept", want: exactly("'yes'"), success: true},
 		}},
-		{"input fails fast", []step{
-			{code: "input('Name? ')", has: []string{"EOFError", "input('Name? ') is not available", "no standard input"}},
-			{code: "import sys\nsys.stdin.read()", want: exactly("''"), success: true},
+		{"input is asked of the next command", []step{
+			{code: "input('Name? ')", want: exactly("Name? \n" + envs.WaitingNote("Name?", false))},
+			{code: "bob", want: exactly("'bob'"), success: true},
+			{code: "import sys\nsys.stdin.readline()", want: exactly(envs.WaitingNote("(no prompt text)", false))},
+			{code: "a line", want: exactly("'a line\\n'"), success: true},
 			{code: "import subprocess\nsubprocess.run(['cat']).returncode", want: exactly("0"), success: true},
 		}},
 		{"bytes that are not UTF-8", []step{
@@ -195,7 +203,7 @@ func TestExecute(t *testing.T) {
 		{"output that looks like protocol", []step{
 			{code: "print('{\"status\": \"ok\", \"success\": true}')\nprint('\\x00\\x1bunfold-sync-')\n1/0",
 				has: []string{`{"status": "ok", "success": true}`, "unfold-sync-", "ZeroDivisionError"}},
-			{code: "import os\nos.write(1, b'\\n' * 3)\nNone", want: exactly(""), success: true},
+			{code: "import os\nos.write(1, b'\\n' * 3)\nNone", want: exactly("\n\n"), success: true},
 		}},
 		{"output between commands goes to a later one", []step{
 			{code: "import threading\nev = threading.Event()\nt = threading.Thread(target=lambda: (ev.wait(), print('late')))\nt.start()", success: true},
@@ -375,7 +383,7 @@ func TestLargeOutput(t *testing.T) {
 			"'y' * (50 << 20)", "'yyy", "yyy'"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := newREPL(t, WithOutputLimit(c.limit))
+			r := newREPL(t, WithOutputLimit(c.limit), WithBudget(-1))
 			resp := execute(t, r, c.code)
 			step{code: c.name, has: []string{"of output dropped"}, success: true}.check(t, resp)
 			limit := c.limit

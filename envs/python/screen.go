@@ -1,8 +1,12 @@
 package python
 
 import (
+	"fmt"
 	"strings"
+	"time"
 	"unicode"
+
+	"github.com/unfold-dev/unfold/envs"
 )
 
 // MaxVariables is how many variables the screen lists at most (docs/design.md, Environments).
@@ -43,13 +47,30 @@ func printable(s string) string {
 	}, s)
 }
 
-// screen renders the Python screen: the variables, then how to use it.
-func screen(cwd string, vars []variable) string {
+// running describes the cell still running, for the screen; its zero
+// value means none.
+type running struct {
+	code    string
+	since   time.Duration
+	waiting bool
+	prompt  string
+}
+
+// screen renders the Python screen: the working directory, the cell still
+// running (if any), the variables, then how to use it.
+func screen(cwd string, vars []variable, run running) string {
 	var b strings.Builder
 	b.Grow(128 + 32*len(vars))
 	b.WriteString("Working directory: ")
 	b.WriteString(printable(cwd))
-	b.WriteString("\n\n")
+	b.WriteString("\n")
+	if run.code != "" {
+		fmt.Fprintf(&b, "Running: %s (for %v)\n", printable(envs.Abbrev(run.code)), envs.Round(run.since))
+		if run.waiting {
+			fmt.Fprintf(&b, "Waiting for input: %q (the next command is typed as the answer)\n", run.prompt)
+		}
+	}
+	b.WriteString("\n")
 	if len(vars) == 0 {
 		b.WriteString("Variables: (none)\n")
 	} else {

@@ -43,6 +43,9 @@ func (s *sink) write(p []byte) {
 	_, _ = s.big.Write(p)
 }
 
+// empty reports whether nothing was written to s.
+func (s *sink) empty() bool { return s.big == nil && len(s.small) == 0 }
+
 // String returns the output as valid UTF-8, with the notice of
 // [envs.Output] when some was dropped.
 func (s *sink) String() string {
@@ -69,11 +72,12 @@ type stream struct {
 
 	handoff chan *sink    // the sink that ended at the marker
 	done    chan struct{} // closed when the reader goroutine returns
+	changed chan struct{} // capacity 1: output arrived since it was last taken
 }
 
 func newStream(r, w *os.File, limit int) *stream {
 	s := &stream{r: r, w: w, limit: limit, cur: newSink(limit),
-		handoff: make(chan *sink, 1), done: make(chan struct{})}
+		handoff: make(chan *sink, 1), done: make(chan struct{}), changed: make(chan struct{}, 1)}
 	go s.read()
 	return s
 }
@@ -90,6 +94,10 @@ func (s *stream) read() {
 			data = s.consume(data)
 			s.mu.Unlock()
 			carry = copy(buf, data)
+			select {
+			case s.changed <- struct{}{}:
+			default:
+			}
 		}
 		if err != nil {
 			return
@@ -125,6 +133,14 @@ func partialSuffix(data, marker []byte) int {
 		}
 	}
 	return 0
+}
+
+// idle reports whether nothing has been written since the last sync, as
+// far as the reader has read.
+func (s *stream) idle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur.empty()
 }
 
 // errStreamClosed is returned by sync when the stream was closed first.

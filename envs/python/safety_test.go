@@ -1,0 +1,204 @@
+package python
+
+import (
+	"archive/zip"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/unfold-dev/unfold/internal/procs"
+)
+
+// TestForkInCell: a cell that forks gets its own reply; the forked copy
+// of the driver never answers, so every later reply belongs to its own
+// command, and the namespace is kept.
+func TestForkInCell(t *testing.T) {
+	for _, c := range []struct{ name, code string }{
+		{"both return", "import os\nkept = 1\npid = os.fork()\n'parent' if pid else 'child'"},
+		{"the child lingers", "import os, time\nkept = 1\nif os.fork() == 0:\n    time.sleep(0.3)\n    print('child done')\n'parent'"},
+		{"the child exits", "import os\nkept = 1\nif os.fork() == 0:\n    os._exit(0)\n'parent'"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newREPL(t)
+			pid := pidOf(t, r)
+			resp := execute(t, r, c.code)
+			if !strings.HasPrefix(resp.Output, "'parent'") || !strings.Contains(resp.Output, "The code forked 1 process(es).") || !resp.Success {
+				t.Errorf("got %+v, want the parent's value and a note of the fork", resp)
+			}
+			var all []string
+			for i := range 20 {
+				code := fmt.Sprintf("%d * 2", i)
+				got := execute(t, r, code)
+				if own := got.Output[strings.LastIndexByte("\n"+got.Output, '\n'):]; own != strconv.Itoa(i*2) || !got.Success {
+					t.Fatalf("command %d after the fork: got %+v, want it to end with %d", i, got, i*2)
+				}
+				all = append(all, got.Output)
+				if c.name == "the child lingers" && i == 0 {
+					time.Sleep(500 * time.Millisecond)
+				}
+			}
+			if c.name == "the child lingers" && !strings.Contains(strings.Join(all, "\n"), "[Output since the last command (background threads or processes):]\nchild done") {
+				t.Errorf("got %q, want the child's output marked as background output", all)
+			}
+			if joined := strings.Join(all, "\n"); strings.Contains(joined, "child'") {
+				t.Errorf("got %q, want no value from the forked copy", joined)
+			}
+			step{code: "kept", want: exactly("1"), success: true}.check(t, execute(t, r, "kept"))
+			if got := pidOf(t, r); got != pid {
+				t.Errorf("the interpreter: got pid %d, want the same %d", got, pid)
+			}
+		})
+	}
+}
+
+// TestProtocolDescriptors: a cell that closes, replaces or writes to the
+// descriptors that carry commands and replies is found out; the
+// interpreter is replaced, the response says the state was lost, and
+// every later reply belongs to its own command.
+func TestProtocolDescriptors(t *testing.T) {
+	for _, c := range []struct{ name, code, has string }{
+		{"closes the replies", "import os\nos.close(4)", "exited with status"},
+		{"closes the requests", "import os\nos.close(3)", "closed or replaced the descriptors"},
+		{"replaces the replies", "import os\nos.dup2(1, 4)", "closed or replaced the descriptors"},
+		{"writes a fake reply", "import os, json\nos.write(4, (json.dumps({'status': 'ok', 'success': True, 'cwd': '/', 'vars': []}) + '\\n').encode())\nimport time\ntime.sleep(0.2)", "was not the driver's answer"},
+		{"writes half a line", "import os\nos.write(4, b'{\"status\"')", "stopped answering"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newREPL(t)
+			execute(t, r, "old = 1")
+			resp := execute(t, r, c.code)
+			if resp.Success || !strings.Contains(resp.Output, c.has) || !strings.Contains(resp.Output, "All variables and imports were lost") {
+				t.Errorf("got %+v, want a failure containing %q that says the state was lost", resp, c.has)
+			}
+			step{code: "old", has: []string{"NameError"}}.check(t, execute(t, r, "old"))
+			for i := range 5 {
+				code := fmt.Sprintf("%d + 100", i)
+				step{code: code, want: exactly(strconv.Itoa(i + 100)), success: true}.check(t, execute(t, r, code))
+			}
+		})
+	}
+}
+
+// TestNotebookLines: !command runs a shell command and %pip installs into
+// the environment's own interpreter (here a virtual environment, from a
+// local wheel: no network).
+func TestNotebookLines(t *testing.T) {
+	needPython(t)
+	r := newREPL(t)
+	step{code: "!echo hi", want: exactly("hi"), success: true}.check(t, execute(t, r, "!echo hi"))
+	step{code: "x", want: exactly("shell says hi\n3"), success: true}.check(t,
+		execute(t, r, "for w in ['hi']:\n    !echo shell says $(echo hi)\nx = 3\nx"))
+	step{code: "bad", has: []string{"SyntaxError"}}.check(t, execute(t, r, "x = (1,\n!echo no"))
+	step{code: "string", want: exactly("'!not a command'"), success: true}.check(t, execute(t, r, "'''\n!not a command'''[1:]"))
+
+	dir := t.TempDir()
+	venv := filepath.Join(dir, "venv")
+	if out, err := exec.Command("python3", "-m", "venv", "--without-pip", "--system-site-packages", venv).CombinedOutput(); err != nil {
+		t.Skipf("cannot make a virtual environment: %v\n%s", err, out)
+	}
+	python := filepath.Join(venv, "bin", "python")
+	if err := exec.Command(python, "-m", "pip", "--version").Run(); err != nil {
+		t.Skipf("pip is not available to %s: %v", python, err)
+	}
+	wheel := writeWheel(t, dir)
+	v := newREPL(t, WithPython(python))
+	resp := execute(t, v, "%pip install --no-index --no-deps "+wheel)
+	if !resp.Success || !strings.Contains(resp.Output, "Successfully installed unfoldprobe-1.0") {
+		t.Fatalf("%%pip install: got %+v, want it installed", resp)
+	}
+	step{code: "import", want: exactly("'probe 42'"), success: true}.check(t, execute(t, v, "import unfoldprobe\nunfoldprobe.VALUE"))
+	step{code: "where", want: exactly("True"), success: true}.check(t,
+		execute(t, v, "unfoldprobe.__file__.startswith("+strconv.Quote(venv)+")"))
+	if _, err := os.Stat(filepath.Join(venv, "lib")); err != nil {
+		t.Errorf("the virtual environment: %v", err)
+	}
+}
+
+// writeWheel writes a wheel of a package unfoldprobe into dir and returns
+// its path.
+func writeWheel(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "unfoldprobe-1.0-py3-none-any.whl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	files := map[string]string{
+		"unfoldprobe/__init__.py":                 "VALUE = 'probe 42'\n",
+		"unfoldprobe-1.0.dist-info/METADATA":      "Metadata-Version: 2.1\nName: unfoldprobe\nVersion: 1.0\n",
+		"unfoldprobe-1.0.dist-info/WHEEL":         "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+		"unfoldprobe-1.0.dist-info/top_level.txt": "unfoldprobe\n",
+	}
+	var record strings.Builder
+	for name, body := range files {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		record.WriteString(name + ",,\n")
+	}
+	record.WriteString("unfoldprobe-1.0.dist-info/RECORD,,\n")
+	w, err := zw.Create("unfoldprobe-1.0.dist-info/RECORD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte(record.String())); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSecretInput: getpass asks for a hidden line; the answer reaches the
+// code and is not in the output.
+func TestSecretInput(t *testing.T) {
+	r := newREPL(t)
+	resp := execute(t, r, "import getpass\npw = getpass.getpass('Key: ')")
+	if !resp.Waiting || !resp.Hidden || resp.Prompt != "Key:" {
+		t.Fatalf("got %+v, want it waiting for a hidden answer to %q", resp, "Key:")
+	}
+	resp = execute(t, r, "s3cret")
+	if !resp.Success || strings.Contains(resp.Output, "s3cret") {
+		t.Errorf("after the answer: got %+v, want success and no echo of the secret", resp)
+	}
+	step{code: "len(pw)", want: exactly("6"), success: true}.check(t, execute(t, r, "len(pw)"))
+}
+
+// TestCloseEndsEscapedProcesses: a process the code started in a session
+// of its own ends when the environment closes.
+func TestCloseEndsEscapedProcesses(t *testing.T) {
+	r := newREPL(t)
+	resp := execute(t, r, "import subprocess\np = subprocess.Popen(['sleep', '1004'], start_new_session=True)\np.pid")
+	pid, err := strconv.Atoi(resp.Output)
+	if err != nil {
+		t.Fatalf("got %q, want a pid", resp.Output)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the setsid sleep to end", func() bool { return gone(pid) })
+}
+
+// TestResources: resource limits apply to the interpreter and what it
+// starts.
+func TestResources(t *testing.T) {
+	r := newREPL(t, WithResources(procs.Limits{FileSize: 1 << 20}))
+	// Python ignores SIGXFSZ: the write fails instead.
+	step{code: "write", has: []string{"OSError: [Errno 27] File too large"}}.check(t,
+		execute(t, r, "with open('big', 'wb') as f:\n    f.write(b'0' * 2000000)"))
+	step{code: "size", want: exactly("1048576"), success: true}.check(t, execute(t, r, "import os\nos.path.getsize('big')"))
+}

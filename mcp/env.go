@@ -81,6 +81,7 @@ func (s *Server) callEnv(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 			&sdk.TextContent{Text: "Screen of " + name + " after the command:\n\n" + out.Screen},
 		},
 		StructuredContent: out,
-		IsError:           !out.Success,
+		// A command still running has not failed.
+		IsError: !out.Success && !out.Running,
 	}, nil
 }

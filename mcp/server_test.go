@@ -246,8 +246,20 @@ func TestEnvironmentTool(t *testing.T) {
 			wantOutput: &orchestrator.CommandOutput{Output: `Error: not a number: "x"`, Success: false},
 		},
 		{
-			name:       "timeout interrupts",
+			name:       "timeout gives control back",
 			args:       map[string]any{"command": "wait", "timeout": 0.05},
+			wantText:   "[Still running (the time limit passed).",
+			wantOutput: &orchestrator.CommandOutput{Output: envs.RunningNote("the time limit passed"), Running: true},
+		},
+		{
+			name:       "C-c interrupts",
+			args:       map[string]any{"command": "C-c"},
+			wantText:   "interrupted",
+			wantOutput: &orchestrator.CommandOutput{Output: "interrupted", Success: true},
+		},
+		{
+			name:       "hard timeout interrupts",
+			args:       map[string]any{"command": "wait", "timeout": 0.05, "hard": true},
 			wantText:   "interrupted",
 			wantOutput: &orchestrator.CommandOutput{Output: "interrupted", Success: true},
 		},
@@ -290,8 +302,8 @@ func TestEnvironmentTool(t *testing.T) {
 				return
 			}
 			out := structured(t, res)
-			if out.Output != tt.wantOutput.Output || out.Success != tt.wantOutput.Success {
-				t.Errorf("got output %q success %v, want %q %v", out.Output, out.Success, tt.wantOutput.Output, tt.wantOutput.Success)
+			if out.Output != tt.wantOutput.Output || out.Success != tt.wantOutput.Success || out.Running != tt.wantOutput.Running {
+				t.Errorf("got output %q success %v running %v, want %q %v %v", out.Output, out.Success, out.Running, tt.wantOutput.Output, tt.wantOutput.Success, tt.wantOutput.Running)
 			}
 			if !strings.HasPrefix(out.Screen, "Total: ") {
 				t.Errorf("got screen %q, want the counter's screen", out.Screen)

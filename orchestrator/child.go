@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/unfold-dev/unfold/internal/procs"
 )
 
 // maxStderrTail is how much of a process's stderr is kept (the most recent
@@ -21,6 +23,7 @@ const maxStderrTail = 4 << 10
 // child is one running process.
 type child struct {
 	cmd     *exec.Cmd
+	group   *procs.Group // the process and everything it started
 	stdin   *os.File
 	stdout  *os.File
 	lines   chan readLine // replies; closed at the end of stdout
@@ -31,6 +34,8 @@ type child struct {
 	stderrPipe *os.File
 	stderrDone chan struct{}
 
+	cleanOnce sync.Once // ends the group once
+
 	// sendMu serializes writes to stdin. Closing stdin does not take it
 	// (os.File allows Close during Write, and it unblocks the Write).
 	sendMu sync.Mutex
@@ -39,7 +44,8 @@ type child struct {
 func startChild(spec ProcessSpec, maxLine int) (*child, error) {
 	cmd := exec.Command(spec.Executable, spec.Args...)
 	cmd.Dir = spec.Dir
-	cmd.Env = append(os.Environ(), "UNFOLD_ENV="+spec.Name)
+	group := procs.NewGroup()
+	cmd.Env = append(os.Environ(), "UNFOLD_ENV="+spec.Name, group.Env())
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -60,6 +66,7 @@ func startChild(spec ProcessSpec, maxLine int) (*child, error) {
 	}
 	c := &child{
 		cmd:        cmd,
+		group:      group,
 		stdin:      stdinW,
 		stdout:     stdoutR,
 		stderrPipe: stderrR,
@@ -73,9 +80,17 @@ func startChild(spec ProcessSpec, maxLine int) (*child, error) {
 	cmd.Stdin = stdinR
 	cmd.Stdout = stdoutW
 	cmd.Stderr = stderrW
-	err = cmd.Start()
+	err = group.Start(cmd, cmd.Start)
 	closeAll(stdinR, stdoutW, stderrW)
+	if err == nil {
+		// The process may run a little before its limits apply.
+		if err = spec.Resources.Apply(cmd.Process.Pid); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
 	if err != nil {
+		group.Close()
 		closeAll(stdinW, stdoutR, stderrR)
 		return nil, fmt.Errorf("failed to start %s (%s): %w", spec.Name, spec.Executable, err)
 	}
@@ -194,8 +209,14 @@ func (c *child) shutdownErr() error {
 	return fmt.Errorf("%s%s", c.exitReason(), c.stderrNote())
 }
 
-// cleanup releases the pipes; the reader goroutine ends.
+// cleanup ends what the process started that is still running (processes
+// that left its process group included), and releases the pipes; the
+// reader goroutine ends.
 func (c *child) cleanup() {
+	c.cleanOnce.Do(func() {
+		_ = c.group.Kill()
+		c.group.Close()
+	})
 	c.stdin.Close()
 	c.stdout.Close()
 	c.stderrPipe.Close()

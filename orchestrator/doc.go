@@ -22,8 +22,18 @@
 // ([DefaultMaxLines] when 0) with a line saying how many lines were cut
 // ([Truncate]).
 //
+// [Orchestrator.Run] runs a [Command] with its limits: a timeout counted
+// from its arrival (soft, giving control back while the command runs on;
+// or hard), a quiet limit, a token budget. Commands to one environment take
+// their turn in arrival order; commands to different environments run at
+// once. An environment that is an [envs.LimitedExecutor] applies the
+// limits itself; the others run under [envs.Background]. A response over
+// its budget is cut and its whole output saved under the project's
+// context/output ([WithProject], [WithOutputBudget]).
+//
 // Every command that reaches an environment is dispatched to the session as
-// a [CommandExecuted] event; the [UsageSlice] counts them per environment.
+// a [CommandExecuted] event (the answer to a question asking for a secret
+// recorded as hidden); the [UsageSlice] counts them per environment.
 // [Orchestrator.Close] shuts every environment down and reports every
 // failure.
 //
@@ -31,9 +41,11 @@
 //
 // [Orchestrator.Serve] reads one JSON command per line and writes one JSON
 // response per line, as `unfold serve` does on stdin and stdout
-// (docs/serve-protocol.md). Lines it cannot use get an error line and serving
-// goes on; a line longer than the limit is discarded without being held in
-// memory; the end of input shuts everything down.
+// (docs/serve-protocol.md). Lines are read as they come; commands with an
+// id run alongside other environments' and are answered when ready. Lines
+// it cannot use get an error line and serving goes on; a line longer than
+// the limit is discarded without being held in memory; the end of input
+// shuts everything down.
 //
 // # Spec files
 //
@@ -45,7 +57,11 @@
 // [WithProcesses] replaces it, as a dry run does with environments that
 // start nothing). Files are validated against [SpecSchema]; a bad file is skipped with a
 // [*SpecError] naming the file and the field, and shown on the orchestrator's
-// own screen ([ScreenName]).
+// own screen ([ScreenName]). Files added, changed or removed are picked up
+// before the next command. A process environment's protocol lets it send
+// output while a command runs and ask for input; its processes end with it
+// (those that left its process group included), under the resource limits
+// its spec sets.
 //
 // # Screens as prompt sections
 //

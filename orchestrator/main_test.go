@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -36,6 +37,11 @@ func TestMain(m *testing.M) {
 //	big <n>        answer with n bytes of output
 //	stderr <text>  write text to stderr, then exit 4
 //	error <text>   answer with an error reply
+//	phased <first> <file> <second>
+//	               send the output first, wait for file, answer second
+//	ask <question> send the question, ask for input, answer "got <line>"
+//	flood <n>      answer with the lines "line 1" to "line n"
+//	sh <script>    run script with sh, answer with its output
 //
 // Mode "counter" serves those; "stubborn" also ignores SIGTERM and the
 // shutdown request; "deaf" never reads its stdin; "noscreen" never answers screen requests; "crash" exits
@@ -67,12 +73,19 @@ func fakeProcess(mode string) int {
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 64<<20)
-	for in.Scan() {
+	reqs := make(chan []byte)
+	go func() {
+		defer close(reqs)
+		for in.Scan() {
+			reqs <- append([]byte(nil), in.Bytes()...)
+		}
+	}()
+	for line := range reqs {
 		var req struct {
 			Type    string `json:"type"`
 			Command string `json:"command"`
 		}
-		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+		if err := json.Unmarshal(line, &req); err != nil {
 			send(map[string]any{"type": "error", "message": "bad request: " + err.Error()})
 			continue
 		}
@@ -122,6 +135,56 @@ func fakeProcess(mode string) int {
 			return 4
 		case "error":
 			send(map[string]any{"type": "error", "message": arg})
+		case "phased":
+			f := strings.Fields(arg)
+			send(map[string]any{"type": "output", "output": f[0] + "\n"})
+			stopped := false
+			for !stopped {
+				if _, err := os.Stat(f[1]); err == nil {
+					break
+				}
+				select {
+				case <-ints:
+					stopped = true
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			if stopped {
+				respond("interrupted", false)
+			} else {
+				respond(f[2], true)
+			}
+		case "ask":
+			send(map[string]any{"type": "output", "output": arg})
+			send(map[string]any{"type": "input", "prompt": arg})
+			select {
+			case <-ints:
+				respond("interrupted", false)
+			case line, ok := <-reqs:
+				var req struct {
+					Type string  `json:"type"`
+					Text *string `json:"text"`
+					EOF  bool    `json:"eof"`
+				}
+				switch {
+				case !ok || json.Unmarshal(line, &req) != nil || req.Type != "input":
+					send(map[string]any{"type": "error", "message": "want an input request"})
+				case req.EOF:
+					respond("end of input", false)
+				default:
+					respond("got "+*req.Text, true)
+				}
+			}
+		case "sh":
+			out, err := exec.Command("sh", "-c", arg).CombinedOutput()
+			respond(string(out), err == nil)
+		case "flood":
+			n, _ := strconv.Atoi(arg)
+			var b strings.Builder
+			for i := 1; i <= n; i++ {
+				fmt.Fprintf(&b, "line %d\n", i)
+			}
+			respond(b.String(), true)
 		default:
 			respond("unknown command: "+req.Command, false)
 		}

@@ -20,9 +20,13 @@ const MaxTimeout = 86400
 
 // commandMessage is a decoded command line.
 type commandMessage struct {
+	ID          string // the "id" field as JSON (a string or a number); "" when none
 	Environment string
 	Command     string
 	Timeout     time.Duration // 0: none
+	Hard        bool
+	Quiet       time.Duration // 0: the environment's
+	Budget      int           // 0: the environment's
 }
 
 // parsePrefix starts every message about a line the server cannot use (the
@@ -54,13 +58,13 @@ func decodeMessage(line []byte) (commandMessage, string) {
 	var unknown []string
 	for k := range fields {
 		switch k {
-		case "type", "environment", "command", "timeout":
+		case "type", "environment", "command", "timeout", "hard", "quiet", "budget", "id":
 		default:
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
-		return commandMessage{}, parsePrefix + "unknown " + plural(len(unknown), "field", "fields") + " " + quoteList(unknown) + `; a command has "type", "environment", "command" and optionally "timeout"`
+		return commandMessage{}, parsePrefix + "unknown " + plural(len(unknown), "field", "fields") + " " + quoteList(unknown) + `; a command has "type", "environment", "command" and optionally "id", "timeout", "hard", "quiet" and "budget"`
 	}
 	typ, present, msg := stringField(fields, "type")
 	if msg != "" {
@@ -90,17 +94,72 @@ func decodeMessage(line []byte) (commandMessage, string) {
 	if len(missing) > 0 {
 		return commandMessage{}, parsePrefix + "missing " + plural(len(missing), "field", "fields") + " " + quoteList(missing) + "; send " + commandExample
 	}
-	if raw, ok := fields["timeout"]; ok {
-		var secs float64
-		if !isJSONType(raw, "number") || json.Unmarshal(raw, &secs) != nil {
-			return commandMessage{}, parsePrefix + `field "timeout" must be a number of seconds, got ` + jsonKind(raw)
+	if m.Timeout, msg = secondsField(fields, "timeout"); msg != "" {
+		return commandMessage{}, msg
+	}
+	if m.Quiet, msg = secondsField(fields, "quiet"); msg != "" {
+		return commandMessage{}, msg
+	}
+	if raw, ok := fields["hard"]; ok {
+		if !isJSONType(raw, "bool") || json.Unmarshal(raw, &m.Hard) != nil {
+			return commandMessage{}, parsePrefix + `field "hard" must be true or false, got ` + jsonKind(raw)
 		}
-		if !(secs > 0 && secs <= MaxTimeout) {
-			return commandMessage{}, parsePrefix + fmt.Sprintf(`field "timeout" must be more than 0 and at most %d seconds, got %v`, MaxTimeout, secs)
+		if m.Hard && m.Timeout == 0 {
+			return commandMessage{}, parsePrefix + `field "hard" needs a "timeout": the time after which the command is interrupted`
 		}
-		m.Timeout = max(time.Duration(secs*float64(time.Second)), 1)
+	}
+	if raw, ok := fields["budget"]; ok {
+		var n float64
+		if !isJSONType(raw, "number") || json.Unmarshal(raw, &n) != nil || n != float64(int(n)) || n < 1 || n > maxBudget {
+			return commandMessage{}, parsePrefix + fmt.Sprintf(`field "budget" must be a whole number of tokens from 1 to %d, got %s`, maxBudget, clip(string(raw)))
+		}
+		m.Budget = int(n)
+	}
+	if raw, ok := fields["id"]; ok {
+		if k := jsonKind(raw); k != "string" && k != "number" || len(raw) > maxID {
+			return commandMessage{}, parsePrefix + fmt.Sprintf(`field "id" must be a string or a number of at most %d bytes, got %s`, maxID, clip(string(raw)))
+		}
+		m.ID = string(bytes.TrimSpace(raw))
 	}
 	return m, ""
+}
+
+// maxBudget bounds a command's token budget; maxID the length of its id.
+const (
+	maxBudget = 10_000_000
+	maxID     = 256
+)
+
+// secondsField reads an optional field of seconds, more than 0 and at most
+// MaxTimeout; 0 when it is absent.
+func secondsField(fields map[string]json.RawMessage, name string) (time.Duration, string) {
+	raw, ok := fields[name]
+	if !ok {
+		return 0, ""
+	}
+	var secs float64
+	if !isJSONType(raw, "number") || json.Unmarshal(raw, &secs) != nil {
+		return 0, parsePrefix + fmt.Sprintf(`field %q must be a number of seconds, got %s`, name, jsonKind(raw))
+	}
+	if !(secs > 0 && secs <= MaxTimeout) {
+		return 0, parsePrefix + fmt.Sprintf(`field %q must be more than 0 and at most %d seconds, got %v`, name, MaxTimeout, secs)
+	}
+	return max(time.Duration(secs*float64(time.Second)), 1), ""
+}
+
+// messageID returns the "id" of a line that is a JSON object with a valid
+// one, for the error line that answers it; "" otherwise.
+func messageID(line []byte) string {
+	var v struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &v) != nil || len(v.ID) > maxID {
+		return ""
+	}
+	if k := jsonKind(v.ID); k != "string" && k != "number" {
+		return ""
+	}
+	return string(bytes.TrimSpace(v.ID))
 }
 
 // stringField reads a string field. present is false when the field is
@@ -190,12 +249,30 @@ func clip(s string) string {
 // responseMessage is the line sent for a command.
 type responseMessage struct {
 	Type     string                 `json:"type"`
+	ID       rawJSON                `json:"id,omitempty"`
 	Response envs.Response          `json:"response"`
 	Screen   map[string]envs.Screen `json:"screen"`
 }
 
 // errorMessage is the line sent for a line the server cannot use.
 type errorMessage struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
+	Type    string  `json:"type"`
+	ID      rawJSON `json:"id,omitempty"`
+	Message string  `json:"message"`
 }
+
+// rawJSON is a JSON value kept as its text, such as a command's id; the
+// empty string is no value.
+type rawJSON string
+
+// MarshalJSON returns the text.
+func (r rawJSON) MarshalJSON() ([]byte, error) { return []byte(r), nil }
+
+// UnmarshalJSON keeps the text.
+func (r *rawJSON) UnmarshalJSON(b []byte) error {
+	*r = rawJSON(b)
+	return nil
+}
+
+// rawID turns a message's id back into JSON.
+func rawID(id string) rawJSON { return rawJSON(id) }

@@ -21,7 +21,7 @@ func TestDecodeMessage(t *testing.T) {
 		{"timeout", `{"type":"command","environment":"e","command":"x","timeout":1.5}`, commandMessage{Environment: "e", Command: "x", Timeout: 1500 * time.Millisecond}, ""},
 		{"tiny timeout", `{"type":"command","environment":"e","command":"x","timeout":1e-12}`, commandMessage{Environment: "e", Command: "x", Timeout: 1}, ""},
 		{"escapes", `{"type":"command","environment":"e","command":"a\nb\u00e9"}`, commandMessage{Environment: "e", Command: "a\nbé"}, ""},
-		{"unknown fields, many", `{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1}`, commandMessage{}, `Failed to parse command: unknown fields "a", "b", "c", "d", "e", and 2 more; a command has "type", "environment", "command" and optionally "timeout"`},
+		{"unknown fields, many", `{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1}`, commandMessage{}, `Failed to parse command: unknown fields "a", "b", "c", "d", "e", and 2 more; a command has "type", "environment", "command" and optionally "id", "timeout", "hard", "quiet" and "budget"`},
 		{"long type is clipped", `{"type":"` + strings.Repeat("t", 100) + `"}`, commandMessage{}, `Failed to parse command: unknown message type "` + strings.Repeat("t", 64) + `..."; the only type is "command"`},
 		{"type checked before missing fields", `{"type":"ping"}`, commandMessage{}, `Failed to parse command: unknown message type "ping"; the only type is "command"`},
 	}

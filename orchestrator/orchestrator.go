@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,13 +35,18 @@ type Orchestrator struct {
 	maxLine     int              // longest protocol line Serve accepts
 	interactive InteractiveFactory
 	processes   ProcessFactory
+	budget      int    // tokens a response may take, unless a call or registration says; 0: the environment's default
+	project     string // the project directory, for output saved under context/output; "" when none
 
-	// mu guards envs, names, loadErrs and closed.
+	// mu guards envs, names, loadErrs, specs and closed.
 	mu       sync.RWMutex
 	envs     map[string]*entry
 	names    []string // sorted environment names
 	loadErrs []error  // spec files that failed to load
+	specs    *specSet // the spec files loaded, to pick up their changes; nil before LoadSpecs
 	closed   bool
+
+	reloadMu sync.Mutex // serializes reloads of the spec files
 
 	closeOnce sync.Once
 	closeErr  error
@@ -50,9 +56,12 @@ type Orchestrator struct {
 type entry struct {
 	name string
 	env  envs.Env
+	exec envs.LimitedExecutor // env itself, or env run by envs.Background
 	reg  registration
+	spec string // the spec file it came from, "" when registered by code
 
-	run sync.Mutex // serializes Execute calls on env
+	mu     sync.Mutex // guards hidden
+	hidden bool       // the command runs on and waits for a secret: the next text is not recorded
 
 	toolOnce sync.Once // makes tool, the environment's command tool, once
 	tool     *tools.Tool
@@ -80,6 +89,26 @@ func WithMaxLines(n int) Option {
 // message and discarded without being held in memory.
 func WithMaxLineBytes(n int) Option {
 	return func(o *Orchestrator) { o.maxLine = n }
+}
+
+// DefaultOutputBudget is the token budget of a response's output that
+// the command-line front ends set (see [WithOutputBudget]).
+const DefaultOutputBudget = envs.DefaultBudget
+
+// WithOutputBudget bounds the tokens of every response's output (see
+// [envs.Limits.Fit]) unless a call, or the environment's registration
+// ([Budget]), sets another bound; a negative n means no bound. Without
+// it, each environment's own default applies.
+func WithOutputBudget(n int) Option {
+	return func(o *Orchestrator) { o.budget = n }
+}
+
+// WithProject sets the project directory: the whole output of a response
+// cut to its budget is saved under dir/context/output, where the editor
+// can open it, and responses name it by its path relative to dir.
+// Without it, such output goes to the system's temporary directory.
+func WithProject(dir string) Option {
+	return func(o *Orchestrator) { o.project = dir }
 }
 
 // New returns an orchestrator with no environments.
@@ -117,6 +146,21 @@ type registration struct {
 	title       string
 	description string
 	tools       []*tools.Tool
+	budget      int
+	limits      envs.Defaults // for an environment run by envs.Background
+}
+
+// Budget bounds the tokens of the environment's responses, unless a call
+// sets another bound (see [WithOutputBudget]).
+func Budget(tokens int) RegisterOption {
+	return func(r *registration) { r.budget = tokens }
+}
+
+// Limits sets the soft limits of an environment that is not an
+// [envs.LimitedExecutor] (the orchestrator runs its commands in the
+// background, see [envs.Background]); a LimitedExecutor has its own.
+func Limits(d envs.Defaults) RegisterOption {
+	return func(r *registration) { r.limits = d }
 }
 
 // OnDemand declares the environment on demand: its prompt section renders as
@@ -151,6 +195,11 @@ func Tools(ts ...*tools.Tool) RegisterOption {
 // digits and underscores, not starting with a digit), unused, and not
 // [ScreenName]. Registering after [Orchestrator.Close] is an error.
 func (o *Orchestrator) Register(name string, env envs.Env, opts ...RegisterOption) error {
+	return o.register(name, env, "", opts...)
+}
+
+// register registers env, from the spec file spec ("" for code).
+func (o *Orchestrator) register(name string, env envs.Env, spec string, opts ...RegisterOption) error {
 	if err := ValidName(name); err != nil {
 		return fmt.Errorf("orchestrator: register: %w", err)
 	}
@@ -169,10 +218,31 @@ func (o *Orchestrator) Register(name string, env envs.Env, opts ...RegisterOptio
 	if _, ok := o.envs[name]; ok {
 		return fmt.Errorf("orchestrator: register %s: an environment with that name is already registered", name)
 	}
-	o.envs[name] = &entry{name: name, env: env, reg: reg}
-	i, _ := slices.BinarySearch(o.names, name)
-	o.names = slices.Insert(o.names, i, name)
+	o.add(&entry{name: name, env: env, reg: reg, spec: spec})
 	return nil
+}
+
+// add registers e, under o.mu.
+func (o *Orchestrator) add(e *entry) {
+	if le, ok := e.env.(envs.LimitedExecutor); ok {
+		e.exec = le
+	} else {
+		e.exec = envs.NewBackground(e.env, e.reg.limits)
+	}
+	o.envs[e.name] = e
+	i, _ := slices.BinarySearch(o.names, e.name)
+	o.names = slices.Insert(o.names, i, e.name)
+}
+
+// remove unregisters the environment called name, under o.mu, and returns
+// it.
+func (o *Orchestrator) remove(name string) *entry {
+	e := o.envs[name]
+	delete(o.envs, name)
+	if i, ok := slices.BinarySearch(o.names, name); ok {
+		o.names = slices.Delete(o.names, i, i+1)
+	}
+	return e
 }
 
 // ValidName reports whether name can name an environment: an identifier
@@ -214,8 +284,42 @@ type Result struct {
 	Screens map[string]envs.Screen
 }
 
-// Execute runs command in the environment called env and collects every
-// screen afterwards. Failures are responses, never Go errors:
+// Command is one command for an environment, with the limits its caller
+// sets (see [envs.Limits]).
+type Command struct {
+	Environment string
+	Text        string
+	// Timeout gives control back this long after the command arrived, the
+	// command running on (a soft limit), or with Hard interrupts it; 0
+	// means the environment's default wait.
+	Timeout time.Duration
+	Hard    bool
+	// Quiet gives control back once the output has not changed for this
+	// long; 0 means the environment's default, negative never.
+	Quiet time.Duration
+	// Budget bounds the tokens of the response's output; 0 means the
+	// environment's (see [WithOutputBudget]), negative no bound.
+	Budget int
+	// Arrived is when the command arrived, which its Timeout counts from
+	// even while it waits behind another command; zero means now.
+	Arrived time.Time
+}
+
+// Execute runs command in the environment called env with its default
+// limits; see [Orchestrator.Run].
+func (o *Orchestrator) Execute(ctx context.Context, env, command string) Result {
+	return o.Run(ctx, Command{Environment: env, Text: command})
+}
+
+// Run runs cmd in its environment and collects every screen afterwards.
+// A command still running when control comes back has Running set in its
+// response, and the next command to that environment continues it (see
+// [envs.LimitedExecutor]); environments that are not LimitedExecutors run
+// under [envs.Background]. Commands to one environment wait their turn in
+// the order they arrive, each until its own deadline; commands to
+// different environments run at once. Spec files added, changed or
+// removed since the last command are picked up first (see
+// [Orchestrator.LoadSpecs]). Failures are responses, never Go errors:
 //
 //   - an unknown environment: success false,
 //     "Unknown environment: <name>\nAvailable: <sorted names, comma-separated>";
@@ -225,13 +329,21 @@ type Result struct {
 //   - a closed orchestrator: success false, saying so.
 //
 // Every command that reaches an environment is dispatched to the session as a
-// [CommandExecuted] event; commands to unknown environments are not.
-func (o *Orchestrator) Execute(ctx context.Context, env, command string) Result {
-	resp := o.execute(ctx, env, command)
+// [CommandExecuted] event (the text of an answer to a question asking for
+// a secret is recorded as hidden); commands to unknown environments are
+// not.
+func (o *Orchestrator) Run(ctx context.Context, cmd Command) Result {
+	resp := o.run(ctx, cmd)
 	return Result{Response: resp, Screens: o.Screens()}
 }
 
-func (o *Orchestrator) execute(ctx context.Context, name, command string) envs.Response {
+func (o *Orchestrator) run(ctx context.Context, cmd Command) envs.Response {
+	arrived := cmd.Arrived
+	if arrived.IsZero() {
+		arrived = time.Now()
+	}
+	o.reloadSpecs()
+	name := cmd.Environment
 	o.mu.RLock()
 	e, ok := o.envs[name]
 	closed := o.closed
@@ -242,23 +354,54 @@ func (o *Orchestrator) execute(ctx context.Context, name, command string) envs.R
 	if !ok {
 		return envs.Response{Output: o.unknown(name), Success: false}
 	}
-	e.run.Lock()
+	limits := envs.Limits{Quiet: cmd.Quiet, Budget: cmp.Or(cmd.Budget, e.reg.budget, o.budget), Save: o.saver(name)}
+	if cmd.Timeout > 0 {
+		deadline := arrived.Add(cmd.Timeout)
+		if cmd.Hard {
+			// The call waits for the command up to its deadline, which
+			// interrupts it: no soft limit comes first.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline)
+			defer cancel()
+			limits.Until = deadline.Add(hardGrace)
+			if limits.Quiet == 0 {
+				limits.Quiet = -1
+			}
+		} else {
+			limits.Until = deadline
+		}
+	}
+	e.mu.Lock()
+	recorded := eventCommand(cmd.Text)
+	if e.hidden && cmd.Text != "" && !envs.IsInterrupt(cmd.Text) && !envs.IsEndOfInput(cmd.Text) {
+		recorded = hiddenInput
+	}
+	e.mu.Unlock()
 	start := time.Now()
-	resp := runCommand(ctx, e, command)
+	resp := runCommand(ctx, e, cmd.Text, limits)
 	elapsed := time.Since(start)
-	e.run.Unlock()
+	e.mu.Lock()
+	e.hidden = resp.Running && resp.Hidden
+	e.mu.Unlock()
 	if o.sess != nil {
 		// The reducer cannot fail; a failure here would be a bug in a reducer
 		// someone else registered for this event, which is theirs to report.
 		_ = o.sess.Dispatch(CommandExecuted{
 			Environment: name,
-			Command:     eventCommand(command),
+			Command:     recorded,
 			Success:     resp.Success,
 			Duration:    elapsed,
 		})
 	}
 	return resp
 }
+
+// hardGrace is how long past a hard deadline a call may wait for the
+// interrupted command to stop before control comes back anyway.
+const hardGrace = 10 * time.Second
+
+// hiddenInput is what the session records of a secret typed to a command.
+const hiddenInput = "[hidden input: the command asked for a secret]"
 
 func (o *Orchestrator) unknown(name string) string {
 	o.mu.RLock()
@@ -268,13 +411,18 @@ func (o *Orchestrator) unknown(name string) string {
 
 // runCommand calls Execute, turning an error or a panic into a failed
 // response.
-func runCommand(ctx context.Context, e *entry, command string) (resp envs.Response) {
+func runCommand(ctx context.Context, e *entry, command string, limits envs.Limits) (resp envs.Response) {
 	defer func() {
 		if p := recover(); p != nil {
-			resp = envs.Response{Output: envErrorPrefix(e.name) + panicTrace(p, "runCommand"), Success: false}
+			resp = envs.Response{Output: envErrorPrefix(e.name) + panicTrace(p, "runCommand", debug.Stack()), Success: false}
 		}
 	}()
-	resp, err := e.env.Execute(ctx, command)
+	resp, err := e.exec.ExecuteLimited(ctx, command, limits)
+	var pe *envs.PanicError
+	if errors.As(err, &pe) {
+		// A panic on the goroutine envs.Background ran the command on.
+		return envs.Response{Output: envErrorPrefix(e.name) + panicTrace(pe.Value, "", pe.Stack), Success: false}
+	}
 	if err != nil {
 		return envs.Response{Output: envErrorPrefix(e.name) + err.Error(), Success: false}
 	}
@@ -286,13 +434,17 @@ func envErrorPrefix(name string) string { return "Environment error in " + name 
 // pkgPrefix starts the names of this package's functions in a stack trace.
 const pkgPrefix = "github.com/unfold-dev/unfold/orchestrator."
 
+// envsBackground starts the frames of envs.Background in a stack trace,
+// below an environment's code run on its goroutine.
+const envsBackground = "github.com/unfold-dev/unfold/envs.(*Background)."
+
 // panicTrace formats a recovered panic value with the stack of the panicking
-// goroutine, from the frame that panicked down to the call of caller (a
-// function of this package), so the trace shows the environment's code and
-// not the orchestrator's. It must be called from the deferred function that
-// recovered.
-func panicTrace(p any, caller string) string {
-	stack := string(debug.Stack())
+// goroutine (as debug.Stack gave it, in the deferred function that
+// recovered), from the frame that panicked down to the call of caller (a
+// function of this package; "" for all), so the trace shows the
+// environment's code and not the orchestrator's.
+func panicTrace(p any, caller string, raw []byte) string {
+	stack := string(raw)
 	// Drop the frames of debug.Stack, the deferred function and the runtime's
 	// panic itself: the first line after "panic(" and its file line is the
 	// code that panicked.
@@ -307,7 +459,9 @@ func panicTrace(p any, caller string) string {
 		}
 		stack = head + "\n" + rest
 	}
-	if i := strings.Index(stack, "\n"+pkgPrefix+caller+"("); i >= 0 {
+	if i := strings.Index(stack, "\n"+pkgPrefix+caller+"("); caller != "" && i >= 0 {
+		stack = stack[:i]
+	} else if i := strings.Index(stack, "\n"+envsBackground); caller == "" && i >= 0 {
 		stack = stack[:i]
 	}
 	return fmt.Sprintf("panic: %v\n\n%s", p, strings.TrimRight(stack, "\n"))
@@ -338,13 +492,13 @@ func (o *Orchestrator) Close() error {
 }
 
 func closeEnv(e *entry) (err error) {
-	c, ok := e.env.(envs.Closer)
+	c, ok := e.exec.(envs.Closer)
 	if !ok {
 		return nil
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = errors.New(panicTrace(p, "closeEnv"))
+			err = errors.New(panicTrace(p, "closeEnv", debug.Stack()))
 		}
 	}()
 	return c.Close()

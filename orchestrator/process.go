@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/procs"
 )
 
 // ProcessSpec describes an environment served by an external process that
@@ -24,7 +25,17 @@ type ProcessSpec struct {
 	Dir         string            // working directory; empty: the current one
 	Env         map[string]string // variables added to the inherited environment
 	Description string            // one-line summary of the environment
-	Timeout     time.Duration     // per command; 0: only the caller's context
+	// Timeout is how long a call waits for a command at most before it
+	// gives control back while the command runs on (0: [envs.DefaultWait];
+	// negative: no bound). With Hard it interrupts the command instead.
+	Timeout time.Duration
+	Hard    bool          // Timeout interrupts the command
+	Quiet   time.Duration // control comes back after this long without output (0: [envs.DefaultQuiet]; negative: never)
+	Budget  int           // tokens a response's output may take (0: [envs.DefaultBudget]; negative: no bound)
+	// Save keeps the whole output of a response cut to the budget and
+	// returns its name; nil means [envs.SaveTemp].
+	Save      func(output string) (string, error)
+	Resources procs.Limits // resource limits set on the process
 }
 
 // Process timing defaults.
@@ -48,12 +59,15 @@ type Process struct {
 	screenTimeout time.Duration
 	maxLine       int
 
+	// turn is held by a call for its whole run.
+	turn *envs.Queue
 	// run is held for a whole request and reply, so requests never
 	// interleave on the pipe.
 	run sync.Mutex
 
 	// mu guards everything below.
 	mu      sync.Mutex
+	running *running // the command whose reply has not come, kept across calls
 	child   *child
 	started bool   // a process was started at least once
 	stopped string // why the last process stopped, until the next start
@@ -63,9 +77,10 @@ type Process struct {
 }
 
 var (
-	_ envs.Env        = (*Process)(nil)
-	_ envs.Closer     = (*Process)(nil)
-	_ envs.Summarizer = (*Process)(nil)
+	_ envs.Env             = (*Process)(nil)
+	_ envs.LimitedExecutor = (*Process)(nil)
+	_ envs.Closer          = (*Process)(nil)
+	_ envs.Summarizer      = (*Process)(nil)
 )
 
 // NewProcess returns a process environment for spec. Nothing starts until
@@ -77,10 +92,11 @@ func NewProcess(spec ProcessSpec) (*Process, error) {
 	if spec.Executable == "" {
 		return nil, fmt.Errorf("orchestrator: new process %s: empty executable", spec.Name)
 	}
-	if spec.Timeout < 0 {
-		return nil, fmt.Errorf("orchestrator: new process %s: negative timeout", spec.Name)
+	if err := spec.Resources.Check(); err != nil {
+		return nil, fmt.Errorf("orchestrator: new process %s: %w", spec.Name, err)
 	}
 	return &Process{
+		turn:          envs.NewQueue(),
 		spec:          spec,
 		grace:         processGrace,
 		screenTimeout: processScreenTimeout,
@@ -109,11 +125,14 @@ func (p *Process) Summary() string {
 
 // request is a line sent to the process.
 type request struct {
-	Type    string `json:"type"`
-	Command string `json:"command,omitempty"`
+	Type    string  `json:"type"`
+	Command string  `json:"command,omitempty"`
+	Text    *string `json:"text,omitempty"` // input: the line typed
+	EOF     bool    `json:"eof,omitempty"`  // input: end of input instead
 }
 
-// reply is a line received from the process.
+// reply is a line received from the process: a reply, or while a command
+// runs, output ("output") or a request for input ("input").
 type reply struct {
 	Type     string  `json:"type"`
 	Output   *string `json:"output"`
@@ -121,49 +140,8 @@ type reply struct {
 	Content  *string `json:"content"`
 	MaxLines *int    `json:"max_lines"`
 	Message  *string `json:"message"`
-}
-
-// Execute sends the command to the process and returns its reply. After
-// Close it returns an error wrapping [envs.ErrClosed].
-func (p *Process) Execute(ctx context.Context, command string) (envs.Response, error) {
-	p.run.Lock()
-	defer p.run.Unlock()
-	if p.spec.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.spec.Timeout)
-		defer cancel()
-	}
-	if ctx.Err() != nil {
-		return envs.Response{Output: capitalize(interruptReason(ctx)) + " before it started; it was not run."}, nil
-	}
-	c, note, err := p.ensure()
-	if errors.Is(err, envs.ErrClosed) {
-		return envs.Response{}, fmt.Errorf("orchestrator: execute %s: %w", p.spec.Name, err)
-	}
-	if err != nil {
-		return envs.Response{Output: note + err.Error(), Success: false}, nil
-	}
-	rep, interrupted, err := p.exchange(ctx, c, request{Type: "execute", Command: command}, true)
-	if err != nil {
-		var ie *interruptError
-		if errors.As(err, &ie) {
-			return envs.Response{Output: note + ie.Error(), Success: false}, nil
-		}
-		return envs.Response{}, fmt.Errorf("%s%w", note, err)
-	}
-	if rep.Type == "error" {
-		return envs.Response{}, fmt.Errorf("%sthe process answered with an error: %s", note, *rep.Message)
-	}
-	if rep.Type != "response" || rep.Output == nil || rep.Success == nil {
-		p.kill(c, "it broke the protocol")
-		return envs.Response{}, fmt.Errorf("%sthe process answered an execute request with %s; want {\"type\":\"response\",\"output\":\"...\",\"success\":true}. The process was stopped and restarts on the next command", note, describeReply(rep))
-	}
-	resp := envs.Response{Output: note + *rep.Output, Success: *rep.Success}
-	if interrupted {
-		resp.Output += "\n[" + interruptReason(ctx) + "; the process answered the interrupt]"
-		resp.Success = false
-	}
-	return resp, nil
+	Prompt   *string `json:"prompt"`
+	Hidden   *bool   `json:"hidden"`
 }
 
 // Screen asks the process for its screen. While a command runs, it returns
@@ -173,6 +151,12 @@ func (p *Process) Screen() (envs.Screen, error) {
 		return p.cached("[a command is running; this screen is from before it]"), nil
 	}
 	defer p.run.Unlock()
+	p.mu.Lock()
+	busy := p.running != nil
+	p.mu.Unlock()
+	if busy {
+		return p.cached("[a command is running; this screen is from before it]"), nil
+	}
 	p.mu.Lock()
 	closed, c, started, stopped := p.closed, p.child, p.started, p.stopped
 	p.mu.Unlock()
@@ -235,15 +219,15 @@ func (p *Process) Close() error {
 		return nil
 	}
 	p.closed = true
-	c := p.child
-	p.child = nil
+	c, busy := p.child, p.running != nil
+	p.child, p.running = nil, nil
 	p.mu.Unlock()
 	if c == nil {
 		return nil
 	}
 	// Ask politely only when no request is in flight, so the request cannot
 	// interleave with another on the pipe.
-	if p.run.TryLock() {
+	if !busy && p.run.TryLock() {
 		_ = c.send(request{Type: "shutdown"})
 		p.run.Unlock()
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/envs/envtest"
+	"github.com/unfold-dev/unfold/internal/procs"
 )
 
 // newFake returns a process environment running this test binary in the
@@ -96,7 +98,7 @@ func TestProcessInterruptKilled(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	got, errText := execute(t, p, cancelled, "inc")
-	want := envs.Response{Output: "The command was cancelled before it started; it was not run."}
+	want := envs.Response{Output: "[Not run: it was cancelled before it started.]"}
 	if errText != "" || got != want {
 		t.Errorf("already cancelled: got %+v (error %q), want %+v", got, errText, want)
 	}
@@ -227,7 +229,10 @@ func TestProcessScreenWhileRunning(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan envs.Response)
 	go func() {
-		r, _ := p.Execute(ctx, "sleep")
+		r, err := p.Execute(ctx, "sleep")
+		if err != nil {
+			r.Output = "error: " + err.Error()
+		}
 		done <- r
 	}()
 	const want = "Counter: 0\n[a command is running; this screen is from before it]"
@@ -287,13 +292,18 @@ func TestProcessCloseUnstarted(t *testing.T) {
 func TestProcessConformance(t *testing.T) {
 	envtest.Run(t, func(t *testing.T) envs.Env {
 		p := newFake(t, "counter")
+		p.spec.Quiet = 500 * time.Millisecond
 		// Started and answering, so its SIGINT handler is installed before
 		// the suite interrupts it.
 		if _, err := p.Screen(); err != nil {
 			t.Fatal(err)
 		}
 		return p
-	}, "inc", envtest.WithBlocking("sleep"))
+	}, "inc", envtest.WithBlocking("sleep"),
+		envtest.WithPhased(func(first, file, second string) string { return "phased " + first + " " + file + " " + second }),
+		envtest.WithQuestion(func(q string) string { return "ask " + q }),
+		envtest.WithFlood(func(n int) string { return "flood " + strconv.Itoa(n) }),
+		envtest.WithDefaultQuiet(500*time.Millisecond))
 }
 
 // TestProcessCloseDuringBlockedWrite closes a process that does not read its
@@ -316,5 +326,39 @@ func TestProcessCloseDuringBlockedWrite(t *testing.T) {
 	}
 	if errText := <-done; !strings.HasPrefix(errText, "cannot send the request to the process") && !strings.HasPrefix(errText, "the process stopped before answering") {
 		t.Errorf("got %q, want a failed send or a stopped process", errText)
+	}
+}
+
+// TestProcessLimitsAndEscapees: resource limits from the spec apply to the
+// process and what it starts, and a process it started that left its
+// process group ends when the environment closes.
+func TestProcessLimitsAndEscapees(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p, err := NewProcess(ProcessSpec{Name: "counter", Executable: exe, Env: fakeVars("counter"), Description: "Test counter",
+		Dir: dir, Resources: procs.Limits{FileSize: 1 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	got, errText := execute(t, p, context.Background(), "sh head -c 2000000 /dev/zero > big; echo status $?; wc -c < big")
+	if errText != "" || !strings.Contains(got.Output, "status 153") || !strings.Contains(got.Output, "1048576") {
+		t.Errorf("a write past the file size limit: got %+v (error %q), want it killed by SIGXFSZ at 1 MiB", got, errText)
+	}
+	got, _ = execute(t, p, context.Background(), "sh setsid sh -c 'echo $$; exec sleep 1007' </dev/null >pid 2>&1 & sleep 0.2; cat pid")
+	pid, err := strconv.Atoi(strings.TrimSpace(got.Output))
+	if err != nil {
+		t.Fatalf("got %q, want a pid", got.Output)
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); procs.Alive(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d (started with setsid) is still running after Close", pid)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"unicode/utf8"
 
@@ -69,7 +70,7 @@ func (o *Orchestrator) screen(e *entry) envs.Screen {
 func callScreen(e *entry) (s envs.Screen, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = errors.New(panicTrace(p, "callScreen"))
+			err = errors.New(panicTrace(p, "callScreen", debug.Stack()))
 		}
 	}()
 	return e.env.Screen()

@@ -173,17 +173,25 @@ func closeFence(text string) string {
 
 // CommandInput is the input of an environment's command tool.
 type CommandInput struct {
-	Command string  `json:"command" description:"The command text, in the environment's own syntax; it may span several lines."`
-	Timeout float64 `json:"timeout,omitempty" description:"Seconds the command may run before it is interrupted (the environment and its state survive); omit for no limit."`
+	Command string  `json:"command" description:"The command text, in the environment's own syntax; it may span several lines. While a command runs: empty to wait and see its new output, C-c to interrupt it, C-d to end its input, or text to type to it when it waits for input."`
+	Timeout float64 `json:"timeout,omitempty" description:"Seconds after which control comes back while the command runs on (default 120); with hard, the command is interrupted then instead."`
+	Hard    bool    `json:"hard,omitempty" description:"Interrupt the command when the timeout passes instead of giving control back."`
+	Quiet   float64 `json:"quiet,omitempty" description:"Seconds without new output after which control comes back while the command runs on (default 30)."`
+	Budget  int     `json:"budget,omitempty" description:"Tokens the output may take before its middle is left out and the whole output saved to a file (default 8000)."`
 }
 
 // CommandOutput is the output of an environment's command tool. The model
 // reads the output alone (String): front ends that show screens show them
 // their own way.
 type CommandOutput struct {
-	Output  string `json:"output" description:"What the command printed or returned."`
-	Success bool   `json:"success" description:"Whether the command succeeded."`
-	Screen  string `json:"screen" description:"The environment's screen after the command: its state and how to use it."`
+	Output     string `json:"output" description:"What the command printed or returned, with notes in brackets."`
+	Success    bool   `json:"success" description:"Whether the command ended and succeeded."`
+	Running    bool   `json:"running,omitempty" description:"The command is still running: the next command to this environment continues it."`
+	Waiting    bool   `json:"waiting,omitempty" description:"The running command waits for input: the next command's text is typed to it."`
+	Prompt     string `json:"prompt,omitempty" description:"The question a waiting command asked (the last line of its output)."`
+	Hidden     bool   `json:"hidden,omitempty" description:"The waiting command asks for a secret: the answer is not shown or recorded."`
+	OutputFile string `json:"output_file,omitempty" description:"The file holding the whole output, when the output shows only its head and tail."`
+	Screen     string `json:"screen" description:"The environment's screen after the command: its state and how to use it."`
 }
 
 // String returns the command's output.
@@ -191,11 +199,11 @@ func (c CommandOutput) String() string { return c.Output }
 
 // CommandTool returns the tool named after the environment that runs a
 // command in it through the orchestrator (so the command is recorded in the
-// session, see [Orchestrator.Execute]); every environment's prompt section
+// session, see [Orchestrator.Run]); every environment's prompt section
 // carries it. The same tool is returned at every call. A command that fails
 // is a failed result whose message is the output, and whose Value is the
-// [CommandOutput] still. It fails for an unknown environment, or one whose
-// name makes no tool name.
+// [CommandOutput] still; a command still running is not a failure. It fails
+// for an unknown environment, or one whose name makes no tool name.
 func (o *Orchestrator) CommandTool(name string) (*tools.Tool, error) {
 	o.mu.RLock()
 	e, ok := o.envs[name]
@@ -209,22 +217,35 @@ func (o *Orchestrator) CommandTool(name string) (*tools.Tool, error) {
 func (o *Orchestrator) commandTool(e *entry) (*tools.Tool, error) {
 	e.toolOnce.Do(func() {
 		name := e.name
-		desc := fmt.Sprintf("Run a command in the %s environment and return its output. Its section shows its state and the commands it accepts.", name)
+		desc := fmt.Sprintf("Run a command in the %s environment and return its output. Control comes back after %v without new output, or at the timeout, while the command runs on: then send an empty command to wait, %s to interrupt it, or text to answer it when it waits for input. Its section shows its state and the commands it accepts.",
+			name, envs.DefaultQuiet, envs.Interrupt)
 		e.tool, e.toolErr = tools.New(name, desc, func(ctx context.Context, _ tools.Context, in CommandInput) (CommandOutput, error) {
-			if in.Timeout < 0 || in.Timeout > MaxTimeout {
-				return CommandOutput{}, fmt.Errorf("timeout must be more than 0 and at most %d seconds, got %v; omit it for no limit", MaxTimeout, in.Timeout)
+			arrived := time.Now()
+			for _, f := range []struct {
+				name string
+				v    float64
+			}{{"timeout", in.Timeout}, {"quiet", in.Quiet}} {
+				if f.v < 0 || f.v > MaxTimeout {
+					return CommandOutput{}, fmt.Errorf("%s must be more than 0 and at most %d seconds, got %v; omit it for the default", f.name, MaxTimeout, f.v)
+				}
 			}
-			if in.Timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, time.Duration(in.Timeout*float64(time.Second)))
-				defer cancel()
+			if in.Budget < 0 {
+				return CommandOutput{}, fmt.Errorf("budget must be a positive number of tokens, got %d; omit it for the default", in.Budget)
 			}
-			res := o.execute(ctx, name, in.Command)
-			out := CommandOutput{Output: res.Output, Success: res.Success}
+			if in.Hard && in.Timeout == 0 {
+				return CommandOutput{}, errors.New("hard needs a timeout: the seconds after which the command is interrupted")
+			}
+			res := o.run(ctx, Command{
+				Environment: name, Text: in.Command,
+				Timeout: seconds(in.Timeout), Hard: in.Hard, Quiet: seconds(in.Quiet), Budget: in.Budget,
+				Arrived: arrived,
+			})
+			out := CommandOutput{Output: res.Output, Success: res.Success, Running: res.Running, Waiting: res.Waiting,
+				Prompt: res.Prompt, Hidden: res.Hidden, OutputFile: res.OutputFile}
 			if scr, ok := o.Screen(name); ok {
 				out.Screen = scr.Content
 			}
-			if !res.Success {
+			if !res.Success && !res.Running {
 				if res.Output == "" {
 					return out, errors.New("The command failed without output.")
 				}

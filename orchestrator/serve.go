@@ -8,6 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/unfold-dev/unfold/envs"
 )
 
 // DefaultMaxLineBytes is the longest protocol line [Orchestrator.Serve]
@@ -19,17 +24,31 @@ const DefaultMaxLineBytes = 16 << 20
 // ended cleanly; `unfold serve` reports the failures on stderr and exits 0.
 var ErrShutdown = errors.New("orchestrator: shutdown")
 
+// maxPendingBytes bounds the bytes of command lines read ahead and not run
+// yet; past it Serve reads no more until commands run. One line is always
+// let through, however long.
+const maxPendingBytes = 64 << 20
+
 // Serve speaks the orchestrator protocol: it reads one JSON object per line
 // from r and writes one per line to w, until r ends or ctx is done.
 //
-// A command line, {"type":"command","environment":"bash","command":"ls"} with
-// an optional "timeout" in seconds, is answered with
+// A command line, {"type":"command","environment":"bash","command":"ls"}
+// with the optional fields "timeout", "hard", "quiet", "budget" and "id"
+// (docs/serve-protocol.md), is answered with
 // {"type":"response","response":{"output":...,"success":...},"screen":{...}}:
 // the command's response and every screen after it. A line the server cannot
 // use (not UTF-8, not JSON, not an object, a missing or mistyped field, an
 // unknown type, an empty line, a line over the size limit) is answered with
 // {"type":"error","message":...}, and serving goes on. A line over the limit
 // is read and discarded in pieces, never held in memory whole.
+//
+// Lines are read as they come, so a command's timeout counts from its
+// arrival. Commands without an id run one at a time, in order, and are
+// answered in order, as are the error lines. A command with an id runs as
+// soon as the earlier commands to its environment are done, alongside
+// commands to other environments, and its response, which carries the id,
+// is written as soon as it is ready: a long command in one environment
+// never holds up another's.
 //
 // When r ends, or ctx is done, Serve closes the orchestrator, shutting down
 // every environment, and returns. At the end of input it returns nil, or an
@@ -40,18 +59,24 @@ var ErrShutdown = errors.New("orchestrator: shutdown")
 // r is read in its own goroutine so that ctx can stop Serve while a read
 // blocks; if r blocks forever that goroutine outlives Serve until r returns.
 func (o *Orchestrator) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sv := &server{o: o, ctx: ctx, results: make(chan any, 16), lanes: map[string]chan job{}}
+	sv.room = sync.NewCond(&sv.mu)
+	writeErr := make(chan error, 1) // gets the writer's first error, or nil at its end
+	go sv.write(w, writeErr)
 
 	lines := make(chan readLine)
-	next := make(chan struct{})
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
 		lr := &lineReader{br: bufio.NewReaderSize(r, 64<<10), limit: o.maxLine}
 		for {
 			l := lr.next()
+			l.arrived = time.Now()
+			if l.data != nil {
+				l.data = bytes.Clone(l.data)
+			}
 			select {
 			case lines <- l:
 			case <-done:
@@ -60,13 +85,9 @@ func (o *Orchestrator) Serve(ctx context.Context, r io.Reader, w io.Writer) erro
 			if l.err != nil {
 				return
 			}
-			select {
-			case <-next:
-			case <-done:
-				return
-			}
 		}
 	}()
+	sv.seq = sv.lane()
 
 	var serveErr error
 loop:
@@ -74,6 +95,10 @@ loop:
 		select {
 		case <-ctx.Done():
 			serveErr = ctx.Err()
+			break loop
+		case err := <-writeErr:
+			serveErr = err
+			writeErr = nil
 			break loop
 		case l := <-lines:
 			if l.err == io.EOF {
@@ -83,19 +108,24 @@ loop:
 				serveErr = fmt.Errorf("orchestrator: serve: read: %w", l.err)
 				break loop
 			}
-			msg := o.handleLine(ctx, l)
-			next <- struct{}{} // l.data is no longer used
-			if err := enc.Encode(msg); err != nil {
-				serveErr = fmt.Errorf("orchestrator: serve: encode: %w", err)
-				break loop
-			}
-			if err := bw.Flush(); err != nil {
-				serveErr = fmt.Errorf("orchestrator: serve: write: %w", err)
-				break loop
-			}
+			sv.dispatch(l)
 		}
 	}
-	closeErr := o.Close()
+	var closeErr error
+	if serveErr != nil {
+		// Stop what runs, first: the lanes then end at once.
+		cancel()
+		closeErr = o.Close()
+		sv.finish()
+	} else {
+		sv.finish()
+		closeErr = o.Close()
+	}
+	if writeErr != nil {
+		if err := <-writeErr; err != nil && serveErr == nil {
+			serveErr = err
+		}
+	}
 	switch {
 	case serveErr != nil && closeErr != nil:
 		return errors.Join(serveErr, closeErr)
@@ -107,29 +137,218 @@ loop:
 	return nil
 }
 
-// handleLine answers one line.
-func (o *Orchestrator) handleLine(ctx context.Context, l readLine) any {
+// server is one run of Serve: the lanes commands wait in, and the results
+// on their way to the writer.
+type server struct {
+	o       *Orchestrator
+	ctx     context.Context
+	results chan any            // messages to write, in the order to write them
+	seq     chan job            // commands without an id, and error lines: one at a time, in order
+	lanes   map[string]chan job // commands with an id, by environment; used by dispatch only
+	wg      sync.WaitGroup      // the lanes' goroutines
+
+	mu      sync.Mutex // guards pending
+	pending int        // bytes of lines read and not run yet
+	room    *sync.Cond // signalled when pending shrinks
+}
+
+// job is a line for a lane: a command, or the error line answering a line.
+type job struct {
+	msg     commandMessage
+	answer  any // the message to write instead of running msg, when set
+	arrived time.Time
+	size    int
+	// claim is taken by whichever answers the command first: its lane, or,
+	// for a command with an id and a timeout, the timer that sends it
+	// back at its deadline when it is still waiting behind others.
+	claim *atomic.Bool
+	timer *time.Timer
+}
+
+// laneDepth is how many lines a lane holds before dispatch waits.
+const laneDepth = 64
+
+// lane starts a goroutine that runs the jobs sent to the channel it
+// returns, one at a time.
+func (sv *server) lane() chan job {
+	ch := make(chan job, laneDepth)
+	sv.wg.Go(func() {
+		for j := range ch {
+			sv.release(j.size)
+			if j.claim != nil {
+				won := j.claim.CompareAndSwap(false, true)
+				if j.timer.Stop() {
+					sv.wg.Done()
+				}
+				if !won {
+					continue // sent back at its deadline already
+				}
+			}
+			msg := j.answer
+			if msg == nil {
+				msg = sv.run(j.msg, j.arrived)
+			}
+			select {
+			case sv.results <- msg:
+			case <-sv.ctx.Done():
+			}
+		}
+	})
+	return ch
+}
+
+// run runs the command m, which arrived at arrived, and returns its
+// response line.
+func (sv *server) run(m commandMessage, arrived time.Time) responseMessage {
+	res := sv.o.Run(sv.ctx, Command{
+		Environment: m.Environment, Text: m.Command,
+		Timeout: m.Timeout, Hard: m.Hard, Quiet: m.Quiet, Budget: m.Budget,
+		Arrived: arrived,
+	})
+	return responseMessage{Type: "response", ID: rawID(m.ID), Response: res.Response, Screen: res.Screens}
+}
+
+// dispatch sends the line to the lane that answers it.
+func (sv *server) dispatch(l readLine) {
+	j := job{arrived: l.arrived, size: len(l.data)}
+	var msg string
 	if l.tooLong > 0 {
-		return errorMessage{Type: "error", Message: fmt.Sprintf("%sthe line has %d bytes, more than the limit of %d; it was discarded. Send shorter commands (write long content to a file first).", parsePrefix, l.tooLong, o.maxLine)}
+		msg = fmt.Sprintf("%sthe line has %d bytes, more than the limit of %d; it was discarded. Send shorter commands (write long content to a file first).", parsePrefix, l.tooLong, sv.o.maxLine)
+	} else {
+		j.msg, msg = decodeMessage(l.data)
 	}
-	m, msg := decodeMessage(l.data)
-	if msg != "" {
-		return errorMessage{Type: "error", Message: msg}
+	switch {
+	case msg != "":
+		j.answer = errorMessage{Type: "error", ID: rawID(messageID(l.data)), Message: msg}
+		j.size = 0
+	case j.msg.ID != "":
+		if _, ok := sv.o.Env(j.msg.Environment); !ok {
+			// An unknown environment gets no lane: its answer is at hand.
+			select {
+			case sv.results <- sv.run(j.msg, j.arrived):
+			case <-sv.ctx.Done():
+			}
+			return
+		}
+		ch := sv.lanes[j.msg.Environment]
+		if ch == nil {
+			ch = sv.lane()
+			sv.lanes[j.msg.Environment] = ch
+		}
+		if j.msg.Timeout > 0 {
+			sv.sendBackAt(&j)
+		}
+		sv.enqueue(ch, j)
+		return
 	}
-	if m.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, m.Timeout)
-		defer cancel()
+	sv.enqueue(sv.seq, j)
+}
+
+// sendBackAt arms the timer that answers j, a command with an id, when
+// its deadline passes while it still waits for its turn.
+func (sv *server) sendBackAt(j *job) {
+	claim, m := new(atomic.Bool), j.msg
+	j.claim = claim
+	sv.wg.Add(1)
+	j.timer = time.AfterFunc(time.Until(j.arrived.Add(m.Timeout)), func() {
+		defer sv.wg.Done()
+		if !claim.CompareAndSwap(false, true) {
+			return
+		}
+		why := envs.ErrBusy
+		if m.Hard {
+			why = context.DeadlineExceeded
+		}
+		msg := responseMessage{Type: "response", ID: rawID(m.ID), Response: envs.NotRun(why), Screen: sv.o.Screens()}
+		select {
+		case sv.results <- msg:
+		case <-sv.ctx.Done():
+		}
+	})
+}
+
+// enqueue waits until the lines read ahead leave room for j, then sends it
+// to ch.
+func (sv *server) enqueue(ch chan job, j job) {
+	sv.mu.Lock()
+	for sv.pending > 0 && sv.pending+j.size > maxPendingBytes && sv.ctx.Err() == nil {
+		sv.room.Wait()
 	}
-	res := o.Execute(ctx, m.Environment, m.Command)
-	return responseMessage{Type: "response", Response: res.Response, Screen: res.Screens}
+	sv.pending += j.size
+	sv.mu.Unlock()
+	select {
+	case ch <- j:
+	case <-sv.ctx.Done():
+		sv.release(j.size)
+	}
+}
+
+// release gives back the room a line took.
+func (sv *server) release(n int) {
+	if n == 0 {
+		return
+	}
+	sv.mu.Lock()
+	sv.pending -= n
+	sv.mu.Unlock()
+	sv.room.Broadcast()
+}
+
+// finish closes the lanes, waits for them to run what they hold (only
+// until the context ends), and then for the writer to get all.
+func (sv *server) finish() {
+	close(sv.seq)
+	for _, ch := range sv.lanes {
+		close(ch)
+	}
+	stop := context.AfterFunc(sv.ctx, func() {
+		sv.mu.Lock()
+		sv.room.Broadcast()
+		sv.mu.Unlock()
+	})
+	sv.wg.Wait()
+	stop()
+	close(sv.results)
+}
+
+// write encodes results to w until they end. It sends its first error to
+// failed at once and drops the results after it; with none, it sends nil
+// at the end.
+func (sv *server) write(w io.Writer, failed chan<- error) {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	var err error
+	for msg := range sv.results {
+		if err != nil {
+			continue
+		}
+		if e := enc.Encode(msg); e != nil {
+			err = fmt.Errorf("orchestrator: serve: encode: %w", e)
+		} else if len(sv.results) == 0 {
+			// Flushed once the queue is drained.
+			if e := bw.Flush(); e != nil {
+				err = fmt.Errorf("orchestrator: serve: write: %w", e)
+			}
+		}
+		if err != nil {
+			failed <- err
+		}
+	}
+	if err == nil {
+		if e := bw.Flush(); e != nil {
+			err = fmt.Errorf("orchestrator: serve: write: %w", e)
+		}
+		failed <- err
+	}
 }
 
 // readLine is one line of input.
 type readLine struct {
-	data    []byte // the line without its newline; valid until the next read
-	tooLong int64  // when over the limit: the line's length, and data is nil
-	err     error  // io.EOF at the end of input
+	data    []byte    // the line without its newline; valid until the next read
+	tooLong int64     // when over the limit: the line's length, and data is nil
+	err     error     // io.EOF at the end of input
+	arrived time.Time // when it was read
 }
 
 // lineReader reads lines of at most limit bytes, reusing one buffer. A longer

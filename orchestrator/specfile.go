@@ -2,11 +2,14 @@ package orchestrator
 
 import (
 	"bytes"
+	"crypto/sha256"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +23,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/procs"
 	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/tools"
@@ -73,16 +77,31 @@ type specFile struct {
 	Dir         string            `json:"dir"`
 	Env         map[string]string `json:"env"`
 	Timeout     float64           `json:"timeout"`
+	Hard        bool              `json:"hard"`
+	Quiet       float64           `json:"quiet"`
+	Budget      int               `json:"budget"`
+	Limits      procs.Limits      `json:"limits"`
 }
+
+// limits returns the spec's soft limits.
+func (s specFile) limits() envs.Defaults {
+	return envs.Defaults{Quiet: seconds(s.Quiet), Wait: seconds(s.Timeout), Budget: s.Budget}
+}
+
+// seconds converts a spec file's seconds.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // InteractiveSpec is a validated spec file of kind "interactive".
 type InteractiveSpec struct {
-	Name        string // environment name (the file name without .json)
-	File        string // the spec file, relative to the project directory
-	Command     string // the command line that starts the program
-	Prompt      string // regular expression matching the program's prompt; it compiles
-	Description string // one-line summary
-	Dir         string // the project directory
+	Name        string        // environment name (the file name without .json)
+	File        string        // the spec file, relative to the project directory
+	Command     string        // the command line that starts the program
+	Prompt      string        // regular expression matching the program's prompt; it compiles
+	Description string        // one-line summary
+	Dir         string        // the project directory
+	Limits      envs.Defaults // soft limits: quiet, timeout (wait) and budget
+	Hard        bool          // the timeout interrupts the command
+	Resources   procs.Limits  // resource limits for the program
 }
 
 // InteractiveFactory makes the environment for an interactive spec file.
@@ -123,39 +142,185 @@ func (e *SpecError) Error() string { return e.File + ": " + e.Msg }
 // [*SpecError] naming the file and the field; the other files still load. The errors are returned joined and
 // shown on the orchestrator's own screen ([ScreenName]). A project without
 // an env directory has nothing to load.
+//
+// From then on, every command first looks at the directory again: a file
+// added is loaded, one removed closes and drops its environment, and one
+// whose content changed replaces its environment with a new one (its state
+// is lost); the errors shown follow the files.
 func (o *Orchestrator) LoadSpecs(projectDir string) error {
 	abs, err := filepath.Abs(projectDir)
 	if err != nil {
 		return fmt.Errorf("orchestrator: load specs: %w", err)
 	}
-	files, err := filepath.Glob(filepath.Join(abs, "env", "*.json"))
+	o.reloadMu.Lock()
+	defer o.reloadMu.Unlock()
+	set := &specSet{dir: abs, files: map[string]*specState{}}
+	o.mu.Lock()
+	o.specs = set
+	o.mu.Unlock()
+	seen, err := set.scan()
 	if err != nil {
 		return fmt.Errorf("orchestrator: load specs: %w", err)
 	}
-	slices.Sort(files)
-	var errs []error
-	for _, path := range files {
-		rel := "env/" + filepath.Base(path)
-		if err := o.loadSpec(abs, path, rel); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	o.mu.Lock()
-	o.loadErrs = append(o.loadErrs, errs...)
-	o.mu.Unlock()
-	return errors.Join(errs...)
+	return o.syncSpecs(set, seen)
 }
 
-// LoadErrors returns the spec files that failed to load so far.
+// LoadErrors returns the spec files that fail to load now.
 func (o *Orchestrator) LoadErrors() []error {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	return slices.Clone(o.loadErrs)
 }
 
-func (o *Orchestrator) loadSpec(projectDir, path, rel string) error {
-	fail := func(format string, args ...any) error {
-		return &SpecError{File: rel, Msg: fmt.Sprintf(format, args...)}
+// specSet is the spec files of a project's env directory as last loaded.
+type specSet struct {
+	dir   string                // the project directory, absolute
+	files map[string]*specState // by file name
+}
+
+// specState is one spec file as last loaded.
+type specState struct {
+	mod  time.Time
+	size int64
+	sum  [sha256.Size]byte // of the content, to tell a real change from a touch
+	name string            // the environment it registered; "" when it failed
+	err  error             // why it failed
+}
+
+// fileStat is a spec file's modification time and size, as a scan saw them.
+type fileStat struct {
+	mod  time.Time
+	size int64
+}
+
+// scan returns the env/*.json files with their times and sizes.
+func (s *specSet) scan() (map[string]fileStat, error) {
+	entries, err := os.ReadDir(filepath.Join(s.dir, "env"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]fileStat{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]fileStat, len(entries))
+	for _, de := range entries {
+		if !strings.HasSuffix(de.Name(), ".json") {
+			continue // a directory named *.json is reported, as readfile refuses it
+		}
+		fi, err := de.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		out[de.Name()] = fileStat{fi.ModTime(), fi.Size()}
+	}
+	return out, nil
+}
+
+// changed reports whether seen differs from what was loaded.
+func (s *specSet) changed(seen map[string]fileStat) bool {
+	if len(seen) != len(s.files) {
+		return true
+	}
+	for name, st := range seen {
+		f, ok := s.files[name]
+		if !ok || !f.mod.Equal(st.mod) || f.size != st.size {
+			return true
+		}
+	}
+	return false
+}
+
+// reloadSpecs picks up the changes to the spec files since they were last
+// loaded, if any.
+func (o *Orchestrator) reloadSpecs() {
+	o.mu.RLock()
+	set := o.specs
+	o.mu.RUnlock()
+	if set == nil {
+		return
+	}
+	o.reloadMu.Lock()
+	defer o.reloadMu.Unlock()
+	seen, err := set.scan()
+	if err != nil || !set.changed(seen) {
+		return
+	}
+	_ = o.syncSpecs(set, seen)
+}
+
+// syncSpecs brings the environments in line with the files seen, as the
+// holder of reloadMu, and returns the errors of the files that fail.
+func (o *Orchestrator) syncSpecs(set *specSet, seen map[string]fileStat) error {
+	var gone []*entry
+	drop := func(f *specState) {
+		if f.name == "" {
+			return
+		}
+		o.mu.Lock()
+		if e := o.envs[f.name]; e != nil && e.spec != "" {
+			gone = append(gone, o.remove(f.name))
+		}
+		o.mu.Unlock()
+		f.name = ""
+	}
+	for file, f := range set.files {
+		if _, ok := seen[file]; !ok {
+			drop(f)
+			delete(set.files, file)
+		}
+	}
+	names := slices.Sorted(maps.Keys(seen))
+	for _, file := range names {
+		st := seen[file]
+		f := set.files[file]
+		if f != nil && f.mod.Equal(st.mod) && f.size == st.size {
+			continue
+		}
+		path := filepath.Join(set.dir, "env", file)
+		rel := "env/" + file
+		data, readErr := readfile.Read(path, maxSpecBytes)
+		sum := sha256.Sum256(data)
+		if f != nil && readErr == nil && f.err == nil && f.sum == sum {
+			f.mod, f.size = st.mod, st.size // touched, not changed
+			continue
+		}
+		if f != nil {
+			drop(f)
+		}
+		f = &specState{mod: st.mod, size: st.size, sum: sum}
+		set.files[file] = f
+		if readErr != nil {
+			msg := readErr.Error()
+			var re *readfile.Error
+			if errors.As(readErr, &re) {
+				msg = fmt.Sprintf("%v: %s", re.Err, re.Detail)
+			}
+			f.err = &SpecError{File: rel, Msg: msg}
+			continue
+		}
+		f.name, f.err = o.loadSpec(set.dir, path, rel, data)
+	}
+	var errs []error
+	for _, file := range names {
+		if f := set.files[file]; f != nil && f.err != nil {
+			errs = append(errs, f.err)
+		}
+	}
+	o.mu.Lock()
+	o.loadErrs = errs
+	o.mu.Unlock()
+	for _, e := range gone {
+		_ = closeEnv(e)
+	}
+	return errors.Join(errs...)
+}
+
+// loadSpec registers the environment the spec file at path (rel from the
+// project directory) with content data declares, and returns its name, or
+// why it could not.
+func (o *Orchestrator) loadSpec(projectDir, path, rel string, data []byte) (string, error) {
+	fail := func(format string, args ...any) (string, error) {
+		return "", &SpecError{File: rel, Msg: fmt.Sprintf(format, args...)}
 	}
 	name := strings.TrimSuffix(filepath.Base(path), ".json")
 	if err := ValidName(name); err != nil {
@@ -163,14 +328,6 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string) error {
 	}
 	if slices.Contains(frontEndTools, name) {
 		return fail("the name %s is taken by a tool every front end offers (%s); rename the file", name, strings.Join(frontEndTools, ", "))
-	}
-	data, err := readfile.Read(path, maxSpecBytes)
-	var re *readfile.Error
-	if errors.As(err, &re) {
-		return fail("%v: %s", re.Err, re.Detail)
-	}
-	if err != nil {
-		return fail("%v", err)
 	}
 	spec, err := parseSpec(data)
 	if err != nil {
@@ -180,11 +337,12 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string) error {
 	if spec.OnDemand {
 		opts = append(opts, OnDemand())
 	}
-	opts = append(opts, Description(spec.Description))
+	opts = append(opts, Description(spec.Description), Budget(spec.Budget))
 	var env envs.Env
 	switch spec.Kind {
 	case "interactive":
-		is := InteractiveSpec{Name: name, File: rel, Command: spec.Command, Prompt: spec.Prompt, Description: spec.Description, Dir: projectDir}
+		is := InteractiveSpec{Name: name, File: rel, Command: spec.Command, Prompt: spec.Prompt, Description: spec.Description, Dir: projectDir,
+			Limits: spec.limits(), Hard: spec.Hard, Resources: spec.Limits}
 		factory := o.interactive
 		if factory == nil {
 			factory = newUnavailableInteractive
@@ -206,13 +364,13 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string) error {
 			return fail("%v", err)
 		}
 	}
-	if err := o.Register(name, env, opts...); err != nil {
+	if err := o.register(name, env, rel, opts...); err != nil {
 		if c, ok := env.(envs.Closer); ok {
 			_ = c.Close()
 		}
 		return fail("%v", err)
 	}
-	return nil
+	return name, nil
 }
 
 // parseSpec decodes and validates a spec file's bytes.
@@ -280,7 +438,11 @@ func processSpec(projectDir, name, rel string, spec specFile) (ProcessSpec, erro
 		Dir:         dir,
 		Env:         spec.Env,
 		Description: spec.Description,
-		Timeout:     time.Duration(spec.Timeout * float64(time.Second)),
+		Timeout:     seconds(spec.Timeout),
+		Hard:        spec.Hard,
+		Quiet:       seconds(spec.Quiet),
+		Budget:      spec.Budget,
+		Resources:   spec.Limits,
 	}, nil
 }
 

@@ -69,7 +69,7 @@ type agentFlags struct {
 	project, provider, api, baseURL, model, keyEnv      string
 	transcript, resume, actions, promptPath, paramsPath string
 	names, disclosure, prices                           string
-	maxSteps, budget, maxRetries                        int
+	maxSteps, budget, maxRetries, outputBudget          int
 	timeout                                             time.Duration
 	dryRun, help                                        bool
 }
@@ -96,6 +96,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.paramsPath, "params", "", "a JSON `file` with the params the prompt file's templates see")
 	fs.StringVar(&f.names, "builtins", "all", builtinsUsage())
 	fs.IntVar(&f.budget, "budget", 0, "fit the system message into this many `tokens` (0: no budget)")
+	fs.IntVar(&f.outputBudget, "output-budget", orchestrator.DefaultOutputBudget, budgetUsage)
 	fs.BoolVar(&f.help, "help-tool", true, "offer the help tool")
 	skillDirs := skillsFlag(fs)
 
@@ -126,6 +127,9 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	disclosure, err := agent.ParseDisclosure(f.disclosure)
 	if err != nil {
 		return usageErr("--disclosure %q: want append or rerender", f.disclosure)
+	}
+	if err := checkBudget(f.outputBudget); err != nil {
+		return usageErr("%v", err)
 	}
 	if f.budget < 0 || f.maxSteps < 1 || f.maxRetries < 0 || f.timeout < 0 {
 		return usageErr("--budget, --max-retries and --timeout must be 0 or more and --max-steps 1 or more")
@@ -194,7 +198,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if f.dryRun {
 		o, err = dryOrchestrator(dir, f.names, stderr)
 	} else {
-		o, err = newOrchestrator(dir, orchestrator.DefaultMaxLineBytes, f.names, stderr)
+		o, err = newOrchestrator(dir, orchestrator.DefaultMaxLineBytes, f.names, stderr, orchestrator.WithOutputBudget(f.outputBudget))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold agent: %v\n", err)

@@ -47,14 +47,20 @@ var builtins = []builtin{
 // newOrchestrator builds the orchestrator serve and repl share: a session,
 // the built-in environments, then the project's spec files. Spec files that
 // fail to load are reported on stderr (and on the orchestrator's screen);
-// they do not stop the others.
-func newOrchestrator(project string, maxLineBytes int, names string, stderr io.Writer) (*orchestrator.Orchestrator, error) {
+// they do not stop the others. Output cut to a response's token budget
+// (opts may set it; default [orchestrator.DefaultOutputBudget]) is saved
+// under the project's context/output.
+func newOrchestrator(project string, maxLineBytes int, names string, stderr io.Writer, opts ...orchestrator.Option) (*orchestrator.Orchestrator, error) {
 	// A server lives long: keep the newest events only, so memory levels off.
 	sess := session.New(session.WithLogLimit(serverLogLimit))
 	return assemble(project, names, stderr, func(b builtin) (envs.Env, error) { return b.new(project, sess) },
-		orchestrator.WithSession(sess),
-		orchestrator.WithMaxLineBytes(maxLineBytes),
-		orchestrator.WithInteractive(newInteractive),
+		append([]orchestrator.Option{
+			orchestrator.WithSession(sess),
+			orchestrator.WithMaxLineBytes(maxLineBytes),
+			orchestrator.WithInteractive(newInteractive),
+			orchestrator.WithProject(project),
+			orchestrator.WithOutputBudget(orchestrator.DefaultOutputBudget),
+		}, opts...)...,
 	)
 }
 
@@ -103,6 +109,17 @@ func loadSpecs(o *orchestrator.Orchestrator, project string, stderr io.Writer) e
 	return nil
 }
 
+// budgetUsage describes the --output-budget flag.
+const budgetUsage = "the most `tokens` a command's output may take in a reply: past it the middle is left out and the whole output saved under DIR/context/output"
+
+// checkBudget checks an --output-budget value.
+func checkBudget(n int) error {
+	if n < 1 {
+		return fmt.Errorf("--output-budget must be 1 or more, got %d", n)
+	}
+	return nil
+}
+
 // builtinsUsage describes the --builtins flag.
 func builtinsUsage() string {
 	names := make([]string, len(builtins))
@@ -135,7 +152,8 @@ func chooseBuiltins(names string) ([]builtin, error) {
 // newInteractive makes the environment for an interactive spec file: the
 // program starts on its first command.
 func newInteractive(s orchestrator.InteractiveSpec) (envs.Env, error) {
-	e, err := interactive.New(interactive.Spec{Name: s.Name, Command: s.Command, Prompt: s.Prompt, Description: s.Description, Dir: s.Dir})
+	e, err := interactive.New(interactive.Spec{Name: s.Name, Command: s.Command, Prompt: s.Prompt, Description: s.Description, Dir: s.Dir,
+		Timeout: s.Limits.Wait, Hard: s.Hard, Quiet: s.Limits.Quiet, Budget: s.Limits.Budget, Resources: s.Resources})
 	if err != nil {
 		return nil, err
 	}

@@ -55,10 +55,15 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	names := fs.String("builtins", "all", builtinsUsage())
 	promptPath := fs.String("prompt", "", "a prompt `FILE.md` to serve with the environments")
 	paramsPath := fs.String("params", "", "a JSON `file` with the params the prompt file's templates see")
+	outputBudget := fs.Int("output-budget", orchestrator.DefaultOutputBudget, budgetUsage)
 	addr := fs.String("http", "", "serve streamable HTTP on this loopback `ADDR` (like 127.0.0.1:8080; port 0 picks one) instead of stdio")
 	skillDirs := skillsFlag(fs)
 	if code := parseFlags(fs, mcpHelp, args, stdout, stderr); code >= 0 {
 		return code
+	}
+	if err := checkBudget(*outputBudget); err != nil {
+		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
+		return 2
 	}
 	if *paramsPath != "" && *promptPath == "" {
 		fmt.Fprintln(stderr, "unfold mcp: --params needs --prompt")
@@ -114,7 +119,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	opts.Skills = set
 
-	o, err := newOrchestrator(*project, orchestrator.DefaultMaxLineBytes, *names, stderr)
+	o, err := newOrchestrator(*project, orchestrator.DefaultMaxLineBytes, *names, stderr, orchestrator.WithOutputBudget(*outputBudget))
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
 		return 1

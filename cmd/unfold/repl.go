@@ -33,7 +33,10 @@ or several lines as a fenced block named after the environment:
   ` + "```" + `
 
 Each command prints the environment's response, then every screen, as the
-agent would see them. On a terminal, lines can be edited (arrows, Ctrl-A,
+agent would see them. A command that runs on after 30 seconds without new
+output (or 2 minutes in all) gives the prompt back: type ` + "`env:`" + ` to wait for
+more of its output, ` + "`env: C-c`" + ` to interrupt it, or ` + "`env: text`" + ` to answer it
+when it waits for input. On a terminal, lines can be edited (arrows, Ctrl-A,
 Ctrl-E, Ctrl-W, ...) and earlier ones recalled with the up arrow or Ctrl-R.
 Ctrl-C interrupts a running command, or drops the line being typed; :screens
 shows the screens again, :help shows this help, :quit (or Ctrl-D, or the end
@@ -169,7 +172,10 @@ func (r *repl) execute(ctx context.Context, env, command string) {
 	r.mu.Unlock()
 	cancel()
 	status := "ok"
-	if !res.Response.Success {
+	switch {
+	case res.Response.Running:
+		status = "still running (send `" + env + ":` to wait, `" + env + ": C-c` to interrupt)"
+	case !res.Response.Success:
 		status = "failed"
 	}
 	fmt.Fprintf(r.out, "--- %s: %s ---\n%s\n", env, status, strings.TrimRight(res.Response.Output, "\n"))

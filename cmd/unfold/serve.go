@@ -23,8 +23,15 @@ writes one JSON response per line on stdout:
   in:  {"type":"command","environment":"bash","command":"ls -la"}
   out: {"type":"response","response":{"output":"...","success":true},"screen":{"bash":{"content":"...","max_lines":50}}}
 
-A command may add "timeout": seconds. A line the server cannot use is answered
-with {"type":"error","message":"..."} and serving goes on. At the end of input
+A command may add "timeout" (seconds after which control comes back while it
+runs on; with "hard": true it is interrupted then), "quiet" (seconds without
+new output after which control comes back), "budget" (tokens of output) and
+"id" (then it runs alongside commands to other environments, and its response,
+which carries the id, comes as soon as it is ready). A response marked
+"running": true is continued by the next command to its environment: "" waits,
+"C-c" interrupts, other text is typed to it when it waits for input. A line
+the server cannot use is answered with {"type":"error","message":"..."} and
+serving goes on. At the end of input
 every environment is shut down and the exit status is 0; SIGINT or SIGTERM
 shut down too, with status 1. The protocol is described in
 docs/serve-protocol.md.
@@ -35,10 +42,15 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	project := fs.String("project", ".", "the project `DIR`: environments work there, and spec files come from DIR/env/*.json")
 	names := fs.String("builtins", "all", builtinsUsage())
 	maxLine := fs.Int("max-line-bytes", orchestrator.DefaultMaxLineBytes, "the longest input line accepted, in `bytes`")
+	outputBudget := fs.Int("output-budget", orchestrator.DefaultOutputBudget, budgetUsage)
 	if code := parseFlags(fs, serveHelp, args, stdout, stderr); code >= 0 {
 		return code
 	}
-	o, err := newOrchestrator(*project, *maxLine, *names, stderr)
+	if err := checkBudget(*outputBudget); err != nil {
+		fmt.Fprintf(stderr, "unfold serve: %v\n", err)
+		return 2
+	}
+	o, err := newOrchestrator(*project, *maxLine, *names, stderr, orchestrator.WithOutputBudget(*outputBudget))
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold serve: %v\n", err)
 		return 1

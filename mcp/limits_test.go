@@ -1,0 +1,201 @@
+//go:build linux
+
+package mcp_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/envs/bash"
+	"github.com/unfold-dev/unfold/envs/python"
+	"github.com/unfold-dev/unfold/mcp"
+	"github.com/unfold-dev/unfold/orchestrator"
+	"github.com/unfold-dev/unfold/session"
+)
+
+// setupShells serves a bash and a python environment working in project,
+// with the project's context directory for output cut to its budget, as
+// unfold mcp has them.
+func setupShells(t *testing.T, project string) (*client, *orchestrator.Orchestrator) {
+	t.Helper()
+	for _, p := range []string{"bash", "python3"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s is not installed", p)
+		}
+	}
+	sess := session.New()
+	o, err := orchestrator.New(orchestrator.WithSession(sess), orchestrator.WithProject(project),
+		orchestrator.WithOutputBudget(orchestrator.DefaultOutputBudget))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	sh, err := bash.New(bash.WithDir(project))
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, err := python.New(python.WithDir(project))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Register("bash", sh); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Register("python", py); err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcp.New(o, mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := s.SDK().Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	return connect(t, ct), o
+}
+
+// run calls an environment's tool and returns its structured output,
+// checking that only a command that ended and failed is an error result.
+func run(t *testing.T, c *client, env string, args map[string]any) orchestrator.CommandOutput {
+	t.Helper()
+	res := call(t, c, env, args)
+	out := structured(t, res)
+	if res.IsError != (!out.Success && !out.Running) {
+		t.Errorf("%s %v: got isError %v for %+v, want it only for a command that ended and failed", env, args, res.IsError, out)
+	}
+	if got := texts(res); len(got) == 0 || got[0] != out.Output && !(out.Output == "" && got[0] == "(no output)") {
+		t.Errorf("%s %v: got text %q, want the output %q", env, args, got, out.Output)
+	}
+	return out
+}
+
+// TestSoftLimitOverMCP (item 1): a command still running at its quiet
+// limit or timeout comes back marked running, with the output so far, and
+// is not an error; C-c interrupts it; with hard, the timeout does.
+func TestSoftLimitOverMCP(t *testing.T) {
+	c, _ := setupShells(t, t.TempDir())
+	out := run(t, c, "bash", map[string]any{"command": "echo started; sleep 600", "quiet": 0.3})
+	if !out.Running || !strings.HasPrefix(out.Output, "started\n") || !strings.HasSuffix(out.Output, envs.RunningNote("no new output for 300ms")) {
+		t.Errorf("quiet: got %+v, want it running with the output so far", out)
+	}
+	if !strings.Contains(out.Screen, "Running: echo started; sleep 600") {
+		t.Errorf("screen: got %q, want the running command", out.Screen)
+	}
+	if out = run(t, c, "bash", map[string]any{"command": "C-c"}); out.Running || !strings.Contains(out.Output, "Interrupted it with Ctrl-C") {
+		t.Errorf("C-c: got %+v, want it interrupted", out)
+	}
+	if out = run(t, c, "bash", map[string]any{"command": "sleep 600", "timeout": 0.3}); !out.Running || out.Output != envs.RunningNote("the time limit passed") {
+		t.Errorf("timeout: got %+v, want it running", out)
+	}
+	run(t, c, "bash", map[string]any{"command": "C-c"})
+	if out = run(t, c, "bash", map[string]any{"command": "sleep 600", "timeout": 0.3, "hard": true}); out.Running || !strings.Contains(out.Output, "[Timed out after 300ms.") {
+		t.Errorf("hard: got %+v, want it interrupted", out)
+	}
+}
+
+// TestContinueOverMCP (item 2): empty commands return only the new output,
+// marked running, until the command ends with its status and screen.
+func TestContinueOverMCP(t *testing.T) {
+	dir := t.TempDir()
+	c, _ := setupShells(t, dir)
+	trigger := filepath.Join(dir, "go")
+	out := run(t, c, "python", map[string]any{"command": fmt.Sprintf("import os, time\nprint('one')\nwhile not os.path.exists(%q):\n    time.sleep(0.05)\nprint('two')\n'done'", trigger), "quiet": 0.5})
+	if !out.Running || !strings.HasPrefix(out.Output, "one\n") {
+		t.Fatalf("got %+v, want it running after one", out)
+	}
+	if err := os.WriteFile(trigger, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if out = run(t, c, "python", map[string]any{"command": "", "quiet": 0.5}); !out.Running {
+			break
+		}
+	}
+	if !out.Success || out.Output != "two\n'done'" {
+		t.Errorf("the end: got %+v, want only the new output and success", out)
+	}
+}
+
+// TestInputOverMCP (item 3): a command waiting for input comes back
+// waiting, with its question; the next call answers it; a secret is
+// recorded as hidden.
+func TestInputOverMCP(t *testing.T) {
+	c, o := setupShells(t, t.TempDir())
+	out := run(t, c, "bash", map[string]any{"command": "read -p 'Continue? [y/N] ' a; echo \"answer $a\""})
+	if !out.Waiting || out.Prompt != "Continue? [y/N]" || out.Hidden {
+		t.Fatalf("got %+v, want it waiting for an answer", out)
+	}
+	if out = run(t, c, "bash", map[string]any{"command": "y"}); out.Output != "answer y" || !out.Success {
+		t.Errorf("after the answer: got %+v, want answer y", out)
+	}
+	out = run(t, c, "bash", map[string]any{"command": "read -s -p 'Password: ' pw; echo ${#pw}"})
+	if !out.Waiting || !out.Hidden {
+		t.Fatalf("got %+v, want it waiting for a hidden answer", out)
+	}
+	if out = run(t, c, "bash", map[string]any{"command": "hunter2"}); out.Output != "\n7" && out.Output != "7" {
+		t.Errorf("after the secret: got %+v, want its length", out)
+	}
+	for _, e := range o.Session().Events() {
+		if strings.Contains(fmt.Sprint(e), "hunter2") {
+			t.Errorf("the session recorded the secret: %v", e)
+		}
+	}
+}
+
+// TestBudgetOverMCP (item 4): a reply over its budget keeps the head and
+// the tail and names the file in the project's context directory.
+func TestBudgetOverMCP(t *testing.T) {
+	dir := t.TempDir()
+	c, _ := setupShells(t, dir)
+	out := run(t, c, "bash", map[string]any{"command": "seq 5000", "budget": 300})
+	if !strings.HasPrefix(out.Output, "1\n2\n") || !strings.HasSuffix(out.Output, "5000") || !strings.HasPrefix(out.OutputFile, "context/output/bash-") {
+		t.Fatalf("got %+v, want the head, the tail and the file", out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, out.OutputFile))
+	if err != nil || strings.Count(string(data), "\n") != 4999 {
+		t.Errorf("the saved output: %d lines, %v; want 5000 lines", strings.Count(string(data), "\n")+1, err)
+	}
+}
+
+// TestQueueOverMCP (item 5): a long command in one environment does not
+// hold up a call to another; a call queued behind the long one comes back
+// at its own timeout.
+func TestQueueOverMCP(t *testing.T) {
+	dir := t.TempDir()
+	c, _ := setupShells(t, dir)
+	trigger := filepath.Join(dir, "go")
+	var wg sync.WaitGroup
+	var long orchestrator.CommandOutput
+	wg.Go(func() {
+		long = run(t, c, "bash", map[string]any{"command": fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done; echo long done", trigger), "quiet": 600})
+	})
+	// While bash runs its long command, python answers, and a second bash
+	// call comes back at its own timeout, not run.
+	for range 100 {
+		out := run(t, c, "bash", map[string]any{"command": "echo queued", "timeout": 0.3})
+		if strings.HasPrefix(out.Output, "[Not run: an earlier command held the environment") {
+			break
+		}
+	}
+	if out := run(t, c, "python", map[string]any{"command": "6 * 7"}); out.Output != "42" {
+		t.Errorf("python while bash runs: got %+v, want 42", out)
+	}
+	if err := os.WriteFile(trigger, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if long.Output != "long done" || !long.Success {
+		t.Errorf("the long command: got %+v, want it done", long)
+	}
+}

@@ -203,10 +203,12 @@ func soak(bin string, n, samples int, dump bool) (*result, error) {
 		}
 	}
 	if dump {
-		_ = c.Process.Signal(syscall.SIGQUIT)
-		in.Close()
+		// The dump is taken while the server serves: SIGQUIT ends it,
+		// and only then does its input end.
 		go io.Copy(io.Discard, br)
+		_ = c.Process.Signal(syscall.SIGQUIT)
 		_ = c.Wait()
+		in.Close()
 		res.goroutines = len(regexp.MustCompile(`(?m)^goroutine \d+ .*\[`).FindAllIndex(stderr.Bytes(), -1))
 		return res, nil
 	}

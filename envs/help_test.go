@@ -68,7 +68,8 @@ const (
 	useState = "\x00" // marker: no State func, the description is the state
 )
 
-// checkGolden compares got with testdata/<name>, or rewrites it with -update.
+// checkGolden compares got with testdata/<name>, or rewrites it with
+// UNFOLD_UPDATE_GOLDEN=1.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	golden.Check(t, name, got)

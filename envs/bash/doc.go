@@ -111,8 +111,9 @@
 // the output still. The looks back off from 10 ms to a second as the
 // command runs on, so a command watched for minutes costs next to no
 // processor time. The response quotes the question (the last line of the
-// output) and says whether it asks for a secret; answers are typed with
-// the terminal's echo off, so none appears in the output.
+// output) and says whether it asks for a secret (its words ask for one, or
+// the program turned the terminal's echo off, as read -s does); answers
+// are typed with the terminal's echo off, so none appears in the output.
 //
 // Output is returned as printed: the newline that ends the last line goes,
 // blank lines before it stay. Past the token budget ([WithBudget], 8,000

@@ -189,8 +189,12 @@ func (s *Shell) reading(p *proc) bool {
 // that ended, its output, its status and the shell's new state.
 func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts []string, extra string) envs.Response {
 	out := j.pend
+	secret := false
 	if o.waiting != "" {
-		o.running = envs.WaitingNote(o.waiting, envs.SecretPrompt(o.waiting))
+		// A secret: the question asks for one, or the program turned echo
+		// off to read it.
+		secret = envs.SecretPrompt(o.waiting) || term.EchoOff(p.master)
+		o.running = envs.WaitingNote(o.waiting, secret)
 	}
 	if o.running != "" {
 		// The rest of the output goes to the next response; the line
@@ -202,7 +206,7 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 			j.last = last
 		}
 		j.pend = pend
-		j.waiting, j.hidden = o.waiting, o.waiting != "" && envs.SecretPrompt(o.waiting)
+		j.waiting, j.hidden = o.waiting, secret
 		s.mu.Lock()
 		s.running = j
 		s.mu.Unlock()

@@ -878,6 +878,7 @@ func TestWaitingForInput(t *testing.T) {
 		{"a program", "echo 'Proceed? [y/N]'; head -n 1", "Proceed? [y/N]", false},
 		{"a password prompt", "python3 -c 'import getpass; getpass.getpass()'", "Password:", true},
 		{"read -s", "read -s -p 'Token: ' tok", "Token:", true},
+		{"echo turned off, plain words", "read -s -p 'Enter value: ' v", "Enter value:", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if strings.HasPrefix(c.command, "python3") {
@@ -909,8 +910,8 @@ func TestLineEditorWaits(t *testing.T) {
 	s := newShell(t)
 	run(t, s, "x=kept")
 	resp := runWithin(t, s, 30*time.Second, "bash --norc --noprofile -i")
-	if !resp.Running || !resp.Waiting {
-		t.Errorf("got %+v, want it waiting for input", resp)
+	if !resp.Running || !resp.Waiting || resp.Hidden {
+		t.Errorf("got %+v, want it waiting for input, not for a secret", resp)
 	}
 	resp = runWithin(t, s, 30*time.Second, "exit")
 	if resp.Running {
@@ -1140,7 +1141,8 @@ func TestScreenGolden(t *testing.T) {
 	}
 }
 
-// checkGolden compares got with testdata/name, or rewrites it with -update.
+// checkGolden compares got with testdata/name, or rewrites it with
+// UNFOLD_UPDATE_GOLDEN=1.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	golden.Check(t, name, got)

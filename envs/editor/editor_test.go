@@ -93,7 +93,7 @@ func readFile(t *testing.T, fsys afero.Fs, name string) string {
 }
 
 // checkGolden compares got with testdata/<name>.golden, or rewrites it
-// with -update.
+// with UNFOLD_UPDATE_GOLDEN=1.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	golden.Check(t, name+".golden", got)

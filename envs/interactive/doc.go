@@ -28,7 +28,9 @@
 // [envs.LimitedExecutor]) when no prompt came and the output has not
 // changed for [Spec.Quiet], or [Spec.Timeout] or the caller's limit
 // passed, and as soon as the program waits to read the terminal away from
-// its prompt (a question of its own): the next command is then its answer.
+// its prompt (a question of its own): the next command is then its answer,
+// hidden as a secret when the question asks for one or the program turned
+// the terminal's echo off.
 // When the context is done (a hard limit; [Spec.Hard] makes Timeout one),
 // or [envs.Interrupt] comes, the program gets Ctrl-C and the response says
 // "Command timed out (no prompt detected)". If the prompt comes back the

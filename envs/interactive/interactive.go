@@ -415,7 +415,9 @@ func (e *Env) runsOn(p *proc, j *job, text, question, note string, notes []strin
 	if l := envs.LastLine(text); l != "" {
 		j.last = l
 	}
-	j.waiting, j.hidden = question, question != "" && envs.SecretPrompt(question)
+	// A secret: the question asks for one, or the program turned echo off
+	// to read it.
+	j.waiting, j.hidden = question, question != "" && (envs.SecretPrompt(question) || term.EchoOff(p.master))
 	switch {
 	case question != "":
 		note = envs.WaitingNote(question, j.hidden)

@@ -154,6 +154,29 @@ func TestAnswerInput(t *testing.T) {
 	want(t, e, "print('hello ' + name)", "hello Ada", true)
 }
 
+// TestEchoOffIsSecret: a question read with echo turned off is a secret,
+// whatever its words; the same question with echo as usual is not.
+func TestEchoOffIsSecret(t *testing.T) {
+	e := newEnv(t, sqliteSpec)
+	for _, c := range []struct {
+		name, stty string
+		hidden     bool
+	}{
+		{"echo as usual", "", false},
+		{"echo turned off", "stty -echok; ", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := run(t, e, ".shell "+c.stty+`read -r -p 'Enter value: ' v; stty echok; echo "got $v"`, 30*time.Second)
+			if !resp.Waiting || resp.Prompt != "Enter value:" || resp.Hidden != c.hidden {
+				t.Fatalf("got %+v, want it waiting for an answer to %q, Hidden %v", resp, "Enter value:", c.hidden)
+			}
+			if resp = run(t, e, "v-5R2", 30*time.Second); resp.Running || !strings.Contains(resp.Output, "got v-5R2") {
+				t.Errorf("after the answer: got %+v, want the command over", resp)
+			}
+		})
+	}
+}
+
 // TestCloseEndsEscapedProcesses: a process the program started in a
 // session of its own ends when the environment closes.
 func TestCloseEndsEscapedProcesses(t *testing.T) {
@@ -302,7 +325,8 @@ func TestScreenGolden(t *testing.T) {
 	}
 }
 
-// checkGolden compares got with testdata/name, or rewrites it with -update.
+// checkGolden compares got with testdata/name, or rewrites it with
+// UNFOLD_UPDATE_GOLDEN=1.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	golden.Check(t, name, got)

@@ -458,7 +458,8 @@ func TestScreen(t *testing.T) {
 	}
 }
 
-// checkGolden compares got with testdata/name, or rewrites it with -update.
+// checkGolden compares got with testdata/name, or rewrites it with
+// UNFOLD_UPDATE_GOLDEN=1.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	golden.Check(t, name, got)

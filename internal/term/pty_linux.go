@@ -107,7 +107,8 @@ func ioctl(f *os.File, req, arg uintptr) error {
 
 // FixModes sets the modes the environments rely on (no echo, no output
 // processing so a newline stays a newline, canonical input, signals, ^C as
-// the interrupt character) on the terminal of master, when a program left
+// the interrupt character, the echo flags [EchoOff] looks at as a fresh
+// terminal has them) on the terminal of master, when a program left
 // them changed. On a pty master the mode ioctls act on the slave. It
 // reports whether anything had to change.
 func FixModes(master *os.File) (bool, error) {
@@ -117,7 +118,9 @@ func FixModes(master *os.File) (bool, error) {
 	}
 	want := t
 	want.Lflag &^= syscall.ECHO | syscall.ECHONL
-	want.Lflag |= syscall.ICANON | syscall.ISIG
+	// The other echo flags as a fresh terminal has them, so that EchoOff
+	// sees the next program that turns echo off.
+	want.Lflag |= syscall.ICANON | syscall.ISIG | echoMarks
 	want.Oflag &^= syscall.OPOST
 	want.Iflag |= syscall.ICRNL
 	// The line editor's characters as a fresh terminal has them: a command
@@ -129,6 +132,25 @@ func FixModes(master *os.File) (bool, error) {
 		return false, nil
 	}
 	return true, ioctl(master, syscall.TCSETS, uintptr(unsafe.Pointer(&want)))
+}
+
+// echoMarks are the echo flags a fresh terminal has set and [FixModes]
+// leaves alone. Echo itself is off on these terminals, so a program that
+// turns echo off to read a secret shows only in these: bash's read -s
+// clears ECHOK, for one.
+const echoMarks = syscall.ECHOE | syscall.ECHOK | unix.ECHOKE | unix.ECHOCTL
+
+// EchoOff reports whether a program turned the echo of master's terminal
+// off to read a line, as programs do to read a password: the terminal is
+// in line mode and echo flags that [OpenPTY] left set are cleared. A
+// program that clears ECHO alone (already off here) is not seen, and a
+// line editor in raw mode is not counted.
+func EchoOff(master *os.File) bool {
+	var t syscall.Termios
+	if err := ioctl(master, syscall.TCGETS, uintptr(unsafe.Pointer(&t))); err != nil {
+		return false
+	}
+	return t.Lflag&syscall.ICANON != 0 && t.Lflag&echoMarks != echoMarks
 }
 
 // editChars are the line editor's characters as a fresh terminal has them.

@@ -22,6 +22,9 @@ func OpenPTY() (master, slave *os.File, err error) { return nil, nil, ErrUnsuppo
 // FixModes needs Linux; elsewhere it returns [ErrUnsupported].
 func FixModes(*os.File) (bool, error) { return false, ErrUnsupported }
 
+// EchoOff needs Linux; elsewhere it reports false.
+func EchoOff(*os.File) bool { return false }
+
 // Foreground needs Linux; elsewhere it returns [ErrUnsupported].
 func Foreground(*os.File) (int, error) { return 0, ErrUnsupported }
 

@@ -64,15 +64,53 @@ func TestFixModes(t *testing.T) {
 	if err != nil || changed {
 		t.Fatalf("FixModes after OpenPTY: got %v, %v, want false, nil (OpenPTY sets the modes)", changed, err)
 	}
-	// Turn echo back on through the slave's modes, as a program may.
-	if err := exec.Command("stty", "-F", ttyName(t, master), "echo", "opost").Run(); err != nil {
+	// Turn echo back on through the slave's modes, as a program may, and
+	// another echo flag off.
+	if err := exec.Command("stty", "-F", ttyName(t, master), "echo", "opost", "-echok").Run(); err != nil {
 		t.Skipf("stty: %v", err)
 	}
 	if changed, err := term.FixModes(master); err != nil || !changed {
 		t.Errorf("FixModes after stty echo: got %v, %v, want true, nil", changed, err)
 	}
+	if term.EchoOff(master) {
+		t.Errorf("EchoOff after FixModes: got true, want the echo flags as a fresh terminal has them")
+	}
 	if changed, err := term.FixModes(master); err != nil || changed {
 		t.Errorf("FixModes again: got %v, %v, want false, nil", changed, err)
+	}
+}
+
+// TestEchoOff: a program reading a line with echo turned off (bash's
+// read -s, stty -echok) is seen; one reading with the terminal as opened,
+// or a line editor in raw mode, is not.
+func TestEchoOff(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		script string
+		want   bool
+	}{
+		{"read", "read x", false},
+		{"read -s", "read -s x", true},
+		{"stty -echok", "stty -echok; read x", true},
+		{"raw mode", "stty raw; read x", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			master, slave, cmd, _, _ := startOn(t, "bash", "--norc", "--noprofile", "-c", c.script)
+			if !eventually(func() bool { _, ok := term.ReadingTerminal(cmd.Process.Pid, slave.Name()); return ok }) {
+				t.Fatalf("%s: never read the terminal", c.script)
+			}
+			if got := term.EchoOff(master); got != c.want {
+				t.Errorf("EchoOff while %s reads: got %v, want %v", c.script, got, c.want)
+			}
+		})
+	}
+	master, _, err := term.OpenPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	if term.EchoOff(master) {
+		t.Errorf("EchoOff of a terminal as OpenPTY opened it: got true, want false")
 	}
 }
 

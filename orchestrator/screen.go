@@ -131,7 +131,7 @@ func lineCount(s string) int {
 
 func loadErrorScreen(errs []error) string {
 	var b strings.Builder
-	b.WriteString("Environment spec files that failed to load (fix them and restart):")
+	b.WriteString("Environment spec files that failed to load (fix them: they are read again before the next command):")
 	for _, err := range errs {
 		b.WriteString("\n- ")
 		b.WriteString(err.Error())

@@ -31,8 +31,9 @@ func SectionKey(name string) (string, error) {
 // [ScreenName] section listing spec files that failed to load, when any did.
 //
 // An environment's section has the key [SectionKey], the title given with
-// [Title] (default: the name), a live body (the truncated screen, read at
-// every render) and a one-line summary: the environment's
+// [Title] (default: the name), a live body (the truncated screen of the
+// environment of that name, read at every render, so that it follows spec
+// files that change) and a one-line summary: the environment's
 // [envs.Summarizer] summary, or the [Description], or "<name> environment".
 // The summary is read when Sections is called. Sections render in full,
 // unless a token budget demotes them; an environment registered [OnDemand]
@@ -98,17 +99,23 @@ func (o *Orchestrator) envSection(e *entry, key string) (*section.Section, error
 	if title == "" {
 		title = e.name
 	}
+	name := e.name
 	spec := section.Spec[section.None]{
 		Key:   key,
 		Title: title,
 		Content: func(section.None) (string, error) {
-			return closeFence(o.screen(e).Content), nil
+			// By name: a spec file that changed since has put a new
+			// environment in e's place.
+			scr, ok := o.Screen(name)
+			if !ok {
+				return "[" + name + " is gone: its spec file was removed or no longer loads.]", nil
+			}
+			return closeFence(scr.Content), nil
 		},
 		Summary: o.summary(e),
 		Tools:   ts,
 	}
 	if e.reg.onDemand {
-		name := e.name
 		spec.Visibility = visibility.FromSession(func(sess *session.Session) visibility.Mode {
 			if GetUsage(sess).Count(name) > 0 {
 				return visibility.Full

@@ -381,7 +381,7 @@ func TestLoadErrorSection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "## 1. Orchestrator (orchestrator)\n\nEnvironment spec files that failed to load (fix them and restart):\n- env/bad.json: missing field \"description\"; missing field \"executable\""
+	want := "## 1. Orchestrator (orchestrator)\n\nEnvironment spec files that failed to load (fix them: they are read again before the next command):\n- env/bad.json: missing field \"description\"; missing field \"executable\""
 	if r.Text() != want {
 		t.Errorf("got\n%s\nwant\n%s", r.Text(), want)
 	}

@@ -247,6 +247,26 @@ func TestServeBudget(t *testing.T) {
 	}
 }
 
+// TestOutputStaysInProject: the whole output is saved through the
+// project's root, so a context directory that links outside the project
+// is not written to; the response then shows the output whole and says
+// why it was not saved.
+func TestOutputStaysInProject(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "context")); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := serveReal(t, dir)
+	resp := c.do(map[string]any{"environment": "bash", "command": "seq 5000", "budget": 300})
+	if resp.OutputFile != "" || !strings.HasPrefix(resp.Output, "1\n2\n") || !strings.Contains(resp.Output, "\n2500\n") ||
+		!strings.Contains(resp.Output, "could not be saved to a file") {
+		t.Errorf("got OutputFile %q and output %.200q..., want the whole output and a note that it could not be saved", resp.OutputFile, resp.Output)
+	}
+	if entries, err := os.ReadDir(outside); err != nil || len(entries) != 0 {
+		t.Errorf("the directory the context link points to: got %v, %v, want it empty", entries, err)
+	}
+}
+
 // TestServeQueue (item 5): commands with an id run alongside those to
 // other environments and are answered as soon as they are ready; a
 // command queued behind a busy environment counts its deadline from its

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/prompt"
 )
 
 // goodProcessSpec returns a valid process spec file running the fake process.
@@ -96,7 +97,7 @@ func TestLoadSpecsErrors(t *testing.T) {
 				t.Errorf("got environments %v, want [echo good]: the good file still loads", got)
 			}
 			screen := o.Screens()[ScreenName]
-			want := envs.Screen{Content: "Environment spec files that failed to load (fix them and restart):\n- " + tt.wantErr, MaxLines: DefaultMaxLines}
+			want := envs.Screen{Content: "Environment spec files that failed to load (fix them: they are read again before the next command):\n- " + tt.wantErr, MaxLines: DefaultMaxLines}
 			if screen != want {
 				t.Errorf("got orchestrator screen %+v, want %+v", screen, want)
 			}
@@ -276,5 +277,55 @@ func TestWithProcesses(t *testing.T) {
 	}
 	if names := o.Names(); len(names) != 1 || names[0] != "counter" {
 		t.Errorf("names: got %v", names)
+	}
+}
+
+// TestSectionFollowsSpecChanges: an environment's section, taken once as
+// the agent and the MCP server take them, shows the environment its spec
+// file registers now: a changed file's new one, then a note once the file
+// is gone.
+func TestSectionFollowsSpecChanges(t *testing.T) {
+	dir := writeProject(t, map[string]string{"counter.json": goodProcessSpec(t)})
+	o := mustNew(t)
+	defer o.Close()
+	if err := o.LoadSpecs(dir); err != nil {
+		t.Fatal(err)
+	}
+	secs, err := o.Sections()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := prompt.MustNew("test", "follow", secs...).MustBind()
+	text := func() string {
+		t.Helper()
+		r, err := p.Render(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Text()
+	}
+	ctx := context.Background()
+	if res := o.Execute(ctx, "counter", "inc"); !res.Response.Success {
+		t.Fatalf("inc: got %+v", res.Response)
+	}
+	if got := text(); !strings.Contains(got, "Counter: 1") {
+		t.Fatalf("before the change: got %q, want Counter: 1", got)
+	}
+	changed := strings.Replace(goodProcessSpec(t), "Test counter", "Test counter, again", 1)
+	if err := os.WriteFile(filepath.Join(dir, "env", "counter.json"), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := o.Execute(ctx, "counter", "get"); res.Response.Output != "0" {
+		t.Fatalf("after the change: got %+v, want the new environment's 0", res.Response)
+	}
+	if got := text(); !strings.Contains(got, "Counter: 0") || strings.Contains(got, "Counter: 1") {
+		t.Errorf("after the change: got %q, want the new environment's screen", got)
+	}
+	if err := os.Remove(filepath.Join(dir, "env", "counter.json")); err != nil {
+		t.Fatal(err)
+	}
+	o.Execute(ctx, "counter", "get")
+	if got := text(); !strings.Contains(got, "[counter is gone: its spec file was removed or no longer loads.]") {
+		t.Errorf("after the removal: got %q, want a note that it is gone", got)
 	}
 }

@@ -130,7 +130,7 @@ func TestServeBinary(t *testing.T) {
 			if got := m.Screen["sh"].Content; got != "sh env: 1 commands" {
 				t.Errorf("got sh screen %q, want %q", got, "sh env: 1 commands")
 			}
-			if got := m.Screen["orchestrator"].Content; got != "Environment spec files that failed to load (fix them and restart):\n- env/bad.json: missing field \"executable\"" {
+			if got := m.Screen["orchestrator"].Content; got != "Environment spec files that failed to load (fix them: they are read again before the next command):\n- env/bad.json: missing field \"executable\"" {
 				t.Errorf("got orchestrator screen %q", got)
 			}
 			if len(m.Screen) != 3 {
@@ -227,7 +227,7 @@ func TestReplBinary(t *testing.T) {
 	}
 	screens := "=== screen db ===\nSQLite shell\nStatus: not started; it starts with the first command\n\n" +
 		"Each command is typed at the db prompt and its output returned. The program and its state persist across commands.\n" +
-		"=== screen orchestrator ===\nEnvironment spec files that failed to load (fix them and restart):\n- env/bad.json: missing field \"executable\"\n"
+		"=== screen orchestrator ===\nEnvironment spec files that failed to load (fix them: they are read again before the next command):\n- env/bad.json: missing field \"executable\"\n"
 	want := "unfold repl: environments db, sh. Type `env: command`, a fenced block, or :help.\n" +
 		"--- sh: ok ---\nran 1\n" + screens + "=== screen sh ===\nsh env: 1 commands\n" +
 		"--- sh: ok ---\nran 2\n" + screens + "=== screen sh ===\nsh env: 2 commands\n" +

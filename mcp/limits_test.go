@@ -15,6 +15,7 @@ import (
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/envs/bash"
+	"github.com/unfold-dev/unfold/envs/interactive"
 	"github.com/unfold-dev/unfold/envs/python"
 	"github.com/unfold-dev/unfold/mcp"
 	"github.com/unfold-dev/unfold/orchestrator"
@@ -23,8 +24,9 @@ import (
 
 // setupShells serves a bash and a python environment working in project,
 // with the project's context directory for output cut to its budget, as
-// unfold mcp has them.
-func setupShells(t *testing.T, project string) (*client, *orchestrator.Orchestrator) {
+// unfold mcp has them; more, when given, adds to the orchestrator before
+// the server is made.
+func setupShells(t *testing.T, project string, more ...func(*orchestrator.Orchestrator)) (*client, *orchestrator.Orchestrator) {
 	t.Helper()
 	for _, p := range []string{"bash", "python3"} {
 		if _, err := exec.LookPath(p); err != nil {
@@ -51,6 +53,9 @@ func setupShells(t *testing.T, project string) (*client, *orchestrator.Orchestra
 	}
 	if err := o.Register("python", py); err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range more {
+		f(o)
 	}
 	s, err := mcp.New(o, mcp.Options{})
 	if err != nil {
@@ -197,5 +202,86 @@ func TestQueueOverMCP(t *testing.T) {
 	wg.Wait()
 	if long.Output != "long done" || !long.Success {
 		t.Errorf("the long command: got %+v, want it done", long)
+	}
+}
+
+// TestREPLOverMCP (item 6): several lines sent at once to a REPL come back
+// as its output, without the prompts it printed between them; a spec file
+// changed while serving is picked up by the next call.
+func TestREPLOverMCP(t *testing.T) {
+	for _, p := range []string{"python3", "sh"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s is not installed", p)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "env"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := func(desc string) []byte {
+		return []byte(`{"kind":"process","executable":"sh","args":["env/count.sh"],"description":"` + desc + `"}`)
+	}
+	script := `n=0
+while IFS= read -r line; do
+  case "$line" in
+    *'"type":"screen"'*) printf '{"type":"screen","content":"%d commands"}\n' "$n" ;;
+    *'"type":"execute"'*) n=$((n+1)); printf '{"type":"response","output":"ran %d","success":true}\n' "$n" ;;
+    *'"type":"shutdown"'*) exit 0 ;;
+  esac
+done
+`
+	if err := os.WriteFile(filepath.Join(dir, "env", "count.sh"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "env", "count.json"), spec("first"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := setupShells(t, dir, func(o *orchestrator.Orchestrator) {
+		e, err := interactive.New(interactive.Spec{Command: "python3 -i -q", Prompt: `>>> `, Description: "Python REPL"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Register("repl", e); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.LoadSpecs(dir); err != nil {
+			t.Fatal(err)
+		}
+	})
+	out := run(t, c, "repl", map[string]any{"command": "def f(x):\n    y = x * 2\n    return y\n\nprint(f(21))\nfor i in range(2):\n    print(i)\n\n"})
+	if out.Output != "42\n0\n1" || !out.Success {
+		t.Errorf("several lines: got %+v, want the output without prompts", out)
+	}
+	run(t, c, "count", map[string]any{"command": "one"})
+	if out = run(t, c, "count", map[string]any{"command": "two"}); out.Output != "ran 2" {
+		t.Fatalf("the spec file's environment: got %+v, want ran 2", out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "env", "count.json"), spec("second"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out = run(t, c, "count", map[string]any{"command": "three"}); out.Output != "ran 1" || out.Screen != "1 commands" {
+		t.Errorf("after the spec file changed: got %+v, want a new environment", out)
+	}
+}
+
+// TestBrokenShellOverMCP (item 7): a command that breaks the shell says so
+// and that the state was lost, and the next call gets a fresh shell;
+// output comes as printed; Python runs !commands.
+func TestBrokenShellOverMCP(t *testing.T) {
+	c, _ := setupShells(t, t.TempDir())
+	run(t, c, "bash", map[string]any{"command": "LOST=no"})
+	out := run(t, c, "bash", map[string]any{"command": "ulimit -n 3"})
+	if out.Success || !strings.Contains(out.Output, "[The shell can no longer run commands: it may open only 3 files") ||
+		!strings.Contains(out.Output, "aliases and background jobs are lost") {
+		t.Errorf("ulimit -n 3: got %+v, want a failure that says the shell broke and its state was lost", out)
+	}
+	if out = run(t, c, "bash", map[string]any{"command": `echo "LOST=$LOST"`}); !out.Success || !strings.HasSuffix(out.Output, "\nLOST=") {
+		t.Errorf("the next call: got %+v, want a fresh shell", out)
+	}
+	if out = run(t, c, "bash", map[string]any{"command": `printf 'a\n\n\n'`}); out.Output != "a\n\n" {
+		t.Errorf("blank lines at the end: got %q, want them as printed", out.Output)
+	}
+	if out = run(t, c, "python", map[string]any{"command": "!echo from the shell"}); out.Output != "from the shell" || !out.Success {
+		t.Errorf("!echo: got %+v, want the shell's output", out)
 	}
 }

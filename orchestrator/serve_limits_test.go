@@ -17,6 +17,7 @@ import (
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/envs/bash"
+	"github.com/unfold-dev/unfold/envs/interactive"
 	"github.com/unfold-dev/unfold/envs/python"
 	"github.com/unfold-dev/unfold/session"
 )
@@ -48,7 +49,7 @@ func serveReal(t *testing.T, project string) (*client, *Orchestrator) {
 		}
 	}
 	sess := session.New()
-	o := mustNew(t, WithSession(sess), WithProject(project), WithOutputBudget(DefaultOutputBudget))
+	o := mustNew(t, WithSession(sess), WithProject(project), WithOutputBudget(DefaultOutputBudget), WithInteractive(newInteractive))
 	sh, err := bash.New(bash.WithDir(project))
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +87,13 @@ func serveReal(t *testing.T, project string) (*client, *Orchestrator) {
 		}
 	})
 	return c, o
+}
+
+// newInteractive makes an interactive spec file's environment, as unfold
+// serve does.
+func newInteractive(s InteractiveSpec) (envs.Env, error) {
+	return interactive.New(interactive.Spec{Name: s.Name, Command: s.Command, Prompt: s.Prompt, Description: s.Description, Dir: s.Dir,
+		Timeout: s.Limits.Wait, Hard: s.Hard, Quiet: s.Limits.Quiet, Budget: s.Limits.Budget, Resources: s.Resources})
 }
 
 // send writes one command line.
@@ -342,5 +350,70 @@ func TestServeSpecChanges(t *testing.T) {
 	}
 	if resp := c.do(map[string]any{"environment": "counter", "command": "get"}); !strings.HasPrefix(resp.Output, "Unknown environment: counter") {
 		t.Errorf("removed: got %+v, want an unknown environment", resp)
+	}
+}
+
+// TestServeREPLReadsLike (item 6): several lines sent at once to an
+// interactive spec file's REPL come back as the program's output, without
+// the prompts and continuation prompts it printed between them.
+func TestServeREPLReadsLike(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "env"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	specs := map[string]string{
+		"py": `{"kind":"interactive","command":"python3 -i -q","prompt":">>> ","description":"Python REPL"}`,
+		"db": `{"kind":"interactive","command":"sqlite3","prompt":"sqlite> ","description":"SQLite shell"}`,
+	}
+	if _, err := exec.LookPath("sqlite3"); err != nil {
+		delete(specs, "db")
+	}
+	for name, spec := range specs {
+		if err := os.WriteFile(filepath.Join(dir, "env", name+".json"), []byte(spec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _ := serveReal(t, dir)
+	for _, step := range []struct{ env, command, output string }{
+		{"py", "def f(x):\n    y = x * 2\n    return y\n\nprint(f(21))\nfor i in range(2):\n    print(i)\n\n", "42\n0\n1"},
+		{"db", "create table t(a);\ninsert into t\nvalues (1),\n(2);\nselect\n  sum(a)\nfrom t;", "3"},
+	} {
+		if _, ok := specs[step.env]; !ok {
+			continue
+		}
+		if resp := c.do(map[string]any{"environment": step.env, "command": step.command}); resp.Output != step.output || !resp.Success {
+			t.Errorf("%s: got %+v, want %q", step.env, resp, step.output)
+		}
+	}
+}
+
+// TestServeBrokenShell (item 7): a command that breaks the shell, or the
+// Python driver's descriptors, says so and that the state was lost, and
+// the next command gets a fresh one; output comes as printed, blank lines
+// at its end included; Python runs !commands.
+func TestServeBrokenShell(t *testing.T) {
+	c, _ := serveReal(t, t.TempDir())
+	c.do(map[string]any{"environment": "bash", "command": "LOST=no"})
+	resp := c.do(map[string]any{"environment": "bash", "command": "exec >/dev/null"})
+	if resp.Success || !strings.Contains(resp.Output, "[The shell can no longer run commands: its standard output goes to /dev/null") ||
+		!strings.Contains(resp.Output, "aliases and background jobs are lost") {
+		t.Errorf("exec >/dev/null: got %+v, want a failure that says the shell broke and its state was lost", resp)
+	}
+	if resp = c.do(map[string]any{"environment": "bash", "command": `echo "LOST=$LOST"`}); !resp.Success || !strings.HasSuffix(resp.Output, "\nLOST=") {
+		t.Errorf("the next command: got %+v, want a fresh shell", resp)
+	}
+	if resp = c.do(map[string]any{"environment": "bash", "command": `printf 'a\n\n\n'`}); resp.Output != "a\n\n" {
+		t.Errorf("blank lines at the end: got %q, want them as printed", resp.Output)
+	}
+	c.do(map[string]any{"environment": "python", "command": "old = 1"})
+	resp = c.do(map[string]any{"environment": "python", "command": "import os\nos.close(3)"})
+	if resp.Success || !strings.Contains(resp.Output, "All variables and imports were lost") {
+		t.Errorf("a cell closing the protocol's descriptor: got %+v, want a failure that says the state was lost", resp)
+	}
+	if resp = c.do(map[string]any{"environment": "python", "command": "'old' in dir()"}); resp.Output != "False" {
+		t.Errorf("the next cell: got %+v, want a fresh interpreter", resp)
+	}
+	if resp = c.do(map[string]any{"environment": "python", "command": "!echo from the shell"}); resp.Output != "from the shell" || !resp.Success {
+		t.Errorf("!echo: got %+v, want the shell's output", resp)
 	}
 }

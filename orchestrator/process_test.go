@@ -348,7 +348,7 @@ func TestProcessLimitsAndEscapees(t *testing.T) {
 	if errText != "" || !strings.Contains(got.Output, "status 153") || !strings.Contains(got.Output, "1048576") {
 		t.Errorf("a write past the file size limit: got %+v (error %q), want it killed by SIGXFSZ at 1 MiB", got, errText)
 	}
-	got, _ = execute(t, p, context.Background(), "sh setsid sh -c 'echo $$; exec sleep 1007' </dev/null >pid 2>&1 & sleep 0.2; cat pid")
+	got, _ = execute(t, p, context.Background(), "sh setsid sh -c 'echo $$; exec sleep 1007' </dev/null >pid 2>&1 & for i in $(seq 3000); do [ -s pid ] && break; sleep 0.01; done; cat pid")
 	pid, err := strconv.Atoi(strings.TrimSpace(got.Output))
 	if err != nil {
 		t.Fatalf("got %q, want a pid", got.Output)

@@ -102,13 +102,18 @@ func TestCloseEndsEscapedProcesses(t *testing.T) {
 	defer s.Close()
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	// A setsid sleep, and one that also left its parent (re-parented, so
-	// found by its mark or its cgroup).
-	run(t, s, fmt.Sprintf(`setsid sh -c 'echo $$ >> %[1]s; exec sleep 1001' & (setsid sh -c 'echo $$ >> %[1]s; exec sleep 1002' &); sleep 0.2`, pidFile))
+	// found by its mark or its cgroup); the command waits until both wrote
+	// their pids.
+	run(t, s, fmt.Sprintf(`setsid sh -c 'echo $$ >> %[1]s; exec sleep 1001' & (setsid sh -c 'echo $$ >> %[1]s; exec sleep 1002' &); `+
+		`for i in $(seq 3000); do [ "$(wc -l < %[1]s 2>/dev/null)" = 2 ] && break; sleep 0.01; done`, pidFile))
 	data, err := os.ReadFile(pidFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var pids []int
+	if len(strings.Fields(string(data))) != 2 {
+		t.Fatalf("the pid file: got %q, want two pids", data)
+	}
 	for _, f := range strings.Fields(string(data)) {
 		pid, _ := strconv.Atoi(f)
 		pids = append(pids, pid)

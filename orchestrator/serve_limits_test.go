@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -140,15 +141,45 @@ func (c *client) do(fields map[string]any) envs.Response {
 	return w.Response
 }
 
+// gather sends empty commands to env, with the extra fields given, while
+// resp says its command runs and the output so far lacks want; it returns
+// the output of resp and of every response after it. Tests wait for
+// output this way, not for a set time, so a slow machine only takes more
+// rounds.
+func (c *client) gather(env string, resp envs.Response, fields map[string]any, want string) string {
+	c.t.Helper()
+	all := resp.Output
+	for range 400 {
+		if !resp.Running || strings.Contains(all, want) {
+			break
+		}
+		next := map[string]any{"environment": env, "command": ""}
+		for k, v := range fields {
+			next[k] = v
+		}
+		resp = c.do(next)
+		all += "\n" + resp.Output
+	}
+	return all
+}
+
+// timedOut matches the note of a command a hard limit interrupted (the
+// time it gives is measured, so it is not matched).
+var timedOut = regexp.MustCompile(`\[Timed out after [0-9.]+m?s\. Interrupted it with Ctrl-C\.`)
+
 // TestServeSoftLimit (item 1): a command still running at its quiet limit
 // or its timeout comes back marked running, with the output so far and what
 // the next command can do; C-c interrupts it; with "hard" the timeout
 // interrupts.
 func TestServeSoftLimit(t *testing.T) {
 	c, _ := serveReal(t, t.TempDir())
+	quiet := map[string]any{"quiet": 0.3}
 	resp := c.do(map[string]any{"environment": "bash", "command": "echo started; sleep 600", "quiet": 0.3})
-	if !resp.Running || resp.Success || !strings.HasPrefix(resp.Output, "started\n") || !strings.HasSuffix(resp.Output, envs.RunningNote("no new output for 300ms")) {
-		t.Errorf("quiet: got %+v, want it running, the output so far and the note", resp)
+	if !resp.Running || resp.Success || !strings.HasSuffix(resp.Output, envs.RunningNote("no new output for 300ms")) {
+		t.Errorf("quiet: got %+v, want it running and the note", resp)
+	}
+	if all := c.gather("bash", resp, quiet, "started"); !strings.HasPrefix(all, "started\n") {
+		t.Errorf("quiet: got %q, want the output so far", all)
 	}
 	resp = c.do(map[string]any{"environment": "bash", "command": "C-c"})
 	if resp.Running || resp.Success || !strings.Contains(resp.Output, "Interrupted it with Ctrl-C") {
@@ -156,15 +187,18 @@ func TestServeSoftLimit(t *testing.T) {
 	}
 	c.do(map[string]any{"environment": "python", "command": "pass"}) // the interpreter starts
 	resp = c.do(map[string]any{"environment": "python", "command": "import time\nfor i in range(10000):\n    print(i)\n    time.sleep(0.01)", "timeout": 0.5})
-	if !resp.Running || !strings.HasPrefix(resp.Output, "0\n1\n") || !strings.HasSuffix(resp.Output, envs.RunningNote("the time limit passed")) {
-		t.Errorf("timeout: got %+v, want it running with the output so far", resp)
+	if !resp.Running || !strings.HasSuffix(resp.Output, envs.RunningNote("the time limit passed")) {
+		t.Errorf("timeout: got %+v, want it running", resp)
+	}
+	if all := c.gather("python", resp, map[string]any{"timeout": 0.5}, "\n1\n"); !strings.HasPrefix(all, "0\n1\n") {
+		t.Errorf("timeout: got %q, want the output so far", all)
 	}
 	resp = c.do(map[string]any{"environment": "python", "command": "C-c"})
 	if resp.Running || !strings.Contains(resp.Output, "KeyboardInterrupt") {
 		t.Errorf("C-c: got %+v, want KeyboardInterrupt", resp)
 	}
 	resp = c.do(map[string]any{"environment": "bash", "command": "sleep 600", "timeout": 0.3, "hard": true})
-	if resp.Running || resp.Success || !strings.Contains(resp.Output, "[Timed out after 300ms. Interrupted it with Ctrl-C.") {
+	if resp.Running || resp.Success || !timedOut.MatchString(resp.Output) {
 		t.Errorf("hard: got %+v, want it interrupted at the timeout", resp)
 	}
 }
@@ -177,8 +211,8 @@ func TestServeContinue(t *testing.T) {
 	c, _ := serveReal(t, dir)
 	trigger := filepath.Join(dir, "go")
 	resp := c.do(map[string]any{"environment": "bash", "command": fmt.Sprintf("echo one; while [ ! -e %s ]; do sleep 0.05; done; echo two; exit 3", trigger), "quiet": 0.3})
-	if !resp.Running || !strings.HasPrefix(resp.Output, "one\n") {
-		t.Fatalf("got %+v, want it running after one", resp)
+	if all := c.gather("bash", resp, map[string]any{"quiet": 0.3}, "one"); !resp.Running || !strings.HasPrefix(all, "one\n") {
+		t.Fatalf("got %+v, then %q, want it running after one", resp, all)
 	}
 	resp = c.do(map[string]any{"environment": "bash", "command": "", "quiet": 0.3})
 	if !resp.Running || resp.Output != envs.RunningNote("no new output for 300ms") {
@@ -415,5 +449,35 @@ func TestServeBrokenShell(t *testing.T) {
 	}
 	if resp = c.do(map[string]any{"environment": "python", "command": "!echo from the shell"}); resp.Output != "from the shell" || !resp.Success {
 		t.Errorf("!echo: got %+v, want the shell's output", resp)
+	}
+}
+
+// TestSpecFileLimits: a spec file's resource limits reach its program and
+// what that starts, and its quiet limit gives control back while a
+// command runs on.
+func TestSpecFileLimits(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := json.Marshal(map[string]any{"kind": "process", "executable": exe, "description": "Test counter", "env": fakeVars("counter"),
+		"quiet": 0.3, "limits": map[string]any{"file_size": 1 << 20}})
+	dir := writeProject(t, map[string]string{"counter.json": string(spec)})
+	o := mustNew(t)
+	defer o.Close()
+	if err := o.LoadSpecs(dir); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	resp := o.Execute(ctx, "counter", "sh head -c 2000000 /dev/zero > big; echo status $?; wc -c < big").Response
+	if !strings.Contains(resp.Output, "status 153") || !strings.Contains(resp.Output, "1048576") {
+		t.Errorf("a write past the spec file's file size limit: got %+v, want it killed by SIGXFSZ at 1 MiB", resp)
+	}
+	resp = o.Execute(ctx, "counter", "sh sleep 600").Response
+	if !resp.Running || !strings.HasSuffix(resp.Output, envs.RunningNote("no new output for 300ms")) {
+		t.Errorf("a silent command under the spec file's quiet limit: got %+v, want control back with it running", resp)
+	}
+	if resp = o.Execute(ctx, "counter", envs.Interrupt).Response; resp.Running {
+		t.Errorf("C-c: got %+v, want the command over", resp)
 	}
 }

@@ -108,6 +108,7 @@ func TestAgentCommandErrors(t *testing.T) {
 		{"no task", []string{"agent", "--base-url", "http://127.0.0.1:1/v1", "--model", "m"}, nil, 2, "no task"},
 		{"bad actions", []string{"agent", "task", "--actions", "json", "--base-url", "http://x/v1", "--model", "m"}, nil, 2, "--actions \"json\": want native or text"},
 		{"unreachable", []string{"agent", "task", "--project", ".", "--builtins", "none", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--max-retries", "0"}, nil, 1, "cannot reach http://127.0.0.1:1/v1"},
+		{"output budget", []string{"agent", "task", "--base-url", "http://x/v1", "--model", "m", "--output-budget", "0"}, nil, 2, "--output-budget must be 1 or more, got 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

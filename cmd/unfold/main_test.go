@@ -11,9 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/unfold-dev/unfold/envs"
 )
 
 // binary is the unfold binary built for these tests.
@@ -237,6 +240,35 @@ func TestReplBinary(t *testing.T) {
 	}
 }
 
+// TestReplContinues: a command that waits for input gives the prompt
+// back saying it still runs; the next line to its environment answers it,
+// and `env:` alone waits for what comes next.
+func TestReplContinues(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	in := "bash: read -p 'Name? ' n; echo \"hi $n\"; read -p 'Again? ' m; echo \"bye $m\"\nbash: Ada\nbash:\nbash: Bo\n"
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"repl", "--builtins", "bash", "--project", t.TempDir()}, strings.NewReader(in), &stdout, &stderr); code != 0 {
+		t.Fatalf("got exit %d, stderr %q", code, stderr.String())
+	}
+	var got []string
+	for _, part := range strings.Split(stdout.String(), "--- bash: ")[1:] {
+		head, _, _ := strings.Cut(part, "=== screen")
+		got = append(got, strings.TrimSpace(head))
+	}
+	running := "still running (send `bash:` to wait, `bash: C-c` to interrupt) ---\n"
+	want := []string{
+		running + "Name? \n" + envs.WaitingNote("Name?", false),
+		running + "hi Ada\nAgain? \n" + envs.WaitingNote("Again?", false),
+		running + envs.WaitingNote("Again?", false),
+		"ok ---\nbye Bo",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
 func TestHelp(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -257,6 +289,7 @@ func TestHelp(t *testing.T) {
 		{"help unknown", []string{"help", "frobnicate"}, 2, "", "unfold help: unknown command \"frobnicate\""},
 		{"bad flag", []string{"serve", "--nope"}, 2, "", "unfold serve: flag provided but not defined: -nope"},
 		{"stray argument", []string{"repl", "extra"}, 2, "", "unfold repl: unexpected arguments [\"extra\"]"},
+		{"output budget", []string{"serve", "--output-budget", "0"}, 2, "", "unfold serve: --output-budget must be 1 or more, got 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,6 +305,36 @@ func TestHelp(t *testing.T) {
 				t.Errorf("got stderr\n%s\nwant it to contain %q", stderr.String(), tt.wantStderr)
 			}
 		})
+	}
+}
+
+// TestServeOutputBudget: unfold serve cuts a reply to --output-budget
+// tokens and saves the whole output under the project's context/output.
+func TestServeOutputBudget(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	project := t.TempDir()
+	in := `{"type":"command","environment":"bash","command":"seq 3000"}` + "\n"
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"serve", "--builtins", "bash", "--project", project, "--output-budget", "200"}, strings.NewReader(in), &stdout, &stderr); code != 0 {
+		t.Fatalf("got exit %d, stderr %q", code, stderr.String())
+	}
+	var m struct {
+		Response struct {
+			Output     string `json:"output"`
+			OutputFile string `json:"output_file"`
+		} `json:"response"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &m); err != nil {
+		t.Fatalf("%q: %v", stdout.String(), err)
+	}
+	if !strings.Contains(m.Response.Output, "to fit the budget of 200 tokens") || !strings.HasPrefix(m.Response.OutputFile, "context/output/bash-") {
+		t.Fatalf("got %+v, want the output cut to 200 tokens and a file under context/output", m.Response)
+	}
+	data, err := os.ReadFile(filepath.Join(project, m.Response.OutputFile))
+	if err != nil || strings.Count(string(data), "\n") != 2999 {
+		t.Errorf("the saved output: %d lines, %v; want 3000", strings.Count(string(data), "\n")+1, err)
 	}
 }
 

@@ -244,6 +244,7 @@ func TestMCPFlags(t *testing.T) {
 		{"missing prompt", []string{"--builtins", "none", "--project", project, "--prompt", filepath.Join(project, "none.md")}, 1, "no such file"},
 		{"bad prompt", []string{"--builtins", "none", "--project", project, "--prompt", filepath.Join(project, "bad.md")}, 1, "no summary"},
 		{"stray argument", []string{"extra"}, 2, `unfold mcp: unexpected arguments ["extra"]`},
+		{"output budget", []string{"--output-budget", "-5"}, 2, "unfold mcp: --output-budget must be 1 or more, got -5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

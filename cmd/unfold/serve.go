@@ -31,10 +31,9 @@ which carries the id, comes as soon as it is ready). A response marked
 "running": true is continued by the next command to its environment: "" waits,
 "C-c" interrupts, other text is typed to it when it waits for input. A line
 the server cannot use is answered with {"type":"error","message":"..."} and
-serving goes on. At the end of input
-every environment is shut down and the exit status is 0; SIGINT or SIGTERM
-shut down too, with status 1. The protocol is described in
-docs/serve-protocol.md.
+serving goes on. At the end of input every environment is shut down and the
+exit status is 0; SIGINT or SIGTERM shut down too, with status 1. The
+protocol is described in docs/serve-protocol.md.
 `
 
 func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -29,8 +29,8 @@ func (e *echoEnv) Screen() (envs.Screen, error) {
 	return envs.Screen{Content: fmt.Sprintf("ran %d", e.n.Load())}, nil
 }
 
-// TestSlowConsumer has a client that writes every command at once and
-// reads the responses slowly, in small pieces. Serve waits for the reader
+// TestSlowConsumer has a client that writes every command at once (a
+// batch) and reads the responses slowly, in small pieces. Serve waits for the reader
 // (it does not drop, reorder or buffer without bound): every line is
 // answered, in order, and the session records every command.
 func TestSlowConsumer(t *testing.T) {
@@ -44,7 +44,7 @@ func TestSlowConsumer(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
-	go func() { served <- o.Serve(context.Background(), inR, outW); outW.Close() }()
+	go func() { served <- o.Serve(context.Background(), inR, outW, WithBatch()); outW.Close() }()
 	go func() {
 		for i := range commands {
 			fmt.Fprintf(inW, `{"type":"command","environment":"echo","command":"c%d"}`+"\n", i)

@@ -50,18 +50,29 @@ const maxPendingBytes = 64 << 20
 // is written as soon as it is ready: a long command in one environment
 // never holds up another's.
 //
-// When r ends, or ctx is done, Serve closes the orchestrator, shutting down
-// every environment, and returns. At the end of input it returns nil, or an
+// When r ends, the commands that run are interrupted and those that wait
+// are answered as not run (a client that ends its input is done with
+// them), their answers written; with [WithBatch] they all run to their
+// end instead. Then, as when ctx is done, Serve closes the orchestrator,
+// shutting down every environment, and returns. At the end of input it returns nil, or an
 // error wrapping [ErrShutdown] and the environments' errors when some failed
 // to shut down. When ctx is done it returns ctx's error. A read or write
 // failure is returned too, after the shutdown.
 //
 // r is read in its own goroutine so that ctx can stop Serve while a read
 // blocks; if r blocks forever that goroutine outlives Serve until r returns.
-func (o *Orchestrator) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+func (o *Orchestrator) Serve(ctx context.Context, r io.Reader, w io.Writer, opts ...ServeOption) error {
+	var so serveOptions
+	for _, opt := range opts {
+		opt(&so)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sv := &server{o: o, ctx: ctx, results: make(chan any, 16), lanes: map[string]chan job{}}
+	// work is what commands run under: the end of input cancels it, and
+	// their answers are still written.
+	work, stopWork := context.WithCancel(ctx)
+	defer stopWork()
+	sv := &server{o: o, ctx: ctx, work: work, results: make(chan any, 16), lanes: map[string]chan job{}}
 	sv.room = sync.NewCond(&sv.mu)
 	writeErr := make(chan error, 1) // gets the writer's first error, or nil at its end
 	go sv.write(w, writeErr)
@@ -118,6 +129,12 @@ loop:
 		closeErr = o.Close()
 		sv.finish()
 	} else {
+		// The end of input: what runs is interrupted and what waits is
+		// answered as not run (a batch runs to its end), then everything
+		// shuts down.
+		if !so.batch {
+			stopWork()
+		}
 		sv.finish()
 		closeErr = o.Close()
 	}
@@ -137,11 +154,26 @@ loop:
 	return nil
 }
 
+// ServeOption configures [Orchestrator.Serve].
+type ServeOption func(*serveOptions)
+
+type serveOptions struct {
+	batch bool
+}
+
+// WithBatch makes the end of input wait for the commands already read to
+// run, each to its end, before the shutdown: the input is a batch of
+// commands, not a client that went away.
+func WithBatch() ServeOption {
+	return func(o *serveOptions) { o.batch = true }
+}
+
 // server is one run of Serve: the lanes commands wait in, and the results
 // on their way to the writer.
 type server struct {
 	o       *Orchestrator
-	ctx     context.Context
+	ctx     context.Context     // the server's: writes stop when it is done
+	work    context.Context     // the commands': done at the end of input too
 	results chan any            // messages to write, in the order to write them
 	seq     chan job            // commands without an id, and error lines: one at a time, in order
 	lanes   map[string]chan job // commands with an id, by environment; used by dispatch only
@@ -200,7 +232,7 @@ func (sv *server) lane() chan job {
 // run runs the command m, which arrived at arrived, and returns its
 // response line.
 func (sv *server) run(m commandMessage, arrived time.Time) responseMessage {
-	res := sv.o.Run(sv.ctx, Command{
+	res := sv.o.Run(sv.work, Command{
 		Environment: m.Environment, Text: m.Command,
 		Timeout: m.Timeout, Hard: m.Hard, Quiet: m.Quiet, Budget: m.Budget,
 		Arrived: arrived,

@@ -60,7 +60,7 @@ func TestServeTranscripts(t *testing.T) {
 				registered[name] = e
 			}
 			var out bytes.Buffer
-			if err := o.Serve(context.Background(), bytes.NewReader(parts["in"]), &out); err != nil {
+			if err := o.Serve(context.Background(), bytes.NewReader(parts["in"]), &out, WithBatch()); err != nil {
 				t.Errorf("got Serve error %v, want nil at the end of input", err)
 			}
 			got := stackPattern.ReplaceAll(out.Bytes(), []byte("goroutine N [running]:<stack>"))
@@ -156,7 +156,7 @@ func TestServeHugeLine(t *testing.T) {
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			err := o.Serve(context.Background(), in, &out)
+			err := o.Serve(context.Background(), in, &out, WithBatch())
 			runtime.ReadMemStats(&after)
 			if err != nil {
 				t.Fatalf("got Serve error %v, want nil", err)
@@ -215,7 +215,7 @@ func TestServeLineLimitEdges(t *testing.T) {
 			echo, _ := catalogue("echo")
 			_ = o.Register("echo", echo)
 			var out bytes.Buffer
-			if err := o.Serve(context.Background(), strings.NewReader(tt.in), &out); err != nil {
+			if err := o.Serve(context.Background(), strings.NewReader(tt.in), &out, WithBatch()); err != nil {
 				t.Fatal(err)
 			}
 			var got []string
@@ -277,7 +277,7 @@ func TestServeWriteError(t *testing.T) {
 	echo, _ := catalogue("echo")
 	_ = o.Register("echo", echo)
 	in := strings.Repeat(`{"type":"command","environment":"echo","command":"x"}`+"\n", 3)
-	err := o.Serve(context.Background(), strings.NewReader(in), failWriter{})
+	err := o.Serve(context.Background(), strings.NewReader(in), failWriter{}, WithBatch())
 	if err == nil || !strings.Contains(err.Error(), "orchestrator: serve: write: pipe gone") {
 		t.Errorf("got %v, want the write error", err)
 	}

@@ -277,8 +277,8 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if res != nil {
 		printTotals(stderr, res, priced)
 	}
-	if s := stop.signal(); s != nil {
-		fmt.Fprintf(stderr, "unfold agent: stopped by %v\n", s)
+	if stop.signal() != nil {
+		fmt.Fprintf(stderr, "unfold agent: stopped by %s\n", stop.name())
 		return stop.code()
 	}
 	if err != nil {

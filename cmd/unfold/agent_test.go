@@ -321,7 +321,7 @@ func TestAgentBinaryInterrupt(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("exit: got %d, want 130; stderr:\n%s", code, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "stopped by interrupt") {
+	if !strings.Contains(stderr.String(), "stopped by SIGINT") {
 		t.Errorf("stderr: got\n%s", stderr.String())
 	}
 }

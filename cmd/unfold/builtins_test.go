@@ -22,7 +22,7 @@ func TestServeBuiltins(t *testing.T) {
 		`{"type":"command","environment":"python","command":"n = len(open('notes.md').read().splitlines())\nn * 10"}`,
 		`{"type":"command","environment":"bash","command":"cd /tmp && wc -l < $OLDPWD/notes.md"}`,
 	}
-	cmd := exec.Command(binary, "serve", "--project", project)
+	cmd := exec.Command(binary, "serve", "--batch", "--project", project)
 	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -190,7 +190,7 @@ func TestServeBinary(t *testing.T) {
 }
 
 // TestServeBinarySignal stops the server with SIGTERM: it shuts down and
-// exits with status 1.
+// exits with status 143.
 func TestServeBinarySignal(t *testing.T) {
 	project := writeProject(t)
 	cmd := exec.Command(binary, "serve", "--builtins", "none", "--project", project)
@@ -211,10 +211,10 @@ func TestServeBinarySignal(t *testing.T) {
 	}
 	err := cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Errorf("got %v, want exit status 1", err)
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+		t.Errorf("got %v, want exit status 143", err)
 	}
-	if !strings.HasSuffix(stderr.String(), "\nunfold serve: stopped by a signal; the environments were shut down\n") {
+	if !strings.HasSuffix(stderr.String(), "\nunfold serve: stopped by SIGTERM; the environments were shut down\n") {
 		t.Errorf("got stderr %q, want the cancellation reported", stderr.String())
 	}
 }
@@ -317,7 +317,7 @@ func TestServeOutputBudget(t *testing.T) {
 	project := t.TempDir()
 	in := `{"type":"command","environment":"bash","command":"seq 3000"}` + "\n"
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"serve", "--builtins", "bash", "--project", project, "--output-budget", "200"}, strings.NewReader(in), &stdout, &stderr); code != 0 {
+	if code := run([]string{"serve", "--batch", "--builtins", "bash", "--project", project, "--output-budget", "200"}, strings.NewReader(in), &stdout, &stderr); code != 0 {
 		t.Fatalf("got exit %d, stderr %q", code, stderr.String())
 	}
 	var m struct {

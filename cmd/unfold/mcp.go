@@ -9,9 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,8 +42,9 @@ prompt's; each skill is also an MCP prompt named after it and the resource
 unfold://skill/<name>, and each of its files unfold://skill/<name>/<path>,
 for clients without skills support.
 
-The server stops when stdin ends (stdio) or on SIGINT or SIGTERM, and shuts
-every environment down.
+The server stops when stdin ends (stdio), shutting every environment down,
+exit status 0. SIGINT or SIGTERM interrupt the commands that run and shut
+down within 5 seconds, exit status 130 or 143.
 `
 
 func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -119,6 +117,8 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	opts.Skills = set
 
+	stop := stopOnSignal("mcp", stderr)
+	defer stop.stop()
 	o, err := newOrchestrator(*project, orchestrator.DefaultMaxLineBytes, *names, stderr, orchestrator.WithOutputBudget(*outputBudget))
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
@@ -130,12 +130,15 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		closeEnvs(o, stderr)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := stop.ctx
+	// A signal closes the environments at once: the commands that run end
+	// with them, and so do the calls waiting on those commands.
+	context.AfterFunc(ctx, func() { closeEnvs(o, stderr) })
 	if *addr != "" {
 		err = serveHTTP(ctx, s, *addr, stderr)
 		if err == nil || errors.Is(err, context.Canceled) {
-			return closeEnvs(o, stderr)
+			closeEnvs(o, stderr)
+			return stopped(stop, stderr)
 		}
 		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
 		closeEnvs(o, stderr)
@@ -148,9 +151,8 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	err = s.Run(ctx, &sdk.IOTransport{Reader: rc, Writer: nopWriteCloser{stdout}})
 	code := closeEnvs(o, stderr)
 	switch {
-	case ctx.Err() != nil:
-		fmt.Fprintln(stderr, "unfold mcp: stopped by a signal; the environments were shut down")
-		return 1
+	case stop.signal() != nil:
+		return stopped(stop, stderr)
 	case err != nil && !errors.Is(err, io.EOF):
 		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
 		return 1
@@ -160,6 +162,16 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // closeEnvs shuts every environment down. A failure is reported but does
 // not fail the command: the protocol ended normally.
+// stopped reports a signal that stopped the server and returns the exit
+// status it calls for; 0 without one.
+func stopped(stop *stopper, stderr io.Writer) int {
+	if stop.signal() == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "unfold mcp: stopped by %s; the environments were shut down\n", stop.name())
+	return stop.code()
+}
+
 func closeEnvs(o *orchestrator.Orchestrator, stderr io.Writer) int {
 	if err := o.Close(); err != nil {
 		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)

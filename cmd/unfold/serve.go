@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/unfold-dev/unfold/orchestrator"
 )
@@ -31,8 +27,11 @@ which carries the id, comes as soon as it is ready). A response marked
 "running": true is continued by the next command to its environment: "" waits,
 "C-c" interrupts, other text is typed to it when it waits for input. A line
 the server cannot use is answered with {"type":"error","message":"..."} and
-serving goes on. At the end of input every environment is shut down and the
-exit status is 0; SIGINT or SIGTERM shut down too, with status 1. The
+serving goes on. At the end of input the commands that run are interrupted
+and those that wait are answered as not run, then every environment is shut
+down and the exit status is 0 (keep the input open until the answers you
+need arrived, or give --batch to run them all). SIGINT or SIGTERM interrupt and shut down too, within 5
+seconds, with status 130 or 143. The
 protocol is described in docs/serve-protocol.md.
 `
 
@@ -42,6 +41,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	names := fs.String("builtins", "all", builtinsUsage())
 	maxLine := fs.Int("max-line-bytes", orchestrator.DefaultMaxLineBytes, "the longest input line accepted, in `bytes`")
 	outputBudget := fs.Int("output-budget", orchestrator.DefaultOutputBudget, budgetUsage)
+	batch := fs.Bool("batch", false, "at the end of input, run the commands already read to their end before shutting down (a file of commands), instead of interrupting them")
 	if code := parseFlags(fs, serveHelp, args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -49,24 +49,28 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "unfold serve: %v\n", err)
 		return 2
 	}
+	stop := stopOnSignal("serve", stderr)
+	defer stop.stop()
 	o, err := newOrchestrator(*project, *maxLine, *names, stderr, orchestrator.WithOutputBudget(*outputBudget))
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold serve: %v\n", err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err = o.Serve(ctx, stdin, stdout)
+	var sopts []orchestrator.ServeOption
+	if *batch {
+		sopts = append(sopts, orchestrator.WithBatch())
+	}
+	err = o.Serve(stop.ctx, stdin, stdout, sopts...)
 	switch {
 	case err == nil:
 		return 0
-	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		fmt.Fprintf(stderr, "unfold serve: stopped by a signal; the environments were shut down\n")
-		if err != ctx.Err() {
+	case stop.signal() != nil && errors.Is(err, stop.ctx.Err()):
+		fmt.Fprintf(stderr, "unfold serve: stopped by %s; the environments were shut down\n", stop.name())
+		if err != stop.ctx.Err() {
 			// Some environment also failed to shut down.
 			fmt.Fprintf(stderr, "unfold serve: %v\n", err)
 		}
-		return 1
+		return stop.code()
 	case errors.Is(err, orchestrator.ErrShutdown):
 		// The protocol ended normally; the failures are diagnostics.
 		fmt.Fprintf(stderr, "unfold serve: %v\n", err)

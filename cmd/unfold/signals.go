@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // shutdownGrace is how long a front end may take to shut down after
@@ -79,6 +81,14 @@ func (s *stopper) signal() os.Signal {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.caught
+}
+
+// name is the signal's name, like SIGINT, or "" before one came.
+func (s *stopper) name() string {
+	if sig, ok := s.signal().(syscall.Signal); ok {
+		return unix.SignalName(sig)
+	}
+	return ""
 }
 
 // code is the exit status after the signal, as a shell reports it: 128

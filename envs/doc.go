@@ -85,6 +85,18 @@
 // replaying a log restores which help is long. Several environments may
 // share one session: usage is keyed by environment name.
 //
+// # Writing an environment
+//
+// The built-in environments share these pieces, and an environment of
+// one's own gives the same answers with them: [IsInterrupt] and
+// [IsEndOfInput] recognize the key commands; [NewBackground] runs an
+// environment whose commands block in the background, so that control
+// comes back at the limits; [SecretPrompt] tells a question for a secret;
+// [IdleNote], [NotReadingNote] and [EndedNote] are the notes of a key or
+// text that found nothing to act on; [TrimOutput], [LastLine], [Abbrev] and
+// [Round] shape output, a command and a duration for a response or a
+// screen.
+//
 // # Concurrency
 //
 // A Declarative runs one handler at a time. Screen does not wait for a

@@ -28,7 +28,9 @@ var namePattern = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 // Orchestrator holds environments by name, runs commands in them and collects
 // their screens. It is safe for concurrent use; commands to the same
 // environment run one at a time, commands to different environments may run
-// at once. The zero value is not usable; create one with [New].
+// at once. The zero value is not usable; create one with [New]. Names pass
+// [ValidName]; [Orchestrator.LoadErrors] lists the spec files that fail to
+// load.
 type Orchestrator struct {
 	sess        *session.Session // receives CommandExecuted; may be nil
 	maxLines    int              // screen height when an environment leaves it at 0
@@ -68,7 +70,8 @@ type entry struct {
 	toolErr  error
 }
 
-// Option configures an Orchestrator.
+// Option configures an [Orchestrator]: [WithSession], [WithMaxLines],
+// [WithMaxLineBytes], [WithOutputBudget] and [WithProject].
 type Option func(*Orchestrator)
 
 // WithSession makes the orchestrator dispatch a [CommandExecuted] event to

@@ -207,10 +207,12 @@ func (c CommandOutput) String() string { return c.Output }
 // CommandTool returns the tool named after the environment that runs a
 // command in it through the orchestrator (so the command is recorded in the
 // session, see [Orchestrator.Run]); every environment's prompt section
-// carries it. The same tool is returned at every call. A command that fails
-// is a failed result whose message is the output, and whose Value is the
-// [CommandOutput] still; a command still running is not a failure. It fails
-// for an unknown environment, or one whose name makes no tool name.
+// carries it. Its input is a [CommandInput], its timeouts at most
+// [MaxTimeout] seconds. The same tool is returned at every call. A command
+// that fails is a failed result whose message is the output, and whose
+// Value is the [CommandOutput] still; a command still running is not a
+// failure. It fails for an unknown environment, or one whose name makes no
+// tool name.
 func (o *Orchestrator) CommandTool(name string) (*tools.Tool, error) {
 	o.mu.RLock()
 	e, ok := o.envs[name]

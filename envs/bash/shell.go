@@ -40,7 +40,9 @@ type options struct {
 	Resources   procs.Limits
 }
 
-// Option configures a [Shell].
+// Option configures a [Shell]: [WithDir], [WithOutputLimit],
+// [WithTimeout], [WithQuiet], [WithBudget], [WithSave], [WithResources],
+// [WithEnv], [WithBash] and [WithSpin].
 type Option func(*options)
 
 // WithDir sets the starting working directory (default: the current one).
@@ -102,6 +104,8 @@ func WithSpin(d time.Duration) Option { return func(o *options) { o.Spin = d } }
 // whose working directory, variables, functions, aliases and background
 // jobs carry over from command to command. It is safe for concurrent use:
 // commands run one at a time, and Screen and Summary answer while one runs.
+// Its screen is [MaxLines] lines high; its summary is [Summary] while the
+// shell runs, and [Shell.Summary] says what it is now.
 type Shell struct {
 	bashPath  string
 	startDir  string

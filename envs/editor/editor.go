@@ -34,7 +34,9 @@ const (
 	DefaultMaxUndo = 64 << 20
 )
 
-// Option configures an [Editor].
+// Option configures an [Editor]: [WithMaxFileSize], [WithMaxMatches],
+// [WithMaxFiles], [WithMaxUndo], [WithFallbackEncoding] and
+// [WithPathGutters].
 type Option func(*options)
 
 type options struct {

@@ -80,7 +80,7 @@ func WithDefaultQuiet(d time.Duration) Option { return func(c *config) { c.Quiet
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.Timeout = d } }
 
 // Run runs every check against environments made by factory, each as a
-// subtest. trivial is a command that succeeds quickly in the environment's
+// subtest (HugeCommand sends [HugeSize] bytes of command text). trivial is a command that succeeds quickly in the environment's
 // own syntax, such as "true" for a shell or "pass" for Python. factory is
 // called once per check with the subtest's t; the suite closes what it
 // returns (when it is an [envs.Closer]) at the end of the check, so factory

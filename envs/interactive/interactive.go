@@ -42,7 +42,8 @@ const interruptGrace = 2 * time.Second
 // lines of a multi-line command is not taken for the last one.
 const quiet = 3 * time.Millisecond
 
-// Spec describes a prompt-driven program.
+// Spec describes a prompt-driven program. Its command text is at most
+// [MaxCommand] bytes; its screen is [MaxLines] lines high.
 type Spec struct {
 	// Name names the environment in messages; "" means the program's name.
 	Name string

@@ -35,7 +35,9 @@ type options struct {
 	Resources   procs.Limits
 }
 
-// Option configures a [REPL].
+// Option configures a [REPL]: [WithPython], [WithDir], [WithOutputLimit],
+// [WithEnv], [WithGrace], [WithTimeout], [WithQuiet], [WithBudget],
+// [WithSave] and [WithResources].
 type Option func(*options)
 
 // WithPython sets the interpreter to run, a path or a name looked up in
@@ -88,7 +90,7 @@ func WithResources(l procs.Limits) Option { return func(o *options) { o.Resource
 // REPL is a persistent Python interpreter: each command is a block of code
 // run in one namespace that lives across commands. It is safe for
 // concurrent use; commands run one at a time, and Screen answers while one
-// runs.
+// runs. Its screen is [ScreenLines] lines high.
 type REPL struct {
 	opts options     // normalized by New
 	dir  string      // absolute start directory

@@ -14,7 +14,7 @@ import (
 	"github.com/unfold-dev/unfold/section"
 )
 
-// Prompt is a [Template] with its params bound. It is immutable and safe for
+// Prompt is a [Template] with its params bound ([Prompt.Template]). It is immutable and safe for
 // concurrent use. Template bodies are executed at most once per Prompt and
 // their text reused, so params must not be changed after Bind; Content
 // functions run at every render.

@@ -35,6 +35,8 @@ type Part struct {
 // across parts, and one open_sections tool opens sections of any part.
 //
 // A Disclosure is safe for concurrent use; openings apply one at a time.
+// [Disclosure.ToolContext] is what its tools are called with, and
+// [Disclosure.HelpSections] feeds a help tool.
 type Disclosure struct {
 	sess    *session.Session
 	fs      afero.Fs

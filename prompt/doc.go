@@ -27,8 +27,8 @@
 // # Opening sections
 //
 // The model calls open_sections with section keys and a reason. Content-only
-// sections are written to context/<path>.md through the filesystem, and the
-// model reads them. When a requested section carries tools (itself or below),
+// sections are written to context/<path>.md ([ContextDir]) through the
+// filesystem, and the model reads them. When a requested section carries tools (itself or below),
 // the call returns an error matching [ErrVisibilityExpansion] that carries
 // the overrides to apply; the caller applies them ([ApplyExpansion]) and
 // renders again, and the new tools are offered:

@@ -103,7 +103,11 @@ type Spec[P any] struct {
 
 // Section is one node of a prompt tree. Create it with [New]; its fields
 // are fixed from then on, so one Section may appear in many prompts and be
-// rendered from many goroutines.
+// rendered from many goroutines. Its key passes [ValidKey]. What it was
+// made with reads back through [Section.Key], [Section.Title],
+// [Section.Source] (the body as declared), [Section.ParamsType],
+// [Section.Selector], [Section.Separate] and the others;
+// [Section.AppendBody] renders the body into a buffer.
 type Section struct {
 	key      string
 	title    string

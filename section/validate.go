@@ -50,7 +50,7 @@ func (e *Error) Unwrap() error { return e.Err }
 var ErrNoSummary = errors.New("no summary")
 
 // NoSummaryError is the error for a section that must render as SUMMARY but
-// has no summary. Its message is the one docs/design.md fixes.
+// has no summary; it matches [ErrNoSummary]. Its message is the one docs/design.md fixes.
 type NoSummaryError struct{ Path string }
 
 func (e *NoSummaryError) Error() string {

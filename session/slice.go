@@ -6,9 +6,9 @@ import (
 	"reflect"
 )
 
-// Slice names one typed piece of session state and its initial value.
-// Declare slices once, at package level, and register them in each session
-// that needs them with [Register].
+// Slice names one typed piece of session state and its initial value
+// ([Slice.Initial]). Declare slices once, at package level, and register
+// them in each session that needs them with [Register].
 type Slice[S any] struct {
 	name    string
 	initial S

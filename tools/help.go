@@ -65,7 +65,7 @@ const maxRecommendations = 3
 
 const helpDescription = "List what this prompt offers: environments and how to use them, tools, and summarized sections you can open with open_sections. Give a query to filter and get recommendations."
 
-// NewHelp returns the help tool. index is called at every call, so the
+// NewHelp returns the help tool, named [HelpName]. index is called at every call, so the
 // answer follows the prompt as sections open and tools appear; it must be
 // safe to call from the goroutine running the tool. A nil index is an error.
 func NewHelp(index func() HelpIndex) (*Tool, error) {

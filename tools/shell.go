@@ -147,7 +147,10 @@ func (o ShellOutput) String() string {
 	return b.String()
 }
 
-// NewShell returns the shell tool for policy p. It fails when p.Dir does not
+// NewShell returns the shell tool for policy p, named [ShellName]; a
+// policy's zero timeout and output limit are [DefaultShellTimeout] and
+// [DefaultShellMaxOutput], and its default blocklist is [ShellRules], each
+// [ShellRule] testable with [ShellRule.Match]. It fails when p.Dir does not
 // exist or is not a directory, or when the policy checks commands and
 // p.Shell is not a shell it can check (sh, dash or bash).
 func NewShell(p ShellPolicy) (*Tool, error) {

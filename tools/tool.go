@@ -54,7 +54,7 @@ type Tool struct {
 	run         func(ctx context.Context, tc Context, args []byte) (Result, error)
 }
 
-// New returns a tool named name that runs h. The input schema is inferred
+// New returns a tool named name (at most [MaxNameLen] bytes) that runs h. The input schema is inferred
 // from In, which must be a struct; the output schema from Out. Field names
 // come from json tags, fields without omitempty or omitzero are required, a
 // `description:"..."` tag describes a field and an `enum:"a,b,c"` tag lists

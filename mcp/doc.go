@@ -19,8 +19,8 @@
 // The help tool describes the environments, the resources and, with a prompt,
 // the summarized sections.
 //
-//	s, err := mcp.New(orch, mcp.Options{})
-//	err = s.Run(ctx, &sdk.StdioTransport{})
+//	s, err := mcp.New(newOrchestrator, mcp.Options{})
+//	err = s.Run(ctx, &mcp.StdioTransport{Reader: os.Stdin, Writer: os.Stdout})
 //
 // # Prompts
 //
@@ -50,9 +50,19 @@
 // unfold://skill/<name>/<path> ([SkillURIPrefix]), for clients without
 // skills support.
 //
-// # Transports
+// # Sessions and transports
 //
-// [Server.Run] serves one connection (stdio, or the SDK's in-memory transport
-// in tests); [Server.Handler] serves streamable HTTP. All clients share one
-// set of environments, one session and one tool list.
+// Every MCP session is served with environments, a prompt session and a
+// tool list of its own: the [Factory] given to [New] builds its orchestrator
+// when the session starts, and the server closes it when the session ends.
+// Two clients never share a shell.
+//
+// [Server.Run] serves one session (stdio, or the SDK's in-memory transport
+// in tests). [StdioTransport] answers a line that is not a JSON-RPC message,
+// or one past its size limit, with a JSON-RPC error and goes on: the
+// session keeps its state. [Server.Handler] serves streamable HTTP: request
+// bodies have a size limit and a read timeout, a session idle for
+// [HTTPOptions].SessionTimeout ends, a call whose client closed the response
+// stream is cancelled, and with [HTTPOptions].Token every request must
+// carry that bearer token.
 package mcp

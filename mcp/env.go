@@ -12,7 +12,7 @@ import (
 
 // envDescription is the description of an environment's tool: what it does,
 // then the help its screen shows now.
-func (s *Server) envDescription(name string) string {
+func (s *conn) envDescription(name string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Run a command in the %s environment", name)
 	if sum, ok := s.o.Summary(name); ok && sum != "" {
@@ -59,7 +59,7 @@ func Help(screen string) string {
 
 // callEnv runs an environment's tool: the output and the screen as two text
 // blocks (for clients that show text only) and as structured content.
-func (s *Server) callEnv(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+func (s *conn) callEnv(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	name := req.Params.Name
 	res, err := s.envTools[name].Call(ctx, s.toolContext(), req.Params.Arguments)
 	if err != nil {

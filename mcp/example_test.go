@@ -32,12 +32,12 @@ func ExampleNew() {
 	})
 	_ = o.Register("greeter", greeter)
 
-	s, err := mcp.New(o, mcp.Options{})
+	s, err := mcp.New(func(context.Context) (*orchestrator.Orchestrator, error) { return o, nil }, mcp.Options{})
 	if err != nil {
 		panic(err)
 	}
 	serverT, clientT := sdk.NewInMemoryTransports()
-	ss, _ := s.SDK().Connect(ctx, serverT, nil)
+	ss, _ := s.Connect(ctx, serverT)
 	defer ss.Close()
 	cs, _ := sdk.NewClient(&sdk.Implementation{Name: "example"}, nil).Connect(ctx, clientT, nil)
 	defer cs.Close()

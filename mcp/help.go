@@ -13,12 +13,12 @@ import (
 // environments (each one's summary, how to reach it and its help), the
 // other tools, the resources and, with a prompt, the summarized sections;
 // with a query, what matches it.
-func (s *Server) newHelpTool() (*tools.Tool, error) {
+func (s *conn) newHelpTool() (*tools.Tool, error) {
 	return tools.NewHelp(s.helpIndex)
 }
 
 // helpIndex describes what the server offers now.
-func (s *Server) helpIndex() tools.HelpIndex {
+func (s *conn) helpIndex() tools.HelpIndex {
 	idx := tools.HelpIndex{About: fmt.Sprintf("Environments: %s. Each is a tool of the same name: give it a command (and optionally a timeout in seconds); "+
 		"it returns the output, whether the command succeeded and the environment's screen. "+
 		"Screens are also resources: %s<name>.", joinOr(s.names, "none"), ScreenURIPrefix)}

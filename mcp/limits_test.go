@@ -58,12 +58,12 @@ func setupShells(t *testing.T, project string, more ...func(*orchestrator.Orches
 	for _, f := range more {
 		f(o)
 	}
-	s, err := mcp.New(o, mcp.Options{})
+	s, err := mcp.New(only(o), mcp.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, ct := sdk.NewInMemoryTransports()
-	ss, err := s.SDK().Connect(t.Context(), st, nil)
+	ss, err := s.Connect(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
 	}

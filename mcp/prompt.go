@@ -13,7 +13,7 @@ import (
 // composePrompt builds one prompt from the template's top-level sections and
 // the orchestrator's environment sections, each carrying its environment's
 // command tool, and binds params to it.
-func (s *Server) composePrompt(t *prompt.Template, params []any) (*prompt.Prompt, error) {
+func (s *conn) composePrompt(t *prompt.Template, params []any) (*prompt.Prompt, error) {
 	var roots []*section.Section
 	for _, path := range t.Paths() {
 		if strings.Contains(path, ".") {
@@ -35,7 +35,7 @@ func (s *Server) composePrompt(t *prompt.Template, params []any) (*prompt.Prompt
 }
 
 // getPrompt answers prompts/get with the prompt as rendered now.
-func (s *Server) getPrompt() (*sdk.GetPromptResult, error) {
+func (s *conn) getPrompt() (*sdk.GetPromptResult, error) {
 	text, err := s.promptText()
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func (s *Server) getPrompt() (*sdk.GetPromptResult, error) {
 }
 
 // promptText renders the prompt again, so screens are current.
-func (s *Server) promptText() (string, error) {
+func (s *conn) promptText() (string, error) {
 	if err := s.sync(); err != nil {
 		return "", err
 	}

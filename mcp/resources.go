@@ -39,7 +39,7 @@ var contextFile = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*
 
 // addResources registers the screens, the context file template and, with a
 // prompt, the prompt as a resource and as an MCP prompt.
-func (s *Server) addResources() error {
+func (s *conn) addResources() error {
 	names := s.names
 	if len(s.o.LoadErrors()) > 0 {
 		names = append(append([]string(nil), names...), orchestrator.ScreenName)
@@ -96,7 +96,7 @@ func textResource(uri, mime, text string) *sdk.ReadResourceResult {
 }
 
 // readScreen reads an environment's screen.
-func (s *Server) readScreen(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+func (s *conn) readScreen(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 	uri := req.Params.URI
 	name, _ := strings.CutPrefix(uri, ScreenURIPrefix)
 	if name == orchestrator.ScreenName {
@@ -114,7 +114,7 @@ func (s *Server) readScreen(_ context.Context, req *sdk.ReadResourceRequest) (*s
 
 // readContext reads a context file from the filesystem: a regular file of
 // at most MaxContextBytes.
-func (s *Server) readContext(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+func (s *conn) readContext(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 	uri := req.Params.URI
 	file, ok := strings.CutPrefix(uri, ContextURIPrefix)
 	if !ok || !contextFile.MatchString(file) {
@@ -133,7 +133,7 @@ func (s *Server) readContext(_ context.Context, req *sdk.ReadResourceRequest) (*
 // addContextResources lists the context files open_sections wrote as
 // resources (the SDK notifies clients that the list changed) and returns a
 // line naming their addresses, for the tool's message.
-func (s *Server) addContextResources(written []string) string {
+func (s *conn) addContextResources(written []string) string {
 	var uris []string
 	s.mu.Lock()
 	defer s.mu.Unlock()

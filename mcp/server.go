@@ -4,11 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
-	"slices"
-	"strings"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,9 +12,7 @@ import (
 
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/prompt"
-	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/skills"
-	"github.com/unfold-dev/unfold/tools"
 )
 
 // Options configures a Server. The zero value serves the environments alone.
@@ -31,10 +25,10 @@ type Options struct {
 	// use (for a prompt file, its promptfile.Params).
 	Params []any
 	// FS is where open_sections writes context files and where the context
-	// resources are read from. Nil means a private in-memory filesystem:
-	// the files are then readable only as resources. For a directory on
-	// disk, a [github.com/unfold-dev/unfold/rootfs.FS] keeps every read
-	// and write inside it, symbolic links included.
+	// resources are read from. Nil means a private in-memory filesystem per
+	// session: the files are then readable only as resources. For a
+	// directory on disk, a [github.com/unfold-dev/unfold/rootfs.FS] keeps
+	// every read and write inside it, symbolic links included.
 	FS afero.Fs
 	// Name and Version identify the server to clients; Name defaults to
 	// "unfold".
@@ -48,277 +42,157 @@ type Options struct {
 	Skills *skills.Set
 }
 
-// Server serves an orchestrator's environments over MCP. Create it with New;
-// it is safe for concurrent use, and every client connected to it shares its
-// environments, its session and its tool list. It does not own the
-// orchestrator: close that when the server is done.
-type Server struct {
-	o        *orchestrator.Orchestrator
-	sess     *session.Session
-	fs       afero.Fs
-	log      *slog.Logger
-	srv      *sdk.Server
-	names    []string               // environment names, sorted
-	envTools map[string]*tools.Tool // each environment's command tool, by name
-	help     *tools.Tool
-	// disc renders the prompt with the environments' sections and opens
-	// its sections; nil without Options.Prompt.
-	disc *prompt.Disclosure
-	tmpl *prompt.Template // Options.Prompt
+// Factory builds the orchestrator one MCP session is served with: its own
+// environments, and the session they dispatch to (orchestrator.WithSession,
+// needed with a prompt). The server closes it when the session ends. ctx
+// is the connecting request's.
+type Factory func(ctx context.Context) (*orchestrator.Orchestrator, error)
 
-	// mu guards the fields below and serializes the updates of the SDK's
-	// tool and resource lists, so that the lists match what was rendered.
-	mu       sync.Mutex
-	offered  map[string]string    // tool name -> description as registered
-	contexts map[string]bool      // context files registered as resources
-	tools    map[string]*sdk.Tool // the registered tools, for the help tool
+// Server serves environments over MCP, each MCP session with environments
+// and a prompt session of its own: a factory builds them when the session
+// starts, and they are closed when it ends, so two clients never share a
+// shell. Create it with New; it is safe for concurrent use.
+type Server struct {
+	factory Factory
+	opts    Options
+
+	// mu guards the fields below.
+	mu     sync.Mutex
+	spare  *conn              // built by New to check the options, for the first session
+	live   map[*conn]struct{} // sessions being served
+	closed bool
 }
 
-// New returns a server for the environments of o, registered with the SDK
-// and ready to Run. With a prompt, o must have a session
-// (orchestrator.WithSession): it is what the prompt renders with, so that an
-// environment declared on demand opens after its first command.
-func New(o *orchestrator.Orchestrator, opts Options) (*Server, error) {
-	if o == nil {
-		return nil, errors.New("mcp: new: nil orchestrator")
+// New returns a server whose sessions are built by factory. It builds the
+// first session's orchestrator at once, so that a mistake (an environment
+// named like one of the server's tools, a prompt that does not render)
+// fails here rather than when a client connects; with a prompt, the
+// orchestrator must have a session (orchestrator.WithSession).
+func New(factory Factory, opts Options) (*Server, error) {
+	if factory == nil {
+		return nil, errors.New("mcp: new: nil factory")
 	}
-	s := &Server{
-		o:        o,
-		sess:     o.Session(),
-		fs:       opts.FS,
-		log:      opts.Logger,
-		names:    o.Names(),
-		envTools: make(map[string]*tools.Tool),
-		offered:  make(map[string]string),
-		contexts: make(map[string]bool),
-		tools:    make(map[string]*sdk.Tool),
-	}
-	if s.fs == nil {
-		s.fs = afero.NewMemMapFs()
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	for _, name := range s.names {
-		if name == tools.HelpName || name == prompt.OpenSectionsName {
-			return nil, fmt.Errorf("mcp: new: environment %q has the name of one of the server's own tools (%s, %s); rename it", name, tools.HelpName, prompt.OpenSectionsName)
-		}
-		t, err := o.CommandTool(name)
-		if err != nil {
-			return nil, fmt.Errorf("mcp: new: %w", err)
-		}
-		s.envTools[name] = t
-	}
-	help, err := s.newHelpTool()
+	s := &Server{factory: factory, opts: opts, live: map[*conn]struct{}{}}
+	c, err := s.build(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("mcp: new: %w", err)
 	}
-	s.help = help
-	if opts.Prompt, err = skillsPrompt(opts); err != nil {
-		return nil, fmt.Errorf("mcp: new: %w", err)
-	}
-	if opts.Prompt != nil {
-		if s.sess == nil {
-			return nil, errors.New("mcp: new: a prompt needs the orchestrator's session; create the orchestrator with orchestrator.WithSession")
-		}
-		s.tmpl = opts.Prompt
-		p, err := s.composePrompt(opts.Prompt, opts.Params)
-		if err != nil {
-			return nil, fmt.Errorf("mcp: new: %w", err)
-		}
-		// A client reads the prompt when it chooses to: an opening answers
-		// with the sections' content.
-		s.disc, err = prompt.NewDisclosure(s.sess, s.fs, []prompt.Part{{Prompt: p}}, prompt.WithContentAnswers())
-		if err != nil {
-			return nil, fmt.Errorf("mcp: new: %w", err)
-		}
-	}
-	name := opts.Name
-	if name == "" {
-		name = "unfold"
-	}
-	s.srv = sdk.NewServer(&sdk.Implementation{Name: name, Version: opts.Version}, &sdk.ServerOptions{
-		Instructions: s.instructions() + skillsInstructions(opts.Skills),
-		Capabilities: &sdk.ServerCapabilities{
-			Tools:     &sdk.ToolCapabilities{ListChanged: true},
-			Resources: &sdk.ResourceCapabilities{ListChanged: true},
-		},
-	})
-	if err := s.addResources(); err != nil {
-		return nil, fmt.Errorf("mcp: new: %w", err)
-	}
-	s.addSkills(opts.Skills)
-	if err := s.sync(); err != nil {
-		return nil, fmt.Errorf("mcp: new: %w", err)
-	}
+	s.spare = c
 	return s, nil
 }
 
-// SDK returns the SDK server, to connect it to any transport
-// (sdk.Server.Connect, sdk.Server.Run) or to add more features.
-func (s *Server) SDK() *sdk.Server { return s.srv }
-
-// Run serves one connection over t until the client disconnects or ctx is
-// done.
-func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
-	return s.srv.Run(ctx, t)
-}
-
-// Handler returns an http.Handler that serves the streamable HTTP transport;
-// opts may be nil. Every session it creates shares this server. By default
-// the SDK refuses requests whose Host is not a loopback name when they
-// arrive on a loopback address (DNS rebinding protection).
-func (s *Server) Handler(opts *sdk.StreamableHTTPOptions) http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, opts)
-}
-
-// instructions tells clients what the server offers.
-func (s *Server) instructions() string {
-	text := "Persistent environments (" + joinOr(s.names, "none") + "): each is a tool of the same name that runs a command and returns its output, " +
-		"whether it succeeded and the environment's screen. Each tool's description is the environment's help: long for commands not used yet, short once used. " +
-		"Screens are resources (" + ScreenURIPrefix + "<name>). Call " + tools.HelpName + " for an overview."
-	if s.disc != nil {
-		text += " The prompt is the resource " + PromptURI + "; call " + prompt.OpenSectionsName + " to open its summarized sections: " +
-			"content is written to context files (resources " + ContextURIPrefix + "<key>.md) and sections with tools add them to the tool list."
-	}
-	return text
-}
-
-// offer is a tool to register: the unfold tool and the description to show.
-type offer struct {
-	t    *tools.Tool
-	desc string
-}
-
-// sync renders the prompt (if any) and brings the SDK's tool list in line
-// with what should be offered now, registering again the tools whose
-// description changed. The SDK notifies clients of the change.
-func (s *Server) sync() error {
+// build makes a session's conn, taking the spare one when there is one.
+func (s *Server) build(ctx context.Context) (*conn, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	var list []*tools.Tool
-	if s.disc != nil {
-		if err := s.disc.Render(); err != nil {
-			return fmt.Errorf("render the prompt: %w", err)
-		}
-		list = s.disc.Tools()
-	} else {
-		for _, name := range s.names {
-			list = append(list, s.envTools[name])
-		}
+	if s.closed {
+		s.mu.Unlock()
+		return nil, errors.New("the server is closed")
 	}
-	list = append(list, s.help)
-	want := make(map[string]offer, len(list))
-	order := make([]string, 0, len(list))
-	for _, t := range list {
-		desc := t.Description()
-		if s.envTools[t.Name()] == t {
-			desc = s.envDescription(t.Name())
-		}
-		want[t.Name()] = offer{t, desc}
-		order = append(order, t.Name())
+	if c := s.spare; c != nil {
+		s.spare = nil
+		s.live[c] = struct{}{}
+		s.mu.Unlock()
+		return c, nil
 	}
-	var gone []string
-	for name := range s.offered {
-		if _, ok := want[name]; !ok {
-			gone = append(gone, name)
-		}
+	s.mu.Unlock()
+	o, err := s.factory(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("build the session's environments: %w", err)
 	}
-	if len(gone) > 0 {
-		slices.Sort(gone)
-		s.srv.RemoveTools(gone...)
-		for _, name := range gone {
-			delete(s.offered, name)
-			delete(s.tools, name)
-		}
-	}
-	for _, name := range order {
-		w := want[name]
-		if desc, ok := s.offered[name]; ok && desc == w.desc {
-			continue
-		}
-		st := &sdk.Tool{Name: name, Description: w.desc, InputSchema: w.t.InputSchema()}
-		h := s.callTool
-		if s.envTools[name] == w.t {
-			st.OutputSchema = w.t.OutputSchema()
-			h = s.callEnv
-		}
-		s.srv.AddTool(st, h)
-		s.offered[name] = w.desc
-		s.tools[name] = st
-	}
-	return nil
-}
-
-// refresh syncs after a call changed something, logging a failure: the
-// call's result still goes back to the client, and the tool list stays as
-// it was.
-func (s *Server) refresh() {
-	if err := s.sync(); err != nil {
-		s.log.Error("mcp: updating the tool list", "err", err)
-	}
-}
-
-// current returns the tool to run for name: help, or one the prompt offers
-// now.
-func (s *Server) current(name string) *tools.Tool {
-	if name == tools.HelpName {
-		return s.help
-	}
-	if s.disc == nil {
-		return nil
-	}
-	for _, t := range s.disc.Tools() {
-		if t.Name() == name {
-			return t
-		}
-	}
-	return nil
-}
-
-// toolContext is what the unfold tools get when an MCP client calls them.
-func (s *Server) toolContext() tools.Context {
-	return tools.Context{Session: s.sess, FS: s.fs}
-}
-
-// callTool runs a tool that is not an environment's: help, open_sections,
-// or a tool of the prompt's sections. A failed result is an MCP tool error
-// the model reads; only infrastructure faults are protocol errors.
-func (s *Server) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	name := req.Params.Name
-	t := s.current(name)
-	if t == nil {
-		return textResult(true, fmt.Sprintf("The tool %s is not offered now; list the tools again.", name)), nil
-	}
-	var res tools.Result
-	var err error
-	if s.disc != nil {
-		res, err = s.disc.Call(ctx, t, req.Params.Arguments)
-	} else {
-		res, err = t.Call(ctx, s.toolContext(), req.Params.Arguments)
-	}
+	c, err := newConn(o, s.opts)
 	if err != nil {
 		return nil, err
 	}
-	msg := res.Message
-	if op, ok := res.Value.(*prompt.Opened); ok && res.Success && len(op.Files) > 0 {
-		msg += s.addContextResources(op.Files)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.Join(errors.New("the server is closed"), c.close())
 	}
-	if name != tools.HelpName {
-		s.refresh()
-	}
-	return textResult(!res.Success, msg), nil
+	s.live[c] = struct{}{}
+	return c, nil
 }
 
-// textResult is a tool result of one text block.
-func textResult(isError bool, text string) *sdk.CallToolResult {
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: isError}
+// release closes c and forgets it.
+func (s *Server) release(c *conn) {
+	s.mu.Lock()
+	delete(s.live, c)
+	s.mu.Unlock()
+	if err := c.close(); err != nil {
+		c.log.Error("mcp: closing a session's environments", "err", err)
+	}
 }
 
-// joinOr joins list with commas, or returns none for an empty list.
-func joinOr(list []string, none string) string {
-	if len(list) == 0 {
-		return none
+// watch releases c once its SDK server has no session left: the session
+// ended, or never started.
+func (s *Server) watch(c *conn) {
+	var sessions []*sdk.ServerSession
+	for ss := range c.srv.Sessions() {
+		sessions = append(sessions, ss)
 	}
-	return strings.Join(list, ", ")
+	go func() {
+		for _, ss := range sessions {
+			_ = ss.Wait()
+		}
+		s.release(c)
+	}()
+}
+
+// Connect starts one MCP session over t, with environments of its own, and
+// returns it; they are closed when the session ends.
+func (s *Server) Connect(ctx context.Context, t sdk.Transport) (*sdk.ServerSession, error) {
+	c, err := s.build(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: connect: %w", err)
+	}
+	ss, err := c.srv.Connect(ctx, t, nil)
+	if err != nil {
+		s.release(c)
+		return nil, fmt.Errorf("mcp: connect: %w", err)
+	}
+	s.watch(c)
+	return ss, nil
+}
+
+// Run serves one session over t until the client disconnects or ctx is
+// done, then closes the session's environments.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	ss, err := s.Connect(ctx, t)
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
+	defer stop()
+	err = ss.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// Close ends every session and closes every environment the server built.
+// Sessions that start afterwards fail.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	spare := s.spare
+	s.spare = nil
+	live := make([]*conn, 0, len(s.live))
+	for c := range s.live {
+		live = append(live, c)
+	}
+	s.mu.Unlock()
+	var errs []error
+	if spare != nil {
+		errs = append(errs, spare.close())
+	}
+	for _, c := range live {
+		for ss := range c.srv.Sessions() {
+			_ = ss.Close()
+		}
+		errs = append(errs, c.close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("mcp: close: %w", err)
+	}
+	return nil
 }

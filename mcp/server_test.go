@@ -93,12 +93,12 @@ func setup(t *testing.T, opts mcp.Options, register func(o *orchestrator.Orchest
 	}
 	t.Cleanup(func() { o.Close() })
 	register(o, sess)
-	s, err := mcp.New(o, opts)
+	s, err := mcp.New(only(o), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, ct := sdk.NewInMemoryTransports()
-	ss, err := s.SDK().Connect(t.Context(), st, nil)
+	ss, err := s.Connect(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -593,14 +593,31 @@ func TestNewErrors(t *testing.T) {
 			if tt.register != nil {
 				tt.register(t, o, sess)
 			}
-			_, err = mcp.New(o, tt.opts(t))
+			_, err = mcp.New(only(o), tt.opts(t))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got error %v, want one containing %q", err, tt.want)
 			}
 		})
 	}
 	if _, err := mcp.New(nil, mcp.Options{}); err == nil {
-		t.Error("got no error for a nil orchestrator, want one")
+		t.Error("got no error for a nil factory, want one")
+	}
+	nilOrch := func(context.Context) (*orchestrator.Orchestrator, error) { return nil, nil }
+	if _, err := mcp.New(nilOrch, mcp.Options{}); err == nil || !strings.Contains(err.Error(), "nil orchestrator") {
+		t.Errorf("got error %v for a factory that returns nil, want one naming the nil orchestrator", err)
+	}
+}
+
+// only is a factory that hands out o once: a test that serves one session.
+func only(o *orchestrator.Orchestrator) mcp.Factory {
+	var once sync.Once
+	return func(context.Context) (*orchestrator.Orchestrator, error) {
+		var got *orchestrator.Orchestrator
+		once.Do(func() { got = o })
+		if got == nil {
+			return nil, errors.New("this test serves one session")
+		}
+		return got, nil
 	}
 }
 
@@ -625,18 +642,20 @@ func TestHelp(t *testing.T) {
 // TestStreamableHTTP serves the handler on a real 127.0.0.1 listener and
 // drives it with the SDK's streamable client.
 func TestStreamableHTTP(t *testing.T) {
-	sess := session.New()
-	o, err := orchestrator.New(orchestrator.WithSession(sess))
+	s, err := mcp.New(func(context.Context) (*orchestrator.Orchestrator, error) {
+		sess := session.New()
+		o, err := orchestrator.New(orchestrator.WithSession(sess))
+		if err != nil {
+			return nil, err
+		}
+		withCounter(t)(o, sess)
+		return o, nil
+	}, mcp.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer o.Close()
-	withCounter(t)(o, sess)
-	s, err := mcp.New(o, mcp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler(nil))
+	defer s.Close()
+	hs := httptest.NewServer(s.Handler(mcp.HTTPOptions{}))
 	defer hs.Close()
 	c := connect(t, &sdk.StreamableClientTransport{Endpoint: hs.URL})
 	if got, want := toolNames(listTools(t, c)), []string{"counter", "help"}; !slices.Equal(got, want) {

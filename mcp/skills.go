@@ -45,7 +45,7 @@ func skillsInstructions(set *skills.Set) string {
 // gives its instructions, and as resources: its instructions and each of
 // its files. A skill named like the server's own prompt is not offered as
 // a prompt (its resources and section still are).
-func (s *Server) addSkills(set *skills.Set) {
+func (s *conn) addSkills(set *skills.Set) {
 	if set == nil {
 		return
 	}

@@ -9,9 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/mcp"
@@ -20,7 +20,7 @@ import (
 	"github.com/unfold-dev/unfold/rootfs"
 )
 
-const mcpHelp = `Usage: unfold mcp [--project DIR] [--prompt FILE.md] [--skills DIR] [--http 127.0.0.1:PORT]
+const mcpHelp = `Usage: unfold mcp [--project DIR] [--prompt FILE.md] [--skills DIR] [--http ADDR [--token-file FILE]]
 
 Serves the environments over the Model Context Protocol, on stdin and stdout
 (for clients that start the server) or, with --http, over streamable HTTP at
@@ -42,10 +42,21 @@ prompt's; each skill is also an MCP prompt named after it and the resource
 unfold://skill/<name>, and each of its files unfold://skill/<name>/<path>,
 for clients without skills support.
 
+Every MCP session has environments of its own: two HTTP clients never share
+a shell. An HTTP session idle for 30 minutes ends and its environments are
+shut down; a call whose client closed the connection is cancelled. Serving
+on an address other than loopback needs a bearer token, read from
+--token-file or from the ` + tokenEnv + ` environment variable; with a token,
+every request must carry it (Authorization: Bearer TOKEN).
+
 The server stops when stdin ends (stdio), shutting every environment down,
 exit status 0. SIGINT or SIGTERM interrupt the commands that run and shut
 down within 5 seconds, exit status 130 or 143.
 `
+
+// tokenEnv names the environment variable that may hold the HTTP bearer
+// token.
+const tokenEnv = "UNFOLD_MCP_TOKEN"
 
 func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
@@ -54,7 +65,8 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	promptPath := fs.String("prompt", "", "a prompt `FILE.md` to serve with the environments")
 	paramsPath := fs.String("params", "", "a JSON `file` with the params the prompt file's templates see")
 	outputBudget := fs.Int("output-budget", orchestrator.DefaultOutputBudget, budgetUsage)
-	addr := fs.String("http", "", "serve streamable HTTP on this loopback `ADDR` (like 127.0.0.1:8080; port 0 picks one) instead of stdio")
+	addr := fs.String("http", "", "serve streamable HTTP on `ADDR` (like 127.0.0.1:8080; port 0 picks one) instead of stdio")
+	tokenFile := fs.String("token-file", "", "a `FILE` holding the bearer token HTTP clients must send (default: $"+tokenEnv+"); required off loopback")
 	skillDirs := skillsFlag(fs)
 	if code := parseFlags(fs, mcpHelp, args, stdout, stderr); code >= 0 {
 		return code
@@ -67,11 +79,20 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "unfold mcp: --params needs --prompt")
 		return 2
 	}
+	var token string
 	if *addr != "" {
-		if err := checkLoopback(*addr); err != nil {
+		var err error
+		if token, err = readToken(*tokenFile); err != nil {
+			fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
+			return 2
+		}
+		if err := checkAddr(*addr, token != ""); err != nil {
 			fmt.Fprintf(stderr, "unfold mcp: --http %s: %v\n", *addr, err)
 			return 2
 		}
+	} else if *tokenFile != "" {
+		fmt.Fprintln(stderr, "unfold mcp: --token-file needs --http")
+		return 2
 	}
 	// Context files stay inside the project, symbolic links included.
 	cfs, err := rootfs.New(*project)
@@ -119,37 +140,34 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	stop := stopOnSignal("mcp", stderr)
 	defer stop.stop()
-	o, err := newOrchestrator(*project, orchestrator.DefaultMaxLineBytes, *names, stderr, orchestrator.WithOutputBudget(*outputBudget))
-	if err != nil {
-		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
-		return 1
+	factory := func(context.Context) (*orchestrator.Orchestrator, error) {
+		return newOrchestrator(*project, orchestrator.DefaultMaxLineBytes, *names, stderr, orchestrator.WithOutputBudget(*outputBudget))
 	}
-	s, err := mcp.New(o, opts)
+	s, err := mcp.New(factory, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
-		closeEnvs(o, stderr)
 		return 1
 	}
 	ctx := stop.ctx
-	// A signal closes the environments at once: the commands that run end
-	// with them, and so do the calls waiting on those commands.
-	context.AfterFunc(ctx, func() { closeEnvs(o, stderr) })
+	// A signal closes every session's environments at once: the commands
+	// that run end with them, and so do the calls waiting on those
+	// commands.
+	context.AfterFunc(ctx, func() { closeServer(s, stderr) })
 	if *addr != "" {
-		err = serveHTTP(ctx, s, *addr, stderr)
-		if err == nil || errors.Is(err, context.Canceled) {
-			closeEnvs(o, stderr)
-			return stopped(stop, stderr)
+		err = serveHTTP(ctx, s.Handler(mcp.HTTPOptions{Token: token}), *addr, stderr)
+		closeServer(s, stderr)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
+			return 1
 		}
-		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
-		closeEnvs(o, stderr)
-		return 1
+		return stopped(stop, stderr)
 	}
 	rc, ok := stdin.(io.ReadCloser)
 	if !ok {
 		rc = io.NopCloser(stdin)
 	}
-	err = s.Run(ctx, &sdk.IOTransport{Reader: rc, Writer: nopWriteCloser{stdout}})
-	code := closeEnvs(o, stderr)
+	err = s.Run(ctx, &mcp.StdioTransport{Reader: rc, Writer: nopWriteCloser{stdout}})
+	code := closeServer(s, stderr)
 	switch {
 	case stop.signal() != nil:
 		return stopped(stop, stderr)
@@ -160,8 +178,6 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
-// closeEnvs shuts every environment down. A failure is reported but does
-// not fail the command: the protocol ended normally.
 // stopped reports a signal that stopped the server and returns the exit
 // status it calls for; 0 without one.
 func stopped(stop *stopper, stderr io.Writer) int {
@@ -172,40 +188,64 @@ func stopped(stop *stopper, stderr io.Writer) int {
 	return stop.code()
 }
 
-func closeEnvs(o *orchestrator.Orchestrator, stderr io.Writer) int {
-	if err := o.Close(); err != nil {
+// closeServer shuts every session's environments down. A failure is
+// reported but does not fail the command: the protocol ended normally.
+func closeServer(s *mcp.Server, stderr io.Writer) int {
+	if err := s.Close(); err != nil {
 		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
 	}
 	return 0
 }
 
-// checkLoopback refuses addresses other machines could reach: the
-// environments run commands with the user's permissions, and the server has
-// no authentication.
-func checkLoopback(addr string) error {
+// readToken reads the bearer token from file, or else from the
+// environment; empty when neither has one.
+func readToken(file string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(os.Getenv(tokenEnv)), nil
+	}
+	data, err := readfile.Read(file, maxTokenBytes)
+	if err != nil {
+		return "", fmt.Errorf("--token-file %s: %w", file, err)
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" {
+		return "", fmt.Errorf("--token-file %s: the file is empty; write the token in it", file)
+	}
+	return token, nil
+}
+
+// maxTokenBytes bounds a token file.
+const maxTokenBytes = 4 << 10
+
+// checkAddr refuses addresses other machines could reach unless requests
+// must carry a token: the environments run commands with the user's
+// permissions.
+func checkAddr(addr string, hasToken bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("want HOST:PORT, like 127.0.0.1:8080: %v", err)
 	}
-	if host == "localhost" {
+	if hasToken || host == "localhost" {
 		return nil
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return errors.New("serve on a loopback address (127.0.0.1, [::1] or localhost): the environments run commands with your permissions and the server has no authentication")
+	return errors.New("serving off loopback needs a bearer token: give --token-file FILE or set " + tokenEnv + " (the environments run commands with your permissions), or serve on 127.0.0.1, [::1] or localhost")
 }
 
 // serveHTTP serves streamable HTTP at /mcp until ctx is done. It prints the
 // address it listens on, so that port 0 can be used.
-func serveHTTP(ctx context.Context, s *mcp.Server, addr string, stderr io.Writer) error {
+func serveHTTP(ctx context.Context, h http.Handler, addr string, stderr io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.Handler(nil))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	mux.Handle("/mcp", h)
+	// Request bodies have their own timeout (mcp.HTTPOptions); responses
+	// are streams that may last, so there is no write timeout.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	fmt.Fprintf(stderr, "unfold mcp: serving streamable HTTP at http://%s/mcp\n", ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -229,8 +230,84 @@ func TestMCPBinaryHTTP(t *testing.T) {
 	}
 }
 
+// TestMCPBinaryToken serves on every address with a token: requests
+// without it are refused, and a client that sends it works.
+func TestMCPBinaryToken(t *testing.T) {
+	needSh(t)
+	project := writeProject(t, mcpProject)
+	tokenFile := filepath.Join(project, "token")
+	if err := os.WriteFile(tokenFile, []byte("open-sesame\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "mcp", "--builtins", "none", "--project", project, "--http", "0.0.0.0:0", "--token-file", tokenFile)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stderr)
+	var port string
+	serving := regexp.MustCompile(`serving streamable HTTP at http://.*:(\d+)/mcp`)
+	for lines.Scan() {
+		if m := serving.FindStringSubmatch(lines.Text()); m != nil {
+			port = m[1]
+			break
+		}
+	}
+	if port == "" {
+		t.Fatal("the server never said where it listens")
+	}
+	go io.Copy(io.Discard, stderr)
+	url := "http://127.0.0.1:" + port + "/mcp"
+
+	ping := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(ping))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without the token: got status %d, want 401", resp.StatusCode)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport("open-sesame")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "tally", Arguments: map[string]any{"command": "one"}})
+	if err != nil || res.IsError {
+		t.Fatalf("with the token: got %v, %v", res, err)
+	}
+	cs.Close()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("got %v after SIGTERM, want exit status 0", err)
+	}
+}
+
+// bearerTransport adds a bearer token to every request.
+type bearerTransport string
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
 func TestMCPFlags(t *testing.T) {
-	project := writeProject(t, map[string]string{"bad.md": "# A {#a visibility=summary}\n\nbody\n"})
+	project := writeProject(t, map[string]string{"bad.md": "# A {#a visibility=summary}\n\nbody\n", "empty": "\n", "token": "t\n"})
+	t.Setenv(tokenEnv, "")
 	tests := []struct {
 		name       string
 		args       []string
@@ -238,7 +315,10 @@ func TestMCPFlags(t *testing.T) {
 		wantStderr string
 	}{
 		{"help", []string{"--help"}, 0, ""},
-		{"not loopback", []string{"--http", "0.0.0.0:8080"}, 2, "unfold mcp: --http 0.0.0.0:8080: serve on a loopback address"},
+		{"not loopback without a token", []string{"--http", "0.0.0.0:8080"}, 2, "unfold mcp: --http 0.0.0.0:8080: serving off loopback needs a bearer token"},
+		{"empty token file", []string{"--http", "0.0.0.0:8080", "--token-file", filepath.Join(project, "empty")}, 2, "the file is empty"},
+		{"missing token file", []string{"--http", "0.0.0.0:8080", "--token-file", filepath.Join(project, "none")}, 2, "--token-file"},
+		{"token file without http", []string{"--token-file", filepath.Join(project, "token")}, 2, "unfold mcp: --token-file needs --http"},
 		{"no port", []string{"--http", "127.0.0.1"}, 2, "unfold mcp: --http 127.0.0.1: want HOST:PORT"},
 		{"params without prompt", []string{"--params", "p.json"}, 2, "unfold mcp: --params needs --prompt"},
 		{"missing prompt", []string{"--builtins", "none", "--project", project, "--prompt", filepath.Join(project, "none.md")}, 1, "no such file"},

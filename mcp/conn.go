@@ -1,0 +1,287 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/afero"
+
+	"github.com/unfold-dev/unfold/orchestrator"
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tools"
+)
+
+// conn is what one MCP session is served with: its own orchestrator,
+// prompt session, SDK server and tool list. Two clients never share one.
+type conn struct {
+	o        *orchestrator.Orchestrator
+	sess     *session.Session
+	fs       afero.Fs
+	log      *slog.Logger
+	srv      *sdk.Server
+	names    []string               // environment names, sorted
+	envTools map[string]*tools.Tool // each environment's command tool, by name
+	help     *tools.Tool
+	// disc renders the prompt with the environments' sections and opens
+	// its sections; nil without Options.Prompt.
+	disc *prompt.Disclosure
+	tmpl *prompt.Template // Options.Prompt
+
+	// mu guards the fields below and serializes the updates of the SDK's
+	// tool and resource lists, so that the lists match what was rendered.
+	mu       sync.Mutex
+	offered  map[string]string    // tool name -> description as registered
+	contexts map[string]bool      // context files registered as resources
+	tools    map[string]*sdk.Tool // the registered tools, for the help tool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// newConn builds what one session is served with around o, which it owns
+// from then on: closing the conn closes o, and so does a failure here.
+func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
+	if o == nil {
+		return nil, errors.New("the factory returned a nil orchestrator")
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, o.Close())
+		}
+	}()
+	s := &conn{
+		o:        o,
+		sess:     o.Session(),
+		fs:       opts.FS,
+		log:      opts.Logger,
+		names:    o.Names(),
+		envTools: make(map[string]*tools.Tool),
+		offered:  make(map[string]string),
+		contexts: make(map[string]bool),
+		tools:    make(map[string]*sdk.Tool),
+	}
+	if s.fs == nil {
+		s.fs = afero.NewMemMapFs()
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	for _, name := range s.names {
+		if name == tools.HelpName || name == prompt.OpenSectionsName {
+			return nil, fmt.Errorf("environment %q has the name of one of the server's own tools (%s, %s); rename it", name, tools.HelpName, prompt.OpenSectionsName)
+		}
+		t, err := o.CommandTool(name)
+		if err != nil {
+			return nil, err
+		}
+		s.envTools[name] = t
+	}
+	help, err := s.newHelpTool()
+	if err != nil {
+		return nil, err
+	}
+	s.help = help
+	if opts.Prompt, err = skillsPrompt(opts); err != nil {
+		return nil, err
+	}
+	if opts.Prompt != nil {
+		if s.sess == nil {
+			return nil, errors.New("a prompt needs the orchestrator's session; create the orchestrator with orchestrator.WithSession")
+		}
+		s.tmpl = opts.Prompt
+		p, err := s.composePrompt(opts.Prompt, opts.Params)
+		if err != nil {
+			return nil, err
+		}
+		// A client reads the prompt when it chooses to: an opening answers
+		// with the sections' content.
+		s.disc, err = prompt.NewDisclosure(s.sess, s.fs, []prompt.Part{{Prompt: p}}, prompt.WithContentAnswers())
+		if err != nil {
+			return nil, err
+		}
+	}
+	name := opts.Name
+	if name == "" {
+		name = "unfold"
+	}
+	s.srv = sdk.NewServer(&sdk.Implementation{Name: name, Version: opts.Version}, &sdk.ServerOptions{
+		Instructions: s.instructions() + skillsInstructions(opts.Skills),
+		Capabilities: &sdk.ServerCapabilities{
+			Tools:     &sdk.ToolCapabilities{ListChanged: true},
+			Resources: &sdk.ResourceCapabilities{ListChanged: true},
+		},
+	})
+	if err := s.addResources(); err != nil {
+		return nil, err
+	}
+	s.addSkills(opts.Skills)
+	if err := s.sync(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// close shuts the session's environments down; it is idempotent.
+func (s *conn) close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.o.Close() })
+	return s.closeErr
+}
+
+// instructions tells clients what the server offers.
+func (s *conn) instructions() string {
+	text := "Persistent environments (" + joinOr(s.names, "none") + "): each is a tool of the same name that runs a command and returns its output, " +
+		"whether it succeeded and the environment's screen. Each tool's description is the environment's help: long for commands not used yet, short once used. " +
+		"Screens are resources (" + ScreenURIPrefix + "<name>). Call " + tools.HelpName + " for an overview."
+	if s.disc != nil {
+		text += " The prompt is the resource " + PromptURI + "; call " + prompt.OpenSectionsName + " to open its summarized sections: " +
+			"content is written to context files (resources " + ContextURIPrefix + "<key>.md) and sections with tools add them to the tool list."
+	}
+	return text
+}
+
+// offer is a tool to register: the unfold tool and the description to show.
+type offer struct {
+	t    *tools.Tool
+	desc string
+}
+
+// sync renders the prompt (if any) and brings the SDK's tool list in line
+// with what should be offered now, registering again the tools whose
+// description changed. The SDK notifies clients of the change.
+func (s *conn) sync() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var list []*tools.Tool
+	if s.disc != nil {
+		if err := s.disc.Render(); err != nil {
+			return fmt.Errorf("render the prompt: %w", err)
+		}
+		list = s.disc.Tools()
+	} else {
+		for _, name := range s.names {
+			list = append(list, s.envTools[name])
+		}
+	}
+	list = append(list, s.help)
+	want := make(map[string]offer, len(list))
+	order := make([]string, 0, len(list))
+	for _, t := range list {
+		desc := t.Description()
+		if s.envTools[t.Name()] == t {
+			desc = s.envDescription(t.Name())
+		}
+		want[t.Name()] = offer{t, desc}
+		order = append(order, t.Name())
+	}
+	var gone []string
+	for name := range s.offered {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		s.srv.RemoveTools(gone...)
+		for _, name := range gone {
+			delete(s.offered, name)
+			delete(s.tools, name)
+		}
+	}
+	for _, name := range order {
+		w := want[name]
+		if desc, ok := s.offered[name]; ok && desc == w.desc {
+			continue
+		}
+		st := &sdk.Tool{Name: name, Description: w.desc, InputSchema: w.t.InputSchema()}
+		h := s.callTool
+		if s.envTools[name] == w.t {
+			st.OutputSchema = w.t.OutputSchema()
+			h = s.callEnv
+		}
+		s.srv.AddTool(st, h)
+		s.offered[name] = w.desc
+		s.tools[name] = st
+	}
+	return nil
+}
+
+// refresh syncs after a call changed something, logging a failure: the
+// call's result still goes back to the client, and the tool list stays as
+// it was.
+func (s *conn) refresh() {
+	if err := s.sync(); err != nil {
+		s.log.Error("mcp: updating the tool list", "err", err)
+	}
+}
+
+// current returns the tool to run for name: help, or one the prompt offers
+// now.
+func (s *conn) current(name string) *tools.Tool {
+	if name == tools.HelpName {
+		return s.help
+	}
+	if s.disc == nil {
+		return nil
+	}
+	for _, t := range s.disc.Tools() {
+		if t.Name() == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// toolContext is what the unfold tools get when an MCP client calls them.
+func (s *conn) toolContext() tools.Context {
+	return tools.Context{Session: s.sess, FS: s.fs}
+}
+
+// callTool runs a tool that is not an environment's: help, open_sections,
+// or a tool of the prompt's sections. A failed result is an MCP tool error
+// the model reads; only infrastructure faults are protocol errors.
+func (s *conn) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	name := req.Params.Name
+	t := s.current(name)
+	if t == nil {
+		return textResult(true, fmt.Sprintf("The tool %s is not offered now; list the tools again.", name)), nil
+	}
+	var res tools.Result
+	var err error
+	if s.disc != nil {
+		res, err = s.disc.Call(ctx, t, req.Params.Arguments)
+	} else {
+		res, err = t.Call(ctx, s.toolContext(), req.Params.Arguments)
+	}
+	if err != nil {
+		return nil, err
+	}
+	msg := res.Message
+	if op, ok := res.Value.(*prompt.Opened); ok && res.Success && len(op.Files) > 0 {
+		msg += s.addContextResources(op.Files)
+	}
+	if name != tools.HelpName {
+		s.refresh()
+	}
+	return textResult(!res.Success, msg), nil
+}
+
+// textResult is a tool result of one text block.
+func textResult(isError bool, text string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: isError}
+}
+
+// joinOr joins list with commas, or returns none for an empty list.
+func joinOr(list []string, none string) string {
+	if len(list) == 0 {
+		return none
+	}
+	return strings.Join(list, ", ")
+}

@@ -1,0 +1,206 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of HTTPOptions.
+const (
+	DefaultSessionTimeout = 30 * time.Minute
+	DefaultBodyTimeout    = 30 * time.Second
+	DefaultMaxBodyBytes   = 4 << 20
+)
+
+// HTTPOptions configures [Server.Handler]. The zero value uses the
+// defaults and asks for no token.
+type HTTPOptions struct {
+	// Token, when set, is the bearer token every request must carry
+	// (Authorization: Bearer TOKEN); other requests get 401.
+	Token string
+	// SessionTimeout ends a session that received no request for that
+	// long, closing its environments (0: DefaultSessionTimeout).
+	SessionTimeout time.Duration
+	// BodyTimeout bounds the reading of a request body (0:
+	// DefaultBodyTimeout); MaxBodyBytes bounds its size (0:
+	// DefaultMaxBodyBytes).
+	BodyTimeout  time.Duration
+	MaxBodyBytes int64
+}
+
+// sessionHeader is the streamable HTTP transport's session header.
+const sessionHeader = "Mcp-Session-Id"
+
+// httpHandler serves streamable HTTP with the SDK's handler, adding what a
+// server open to more than one client needs: a session of its own per
+// client, body limits, and cancellation of the calls of a client that went
+// away.
+type httpHandler struct {
+	s    *Server
+	opts HTTPOptions
+	sdk  *sdk.StreamableHTTPHandler
+	// base answers the SDK's protocol-version checks for requests of
+	// sessions that exist already (or not); it serves no session.
+	base *sdk.Server
+}
+
+// connKey carries, in a request's context, the conn a new session is served
+// with.
+type connKey struct{}
+
+// Handler returns an http.Handler that serves the streamable HTTP transport.
+// Every MCP session it starts gets environments and a prompt session of
+// its own (built by the server's factory), closed when the session ends:
+// deleted by the client, or idle for opts.SessionTimeout. A call whose
+// client closed the response stream before the answer is cancelled, as if
+// the client had sent notifications/cancelled. By default the SDK refuses
+// requests whose Host is not a loopback name when they arrive on a loopback
+// address (DNS rebinding protection).
+func (s *Server) Handler(opts HTTPOptions) http.Handler {
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	h := &httpHandler{s: s, opts: opts, base: sdk.NewServer(&sdk.Implementation{Name: "unfold"}, nil)}
+	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{
+		SessionTimeout:               opts.SessionTimeout,
+		MaxRequestBodyBytes:          opts.MaxBodyBytes,
+		PropagateRequestCancellation: true,
+	})
+	if opts.Token == "" {
+		return h
+	}
+	return auth.RequireBearerToken(tokenVerifier(opts.Token), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+}
+
+// tokenVerifier accepts exactly token, comparing in constant time.
+func tokenVerifier(token string) auth.TokenVerifier {
+	return func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
+		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			return nil, fmt.Errorf("%w: wrong bearer token", auth.ErrInvalidToken)
+		}
+		return &auth.TokenInfo{UserID: "token"}, nil
+	}
+}
+
+// server is the SDK's getServer: the new session's server for a request
+// that starts one, the base server otherwise.
+func (h *httpHandler) server(r *http.Request) *sdk.Server {
+	if c, ok := r.Context().Value(connKey{}).(*conn); ok {
+		return c.srv
+	}
+	return h.base
+}
+
+func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		h.sdk.ServeHTTP(w, r)
+		return
+	}
+	body, err := h.readBody(w, r)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "reading the request body: "+err.Error(), http.StatusRequestTimeout)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if r.Header.Get(sessionHeader) == "" {
+		c, err := h.s.build(r.Context())
+		if err != nil {
+			http.Error(w, "starting a session: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		// The SDK creates the session with c's server (see server) and
+		// closes it again if it does not initialize; c goes when its
+		// session does.
+		defer h.s.watch(c)
+		r = r.WithContext(context.WithValue(r.Context(), connKey{}, c))
+		h.sdk.ServeHTTP(w, r)
+		return
+	}
+	h.sdk.ServeHTTP(w, r)
+	if r.Context().Err() != nil {
+		// The client closed the response stream before every answer came:
+		// nobody will read them, so the calls stop.
+		for _, id := range callIDs(body) {
+			h.cancel(r, id)
+		}
+	}
+}
+
+// readBody reads the request body within the body timeout and size limit.
+func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	// Not every ResponseWriter supports deadlines (a test recorder does
+	// not); the size limit holds anyway.
+	if rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout)) == nil {
+		defer rc.SetReadDeadline(time.Time{})
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+}
+
+// callIDs returns the ids of the requests in a POST body: one message or a
+// batch.
+func callIDs(body []byte) []json.RawMessage {
+	type msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	var list []msg
+	var one msg
+	if json.Unmarshal(body, &one) == nil {
+		list = []msg{one}
+	} else if json.Unmarshal(body, &list) != nil {
+		return nil
+	}
+	var ids []json.RawMessage
+	for _, m := range list {
+		if m.Method != "" && validID(m.ID) {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids
+}
+
+// cancel delivers notifications/cancelled for the request id to the
+// session of r, through the SDK's handler as the client would.
+func (h *httpHandler) cancel(r *http.Request, id json.RawMessage) {
+	body, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"method":  "notifications/cancelled",
+		"params":  map[string]any{"requestId": id, "reason": "the client closed the response stream"},
+	})
+	if err != nil {
+		return
+	}
+	req := r.Clone(context.WithoutCancel(r.Context()))
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	h.sdk.ServeHTTP(&discard{header: http.Header{}}, req)
+}
+
+// discard is a ResponseWriter that keeps nothing.
+type discard struct{ header http.Header }
+
+func (d *discard) Header() http.Header         { return d.header }
+func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discard) WriteHeader(int)             {}

@@ -103,6 +103,39 @@ func (d *Disclosure) Render() error {
 	return d.render()
 }
 
+// Replace puts p in place of part i's prompt and renders every part again,
+// for prompts whose sections change while the session goes on (an MCP
+// server whose tools changed). The session's overrides stay: a section
+// whose path is still there keeps being shown as it was opened. It fails,
+// changing nothing, when p has a section at a path another part has.
+func (d *Disclosure) Replace(i int, p *Prompt) error {
+	if p == nil {
+		return errors.New("prompt: replace: nil prompt")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if i < 0 || i >= len(d.parts) {
+		return fmt.Errorf("prompt: replace: no part %d; the disclosure has %d", i, len(d.parts))
+	}
+	for j, part := range d.parts {
+		if j == i {
+			continue
+		}
+		for _, path := range p.t.Paths() {
+			if _, dup := part.Prompt.t.index(path); dup {
+				return fmt.Errorf("prompt: replace: part %d already has a section %q: open_sections could not tell them apart; rename one", j+1, path)
+			}
+		}
+	}
+	old := d.parts[i].Prompt
+	d.parts[i].Prompt = p
+	if err := d.render(); err != nil {
+		d.parts[i].Prompt = old
+		return fmt.Errorf("prompt: replace: %w", err)
+	}
+	return nil
+}
+
 func (d *Disclosure) render() error {
 	out := make([]*Rendered, len(d.parts))
 	for i, part := range d.parts {
@@ -246,7 +279,17 @@ func (d *Disclosure) Expand(err error) (*Opened, error) {
 		if op.Reason == "" {
 			op.Reason = ve.Reason
 		}
-		for p, m := range ve.Overrides {
+		if ve.Answer != "" {
+			op.Answer = strings.TrimSpace(op.Answer + "\n\n" + ve.Answer)
+		}
+		ov := ve.Overrides
+		if ov == nil {
+			var err error
+			if ov, err = d.overridesFor(ve.Keys); err != nil {
+				return nil, fmt.Errorf("prompt: expand: %w", err)
+			}
+		}
+		for p, m := range ov {
 			all[p] = m
 		}
 	}
@@ -268,6 +311,34 @@ func (d *Disclosure) Expand(err error) (*Opened, error) {
 		}
 	}
 	return op, nil
+}
+
+// overridesFor returns what shows the sections at keys in full against the
+// latest renders, as [Rendered.Open] does: nothing for a key shown in full
+// already.
+func (d *Disclosure) overridesFor(keys []string) (Overrides, error) {
+	all := Overrides{}
+	for _, key := range keys {
+		found := false
+		for _, r := range d.rendered {
+			if _, ok := r.p.t.index(key); !ok {
+				continue
+			}
+			ov, err := r.Open(key)
+			if err != nil {
+				return nil, err
+			}
+			for p, m := range ov {
+				all[p] = m
+			}
+			found = true
+			break
+		}
+		if !found {
+			return nil, fmt.Errorf("no section %q in any part", key)
+		}
+	}
+	return all, nil
 }
 
 // Open opens the sections at keys as an open_sections call would, without
@@ -395,6 +466,9 @@ type Opened struct {
 	// Content is the opened sections in full, when the disclosure answers
 	// with content ([WithContentAnswers]).
 	Content string `json:"content,omitempty"`
+	// Answer is what the tool that asked for the opening said besides
+	// ([VisibilityExpansionError].Answer), such as the matches of a search.
+	Answer string `json:"answer,omitempty"`
 }
 
 // Expanded reports whether sections opened in place, so the prompts and
@@ -406,12 +480,18 @@ func (o *Opened) Expanded() bool { return len(o.Paths) > 0 }
 // when asked for, the content.
 func (o *Opened) String() string {
 	if !o.Expanded() {
+		if len(o.Files) == 0 && o.Answer != "" {
+			return o.Answer // nothing needed opening
+		}
 		return writtenMessage(o.Files)
 	}
 	var b strings.Builder
 	b.WriteString("Opened sections: " + strings.Join(o.Paths, ", ") + ".")
 	if len(o.NewTools) > 0 {
 		b.WriteString(" New tools: " + strings.Join(o.NewTools, ", ") + ".")
+	}
+	if o.Answer != "" {
+		b.WriteString("\n\n" + o.Answer)
 	}
 	if o.Content != "" {
 		b.WriteString("\n\n" + o.Content)

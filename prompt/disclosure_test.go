@@ -264,3 +264,56 @@ func TestDisclosureDeferred(t *testing.T) {
 		t.Errorf("after opening shell: got %s, want %s", got, want)
 	}
 }
+
+// TestDisclosureExpansionByKeys checks a tool that asks for sections by key
+// alone, with an answer of its own: the disclosure finds the overrides
+// against the latest render, and the answer carries the tool's text.
+func TestDisclosureExpansionByKeys(t *testing.T) {
+	d, sess, _ := twoParts(t)
+	search := tools.MustNew("search", "Find and open.", func(context.Context, tools.Context, struct{}) (struct{}, error) {
+		return struct{}{}, tools.Halt(&prompt.VisibilityExpansionError{Keys: []string{"shell"}, Reason: "search", Answer: "Found: shell."})
+	})
+	res, err := d.Call(t.Context(), search, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Opened sections: shell. New tools: shell.\n\nFound: shell."; res.Message != want {
+		t.Errorf("got %q, want %q", res.Message, want)
+	}
+	if m, ok := visibility.Get(sess).Mode("shell"); !ok || m != visibility.Full {
+		t.Errorf("got shell override %v %v, want FULL", m, ok)
+	}
+	// Shown in full already: nothing to open, the answer alone.
+	res, err = d.Call(t.Context(), search, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Message != "Found: shell." {
+		t.Errorf("got %q, want the answer alone", res.Message)
+	}
+}
+
+// TestDisclosureReplace swaps a part's prompt for one with another tool
+// under the same opened section: the opening stays, the new tool is offered.
+func TestDisclosureReplace(t *testing.T) {
+	d, _, _ := twoParts(t)
+	if _, err := open(t, d, "shell"); err != nil {
+		t.Fatal(err)
+	}
+	next := prompt.MustNew("test", "screens",
+		summarized("shell", "Shell", "The shell is ready.", "A shell.", []*tools.Tool{echoTool("shell2")}),
+	).MustBind()
+	if err := d.Replace(1, next); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(d.Tools()); !strings.Contains(got, "shell2") || strings.Contains(got, "shell,") {
+		t.Errorf("got tools %s, want shell2 offered in place of shell", got)
+	}
+	clash := prompt.MustNew("test", "screens", summarized("guide", "Guide", "x", "y", nil)).MustBind()
+	if err := d.Replace(1, clash); err == nil || !strings.Contains(err.Error(), `already has a section "guide"`) {
+		t.Errorf("got %v, want an error naming the clashing section", err)
+	}
+	if got := names(d.Tools()); !strings.Contains(got, "shell2") {
+		t.Errorf("got tools %s after a failed replace, want them unchanged", got)
+	}
+}

@@ -58,9 +58,15 @@ func (o Overrides) Apply(sess *session.Session) error {
 // VisibilityExpansionError carries what open_sections was asked to open when
 // a requested section carries tools.
 type VisibilityExpansionError struct {
-	Keys      []string  // the requested keys, in request order, each once
-	Reason    string    // the model's reason
-	Overrides Overrides // FULL for every requested path and its summarized ancestors
+	Keys   []string // the requested keys, in request order, each once
+	Reason string   // the model's reason
+	// Overrides are FULL for every requested path and its summarized
+	// ancestors. A tool that does not know the latest render may leave them
+	// nil: a [Disclosure] then opens Keys as [Rendered.Open] would.
+	Overrides Overrides
+	// Answer is what the tool says besides asking for the opening; the
+	// answer to the call carries it.
+	Answer string
 }
 
 // Error names the sections to open and why: "open sections: db.schema,

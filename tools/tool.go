@@ -156,10 +156,12 @@ func (t *Tool) Call(ctx context.Context, tc Context, args json.RawMessage) (Resu
 	if problem != "" {
 		return Result{Message: invalidPrefix + problem}, nil
 	}
-	g := guard{}
-	g.check(t.inputSchema, doc)
-	if g.hazard || g.count > floodLimit {
-		return Result{Message: invalidPrefix + g.report()}, nil
+	if t.inputSchema != nil { // a tool made with NewRaw has no inferred schema to guard
+		g := guard{}
+		g.check(t.inputSchema, doc)
+		if g.hazard || g.count > floodLimit {
+			return Result{Message: invalidPrefix + g.report()}, nil
+		}
 	}
 	if msg := t.validate(doc); msg != "" {
 		return Result{Message: invalidPrefix + msg}, nil

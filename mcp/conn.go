@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/afero"
 
+	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/session"
@@ -32,8 +33,12 @@ type conn struct {
 	help     *tools.Tool
 	// disc renders the prompt with the environments' sections and opens
 	// its sections; nil without Options.Prompt.
-	disc *prompt.Disclosure
-	tmpl *prompt.Template // Options.Prompt
+	disc   *prompt.Disclosure
+	tmpl   *prompt.Template // Options.Prompt
+	params []any            // Options.Params
+	gw     *gateway.Gateway // Options.Gateway
+	// unsubscribe stops the gateway's change notices; nil without one.
+	unsubscribe func()
 
 	// mu guards the fields below and serializes the updates of the SDK's
 	// tool and resource lists, so that the lists match what was rendered.
@@ -41,6 +46,7 @@ type conn struct {
 	offered  map[string]string    // tool name -> description as registered
 	contexts map[string]bool      // context files registered as resources
 	tools    map[string]*sdk.Tool // the registered tools, for the help tool
+	upstream map[string]*listed   // upstream resources and prompts registered, by server
 
 	closeOnce sync.Once
 	closeErr  error
@@ -67,6 +73,7 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 		offered:  make(map[string]string),
 		contexts: make(map[string]bool),
 		tools:    make(map[string]*sdk.Tool),
+		upstream: make(map[string]*listed),
 	}
 	if s.fs == nil {
 		s.fs = afero.NewMemMapFs()
@@ -92,12 +99,12 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 	if opts.Prompt, err = skillsPrompt(opts); err != nil {
 		return nil, err
 	}
-	if opts.Prompt != nil {
+	if opts.Prompt != nil || opts.Gateway != nil {
 		if s.sess == nil {
-			return nil, errors.New("a prompt needs the orchestrator's session; create the orchestrator with orchestrator.WithSession")
+			return nil, errors.New("a prompt or a gateway needs the orchestrator's session; create the orchestrator with orchestrator.WithSession")
 		}
-		s.tmpl = opts.Prompt
-		p, err := s.composePrompt(opts.Prompt, opts.Params)
+		s.tmpl, s.params, s.gw = opts.Prompt, opts.Params, opts.Gateway
+		p, err := s.composePrompt()
 		if err != nil {
 			return nil, err
 		}
@@ -117,6 +124,7 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 		Capabilities: &sdk.ServerCapabilities{
 			Tools:     &sdk.ToolCapabilities{ListChanged: true},
 			Resources: &sdk.ResourceCapabilities{ListChanged: true},
+			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 		},
 	})
 	if err := s.addResources(); err != nil {
@@ -126,12 +134,21 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 	if err := s.sync(); err != nil {
 		return nil, err
 	}
+	if s.gw != nil {
+		s.syncUpstreams()
+		s.unsubscribe = s.gw.Subscribe(s.upstreamChanged)
+	}
 	return s, nil
 }
 
 // close shuts the session's environments down; it is idempotent.
 func (s *conn) close() error {
-	s.closeOnce.Do(func() { s.closeErr = s.o.Close() })
+	s.closeOnce.Do(func() {
+		if s.unsubscribe != nil {
+			s.unsubscribe()
+		}
+		s.closeErr = s.o.Close()
+	})
 	return s.closeErr
 }
 
@@ -143,6 +160,9 @@ func (s *conn) instructions() string {
 	if s.disc != nil {
 		text += " The prompt is the resource " + PromptURI + "; call " + prompt.OpenSectionsName + " to open its summarized sections: " +
 			"content is written to context files (resources " + ContextURIPrefix + "<key>.md) and sections with tools add them to the tool list."
+	}
+	if s.gw != nil {
+		text += " " + gatewayInstructions(s.gw)
 	}
 	return text
 }
@@ -255,6 +275,7 @@ func (s *conn) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	}
 	var res tools.Result
 	var err error
+	ctx = withProgress(ctx, req)
 	if s.disc != nil {
 		res, err = s.disc.Call(ctx, t, req.Params.Arguments)
 	} else {
@@ -262,6 +283,10 @@ func (s *conn) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	}
 	if err != nil {
 		return nil, err
+	}
+	if up, ok := res.Value.(*sdk.CallToolResult); ok {
+		// An upstream server's result goes back whole.
+		return up, nil
 	}
 	msg := res.Message
 	if op, ok := res.Value.(*prompt.Opened); ok && res.Success && len(op.Files) > 0 {

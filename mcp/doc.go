@@ -50,6 +50,16 @@
 // unfold://skill/<name>/<path> ([SkillURIPrefix]), for clients without
 // skills support.
 //
+// # Other MCP servers
+//
+// With [Options.Gateway] (package gateway), the MCP servers it holds are
+// put behind this one: each is a section of the prompt, summarized until
+// opened, whose tools are then offered as SERVER__TOOL, with find_tools and
+// call_tool; results, progress and cancellation pass through, the servers'
+// resources and prompts are listed under their names, and a server's
+// list_changed reaches the client (the section is built again and replaces
+// the old one through prompt.Disclosure.Replace).
+//
 // # Sessions and transports
 //
 // Every MCP session is served with environments, a prompt session and a

@@ -10,28 +10,40 @@ import (
 	"github.com/unfold-dev/unfold/section"
 )
 
-// composePrompt builds one prompt from the template's top-level sections and
-// the orchestrator's environment sections, each carrying its environment's
-// command tool, and binds params to it.
-func (s *conn) composePrompt(t *prompt.Template, params []any) (*prompt.Prompt, error) {
+// composePrompt builds one prompt from the template's top-level sections
+// (when there is a template), the orchestrator's environment sections, each
+// carrying its environment's command tool, and the gateway's section (when
+// there is a gateway), and binds the params to it.
+func (s *conn) composePrompt() (*prompt.Prompt, error) {
 	var roots []*section.Section
-	for _, path := range t.Paths() {
-		if strings.Contains(path, ".") {
-			continue
+	ns, key := "unfold", "mcp"
+	if t := s.tmpl; t != nil {
+		ns, key = t.Namespace(), t.Key()
+		for _, path := range t.Paths() {
+			if strings.Contains(path, ".") {
+				continue
+			}
+			sec, _ := t.Section(path)
+			roots = append(roots, sec)
 		}
-		sec, _ := t.Section(path)
-		roots = append(roots, sec)
 	}
 	envSecs, err := s.o.Sections()
 	if err != nil {
 		return nil, err
 	}
 	roots = append(roots, envSecs...)
-	full, err := prompt.New(t.Namespace(), t.Key(), roots...)
+	if s.gw != nil {
+		sec, err := s.gw.Section()
+		if err != nil {
+			return nil, err
+		}
+		roots = append(roots, sec)
+	}
+	full, err := prompt.New(ns, key, roots...)
 	if err != nil {
 		return nil, fmt.Errorf("prompt with the environments' sections: %w", err)
 	}
-	return full.Bind(params...)
+	return full.Bind(s.params...)
 }
 
 // getPrompt answers prompts/get with the prompt as rendered now.

@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/afero"
 
+	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/skills"
@@ -40,6 +41,12 @@ type Options struct {
 	// after the prompt's sections (the prompt, when there is none), each
 	// skill an MCP prompt and resources (see skills.go).
 	Skills *skills.Set
+	// Gateway, when set, puts its upstream MCP servers in the prompt (see
+	// package gateway): each a section whose tools are offered once it is
+	// opened, with find_tools and call_tool; their resources and prompts
+	// are listed under the server's name. Sessions share the gateway's
+	// servers; each opens sections in its own session.
+	Gateway *gateway.Gateway
 }
 
 // Factory builds the orchestrator one MCP session is served with: its own

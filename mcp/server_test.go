@@ -556,7 +556,7 @@ func TestNewErrors(t *testing.T) {
 		{
 			name: "prompt without a session",
 			opts: func(t *testing.T) mcp.Options { return mcp.Options{Prompt: promptTemplate(t)} },
-			want: "mcp: new: a prompt needs the orchestrator's session; create the orchestrator with orchestrator.WithSession",
+			want: "mcp: new: a prompt or a gateway needs the orchestrator's session; create the orchestrator with orchestrator.WithSession",
 		},
 		{
 			name:    "section key taken",

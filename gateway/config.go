@@ -1,0 +1,272 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/internal/readfile"
+)
+
+// ProjectConfig is the configuration file read at a project's root, as
+// Claude Code reads it.
+const ProjectConfig = ".mcp.json"
+
+// MaxConfigBytes bounds a configuration file.
+const MaxConfigBytes = 1 << 20
+
+// DefaultTimeout bounds a call to an upstream server when its configuration
+// sets none.
+const DefaultTimeout = 60 * time.Second
+
+// ServerConfig is one upstream MCP server: a command to start (stdio) or a
+// streamable HTTP endpoint.
+type ServerConfig struct {
+	// Name is the server's name in the configuration: letters, digits, '_'
+	// and '-'. Its tools are offered as NAME__TOOL.
+	Name string `json:"-"`
+	// Command, Args, Env and Dir start a stdio server.
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Dir     string            `json:"cwd,omitempty"`
+	// URL and Headers reach a streamable HTTP server.
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// Timeout bounds each call (0: DefaultTimeout); in a file, "timeout"
+	// in seconds.
+	Timeout time.Duration `json:"-"`
+	// File is where the server was declared, for messages.
+	File string `json:"-"`
+	// Connect, when set, makes the transport instead of Command or URL (an
+	// in-memory server, in tests and programs).
+	Connect func(ctx context.Context) (sdk.Transport, error) `json:"-"`
+}
+
+// timeout is the per-call bound.
+func (c ServerConfig) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultTimeout
+}
+
+// Hash identifies the configuration: a cached manifest is used only for the
+// configuration it was fetched with.
+func (c ServerConfig) Hash() string {
+	data, _ := json.Marshal(struct {
+		ServerConfig
+		Name    string
+		Timeout time.Duration
+	}{c, c.Name, c.Timeout})
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:12])
+}
+
+// serverName is what a server's name may be: it becomes part of tool names
+// and section keys.
+var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
+
+// LoadConfigs reads the project's .mcp.json (when there is one) and each of
+// files, in order, with ${VAR} and ${VAR:-default} expanded from lookup
+// (nil: the process environment). A name declared twice is an error
+// naming both files.
+func LoadConfigs(project string, files []string, lookup func(string) (string, bool)) ([]ServerConfig, error) {
+	var paths []string
+	if project != "" {
+		p := project + string(os.PathSeparator) + ProjectConfig
+		if _, err := os.Stat(p); err == nil {
+			paths = append(paths, p)
+		}
+	}
+	paths = append(paths, files...)
+	var out []ServerConfig
+	for _, p := range paths {
+		data, err := readfile.Read(p, MaxConfigBytes)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+		list, err := ParseConfig(p, data, lookup)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range list {
+			if i := slices.IndexFunc(out, func(o ServerConfig) bool { return strings.EqualFold(o.Name, c.Name) }); i >= 0 {
+				return nil, fmt.Errorf("gateway: %s: server %q: declared in %s too; keep one, or rename one", p, c.Name, out[i].File)
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// rawServer is a server entry as written. Fields other clients use
+// (autoApprove, alwaysAllow, ...) are ignored.
+type rawServer struct {
+	Type     *string            `json:"type"`
+	Command  *string            `json:"command"`
+	Args     *[]string          `json:"args"`
+	Env      *map[string]string `json:"env"`
+	Cwd      *string            `json:"cwd"`
+	URL      *string            `json:"url"`
+	Headers  *map[string]string `json:"headers"`
+	Timeout  *float64           `json:"timeout"`
+	Disabled *bool              `json:"disabled"`
+}
+
+// ParseConfig reads the mcpServers format of Claude Code, Claude Desktop and
+// Cursor: {"mcpServers": {"NAME": {"command", "args", "env"} or {"type":
+// "http", "url", "headers"}}}. Errors name the file, the server and the
+// field. Servers marked "disabled" are left out.
+func ParseConfig(file string, data []byte, lookup func(string) (string, bool)) ([]ServerConfig, error) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	var doc struct {
+		Servers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("gateway: %s: not a JSON object with \"mcpServers\": %v", file, err)
+	}
+	names := make([]string, 0, len(doc.Servers))
+	for n := range doc.Servers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var out []ServerConfig
+	for _, name := range names {
+		fail := func(field, format string, args ...any) error {
+			at := fmt.Sprintf("gateway: %s: server %q", file, name)
+			if field != "" {
+				at += ": " + field
+			}
+			return fmt.Errorf(at+": "+format, args...)
+		}
+		if !serverName.MatchString(name) {
+			return nil, fail("", "names may use letters, digits, '_' and '-' (at most 32, starting with a letter or digit): they become part of tool names")
+		}
+		var raw rawServer
+		if err := json.Unmarshal(doc.Servers[name], &raw); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field != "" {
+				return nil, fail(te.Field, "want %s, got a JSON %s", te.Type, te.Value)
+			}
+			return nil, fail("", "want an object: %v", err)
+		}
+		if raw.Disabled != nil && *raw.Disabled {
+			continue
+		}
+		c := ServerConfig{Name: name, File: file}
+		expand := func(field, s string) (string, error) {
+			v, err := expandVars(s, lookup)
+			if err != nil {
+				return "", fail(field, "%v", err)
+			}
+			return v, nil
+		}
+		kind := "stdio"
+		if raw.Type != nil {
+			kind = *raw.Type
+		} else if raw.URL != nil && raw.Command == nil {
+			kind = "http"
+		}
+		var err error
+		switch kind {
+		case "stdio":
+			if raw.Command == nil || strings.TrimSpace(*raw.Command) == "" {
+				return nil, fail("command", "missing: a stdio server needs the program to start")
+			}
+			if c.Command, err = expand("command", *raw.Command); err != nil {
+				return nil, err
+			}
+			if raw.Args != nil {
+				for i, a := range *raw.Args {
+					v, err := expand(fmt.Sprintf("args[%d]", i), a)
+					if err != nil {
+						return nil, err
+					}
+					c.Args = append(c.Args, v)
+				}
+			}
+			if raw.Env != nil {
+				c.Env = map[string]string{}
+				for k, v := range *raw.Env {
+					if c.Env[k], err = expand("env."+k, v); err != nil {
+						return nil, err
+					}
+				}
+			}
+			if raw.Cwd != nil {
+				if c.Dir, err = expand("cwd", *raw.Cwd); err != nil {
+					return nil, err
+				}
+			}
+		case "http", "streamable-http":
+			if raw.URL == nil || strings.TrimSpace(*raw.URL) == "" {
+				return nil, fail("url", "missing: an http server needs its endpoint")
+			}
+			if c.URL, err = expand("url", *raw.URL); err != nil {
+				return nil, err
+			}
+			if !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://") {
+				return nil, fail("url", "%q is not an http:// or https:// address", c.URL)
+			}
+			if raw.Headers != nil {
+				c.Headers = map[string]string{}
+				for k, v := range *raw.Headers {
+					if c.Headers[k], err = expand("headers."+k, v); err != nil {
+						return nil, err
+					}
+				}
+			}
+		case "sse":
+			return nil, fail("type", `"sse" servers are not supported; use the server's streamable HTTP endpoint with "type": "http"`)
+		default:
+			return nil, fail("type", `unknown type %q; want "stdio" or "http"`, kind)
+		}
+		if raw.Timeout != nil {
+			if *raw.Timeout <= 0 {
+				return nil, fail("timeout", "want a positive number of seconds, got %v", *raw.Timeout)
+			}
+			c.Timeout = time.Duration(*raw.Timeout * float64(time.Second))
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// varRef matches ${VAR} and ${VAR:-default}.
+var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// expandVars replaces ${VAR} and ${VAR:-default} in s. A variable that is
+// not set and has no default is an error naming it.
+func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
+	var missing []string
+	out := varRef.ReplaceAllStringFunc(s, func(ref string) string {
+		m := varRef.FindStringSubmatch(ref)
+		if v, ok := lookup(m[1]); ok && (v != "" || m[2] == "") {
+			return v
+		}
+		if m[2] != "" {
+			return m[3]
+		}
+		missing = append(missing, m[1])
+		return ref
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("${%s} is not set; set it, or write ${%s:-default}", missing[0], missing[0])
+	}
+	return out, nil
+}

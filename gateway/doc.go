@@ -1,0 +1,45 @@
+// Package gateway puts MCP servers behind one door, each disclosed only
+// when needed: every configured server is a section of the prompt, whose
+// summary costs a few tokens and whose tools are offered once it is opened.
+//
+// # Configuration
+//
+// [LoadConfigs] reads the project's .mcp.json and any other file in the
+// mcpServers format Claude Code, Claude Desktop and Cursor use, with ${VAR}
+// and ${VAR:-default} expanded; a bad entry is an error naming the file,
+// the server and the field.
+//
+// # Sections
+//
+// [Gateway.Section] returns one section ("mcp") shown in full, carrying
+// find_tools and call_tool, with a summarized section per server: its
+// summary gives the server's instructions (shortened) and its number of
+// tools, and the summary's suffix names them. Opening "mcp.NAME" offers all
+// the server's tools as NAME__TOOL with their schemas; opening
+// "mcp.NAME.TOOL" offers one. Openings go through the prompt's
+// [prompt.Disclosure] like any other: the section is a section any prompt
+// can hold. find_tools ranks every tool by BM25 over names, descriptions
+// and argument names and opens the best matches (an expansion by key);
+// call_tool calls an open tool by server and tool name, its arguments
+// checked against the tool's schema, for clients that do not see tools
+// added after the start.
+//
+// # Four states, paid for when used
+//
+// A server's manifest (tools, instructions, version, resources, prompts)
+// is cached in CacheDir (.unfold/mcp/NAME.json in a project), keyed by a
+// hash of its configuration. With the manifest cached, a server is not
+// started until one of its tools is called; without it, [New] starts it to
+// list what it offers. When a server says its lists changed, the gateway
+// lists them again, updates the cache and tells its subscribers
+// ([Gateway.Subscribe]), who build the section again and replace it
+// (prompt.Disclosure.Replace).
+//
+// # Faults stay local
+//
+// A server that fails to start, crashes, hangs past its call timeout or
+// answers garbage makes the call fail with an error naming it and showing
+// the tail of its stderr ([*Fault]); it is stopped and started again on
+// next use, waiting longer after each failure in a row. The other servers
+// and the session go on.
+package gateway

@@ -1,0 +1,142 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+)
+
+// Options configures a Gateway.
+type Options struct {
+	// CacheDir holds the manifests, one NAME.json per server (for a
+	// project: filepath.Join(root, CacheDir)); "" caches nothing.
+	CacheDir string
+	// Logger receives what goes wrong outside any call. Nil discards it.
+	Logger *slog.Logger
+	// Key is the key of the gateway's section (default "mcp").
+	Key string
+}
+
+// Gateway holds the configured upstream servers. Create it with New; it
+// is safe for concurrent use, and one Gateway may serve many prompts and
+// sessions at once (each opens sections in its own session).
+type Gateway struct {
+	ups      []*Upstream // in configuration order
+	cacheDir string
+	log      *slog.Logger
+	key      string
+
+	// mu guards subs and next.
+	mu   sync.Mutex
+	subs map[int]func(*Upstream)
+	next int
+}
+
+// New returns a gateway for servers. A server whose manifest is cached
+// for its configuration is not started; the others are started now, in
+// parallel, to list what they offer (and stay running). A server that
+// fails to start does not fail New: its section says so, and it is tried
+// again when used.
+func New(ctx context.Context, servers []ServerConfig, opts Options) (*Gateway, error) {
+	g := &Gateway{cacheDir: opts.CacheDir, log: opts.Logger, key: opts.Key, subs: map[int]func(*Upstream){}}
+	if g.log == nil {
+		g.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if g.key == "" {
+		g.key = "mcp"
+	}
+	seen := map[string]string{}
+	for _, c := range servers {
+		if !serverName.MatchString(c.Name) {
+			return nil, fmt.Errorf("gateway: new: server %q: names may use letters, digits, '_' and '-' (at most 32, starting with a letter or digit)", c.Name)
+		}
+		key := strings.ToLower(c.Name)
+		if other, dup := seen[key]; dup {
+			return nil, fmt.Errorf("gateway: new: servers %q and %q differ only in case; rename one", other, c.Name)
+		}
+		seen[key] = c.Name
+		if c.Connect == nil && c.Command == "" && c.URL == "" {
+			return nil, fmt.Errorf("gateway: new: server %q: no command, url or Connect", c.Name)
+		}
+		u := &Upstream{cfg: c, hash: c.Hash(), g: g, tail: &tail{}}
+		if m, ok := readManifest(g.cacheDir, c); ok {
+			u.man, u.cached = m, true
+		}
+		g.ups = append(g.ups, u)
+	}
+	var wg sync.WaitGroup
+	for _, u := range g.ups {
+		if u.cached {
+			continue
+		}
+		wg.Go(func() {
+			if _, err := u.session(ctx); err != nil {
+				g.log.Warn("gateway: starting an MCP server", "server", u.cfg.Name, "err", err)
+			}
+		})
+	}
+	wg.Wait()
+	return g, nil
+}
+
+// Key returns the key of the gateway's section.
+func (g *Gateway) Key() string { return g.key }
+
+// Upstreams returns the servers, in configuration order.
+func (g *Gateway) Upstreams() []*Upstream { return append([]*Upstream(nil), g.ups...) }
+
+// Upstream returns the server called name.
+func (g *Gateway) Upstream(name string) (*Upstream, bool) {
+	for _, u := range g.ups {
+		if u.cfg.Name == name {
+			return u, true
+		}
+	}
+	return nil, false
+}
+
+// Subscribe calls fn (from another goroutine) whenever a server's manifest
+// changes: it was listed again after the server said its tools, resources
+// or prompts changed, or listed for the first time. Build the section again
+// and replace it (prompt.Disclosure.Replace). The returned func stops the
+// calls.
+func (g *Gateway) Subscribe(fn func(*Upstream)) (cancel func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	id := g.next
+	g.next++
+	g.subs[id] = fn
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		delete(g.subs, id)
+	}
+}
+
+// changed tells the subscribers that u's manifest changed.
+func (g *Gateway) changed(u *Upstream) {
+	g.mu.Lock()
+	fns := make([]func(*Upstream), 0, len(g.subs))
+	for _, fn := range g.subs {
+		fns = append(fns, fn)
+	}
+	g.mu.Unlock()
+	for _, fn := range fns {
+		fn(u)
+	}
+}
+
+// Close stops every running server.
+func (g *Gateway) Close() error {
+	var errs []error
+	for _, u := range g.ups {
+		if err := u.close(); err != nil {
+			errs = append(errs, fmt.Errorf("gateway: close %s: %w", u.cfg.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,303 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tools"
+	"github.com/unfold-dev/unfold/visibility"
+)
+
+// Separator joins a server's name and a tool's name into the name the tool
+// is offered under: NAME__TOOL.
+const Separator = "__"
+
+// maxSummary bounds the instructions a summary shows.
+const maxSummary = 200
+
+// ToolName returns the name server's tool is offered under: server, "__"
+// and the tool's name, with characters tool names may not have replaced by
+// '_', cut to 64 bytes with a hash of the whole when longer.
+func ToolName(server, tool string) string {
+	var b strings.Builder
+	for _, r := range server + Separator + tool {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	name := b.String()
+	if len(name) > tools.MaxNameLen {
+		sum := sha256.Sum256([]byte(server + Separator + tool))
+		name = name[:tools.MaxNameLen-9] + "-" + hex.EncodeToString(sum[:4])
+	}
+	return name
+}
+
+// sectionKey turns a name into a section key: lower case, characters keys
+// may not have replaced by '-'.
+func sectionKey(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case 'a' <= r && r <= 'z', '0' <= r && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	key := strings.TrimLeft(b.String(), "_-")
+	if key == "" {
+		key = "tool"
+	}
+	if len(key) > 60 {
+		key = key[:60]
+	}
+	return key
+}
+
+// entry is one upstream tool as the gateway offers it.
+type entry struct {
+	up   *Upstream
+	tool *sdk.Tool
+	t    *tools.Tool
+	path string // its section's path
+}
+
+// Section returns the gateway's section, built from the servers' manifests
+// as they are now: a section (key Options.Key, default "mcp") shown in full
+// that carries find_tools and call_tool, with a summarized section per
+// server, whose summary gives the server's instructions (shortened), how
+// many tools it has and, in its suffix, their names. Opening a server
+// (open_sections with key "mcp.NAME") offers all its tools, as NAME__TOOL
+// with the server's schemas; opening "mcp.NAME.TOOL" offers that tool
+// alone. A section is immutable: call Section again after a change
+// (Subscribe) and replace it.
+func (g *Gateway) Section() (*section.Section, error) {
+	var servers []*section.Section
+	var all []entry
+	for _, u := range g.ups {
+		sec, entries := g.serverSection(u)
+		servers = append(servers, sec)
+		all = append(all, entries...)
+	}
+	find, err := newFindTools(g, all)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: section: %w", err)
+	}
+	call, err := newCallTool(g, all)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: section: %w", err)
+	}
+	return section.New(section.Spec[section.None]{
+		Key:   g.key,
+		Title: "MCP servers",
+		Body: fmt.Sprintf("The tools of %d MCP servers open on demand. Open a server's section to get all its tools "+
+			"(named SERVER%sTOOL), or one tool's section for that tool alone; %s searches every tool and opens the best matches; "+
+			"%s calls an open tool by server and tool name.", len(g.ups), Separator, FindToolsName, CallToolName),
+		Tools:    []*tools.Tool{find, call},
+		Children: servers,
+	}), nil
+}
+
+// serverSection builds one server's section and its tools.
+func (g *Gateway) serverSection(u *Upstream) (*section.Section, []entry) {
+	m := u.Manifest()
+	key := sectionKey(u.cfg.Name)
+	base := g.key + "." + key
+	var entries []entry
+	used := map[string]bool{}
+	for _, tool := range m.Tools {
+		k := sectionKey(tool.Name)
+		for n := 2; used[k]; n++ {
+			k = sectionKey(tool.Name) + "-" + strconv.Itoa(n)
+		}
+		used[k] = true
+		t, err := proxyTool(u, tool)
+		if err != nil {
+			g.log.Warn("gateway: a tool left out", "server", u.cfg.Name, "tool", tool.Name, "err", err)
+			continue
+		}
+		entries = append(entries, entry{up: u, tool: tool, t: t, path: base + "." + k})
+	}
+	paths := make([]string, len(entries))
+	for i, e := range entries {
+		paths[i] = e.path
+	}
+	children := make([]*section.Section, len(entries))
+	for i, e := range entries {
+		children[i] = section.New(section.Spec[section.None]{
+			Key:     e.path[len(base)+1:],
+			Title:   e.tool.Name,
+			Summary: firstSentence(e.tool.Description, 120),
+			Tools:   []*tools.Tool{e.t},
+			Visibility: visibility.FromSession(func(sess *session.Session) visibility.Mode {
+				return toolMode(visibility.Get(sess), e.path, paths)
+			}),
+		})
+	}
+	title := u.cfg.Name
+	about := "MCP server " + u.cfg.Name
+	if m.Version != "" {
+		about += " " + m.Version
+	}
+	summary := about
+	if ins := shorten(m.Instructions, maxSummary); ins != "" {
+		summary += ": " + ins
+	}
+	switch {
+	case m.ConfigHash == "":
+		summary += fmt.Sprintf(". Its tools are not known yet: it did not start (%s); opening it tries again.", shorten(errText(u.Err()), maxSummary))
+	default:
+		summary += fmt.Sprintf(". %d tools.", len(entries))
+	}
+	body := about + "."
+	if m.Instructions != "" {
+		body = about + ". Its instructions:\n\n" + m.Instructions
+	}
+	return section.New(section.Spec[section.None]{
+		Key:        key,
+		Title:      title,
+		Body:       body,
+		Summary:    summary,
+		Visibility: visibility.Const(visibility.Summary),
+		Children:   children,
+	}), entries
+}
+
+// proxyTool is the unfold tool that calls tool on u.
+func proxyTool(u *Upstream, tool *sdk.Tool) (*tools.Tool, error) {
+	input, err := json.Marshal(tool.InputSchema)
+	if err != nil || string(input) == "null" {
+		input = []byte(`{"type":"object"}`)
+	}
+	var output json.RawMessage
+	if tool.OutputSchema != nil {
+		output, _ = json.Marshal(tool.OutputSchema)
+	}
+	desc := strings.TrimSpace(tool.Description)
+	if desc == "" {
+		desc = fmt.Sprintf("The tool %s of the MCP server %s.", tool.Name, u.cfg.Name)
+	}
+	name := tool.Name
+	return tools.NewRaw(ToolName(u.cfg.Name, tool.Name), desc, input, output,
+		func(ctx context.Context, _ tools.Context, args json.RawMessage) (tools.Result, error) {
+			res, err := u.CallTool(ctx, name, args)
+			if err != nil {
+				if ctx.Err() != nil {
+					return tools.Result{Message: err.Error()}, err
+				}
+				return tools.Result{Message: err.Error()}, nil
+			}
+			return tools.Result{Message: ResultText(res), Value: res, Success: !res.IsError}, nil
+		})
+}
+
+// ResultText is a call's result as text, for models that read text: the
+// text blocks as they are, other blocks described, the structured content
+// as JSON when no block carries text.
+func ResultText(res *sdk.CallToolResult) string {
+	var parts []string
+	hasText := false
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			parts = append(parts, c.Text)
+			hasText = true
+		case *sdk.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image, %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *sdk.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio, %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *sdk.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource link: %s (%s)]", c.URI, c.Name))
+		case *sdk.EmbeddedResource:
+			if c.Resource != nil && c.Resource.Text != "" {
+				parts = append(parts, c.Resource.Text)
+				hasText = true
+			} else if c.Resource != nil {
+				parts = append(parts, fmt.Sprintf("[resource: %s, %d bytes]", c.Resource.URI, len(c.Resource.Blob)))
+			}
+		}
+	}
+	if !hasText && res.StructuredContent != nil {
+		if data, err := json.Marshal(res.StructuredContent); err == nil {
+			parts = append(parts, string(data))
+		}
+	}
+	if len(parts) == 0 {
+		return "(no content)"
+	}
+	return strings.Join(parts, "\n")
+}
+
+// shorten returns the first paragraph of s on one line, cut at a word
+// boundary to at most n bytes.
+func shorten(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, "\n\n"); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return strings.TrimRight(s, ".")
+	}
+	cut := strings.LastIndexByte(s[:n], ' ')
+	if cut < n/2 {
+		cut = n
+	}
+	return strings.TrimRight(s[:cut], " ,;:.") + "..."
+}
+
+// firstSentence returns the first sentence of s, shortened to n bytes.
+func firstSentence(s string, n int) string {
+	s = shorten(s, len(s)+1)
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return "A tool."
+	}
+	return shorten(s, n) + "."
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "not started yet"
+	}
+	return err.Error()
+}
+
+// toolMode is a tool section's mode when the session has no override for
+// it: SUMMARY when a sibling was opened on its own (the server was opened
+// tool by tool), FULL otherwise (the server was opened whole).
+func toolMode(ov visibility.Overrides, path string, siblings []string) visibility.Mode {
+	for _, p := range siblings {
+		if m, ok := ov.Mode(p); ok && p != path && m == visibility.Full {
+			return visibility.Summary
+		}
+	}
+	return visibility.Full
+}
+
+// opened reports whether the tool at path is offered in sess: its server's
+// section was opened, and the tool shows in full.
+func opened(sess *session.Session, serverPath, path string, siblings []string) bool {
+	ov := visibility.Get(sess)
+	if m, ok := ov.Mode(serverPath); !ok || m != visibility.Full {
+		return false
+	}
+	if m, ok := ov.Mode(path); ok {
+		return m == visibility.Full
+	}
+	return toolMode(ov, path, siblings) == visibility.Full
+}

@@ -1,0 +1,414 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Backoff between restarts of a server that keeps failing: none before the
+// first restart, then doubling from minBackoff up to maxBackoff.
+const (
+	minBackoff = time.Second
+	maxBackoff = 30 * time.Second
+)
+
+// stderrTail is how much of a server's stderr is kept for its errors.
+const stderrTail = 2 << 10
+
+// Upstream is one configured MCP server: its manifest (cached, or fetched
+// when it first starts), and a connection started on first use. A server
+// that fails to start, crashes, hangs past its call timeout or answers
+// garbage is closed; its calls fail with an error that names it and shows
+// the tail of its stderr, and it is started again on next use, with
+// backoff. It is safe for concurrent use.
+type Upstream struct {
+	cfg  ServerConfig
+	hash string
+	g    *Gateway
+	tail *tail // the newest bytes of the running process's stderr
+
+	// mu guards the fields below.
+	mu       sync.Mutex
+	man      Manifest
+	cached   bool // man came from the cache or a fetch
+	cs       *sdk.ClientSession
+	starting chan struct{} // closed when a start in progress ends
+	failures int           // consecutive failed starts or calls
+	retryAt  time.Time
+	lastErr  error
+
+	progress sync.Map     // upstream progress token (string) -> func(*sdk.ProgressNotificationParams)
+	next     atomic.Int64 // progress tokens
+}
+
+// Name returns the server's name.
+func (u *Upstream) Name() string { return u.cfg.Name }
+
+// Config returns the server's configuration.
+func (u *Upstream) Config() ServerConfig { return u.cfg }
+
+// Manifest returns what the server offers, as last listed.
+func (u *Upstream) Manifest() Manifest {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.man
+}
+
+// Running reports whether the server's process (or connection) is up.
+func (u *Upstream) Running() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.cs != nil
+}
+
+// Err returns why the server last failed, nil after a success.
+func (u *Upstream) Err() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.lastErr
+}
+
+// session returns the running connection, starting the server when there
+// is none and the backoff allows.
+func (u *Upstream) session(ctx context.Context) (*sdk.ClientSession, error) {
+	for {
+		u.mu.Lock()
+		if u.cs != nil {
+			cs := u.cs
+			u.mu.Unlock()
+			return cs, nil
+		}
+		if wait := u.starting; wait != nil {
+			u.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if now := time.Now(); now.Before(u.retryAt) {
+			err := fmt.Errorf("%s: it failed %d times in a row (last: %v); it is started again in %s",
+				u.cfg.Name, u.failures, u.lastErr, u.retryAt.Sub(now).Round(100*time.Millisecond))
+			u.mu.Unlock()
+			return nil, err
+		}
+		u.starting = make(chan struct{})
+		u.mu.Unlock()
+		cs, err := u.start(ctx)
+		u.mu.Lock()
+		close(u.starting)
+		u.starting = nil
+		if err != nil {
+			u.failLocked(err)
+			u.mu.Unlock()
+			return nil, err
+		}
+		u.cs = cs
+		u.mu.Unlock()
+		return cs, nil
+	}
+}
+
+// failLocked records a failure and sets when the server may start again.
+func (u *Upstream) failLocked(err error) {
+	u.failures++
+	u.lastErr = err
+	if u.failures > 1 {
+		d := minBackoff << min(u.failures-2, 5)
+		u.retryAt = time.Now().Add(min(d, maxBackoff))
+	}
+}
+
+// start connects to the server, lists what it offers when the manifest is
+// not known yet (or is stale), and watches the connection end.
+func (u *Upstream) start(ctx context.Context) (*sdk.ClientSession, error) {
+	startCtx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
+	defer cancel()
+	t, err := u.transport(startCtx)
+	if err != nil {
+		return nil, u.fault("start", err)
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "unfold", Version: "gateway"}, &sdk.ClientOptions{
+		ToolListChangedHandler:      func(context.Context, *sdk.ToolListChangedRequest) { u.relist() },
+		ResourceListChangedHandler:  func(context.Context, *sdk.ResourceListChangedRequest) { u.relist() },
+		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { u.relist() },
+		ProgressNotificationHandler: u.onProgress,
+	})
+	cs, err := client.Connect(startCtx, t, nil)
+	if err != nil {
+		return nil, u.fault("start", err)
+	}
+	u.mu.Lock()
+	fetch := !u.cached
+	u.mu.Unlock()
+	if fetch {
+		if err := u.refresh(startCtx, cs); err != nil {
+			_ = cs.Close()
+			return nil, u.fault("list what it offers", err)
+		}
+	}
+	go func() {
+		err := cs.Wait()
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		if u.cs == cs {
+			u.cs = nil
+			if err == nil {
+				err = errors.New("the connection closed")
+			}
+			u.lastErr = u.fault("run", err)
+		}
+	}()
+	return cs, nil
+}
+
+// transport makes the connection's transport: the configured one, a
+// command, or a streamable HTTP endpoint.
+func (u *Upstream) transport(ctx context.Context) (sdk.Transport, error) {
+	switch {
+	case u.cfg.Connect != nil:
+		return u.cfg.Connect(ctx)
+	case u.cfg.Command != "":
+		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
+		cmd.Dir = u.cfg.Dir
+		cmd.Env = os.Environ()
+		for k, v := range u.cfg.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		u.tail.reset()
+		cmd.Stderr = u.tail
+		return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	case u.cfg.URL != "":
+		return &sdk.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: &http.Client{Transport: headers(u.cfg.Headers)}}, nil
+	}
+	return nil, errors.New("no command or url")
+}
+
+// headers adds fixed headers to every request.
+type headers map[string]string
+
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(h) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range h {
+			r.Header.Set(k, v)
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// fault is an error naming the server and what it was doing, with the tail
+// of its stderr.
+func (u *Upstream) fault(doing string, err error) error {
+	msg := fmt.Sprintf("MCP server %s: %s: %v", u.cfg.Name, doing, err)
+	if t := strings.TrimSpace(u.tail.String()); t != "" {
+		msg += "\nIts stderr ends with:\n" + t
+	}
+	return &Fault{Server: u.cfg.Name, msg: msg, err: err}
+}
+
+// Fault is an upstream server's failure, as the model reads it.
+type Fault struct {
+	Server string
+	msg    string
+	err    error
+}
+
+func (f *Fault) Error() string { return f.msg }
+func (f *Fault) Unwrap() error { return f.err }
+
+// refresh lists what the server offers, caches it and tells the gateway.
+func (u *Upstream) refresh(ctx context.Context, cs *sdk.ClientSession) error {
+	m, err := fetchManifest(ctx, cs, u.cfg)
+	if err != nil {
+		return err
+	}
+	u.mu.Lock()
+	u.man, u.cached = m, true
+	u.mu.Unlock()
+	if err := writeManifest(u.g.cacheDir, u.cfg.Name, m); err != nil {
+		u.g.log.Warn("gateway: caching a manifest", "server", u.cfg.Name, "err", err)
+	}
+	u.g.changed(u)
+	return nil
+}
+
+// relist refreshes the manifest after the server said its lists changed.
+func (u *Upstream) relist() {
+	u.mu.Lock()
+	cs := u.cs
+	u.mu.Unlock()
+	if cs == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), u.cfg.timeout())
+		defer cancel()
+		if err := u.refresh(ctx, cs); err != nil {
+			u.g.log.Warn("gateway: listing again after list_changed", "server", u.cfg.Name, "err", err)
+		}
+	}()
+}
+
+// stop closes the connection, so that the next use starts the server again.
+func (u *Upstream) stop(cs *sdk.ClientSession) {
+	u.mu.Lock()
+	if u.cs == cs {
+		u.cs = nil
+	}
+	u.mu.Unlock()
+	_ = cs.Close()
+}
+
+// close stops the server for good.
+func (u *Upstream) close() error {
+	u.mu.Lock()
+	cs := u.cs
+	u.cs = nil
+	u.mu.Unlock()
+	if cs == nil {
+		return nil
+	}
+	return cs.Close()
+}
+
+// progressKey carries a progress callback in a context.
+type progressKey struct{}
+
+// WithProgress returns a context whose upstream calls report their
+// progress notifications to fn, with the downstream caller's token to be
+// set by fn's caller.
+func WithProgress(ctx context.Context, fn func(progress, total float64, message string)) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+func (u *Upstream) onProgress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+	key := fmt.Sprint(req.Params.ProgressToken)
+	if fn, ok := u.progress.Load(key); ok {
+		fn.(func(float64, float64, string))(req.Params.Progress, req.Params.Total, req.Params.Message)
+	}
+}
+
+// CallTool calls the server's tool with args (a JSON object), starting the
+// server if it is not running. The call is bounded by the server's
+// timeout; cancelling ctx cancels it upstream. A server that fails (hangs
+// past the timeout, dies, answers garbage) is stopped, and the error is a
+// [*Fault] naming it with the tail of its stderr; a result with IsError is
+// the tool's own failure and is returned as it is.
+func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessage) (*sdk.CallToolResult, error) {
+	cs, err := u.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
+	defer cancel()
+	params := &sdk.CallToolParams{Name: tool, Arguments: args}
+	if fn, ok := ctx.Value(progressKey{}).(func(float64, float64, string)); ok && fn != nil {
+		token := strconv.FormatInt(u.next.Add(1), 10)
+		u.progress.Store(token, fn)
+		defer u.progress.Delete(token)
+		params.SetProgressToken(token)
+	}
+	res, err := cs.CallTool(callCtx, params)
+	if err == nil {
+		u.mu.Lock()
+		u.failures, u.lastErr, u.retryAt = 0, nil, time.Time{}
+		u.mu.Unlock()
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // the caller went away; the server is fine
+	}
+	if callCtx.Err() != nil {
+		err = fmt.Errorf("no answer within %s (the server's call timeout)", u.cfg.timeout())
+	} else if isToolError(err) {
+		// A JSON-RPC error about this call (unknown tool, invalid params):
+		// the server itself is fine.
+		return nil, fmt.Errorf("MCP server %s: tool %s: %w", u.cfg.Name, tool, err)
+	}
+	f := u.fault("call "+tool, err)
+	u.mu.Lock()
+	u.failLocked(f)
+	u.mu.Unlock()
+	u.stop(cs)
+	return nil, f
+}
+
+// isToolError reports a JSON-RPC error response to a call: the connection
+// is healthy.
+func isToolError(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we)
+}
+
+// ReadResource reads uri from the server, starting it if needed.
+func (u *Upstream) ReadResource(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
+	cs, err := u.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
+	defer cancel()
+	res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, fmt.Errorf("MCP server %s: read %s: %w", u.cfg.Name, uri, err)
+	}
+	return res, nil
+}
+
+// GetPrompt gets the server's prompt name, starting the server if needed.
+func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]string) (*sdk.GetPromptResult, error) {
+	cs, err := u.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
+	defer cancel()
+	res, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, fmt.Errorf("MCP server %s: prompt %s: %w", u.cfg.Name, name, err)
+	}
+	return res, nil
+}
+
+// tail keeps the last bytes written to it.
+type tail struct {
+	mu  sync.Mutex // guards buf
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - stderrTail; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+func (t *tail) reset() {
+	t.mu.Lock()
+	t.buf = t.buf[:0]
+	t.mu.Unlock()
+}

@@ -1,0 +1,134 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/gateway"
+	"github.com/unfold-dev/unfold/prompt"
+)
+
+// listed is what an upstream server's manifest registered with the SDK
+// server: its resources, resource templates and prompts.
+type listed struct {
+	uris      []string
+	templates []string
+	prompts   []string
+}
+
+// upstreamChanged follows a change of an upstream server's manifest: the
+// gateway's section is built again and replaces the old one (the session's
+// openings stay), the tool list follows (tools/list_changed), and so do the
+// server's resources and prompts.
+func (s *conn) upstreamChanged(*gateway.Upstream) {
+	p, err := s.composePrompt()
+	if err == nil {
+		err = s.disc.Replace(0, p)
+	}
+	if err != nil {
+		s.log.Error("mcp: an upstream server changed, and the prompt did not build again", "err", err)
+		return
+	}
+	s.refresh()
+	s.syncUpstreams()
+}
+
+// syncUpstreams registers each upstream server's resources, templates and
+// prompts as its manifest has them, replacing what it registered before.
+// Prompts are named SERVER__PROMPT; resources keep their addresses.
+func (s *conn) syncUpstreams() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range s.gw.Upstreams() {
+		m := u.Manifest()
+		if old := s.upstream[u.Name()]; old != nil {
+			if len(old.uris) > 0 {
+				s.srv.RemoveResources(old.uris...)
+			}
+			if len(old.templates) > 0 {
+				s.srv.RemoveResourceTemplates(old.templates...)
+			}
+			if len(old.prompts) > 0 {
+				s.srv.RemovePrompts(old.prompts...)
+			}
+		}
+		l := &listed{}
+		for _, r := range m.Resources {
+			res := *r
+			res.Name = u.Name() + gateway.Separator + r.Name
+			res.Title = u.Name() + ": " + orName(r.Title, r.Name)
+			s.srv.AddResource(&res, readUpstream(u))
+			l.uris = append(l.uris, r.URI)
+		}
+		for _, t := range m.ResourceTemplates {
+			tmpl := *t
+			tmpl.Name = u.Name() + gateway.Separator + t.Name
+			tmpl.Title = u.Name() + ": " + orName(t.Title, t.Name)
+			s.srv.AddResourceTemplate(&tmpl, readUpstream(u))
+			l.templates = append(l.templates, t.URITemplate)
+		}
+		for _, p := range m.Prompts {
+			pr := *p
+			pr.Name = u.Name() + gateway.Separator + p.Name
+			pr.Title = u.Name() + ": " + orName(p.Title, p.Name)
+			name := p.Name
+			s.srv.AddPrompt(&pr, func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+				return u.GetPrompt(ctx, name, req.Params.Arguments)
+			})
+			l.prompts = append(l.prompts, pr.Name)
+		}
+		s.upstream[u.Name()] = l
+	}
+}
+
+// gatewayInstructions tells clients about the upstream servers: each one's
+// name, its tools' names and how to open them.
+func gatewayInstructions(g *gateway.Gateway) string {
+	var b strings.Builder
+	b.WriteString("MCP servers behind this one, their tools offered once opened:")
+	for i, u := range g.Upstreams() {
+		if i > 0 {
+			b.WriteString(";")
+		}
+		m := u.Manifest()
+		names := make([]string, len(m.Tools))
+		for j, t := range m.Tools {
+			names[j] = t.Name
+		}
+		fmt.Fprintf(&b, " %s (%s)", u.Name(), strings.Join(names, ", "))
+	}
+	b.WriteString(". Open a server's tools with " + prompt.OpenSectionsName + " (key \"" + g.Key() + ".SERVER\", or \"" + g.Key() + ".SERVER.TOOL\" for one), or find them with " +
+		gateway.FindToolsName + "; call them as SERVER" + gateway.Separator + "TOOL or with " + gateway.CallToolName + ".")
+	return b.String()
+}
+
+// readUpstream reads a resource from u.
+func readUpstream(u *gateway.Upstream) sdk.ResourceHandler {
+	return func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return u.ReadResource(ctx, req.Params.URI)
+	}
+}
+
+func orName(title, name string) string {
+	if title != "" {
+		return title
+	}
+	return name
+}
+
+// withProgress passes the progress an upstream server reports during a
+// call on to the client, under the client's token, when it asked for
+// progress.
+func withProgress(ctx context.Context, req *sdk.CallToolRequest) context.Context {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return ctx
+	}
+	ss := req.Session
+	return gateway.WithProgress(ctx, func(progress, total float64, message string) {
+		_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: progress, Total: total, Message: message})
+	})
+}

@@ -277,7 +277,7 @@ func callToolSchema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{` +
 		`"server":{"type":"string","description":"The MCP server's name."},` +
 		`"tool":{"type":"string","description":"The tool's name on that server (not SERVER__TOOL)."},` +
-		`"arguments":{"type":"object","description":"The tool's arguments, as its input schema says."}},` +
+		`"arguments":{"type":["object","null"],"description":"The tool's arguments, as its input schema says."}},` +
 		`"required":["server","tool"],"additionalProperties":false}`)
 }
 

@@ -1,0 +1,102 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/gateway"
+)
+
+// TestFaultsStayLocal makes one server fail in every way while another
+// keeps answering: each failure is an error naming the server, and the
+// failed server starts again on next use.
+func TestFaultsStayLocal(t *testing.T) {
+	good := newUpstream(t)
+	bad := newUpstream(t)
+	sdk.AddTool(bad.srv, &sdk.Tool{Name: "crash", Description: "Ends the connection."},
+		func(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			go req.Session.Close()
+			time.Sleep(time.Second)
+			return nil, nil, nil
+		})
+	badCfg := bad.config("bad")
+	badCfg.Timeout = 500 * time.Millisecond
+	g := newGateway(t, gateway.Options{}, good.config("good"), badCfg)
+	up, _ := g.Upstream("bad")
+	ok, _ := g.Upstream("good")
+	echo := json.RawMessage(`{"message":"hi"}`)
+	alive := func(when string) {
+		t.Helper()
+		if res, err := ok.CallTool(t.Context(), "echo", echo); err != nil || gateway.ResultText(res) != "hi" {
+			t.Errorf("%s: the other server: got %v, %v", when, res, err)
+		}
+	}
+
+	// A hang past the call timeout.
+	_, err := up.CallTool(t.Context(), "hang", nil)
+	if err == nil || !strings.Contains(err.Error(), "MCP server bad: call hang: no answer within 500ms") {
+		t.Errorf("hang: got %v, want an error naming the server and the timeout", err)
+	}
+	alive("after a hang")
+	if res, err := up.CallTool(t.Context(), "echo", echo); err != nil || gateway.ResultText(res) != "hi" {
+		t.Errorf("after a hang: got %v, %v, want the server started again", res, err)
+	}
+
+	// A crash in the middle of a call.
+	_, err = up.CallTool(t.Context(), "crash", nil)
+	if err == nil || !strings.Contains(err.Error(), "MCP server bad") {
+		t.Errorf("crash: got %v, want an error naming the server", err)
+	}
+	alive("after a crash")
+	if res, err := up.CallTool(t.Context(), "echo", echo); err != nil || gateway.ResultText(res) != "hi" {
+		t.Errorf("after a crash: got %v, %v, want the server started again", res, err)
+	}
+	before := bad.connects.Load()
+
+	// Failures to start, then backoff.
+	bad.fail.Store(true)
+	up.CallTool(t.Context(), "crash", nil) // the connection goes
+	_, err = up.CallTool(t.Context(), "echo", echo)
+	if err == nil || !strings.Contains(err.Error(), "MCP server bad: start: cannot reach the server") {
+		t.Errorf("start failure: got %v", err)
+	}
+	_, err = up.CallTool(t.Context(), "echo", echo)
+	if err == nil || !strings.Contains(err.Error(), "it is started again in") {
+		t.Errorf("right after failures: got %v, want the backoff", err)
+	}
+	alive("after failed starts")
+	bad.fail.Store(false)
+	if bad.connects.Load() != before {
+		t.Errorf("got %d connects during the failures, want %d", bad.connects.Load(), before)
+	}
+}
+
+// TestGarbageAndStderr starts a real process that writes garbage instead
+// of JSON-RPC: the error names the server and shows its stderr.
+func TestGarbageAndStderr(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("sh is not installed; the test's bad server is a sh script")
+	}
+	junk := gateway.ServerConfig{Name: "junk", Command: "sh", Args: []string{"-c", `echo "junk: starting up" >&2; read line; echo "this is not JSON-RPC"; sleep 30`}, Timeout: 5 * time.Second}
+	g := newGateway(t, gateway.Options{}, junk, newUpstream(t).config("good"))
+	d := disclosure(t, g)
+	text := d.Rendered(0).Text()
+	if !strings.Contains(text, "Its tools are not known yet: it did not start (MCP server junk: start:") {
+		t.Errorf("the section does not say the server failed:\n%s", text)
+	}
+	up, _ := g.Upstream("junk")
+	err := up.Err()
+	if err == nil || !strings.Contains(err.Error(), "Its stderr ends with:\njunk: starting up") {
+		t.Errorf("got %v, want the tail of the server's stderr", err)
+	}
+	open(t, d, "mcp.good.echo")
+	if res := call(t, d, "good__echo", map[string]any{"message": "fine"}); res.Message != "fine" {
+		t.Errorf("the other server: got %q", res.Message)
+	}
+}

@@ -316,6 +316,9 @@ func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessa
 	}
 	callCtx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
 	defer cancel()
+	if a := strings.TrimSpace(string(args)); a == "" || a == "null" {
+		args = json.RawMessage("{}") // servers want an object
+	}
 	params := &sdk.CallToolParams{Name: tool, Arguments: args}
 	if fn, ok := ctx.Value(progressKey{}).(func(float64, float64, string)); ok && fn != nil {
 		token := strconv.FormatInt(u.next.Add(1), 10)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/prompt"
@@ -53,6 +55,10 @@ tokens it used, the part a prefix cache could serve and what it cost at the
 model's list price (--prices FILE overrides the table). --dry-run prints
 the first request and exits: nothing starts, no model is called, nothing
 is written. Ctrl-C stops the run (exit status 130).
+
+MCP servers in DIR/.mcp.json and in --mcp-config files are sections of the
+prompt: each shows a summary until the model opens it (or finds its tools
+with find_tools), and then offers its tools as SERVER__TOOL.
 `
 
 const defaultInstructions = `You are an agent working in the project directory {{.Project}}.
@@ -99,6 +105,8 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.outputBudget, "output-budget", orchestrator.DefaultOutputBudget, budgetUsage)
 	fs.BoolVar(&f.help, "help-tool", true, "offer the help tool")
 	skillDirs := skillsFlag(fs)
+	var mcpFiles mcpConfigs
+	fs.Var(&mcpFiles, "mcp-config", mcpConfigUsage)
 
 	var task string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -170,7 +178,14 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	p, err := agentPrompt(f.promptPath, f.paramsPath, dir, set)
+	g, err := startGateway(context.Background(), dir, mcpFiles, stderr)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if g != nil {
+		defer g.Close()
+	}
+	p, err := agentPrompt(f.promptPath, f.paramsPath, dir, set, g)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -290,14 +305,18 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 }
 
 // agentPrompt loads the prompt file with its params, or builds the default
-// instructions, with the skills after them.
-func agentPrompt(path, paramsPath, dir string, set *skills.Set) (*prompt.Prompt, error) {
+// instructions, with the skills and the MCP servers' section (when there is
+// a gateway) after them.
+func agentPrompt(path, paramsPath, dir string, set *skills.Set, g *gateway.Gateway) (*prompt.Prompt, error) {
 	if path != "" {
 		f, err := promptfile.Load(path)
 		if err != nil {
 			return nil, err
 		}
 		t, err := withSkills(f.Template(), set)
+		if err == nil {
+			t, err = withGateway(t, g)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -318,6 +337,9 @@ func agentPrompt(path, paramsPath, dir string, set *skills.Set) (*prompt.Prompt,
 	}))
 	if err == nil {
 		t, err = withSkills(t, set)
+	}
+	if err == nil {
+		t, err = withGateway(t, g)
 	}
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ import (
 	"github.com/unfold-dev/unfold/rootfs"
 )
 
-const mcpHelp = `Usage: unfold mcp [--project DIR] [--prompt FILE.md] [--skills DIR] [--http ADDR [--token-file FILE]]
+const mcpHelp = `Usage: unfold mcp [--project DIR] [--prompt FILE.md] [--skills DIR] [--mcp-config FILE] [--http ADDR [--token-file FILE]]
 
 Serves the environments over the Model Context Protocol, on stdin and stdout
 (for clients that start the server) or, with --http, over streamable HTTP at
@@ -41,6 +41,15 @@ each --skills DIR, form a skills section that open_sections opens like the
 prompt's; each skill is also an MCP prompt named after it and the resource
 unfold://skill/<name>, and each of its files unfold://skill/<name>/<path>,
 for clients without skills support.
+
+MCP servers configured in DIR/.mcp.json and in --mcp-config files (the
+mcpServers format of Claude Code, Claude Desktop and Cursor) are put behind
+this one, each a summarized section: open_sections with key "mcp.NAME" offers
+its tools as NAME__TOOL (clients are told the list changed), find_tools
+searches every tool and opens the best matches, and call_tool calls an open
+tool for clients that keep their first tool list. Their manifests are
+cached in DIR/.unfold/mcp, so a server starts only when a tool of it is
+called.
 
 Every MCP session has environments of its own: two HTTP clients never share
 a shell. An HTTP session idle for 30 minutes ends and its environments are
@@ -66,6 +75,8 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	paramsPath := fs.String("params", "", "a JSON `file` with the params the prompt file's templates see")
 	outputBudget := fs.Int("output-budget", orchestrator.DefaultOutputBudget, budgetUsage)
 	addr := fs.String("http", "", "serve streamable HTTP on `ADDR` (like 127.0.0.1:8080; port 0 picks one) instead of stdio")
+	var mcpFiles mcpConfigs
+	fs.Var(&mcpFiles, "mcp-config", mcpConfigUsage)
 	tokenFile := fs.String("token-file", "", "a `FILE` holding the bearer token HTTP clients must send (default: $"+tokenEnv+"); required off loopback")
 	skillDirs := skillsFlag(fs)
 	if code := parseFlags(fs, mcpHelp, args, stdout, stderr); code >= 0 {
@@ -138,6 +149,15 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	opts.Skills = set
 
+	g, err := startGateway(context.Background(), *project, mcpFiles, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
+		return 1
+	}
+	if g != nil {
+		defer g.Close()
+		opts.Gateway = g
+	}
 	stop := stopOnSignal("mcp", stderr)
 	defer stop.stop()
 	factory := func(context.Context) (*orchestrator.Orchestrator, error) {

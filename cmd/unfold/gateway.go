@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/unfold-dev/unfold/gateway"
+	"github.com/unfold-dev/unfold/prompt"
+)
+
+// upstreamEnv is set in the environment of every upstream server unfold
+// starts: an `unfold mcp` started that way does not read the project's
+// .mcp.json, so a configuration that lists unfold itself does not start it
+// again and again.
+const upstreamEnv = "UNFOLD_MCP_UPSTREAM"
+
+// mcpConfigs is the repeatable --mcp-config flag.
+type mcpConfigs []string
+
+func (m *mcpConfigs) String() string { return strings.Join(*m, ",") }
+
+func (m *mcpConfigs) Set(v string) error {
+	*m = append(*m, v)
+	return nil
+}
+
+const mcpConfigUsage = "an MCP configuration `FILE` ({\"mcpServers\": ...}, as Claude Code, Claude Desktop and Cursor write it) whose servers to put behind unfold, besides DIR/.mcp.json; repeatable"
+
+// startGateway reads the project's .mcp.json and the files given, and
+// starts a gateway for their servers; nil when none is configured.
+// Manifests are cached in DIR/.unfold/mcp.
+func startGateway(ctx context.Context, project string, files []string, stderr io.Writer) (*gateway.Gateway, error) {
+	root := project
+	if os.Getenv(upstreamEnv) != "" {
+		root = "" // started by another unfold as an upstream server
+	}
+	cfgs, err := gateway.LoadConfigs(root, files, nil)
+	if err != nil || len(cfgs) == 0 {
+		return nil, err
+	}
+	for i := range cfgs {
+		if cfgs[i].Command != "" {
+			if cfgs[i].Env == nil {
+				cfgs[i].Env = map[string]string{}
+			}
+			cfgs[i].Env[upstreamEnv] = "1"
+		}
+	}
+	return gateway.New(ctx, cfgs, gateway.Options{
+		CacheDir: filepath.Join(project, gateway.CacheDir),
+		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+}
+
+// withGateway adds the gateway's section to t; t itself without a gateway.
+func withGateway(t *prompt.Template, g *gateway.Gateway) (*prompt.Template, error) {
+	if g == nil {
+		return t, nil
+	}
+	sec, err := g.Section()
+	if err != nil {
+		return nil, err
+	}
+	return t.With(sec)
+}

@@ -154,17 +154,21 @@ func (s *conn) close() error {
 
 // instructions tells clients what the server offers.
 func (s *conn) instructions() string {
-	text := "Persistent environments (" + joinOr(s.names, "none") + "): each is a tool of the same name that runs a command and returns its output, " +
-		"whether it succeeded and the environment's screen. Each tool's description is the environment's help: long for commands not used yet, short once used. " +
-		"Screens are resources (" + ScreenURIPrefix + "<name>). Call " + tools.HelpName + " for an overview."
-	if s.disc != nil {
-		text += " The prompt is the resource " + PromptURI + "; call " + prompt.OpenSectionsName + " to open its summarized sections: " +
-			"content is written to context files (resources " + ContextURIPrefix + "<key>.md) and sections with tools add them to the tool list."
+	var parts []string
+	if len(s.names) > 0 || s.gw == nil {
+		parts = append(parts, "Persistent environments ("+joinOr(s.names, "none")+"): each is a tool of the same name that runs a command and returns its output, "+
+			"whether it succeeded and the environment's screen. Each tool's description is the environment's help: long for commands not used yet, short once used. "+
+			"Screens are resources ("+ScreenURIPrefix+"<name>).")
+	}
+	if s.tmpl != nil {
+		parts = append(parts, "The prompt is the resource "+PromptURI+"; call "+prompt.OpenSectionsName+" to open its summarized sections: "+
+			"content is written to context files (resources "+ContextURIPrefix+"<key>.md) and sections with tools add them to the tool list.")
 	}
 	if s.gw != nil {
-		text += " " + gatewayInstructions(s.gw)
+		parts = append(parts, gatewayInstructions(s.gw))
 	}
-	return text
+	parts = append(parts, "Call "+tools.HelpName+" for an overview.")
+	return strings.Join(parts, " ")
 }
 
 // offer is a tool to register: the unfold tool and the description to show.

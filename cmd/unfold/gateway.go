@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -42,6 +44,7 @@ func startGateway(ctx context.Context, project string, files []string, stderr io
 	if err != nil || len(cfgs) == 0 {
 		return nil, err
 	}
+	cfgs = withoutSelf(cfgs, stderr)
 	for i := range cfgs {
 		if cfgs[i].Command != "" {
 			if cfgs[i].Env == nil {
@@ -66,4 +69,29 @@ func withGateway(t *prompt.Template, g *gateway.Gateway) (*prompt.Template, erro
 		return nil, err
 	}
 	return t.With(sec)
+}
+
+// withoutSelf leaves out the servers that would start this very program:
+// a client's .mcp.json that lists unfold is also unfold's own.
+func withoutSelf(cfgs []gateway.ServerConfig, stderr io.Writer) []gateway.ServerConfig {
+	self, err := os.Executable()
+	if err != nil {
+		return cfgs
+	}
+	if s, err := filepath.EvalSymlinks(self); err == nil {
+		self = s
+	}
+	out := cfgs[:0]
+	for _, c := range cfgs {
+		if c.Command != "" {
+			if p, err := exec.LookPath(c.Command); err == nil {
+				if r, err := filepath.EvalSymlinks(p); err == nil && r == self {
+					fmt.Fprintf(stderr, "unfold: %s: server %q is this unfold; left out\n", c.File, c.Name)
+					continue
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -117,3 +117,49 @@ func TestMCPConfigErrors(t *testing.T) {
 		t.Errorf("--mcp-config: got exit %d, stderr %q; want 1 and %q", code, stderr.String(), want)
 	}
 }
+
+// TestAgentCommandGateway runs `unfold agent` in a project whose .mcp.json
+// lists `unfold mcp` on the same project as an upstream server: the model
+// opens the upstream's bash tool and runs a command with it. The upstream
+// unfold does not read the .mcp.json again (it would start itself without
+// end).
+func TestAgentCommandGateway(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed; the upstream serves a bash environment")
+	}
+	project := t.TempDir()
+	cfg := `{"mcpServers": {"up": {"command": "` + binary + `", "args": ["mcp", "--builtins", "bash", "--project", "` + project + `"]}}}`
+	if err := os.WriteFile(filepath.Join(project, gateway.ProjectConfig), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, reqs := fakeEndpoint(t,
+		`call open_sections {"section_keys":["mcp.up.bash"],"reason":"run a command"}`,
+		`call up__bash {"command":"echo hi-from-upstream"}`,
+		"All done.")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"agent", "use the upstream", "--project", project, "--base-url", url, "--model", "m", "--builtins", "none"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+	}
+	toolNames := func(req map[string]any) []string {
+		var names []string
+		list, _ := req["tools"].([]any)
+		for _, tl := range list {
+			names = append(names, tl.(map[string]any)["function"].(map[string]any)["name"].(string))
+		}
+		return names
+	}
+	if len(*reqs) != 3 {
+		t.Fatalf("got %d model requests, want 3", len(*reqs))
+	}
+	if first := toolNames((*reqs)[0]); slices.Contains(first, "up__bash") || !slices.Contains(first, "find_tools") {
+		t.Errorf("first request offered %v, want find_tools and not up__bash", first)
+	}
+	if second := toolNames((*reqs)[1]); !slices.Contains(second, "up__bash") {
+		t.Errorf("after the opening, offered %v, want up__bash", second)
+	}
+	data, _ := json.Marshal((*reqs)[2]["messages"])
+	if !strings.Contains(string(data), "hi-from-upstream") {
+		t.Errorf("the upstream's output is not in the conversation: %s", data)
+	}
+}

@@ -1,0 +1,79 @@
+package gateway_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/gateway"
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/section"
+)
+
+// TestAgentOpensAServer runs the agent loop over a prompt holding the
+// gateway's section, with a scripted model: the system message shows the
+// server's summary, find_tools opens a tool, the model calls it, and the
+// tool is offered only from then on.
+func TestAgentOpensAServer(t *testing.T) {
+	g := newGateway(t, gateway.Options{}, newUpstream(t).config("mem"))
+	sec, err := g.Section()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := prompt.MustNew("test", "agent",
+		section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Echo a word."}),
+		sec,
+	).MustBind()
+	var step int
+	var offered [][]string
+	var system string
+	var answers []string
+	model := agent.ModelFunc(func(_ context.Context, req agent.Request) (agent.Response, error) {
+		var names []string
+		for _, d := range req.Tools {
+			names = append(names, d.Name)
+		}
+		offered = append(offered, names)
+		system = req.Messages[0].Content
+		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleTool {
+			answers = append(answers, last.Content)
+		}
+		step++
+		switch step {
+		case 1:
+			return toolCall("find_tools", `{"query":"echo a message","limit":1}`), nil
+		case 2:
+			return toolCall("mem__echo", `{"message":"unfolded"}`), nil
+		}
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
+	})
+	a, err := agent.New(model, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Run(t.Context(), "echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Answer != "done" {
+		t.Errorf("got answer %q", res.Answer)
+	}
+	if slices.Contains(offered[0], "mem__echo") || !slices.Contains(offered[0], "find_tools") {
+		t.Errorf("first step offered %v, want find_tools and not mem__echo", offered[0])
+	}
+	if !slices.Contains(offered[1], "mem__echo") {
+		t.Errorf("after find_tools, offered %v, want mem__echo", offered[1])
+	}
+	if len(answers) != 2 || !strings.Contains(answers[0], "New tools: mem__echo.") || answers[1] != "unfolded" {
+		t.Errorf("got tool answers %q", answers)
+	}
+	if !strings.Contains(system, "### 2.1. mem (mcp.mem)") {
+		t.Errorf("the system message lacks the server's section:\n%s", system)
+	}
+}
+
+func toolCall(name, args string) agent.Response {
+	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: name, Name: name, Arguments: args}}}}
+}

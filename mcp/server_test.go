@@ -608,6 +608,20 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
+// counters is a factory that builds an orchestrator with a counter per
+// session.
+func counters(t *testing.T) mcp.Factory {
+	return func(context.Context) (*orchestrator.Orchestrator, error) {
+		sess := session.New()
+		o, err := orchestrator.New(orchestrator.WithSession(sess))
+		if err != nil {
+			return nil, err
+		}
+		withCounter(t)(o, sess)
+		return o, nil
+	}
+}
+
 // only is a factory that hands out o once: a test that serves one session.
 func only(o *orchestrator.Orchestrator) mcp.Factory {
 	var once sync.Once
@@ -642,15 +656,7 @@ func TestHelp(t *testing.T) {
 // TestStreamableHTTP serves the handler on a real 127.0.0.1 listener and
 // drives it with the SDK's streamable client.
 func TestStreamableHTTP(t *testing.T) {
-	s, err := mcp.New(func(context.Context) (*orchestrator.Orchestrator, error) {
-		sess := session.New()
-		o, err := orchestrator.New(orchestrator.WithSession(sess))
-		if err != nil {
-			return nil, err
-		}
-		withCounter(t)(o, sess)
-		return o, nil
-	}, mcp.Options{})
+	s, err := mcp.New(counters(t), mcp.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

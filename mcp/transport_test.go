@@ -254,15 +254,7 @@ func TestHTTPIdleSessionExpires(t *testing.T) {
 // next command of the same environment shows (commands of one environment
 // run one at a time).
 func TestHTTPCallCancelledWhenClientGoes(t *testing.T) {
-	s, err := mcp.New(func(context.Context) (*orchestrator.Orchestrator, error) {
-		sess := session.New()
-		o, err := orchestrator.New(orchestrator.WithSession(sess))
-		if err != nil {
-			return nil, err
-		}
-		withCounter(t)(o, sess)
-		return o, nil
-	}, mcp.Options{})
+	s, err := mcp.New(counters(t), mcp.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,15 +298,7 @@ func TestHTTPCallCancelledWhenClientGoes(t *testing.T) {
 
 // TestHTTPToken checks that with a token every request needs it.
 func TestHTTPToken(t *testing.T) {
-	s, err := mcp.New(func(context.Context) (*orchestrator.Orchestrator, error) {
-		sess := session.New()
-		o, err := orchestrator.New(orchestrator.WithSession(sess))
-		if err != nil {
-			return nil, err
-		}
-		withCounter(t)(o, sess)
-		return o, nil
-	}, mcp.Options{})
+	s, err := mcp.New(counters(t), mcp.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -26,17 +25,11 @@ type RawHandler func(ctx context.Context, tc Context, args json.RawMessage) (Res
 // output may be nil. Call validates the arguments against input, with the
 // same messages as for a typed tool, before h runs.
 func NewRaw(name, description string, input, output json.RawMessage, h RawHandler) (*Tool, error) {
-	if err := checkName(name); err != nil {
+	if err := checkSpec(name, description, h == nil); err != nil {
 		return nil, fmt.Errorf("tools: new raw: %w", err)
 	}
 	fail := func(format string, args ...any) (*Tool, error) {
 		return nil, fmt.Errorf("tools: new raw: tool %q: "+format, append([]any{name}, args...)...)
-	}
-	if strings.TrimSpace(description) == "" {
-		return fail("empty description; say what the tool does and when to use it")
-	}
-	if h == nil {
-		return fail("nil handler")
 	}
 	var probe map[string]any
 	if err := json.Unmarshal(input, &probe); err != nil {

@@ -63,17 +63,11 @@ type Tool struct {
 // New fails when name does not satisfy [ValidName], when description is
 // empty, when h is nil, or when In or Out has no JSON schema (see [TypeError]).
 func New[In, Out any](name, description string, h Handler[In, Out]) (*Tool, error) {
-	if err := checkName(name); err != nil {
+	if err := checkSpec(name, description, h == nil); err != nil {
 		return nil, fmt.Errorf("tools: new: %w", err)
 	}
 	fail := func(format string, args ...any) (*Tool, error) {
 		return nil, fmt.Errorf("tools: new: tool %q: "+format, append([]any{name}, args...)...)
-	}
-	if strings.TrimSpace(description) == "" {
-		return fail("empty description; say what the tool does and when to use it")
-	}
-	if h == nil {
-		return fail("nil handler")
 	}
 	sc, err := schemasFor(reflect.TypeFor[In](), reflect.TypeFor[Out]())
 	if err != nil {
@@ -113,6 +107,21 @@ func New[In, Out any](name, description string, h Handler[In, Out]) (*Tool, erro
 		return Result{Message: msg, Value: out, Success: true}, nil
 	}
 	return t, nil
+}
+
+// checkSpec checks what every tool needs: a valid name, a description and
+// a handler.
+func checkSpec(name, description string, nilHandler bool) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if strings.TrimSpace(description) == "" {
+		return fmt.Errorf("tool %q: empty description; say what the tool does and when to use it", name)
+	}
+	if nilHandler {
+		return fmt.Errorf("tool %q: nil handler", name)
+	}
+	return nil
 }
 
 // MustNew is like [New] but panics on error. It suits tools declared in

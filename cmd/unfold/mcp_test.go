@@ -176,29 +176,8 @@ func TestMCPStdio(t *testing.T) {
 func TestMCPBinaryHTTP(t *testing.T) {
 	needSh(t)
 	project := writeProject(t, mcpProject)
-	cmd := exec.Command(binary, "mcp", "--builtins", "none", "--project", project, "--http", "127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stderr)
-	var url string
-	serving := regexp.MustCompile(`serving streamable HTTP at (http://127\.0\.0\.1:\d+/mcp)`)
-	for lines.Scan() {
-		if m := serving.FindStringSubmatch(lines.Text()); m != nil {
-			url = m[1]
-			break
-		}
-		t.Logf("stderr: %s", lines.Text())
-	}
-	if url == "" {
-		t.Fatal("the server never said where it listens")
-	}
-	go io.Copy(io.Discard, stderr)
+	cmd, port := startHTTPBinary(t, "mcp", "--builtins", "none", "--project", project, "--http", "127.0.0.1:0")
+	url := "http://127.0.0.1:" + port + "/mcp"
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -239,28 +218,7 @@ func TestMCPBinaryToken(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("open-sesame\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "mcp", "--builtins", "none", "--project", project, "--http", "0.0.0.0:0", "--token-file", tokenFile)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stderr)
-	var port string
-	serving := regexp.MustCompile(`serving streamable HTTP at http://.*:(\d+)/mcp`)
-	for lines.Scan() {
-		if m := serving.FindStringSubmatch(lines.Text()); m != nil {
-			port = m[1]
-			break
-		}
-	}
-	if port == "" {
-		t.Fatal("the server never said where it listens")
-	}
-	go io.Copy(io.Discard, stderr)
+	cmd, port := startHTTPBinary(t, "mcp", "--builtins", "none", "--project", project, "--http", "0.0.0.0:0", "--token-file", tokenFile)
 	url := "http://127.0.0.1:" + port + "/mcp"
 
 	ping := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -294,6 +252,33 @@ func TestMCPBinaryToken(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("got %v after SIGTERM, want exit status 0", err)
 	}
+}
+
+// startHTTPBinary starts the binary with args, which serve HTTP, and
+// returns it with the port it says it listens on; the test kills it at the
+// end.
+func startHTTPBinary(t *testing.T, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	lines := bufio.NewScanner(stderr)
+	serving := regexp.MustCompile(`serving streamable HTTP at http://.*:(\d+)/mcp`)
+	for lines.Scan() {
+		if m := serving.FindStringSubmatch(lines.Text()); m != nil {
+			go io.Copy(io.Discard, stderr)
+			return cmd, m[1]
+		}
+		t.Logf("stderr: %s", lines.Text())
+	}
+	t.Fatal("the server never said where it listens")
+	return nil, ""
 }
 
 // bearerTransport adds a bearer token to every request.

@@ -19,6 +19,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Key is the key of the gateway's section (default "mcp").
 	Key string
+	// CachedOnly starts no server in New: a server without a cached
+	// manifest shows as not started until it is used (for a dry run).
+	CachedOnly bool
 }
 
 // Gateway holds the configured upstream servers. Create it with New; it
@@ -70,7 +73,7 @@ func New(ctx context.Context, servers []ServerConfig, opts Options) (*Gateway, e
 	}
 	var wg sync.WaitGroup
 	for _, u := range g.ups {
-		if u.cached {
+		if u.cached || opts.CachedOnly {
 			continue
 		}
 		wg.Go(func() {

@@ -304,6 +304,10 @@ func TestManifestCache(t *testing.T) {
 
 	other := u.config("mem")
 	other.Timeout = 7 * time.Second
+	newGateway(t, gateway.Options{CacheDir: dir, CachedOnly: true}, other)
+	if u.connects.Load() != 2 {
+		t.Errorf("got %d connects with CachedOnly, want still 2", u.connects.Load())
+	}
 	newGateway(t, gateway.Options{CacheDir: dir}, other)
 	if u.connects.Load() != 3 {
 		t.Errorf("got %d connects for another configuration, want 3: the cache is keyed by it", u.connects.Load())

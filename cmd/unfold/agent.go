@@ -178,7 +178,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	g, err := startGateway(context.Background(), dir, mcpFiles, stderr)
+	g, err := startGateway(context.Background(), dir, mcpFiles, f.dryRun, stderr)
 	if err != nil {
 		return usageErr("%v", err)
 	}

@@ -34,8 +34,9 @@ const mcpConfigUsage = "an MCP configuration `FILE` ({\"mcpServers\": ...}, as C
 
 // startGateway reads the project's .mcp.json and the files given, and
 // starts a gateway for their servers; nil when none is configured.
-// Manifests are cached in DIR/.unfold/mcp.
-func startGateway(ctx context.Context, project string, files []string, stderr io.Writer) (*gateway.Gateway, error) {
+// Manifests are cached in DIR/.unfold/mcp; with cachedOnly, no server
+// starts to list what it offers.
+func startGateway(ctx context.Context, project string, files []string, cachedOnly bool, stderr io.Writer) (*gateway.Gateway, error) {
 	root := project
 	if os.Getenv(upstreamEnv) != "" {
 		root = "" // started by another unfold as an upstream server
@@ -54,8 +55,9 @@ func startGateway(ctx context.Context, project string, files []string, stderr io
 		}
 	}
 	return gateway.New(ctx, cfgs, gateway.Options{
-		CacheDir: filepath.Join(project, gateway.CacheDir),
-		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		CacheDir:   filepath.Join(project, gateway.CacheDir),
+		CachedOnly: cachedOnly,
+		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 }
 

@@ -149,7 +149,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	opts.Skills = set
 
-	g, err := startGateway(context.Background(), *project, mcpFiles, stderr)
+	g, err := startGateway(context.Background(), *project, mcpFiles, false, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
 		return 1

@@ -47,6 +47,9 @@ type ServerConfig struct {
 	// Timeout bounds each call (0: DefaultTimeout); in a file, "timeout"
 	// in seconds.
 	Timeout time.Duration `json:"-"`
+	// Priority orders the server's section for token budgets: under a
+	// budget, lower priorities show only a count of their tools first.
+	Priority int `json:"-"`
 	// File is where the server was declared, for messages.
 	File string `json:"-"`
 	// Connect, when set, makes the transport instead of Command or URL (an

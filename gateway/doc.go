@@ -13,10 +13,11 @@
 //
 // [Gateway.Section] returns one section ("mcp") shown in full, carrying
 // find_tools and call_tool, with a summarized section per server: its
-// summary gives the server's instructions (shortened) and its number of
-// tools, and the summary's suffix names them. Opening "mcp.NAME" offers all
-// the server's tools as NAME__TOOL with their schemas; opening
-// "mcp.NAME.TOOL" offers one. Openings go through the prompt's
+// summary gives the server's instructions (shortened) and its tools'
+// names, its brief their count (a token budget chooses, lowest
+// [ServerConfig].Priority first). Opening "mcp.NAME" offers all the
+// server's tools as NAME__TOOL with their schemas; opening
+// "mcp.NAME.tools.TOOL" offers one. Openings go through the prompt's
 // [prompt.Disclosure] like any other: the section is a section any prompt
 // can hold. find_tools ranks every tool by BM25 over names, descriptions
 // and argument names and opens the best matches (an expansion by key);

@@ -95,7 +95,7 @@ func TestGarbageAndStderr(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Its stderr ends with:\njunk: starting up") {
 		t.Errorf("got %v, want the tail of the server's stderr", err)
 	}
-	open(t, d, "mcp.good.echo")
+	open(t, d, "mcp.good.tools.echo")
 	if res := call(t, d, "good__echo", map[string]any{"message": "fine"}); res.Message != "fine" {
 		t.Errorf("the other server: got %q", res.Message)
 	}

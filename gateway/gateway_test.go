@@ -17,6 +17,7 @@ import (
 	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tokens"
 	"github.com/unfold-dev/unfold/tools"
 )
 
@@ -171,8 +172,8 @@ func TestServerSection(t *testing.T) {
 	text := d.Rendered(0).Text()
 	for _, want := range []string{
 		"## 1.1. mem (mcp.mem)",
-		"MCP server mem 1.2.3: A server in memory for tests. It echoes and adds. 5 tools.",
-		`Call ` + "`open_sections`" + ` with key "mcp.mem" to view full content including subsections: echo, get_sum, hang, picture, refuse.`,
+		"MCP server mem 1.2.3: A server in memory for tests. It echoes and adds. Tools: echo, get_sum, hang, picture, refuse.",
+		`Call ` + "`open_sections`" + ` with key "mcp.mem" to view full content including subsections: tools.`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the prompt lacks %q:\n%s", want, text)
@@ -185,7 +186,7 @@ func TestServerSection(t *testing.T) {
 		t.Errorf("got tools %v at start, want %v", got, want)
 	}
 
-	res := open(t, d, "mcp.mem.get_sum")
+	res := open(t, d, "mcp.mem.tools.get_sum")
 	if !res.Success || !strings.Contains(res.Message, "New tools: mem__get_sum.") {
 		t.Errorf("opening one tool: got %q", res.Message)
 	}
@@ -209,6 +210,37 @@ func TestServerSection(t *testing.T) {
 	open(t, d2, "mcp.mem")
 	if got := toolNames(d2.Tools()); !slices.Contains(got, "mem__echo") || !slices.Contains(got, "mem__hang") {
 		t.Errorf("opening the server: got tools %v, want all of mem's", got)
+	}
+}
+
+// TestBudgetChoosesNamesOrCount renders two servers under a budget that
+// fits one list of tool names: the server of higher priority lists its
+// tools, the other shows a count.
+func TestBudgetChoosesNamesOrCount(t *testing.T) {
+	low, high := newUpstream(t).config("low"), newUpstream(t).config("high")
+	high.Priority = 1
+	g := newGateway(t, gateway.Options{}, low, high)
+	sec, err := g.Section()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := prompt.MustNew("test", "gw", sec).MustBind()
+	full, err := p.Render(nil, nil, prompt.WithTokens(tokens.Estimate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Render(nil, nil, prompt.WithBudget(full.Tokens()-5, tokens.Estimate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := r.Text()
+	for _, want := range []string{"MCP server high 1.2.3: A server in memory for tests. It echoes and adds. Tools: echo, get_sum, hang, picture, refuse.", "MCP server low 1.2.3: 5 tools."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the budgeted prompt lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "MCP server low 1.2.3: A server") {
+		t.Errorf("the low-priority server kept its names:\n%s", text)
 	}
 }
 
@@ -291,10 +323,10 @@ func TestManifestCache(t *testing.T) {
 		t.Errorf("got %d connects with the manifest cached, want still 1", u.connects.Load())
 	}
 	d := disclosure(t, g2)
-	if !strings.Contains(d.Rendered(0).Text(), "5 tools.") {
-		t.Error("the section from the cache lacks the tool count")
+	if !strings.Contains(d.Rendered(0).Text(), "Tools: echo, get_sum, hang, picture, refuse.") {
+		t.Error("the section from the cache lacks the tool names")
 	}
-	open(t, d, "mcp.mem.echo")
+	open(t, d, "mcp.mem.tools.echo")
 	if res := call(t, d, "mem__echo", map[string]any{"message": "hi"}); res.Message != "hi" {
 		t.Errorf("got %q, want hi", res.Message)
 	}
@@ -390,7 +422,7 @@ func TestCallTool(t *testing.T) {
 		ok   bool
 		want string
 	}{
-		{"not open", args("echo", map[string]any{"message": "x"}), false, `The tool echo of mem is not open: open it with find_tools, or open_sections with key "mcp.mem.echo"`},
+		{"not open", args("echo", map[string]any{"message": "x"}), false, `The tool echo of mem is not open: open it with find_tools, or open_sections with key "mcp.mem.tools.echo"`},
 		{"unknown server", map[string]any{"server": "nope", "tool": "echo"}, false, `No MCP server "nope"; the servers are mem.`},
 		{"unknown tool", args("nope", nil), false, `The MCP server mem has no tool "nope"`},
 	}
@@ -400,7 +432,7 @@ func TestCallTool(t *testing.T) {
 			t.Errorf("%s: got %v %q, want %v and %q", tt.name, res.Success, res.Message, tt.ok, tt.want)
 		}
 	}
-	open(t, d, "mcp.mem.echo")
+	open(t, d, "mcp.mem.tools.echo")
 	if res := call(t, d, gateway.CallToolName, args("echo", map[string]any{"message": 7})); res.Success || !strings.Contains(res.Message, "Invalid arguments: message: expected string") {
 		t.Errorf("bad arguments: got %v %q", res.Success, res.Message)
 	}

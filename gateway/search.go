@@ -253,14 +253,13 @@ func newCallTool(g *Gateway, entries []entry) (*tools.Tool, error) {
 			return tools.Result{Message: fmt.Sprintf("The MCP server %s has no tool %q; %s lists its tools.", in.Server, in.Tool, FindToolsName)}, nil
 		}
 		e := entries[i]
-		serverPath := e.path[:strings.LastIndexByte(e.path, '.')]
 		var siblings []string
 		for _, o := range entries {
 			if o.up == e.up {
 				siblings = append(siblings, o.path)
 			}
 		}
-		if !opened(tc.Session, serverPath, e.path, siblings) {
+		if !opened(tc.Session, e.server, e.path, siblings) {
 			return tools.Result{Message: fmt.Sprintf("The tool %s of %s is not open: open it with %s, or open_sections with key %q, then call it.", in.Tool, in.Server, FindToolsName, e.path)}, nil
 		}
 		inner, _ := json.Marshal(in.Arguments)

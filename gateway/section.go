@@ -68,19 +68,24 @@ func sectionKey(name string) string {
 
 // entry is one upstream tool as the gateway offers it.
 type entry struct {
-	up   *Upstream
-	tool *sdk.Tool
-	t    *tools.Tool
-	path string // its section's path
+	up     *Upstream
+	tool   *sdk.Tool
+	t      *tools.Tool
+	path   string // its section's path
+	server string // its server's section's path
 }
+
+// toolsKey is the key of the section that holds a server's tools.
+const toolsKey = "tools"
 
 // Section returns the gateway's section, built from the servers' manifests
 // as they are now: a section (key Options.Key, default "mcp") shown in full
 // that carries find_tools and call_tool, with a summarized section per
-// server, whose summary gives the server's instructions (shortened), how
-// many tools it has and, in its suffix, their names. Opening a server
+// server, whose summary gives the server's instructions (shortened) and
+// its tools' names, and whose brief (what a token budget may show instead)
+// counts them. Opening a server
 // (open_sections with key "mcp.NAME") offers all its tools, as NAME__TOOL
-// with the server's schemas; opening "mcp.NAME.TOOL" offers that tool
+// with the server's schemas; opening "mcp.NAME.tools.TOOL" offers that tool
 // alone. A section is immutable: call Section again after a change
 // (Subscribe) and replace it.
 func (g *Gateway) Section() (*section.Section, error) {
@@ -114,7 +119,8 @@ func (g *Gateway) Section() (*section.Section, error) {
 func (g *Gateway) serverSection(u *Upstream) (*section.Section, []entry) {
 	m := u.Manifest()
 	key := sectionKey(u.cfg.Name)
-	base := g.key + "." + key
+	server := g.key + "." + key
+	base := server + "." + toolsKey
 	var entries []entry
 	used := map[string]bool{}
 	for _, tool := range m.Tools {
@@ -128,11 +134,12 @@ func (g *Gateway) serverSection(u *Upstream) (*section.Section, []entry) {
 			g.log.Warn("gateway: a tool left out", "server", u.cfg.Name, "tool", tool.Name, "err", err)
 			continue
 		}
-		entries = append(entries, entry{up: u, tool: tool, t: t, path: base + "." + k})
+		entries = append(entries, entry{up: u, tool: tool, t: t, path: base + "." + k, server: server})
 	}
 	paths := make([]string, len(entries))
+	names := make([]string, len(entries))
 	for i, e := range entries {
-		paths[i] = e.path
+		paths[i], names[i] = e.path, e.tool.Name
 	}
 	children := make([]*section.Section, len(entries))
 	for i, e := range entries {
@@ -146,7 +153,6 @@ func (g *Gateway) serverSection(u *Upstream) (*section.Section, []entry) {
 			}),
 		})
 	}
-	title := u.cfg.Name
 	about := "MCP server " + u.cfg.Name
 	if m.Version != "" {
 		about += " " + m.Version
@@ -155,11 +161,14 @@ func (g *Gateway) serverSection(u *Upstream) (*section.Section, []entry) {
 	if ins := shorten(m.Instructions, maxSummary); ins != "" {
 		summary += ": " + ins
 	}
+	brief := about + ": "
 	switch {
 	case m.ConfigHash == "":
 		summary += fmt.Sprintf(". Its tools are not known yet: it did not start (%s); opening it tries again.", shorten(errText(u.Err()), maxSummary))
+		brief += "not started yet."
 	default:
-		summary += fmt.Sprintf(". %d tools.", len(entries))
+		summary += fmt.Sprintf(". Tools: %s.", strings.Join(names, ", "))
+		brief += fmt.Sprintf("%d tools.", len(entries))
 	}
 	body := about + "."
 	if m.Instructions != "" {
@@ -167,11 +176,20 @@ func (g *Gateway) serverSection(u *Upstream) (*section.Section, []entry) {
 	}
 	return section.New(section.Spec[section.None]{
 		Key:        key,
-		Title:      title,
+		Title:      u.cfg.Name,
 		Body:       body,
 		Summary:    summary,
+		Brief:      brief,
+		Priority:   u.cfg.Priority,
 		Visibility: visibility.Const(visibility.Summary),
-		Children:   children,
+		// The tools are one child, so that the summary's suffix names it
+		// rather than every tool: the summary names them, the brief counts
+		// them, and a budget chooses.
+		Children: []*section.Section{section.New(section.Spec[section.None]{
+			Key:      toolsKey,
+			Title:    "Tools of " + u.cfg.Name,
+			Children: children,
+		})},
 	}), entries
 }
 

@@ -131,7 +131,7 @@ func BenchmarkProxiedCall(b *testing.B) {
 	}
 	b.Cleanup(func() { g.Close() })
 	p := throughUnfold(b, g)
-	open := &sdk.CallToolParams{Name: "open_sections", Arguments: map[string]any{"section_keys": []string{"mcp.everything.echo"}, "reason": "bench"}}
+	open := &sdk.CallToolParams{Name: "open_sections", Arguments: map[string]any{"section_keys": []string{"mcp.everything.tools.echo"}, "reason": "bench"}}
 	if res, err := p.CallTool(b.Context(), open); err != nil || res.IsError {
 		b.Fatalf("open: %v %v", res, err)
 	}

@@ -128,7 +128,7 @@ func TestGatewayOverMCP(t *testing.T) {
 			progress <- p.Message
 		}
 	})
-	call(t, c2, prompt.OpenSectionsName, prompt.OpenSectionsInput{SectionKeys: []string{"mcp.mem.wait"}, Reason: "test"})
+	call(t, c2, prompt.OpenSectionsName, prompt.OpenSectionsInput{SectionKeys: []string{"mcp.mem.tools.wait"}, Reason: "test"})
 	if _, err := c2.CallTool(ctx, params); err == nil {
 		t.Error("got an answer to a cancelled call")
 	}

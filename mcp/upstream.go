@@ -100,7 +100,7 @@ func gatewayInstructions(g *gateway.Gateway) string {
 		}
 		fmt.Fprintf(&b, " %s (%s)", u.Name(), strings.Join(names, ", "))
 	}
-	b.WriteString(". Open a server's tools with " + prompt.OpenSectionsName + " (key \"" + g.Key() + ".SERVER\", or \"" + g.Key() + ".SERVER.TOOL\" for one), or find them with " +
+	b.WriteString(". Open a server's tools with " + prompt.OpenSectionsName + " (key \"" + g.Key() + ".SERVER\", or \"" + g.Key() + ".SERVER.tools.TOOL\" for one), or find them with " +
 		gateway.FindToolsName + "; call them as SERVER" + gateway.Separator + "TOOL or with " + gateway.CallToolName + ".")
 	return b.String()
 }

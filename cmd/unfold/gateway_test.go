@@ -133,7 +133,7 @@ func TestAgentCommandGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	url, reqs := fakeEndpoint(t,
-		`call open_sections {"section_keys":["mcp.up.bash"],"reason":"run a command"}`,
+		`call open_sections {"section_keys":["mcp.up.tools.bash"],"reason":"run a command"}`,
 		`call up__bash {"command":"echo hi-from-upstream"}`,
 		"All done.")
 	var stdout, stderr bytes.Buffer

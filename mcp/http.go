@@ -114,6 +114,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := h.readBody(w, r)
 	if err != nil {
+		// What is left of the body is not read: the connection closes
+		// after the answer (else the server would wait for the rest).
+		w.Header().Set("Connection", "close")
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -335,4 +336,69 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestHTTPBodyLimits sends a body past the size limit and one that stops
+// arriving: each is refused with its status, and the session goes on with
+// its state.
+func TestHTTPBodyLimits(t *testing.T) {
+	s, err := mcp.New(counters(t), mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	hs := httptest.NewServer(s.Handler(mcp.HTTPOptions{MaxBodyBytes: 2048, BodyTimeout: 300 * time.Millisecond}))
+	t.Cleanup(hs.Close)
+	c := connect(t, &sdk.StreamableClientTransport{Endpoint: hs.URL})
+	call(t, c, "counter", map[string]any{"command": "add 2"})
+	headers := func(h http.Header) {
+		h.Set("Content-Type", "application/json")
+		h.Set("Accept", "application/json, text/event-stream")
+		h.Set("Mcp-Session-Id", c.ID())
+		h.Set("Mcp-Protocol-Version", c.InitializeResult().ProtocolVersion)
+	}
+
+	big := `{"jsonrpc":"2.0","id":50,"method":"ping","params":{"pad":"` + strings.Repeat("x", 4096) + `"}}`
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(big))
+	headers(req.Header)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(msg), "exceeds 2048 bytes") {
+		t.Errorf("a body past the limit: got %d %q, want 413 naming the limit", resp.StatusCode, msg)
+	}
+
+	// A body that announces 1000 bytes and sends 10.
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	h := http.Header{}
+	headers(h)
+	var head strings.Builder
+	fmt.Fprintf(&head, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000\r\n", hs.Listener.Addr())
+	h.Write(&head)
+	head.WriteString("\r\n" + `{"jsonrpc"`)
+	if _, err := io.WriteString(conn, head.String()); err != nil {
+		t.Fatal(err)
+	}
+	// A guard against hanging: without a body timeout nothing answers.
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("a body that stops arriving: no answer (%v), want 408", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Errorf("a body that stops arriving: got status %d, want 408", resp.StatusCode)
+	}
+
+	res := call(t, c, "counter", map[string]any{"command": "add 3"})
+	if out := structured(t, res); out.Output != "Total: 5" {
+		t.Errorf("after the refused bodies: got %q, want Total: 5 (the session's state kept)", out.Output)
+	}
 }

@@ -174,7 +174,10 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// commands.
 	context.AfterFunc(ctx, func() { closeServer(s, stderr) })
 	if *addr != "" {
-		err = serveHTTP(ctx, s.Handler(mcp.HTTPOptions{Token: token}), *addr, stderr)
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", *addr); err == nil {
+			err = serveHTTP(ctx, s.Handler(mcp.HTTPOptions{Token: token}), ln, defaultHTTPTimeouts, stderr)
+		}
 		closeServer(s, stderr)
 		if err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
@@ -254,18 +257,22 @@ func checkAddr(addr string, hasToken bool) error {
 	return errors.New("serving off loopback needs a bearer token: give --token-file FILE or set " + tokenEnv + " (the environments run commands with your permissions), or serve on 127.0.0.1, [::1] or localhost")
 }
 
-// serveHTTP serves streamable HTTP at /mcp until ctx is done. It prints the
-// address it listens on, so that port 0 can be used.
-func serveHTTP(ctx context.Context, h http.Handler, addr string, stderr io.Writer) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
+// httpTimeouts bound how long a client may hold a connection without
+// making progress: the headers of a request, and the wait for the next
+// request. Request bodies have their own timeout (mcp.HTTPOptions);
+// responses are streams that may last, so there is no write timeout.
+type httpTimeouts struct {
+	header, idle time.Duration
+}
+
+var defaultHTTPTimeouts = httpTimeouts{header: 10 * time.Second, idle: 2 * time.Minute}
+
+// serveHTTP serves streamable HTTP at /mcp on ln until ctx is done. It
+// prints the address it listens on, so that port 0 can be used.
+func serveHTTP(ctx context.Context, h http.Handler, ln net.Listener, timeouts httpTimeouts, stderr io.Writer) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	// Request bodies have their own timeout (mcp.HTTPOptions); responses
-	// are streams that may last, so there is no write timeout.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: timeouts.header, IdleTimeout: timeouts.idle}
 	fmt.Fprintf(stderr, "unfold mcp: serving streamable HTTP at http://%s/mcp\n", ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -325,5 +326,49 @@ func TestMCPFlags(t *testing.T) {
 				t.Errorf("got stdout %q, want the usage", stdout.String())
 			}
 		})
+	}
+}
+
+// TestServeHTTPHeaderTimeout opens a connection that sends half a request's
+// headers and nothing more: the server closes it after the header timeout,
+// and answers other clients meanwhile.
+func TestServeHTTPHeaderTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "fine") })
+	go func() {
+		done <- serveHTTP(ctx, h, ln, httpTimeouts{header: 200 * time.Millisecond, idle: time.Second}, io.Discard)
+	}()
+
+	slow, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	if _, err := io.WriteString(slow, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + ln.Addr().String() + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "fine" {
+		t.Errorf("another client got %q, want fine", body)
+	}
+	// A guard against hanging: without a header timeout the server waits
+	// for the rest of the headers for ever.
+	slow.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if n, err := slow.Read(make([]byte, 512)); err != io.EOF {
+		t.Errorf("half a request's headers: got %d bytes and %v, want the connection closed (EOF)", n, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serveHTTP: %v", err)
 	}
 }

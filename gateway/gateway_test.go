@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -438,5 +440,42 @@ func TestCallTool(t *testing.T) {
 	}
 	if res := call(t, d, gateway.CallToolName, args("echo", map[string]any{"message": "via call_tool"})); !res.Success || res.Message != "via call_tool" {
 		t.Errorf("got %v %q, want the echo", res.Success, res.Message)
+	}
+}
+
+// TestHTTPUpstream configures a streamable HTTP server as a client's
+// configuration file would, with its bearer token from a variable: its
+// tools are listed and called with the header; with a wrong token the
+// server does not start, and the error names it.
+func TestHTTPUpstream(t *testing.T) {
+	u := newUpstream(t)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return u.srv }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer k1" {
+			http.Error(w, "wrong token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	cfgs, err := gateway.ParseConfig("a.json", []byte(`{"mcpServers": {
+  "web": {"type": "http", "url": "`+hs.URL+`", "headers": {"Authorization": "Bearer ${KEY}"}},
+  "bad": {"type": "http", "url": "`+hs.URL+`", "headers": {"Authorization": "Bearer nope"}, "timeout": 5}
+}}`), env(map[string]string{"KEY": "k1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, gateway.Options{}, cfgs...)
+	d := disclosure(t, g)
+	if text := d.Rendered(0).Text(); !strings.Contains(text, "MCP server web 1.2.3: A server in memory for tests. It echoes and adds. Tools: echo,") {
+		t.Errorf("the prompt lacks the HTTP server's tools:\n%s", text)
+	}
+	open(t, d, "mcp.web.tools.echo")
+	if res := call(t, d, "web__echo", map[string]any{"message": "over http"}); !res.Success || res.Message != "over http" {
+		t.Errorf("web__echo: got %v %q", res.Success, res.Message)
+	}
+	bad, _ := g.Upstream("bad")
+	if err := bad.Err(); err == nil || !strings.Contains(err.Error(), "MCP server bad: start:") {
+		t.Errorf("a wrong token: got %v, want a start error naming the server", err)
 	}
 }

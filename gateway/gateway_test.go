@@ -278,11 +278,12 @@ func TestProgressAndCancel(t *testing.T) {
 	g := newGateway(t, gateway.Options{}, u.config("mem"))
 	up, _ := g.Upstream("mem")
 	progress := make(chan string, 1)
-	ctx, cancel := context.WithCancel(gateway.WithProgress(t.Context(), func(p, total float64, msg string) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ctx = gateway.WithProgress(ctx, func(p, total float64, msg string) {
 		progress <- msg
-		cancelLater()
-	}))
-	cancelFn = cancel
+		go cancel()
+	})
 	_, err := up.CallTool(ctx, "hang", nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("got %v, want the call cancelled", err)
@@ -296,10 +297,6 @@ func TestProgressAndCancel(t *testing.T) {
 		t.Errorf("after a cancelled call: got %v, %v", res, err)
 	}
 }
-
-var cancelFn context.CancelFunc
-
-func cancelLater() { go cancelFn() }
 
 // TestManifestCache checks that a cached manifest starts nothing, that a
 // call starts the server, and that another configuration fetches again.

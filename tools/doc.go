@@ -91,6 +91,14 @@
 // Tool names must match ^[a-zA-Z0-9_-]{1,64}$, the rule the major model APIs
 // share; [ValidName] checks it.
 //
+// # Hints
+//
+// [Tool.WithHints] gives a tool [Hints]: whether its calls only read, may
+// destroy, may be repeated without further effect, reach beyond a closed
+// domain. Front ends pass them on (the MCP server as tool annotations); a
+// tool without them is taken to be [AssumedHints], as MCP assumes. The
+// help tool only reads.
+//
 // # Built-in tools and exports
 //
 // [NewHelp] makes a self-describing help tool: it lists what a prompt offers
@@ -105,5 +113,6 @@
 // Landlock, the command's processes may write only in the working
 // directory and the temporary directory. There is a dry-run and an
 // explicit unsafe mode. [OpenAITools], [AnthropicTools] and [MCPTools]
-// export a tool set in each API's format.
+// export a tool set in each API's format (MCP's with the annotations of the
+// tools that carry hints).
 package tools

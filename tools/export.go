@@ -49,13 +49,21 @@ func AnthropicTools(ts []*Tool) (json.RawMessage, error) {
 // MCPTools returns ts as the "tools" array of a Model Context Protocol
 // tools/list result: {"name","description","inputSchema"} per tool, in order,
 // plus "outputSchema" when the tool's output is a JSON object (MCP allows
-// only object output schemas).
+// only object output schemas) and "annotations" when the tool carries
+// [Hints].
 func MCPTools(ts []*Tool) (json.RawMessage, error) {
+	type annotations struct {
+		ReadOnly    bool `json:"readOnlyHint"`
+		Destructive bool `json:"destructiveHint"`
+		Idempotent  bool `json:"idempotentHint"`
+		OpenWorld   bool `json:"openWorldHint"`
+	}
 	type entry struct {
 		Name         string          `json:"name"`
 		Description  string          `json:"description"`
 		InputSchema  json.RawMessage `json:"inputSchema"`
 		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+		Annotations  *annotations    `json:"annotations,omitempty"`
 	}
 	out := make([]entry, 0, len(ts))
 	for _, t := range ts {
@@ -65,6 +73,9 @@ func MCPTools(ts []*Tool) (json.RawMessage, error) {
 		e := entry{Name: t.name, Description: t.description, InputSchema: t.input}
 		if objectSchema(t.output) {
 			e.OutputSchema = t.output
+		}
+		if h, ok := t.Hints(); ok {
+			e.Annotations = &annotations{h.ReadOnly, h.Destructive, h.Idempotent, h.OpenWorld}
 		}
 		out = append(out, e)
 	}

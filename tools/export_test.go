@@ -16,7 +16,8 @@ func TestExport(t *testing.T) {
 		N int `json:"n"`
 	}
 	search := tools.MustNew("search", "Search.", func(context.Context, tools.Context, in) (out, error) { return out{}, nil })
-	echo := tools.MustNew("echo", "Echo.", func(context.Context, tools.Context, in) (string, error) { return "", nil })
+	echo := tools.MustNew("echo", "Echo.", func(context.Context, tools.Context, in) (string, error) { return "", nil }).
+		WithHints(tools.Hints{ReadOnly: true, Idempotent: true})
 	set := []*tools.Tool{search, echo}
 	schema := string(search.InputSchema())
 	tests := []struct {
@@ -32,7 +33,8 @@ func TestExport(t *testing.T) {
 				`{"name":"echo","description":"Echo.","input_schema":` + schema + `}]`},
 		{"mcp", tools.MCPTools,
 			`[{"name":"search","description":"Search.","inputSchema":` + schema + `,"outputSchema":` + string(search.OutputSchema()) + `},` +
-				`{"name":"echo","description":"Echo.","inputSchema":` + schema + `}]`},
+				`{"name":"echo","description":"Echo.","inputSchema":` + schema + `,` +
+				`"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -72,9 +72,14 @@ func NewHelp(index func() HelpIndex) (*Tool, error) {
 	if index == nil {
 		return nil, errors.New("tools: new help: nil index function")
 	}
-	return New(HelpName, helpDescription, func(_ context.Context, _ Context, in HelpInput) (HelpOutput, error) {
+	t, err := New(HelpName, helpDescription, func(_ context.Context, _ Context, in HelpInput) (HelpOutput, error) {
 		return answerHelp(index(), in.Query), nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	// It only reads the index.
+	return t.WithHints(Hints{ReadOnly: true, Idempotent: true}), nil
 }
 
 // answerHelp filters idx by query and ranks what matched.

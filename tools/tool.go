@@ -51,6 +51,7 @@ type Tool struct {
 	output      json.RawMessage
 	inputSchema *schema.Schema     // the inferred input schema, for the guard and to explain validation errors
 	compiled    *jsonschema.Schema // the input schema, compiled once
+	hints       *Hints             // nil: the tool says nothing (see WithHints)
 	run         func(ctx context.Context, tc Context, args []byte) (Result, error)
 }
 

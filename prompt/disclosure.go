@@ -85,7 +85,7 @@ func NewDisclosure(sess *session.Session, fs afero.Fs, parts []Part, opts ...Dis
 	for _, o := range opts {
 		o(d)
 	}
-	d.open = tools.MustNew(OpenSectionsName, openSectionsDescription, d.openSections)
+	d.open = tools.MustNew(OpenSectionsName, openSectionsDescription, d.openSections).WithHints(openSectionsHints)
 	return d, nil
 }
 

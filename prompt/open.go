@@ -151,8 +151,14 @@ const (
 	msgWriteFailed  = "Failed to write context for '%s': %v"
 )
 
+// openSectionsHints are open_sections' account of itself: it changes what
+// the session shows and writes context files of its own (context/<key>.md,
+// the section's content, again the same on a second call), reaching
+// nothing outside the prompt.
+var openSectionsHints = tools.Hints{Idempotent: true}
+
 func (r *Rendered) openSectionsTool() *tools.Tool {
-	return tools.MustNew(OpenSectionsName, openSectionsDescription, r.openSections)
+	return tools.MustNew(OpenSectionsName, openSectionsDescription, r.openSections).WithHints(openSectionsHints)
 }
 
 // openSections is the open_sections handler, bound to this render: what is

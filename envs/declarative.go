@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tools"
 )
 
 // DefaultMaxLines is the screen height of a [Declarative] environment whose
@@ -48,6 +49,9 @@ type DeclarativeSpec struct {
 	// Close, when set, releases the environment's resources. It runs once,
 	// on the first call of [Declarative.Close].
 	Close func() error
+	// Hints, when set, say what the commands do to the world around them
+	// ([Hinter]); nil means [tools.AssumedHints].
+	Hints *tools.Hints
 }
 
 // Declarative is an environment built from a list of [Command] values. It
@@ -65,6 +69,7 @@ type Declarative struct {
 	state    func() string
 	maxLines int
 	onClose  func() error
+	hints    tools.Hints
 
 	cmds      []Command
 	byName    map[string]int // command name -> index in cmds and help
@@ -84,6 +89,7 @@ var (
 	_ Env        = (*Declarative)(nil)
 	_ Closer     = (*Declarative)(nil)
 	_ Summarizer = (*Declarative)(nil)
+	_ Hinter     = (*Declarative)(nil)
 )
 
 // NewDeclarative returns the environment called name (an identifier, used
@@ -126,6 +132,10 @@ func NewDeclarative(name string, sess *session.Session, spec DeclarativeSpec) (*
 		cmds:     slices.Clone(spec.Commands),
 		byName:   make(map[string]int, len(spec.Commands)),
 		sem:      make(chan struct{}, 1),
+		hints:    tools.AssumedHints,
+	}
+	if spec.Hints != nil {
+		d.hints = *spec.Hints
 	}
 	if d.maxLines == 0 {
 		d.maxLines = DefaultMaxLines
@@ -153,6 +163,10 @@ func (d *Declarative) Name() string { return d.name }
 
 // Summary returns the environment's one-line description.
 func (d *Declarative) Summary() string { return d.desc }
+
+// Hints returns what the commands do to the world around them, as the spec
+// says ([tools.AssumedHints] when it does not).
+func (d *Declarative) Hints() tools.Hints { return d.hints }
 
 // Session returns the session that records the environment's usage.
 func (d *Declarative) Session() *session.Session { return d.sess }

@@ -12,7 +12,8 @@
 // while a command runs and must not wait for it. Optional abilities are
 // optional interfaces: [Closer] for environments holding resources,
 // [Summarizer] for a one-line description shown when the environment's prompt
-// section is summarized.
+// section is summarized, [Hinter] for what its commands do to the world
+// (read only, destructive, idempotent, open world).
 //
 // Package envtest checks an implementation against this contract.
 //

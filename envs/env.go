@@ -1,6 +1,10 @@
 package envs
 
-import "context"
+import (
+	"context"
+
+	"github.com/unfold-dev/unfold/tools"
+)
 
 // Env is a persistent environment an agent sends commands to: a shell, a
 // REPL, an editor, a declarative command set.
@@ -32,6 +36,16 @@ type Closer interface {
 // line, shown when their prompt section is summarized ("Bash shell (ready)").
 type Summarizer interface {
 	Summary() string
+}
+
+// Hinter is implemented by environments that say what their commands do to
+// the world around them: whether they only read, may destroy, repeat
+// without further effect, or reach beyond a closed domain. The
+// orchestrator puts the hints on the environment's command tool (MCP
+// clients see them as tool annotations); an environment that does not say
+// is taken to be [tools.AssumedHints]. Hints must not block.
+type Hinter interface {
+	Hints() tools.Hints
 }
 
 // Response is the result of one command, or of one part of it: a command

@@ -153,6 +153,7 @@ type registration struct {
 	tools       []*tools.Tool
 	budget      int
 	limits      envs.Defaults // for an environment run by envs.Background
+	hints       *tools.Hints
 }
 
 // Budget bounds the tokens of the environment's responses, unless a call
@@ -194,6 +195,13 @@ func Description(line string) RegisterOption {
 // section renders in full.
 func Tools(ts ...*tools.Tool) RegisterOption {
 	return func(r *registration) { r.tools = append(r.tools, ts...) }
+}
+
+// Hints says what the environment's commands do to the world around them,
+// over what the environment says itself ([envs.Hinter]): its command tool
+// carries them.
+func Hints(h tools.Hints) RegisterOption {
+	return func(r *registration) { r.hints = &h }
 }
 
 // Register adds env under name. The name must be an identifier (letters,

@@ -208,7 +208,8 @@ func (c CommandOutput) String() string { return c.Output }
 // command in it through the orchestrator (so the command is recorded in the
 // session, see [Orchestrator.Run]); every environment's prompt section
 // carries it. Its input is a [CommandInput], its timeouts at most
-// [MaxTimeout] seconds. The same tool is returned at every call. A command
+// [MaxTimeout] seconds; its hints say what the environment's commands do
+// ([Hints], [envs.Hinter]). The same tool is returned at every call. A command
 // that fails is a failed result whose message is the output, and whose
 // Value is the [CommandOutput] still; a command still running is not a
 // failure. It fails for an unknown environment, or one whose name makes no
@@ -264,7 +265,28 @@ func (o *Orchestrator) commandTool(e *entry) (*tools.Tool, error) {
 		})
 		if e.toolErr != nil {
 			e.toolErr = fmt.Errorf("orchestrator: command tool for %s: %w", name, e.toolErr)
+			return
 		}
+		e.tool = e.tool.WithHints(envHints(e))
 	})
 	return e.tool, e.toolErr
+}
+
+// envHints is what the environment's commands do, as its registration says,
+// else as it says itself ([envs.Hinter]), else [tools.AssumedHints]. An
+// environment whose Hints panics is taken to say nothing.
+func envHints(e *entry) (h tools.Hints) {
+	if e.reg.hints != nil {
+		return *e.reg.hints
+	}
+	hinter, ok := e.env.(envs.Hinter)
+	if !ok {
+		return tools.AssumedHints
+	}
+	defer func() {
+		if recover() != nil {
+			h = tools.AssumedHints
+		}
+	}()
+	return hinter.Hints()
 }

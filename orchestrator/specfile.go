@@ -81,6 +81,34 @@ type specFile struct {
 	Quiet       float64           `json:"quiet"`
 	Budget      int               `json:"budget"`
 	Limits      procs.Limits      `json:"limits"`
+	Hints       *specHints        `json:"hints"`
+}
+
+// specHints are a spec file's hints; a field left out is what MCP assumes
+// ([tools.AssumedHints]).
+type specHints struct {
+	ReadOnly    *bool `json:"read_only"`
+	Destructive *bool `json:"destructive"`
+	Idempotent  *bool `json:"idempotent"`
+	OpenWorld   *bool `json:"open_world"`
+}
+
+// hints fills in the fields left out: a read-only environment destroys
+// nothing.
+func (h *specHints) hints() tools.Hints {
+	out := tools.AssumedHints
+	if h.ReadOnly != nil && *h.ReadOnly {
+		out.Destructive = false
+	}
+	for _, f := range []struct {
+		from *bool
+		to   *bool
+	}{{h.ReadOnly, &out.ReadOnly}, {h.Destructive, &out.Destructive}, {h.Idempotent, &out.Idempotent}, {h.OpenWorld, &out.OpenWorld}} {
+		if f.from != nil {
+			*f.to = *f.from
+		}
+	}
+	return out
 }
 
 // limits returns the spec's soft limits.
@@ -338,6 +366,9 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string, data []byte) (stri
 		opts = append(opts, OnDemand())
 	}
 	opts = append(opts, Description(spec.Description), Budget(spec.Budget))
+	if spec.Hints != nil {
+		opts = append(opts, Hints(spec.Hints.hints()))
+	}
 	var env envs.Env
 	switch spec.Kind {
 	case "interactive":

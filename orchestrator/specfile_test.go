@@ -15,6 +15,7 @@ import (
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/tools"
 )
 
 // goodProcessSpec returns a valid process spec file running the fake process.
@@ -72,6 +73,8 @@ func TestLoadSpecsErrors(t *testing.T) {
 		{"twovalues.json", `{"kind":"process"} {}`, `env/twovalues.json: not valid JSON: more than one JSON value in the file`},
 		{"my-env.json", `{"kind":"process","executable":"sh","description":"x"}`, `env/my-env.json: the file name gives the environment's name: invalid environment name "my-env": use an identifier (letters, digits and underscores, not starting with a digit); rename the file`},
 		{"orchestrator.json", `{"kind":"process","executable":"sh","description":"x"}`, `env/orchestrator.json: the file name gives the environment's name: invalid environment name "orchestrator": the name is reserved for the orchestrator's own screen; rename the file`},
+		{"hinttype.json", `{"kind":"process","executable":"sh","description":"x","hints":{"read_only":"yes"}}`, `env/hinttype.json: field "hints.read_only": wrong type: expected boolean, but got string`},
+		{"hintname.json", `{"kind":"interactive","command":"x","prompt":"> ","description":"x","hints":{"readonly":true}}`, `env/hintname.json: field "hints": unknown field "readonly"`},
 		{"echo.json", `{"kind":"process","executable":"sh","description":"x"}`, `env/echo.json: orchestrator: register echo: an environment with that name is already registered`},
 	}
 	for _, tt := range tests {
@@ -327,5 +330,61 @@ func TestSectionFollowsSpecChanges(t *testing.T) {
 	o.Execute(ctx, "counter", "get")
 	if got := text(); !strings.Contains(got, "[counter is gone: its spec file was removed or no longer loads.]") {
 		t.Errorf("after the removal: got %q, want a note that it is gone", got)
+	}
+}
+
+// hinted is an environment that says what its commands do.
+type hinted struct {
+	testEnv
+	hints func() tools.Hints
+}
+
+func (h *hinted) Hints() tools.Hints { return h.hints() }
+
+// TestCommandToolHints checks where a command tool's hints come from: the
+// registration, else the environment, else what MCP assumes; a spec file's
+// hints, with the fields it leaves out as MCP assumes them.
+func TestCommandToolHints(t *testing.T) {
+	closed := tools.Hints{Idempotent: true}
+	dir := writeProject(t, map[string]string{
+		"query.json": `{"kind":"interactive","command":"sqlite3","prompt":"sqlite> ","description":"x","hints":{"read_only":true,"open_world":false}}`,
+		"net.json":   `{"kind":"process","executable":"sh","description":"x","hints":{"idempotent":true}}`,
+		"plain.json": `{"kind":"process","executable":"sh","description":"x"}`,
+	})
+	o := mustNew(t, WithInteractive(func(InteractiveSpec) (envs.Env, error) { return &testEnv{}, nil }))
+	defer o.Close()
+	say := func(h tools.Hints) *hinted { return &hinted{hints: func() tools.Hints { return h }} }
+	for name, env := range map[string]envs.Env{
+		"silent": &testEnv{},
+		"says":   say(closed),
+		"panics": &hinted{hints: func() tools.Hints { panic("no") }},
+	} {
+		if err := o.Register(name, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := o.Register("overridden", say(closed), Hints(tools.Hints{ReadOnly: true})); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.LoadSpecs(dir); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]tools.Hints{
+		"silent":     tools.AssumedHints,
+		"says":       closed,
+		"panics":     tools.AssumedHints,
+		"overridden": {ReadOnly: true},
+		"query":      {ReadOnly: true},
+		"net":        {Destructive: true, Idempotent: true, OpenWorld: true},
+		"plain":      tools.AssumedHints,
+	}
+	for name, w := range want {
+		tool, err := o.CommandTool(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := tool.Hints(); !ok || got != w {
+			t.Errorf("%s: got hints %+v (%v), want %+v", name, got, ok, w)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/internal/procs"
 	"github.com/unfold-dev/unfold/internal/term"
+	"github.com/unfold-dev/unfold/tools"
 )
 
 // MaxLines is the height of the shell's screen.
@@ -142,6 +143,7 @@ var (
 	_ envs.LimitedExecutor = (*Shell)(nil)
 	_ envs.Closer          = (*Shell)(nil)
 	_ envs.Summarizer      = (*Shell)(nil)
+	_ envs.Hinter          = (*Shell)(nil)
 )
 
 // New starts a shell. It fails when bash cannot be found or started, or
@@ -225,6 +227,10 @@ func spinFor(opt time.Duration) time.Duration {
 
 // Summary returns "Bash shell (ready)".
 func (s *Shell) Summary() string { return Summary }
+
+// Hints says that a shell's commands may change and delete anything the
+// user may, and reach the network and other programs.
+func (s *Shell) Hints() tools.Hints { return tools.Hints{Destructive: true, OpenWorld: true} }
 
 // Screen shows the working directory, the last exit code, the background
 // jobs (when there are any) and how to use the shell. It does not wait for

@@ -15,6 +15,7 @@ import (
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/rootfs"
 	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tools"
 )
 
 // Name is the editor's environment name: the orchestrator registers it under
@@ -104,6 +105,7 @@ var (
 	_ envs.Env        = (*Editor)(nil)
 	_ envs.Closer     = (*Editor)(nil)
 	_ envs.Summarizer = (*Editor)(nil)
+	_ envs.Hinter     = (*Editor)(nil)
 )
 
 // rawKey is the context key under which Execute hands the full command text
@@ -279,6 +281,10 @@ func (e *Editor) Summary() string {
 	}
 	return "Editor (" + strconv.Itoa(len(e.views)) + " views)"
 }
+
+// Hints says that the editor's commands may overwrite and delete text,
+// and reach nothing but the files under its root.
+func (e *Editor) Hints() tools.Hints { return tools.Hints{Destructive: true} }
 
 // Session returns the session that records the editor's help usage.
 func (e *Editor) Session() *session.Session { return e.decl.Session() }

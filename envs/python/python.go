@@ -12,6 +12,7 @@ import (
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/internal/procs"
+	"github.com/unfold-dev/unfold/tools"
 )
 
 // DefaultGrace is how long interrupted code may take to stop before the
@@ -110,6 +111,7 @@ var (
 	_ envs.LimitedExecutor = (*REPL)(nil)
 	_ envs.Closer          = (*REPL)(nil)
 	_ envs.Summarizer      = (*REPL)(nil)
+	_ envs.Hinter          = (*REPL)(nil)
 )
 
 // New returns a Python environment. The interpreter starts with the first
@@ -163,6 +165,10 @@ func New(opt ...Option) (*REPL, error) {
 // Summary returns the one line shown when the environment's section is
 // summarized.
 func (r *REPL) Summary() string { return "Python REPL (ready)" }
+
+// Hints says that Python code may change and delete anything the user
+// may, and reach the network and other programs.
+func (r *REPL) Hints() tools.Hints { return tools.Hints{Destructive: true, OpenWorld: true} }
 
 // Execute runs code with the environment's own limits; see
 // [REPL.ExecuteLimited].

@@ -188,7 +188,7 @@ func newFindTools(g *Gateway, entries []entry) (*tools.Tool, error) {
 		"ranks every tool by its name, description and argument names, opens the best matches " +
 		"(they are offered as SERVER" + Separator + "TOOL from then on) and answers with their descriptions and input schemas. " +
 		"Call them by name, or with " + CallToolName + "."
-	return tools.New(FindToolsName, desc, func(_ context.Context, _ tools.Context, in FindToolsInput) (string, error) {
+	t, err := tools.New(FindToolsName, desc, func(_ context.Context, _ tools.Context, in FindToolsInput) (string, error) {
 		if strings.TrimSpace(in.Query) == "" {
 			return "", errors.New("give a query: words for what the tool should do")
 		}
@@ -213,6 +213,11 @@ func newFindTools(g *Gateway, entries []entry) (*tools.Tool, error) {
 		}
 		return "", tools.Halt(&prompt.VisibilityExpansionError{Keys: keys, Reason: "find_tools: " + in.Query, Answer: b.String()})
 	})
+	if err != nil {
+		return nil, err
+	}
+	// It opens tools (the session's tool list grows) and calls none.
+	return t.WithHints(tools.Hints{Idempotent: true}), nil
 }
 
 // compactJSON removes insignificant space.
@@ -239,7 +244,6 @@ type CallToolInput struct {
 func newCallTool(g *Gateway, entries []entry) (*tools.Tool, error) {
 	desc := "Call a tool of an MCP server by server and tool name, with its arguments (checked against the tool's input schema). " +
 		"The tool must be open: open it with " + FindToolsName + " or open_sections first."
-	var ct *tools.Tool
 	ct, err := tools.NewRaw(CallToolName, desc, callToolSchema(), nil, func(ctx context.Context, tc tools.Context, args json.RawMessage) (tools.Result, error) {
 		var in CallToolInput
 		if err := json.Unmarshal(args, &in); err != nil {
@@ -268,7 +272,11 @@ func newCallTool(g *Gateway, entries []entry) (*tools.Tool, error) {
 		}
 		return e.t.Call(ctx, tc, inner)
 	})
-	return ct, err
+	if err != nil {
+		return nil, err
+	}
+	// It runs whichever open tool it is asked to: it may do anything.
+	return ct.WithHints(tools.AssumedHints), nil
 }
 
 // callToolSchema is call_tool's input schema.

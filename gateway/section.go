@@ -208,7 +208,7 @@ func proxyTool(u *Upstream, tool *sdk.Tool) (*tools.Tool, error) {
 		desc = fmt.Sprintf("The tool %s of the MCP server %s.", tool.Name, u.cfg.Name)
 	}
 	name := tool.Name
-	return tools.NewRaw(ToolName(u.cfg.Name, tool.Name), desc, input, output,
+	t, err := tools.NewRaw(ToolName(u.cfg.Name, tool.Name), desc, input, output,
 		func(ctx context.Context, _ tools.Context, args json.RawMessage) (tools.Result, error) {
 			res, err := u.CallTool(ctx, name, args)
 			if err != nil {
@@ -219,6 +219,21 @@ func proxyTool(u *Upstream, tool *sdk.Tool) (*tools.Tool, error) {
 			}
 			return tools.Result{Message: ResultText(res), Value: res, Success: !res.IsError}, nil
 		})
+	if err != nil || tool.Annotations == nil {
+		return t, err
+	}
+	return t.WithHints(hints(tool.Annotations)), nil
+}
+
+// hints are an upstream tool's annotations, its hints left out read as MCP
+// says to read them (destructive and open-world unless it says not).
+func hints(a *sdk.ToolAnnotations) tools.Hints {
+	return tools.Hints{
+		ReadOnly:    a.ReadOnlyHint,
+		Destructive: a.DestructiveHint == nil || *a.DestructiveHint,
+		Idempotent:  a.IdempotentHint,
+		OpenWorld:   a.OpenWorldHint == nil || *a.OpenWorldHint,
+	}
 }
 
 // ResultText is a call's result as text, for models that read text: the

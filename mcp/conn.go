@@ -39,11 +39,12 @@ type conn struct {
 	gw     *gateway.Gateway // Options.Gateway
 	// unsubscribe stops the gateway's change notices; nil without one.
 	unsubscribe func()
+	watch       *watch // the screens the client subscribed to
 
 	// mu guards the fields below and serializes the updates of the SDK's
 	// tool and resource lists, so that the lists match what was rendered.
 	mu       sync.Mutex
-	offered  map[string]string    // tool name -> description as registered
+	offered  map[string]offered   // tool name -> what was registered
 	contexts map[string]bool      // context files registered as resources
 	tools    map[string]*sdk.Tool // the registered tools, for the help tool
 	upstream map[string]*listed   // upstream resources and prompts registered, by server
@@ -70,10 +71,11 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 		log:      opts.Logger,
 		names:    o.Names(),
 		envTools: make(map[string]*tools.Tool),
-		offered:  make(map[string]string),
+		offered:  make(map[string]offered),
 		contexts: make(map[string]bool),
 		tools:    make(map[string]*sdk.Tool),
 		upstream: make(map[string]*listed),
+		watch:    newWatch(opts.ScreenPoll),
 	}
 	if s.fs == nil {
 		s.fs = afero.NewMemMapFs()
@@ -115,17 +117,15 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 			return nil, err
 		}
 	}
-	name := opts.Name
-	if name == "" {
-		name = "unfold"
-	}
-	s.srv = sdk.NewServer(&sdk.Implementation{Name: name, Version: opts.Version}, &sdk.ServerOptions{
+	s.srv = sdk.NewServer(implementation(opts), &sdk.ServerOptions{
 		Instructions: s.instructions() + skillsInstructions(opts.Skills),
 		Capabilities: &sdk.ServerCapabilities{
 			Tools:     &sdk.ToolCapabilities{ListChanged: true},
-			Resources: &sdk.ResourceCapabilities{ListChanged: true},
+			Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 		},
+		SubscribeHandler:   s.subscribeScreen,
+		UnsubscribeHandler: s.unsubscribeScreen,
 	})
 	if err := s.addResources(); err != nil {
 		return nil, err
@@ -141,12 +141,28 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 	return s, nil
 }
 
+// implementation is how the server introduces itself: Options.Name and
+// Options.Version, by default unfold and the version of this module the
+// program was built with.
+func implementation(opts Options) *sdk.Implementation {
+	impl := &sdk.Implementation{Name: opts.Name, Version: opts.Version}
+	if impl.Name == "" {
+		impl.Name, impl.Title = "unfold", "unfold"
+		impl.Description = "Persistent environments (a shell, a Python REPL, an editor, command-line programs), a prompt whose sections open on demand, and other MCP servers behind one."
+	}
+	if impl.Version == "" {
+		impl.Version = moduleVersion()
+	}
+	return impl
+}
+
 // close shuts the session's environments down; it is idempotent.
 func (s *conn) close() error {
 	s.closeOnce.Do(func() {
 		if s.unsubscribe != nil {
 			s.unsubscribe()
 		}
+		close(s.watch.done)
 		s.closeErr = s.o.Close()
 	})
 	return s.closeErr
@@ -158,7 +174,7 @@ func (s *conn) instructions() string {
 	if len(s.names) > 0 || s.gw == nil {
 		parts = append(parts, "Persistent environments ("+joinOr(s.names, "none")+"): each is a tool of the same name that runs a command and returns its output, "+
 			"whether it succeeded and the environment's screen. Each tool's description is the environment's help: long for commands not used yet, short once used. "+
-			"Screens are resources ("+ScreenURIPrefix+"<name>).")
+			"Screens are resources ("+ScreenURIPrefix+"<name>); subscribe to one to be told when it changes.")
 	}
 	if s.tmpl != nil {
 		parts = append(parts, "The prompt is the resource "+PromptURI+"; call "+prompt.OpenSectionsName+" to open its summarized sections: "+
@@ -177,9 +193,27 @@ type offer struct {
 	desc string
 }
 
+// offered is what a tool was registered with; a change registers it again.
+type offered struct {
+	desc  string
+	hints tools.Hints
+}
+
+// annotations are a tool's hints as MCP tool annotations; a tool without
+// hints gets what MCP assumes of one, spelled out.
+func annotations(t *tools.Tool) *sdk.ToolAnnotations {
+	h, _ := t.Hints()
+	return &sdk.ToolAnnotations{
+		ReadOnlyHint:    h.ReadOnly,
+		DestructiveHint: &h.Destructive,
+		IdempotentHint:  h.Idempotent,
+		OpenWorldHint:   &h.OpenWorld,
+	}
+}
+
 // sync renders the prompt (if any) and brings the SDK's tool list in line
 // with what should be offered now, registering again the tools whose
-// description changed. The SDK notifies clients of the change.
+// description or hints changed. The SDK notifies clients of the change.
 func (s *conn) sync() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -221,17 +255,18 @@ func (s *conn) sync() error {
 	}
 	for _, name := range order {
 		w := want[name]
-		if desc, ok := s.offered[name]; ok && desc == w.desc {
+		hints, _ := w.t.Hints()
+		if was, ok := s.offered[name]; ok && was == (offered{w.desc, hints}) {
 			continue
 		}
-		st := &sdk.Tool{Name: name, Description: w.desc, InputSchema: w.t.InputSchema()}
+		st := &sdk.Tool{Name: name, Description: w.desc, InputSchema: w.t.InputSchema(), Annotations: annotations(w.t)}
 		h := s.callTool
 		if s.envTools[name] == w.t {
 			st.OutputSchema = w.t.OutputSchema()
 			h = s.callEnv
 		}
 		s.srv.AddTool(st, h)
-		s.offered[name] = w.desc
+		s.offered[name] = offered{w.desc, hints}
 		s.tools[name] = st
 	}
 	return nil
@@ -239,11 +274,12 @@ func (s *conn) sync() error {
 
 // refresh syncs after a call changed something, logging a failure: the
 // call's result still goes back to the client, and the tool list stays as
-// it was.
+// it was. Subscribed screens that changed are announced.
 func (s *conn) refresh() {
 	if err := s.sync(); err != nil {
 		s.log.Error("mcp: updating the tool list", "err", err)
 	}
+	s.checkScreens()
 }
 
 // current returns the tool to run for name: help, or one the prompt offers

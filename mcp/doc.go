@@ -19,6 +19,15 @@
 // The help tool describes the environments, the resources and, with a prompt,
 // the summarized sections.
 //
+// Every tool carries MCP's annotations (readOnlyHint, destructiveHint,
+// idempotentHint, openWorldHint), from the tool's [tools.Hints]: an
+// environment's come from the environment ([github.com/unfold-dev/unfold/envs.Hinter], or
+// [orchestrator.Hints] at registration; a spec file's "hints"); help only
+// reads; open_sections and find_tools change what is offered and nothing
+// else; an upstream server's tools carry that server's annotations. A tool
+// that says nothing gets what MCP assumes of such a tool (it may destroy,
+// and reach anything), spelled out.
+//
 //	s, err := mcp.New(newOrchestrator, mcp.Options{})
 //	err = s.Run(ctx, &mcp.StdioTransport{Reader: os.Stdin, Writer: os.Stdout})
 //
@@ -36,6 +45,12 @@
 // # Resources
 //
 // Each environment's screen is the resource unfold://screen/<name>, read live.
+// A client may subscribe to a screen (resources/subscribe, or
+// subscriptions/listen in the protocol of 2026-07-28): after every call,
+// and every [Options].ScreenPoll for changes no call made (a background
+// job's output), a subscribed screen whose content changed is announced
+// once with notifications/resources/updated. Other resources refuse a
+// subscription.
 // The context files open_sections writes are unfold://context/<key>.md, listed
 // once written and readable through the resource template
 // unfold://context/{file}.
@@ -59,6 +74,14 @@
 // resources and prompts are listed under their names, and a server's
 // list_changed reaches the client (the section is built again and replaces
 // the old one through prompt.Disclosure.Replace).
+//
+// # Identity
+//
+// The server introduces itself as unfold, with a title, a description and
+// the version of this module the program was built with (from its build
+// information; [Options].Name and Version override them), and with
+// instructions that name the environments, the prompt, the upstream
+// servers and how to reach them.
 //
 // # Sessions and transports
 //

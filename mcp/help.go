@@ -21,7 +21,7 @@ func (s *conn) newHelpTool() (*tools.Tool, error) {
 func (s *conn) helpIndex() tools.HelpIndex {
 	idx := tools.HelpIndex{About: fmt.Sprintf("Environments: %s. Each is a tool of the same name: give it a command (and optionally a timeout in seconds); "+
 		"it returns the output, whether the command succeeded and the environment's screen. "+
-		"Screens are also resources: %s<name>.", joinOr(s.names, "none"), ScreenURIPrefix)}
+		"Screens are also resources: %s<name>, which a client can subscribe to.", joinOr(s.names, "none"), ScreenURIPrefix)}
 	if s.disc != nil {
 		idx.About += fmt.Sprintf(" Summarized sections open with %s: content goes to context files (resources %s<key>.md), and sections with tools add them to the tool list.",
 			prompt.OpenSectionsName, ContextURIPrefix)

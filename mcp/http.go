@@ -76,7 +76,7 @@ func (s *Server) Handler(opts HTTPOptions) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	h := &httpHandler{s: s, opts: opts, base: sdk.NewServer(&sdk.Implementation{Name: "unfold"}, nil)}
+	h := &httpHandler{s: s, opts: opts, base: sdk.NewServer(implementation(s.opts), nil)}
 	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{
 		SessionTimeout:               opts.SessionTimeout,
 		MaxRequestBodyBytes:          opts.MaxBodyBytes,

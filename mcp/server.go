@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/afero"
@@ -32,8 +33,14 @@ type Options struct {
 	// every read and write inside it, symbolic links included.
 	FS afero.Fs
 	// Name and Version identify the server to clients; Name defaults to
-	// "unfold".
+	// "unfold", Version to the version of this module the program was
+	// built with (its build information), "devel" when there is none.
 	Name, Version string
+	// ScreenPoll is how often the screens a client subscribed to are
+	// checked for changes no call made, such as a background job's
+	// output: 0 means DefaultScreenPoll, a negative value after calls
+	// only.
+	ScreenPoll time.Duration
 	// Logger receives what goes wrong outside any request, such as a prompt
 	// that no longer renders after a command. Nil discards it.
 	Logger *slog.Logger

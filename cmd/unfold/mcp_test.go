@@ -372,3 +372,91 @@ func TestServeHTTPHeaderTimeout(t *testing.T) {
 		t.Errorf("serveHTTP: %v", err)
 	}
 }
+
+// TestMCPBinaryAnnotationsAndScreens drives `unfold mcp` with bash and the
+// editor on stdio with the Go SDK's client: its instructions name the
+// environments, every tool says what it does (the shell may reach the
+// network, the editor only its files, help only reads), and a command that
+// changes the shell's screen is announced to a client subscribed to it.
+func TestMCPBinaryAnnotationsAndScreens(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed; the test runs the bash environment")
+	}
+	cmd := exec.Command(binary, "mcp", "--builtins", "bash,editor", "--project", t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	updated := make(chan string, 16)
+	acked := make(chan struct{}, 4)
+	client := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
+	})
+	client.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "notifications/subscriptions/acknowledged" {
+				acked <- struct{}{}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v (stderr: %s)", err, stderr.String())
+	}
+	defer cs.Close()
+	init := cs.InitializeResult()
+	if !strings.Contains(init.Instructions, "Persistent environments (bash, editor)") {
+		t.Errorf("the instructions do not name the environments: %q", init.Instructions)
+	}
+
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type hints struct{ readOnly, destructive, idempotent, openWorld bool }
+	want := map[string]hints{
+		"bash":   {false, true, false, true},
+		"editor": {false, true, false, false},
+		"help":   {true, false, true, false},
+	}
+	for _, tool := range list.Tools {
+		a := tool.Annotations
+		if a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("%s: got annotations %+v, want every hint", tool.Name, a)
+			continue
+		}
+		got := hints{a.ReadOnlyHint, *a.DestructiveHint, a.IdempotentHint, *a.OpenWorldHint}
+		if w, ok := want[tool.Name]; ok && got != w {
+			t.Errorf("%s: got %+v, want %+v", tool.Name, got, w)
+		}
+		delete(want, tool.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("tools not offered: %v", want)
+	}
+
+	const screen = "unfold://screen/bash"
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: screen}); err != nil {
+		t.Fatal(err)
+	}
+	if init.ProtocolVersion >= "2026-07-28" {
+		// Subscribe sent subscriptions/listen without waiting for it.
+		select {
+		case <-acked:
+		case <-ctx.Done():
+			t.Fatal("the subscription was never acknowledged")
+		}
+	}
+	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "cd / && false"}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case uri := <-updated:
+		if uri != screen {
+			t.Errorf("got an update of %s, want %s", uri, screen)
+		}
+	case <-ctx.Done():
+		t.Fatal("no notifications/resources/updated after a command changed the screen")
+	}
+}

@@ -460,3 +460,20 @@ func TestMCPBinaryAnnotationsAndScreens(t *testing.T) {
 		t.Fatal("no notifications/resources/updated after a command changed the screen")
 	}
 }
+
+// TestTokenFromEnvironment reads the bearer token from the environment
+// variable when no file is given, which lets unfold mcp serve off loopback.
+func TestTokenFromEnvironment(t *testing.T) {
+	t.Setenv(tokenEnv, " s3cret\n")
+	token, err := readToken("")
+	if err != nil || token != "s3cret" {
+		t.Fatalf("got %q, %v; want s3cret from $%s", token, err, tokenEnv)
+	}
+	if err := checkAddr("0.0.0.0:8080", token != ""); err != nil {
+		t.Errorf("off loopback with a token: %v", err)
+	}
+	t.Setenv(tokenEnv, "")
+	if token, _ := readToken(""); checkAddr("0.0.0.0:8080", token != "") == nil {
+		t.Error("off loopback without a token: got no error")
+	}
+}

@@ -143,12 +143,13 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 
 // implementation is how the server introduces itself: Options.Name and
 // Options.Version, by default unfold and the version of this module the
-// program was built with.
+// program was built with. What it offers is said by the instructions: the
+// server's identity goes with every tools/list result of the protocol of
+// 2026-07-28, so it stays short.
 func implementation(opts Options) *sdk.Implementation {
 	impl := &sdk.Implementation{Name: opts.Name, Version: opts.Version}
 	if impl.Name == "" {
-		impl.Name, impl.Title = "unfold", "unfold"
-		impl.Description = "Persistent environments (a shell, a Python REPL, an editor, command-line programs), a prompt whose sections open on demand, and other MCP servers behind one."
+		impl.Name = "unfold"
 	}
 	if impl.Version == "" {
 		impl.Version = moduleVersion()
@@ -199,16 +200,22 @@ type offered struct {
 	hints tools.Hints
 }
 
-// annotations are a tool's hints as MCP tool annotations; a tool without
-// hints gets what MCP assumes of one, spelled out.
+// annotations are a tool's hints as MCP tool annotations (a tool without
+// hints has tools.AssumedHints). A hint at the value MCP assumes when it is
+// absent is left out, and so is destructiveHint for a read-only tool, where
+// it means nothing: the tool list is sent with every turn, and only what
+// differs from the assumption informs a client. The SDK always writes
+// readOnlyHint and idempotentHint.
 func annotations(t *tools.Tool) *sdk.ToolAnnotations {
 	h, _ := t.Hints()
-	return &sdk.ToolAnnotations{
-		ReadOnlyHint:    h.ReadOnly,
-		DestructiveHint: &h.Destructive,
-		IdempotentHint:  h.Idempotent,
-		OpenWorldHint:   &h.OpenWorld,
+	a := &sdk.ToolAnnotations{ReadOnlyHint: h.ReadOnly, IdempotentHint: h.Idempotent}
+	if !h.ReadOnly && !h.Destructive {
+		a.DestructiveHint = new(false)
 	}
+	if !h.OpenWorld {
+		a.OpenWorldHint = new(false)
+	}
+	return a
 }
 
 // sync renders the prompt (if any) and brings the SDK's tool list in line

@@ -25,8 +25,10 @@
 // [orchestrator.Hints] at registration; a spec file's "hints"); help only
 // reads; open_sections and find_tools change what is offered and nothing
 // else; an upstream server's tools carry that server's annotations. A tool
-// that says nothing gets what MCP assumes of such a tool (it may destroy,
-// and reach anything), spelled out.
+// that says nothing is taken to be what MCP assumes of such a tool (it may
+// destroy, and reach anything). Hints at the value MCP assumes when they
+// are absent (destructiveHint and openWorldHint true, destructiveHint of a
+// read-only tool) are left out: the tool list goes with every turn.
 //
 //	s, err := mcp.New(newOrchestrator, mcp.Options{})
 //	err = s.Run(ctx, &mcp.StdioTransport{Reader: os.Stdin, Writer: os.Stdout})
@@ -77,11 +79,10 @@
 //
 // # Identity
 //
-// The server introduces itself as unfold, with a title, a description and
-// the version of this module the program was built with (from its build
-// information; [Options].Name and Version override them), and with
-// instructions that name the environments, the prompt, the upstream
-// servers and how to reach them.
+// The server introduces itself as unfold, with the version of this module
+// the program was built with (from its build information; [Options].Name
+// and Version override them), and with instructions that name the
+// environments, the prompt, the upstream servers and how to reach them.
 //
 // # Sessions and transports
 //

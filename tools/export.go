@@ -50,13 +50,14 @@ func AnthropicTools(ts []*Tool) (json.RawMessage, error) {
 // tools/list result: {"name","description","inputSchema"} per tool, in order,
 // plus "outputSchema" when the tool's output is a JSON object (MCP allows
 // only object output schemas) and "annotations" when the tool carries
-// [Hints].
+// [Hints] (the hints at the value MCP assumes when they are absent left
+// out).
 func MCPTools(ts []*Tool) (json.RawMessage, error) {
 	type annotations struct {
-		ReadOnly    bool `json:"readOnlyHint"`
-		Destructive bool `json:"destructiveHint"`
-		Idempotent  bool `json:"idempotentHint"`
-		OpenWorld   bool `json:"openWorldHint"`
+		ReadOnly    bool  `json:"readOnlyHint"`
+		Destructive *bool `json:"destructiveHint,omitempty"`
+		Idempotent  bool  `json:"idempotentHint"`
+		OpenWorld   *bool `json:"openWorldHint,omitempty"`
 	}
 	type entry struct {
 		Name         string          `json:"name"`
@@ -75,7 +76,15 @@ func MCPTools(ts []*Tool) (json.RawMessage, error) {
 			e.OutputSchema = t.output
 		}
 		if h, ok := t.Hints(); ok {
-			e.Annotations = &annotations{h.ReadOnly, h.Destructive, h.Idempotent, h.OpenWorld}
+			e.Annotations = &annotations{ReadOnly: h.ReadOnly, Idempotent: h.Idempotent}
+			// What MCP assumes of an absent hint is left out, and so is
+			// destructiveHint for a read-only tool, where it means nothing.
+			if !h.ReadOnly && !h.Destructive {
+				e.Annotations.Destructive = new(false)
+			}
+			if !h.OpenWorld {
+				e.Annotations.OpenWorld = new(false)
+			}
 		}
 		out = append(out, e)
 	}

@@ -34,7 +34,7 @@ func TestExport(t *testing.T) {
 		{"mcp", tools.MCPTools,
 			`[{"name":"search","description":"Search.","inputSchema":` + schema + `,"outputSchema":` + string(search.OutputSchema()) + `},` +
 				`{"name":"echo","description":"Echo.","inputSchema":` + schema + `,` +
-				`"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}]`},
+				`"annotations":{"readOnlyHint":true,"idempotentHint":true,"openWorldHint":false}}]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,8 +28,12 @@ http://ADDR/mcp. Each environment (the built-ins and DIR/env/*.json) is a tool
 of the same name: give it a command and optionally a timeout in seconds; it
 returns the output, whether the command succeeded and the environment's screen.
 Each tool's description is the environment's help, long for commands not used
-yet and short once used; clients are told when it changes. The help tool
-describes everything; screens are resources (unfold://screen/<name>).
+yet and short once used; clients are told when it changes. Every tool says
+what it does in MCP's annotations (bash and python may change anything and
+reach the network, the editor only its files; a spec file's "hints" say it
+for its environment). The help tool describes everything; screens are
+resources (unfold://screen/<name>), and a client subscribed to one is told
+when it changes.
 
 With --prompt, the prompt file's sections and the environments' screens form
 one prompt (the resource unfold://prompt): open_sections opens its summarized

@@ -71,4 +71,10 @@
 // its summary until its first command or until the model opens it with
 // open_sections, and its tools (its command tool, [Orchestrator.CommandTool], and any given with [Tools]) are offered only once
 // it is open.
+//
+// A command tool carries hints of what the environment's commands do
+// (read only, destructive, idempotent, open world; MCP clients see them as
+// annotations): those given with [Hints] at registration or in a spec
+// file's "hints", else those the environment gives ([envs.Hinter]), else
+// what MCP assumes of a tool that says nothing.
 package orchestrator

@@ -183,8 +183,9 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	return err
 }
 
-// Close ends every session and closes every environment the server built.
-// Sessions that start afterwards fail.
+// Close closes every environment the server built, which ends the
+// commands that run, and ends every session. Sessions that start
+// afterwards fail.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
@@ -200,10 +201,13 @@ func (s *Server) Close() error {
 		errs = append(errs, spare.close())
 	}
 	for _, c := range live {
+		// The environments first: the commands that run end with them,
+		// and so do the calls waiting on those commands, which closing
+		// a session waits for.
+		errs = append(errs, c.close())
 		for ss := range c.srv.Sessions() {
 			_ = ss.Close()
 		}
-		errs = append(errs, c.close())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("mcp: close: %w", err)

@@ -120,9 +120,10 @@ func TestMCPConfigErrors(t *testing.T) {
 
 // TestAgentCommandGateway runs `unfold agent` in a project whose .mcp.json
 // lists `unfold mcp` on the same project as an upstream server: the model
-// opens the upstream's bash tool and runs a command with it. The upstream
-// unfold does not read the .mcp.json again (it would start itself without
-// end).
+// opens the upstream's bash tool and runs a command with it, through
+// use_tool (the tool list of chat completions stays as it started). The
+// upstream unfold does not read the .mcp.json again (it would start itself
+// without end).
 func TestAgentCommandGateway(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed; the upstream serves a bash environment")
@@ -134,7 +135,7 @@ func TestAgentCommandGateway(t *testing.T) {
 	}
 	url, reqs := fakeEndpoint(t,
 		`call open_sections {"section_keys":["mcp.up.tools.bash"],"reason":"run a command"}`,
-		`call up__bash {"command":"echo hi-from-upstream"}`,
+		`call use_tool {"name":"up__bash","input":{"command":"echo hi-from-upstream"}}`,
 		"All done.")
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"agent", "use the upstream", "--project", project, "--base-url", url, "--model", "m", "--builtins", "none"}, strings.NewReader(""), &stdout, &stderr)
@@ -152,13 +153,14 @@ func TestAgentCommandGateway(t *testing.T) {
 	if len(*reqs) != 3 {
 		t.Fatalf("got %d model requests, want 3", len(*reqs))
 	}
-	if first := toolNames((*reqs)[0]); slices.Contains(first, "up__bash") || !slices.Contains(first, "find_tools") {
-		t.Errorf("first request offered %v, want find_tools and not up__bash", first)
+	if first := toolNames((*reqs)[0]); slices.Contains(first, "up__bash") || !slices.Contains(first, "find_tools") || !slices.Contains(first, "use_tool") {
+		t.Errorf("first request offered %v, want find_tools and use_tool, not up__bash", first)
 	}
-	if second := toolNames((*reqs)[1]); !slices.Contains(second, "up__bash") {
-		t.Errorf("after the opening, offered %v, want up__bash", second)
+	data, _ := json.Marshal((*reqs)[1]["messages"])
+	if !strings.Contains(string(data), "up__bash") {
+		t.Errorf("the opening's answer does not name up__bash: %s", data)
 	}
-	data, _ := json.Marshal((*reqs)[2]["messages"])
+	data, _ = json.Marshal((*reqs)[2]["messages"])
 	if !strings.Contains(string(data), "hi-from-upstream") {
 		t.Errorf("the upstream's output is not in the conversation: %s", data)
 	}

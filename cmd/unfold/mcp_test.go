@@ -250,8 +250,8 @@ func TestMCPBinaryToken(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("got %v after SIGTERM, want exit status 0", err)
+	if err := cmd.Wait(); cmd.ProcessState.ExitCode() != 143 {
+		t.Errorf("got %v after SIGTERM, want exit status 143", err)
 	}
 }
 

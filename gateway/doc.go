@@ -7,7 +7,10 @@
 // [LoadConfigs] reads the project's .mcp.json and any other file in the
 // mcpServers format Claude Code, Claude Desktop and Cursor use, with ${VAR}
 // and ${VAR:-default} expanded; a bad entry is an error naming the file,
-// the server and the field.
+// the server and the field. A configuration file is at most
+// [MaxConfigBytes], a cached manifest at most [MaxManifestBytes]; a call
+// waits [DefaultTimeout] unless the server's configuration says otherwise,
+// and [Upstream.Config] gives a server's configuration back.
 //
 // # Sections
 //
@@ -16,14 +19,14 @@
 // summary gives the server's instructions (shortened) and its tools'
 // names, its brief their count (a token budget chooses, lowest
 // [ServerConfig].Priority first). Opening "mcp.NAME" offers all the
-// server's tools as NAME__TOOL with their schemas; opening
-// "mcp.NAME.tools.TOOL" offers one. Openings go through the prompt's
-// [prompt.Disclosure] like any other: the section is a section any prompt
-// can hold. find_tools ranks every tool by BM25 over names, descriptions
-// and argument names and opens the best matches (an expansion by key);
-// call_tool calls an open tool by server and tool name, its arguments
-// checked against the tool's schema, for clients that do not see tools
-// added after the start.
+// server's tools as NAME__TOOL ([ToolName], [Separator]) with their
+// schemas; opening "mcp.NAME.tools.TOOL" offers one. Openings go through
+// the prompt's [prompt.Disclosure] like any other: the section is a
+// section any prompt can hold. find_tools ranks every tool by BM25 over
+// names, descriptions and argument names and opens the best matches (an
+// expansion by key); call_tool ([CallToolInput]) calls an open tool by
+// server and tool name, its arguments checked against the tool's schema,
+// for clients that do not see tools added after the start.
 //
 // # Four states, paid for when used
 //

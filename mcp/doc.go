@@ -51,11 +51,13 @@
 // subscriptions/listen in the protocol of 2026-07-28): after every call,
 // and every [Options].ScreenPoll for changes no call made (a background
 // job's output), a subscribed screen whose content changed is announced
-// once with notifications/resources/updated. Other resources refuse a
-// subscription.
+// once with notifications/resources/updated (every [DefaultScreenPoll] by
+// default). Other resources refuse a subscription.
+//
 // The context files open_sections writes are unfold://context/<key>.md, listed
 // once written and readable through the resource template
-// unfold://context/{file}.
+// unfold://context/{file}, up to [MaxContextBytes] each. The prefixes are
+// [ScreenURIPrefix] and [ContextURIPrefix].
 //
 // # Skills
 //
@@ -94,9 +96,11 @@
 // [Server.Run] serves one session (stdio, or the SDK's in-memory transport
 // in tests). [StdioTransport] answers a line that is not a JSON-RPC message,
 // or one past its size limit, with a JSON-RPC error and goes on: the
-// session keeps its state. [Server.Handler] serves streamable HTTP: request
-// bodies have a size limit and a read timeout, a session idle for
-// [HTTPOptions].SessionTimeout ends, a call whose client closed the response
+// session keeps its state ([DefaultMaxFrameBytes] by default).
+// [Server.Handler] serves streamable HTTP: request bodies have a size limit
+// and a read timeout ([DefaultMaxBodyBytes], [DefaultBodyTimeout]), a
+// session idle for [HTTPOptions].SessionTimeout ([DefaultSessionTimeout])
+// ends, a call whose client closed the response
 // stream is cancelled, and with [HTTPOptions].Token every request must
 // carry that bearer token.
 package mcp

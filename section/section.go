@@ -53,7 +53,9 @@ type Spec[P any] struct {
 	// ^[a-z0-9][a-z0-9_-]{0,63}$: no dots (the dot joins keys into paths) and
 	// safe as a file name.
 	Key string
-	// Title is the heading text.
+	// Title is the heading text. Space around it (a title written on a
+	// line of its own, a trailing newline) is trimmed: the heading ends
+	// at the title, and a title of only space is empty.
 	Title string
 	// Body is a text/template executed with the section's params
 	// (missingkey=error), then dedented and trimmed. Headings in it are
@@ -137,7 +139,7 @@ var noneType = reflect.TypeFor[None]()
 func New[P any](spec Spec[P]) *Section {
 	s := &Section{
 		key:      spec.Key,
-		title:    spec.Title,
+		title:    strings.TrimSpace(spec.Title),
 		bodySrc:  spec.Body,
 		summary:  spec.Summary,
 		lazy:     spec.LazySummary,
@@ -190,7 +192,7 @@ func New[P any](spec Spec[P]) *Section {
 // Key returns the section's key.
 func (s *Section) Key() string { return s.key }
 
-// Title returns the section's title.
+// Title returns the section's title, trimmed of surrounding space.
 func (s *Section) Title() string { return s.title }
 
 // Summary returns the section's summary text, empty when it has none. A

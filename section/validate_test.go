@@ -53,6 +53,7 @@ func TestValidate(t *testing.T) {
 		{"brief without summary", []*section.Section{section.New(section.Spec[none]{Key: "a", Title: "A", Brief: "short"})}, nil, []string{"section a: a brief needs a summary"}},
 		{"separate without summary", []*section.Section{section.New(section.Spec[none]{Key: "a", Title: "A", Separate: true})}, nil, []string{"section a: a separate section needs a summary"}},
 		{"empty title", []*section.Section{section.New(section.Spec[none]{Key: "a"})}, nil, []string{"section a: title is empty"}},
+		{"title of only space", []*section.Section{section.New(section.Spec[none]{Key: "a", Title: " \t\n "})}, nil, []string{"section a: title is empty"}},
 		{"unknown template field", []*section.Section{section.New(section.Spec[Params]{Key: "a", Title: "A", Body: "{{.Nmae}}"})}, nil,
 			[]string{"section a: body template references .Nmae, but section_test.Params has no field or method Nmae"}},
 		{"missing method", []*section.Section{section.New(section.Spec[Params]{Key: "a", Title: "A", Body: "{{.Lower}}"})}, nil, []string{"no field or method Lower"}},

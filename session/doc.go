@@ -37,6 +37,32 @@
 // dropped, and On/OnErr then say so. Register a session's slices and
 // reducers before dispatching to them and none of this arises.
 //
+// # Transactions
+//
+// [Session.Begin] starts a transaction: a view of the session ([Tx.Session],
+// itself a *Session) whose dispatches are staged rather than applied.
+// Reads through the view see the session as it is now with the staged
+// events on top, so code handed the view reads its own writes, and events
+// that other goroutines dispatch to the session meanwhile show through.
+// [Tx.Commit] applies the staged events as one dispatch: consecutive
+// sequence numbers, after whatever others dispatched meanwhile, seen by
+// readers all together or not at all. [Tx.Discard] drops them and leaves
+// the session as if the transaction had never begun; what others
+// dispatched stays. Once a transaction has ended, its view refuses
+// dispatches (a goroutine that outlives the work it was started for gets
+// an error rather than writing past the commit or discard) and reads show
+// the session.
+//
+// This is how a failed tool call changes nothing (package tools): each
+// call's handler gets a transaction's view, committed when the call
+// succeeds and discarded when it fails, while other calls on the same
+// session, and code that holds the session itself (an orchestrator that
+// records every command run, failed ones included), dispatch as usual.
+//
+// Registering slices, reducers and event names through a view registers
+// them in the session: they are configuration, not events. A view cannot
+// be restored or replay a log.
+//
 // # Snapshots and logs
 //
 // [Session.Snapshot] captures every slice's value; [Session.Restore] puts them

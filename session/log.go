@@ -59,9 +59,10 @@ func (s *Session) WriteLog(w io.Writer) error {
 }
 
 func (s *Session) eventType(name string) (reflect.Type, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	t, ok := s.types[name]
+	root := s.root
+	root.mu.RLock()
+	defer root.mu.RUnlock()
+	t, ok := root.types[name]
 	return t, ok
 }
 
@@ -72,8 +73,12 @@ func (s *Session) eventType(name string) (reflect.Type, bool) {
 // type, a sequence that continues this session's log, at most [MaxLogLine]
 // bytes or the [WithMaxLogLine] limit); if any line is bad, nothing is
 // dispatched and the error names the line. Reducer failures during replay are
-// returned joined, as Dispatch would.
+// returned joined, as Dispatch would. A transaction's view cannot replay a
+// log: its events would need sequence numbers it has not got.
 func (s *Session) ReplayLog(r io.Reader) error {
+	if s.parent != nil {
+		return errors.New("session: replay log: the session is a transaction's view; replay into the session itself")
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	next := s.Seq() + 1
 	var events []Record

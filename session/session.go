@@ -14,9 +14,19 @@ type Session struct {
 	now     func() time.Time // clock for record times; fixed at New
 	maxLine int              // longest line ReplayLog accepts; fixed at New
 
+	// parent is the session a transaction's view stages its events for,
+	// nil for a session made by New; root is the session at the end of
+	// the parent chain (the session itself for one made by New). A view
+	// uses only parent, root and the two fields after mu; the others
+	// belong to the root.
+	parent, root *Session
+
 	// mu guards everything below. Dispatch holds it for writing while the
-	// reducers run, so readers never see half of a dispatch.
+	// reducers run, so readers never see half of a dispatch. Sessions in
+	// a parent chain lock in the chain's order, a view before its parent.
 	mu       sync.RWMutex
+	staged   []Record // a view's: the events dispatched to it, in order; Seq is 0
+	ended    bool     // a view's: its transaction committed or discarded
 	slices   map[string]*sliceState
 	order    []string // slice names in registration order
 	reducers map[reflect.Type][]reducer
@@ -75,6 +85,7 @@ func New(opts ...Option) *Session {
 		types:    make(map[string]reflect.Type),
 		latest:   make(map[reflect.Type]uint64),
 	}
+	s.root = s
 	for _, o := range opts {
 		o(s)
 	}
@@ -94,6 +105,7 @@ func RegisterEvent[E any](sess *Session, name string) error {
 	if et.Kind() == reflect.Interface {
 		return fmt.Errorf("session: register event %q: %v is an interface; register each concrete event type", name, et)
 	}
+	sess = sess.root
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if prev, ok := sess.types[name]; ok && prev != et {
@@ -120,10 +132,14 @@ func RegisterEvent[E any](sess *Session, name string) error {
 // leaves its own slice unchanged and is returned, joined with the others; the
 // event stays logged. A nil event is an error and is not logged. An event no
 // reducer handles yet is logged all the same, and reducers registered later
-// apply it then (see [OnErr]).
+// apply it then (see [OnErr]). On a transaction's view ([Tx.Session]) the
+// event is staged instead, for the commit.
 func (s *Session) Dispatch(event any) error {
 	if event == nil {
 		return errors.New("session: dispatch: nil event")
+	}
+	if s.parent != nil {
+		return s.stage(event)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -179,19 +195,28 @@ func (e *ReducerError) Error() string {
 func (e *ReducerError) Unwrap() error { return e.Err }
 
 // Events returns a copy of the log, oldest first: with [WithLogLimit], only
-// the newest records.
+// the newest records. A transaction's view returns the session's log and
+// then the staged events, numbered on from its newest.
 func (s *Session) Events() []Record {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.rlock()
+	defer s.runlock()
+	return s.eventsLocked()
+}
+
+func (s *Session) eventsLocked() []Record {
+	if s.parent != nil {
+		return append(s.parent.eventsLocked(), s.parent.numberedLocked(s.staged)...)
+	}
 	if s.logLimit > 0 && len(s.log) > s.logLimit {
 		return append([]Record(nil), s.log[len(s.log)-s.logLimit:]...)
 	}
 	return append([]Record(nil), s.log...)
 }
 
-// Seq returns the sequence number of the newest event, 0 when there is none.
+// Seq returns the sequence number of the newest event, 0 when there is none;
+// on a transaction's view, counting the staged events.
 func (s *Session) Seq() uint64 {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.seq
+	s.rlock()
+	defer s.runlock()
+	return s.seqLocked()
 }

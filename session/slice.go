@@ -33,6 +33,7 @@ func (s *Slice[S]) Initial() S { return s.initial }
 // same slice again does nothing; registering a different slice under a name
 // already in use is an error.
 func Register[S any](sess *Session, slice *Slice[S]) error {
+	sess = sess.root
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	_, err := registerLocked(sess, slice)
@@ -55,6 +56,7 @@ func registerLocked[S any](sess *Session, slice *Slice[S]) (*sliceState, error) 
 
 // Registered reports whether slice is registered in the session.
 func Registered[S any](sess *Session, slice *Slice[S]) bool {
+	sess = sess.root
 	sess.mu.RLock()
 	defer sess.mu.RUnlock()
 	st, ok := sess.slices[slice.name]
@@ -67,6 +69,15 @@ func Registered[S any](sess *Session, slice *Slice[S]) bool {
 func Get[S any](sess *Session, slice *Slice[S]) S {
 	if sess == nil {
 		return slice.initial
+	}
+	if sess.parent != nil {
+		sess.rlock()
+		defer sess.runlock()
+		st, ok := sess.root.slices[slice.name]
+		if !ok || st.owner != any(slice) {
+			return slice.initial
+		}
+		return valueAs[S](sess.valueLocked(slice.name, st))
 	}
 	sess.mu.RLock()
 	defer sess.mu.RUnlock()
@@ -117,6 +128,7 @@ func OnErr[S, E any](sess *Session, slice *Slice[S], reduce func(S, E) (S, error
 		// reducer would never run.
 		return fmt.Errorf("session: on: slice %q: event type %v is an interface; register a reducer for each concrete event type", slice.name, et)
 	}
+	sess = sess.root
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	st, err := registerLocked(sess, slice)

@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -27,22 +28,28 @@ func (s Snapshot) Slices() []string {
 	return names
 }
 
-// Snapshot captures the current value of every registered slice.
+// Snapshot captures the current value of every registered slice; on a
+// transaction's view, with the staged events applied.
 func (s *Session) Snapshot() Snapshot {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	values := make(map[string]any, len(s.slices))
-	for name, st := range s.slices {
-		values[name] = st.value
+	s.rlock()
+	defer s.runlock()
+	values := make(map[string]any, len(s.root.slices))
+	for name, st := range s.root.slices {
+		values[name] = s.valueLocked(name, st)
 	}
-	return Snapshot{seq: s.seq, values: values}
+	return Snapshot{seq: s.seqLocked(), values: values}
 }
 
 // Restore sets every slice to its value in snap; slices the snapshot does not
 // mention go back to their initial values. It fails, changing nothing, when
 // snap holds a slice that is not registered in this session or whose value
-// has another type. The event log is history and is not rewound.
+// has another type. The event log is history and is not rewound. A
+// transaction's view cannot be restored: restoring is not an event a commit
+// could apply.
 func (s *Session) Restore(snap Snapshot) error {
+	if s.parent != nil {
+		return errors.New("session: restore: the session is a transaction's view; restore the session itself")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, name := range snap.Slices() {
@@ -95,6 +102,7 @@ func (s *Session) DecodeSnapshot(data []byte) (Snapshot, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Snapshot{}, fmt.Errorf("session: decode snapshot: %w", err)
 	}
+	s = s.root
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	values := make(map[string]any, len(raw.Slices))

@@ -324,6 +324,11 @@ func New(model Model, p *prompt.Prompt, opts ...Option) (*Agent, error) {
 	if err := visibility.Register(a.sess); err != nil {
 		return nil, fmt.Errorf("agent: new: %w", err)
 	}
+	// Failed tool calls are recorded in the session; a resumed run
+	// replays them.
+	if err := tools.RegisterEvents(a.sess); err != nil {
+		return nil, fmt.Errorf("agent: new: %w", err)
+	}
 	if cfg.DryRun && a.fs != nil {
 		a.fs = afero.NewCopyOnWriteFs(afero.NewReadOnlyFs(a.fs), afero.NewMemMapFs())
 	}

@@ -65,6 +65,19 @@ func wantFailure(t *testing.T, res tools.Result, err error, msg string) {
 	}
 }
 
+// onlyFailureSince checks that the session changed after event seq only by
+// recording one failed call, whose message is msg.
+func onlyFailureSince(t *testing.T, sess *session.Session, seq uint64, msg string) {
+	t.Helper()
+	events := sess.Events()[seq:]
+	if len(events) != 1 {
+		t.Fatalf("got %d events after the failed call, want only its record", len(events))
+	}
+	if f, ok := events[0].Event.(tools.CallFailed); !ok || f.Message != msg || len(f.Discarded) != 0 {
+		t.Errorf("got event %s %+v, want the failure %q recorded", events[0].Type, events[0].Event, msg)
+	}
+}
+
 func files(t *testing.T, fs afero.Fs) []string {
 	t.Helper()
 	var names []string

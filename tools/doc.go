@@ -31,6 +31,30 @@
 // work on them. A handler error while the caller's own context is cancelled
 // or past its deadline is a Go error too: the caller asked to stop.
 //
+// # A failed call changes nothing
+//
+// A handler changes the session only by dispatching events to
+// tc.Session, and [Tool.Call] makes those dispatches all-or-nothing: the
+// handler gets a transaction's view of the session
+// ([session.Session.Begin]), not the session itself. It reads its own
+// events through it at once; the session sees them only when the call
+// succeeds, all together, after whatever was dispatched meanwhile. When
+// the call fails (the handler returned an error or panicked, its output
+// could not be encoded, or it returned a [Halt]), they are discarded, and
+// the session's state and log are what they were before the call, but
+// for a [CallFailed] event recording the failure (none for a Halt, which
+// the program handles, nor for arguments the handler never saw).
+//
+// Other work on the session is untouched. Calls run concurrently on one
+// session (an MCP server's do) each in their own transaction, and see each
+// other's events once committed; code that holds the session itself
+// dispatches to it directly: an orchestrator records every command an
+// environment ran, failed ones included, since the command did run. A
+// call made inside a handler with the handler's tc nests: it commits into
+// the outer call's transaction, and goes if that one fails. A goroutine a
+// handler leaves behind cannot write to the session after the call ended:
+// its dispatches are refused with [session.ErrEnded].
+//
 // # Schemas
 //
 // The input type must be a struct, one without its own JSON or text encoding

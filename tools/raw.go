@@ -46,13 +46,14 @@ func NewRaw(name, description string, input, output json.RawMessage, h RawHandle
 		output:      bytes.Clone(output),
 		compiled:    compiled,
 	}
-	t.run = func(ctx context.Context, tc Context, args []byte) (res Result, err error) {
+	t.run = func(ctx context.Context, tc Context, args []byte) (res Result, end ending, err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				res, err = Result{Message: fmt.Sprintf("Tool %s panicked: %v", name, r)}, nil
+				res, end, err = Result{Message: fmt.Sprintf("Tool %s panicked: %v", name, r)}, panicked, nil
 			}
 		}()
-		return h(ctx, tc, json.RawMessage(args))
+		res, err = h(ctx, tc, json.RawMessage(args))
+		return res, returned, err
 	}
 	return t, nil
 }

@@ -19,6 +19,9 @@ import (
 
 // Context is what a handler gets besides its context.Context and its
 // input: the session and filesystem of the prompt that offered the tool.
+// [Tool.Call] hands the handler a transaction's view of the caller's
+// Session, committed only when the call succeeds (see the package
+// documentation).
 type Context struct {
 	Session *session.Session // may be nil
 	FS      afero.Fs         // may be nil
@@ -52,8 +55,17 @@ type Tool struct {
 	inputSchema *schema.Schema     // the inferred input schema, for the guard and to explain validation errors
 	compiled    *jsonschema.Schema // the input schema, compiled once
 	hints       *Hints             // nil: the tool says nothing (see WithHints)
-	run         func(ctx context.Context, tc Context, args []byte) (Result, error)
+	run         func(ctx context.Context, tc Context, args []byte) (Result, ending, error)
 }
+
+// ending is how a call's handler ended.
+type ending uint8
+
+const (
+	notRun   ending = iota // the arguments did not decode into the input type
+	returned               // the handler returned
+	panicked               // the handler, or encoding its output, panicked
+)
 
 // New returns a tool named name (at most [MaxNameLen] bytes) that runs h. The input schema is inferred
 // from In, which must be a struct; the output schema from Out. Field names
@@ -83,15 +95,15 @@ func New[In, Out any](name, description string, h Handler[In, Out]) (*Tool, erro
 		compiled:    sc.compiled,
 	}
 
-	t.run = func(ctx context.Context, tc Context, args []byte) (res Result, err error) {
+	t.run = func(ctx context.Context, tc Context, args []byte) (res Result, end ending, err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				res, err = Result{Message: fmt.Sprintf("Tool %s panicked: %v", name, r)}, nil
+				res, end, err = Result{Message: fmt.Sprintf("Tool %s panicked: %v", name, r)}, panicked, nil
 			}
 		}()
 		var in In
 		if err := json.Unmarshal(args, &in); err != nil {
-			return Result{Message: invalidPrefix + decodeProblem(err)}, nil
+			return Result{Message: invalidPrefix + decodeProblem(err)}, notRun, nil
 		}
 		out, err := h(ctx, tc, in)
 		if err != nil {
@@ -99,13 +111,13 @@ func New[In, Out any](name, description string, h Handler[In, Out]) (*Tool, erro
 			if !reflect.ValueOf(&out).Elem().IsZero() {
 				res.Value = out // what the handler had to show for the failed work
 			}
-			return res, err
+			return res, returned, err
 		}
 		msg, err := message(out)
 		if err != nil {
-			return Result{Message: fmt.Sprintf("Tool %s produced a result that cannot be encoded as JSON: %v", name, err)}, nil
+			return Result{Message: fmt.Sprintf("Tool %s produced a result that cannot be encoded as JSON: %v", name, err)}, returned, nil
 		}
-		return Result{Message: msg, Value: out, Success: true}, nil
+		return Result{Message: msg, Value: out, Success: true}, returned, nil
 	}
 	return t, nil
 }
@@ -158,6 +170,13 @@ func (t *Tool) OutputSchema() json.RawMessage { return bytes.Clone(t.output) }
 // error the handler wrapped with [Halt], or a handler error while ctx is
 // done (ctx.Err() != nil), comes back as a Go error; the Result then
 // carries the error's text too.
+//
+// A call that fails changes nothing in tc.Session: the handler gets a
+// transaction's view of it ([session.Session.Begin]), whose events are
+// committed when the call succeeds and discarded when it does not. A
+// failed call whose handler ran is then recorded in tc.Session as a
+// [CallFailed] event, unless its error is a [Halt], which is the program's
+// to handle. See the package documentation.
 func (t *Tool) Call(ctx context.Context, tc Context, args json.RawMessage) (Result, error) {
 	if ctx == nil {
 		ctx = context.Background() // as a caller that has no context of its own means
@@ -176,7 +195,27 @@ func (t *Tool) Call(ctx context.Context, tc Context, args json.RawMessage) (Resu
 	if msg := t.validate(doc); msg != "" {
 		return Result{Message: invalidPrefix + msg}, nil
 	}
-	return t.run(ctx, tc, raw)
+	sess := tc.Session
+	if sess == nil {
+		res, _, err := t.run(ctx, tc, raw)
+		return res, err
+	}
+	tx := sess.Begin()
+	tc.Session = tx.Session()
+	res, end, err := t.run(ctx, tc, raw)
+	if res.Success && err == nil {
+		// The reducers' failures were the answers the handler's own
+		// dispatches got; only a commit that could not happen is news.
+		if cerr := tx.Commit(); errors.Is(cerr, session.ErrEnded) {
+			return res, fmt.Errorf("tools: call %s: %w", t.name, cerr)
+		}
+		return res, nil
+	}
+	discarded := tx.Discard()
+	if end != notRun && !IsHalt(err) {
+		recordFailure(sess, t.name, res.Message, end == panicked, discarded)
+	}
+	return res, err
 }
 
 // validate runs jsonschema on the decoded arguments and explains what it

@@ -12,6 +12,7 @@ import (
 
 	"github.com/unfold-dev/unfold/internal/markdown"
 	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/session"
 )
 
 // Prompt is a [Template] with its params bound ([Prompt.Template]). It is immutable and safe for
@@ -21,6 +22,9 @@ import (
 type Prompt struct {
 	t      *Template
 	params []any // per node: the bound params, nil for section.None
+	// off marks the nodes Bind found disabled whatever the session,
+	// without params of their own (see Bind); nil when there are none.
+	off []bool
 
 	prepOnce sync.Once
 	prep     prepared
@@ -58,6 +62,15 @@ type lazySummary struct {
 // Bind binds params to the template, one value per params type its sections
 // use (a struct, or a pointer to one). A type no section takes, a type given
 // twice, or a type a section needs but is missing is an error naming it.
+//
+// A section needs no value of its type when it declares defaults
+// ([section.Spec] Defaults), which it renders with then, or when it is
+// disabled whatever the session: below a section whose Enabled predicate
+// says false for its params (given to Bind, or its defaults), or disabled
+// by its own Enabled given the zero value of its params type (an unset
+// switch, an empty name). An EnabledIn predicate reads the session, known
+// only at render, so a section with one, and every section below it, needs
+// its params.
 func (t *Template) Bind(params ...any) (*Prompt, error) {
 	byType := make(map[reflect.Type]any, len(params))
 	var errs []error
@@ -85,16 +98,6 @@ func (t *Template) Bind(params ...any) (*Prompt, error) {
 		}
 		byType[pt] = v.Interface()
 	}
-	var missing []string
-	for _, pt := range t.needs {
-		if _, ok := byType[pt]; !ok {
-			missing = append(missing, fmt.Sprintf("missing params of type %v (needed by section %s)", pt, strings.Join(t.pathsTaking(pt), ", ")))
-		}
-	}
-	sort.Strings(missing)
-	for _, m := range missing {
-		errs = append(errs, errors.New(m))
-	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("prompt: bind %s/%s: %w", t.ns, t.key, err)
 	}
@@ -104,12 +107,77 @@ func (t *Template) Bind(params ...any) (*Prompt, error) {
 			p.blocks[k] = make([]lazySummary, len(t.nodes))
 		}
 	}
-	for i, n := range t.nodes {
-		if pt := n.sec.ParamsType(); pt != nil {
-			p.params[i] = byType[pt]
+	if len(byType) == len(t.needs) {
+		// Every type given: the common case costs a lookup per node.
+		for i, n := range t.nodes {
+			if pt := n.sec.ParamsType(); pt != nil {
+				p.params[i] = byType[pt]
+			}
 		}
+		return p, nil
+	}
+	if err := p.bindMissing(byType); err != nil {
+		return nil, fmt.Errorf("prompt: bind %s/%s: %w", t.ns, t.key, err)
 	}
 	return p, nil
+}
+
+// bindMissing binds params when some type was not given: each section
+// takes the value given, or its defaults, or, when it is disabled whatever
+// the session, nothing; any other section missing its params is an error
+// naming its type and path.
+func (p *Prompt) bindMissing(byType map[reflect.Type]any) error {
+	t := p.t
+	p.off = make([]bool, len(t.nodes))
+	// dark marks the nodes a params-only predicate disables, themselves or
+	// through an ancestor, as far as Bind can tell.
+	dark := make([]bool, len(t.nodes))
+	missing := map[reflect.Type][]string{}
+	var errs []error
+	for i, n := range t.nodes {
+		under := n.parent >= 0 && dark[n.parent]
+		pt := n.sec.ParamsType()
+		v, given := byType[pt]
+		if !given {
+			v, given = n.sec.Defaults()
+		}
+		switch {
+		case pt == nil || given:
+			p.params[i] = v
+		case under:
+			p.off[i], dark[i] = true, true
+			continue
+		default:
+			ok, err := n.sec.EnabledUnbound()
+			switch {
+			case err != nil:
+				errs = append(errs, &section.Error{Path: n.path, Err: err})
+			case ok:
+				missing[pt] = append(missing[pt], n.path)
+			default:
+				p.off[i], dark[i] = true, true
+			}
+			continue
+		}
+		if under || !n.sec.HasPredicate() || n.sec.ReadsSession() {
+			dark[i] = under
+			continue
+		}
+		ok, err := n.sec.Enabled(p.params[i], nil)
+		if err != nil {
+			errs = append(errs, &section.Error{Path: n.path, Err: err})
+		}
+		dark[i] = !ok
+	}
+	var lines []string
+	for pt, paths := range missing {
+		lines = append(lines, fmt.Sprintf("missing params of type %v (needed by section %s)", pt, strings.Join(paths, ", ")))
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		errs = append(errs, errors.New(l))
+	}
+	return errors.Join(errs...)
 }
 
 // MustBind is like [Template.Bind] but panics on error.
@@ -124,65 +192,83 @@ func (t *Template) MustBind(params ...any) *Prompt {
 // Template returns the template the prompt was bound from.
 func (p *Prompt) Template() *Template { return p.t }
 
+// prepare returns what depends on the params only: which sections are
+// enabled (EnabledIn predicates asked with no session) and which hold
+// tools. Renders use prepareFor.
 func (p *Prompt) prepare() *prepared {
-	p.prepOnce.Do(func() {
-		nodes := p.t.nodes
-		pr := prepared{
-			enabled:  make([]bool, len(nodes)),
-			hasTools: make([]bool, len(nodes)),
-		}
-		var errs []error
-		for i, n := range nodes {
-			if n.parent >= 0 && !pr.enabled[n.parent] {
-				continue
-			}
-			ok, err := n.sec.Enabled(p.params[i])
-			if err != nil {
-				errs = append(errs, &section.Error{Path: n.path, Err: err})
-			}
-			pr.enabled[i] = ok
-		}
-		for i := len(nodes) - 1; i >= 0; i-- {
-			if !pr.enabled[i] {
-				continue
-			}
-			n := nodes[i]
-			pr.hasTools[i] = len(n.sec.Tools()) > 0
-			for _, c := range n.children {
-				if pr.enabled[c] && pr.hasTools[c] {
-					pr.hasTools[i] = true
-					break
-				}
-			}
-		}
-		pr.err = errors.Join(errs...)
-		p.prep = pr
-	})
+	p.prepOnce.Do(func() { p.prep = p.enable(nil) })
 	return &p.prep
+}
+
+// prepareFor returns which sections are enabled in sess, and which hold
+// tools: prepare's, unless some predicate reads the session.
+func (p *Prompt) prepareFor(sess *session.Session) *prepared {
+	if !p.t.session {
+		return p.prepare()
+	}
+	pr := p.enable(sess)
+	return &pr
+}
+
+func (p *Prompt) enable(sess *session.Session) prepared {
+	nodes := p.t.nodes
+	pr := prepared{
+		enabled:  make([]bool, len(nodes)),
+		hasTools: make([]bool, len(nodes)),
+	}
+	var errs []error
+	for i, n := range nodes {
+		if n.parent >= 0 && !pr.enabled[n.parent] || p.off != nil && p.off[i] {
+			continue
+		}
+		ok, err := n.sec.Enabled(p.params[i], sess)
+		if err != nil {
+			errs = append(errs, &section.Error{Path: n.path, Err: err})
+		}
+		pr.enabled[i] = ok
+	}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if !pr.enabled[i] {
+			continue
+		}
+		n := nodes[i]
+		pr.hasTools[i] = len(n.sec.Tools()) > 0
+		for _, c := range n.children {
+			if pr.enabled[c] && pr.hasTools[c] {
+				pr.hasTools[i] = true
+				break
+			}
+		}
+	}
+	pr.err = errors.Join(errs...)
+	return pr
 }
 
 // hasSummary reports whether node i has a summary to render as SUMMARY.
 func (p *Prompt) hasSummary(i int) bool { return p.t.hot[i].is(summarized) }
 
-// summary returns node i's SUMMARY block.
-func (p *Prompt) summary(i int) string { return p.summaryBlock(i, summaryBlock) }
-
-// summaryBlock returns node i's SUMMARY block written as k.
-func (p *Prompt) summaryBlock(i int, k blockKind) string {
+// summaryBlock returns node i's SUMMARY block written as k, as a render
+// whose enabled sections are pr's shows it.
+func (p *Prompt) summaryBlock(pr *prepared, i int, k blockKind) (string, error) {
 	ls := &p.blocks[k][i]
 	if ls.done.Load() {
-		return ls.text
+		return ls.text, nil
 	}
 	var b strings.Builder
 	b.Grow(p.summarySize(i, k))
-	p.writeSummary(&b, p.prepare(), i, k)
+	if err := p.writeSummary(&b, pr, i, k); err != nil {
+		return "", err
+	}
 	p.keepSummary(i, k, b.String())
-	return b.String()
+	return b.String(), nil
 }
 
 // keepSummary keeps text as node i's SUMMARY block written as k unless one
-// is kept.
+// is kept, or the block may change from one render to the next.
 func (p *Prompt) keepSummary(i int, k blockKind, text string) {
+	if p.t.hot[i].is(sessionBelow) {
+		return
+	}
 	ls := &p.blocks[k][i]
 	p.cacheMu.Lock()
 	if !ls.done.Load() {
@@ -199,7 +285,11 @@ func (p *Prompt) summarySize(i int, k blockKind) int {
 		return len(ls.text)
 	}
 	n := &p.t.nodes[i]
-	size := len(n.heading) + len(p.summaryText(i, k)) + 2*len(n.path) + 160
+	text := n.sec.Brief()
+	if !k.brief() {
+		text = n.sec.Summary() // a template's source, about as long
+	}
+	size := len(n.heading) + len(text) + 2*len(n.path) + 160
 	if !k.compact() {
 		for _, c := range n.children {
 			size += len(p.t.nodes[c].sec.Key()) + 2
@@ -208,22 +298,36 @@ func (p *Prompt) summarySize(i int, k blockKind) int {
 	return size
 }
 
-// summaryText is node i's summary, or its brief for a brief kind.
-func (p *Prompt) summaryText(i int, k blockKind) string {
+// summaryText is node i's summary, or its brief for a brief kind,
+// rendered with its params.
+func (p *Prompt) summaryText(i int, k blockKind) (string, error) {
+	n := &p.t.nodes[i]
+	var text string
+	var err error
 	if k.brief() {
-		return p.t.nodes[i].sec.Brief()
+		text, err = n.sec.BriefFor(p.params[i])
+	} else {
+		text, err = n.sec.SummaryFor(p.params[i])
 	}
-	return p.t.nodes[i].sec.Summary()
+	if err != nil {
+		return "", &section.Error{Path: n.path, Err: err}
+	}
+	return text, nil
 }
 
 // writeSummary writes node i's SUMMARY block written as k: heading, summary
 // (or brief), and the line telling the model how to open it.
-func (p *Prompt) writeSummary(b *strings.Builder, pr *prepared, i int, k blockKind) {
+func (p *Prompt) writeSummary(b *strings.Builder, pr *prepared, i int, k blockKind) error {
 	n := &p.t.nodes[i]
+	text, err := p.summaryText(i, k)
+	if err != nil {
+		return err
+	}
 	b.WriteString(n.heading)
 	b.WriteString("\n\n")
-	b.WriteString(p.summaryText(i, k))
+	b.WriteString(text)
 	writeSuffixAs(b, n.path, enabledKids{p.t.nodes, n.children, pr.enabled}, pr.hasTools[i], k.compact())
+	return nil
 }
 
 // body returns node i's body processed for a heading at depth: fixed text,

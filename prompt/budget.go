@@ -88,7 +88,7 @@ func (p *Prompt) demote(r *Rendered, t *countTable, target int) (bool, error) {
 	if sum <= target || r.cand == nil {
 		return false, nil
 	}
-	pr := p.prepare()
+	pr := r.pr
 	order := p.t.budgetOrder()
 	demoted := false
 	// shorten writes the visible node i as k when that is smaller.

@@ -111,7 +111,7 @@ func sameCounter(a, b tokens.Counter) (same bool) {
 // fixed blocks are cached per Prompt, so a Prompt rendered again counts only
 // its Content sections.
 func (p *Prompt) cost(r *Rendered, t *countTable, i int, k blockKind, e int) (int, error) {
-	cacheable := k != fullBlock || !p.t.hot[i].is(live)
+	cacheable := p.keeps(i, k)
 	if cacheable {
 		if v := t.slot(i, k, e).Load(); v > 0 {
 			return int(v - 1), nil
@@ -126,6 +126,16 @@ func (p *Prompt) cost(r *Rendered, t *countTable, i int, k blockKind, e int) (in
 		t.slot(i, k, e).Store(int32(v + 1))
 	}
 	return v, nil
+}
+
+// keeps reports whether node i's block written as k is the same at every
+// render of p, so its count is kept: not a Content body, nor a summary
+// whose suffix depends on the session.
+func (p *Prompt) keeps(i int, k blockKind) bool {
+	if k == fullBlock {
+		return !p.t.hot[i].is(live)
+	}
+	return !p.t.hot[i].is(sessionBelow)
 }
 
 // blockText returns node i's block written as k, followed by a blank line
@@ -144,7 +154,10 @@ func (p *Prompt) blockText(r *Rendered, i int, k blockKind, withSep bool) (strin
 			parts[1], parts[2] = "\n\n", body
 		}
 	default:
-		parts[0] = p.summaryBlock(i, k)
+		var err error
+		if parts[0], err = p.summaryBlock(r.pr, i, k); err != nil {
+			return "", err
+		}
 	}
 	if !withSep && parts[1] == "" {
 		return parts[0], nil
@@ -164,7 +177,7 @@ func (p *Prompt) blockText(r *Rendered, i int, k blockKind, withSep bool) (strin
 // cached, the counter's bound otherwise (cached too, for fixed blocks).
 func (p *Prompt) lowerCost(r *Rendered, t *countTable, lb tokens.LowerBounder, i int, k blockKind) (int, error) {
 	n := &p.t.nodes[i]
-	cacheable := k != fullBlock || !p.t.hot[i].is(live)
+	cacheable := p.keeps(i, k)
 	if cacheable {
 		if v := t.slot(i, k, sep).Load(); v > 0 {
 			return int(v - 1), nil
@@ -176,7 +189,11 @@ func (p *Prompt) lowerCost(r *Rendered, t *countTable, lb tokens.LowerBounder, i
 	// rest is what follows the heading and the blank line after it.
 	var rest string
 	if k != fullBlock {
-		rest = p.summaryBlock(i, k)[len(n.heading)+2:]
+		block, err := p.summaryBlock(r.pr, i, k)
+		if err != nil {
+			return 0, err
+		}
+		rest = block[len(n.heading)+2:]
 	} else {
 		body, err := r.body(i)
 		if err != nil {

@@ -194,10 +194,10 @@ func (d *Disclosure) HelpSections() []tools.HelpSection {
 	d.mu.Unlock()
 	var out []tools.HelpSection
 	for _, r := range rendered {
-		pr := r.p.prepare()
+		pr := r.pr
 		for i, n := range r.p.t.nodes {
 			if pr.enabled[i] && r.visible[i] && r.modes[i] == visibility.Summary {
-				out = append(out, tools.HelpSection{Key: n.path, Title: n.sec.Title(), Summary: n.sec.Summary(), HasTools: pr.hasTools[i]})
+				out = append(out, tools.HelpSection{Key: n.path, Title: n.sec.Title(), Summary: r.summary(i), HasTools: pr.hasTools[i]})
 			}
 		}
 	}
@@ -224,13 +224,13 @@ func (d *Disclosure) Deferred() []DeferredTools {
 	d.mu.Unlock()
 	var out []DeferredTools
 	for _, r := range rendered {
-		pr := r.p.prepare()
+		pr := r.pr
 		for i, n := range r.p.t.nodes {
 			ts := n.sec.Tools()
 			if !pr.enabled[i] || len(ts) == 0 || (r.visible[i] && r.modes[i] == visibility.Full) {
 				continue
 			}
-			out = append(out, DeferredTools{Path: n.path, Title: n.sec.Title(), Summary: n.sec.Summary(), Tools: ts})
+			out = append(out, DeferredTools{Path: n.path, Title: n.sec.Title(), Summary: r.summary(i), Tools: ts})
 		}
 	}
 	return out
@@ -435,11 +435,11 @@ func (d *Disclosure) openSections(_ context.Context, tc tools.Context, in OpenSe
 func (d *Disclosure) standalone(keys []string) (string, error) {
 	var docs []string
 	for _, key := range keys {
-		for _, part := range d.parts {
+		for i, part := range d.parts {
 			if _, ok := part.Prompt.t.index(key); !ok {
 				continue
 			}
-			doc, err := part.Prompt.Standalone(key)
+			doc, err := d.rendered[i].Standalone(key)
 			if err != nil {
 				return "", err
 			}

@@ -7,6 +7,8 @@
 // ([Template.Bind], one value per params type) gives a [Prompt]; rendering it
 // with a session and a filesystem ([Prompt.Render]) gives an immutable
 // [Rendered]: the markdown, the tools to offer and a report on every section.
+// Sections with default params, and sections disabled whatever the session,
+// need no value from Bind; see [Template.Bind] for the rule.
 //
 //	tmpl := prompt.MustNew("agents/assistant", "task", intro, reference)
 //	p, err := tmpl.Bind(Task{Goal: "summarize the logs"})

@@ -69,7 +69,7 @@ const adjSlack = 4
 // number of times, in an order computed once per Template, so fitting takes
 // time in proportion to the number of sections.
 func (p *Prompt) fit(r *Rendered, t *countTable, budget int) error {
-	s := &solver{p: p, r: r, t: t, pr: p.prepare(), budget: budget, last: -1}
+	s := &solver{p: p, r: r, t: t, pr: r.pr, budget: budget, last: -1}
 	s.lb, _ = t.counter.(tokens.LowerBounder)
 	if err := s.smallest(); err != nil {
 		return err

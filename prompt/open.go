@@ -209,7 +209,7 @@ type openRequest struct {
 // message for the model. The check is all-or-nothing and touches nothing.
 func (r *Rendered) request(keys []string) (openRequest, error) {
 	t := r.p.t
-	pr := r.p.prepare()
+	pr := r.pr
 	req := openRequest{idx: make([]int, 0, len(keys))}
 	for _, key := range keys {
 		i, ok := t.index(key)
@@ -249,7 +249,7 @@ func (r *Rendered) Open(keys ...string) (Overrides, error) {
 	var idx []int
 	for _, key := range uniqueKeys(keys) {
 		i, ok := r.p.t.index(key)
-		if !ok || !r.p.prepare().enabled[i] {
+		if !ok || !r.pr.enabled[i] {
 			return nil, fmt.Errorf("prompt: open %s: no such section; the sections are %s", key, strings.Join(r.p.t.Paths(), ", "))
 		}
 		if !r.visible[i] || r.modes[i] != visibility.Full {
@@ -280,7 +280,7 @@ func (r *Rendered) writeContexts(fs afero.Fs, idx []int) ([]string, error) {
 // standalone document, through a temporary file renamed into place so a
 // failed write never leaves a half-written file.
 func (r *Rendered) writeContext(fs afero.Fs, i int) (string, error) {
-	doc, err := r.p.Standalone(r.p.t.nodes[i].path)
+	doc, err := r.Standalone(r.p.t.nodes[i].path)
 	if err != nil {
 		return "", err
 	}
@@ -331,14 +331,25 @@ func fileError(err error, tmp, name string) error {
 // without a number, each descendant one level deeper, and no summaries or
 // suffixes, but for a separate descendant ([section.Spec].Separate), which
 // shows its summary and the line saying how to open it, and nothing below
-// it. It is what open_sections writes to context/<path>.md.
+// it. Sections whose enabled predicate reads the session
+// ([section.Spec] EnabledIn) are asked with no session; see
+// [Rendered.Standalone].
 func (p *Prompt) Standalone(sectionPath string) (string, error) {
+	return p.standalone(p.prepare(), sectionPath)
+}
+
+// Standalone is [Prompt.Standalone] with the sections this render
+// enabled: what open_sections writes to context/<path>.md.
+func (r *Rendered) Standalone(sectionPath string) (string, error) {
+	return r.p.standalone(r.pr, sectionPath)
+}
+
+func (p *Prompt) standalone(pr *prepared, sectionPath string) (string, error) {
 	t := p.t
 	i, ok := t.index(sectionPath)
 	if !ok {
 		return "", fmt.Errorf("prompt: standalone: no section %q", sectionPath)
 	}
-	pr := p.prepare()
 	if pr.err != nil {
 		return "", pr.err
 	}
@@ -355,8 +366,12 @@ func (p *Prompt) Standalone(sectionPath string) (string, error) {
 		b.WriteString(strings.Repeat("#", min(depth+2, 6)) + " " + n.sec.Title() + " (" + n.path + ")")
 		if j != i && n.sec.Separate() {
 			// It opens by its own key: its summary stands in for it.
+			text, err := p.summaryText(j, summaryBlock)
+			if err != nil {
+				return err
+			}
 			b.WriteString("\n\n")
-			b.WriteString(n.sec.Summary())
+			b.WriteString(text)
 			writeSuffix(&b, n.path, enabledKids{t.nodes, n.children, pr.enabled}, pr.hasTools[j])
 			return nil
 		}

@@ -35,6 +35,7 @@ type Rendered struct {
 	// summarize, and the SUMMARY sections it shortened to their brief and
 	// wrote with the compact suffix.
 	cand, brief, compact []bool
+	pr                   *prepared // which sections are enabled in this render
 	sess                 *session.Session
 	fs                   afero.Fs
 }
@@ -79,7 +80,7 @@ func (r *Rendered) Tool(name string) *tools.Tool {
 // Report returns how every section rendered, depth first. Disabled sections
 // are listed with Enabled false.
 func (r *Rendered) Report() []SectionReport {
-	pr := r.p.prepare()
+	pr := r.pr
 	rep := make([]SectionReport, len(r.p.t.nodes))
 	for i, n := range r.p.t.nodes {
 		rep[i] = SectionReport{
@@ -184,9 +185,19 @@ func (r *Rendered) body(i int) (string, error) {
 	return b, nil
 }
 
+// summary returns node i's summary as this render would show it, or its
+// declared text should it fail to render.
+func (r *Rendered) summary(i int) string {
+	text, err := r.p.summaryText(i, summaryBlock)
+	if err != nil {
+		return r.p.t.nodes[i].sec.Summary()
+	}
+	return text
+}
+
 // resolve decides every section's mode and visibility.
 func (p *Prompt) resolve(sess *session.Session, fs afero.Fs) (*Rendered, error) {
-	pr := p.prepare()
+	pr := p.prepareFor(sess)
 	if pr.err != nil {
 		return nil, pr.err
 	}
@@ -197,6 +208,7 @@ func (p *Prompt) resolve(sess *session.Session, fs afero.Fs) (*Rendered, error) 
 		modes:   make([]visibility.Mode, len(nodes)),
 		whys:    make([]visibility.Why, len(nodes)),
 		visible: make([]bool, len(nodes)),
+		pr:      pr,
 		sess:    sess,
 		fs:      fs,
 	}
@@ -293,7 +305,9 @@ func (p *Prompt) emit(r *Rendered) error {
 				continue
 			}
 			start := b.Len()
-			p.writeSummary(&b, p.prepare(), i, k)
+			if err := p.writeSummary(&b, r.pr, i, k); err != nil {
+				return err
+			}
 			fresh = append(fresh, span{i, start, b.Len(), k})
 			continue
 		}

@@ -28,6 +28,7 @@ type Template struct {
 	hot     []nodeHot      // per node
 	needs   []reflect.Type // the params types sections take, in first-use order
 	briefs  bool           // some section has a brief
+	session bool           // some section's enabled predicate reads the session
 
 	pathsOnce sync.Once
 	byPath    map[string]int // dotted path -> index in nodes, built on first lookup
@@ -70,6 +71,11 @@ const (
 	summarized                       // sec has a summary (maybe lazy)
 	briefed                          // sec has a brief
 	liveBelow                        // sec or a descendant is live
+	// sessionBelow: a descendant's enabled predicate reads the session,
+	// so which children the section's suffix lists, and whether opening
+	// it offers tools, may change from one render to the next: its
+	// SUMMARY blocks are not kept.
+	sessionBelow
 )
 
 func (h nodeHot) is(f nodeFlags) bool { return h.flags&f != 0 }
@@ -204,6 +210,7 @@ func (t *Template) add(b *headings, list []*section.Section, parent int, depth i
 		t.nodes = append(t.nodes, n)
 		t.hot = append(t.hot, hotOf(s, parent))
 		t.briefs = t.briefs || s.Brief() != ""
+		t.session = t.session || s.ReadsSession()
 		if pt := s.ParamsType(); pt != nil && !slices.Contains(t.needs, pt) {
 			t.needs = append(t.needs, pt)
 		}
@@ -213,6 +220,9 @@ func (t *Template) add(b *headings, list []*section.Section, parent int, depth i
 		t.nodes[at].end = len(t.nodes)
 		if t.hot[at].is(live) || slices.ContainsFunc(kids, func(k int) bool { return t.hot[k].is(liveBelow) }) {
 			t.hot[at].flags |= liveBelow
+		}
+		if slices.ContainsFunc(kids, func(k int) bool { return t.hot[k].is(sessionBelow) || t.nodes[k].sec.ReadsSession() }) {
+			t.hot[at].flags |= sessionBelow
 		}
 	}
 	return idx

@@ -23,10 +23,23 @@
 //		Visibility: visibility.Const(visibility.Summary),
 //	})
 //
-// A summary may be computed when first needed (LazySummary, for one that
-// reads a file), shortened under a token budget to a brief (Brief), and
-// kept when an ancestor is written out in full (Separate: the section then
-// opens only by its own key); package skills uses all three.
+// A summary is a template over the params as the body is ("{{.Issues}}
+// open issues."; text without actions is shown as it is). It may be
+// computed when first needed instead (LazySummary, for one that reads a
+// file), shortened under a token budget to a brief (Brief), and kept when
+// an ancestor is written out in full (Separate: the section then opens
+// only by its own key); package skills uses all three.
+//
+// # Params and predicates
+//
+// A section may declare default params (Defaults): a prompt binding no
+// value of its type renders it with them. An Enabled predicate removes a
+// section and its subtree from a prompt for some params; EnabledIn does
+// the same from the params and the session, asked at every render (a step
+// shown once the one before is done). A section that no value, no
+// defaults and no session could enable needs no params at all: one
+// disabled by its Enabled given the zero value of its params type, or
+// below a disabled section (see prompt.Template.Bind).
 //
 // # Validation
 //

@@ -215,8 +215,13 @@ type FieldError struct {
 	Type     reflect.Type // the type that lacks the field
 	Field    string       // the missing name
 	Location string       // template name, line and column
+	Template string       // which template: "body", "summary" or "brief"
 }
 
 func (e *FieldError) Error() string {
-	return fmt.Sprintf("body template references .%s, but %v has no field or method %s (at %s)", e.Field, e.Type, e.Field, e.Location)
+	kind := e.Template
+	if kind == "" {
+		kind = "body"
+	}
+	return fmt.Sprintf("%s template references .%s, but %v has no field or method %s (at %s)", kind, e.Field, e.Type, e.Field, e.Location)
 }

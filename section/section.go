@@ -1,12 +1,14 @@
 package section
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"sync"
 	"text/template"
 
+	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/tools"
 	"github.com/unfold-dev/unfold/visibility"
 )
@@ -69,7 +71,9 @@ type Spec[P any] struct {
 	// Funcs are extra template functions available to Body.
 	Funcs template.FuncMap
 	// Summary replaces the body, the children and the tools when the section
-	// renders as SUMMARY. It is plain text, not a template.
+	// renders as SUMMARY. It is a text/template executed with the section's
+	// params, as Body is (missingkey=error, Funcs); a summary without
+	// actions ("{{") is shown as it is.
 	Summary string
 	// LazySummary, when set instead of Summary, computes the summary the
 	// first time it is needed, and keeps it: for a summary that costs
@@ -79,8 +83,8 @@ type Spec[P any] struct {
 	LazySummary func() string
 	// Brief, when set, is a shorter summary (a first sentence, a few
 	// words) that a token budget may show in place of Summary, so that
-	// more sections fit with their summary in full. Plain text; it needs a
-	// Summary.
+	// more sections fit with their summary in full. A template like
+	// Summary; it needs a Summary.
 	Brief string
 	// Separate makes the section open only by its own key: where an
 	// ancestor is shown in full as a document of its own (a context file
@@ -92,8 +96,23 @@ type Spec[P any] struct {
 	// nil means FULL. See package visibility.
 	Visibility visibility.Selector
 	// Enabled reports whether the section (and its subtree) is rendered at
-	// all; nil means always. A disabled section keeps its number.
+	// all; nil means always. A disabled section keeps its number. See
+	// Defaults for a section Bind is given no params for.
 	Enabled func(P) bool
+	// EnabledIn is Enabled for a section that depends on the session as
+	// well as its params: a step shown once an earlier one is done, a
+	// section that appears after a command ran. sess is nil when the
+	// prompt renders without a session. It is called at every render; set
+	// Enabled or EnabledIn, not both.
+	EnabledIn func(params P, sess *session.Session) bool
+	// Defaults, when set, are the params the section renders with (and
+	// its predicates read) when the prompt's Bind is given no value of
+	// type P; a value given to Bind wins. Without defaults and without a
+	// value, Bind accepts a section only when it is disabled whatever
+	// the session: under a section Enabled disables, or disabled by its
+	// own Enabled given the zero value of P (an unset switch, an empty
+	// path). The value is copied when the section is created.
+	Defaults *P
 	// Children are the subsections, in order.
 	Children []*Section
 	// Tools are offered to the model while the section renders in full.
@@ -118,12 +137,17 @@ type Section struct {
 	simple   *simpleBody        // the body, when it only references fields
 	content  func(any) (string, error)
 	summary  string
+	summaryT compiled      // summary as a template, when it has actions
 	lazy     func() string // computes summary once, when set
 	lazyOnce sync.Once
 	brief    string
+	briefT   compiled // brief as a template, when it has actions
 	separate bool
 	vis      visibility.Selector
-	enabled  func(any) bool
+	enabled  func(params any, sess *session.Session) bool
+	inSess   bool // enabled reads the session
+	defaults any  // a copy of *Spec.Defaults; nil when unset
+	zero     any  // the zero value of the params type, for enabled
 	children []*Section
 	tools    []*tools.Tool
 	priority int
@@ -160,10 +184,21 @@ func New[P any](spec Spec[P]) *Section {
 	if spec.LazySummary != nil && spec.Summary != "" {
 		s.err = fmt.Errorf("both Summary and LazySummary are set; use one")
 	}
-	if spec.Enabled != nil {
+	switch {
+	case spec.Enabled != nil && spec.EnabledIn != nil:
+		s.err = errors.Join(s.err, errors.New("both Enabled and EnabledIn are set; use one"))
+	case spec.Enabled != nil:
 		f := spec.Enabled
-		s.enabled = func(p any) bool { return f(p.(P)) }
+		s.enabled = func(p any, _ *session.Session) bool { return f(p.(P)) }
+	case spec.EnabledIn != nil:
+		f := spec.EnabledIn
+		s.enabled = func(p any, sess *session.Session) bool { return f(p.(P), sess) }
+		s.inSess = true
 	}
+	if spec.Defaults != nil {
+		s.defaults = *spec.Defaults
+	}
+	s.zero = *new(P)
 	if spec.Content != nil {
 		if spec.Body != "" && s.err == nil {
 			s.err = fmt.Errorf("both Body and Content are set; use one")
@@ -171,22 +206,65 @@ func New[P any](spec Spec[P]) *Section {
 		f := spec.Content
 		s.content = func(p any) (string, error) { return f(p.(P)) }
 	}
-	actions := strings.Contains(spec.Body, "{{")
-	if actions && s.err == nil && spec.Funcs == nil {
-		s.simple, _ = cachedSimple(spec.Body, pt)
+	if s.err == nil {
+		s.simple, s.body, s.err = compile("body", spec.Key, spec.Body, spec.Funcs, pt)
 	}
-	if actions && s.err == nil && s.simple == nil {
-		t, err := template.New(spec.Key).Option("missingkey=error").Funcs(spec.Funcs).Parse(spec.Body)
-		if err != nil {
-			s.err = fmt.Errorf("body template: %w", err)
-		} else {
-			s.body = t
-			if err := checkFields(t, pt); err != nil {
-				s.err = err
-			}
-		}
+	if s.err == nil {
+		s.summaryT.simple, s.summaryT.tmpl, s.err = compile("summary", spec.Key, spec.Summary, spec.Funcs, pt)
+	}
+	if s.err == nil {
+		s.briefT.simple, s.briefT.tmpl, s.err = compile("brief", spec.Key, spec.Brief, spec.Funcs, pt)
 	}
 	return s
+}
+
+// compiled is a text compiled as a template over the params: the fast
+// simple form, or text/template; neither when the text has no actions.
+type compiled struct {
+	simple *simpleBody
+	tmpl   *template.Template
+}
+
+// compile compiles src, the section's kind of text ("body", "summary" or
+// "brief"), as a template over params of type pt when it has actions: to a
+// simple body when it only references fields (and there are no Funcs), to
+// a text/template otherwise, checked against pt.
+func compile(kind, name, src string, funcs template.FuncMap, pt reflect.Type) (*simpleBody, *template.Template, error) {
+	if !strings.Contains(src, "{{") {
+		return nil, nil, nil
+	}
+	if funcs == nil {
+		if b, ok := cachedSimple(src, pt); ok {
+			return b, nil, nil
+		}
+	}
+	t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(src)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s template: %w", kind, err)
+	}
+	if err := checkFields(t, pt); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			fe.Template = kind
+		}
+		return nil, nil, err
+	}
+	return nil, t, nil
+}
+
+// execute runs the compiled template with params; ok is false when there
+// is none, and the text is then the source as it is.
+func (c *compiled) execute(params any) (text string, ok bool, err error) {
+	switch {
+	case c.simple != nil:
+		text, err = c.simple.execute(params)
+		return text, true, err
+	case c.tmpl != nil:
+		b := boundedBuilder{max: MaxBodyBytes}
+		err = c.tmpl.Execute(&b, params)
+		return b.String(), true, err
+	}
+	return "", false, nil
 }
 
 // Key returns the section's key.
@@ -195,8 +273,9 @@ func (s *Section) Key() string { return s.key }
 // Title returns the section's title, trimmed of surrounding space.
 func (s *Section) Title() string { return s.title }
 
-// Summary returns the section's summary text, empty when it has none. A
-// lazy summary is computed by the first call.
+// Summary returns the section's summary as declared, empty when it has
+// none: the template text of a summary that is a template (see
+// [Section.SummaryFor]). A lazy summary is computed by the first call.
 func (s *Section) Summary() string {
 	if s.lazy != nil {
 		s.lazyOnce.Do(func() { s.summary = s.lazy() })
@@ -208,8 +287,47 @@ func (s *Section) Summary() string {
 // a lazy one.
 func (s *Section) HasSummary() bool { return s.summary != "" || s.lazy != nil }
 
-// Brief returns the section's brief summary, empty when it has none.
+// SummaryFor returns the section's summary for params: the template
+// executed, or the text as declared when it has no actions.
+func (s *Section) SummaryFor(params any) (string, error) {
+	text, ok, err := s.summaryT.execute(paramsOrZero(s, params))
+	if err != nil {
+		return "", fmt.Errorf("summary template: %w", err)
+	}
+	if !ok {
+		return s.Summary(), nil
+	}
+	return text, nil
+}
+
+// Brief returns the section's brief summary as declared, empty when it has
+// none.
 func (s *Section) Brief() string { return s.brief }
+
+// BriefFor returns the section's brief for params, as [Section.SummaryFor]
+// does the summary.
+func (s *Section) BriefFor(params any) (string, error) {
+	text, ok, err := s.briefT.execute(paramsOrZero(s, params))
+	if err != nil {
+		return "", fmt.Errorf("brief template: %w", err)
+	}
+	if !ok {
+		return s.brief, nil
+	}
+	return text, nil
+}
+
+// Defaults returns the params the section renders with when Bind is given
+// none of its type ([Spec].Defaults), and whether it has any.
+func (s *Section) Defaults() (any, bool) { return s.defaults, s.defaults != nil }
+
+// ReadsSession reports whether the section's enabled predicate reads the
+// session ([Spec].EnabledIn), so that it is asked again at every render.
+func (s *Section) ReadsSession() bool { return s.inSess }
+
+// HasPredicate reports whether the section has an enabled predicate
+// (Enabled or EnabledIn).
+func (s *Section) HasPredicate() bool { return s.enabled != nil }
 
 // Separate reports whether the section opens only by its own key (see
 // [Spec].Separate).
@@ -241,9 +359,10 @@ func (s *Section) Dynamic() bool { return s.body != nil || s.simple != nil || s.
 // render rather than once per set of params.
 func (s *Section) Live() bool { return s.content != nil }
 
-// Enabled reports whether the section renders with params. A panicking
+// Enabled reports whether the section renders with params in sess (which
+// may be nil, and which only an EnabledIn predicate reads). A panicking
 // predicate is an error.
-func (s *Section) Enabled(params any) (ok bool, err error) {
+func (s *Section) Enabled(params any, sess *session.Session) (ok bool, err error) {
 	if s.enabled == nil {
 		return true, nil
 	}
@@ -252,7 +371,19 @@ func (s *Section) Enabled(params any) (ok bool, err error) {
 			ok, err = false, fmt.Errorf("enabled predicate panicked: %v", p)
 		}
 	}()
-	return s.enabled(paramsOrZero(s, params)), nil
+	return s.enabled(paramsOrZero(s, params), sess), nil
+}
+
+// EnabledUnbound reports whether the section's Enabled predicate accepts
+// the zero value of its params type: what decides, when Bind has no params
+// for the section and it has no defaults, whether it may render (see
+// [Spec].Defaults). A section without a predicate may; one whose
+// predicate reads the session is not asked (it may, at some render).
+func (s *Section) EnabledUnbound() (bool, error) {
+	if s.enabled == nil || s.inSess {
+		return true, nil
+	}
+	return s.Enabled(s.zero, nil)
 }
 
 // Body returns the section's body for params: the template executed, or

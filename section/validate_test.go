@@ -120,7 +120,7 @@ func TestBodyAndEnabled(t *testing.T) {
 	if got, err := s.Body(Params{Name: "Ann"}); err != nil || got != "Hi Ann" {
 		t.Errorf("Body: got %q, %v; want %q", got, err, "Hi Ann")
 	}
-	if ok, err := s.Enabled(Params{}); ok || err != nil {
+	if ok, err := s.Enabled(Params{}, nil); ok || err != nil {
 		t.Errorf("Enabled(empty): got %v, %v; want false, nil", ok, err)
 	}
 	if !s.Dynamic() || s.Live() {

@@ -112,7 +112,7 @@ func (o *Orchestrator) envSection(e *entry, key string) (*section.Section, error
 			}
 			return closeFence(scr.Content), nil
 		},
-		Summary: o.summary(e),
+		Summary: section.Literal(o.summary(e)), // text, not a template
 		Tools:   ts,
 	}
 	if e.reg.onDemand {

@@ -239,6 +239,7 @@ func TestSectionSummaries(t *testing.T) {
 		{"description", &testEnv{}, []RegisterOption{Description("Counter (ready)")}, "Counter (ready)"},
 		{"empty summary falls back", &summarized{testEnv{}, ""}, []RegisterOption{Description("Fallback")}, "Fallback"},
 		{"default", &testEnv{}, nil, "env environment"},
+		{"braces are text", &summarized{testEnv{}, "Jinja renderer: {{ name }} and {{.Field}}"}, nil, "Jinja renderer: {{ name }} and {{.Field}}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -250,8 +251,11 @@ func TestSectionSummaries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := secs[0].Summary(); got != tt.want {
-				t.Errorf("got summary %q, want %q", got, tt.want)
+			if _, err := prompt.New("test", "summaries", secs...); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := secs[0].SummaryFor(nil); err != nil || got != tt.want {
+				t.Errorf("got summary %q, %v, want %q", got, err, tt.want)
 			}
 		})
 	}

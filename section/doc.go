@@ -24,7 +24,9 @@
 //	})
 //
 // A summary is a template over the params as the body is ("{{.Issues}}
-// open issues."; text without actions is shown as it is). It may be
+// open issues."; text without actions is shown as it is). Text from
+// elsewhere (a skill's description, a server's) goes through [Literal],
+// so that braces in it show as written. A summary may be
 // computed when first needed instead (LazySummary, for one that reads a
 // file), shortened under a token budget to a brief (Brief), and kept when
 // an ancestor is written out in full (Separate: the section then opens

@@ -113,8 +113,8 @@ func (k *Skill) section(priority int) *section.Section {
 		Key:        k.Name,
 		Title:      k.Name,
 		Content:    func(section.None) (string, error) { return k.Text(), nil },
-		Summary:    k.Description,
-		Brief:      brief(k.Description),
+		Summary:    section.Literal(k.Description), // text, not a template
+		Brief:      section.Literal(brief(k.Description)),
 		Visibility: visibility.Const(visibility.Summary),
 		Separate:   true,
 		Children:   files,

@@ -9,7 +9,8 @@
 // The attributes are key (or #id), visibility (full or summary), summary,
 // priority (an integer) and title; any other is an error. A section's body
 // is the text up to the next heading, a Go template over the params given
-// as JSON ({{.name}}). Errors name the file, the line and the heading.
+// as JSON ({{.name}}); so is its summary. Errors name the file, the line and
+// the heading.
 package promptfile
 
 import (

@@ -119,3 +119,23 @@ func FuzzParse(f *testing.F) {
 		_, _ = p.Render(nil, nil)
 	})
 }
+
+// TestSummaryTemplate: a summary attribute is a template over the params,
+// as the body is.
+func TestSummaryTemplate(t *testing.T) {
+	f, err := promptfile.Parse("p.md", []byte("# A\nx\n\n## B {visibility=summary summary=\"{{.n}} open issues\"}\nbody\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Bind(promptfile.Params{"n": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Render(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "### 1.1. B (a.b)\n\n3 open issues\n\n---\n"; !strings.Contains(r.Text(), want) {
+		t.Errorf("got %q, want it to contain %q", r.Text(), want)
+	}
+}

@@ -294,3 +294,86 @@ func TestConcurrentCallsOneSession(t *testing.T) {
 		t.Errorf("%d failures recorded, want %d", failures, calls/2)
 	}
 }
+
+// TestNestedCalls: a call made inside a handler, with the handler's
+// context, commits into the outer call: its events stay when the outer
+// call succeeds and go with it when it fails; a failed inner call is
+// recorded in the outer one.
+func TestNestedCalls(t *testing.T) {
+	inner := tools.MustNew("inner", "Inner work.", func(_ context.Context, tc tools.Context, in struct {
+		Fail bool `json:"fail"`
+	}) (string, error) {
+		_ = tc.Session.Dispatch(noted{Text: "inner"})
+		if in.Fail {
+			return "", errors.New("inner failed")
+		}
+		return "ok", nil
+	})
+	for _, c := range []struct {
+		name                   string
+		innerFails, outerFails bool
+		want                   []string // notes after the outer call
+		records                []string // the tools whose failures are recorded
+	}{
+		{"both succeed", false, false, []string{"before", "outer", "inner"}, nil},
+		{"inner fails", true, false, []string{"before", "outer"}, []string{"inner"}},
+		{"outer fails", false, true, []string{"before"}, []string{"outer"}},
+		{"both fail", true, true, []string{"before"}, []string{"outer"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sess := notesSession(t)
+			outer := tools.MustNew("outer", "Outer work.", func(ctx context.Context, tc tools.Context, _ struct{}) (string, error) {
+				_ = tc.Session.Dispatch(noted{Text: "outer"})
+				if _, err := inner.Call(ctx, tc, fmt.Appendf(nil, `{"fail":%v}`, c.innerFails)); err != nil {
+					return "", err
+				}
+				if c.outerFails {
+					return "", errors.New("outer failed")
+				}
+				return "ok", nil
+			})
+			if _, err := outer.Call(context.Background(), tools.Context{Session: sess}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := session.Get(sess, notes); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("notes: got %v, want %v", got, c.want)
+			}
+			var records []string
+			for _, r := range sess.Events() {
+				if f, ok := r.Event.(tools.CallFailed); ok {
+					records = append(records, f.Tool)
+				}
+			}
+			if !reflect.DeepEqual(records, c.records) {
+				t.Errorf("failures recorded: got %v, want %v", records, c.records)
+			}
+		})
+	}
+}
+
+// TestLeftBehindGoroutine: a goroutine a handler starts and leaves running
+// cannot write to the session once the call ended: its dispatch is
+// refused, and the session keeps only what the call committed.
+func TestLeftBehindGoroutine(t *testing.T) {
+	sess := notesSession(t)
+	late := make(chan error)
+	release := make(chan struct{})
+	tool := tools.MustNew("work", "Does work.", func(_ context.Context, tc tools.Context, _ struct{}) (string, error) {
+		view := tc.Session
+		go func() {
+			<-release
+			late <- view.Dispatch(noted{Text: "late"})
+		}()
+		return "done", view.Dispatch(noted{Text: "mine"})
+	})
+	if res, err := tool.Call(context.Background(), tools.Context{Session: sess}, nil); err != nil || !res.Success {
+		t.Fatalf("got %+v, %v", res, err)
+	}
+	close(release)
+	if err := <-late; !errors.Is(err, session.ErrEnded) {
+		t.Errorf("the late dispatch: got %v, want session.ErrEnded", err)
+	}
+	if got := session.Get(sess, notes); !reflect.DeepEqual(got, []string{"before", "mine"}) {
+		t.Errorf("notes: got %v, want [before mine]", got)
+	}
+}

@@ -411,3 +411,59 @@ func TestBudgetCountsWhatItShows(t *testing.T) {
 		t.Errorf("counted %d bytes to fit a %d-byte prompt out of %d bytes; want at most four times what it shows", counted, len(r.Text()), len(full.Text()))
 	}
 }
+
+// textsCounter counts with bpe and its lower bound, recording the texts it
+// counts in full.
+type textsCounter struct {
+	*bpe.Counter
+	counted *[]string
+}
+
+func (c textsCounter) Count(s string) int {
+	*c.counted = append(*c.counted, s)
+	return c.Counter.Count(s)
+}
+
+// TestBudgetRevealedContentSparesSummary: when a budget shows a section in
+// full, a summarized child whose content counts no more than a bound of its
+// summary shows its content, and its summary is never counted; a child
+// whose content outweighs its summary shows the summary, counted.
+func TestBudgetRevealedContentSparesSummary(t *testing.T) {
+	const (
+		longSummary = "Every step of the deployment, from the build to the rollback plan, and who signs off on each of them."
+		longBody    = "Run the release script, then watch the dashboards for an hour, then write the notes, then tell the team, then archive the logs."
+	)
+	step := func(key, body string) *section.Section {
+		return section.New(section.Spec[none]{Key: key, Title: key, Body: body, Summary: longSummary, Priority: -1})
+	}
+	guide := section.New(section.Spec[none]{Key: "guide", Title: "Guide", Body: "How we ship.", Summary: "Shipping.",
+		Children: []*section.Section{step("short", "Ship it."), step("long", words(8, longBody))}})
+	p := prompt.MustNew("test", "reveal", text("intro", "Intro", "Hello."), guide).MustBind()
+	full, err := p.Render(nil, nil, prompt.WithTokens(bpe.O200kBase()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One token short of everything in full: guide.long, given back last,
+	// stays summarized.
+	var counted []string
+	r, err := prompt.MustNew("test", "reveal", text("intro", "Intro", "Hello."), guide).MustBind().
+		Render(nil, nil, prompt.WithBudget(full.Tokens()-1, textsCounter{bpe.O200kBase(), &counted}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := map[string]visibility.Mode{}
+	for _, s := range r.Report() {
+		modes[s.Path] = s.Mode
+	}
+	if modes["guide"] != visibility.Full || modes["guide.short"] != visibility.Full || modes["guide.long"] != visibility.Summary {
+		t.Fatalf("got modes %v; want guide and guide.short in full, guide.long summarized", modes)
+	}
+	for _, text := range counted {
+		if strings.Contains(text, "(guide.short)") && strings.Contains(text, longSummary) {
+			t.Errorf("counted guide.short's summary, which its content costs less than a bound of:\n%s", text)
+		}
+	}
+	if !slices.ContainsFunc(counted, func(s string) bool { return strings.Contains(s, "(guide.long)") && strings.Contains(s, longSummary) }) {
+		t.Errorf("never counted guide.long's summary, which it shows")
+	}
+}

@@ -428,12 +428,7 @@ func (s *solver) lowerShown(c int) (int, error) {
 	if s.r.modes[c] == visibility.Full {
 		return s.lower(c, fullBlock)
 	}
-	v, err := s.lower(c, summaryKind(s.r.brief[c], false))
-	if err == nil && s.hasKids(c) {
-		var w int
-		w, err = s.lower(c, summaryKind(s.r.brief[c], true))
-		v = min(v, w)
-	}
+	v, err := s.lowerSummary(c)
 	if err == nil && s.openable(c) {
 		// A body that fails to render keeps c summarized (see showOptional).
 		w, ferr := s.lower(c, fullBlock)
@@ -447,13 +442,43 @@ func (s *solver) lowerShown(c int) (int, error) {
 	return v, err
 }
 
+// lowerSummary bounds from below what the SUMMARY section c costs written
+// as cheapest would write it: the least bound of its summary (or brief)
+// with the default suffix and, when it has enabled children, the compact
+// one.
+func (s *solver) lowerSummary(c int) (int, error) {
+	v, err := s.lower(c, summaryKind(s.r.brief[c], false))
+	if err == nil && s.hasKids(c) {
+		var w int
+		w, err = s.lower(c, summaryKind(s.r.brief[c], true))
+		v = min(v, w)
+	}
+	return v, err
+}
+
 func (s *solver) lower(i int, k blockKind) (int, error) {
 	return s.p.lowerCost(s.r, s.t, s.lb, i, k)
 }
 
 // shown plans how the SUMMARY section c shows once revealed: in full when
 // it may be and that costs no more than its summary, summarized otherwise.
+// Content that costs no more than a lower bound of the summary costs no
+// more than the summary, so that is tried first, against the bound: when it
+// holds, the summary is never counted. A section whose content outweighs
+// its summary's bound costs a count of its summary, as it would anyway.
 func (s *solver) shown(c int) (int, error) {
+	if s.lb != nil && s.openable(c) {
+		lo, err := s.lowerSummary(c)
+		if err != nil {
+			return 0, err
+		}
+		mark := len(s.plan)
+		full, ok, err := s.showOptional(c, lo)
+		if err != nil || ok {
+			return full, err
+		}
+		s.plan = s.plan[:mark]
+	}
 	k, sc, err := s.cheapest(c)
 	if err != nil {
 		return 0, err

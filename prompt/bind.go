@@ -159,7 +159,7 @@ func (p *Prompt) bindMissing(byType map[reflect.Type]any) error {
 			}
 			continue
 		}
-		if under || !n.sec.HasPredicate() || n.sec.ReadsSession() {
+		if under || n.sec.ReadsSession() {
 			dark[i] = under
 			continue
 		}

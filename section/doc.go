@@ -41,7 +41,11 @@
 // shown once the one before is done). A section that no value, no
 // defaults and no session could enable needs no params at all: one
 // disabled by its Enabled given the zero value of its params type, or
-// below a disabled section (see prompt.Template.Bind).
+// below a disabled section (see prompt.Template.Bind). A prompt asks a
+// section for its defaults ([Section.Defaults]), whether its predicate
+// reads the session ([Section.ReadsSession]) and so is asked at every
+// render, and, when it has no params, whether the zero value enables it
+// ([Section.EnabledUnbound]).
 //
 // # Validation
 //

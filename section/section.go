@@ -325,10 +325,6 @@ func (s *Section) Defaults() (any, bool) { return s.defaults, s.defaults != nil 
 // session ([Spec].EnabledIn), so that it is asked again at every render.
 func (s *Section) ReadsSession() bool { return s.inSess }
 
-// HasPredicate reports whether the section has an enabled predicate
-// (Enabled or EnabledIn).
-func (s *Section) HasPredicate() bool { return s.enabled != nil }
-
 // Separate reports whether the section opens only by its own key (see
 // [Spec].Separate).
 func (s *Section) Separate() bool { return s.separate }

@@ -3,6 +3,7 @@ package tools_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -375,5 +376,52 @@ func TestLeftBehindGoroutine(t *testing.T) {
 	}
 	if got := session.Get(sess, notes); !reflect.DeepEqual(got, []string{"before", "mine"}) {
 		t.Errorf("notes: got %v, want [before mine]", got)
+	}
+}
+
+// TestFailedRawCallChangesNothing: a tool made with NewRaw, whose handler
+// reports a failed result or panics, changes nothing in the session but
+// for the record of the failure.
+func TestFailedRawCallChangesNothing(t *testing.T) {
+	for _, mode := range []string{"failed result", "error", "panic", "success"} {
+		t.Run(mode, func(t *testing.T) {
+			sess := notesSession(t)
+			tool, err := tools.NewRaw("proxy", "Calls elsewhere.", []byte(`{"type":"object"}`), nil,
+				func(_ context.Context, tc tools.Context, _ json.RawMessage) (tools.Result, error) {
+					_ = tc.Session.Dispatch(noted{Text: "proxied"})
+					switch mode {
+					case "failed result":
+						return tools.Result{Message: "the server said no"}, nil
+					case "error":
+						return tools.Result{}, errors.New("the server went away")
+					case "panic":
+						panic("kaboom")
+					}
+					return tools.Result{Message: "ok", Success: true}, nil
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A raw handler's error is the program's, as it returned it.
+			if _, err := tool.Call(context.Background(), tools.Context{Session: sess}, nil); (err != nil) != (mode == "error") {
+				t.Fatalf("got error %v", err)
+			}
+			want, records := []string{"before"}, 1
+			if mode == "success" {
+				want, records = []string{"before", "proxied"}, 0
+			}
+			if got := session.Get(sess, notes); !reflect.DeepEqual(got, want) {
+				t.Errorf("notes: got %v, want %v", got, want)
+			}
+			n := 0
+			for _, r := range sess.Events() {
+				if f, ok := r.Event.(tools.CallFailed); ok && f.Tool == "proxy" && f.Panicked == (mode == "panic") {
+					n++
+				}
+			}
+			if n != records {
+				t.Errorf("%d failures recorded, want %d", n, records)
+			}
+		})
 	}
 }

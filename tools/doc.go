@@ -39,8 +39,9 @@
 // ([session.Session.Begin]), not the session itself. It reads its own
 // events through it at once; the session sees them only when the call
 // succeeds, all together, after whatever was dispatched meanwhile. When
-// the call fails (the handler returned an error or panicked, its output
-// could not be encoded, or it returned a [Halt]), they are discarded, and
+// the call fails (the handler returned an error or panicked, a
+// [RawHandler] returned a failed result, its output could not be encoded,
+// or it returned a [Halt]), they are discarded, and
 // the session's state and log are what they were before the call, but
 // for a [CallFailed] event recording the failure (none for a Halt, which
 // the program handles, nor for arguments the handler never saw).

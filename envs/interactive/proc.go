@@ -281,9 +281,19 @@ func (p *proc) reading() bool {
 	if err != nil {
 		return false
 	}
-	_, ok := term.ReadingTerminalUnder(p.pid, pg, p.slave.Name())
-	return ok
+	if _, ok := term.ReadingTerminalUnder(p.pid, pg, p.slave.Name()); !ok {
+		return false
+	}
+	// The output reader may have taken the prompt from the terminal and
+	// not handled it yet: look at the line again once it has had a moment.
+	time.Sleep(readingSettle)
+	prompt, cont, _ = p.lineState()
+	return !prompt && !cont
 }
+
+// readingSettle is how long reading waits, once the program reads the
+// terminal, for output already read from it to be handled.
+const readingSettle = 20 * time.Millisecond
 
 // leadCount counts the prompts and continuation prompts at the start of
 // line: a line editor given several lines at once may print them one

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/afero"
+	"github.com/unfold-dev/unfold/internal/readfile"
 )
 
 func (e *Editor) create(_ context.Context, c command) (string, error) {
@@ -23,7 +24,7 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 		case m.IsDir():
 			return "", fmt.Errorf("%s is a directory; create makes files", p)
 		case !m.IsRegular() && m&fs.ModeSymlink == 0:
-			return "", fmt.Errorf("%s already exists and is %s, not a regular file; create makes new regular files, so nothing was written", p, specialKind(m))
+			return "", fmt.Errorf("%s already exists and is %s, not a regular file; create makes new regular files, so nothing was written", p, readfile.Kind(m))
 		}
 		return "", fmt.Errorf("%s already exists; create only makes new files, so nothing was written.\nTo change it, open a view of the lines (view %s /<start>/ /<end>/), then edit them (edit %s <start>-<end>)", p, q, q)
 	} else if !errors.Is(err, fs.ErrNotExist) {

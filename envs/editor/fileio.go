@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/afero"
+	"github.com/unfold-dev/unfold/internal/readfile"
 )
 
 // binaryProbe is how many leading bytes are checked for a NUL byte, the
@@ -203,29 +204,11 @@ func checkRegular(name string, fi fs.FileInfo, limit int64) error {
 	case m.IsDir():
 		return &fileError{problem: problemDir, path: name}
 	case !m.IsRegular():
-		return &fileError{problem: problemSpecial, path: name, kind: specialKind(m)}
+		return &fileError{problem: problemSpecial, path: name, kind: readfile.Kind(m)}
 	case fi.Size() > limit:
 		return &fileError{problem: problemTooLarge, path: name, limit: limit}
 	}
 	return nil
-}
-
-// specialKind names a file type that is not a regular file or a
-// directory.
-func specialKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "not a regular file"
 }
 
 // isBinary reports whether data has a NUL byte in its first 8 KB.

@@ -468,13 +468,15 @@ func TestUseTool(t *testing.T) {
 		"c1": {"Opened sections: deploy.", deployBody, "New tools and their input schemas, called through use_tool:", "- deploy: Deploy the service to a target. Input schema:", "staging: v2, production: v1"},
 		"c2": {"Error: use_tool takes {\"name\": \"TOOL\", \"input\": {...}} (name is missing)."},
 		"c3": {"Error: Unknown tool: launch.", "Through use_tool: deploy, status."},
-		"c4": {"staging"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(out[id], w) {
 				t.Errorf("%s: got %q, want it to contain %q", id, out[id], w)
 			}
 		}
+	}
+	if out["c4"] != "deployed to staging" {
+		t.Errorf("c4: got %q, want the deploy tool's own result", out["c4"])
 	}
 	for i, b := range srv.Bodies() {
 		if tls := field(b, "tools"); !strings.Contains(tls, `"name":"use_tool"`) || strings.Contains(tls, `"name":"deploy"`) {

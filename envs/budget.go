@@ -2,6 +2,7 @@ package envs
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"unicode/utf8"
@@ -21,7 +22,9 @@ const noteTokens = 80
 // in between says how much was left out, and the whole output is saved
 // with l.Save (or [SaveTemp]); its name is in the note and in OutputFile.
 // Nothing is lost: when saving fails, the note says so and the output is
-// returned whole.
+// returned whole. An environment whose outputs may pass their memory
+// limit fits its responses with [Spool.Fit] instead, which saves the
+// whole of those outputs too.
 func (l Limits) Fit(resp Response) Response {
 	budget := l.Budget
 	if budget <= 0 || len(resp.Output) <= budget {
@@ -36,7 +39,7 @@ func (l Limits) Fit(resp Response) Response {
 	if save == nil {
 		save = SaveTemp
 	}
-	name, err := save(resp.Output)
+	name, err := save(strings.NewReader(resp.Output))
 	if err != nil {
 		resp.Output += fmt.Sprintf("\n[This output (%d tokens) is over the budget of %d tokens, but could not be saved to a file (%v), so it is shown whole.]", total, budget, err)
 		return resp
@@ -45,17 +48,25 @@ func (l Limits) Fit(resp Response) Response {
 	head, tail := cut(resp.Output, avail/2, avail-avail/2)
 	middle := resp.Output[len(head) : len(resp.Output)-len(tail)]
 	lines := strings.Count(resp.Output, "\n") + 1
-	note := fmt.Sprintf("[... %d of %d lines (%d of %d tokens) left out here to fit the budget of %d tokens; the whole output is saved in %s: view it with the editor, or search it with grep.]",
-		strings.Count(middle, "\n"), lines, tokens.Estimate.Count(middle), total, budget, name)
+	resp.Output = head + budgetNote(head, tail, strings.Count(middle, "\n"), lines, tokens.Estimate.Count(middle), total, budget, name, "") + tail
+	resp.OutputFile = name
+	return resp
+}
+
+// budgetNote is the note between head and tail of an output cut to the
+// budget: left of lines lines, and leftTokens of total tokens, were left
+// out; the whole output is saved in name. extra, when not empty, is a
+// sentence added at its end.
+func budgetNote(head, tail string, left, lines, leftTokens, total, budget int, name, extra string) string {
+	note := fmt.Sprintf("[... %d of %d lines (%d of %d tokens) left out here to fit the budget of %d tokens; the whole output is saved in %s: view it with the editor, or search it with grep.%s]",
+		left, lines, leftTokens, total, budget, name, extra)
 	if head != "" && !strings.HasSuffix(head, "\n") {
 		note = "\n" + note
 	}
 	if tail != "" {
 		note += "\n"
 	}
-	resp.Output = head + note + tail
-	resp.OutputFile = name
-	return resp
+	return note
 }
 
 // cut returns the longest head of s, in whole lines, that takes at most
@@ -147,17 +158,17 @@ func within(s string, n int, part func(k int) string) string {
 
 // SaveTemp saves output to a new file in the system's temporary directory
 // and returns its path: the default of [Limits.Save].
-func SaveTemp(output string) (string, error) { return SaveIn("", "unfold-output-*.txt", output) }
+func SaveTemp(output io.Reader) (string, error) { return SaveIn("", "unfold-output-*.txt", output) }
 
 // SaveIn saves output to a new file in dir, named after pattern as
 // os.CreateTemp names it, and returns its path; on failure no file is
 // left.
-func SaveIn(dir, pattern, output string) (string, error) {
+func SaveIn(dir, pattern string, output io.Reader) (string, error) {
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return "", err
 	}
-	if _, err := f.WriteString(output); err != nil {
+	if _, err := io.Copy(f, output); err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return "", err

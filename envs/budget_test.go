@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,13 +17,15 @@ import (
 
 // saveTo returns a Limits.Save that writes into dir and the output it
 // saved last.
-func saveTo(t *testing.T) (func(string) (string, error), *string) {
+func saveTo(t *testing.T) (func(io.Reader) (string, error), *string) {
 	t.Helper()
 	dir := t.TempDir()
 	var last string
-	return func(out string) (string, error) {
-		last = out
-		return envs.SaveIn(dir, "out-*.txt", out)
+	return func(out io.Reader) (string, error) {
+		var b strings.Builder
+		name, err := envs.SaveIn(dir, "out-*.txt", io.TeeReader(out, &b))
+		last = b.String()
+		return name, err
 	}, &last
 }
 
@@ -105,7 +108,7 @@ func TestFitWholeLines(t *testing.T) {
 // with a note saying why: nothing is lost.
 func TestFitSaveFails(t *testing.T) {
 	out := strings.Repeat("x y ", 10000)
-	resp := envs.Limits{Budget: 100, Save: func(string) (string, error) { return "", errors.New("disk full") }}.Fit(envs.Response{Output: out})
+	resp := envs.Limits{Budget: 100, Save: func(io.Reader) (string, error) { return "", errors.New("disk full") }}.Fit(envs.Response{Output: out})
 	if !strings.HasPrefix(resp.Output, out) || !strings.Contains(resp.Output, "could not be saved to a file (disk full)") || resp.OutputFile != "" {
 		t.Errorf("got %d bytes ending %q, want the whole output and a note", len(resp.Output), resp.Output[len(resp.Output)-100:])
 	}
@@ -113,14 +116,14 @@ func TestFitSaveFails(t *testing.T) {
 
 func TestSaveIn(t *testing.T) {
 	dir := t.TempDir()
-	path, err := envs.SaveIn(dir, "bash-*.txt", "hello")
+	path, err := envs.SaveIn(dir, "bash-*.txt", strings.NewReader("hello"))
 	if err != nil || filepath.Dir(path) != dir || !strings.HasPrefix(filepath.Base(path), "bash-") {
 		t.Fatalf("got %q, %v; want a new file in %s", path, err, dir)
 	}
 	if data, _ := os.ReadFile(path); string(data) != "hello" {
 		t.Errorf("got %q, want hello", data)
 	}
-	if _, err := envs.SaveIn(filepath.Join(dir, "missing"), "x-*.txt", "x"); err == nil {
+	if _, err := envs.SaveIn(filepath.Join(dir, "missing"), "x-*.txt", strings.NewReader("x")); err == nil {
 		t.Error("in a missing directory: got no error, want one")
 	}
 }

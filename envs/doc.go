@@ -38,6 +38,22 @@
 // and saves the whole output ([Limits.Save], [SaveTemp]), naming the file
 // in [Response.OutputFile].
 //
+// # Output past memory
+//
+// An environment collects a command's output in an [Output]: head and
+// tail in memory up to its limit ([DefaultOutputLimit], 10 MB). An Output
+// made by a [Spool] keeps the whole output too: once the limit is passed
+// it writes what it holds and everything after, in order, to a file of
+// the spool, in a directory of its own under the system's temporary
+// directory (made at the first such command: a quick command makes no
+// file). [Spool.Fit], which such an environment calls instead of
+// [Limits.Fit], puts the bytes the Output left out back in their place in
+// the saved file, so the file the response names holds the whole output
+// (as valid UTF-8, as responses show output), and removes the spool file.
+// Spool.Close removes what is left, with the directory. The spool files of
+// an environment take at most [DefaultSpoolLimit] (1 GB) together; past
+// it, the saved file and the response say how much is missing and why.
+//
 // # Declarative environments
 //
 // [Declarative] builds an environment from [Command] values: a signature

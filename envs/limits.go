@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"time"
@@ -50,10 +51,12 @@ type Limits struct {
 	// means the environment's default ([DefaultBudget] unless set
 	// otherwise), a negative value no bound.
 	Budget int
-	// Save keeps the whole output of a response that the budget cut, and
-	// returns the name to show for it (a path the editor can open); nil
-	// means a new file in the system's temporary directory ([SaveTemp]).
-	Save func(output string) (name string, err error)
+	// Save keeps the whole output of a response that the budget or the
+	// memory limit cut, read from output (which may be larger than
+	// memory), and returns the name to show for it (a path the editor can
+	// open); nil means a new file in the system's temporary directory
+	// ([SaveTemp]).
+	Save func(output io.Reader) (name string, err error)
 }
 
 // Defaults are an environment's own limits, for those a call leaves at

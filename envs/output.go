@@ -2,18 +2,25 @@ package envs
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // DefaultOutputLimit is how many bytes of a command's output an environment
-// keeps by default: 10 MB, half from the start and half from the end.
+// keeps in memory by default: 10 MB, half from the start and half from the
+// end.
 const DefaultOutputLimit = 10 << 20
 
 // Output collects a command's output in bounded memory: the first half of
 // its limit from the start of the output, the second half as a ring of the
-// most recent bytes, and a count of what fell in between. It is safe for
-// concurrent use; the zero value is not usable, create one with [NewOutput].
+// most recent bytes, and a count of what fell in between. An Output made
+// by a [Spool] keeps the whole output besides: once more than its limit
+// has been written, it writes what it holds and everything after, in
+// order, to a file of the spool, so memory stays at the limit while the
+// file is complete. It is safe for concurrent use; the zero value is not
+// usable, create one with [NewOutput] or [Spool.Output].
 type Output struct {
 	// mu guards every field below.
 	mu      sync.Mutex
@@ -24,6 +31,19 @@ type Output struct {
 	start   int    // index in tail of the oldest byte
 	full    bool   // the ring is at tailCap
 	total   int64  // bytes written
+
+	spool *Spool   // where the whole output goes past the limit; nil: nowhere
+	disk  *spooled // the spool file, from when the limit was passed; nil before
+}
+
+// spooled is the file that holds an Output's whole output.
+type spooled struct {
+	file    *os.File // nil once released
+	path    string
+	written int64    // bytes of the output in the file, from the start
+	lost    string   // why the file stops short of the output: the disk limit, a failed write; "" while it does not
+	note    string   // the note the last String put between head and tail
+	cut     [2]int64 // the bytes of the output that note stands for: from the end of the head to the start of the tail
 }
 
 // NewOutput returns an Output that keeps at most limit bytes (at least 2;
@@ -39,11 +59,21 @@ func NewOutput(limit int) *Output {
 	return &Output{headCap: limit / 2, tailCap: limit - limit/2}
 }
 
-// Write keeps what fits and counts the rest. It never fails.
+// Write keeps what fits and counts the rest; past the limit, an Output of
+// a spool writes to its file too. It never fails: when the file cannot be
+// made or written, what it misses is dropped, and String says why.
 func (o *Output) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n := len(p)
+	if o.spool != nil {
+		if o.disk == nil && o.total+int64(n) > int64(o.headCap+o.tailCap) {
+			o.spill()
+		}
+		if o.disk != nil && o.disk.file != nil && o.disk.lost == "" {
+			o.toDisk(p)
+		}
+	}
 	o.total += int64(n)
 	if room := o.headCap - len(o.head); room > 0 {
 		k := min(room, len(p))
@@ -74,6 +104,38 @@ func (o *Output) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// spill starts the spool file, as the output is about to pass the limit,
+// with everything written so far: the head and the ring, which holds the
+// rest in order, as nothing was dropped yet.
+func (o *Output) spill() {
+	f, err := o.spool.create(o)
+	if err != nil {
+		o.disk = &spooled{lost: "it could not be written to disk: " + err.Error()}
+		return
+	}
+	o.disk = &spooled{file: f, path: f.Name()}
+	o.toDisk(o.head)
+	o.toDisk(o.tail)
+}
+
+// toDisk appends p to the spool file, as far as the spool's limit allows.
+func (o *Output) toDisk(p []byte) {
+	d := o.disk
+	if d.lost != "" || len(p) == 0 {
+		return
+	}
+	k := o.spool.reserve(len(p))
+	n, err := d.file.Write(p[:k])
+	d.written += int64(n)
+	switch {
+	case err != nil:
+		o.spool.unreserve(k - n)
+		d.lost = "writing it to disk failed: " + err.Error()
+	case k < len(p):
+		d.lost = fmt.Sprintf("the output passed the %s an environment keeps on disk", formatBytes(o.spool.limit))
+	}
+}
+
 // Total returns how many bytes were written.
 func (o *Output) Total() int64 {
 	o.mu.Lock()
@@ -81,7 +143,7 @@ func (o *Output) Total() int64 {
 	return o.total
 }
 
-// Dropped returns how many bytes were written but not kept.
+// Dropped returns how many bytes were written but not kept in memory.
 func (o *Output) Dropped() int64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -89,30 +151,88 @@ func (o *Output) Dropped() int64 {
 }
 
 // String returns the kept output as valid UTF-8 (invalid bytes become
-// U+FFFD, one per run of them), with a line saying how much was dropped between head and tail.
+// U+FFFD, one per run of them), with a line saying how much was dropped
+// between head and tail. For an Output of a spool that passed its limit,
+// that line names the spool file, which holds the whole output until the
+// spool closes or [Spool.Fit] moves it to the file a response names.
 func (o *Output) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.total == 0 {
 		return ""
 	}
+	dropped := o.total - int64(len(o.head)+len(o.tail))
+	if dropped > 0 && o.disk != nil && o.disk.file != nil {
+		return o.spooledString()
+	}
 	var b strings.Builder
 	b.Grow(len(o.head) + len(o.tail) + 100)
 	b.Write(o.head)
-	if dropped := o.total - int64(len(o.head)+len(o.tail)); dropped > 0 {
+	if dropped > 0 {
 		if len(o.head) > 0 && o.head[len(o.head)-1] != '\n' {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "[... %s of output dropped; showing the first %s and the last %s ...]\n",
-			formatBytes(dropped), formatBytes(int64(len(o.head))), formatBytes(int64(len(o.tail))))
+		why := ""
+		if o.disk != nil && o.disk.lost != "" {
+			why = " (" + o.disk.lost + ")"
+		}
+		fmt.Fprintf(&b, "[... %s of output dropped%s; showing the first %s and the last %s ...]\n",
+			formatBytes(dropped), why, formatBytes(int64(len(o.head))), formatBytes(int64(len(o.tail))))
 	}
+	o.ring(&b)
+	return strings.ToValidUTF8(b.String(), "\uFFFD")
+}
+
+// ring writes the ring's bytes, oldest first.
+func (o *Output) ring(b *strings.Builder) {
 	if o.full {
 		b.Write(o.tail[o.start:])
 		b.Write(o.tail[:o.start])
 	} else {
 		b.Write(o.tail)
 	}
-	return strings.ToValidUTF8(b.String(), "\uFFFD")
+}
+
+// spooledString is String for an output whose whole is in its spool file.
+// The head and the tail shown end and start at whole characters, so that
+// the bytes between, which the note stands for, put back in its place
+// give the output as written.
+func (o *Output) spooledString() string {
+	var t strings.Builder
+	t.Grow(len(o.tail))
+	o.ring(&t)
+	tail := t.String()
+	headEnd := len(o.head) - partialRune(o.head)
+	tailStart := 0
+	for tailStart < min(len(tail), utf8.UTFMax-1) && !utf8.RuneStart(tail[tailStart]) {
+		tailStart++
+	}
+	d := o.disk
+	d.cut = [2]int64{int64(headEnd), o.total - int64(len(tail)-tailStart)}
+	kept := "all of it is kept"
+	if d.lost != "" {
+		kept = fmt.Sprintf("the first %s of it are kept (%s)", formatBytes(d.written), d.lost)
+	}
+	d.note = fmt.Sprintf("[... %s of output left out here, past the %s kept in memory; %s in %s until the environment closes ...]\n",
+		formatBytes(d.cut[1]-d.cut[0]), formatBytes(int64(o.headCap+o.tailCap)), kept, d.path)
+	if headEnd > 0 && o.head[headEnd-1] != '\n' {
+		d.note = "\n" + d.note
+	}
+	return strings.ToValidUTF8(string(o.head[:headEnd]), "\uFFFD") + d.note + strings.ToValidUTF8(tail[tailStart:], "\uFFFD")
+}
+
+// partialRune returns how many bytes at the end of b begin a character
+// that does not end there.
+func partialRune(b []byte) int {
+	for k := 1; k <= min(len(b), utf8.UTFMax-1); k++ {
+		if utf8.RuneStart(b[len(b)-k]) {
+			if utf8.FullRune(b[len(b)-k:]) {
+				return 0
+			}
+			return k
+		}
+	}
+	return 0
 }
 
 // formatBytes formats n bytes for people: "512 B", "1.5 KB", "10.0 MB".

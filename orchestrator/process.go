@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -34,7 +35,7 @@ type ProcessSpec struct {
 	Budget  int           // tokens a response's output may take (0: [envs.DefaultBudget]; negative: no bound)
 	// Save keeps the whole output of a response cut to the budget and
 	// returns its name; nil means [envs.SaveTemp].
-	Save      func(output string) (string, error)
+	Save      func(output io.Reader) (string, error)
 	Resources procs.Limits // resource limits set on the process
 }
 

@@ -4,6 +4,7 @@ package bash_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -82,9 +83,12 @@ func TestBudget(t *testing.T) {
 		t.Errorf("the saved output: got %d lines, want 100000", len(lines))
 	}
 	dir := t.TempDir()
-	s = newShell(t, bash.WithBudget(100), bash.WithSave(func(out string) (string, error) {
-		name := filepath.Join(dir, "saved.txt")
-		return "saved.txt", os.WriteFile(name, []byte(out), 0o600)
+	s = newShell(t, bash.WithBudget(100), bash.WithSave(func(out io.Reader) (string, error) {
+		data, err := io.ReadAll(out)
+		if err != nil {
+			return "", err
+		}
+		return "saved.txt", os.WriteFile(filepath.Join(dir, "saved.txt"), data, 0o600)
 	}))
 	resp = run(t, s, "seq 1000")
 	if resp.OutputFile != "saved.txt" || !strings.Contains(resp.Output, "saved in saved.txt") {

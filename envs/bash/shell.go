@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +35,7 @@ type options struct {
 	Dir         string
 	OutputLimit int
 	Limits      envs.Defaults
-	Save        func(string) (string, error)
+	Save        func(io.Reader) (string, error)
 	Env         []string
 	Bash        string
 	Spin        time.Duration
@@ -74,7 +75,7 @@ func WithBudget(tokens int) Option { return func(o *options) { o.Limits.Budget =
 // WithSave sets how the whole output of a response cut to the budget is
 // kept (default [envs.SaveTemp]): the function saves it and returns the
 // name the response shows.
-func WithSave(save func(output string) (string, error)) Option {
+func WithSave(save func(output io.Reader) (string, error)) Option {
 	return func(o *options) { o.Save = save }
 }
 
@@ -113,7 +114,7 @@ type Shell struct {
 	env       []string
 	limit     int
 	defaults  envs.Defaults
-	save      func(string) (string, error)
+	save      func(io.Reader) (string, error)
 	spin      time.Duration
 	resources procs.Limits
 

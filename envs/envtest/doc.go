@@ -63,6 +63,12 @@
 //   - Budget ([WithFlood]): a response over its token budget keeps its
 //     head and tail, names the file that holds all of it, and the file
 //     does.
+//   - WholeOutput ([WithFlood], [WithOutputLimit]): with $TMPDIR set to a
+//     directory of the check's own, a quick command leaves no file there;
+//     then 1 MB of lines (at least 16 times the output limit), with no
+//     budget and with one, comes back bounded (about the output limit, or
+//     the budget), with its head and tail and the name of a file that
+//     holds every line, in order; after Close nothing is left in $TMPDIR.
 //   - Queue ([WithPhased]): a command waiting behind a busy one comes back
 //     at its own deadline, hard or soft, counted from its arrival.
 package envtest

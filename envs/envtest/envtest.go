@@ -33,6 +33,9 @@ type config struct {
 	Question func(question string) string
 	Flood    func(lines int) string
 	Quiet    time.Duration // the factory's environments' default quiet limit; 0: unknown
+	// OutputLimit is how many bytes of a command's output the factory's
+	// environments keep in memory; 0: unknown.
+	OutputLimit int
 
 	// For the suite's own tests, which check it against fakes: the quiet
 	// limit the checks set, and the most empty commands they send.
@@ -75,6 +78,12 @@ func WithFlood(f func(n int) string) Option { return func(c *config) { c.Flood =
 // still running.
 func WithDefaultQuiet(d time.Duration) Option { return func(c *config) { c.Quiet = d } }
 
+// WithOutputLimit says that the factory's environments keep at most n
+// bytes of a command's output in memory (their own option, set small for
+// the test, such as 64 KB): the WholeOutput check then has the flood
+// command ([WithFlood]) print more than that, 1 MB at least.
+func WithOutputLimit(n int) Option { return func(c *config) { c.OutputLimit = n } }
+
 // WithTimeout bounds every call the suite makes into the environment
 // (default [DefaultTimeout]).
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.Timeout = d } }
@@ -96,7 +105,7 @@ func Run(t *testing.T, factory func(t *testing.T) envs.Env, trivial string, opts
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
-			s := &suite{cfg: cfg, tempDir: t.TempDir, newEnv: func() envs.Env {
+			s := &suite{cfg: cfg, tempDir: t.TempDir, setenv: t.Setenv, newEnv: func() envs.Env {
 				env := factory(t)
 				if env == nil {
 					t.Fatal("envtest: factory returned nil")
@@ -127,11 +136,13 @@ type reporter interface {
 }
 
 // suite is what a check gets: a way to make environments, a way to make
-// temporary directories, and the config.
+// temporary directories, a way to set an environment variable for the
+// check, and the config.
 type suite struct {
 	cfg     config
 	newEnv  func() envs.Env
 	tempDir func() string
+	setenv  func(key, value string)
 }
 
 type check struct {
@@ -154,6 +165,7 @@ var checks = []check{
 	{"Refused", checkRefused},
 	{"Input", checkInput},
 	{"Budget", checkBudget},
+	{"WholeOutput", checkWholeOutput},
 	{"Queue", checkQueue},
 }
 

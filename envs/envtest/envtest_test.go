@@ -207,7 +207,7 @@ var fullConfig = config{Trivial: "ok", Blocking: "block", Timeout: testTimeout}
 
 // limitChecks are the checks of the soft limits, which skip without the
 // commands they need (see limits_test.go).
-var limitChecks = []string{"SoftLimit", "DefaultLimit", "Continue", "Refused", "Input", "Budget", "Queue"}
+var limitChecks = []string{"SoftLimit", "DefaultLimit", "Continue", "Refused", "Input", "Budget", "WholeOutput", "Queue"}
 
 func TestChecksCatchFaults(t *testing.T) {
 	tests := []struct {

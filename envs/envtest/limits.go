@@ -336,14 +336,7 @@ func checkBudget(r reporter, s *suite) {
 	}
 	le, _ := limited(s.newEnv())
 	const lines, budget = 3000, 400
-	dir := s.tempDir()
-	n := 0
-	save := func(output string) (string, error) {
-		n++
-		name := filepath.Join(dir, fmt.Sprintf("out-%d.txt", n))
-		return name, os.WriteFile(name, []byte(output), 0o600)
-	}
-	limits := envs.Limits{Quiet: -1, Budget: budget, Save: save}
+	limits := envs.Limits{Quiet: -1, Budget: budget, Save: saveIn(s.tempDir(), "out")}
 	resp, ok := s.limitedRun(r, context.Background(), le, s.cfg.Flood(lines), limits)
 	if !ok {
 		return

@@ -29,6 +29,10 @@ const (
 	losesSavedLines = "saves part of the output"
 	ignoresQueue    = "makes queued commands wait past their deadline"
 	noDefaultQuiet  = "has no default quiet limit"
+	keepsNoSpool    = "keeps no more output than its memory limit"
+	ignoresMemory   = "ignores its output limit"
+	leavesSpool     = "leaves its spool files after Close"
+	spoolsEarly     = "spools the output of a quick command"
 )
 
 // scripted is a LimitedExecutor for the suite's own tests, with one
@@ -38,6 +42,8 @@ const (
 type scripted struct {
 	fault string
 	turn  *envs.Queue
+	spool *envs.Spool // nil without an output limit
+	limit int         // the output limit; 0: none
 
 	mu      sync.Mutex // guards the fields below
 	job     *scriptJob
@@ -58,7 +64,13 @@ type scriptJob struct {
 
 var _ envs.LimitedExecutor = (*scripted)(nil)
 
-func newScripted(fault string) *scripted { return &scripted{fault: fault, turn: envs.NewQueue()} }
+func newScripted(fault string, limit int) *scripted {
+	f := &scripted{fault: fault, turn: envs.NewQueue(), limit: limit}
+	if limit > 0 {
+		f.spool = envs.NewSpool("", 0)
+	}
+	return f
+}
 
 func (f *scripted) Screen() (envs.Screen, error) { return envs.Screen{Content: "scripted"}, nil }
 
@@ -69,7 +81,10 @@ func (f *scripted) Close() error {
 	if f.job != nil {
 		f.job.cancel()
 	}
-	return nil
+	if f.fault == leavesSpool {
+		return nil
+	}
+	return f.spool.Close()
 }
 
 func (f *scripted) Execute(ctx context.Context, command string) (envs.Response, error) {
@@ -138,7 +153,7 @@ func (f *scripted) ExecuteLimited(ctx context.Context, command string, limits en
 	if f.fault == ignoresBudget {
 		return resp, nil
 	}
-	resp = limits.Fit(resp)
+	resp = f.spool.Fit(limits, resp)
 	switch f.fault {
 	case noOutputFile:
 		resp.OutputFile = ""
@@ -269,27 +284,39 @@ func (f *scripted) wait(ctx context.Context, j *scriptJob, limits envs.Limits) e
 	}
 }
 
-// take returns the output not returned yet.
+// take returns the output not returned yet, through an envs.Output
+// with the output limit.
 func (f *scripted) take(j *scriptJob) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := j.out.String()
-	if f.fault == repeatsOutput {
+	if f.fault != repeatsOutput {
+		out = out[j.shown:]
+		j.shown += len(out)
+	}
+	if f.limit == 0 || f.fault == ignoresMemory {
 		return out
 	}
-	s := out[j.shown:]
-	j.shown = len(out)
-	return s
+	o := f.spool.Output(f.limit)
+	switch f.fault {
+	case keepsNoSpool:
+		o = envs.NewOutput(f.limit)
+	case spoolsEarly:
+		o = f.spool.Output(2)
+	}
+	_, _ = o.Write([]byte(out))
+	return o.String()
 }
 
 // limitedConfig is fullConfig with the commands of the soft limits' checks.
 var limitedConfig = config{
 	Trivial: "ok", Blocking: "block", Timeout: 2 * time.Second,
-	Phased:   func(first, file, second string) string { return "phased " + first + " " + file + " " + second },
-	Question: func(q string) string { return "ask " + q },
-	Flood:    func(n int) string { return "flood " + strconv.Itoa(n) },
-	Quiet:    100 * time.Millisecond,
-	quiet:    30 * time.Millisecond, maxRounds: 50,
+	Phased:      func(first, file, second string) string { return "phased " + first + " " + file + " " + second },
+	Question:    func(q string) string { return "ask " + q },
+	Flood:       func(n int) string { return "flood " + strconv.Itoa(n) },
+	Quiet:       100 * time.Millisecond,
+	OutputLimit: 4 << 10,
+	quiet:       30 * time.Millisecond, maxRounds: 50,
 }
 
 // runScripted runs the named check on a scripted environment with fault.
@@ -297,8 +324,8 @@ func runScripted(t *testing.T, name, fault string) *recorder {
 	t.Helper()
 	rec := &recorder{}
 	var made []*scripted
-	s := &suite{cfg: limitedConfig, tempDir: t.TempDir, newEnv: func() envs.Env {
-		e := newScripted(fault)
+	s := &suite{cfg: limitedConfig, tempDir: t.TempDir, setenv: t.Setenv, newEnv: func() envs.Env {
+		e := newScripted(fault, limitedConfig.OutputLimit)
 		made = append(made, e)
 		return e
 	}}
@@ -334,6 +361,10 @@ func TestLimitChecksCatchFaults(t *testing.T) {
 		{"Budget", noOutputFile},
 		{"Budget", losesSavedLines},
 		{"Queue", ignoresQueue},
+		{"WholeOutput", keepsNoSpool},
+		{"WholeOutput", ignoresMemory},
+		{"WholeOutput", leavesSpool},
+		{"WholeOutput", spoolsEarly},
 	} {
 		t.Run(tt.check+"/"+tt.fault, func(t *testing.T) {
 			rec := runScripted(t, tt.check, tt.fault)
@@ -408,7 +439,7 @@ func TestLimitChecksPassBackground(t *testing.T) {
 			rec := &recorder{}
 			cfg := limitedConfig
 			cfg.Question, cfg.Quiet = nil, 0
-			s := &suite{cfg: cfg, tempDir: t.TempDir, newEnv: func() envs.Env { return plain{} }}
+			s := &suite{cfg: cfg, tempDir: t.TempDir, setenv: t.Setenv, newEnv: func() envs.Env { return plain{} }}
 			for _, c := range checks {
 				if c.name == name {
 					c.run(rec, s)

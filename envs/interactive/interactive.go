@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,7 +92,7 @@ type Spec struct {
 	Budget int
 	// Save keeps the whole output of a response cut to the budget and
 	// returns its name; nil means [envs.SaveTemp].
-	Save func(output string) (string, error)
+	Save func(output io.Reader) (string, error)
 	// Resources are resource limits set on the program (see
 	// [procs.Limits]).
 	Resources procs.Limits

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ type options struct {
 	Env         []string
 	Grace       time.Duration
 	Limits      envs.Defaults
-	Save        func(string) (string, error)
+	Save        func(io.Reader) (string, error)
 	Resources   procs.Limits
 }
 
@@ -80,7 +81,7 @@ func WithBudget(tokens int) Option { return func(o *options) { o.Limits.Budget =
 
 // WithSave sets how the whole output of a response cut to the budget is
 // kept (default [envs.SaveTemp]).
-func WithSave(save func(output string) (string, error)) Option {
+func WithSave(save func(output io.Reader) (string, error)) Option {
 	return func(o *options) { o.Save = save }
 }
 

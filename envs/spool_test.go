@@ -1,0 +1,259 @@
+package envs_test
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/tokens"
+)
+
+// numbered returns the lines "line 1" to "line n", with a two-byte
+// character and a byte that is not UTF-8 in every 100th, so that cuts
+// land in the middle of characters.
+func numbered(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		if i%100 == 0 {
+			fmt.Fprintf(&b, "line %d é \xff\n", i)
+			continue
+		}
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	return b.String()
+}
+
+// valid returns s as the saved file holds it: valid UTF-8, as responses
+// show output.
+func valid(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+// writeChunks writes s to o in chunks of random sizes.
+func writeChunks(t *testing.T, o *envs.Output, s string) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(1, 2))
+	for len(s) > 0 {
+		k := min(len(s), 1+r.IntN(3000))
+		if n, err := o.Write([]byte(s[:k])); n != k || err != nil {
+			t.Fatalf("Write: got %d, %v", n, err)
+		}
+		s = s[k:]
+	}
+}
+
+// saveIn returns a Limits.Save that saves to new files in dir.
+func saveIn(dir string) func(io.Reader) (string, error) {
+	return func(r io.Reader) (string, error) { return envs.SaveIn(dir, "out-*.txt", r) }
+}
+
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestSpoolQuickOutput: output within the limit makes no file.
+func TestSpoolQuickOutput(t *testing.T) {
+	parent := t.TempDir()
+	sp := envs.NewSpool(parent, 0)
+	o := sp.Output(64 << 10)
+	writeChunks(t, o, numbered(1000))
+	resp := sp.Fit(envs.Limits{Budget: -1}, envs.Response{Output: o.String()})
+	if resp.Output != strings.ToValidUTF8(numbered(1000), "\uFFFD") || resp.OutputFile != "" {
+		t.Errorf("got a changed output or a file %q, want the output as written", resp.OutputFile)
+	}
+	if got := entries(t, parent); len(got) != 0 {
+		t.Errorf("got %q, want no spool directory", got)
+	}
+	if err := sp.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestSpoolWholeOutput: an output far past its memory limit is kept whole
+// on disk; fitting a response that shows it saves the response's output
+// with the whole output in its place, byte for byte, and removes the
+// spool file; Close removes the directory.
+func TestSpoolWholeOutput(t *testing.T) {
+	whole := numbered(100000)
+	for _, c := range []struct {
+		name   string
+		budget int
+	}{{"memory limit only", -1}, {"and the budget", 500}} {
+		t.Run(c.name, func(t *testing.T) {
+			parent, saves := t.TempDir(), t.TempDir()
+			sp := envs.NewSpool(parent, 0)
+			defer sp.Close()
+			const limit = 4 << 10
+			o := sp.Output(limit)
+			writeChunks(t, o, whole)
+			shown := o.String()
+			if len(shown) > limit+300 {
+				t.Fatalf("String: got %d bytes, want the %d kept and a note", len(shown), limit)
+			}
+			resp := sp.Fit(envs.Limits{Budget: c.budget, Save: saveIn(saves)}, envs.Response{Output: "before\n" + shown + "\n[after]", Success: true})
+			if resp.OutputFile == "" || !strings.Contains(resp.Output, "the whole output is saved in "+resp.OutputFile) || !resp.Success {
+				t.Fatalf("got %+v, want a note naming the saved file", resp)
+			}
+			data, err := os.ReadFile(resp.OutputFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "before\n" + valid(whole) + "\n[after]"; string(data) != want {
+				t.Errorf("the saved file: got %d bytes, want the %d of the output as written", len(data), len(want))
+			}
+			if !strings.HasPrefix(resp.Output, "before\nline 1\n") || !strings.HasSuffix(resp.Output, "line 100000 é \uFFFD\n\n[after]") {
+				t.Errorf("got %q, want the head and the tail", resp.Output)
+			}
+			if c.budget > 0 {
+				if n := tokens.Estimate.Count(resp.Output); n > c.budget {
+					t.Errorf("got %d tokens, want at most %d", n, c.budget)
+				}
+				m := regexp.MustCompile(`(\d+) of (\d+) lines \((\d+) of (\d+) tokens\)`).FindStringSubmatch(resp.Output)
+				if m == nil {
+					t.Fatalf("got %q, want a note with the counts", resp.Output)
+				}
+				shownLines := strings.Count(resp.Output, "\n") - 1 // less the note's own line
+				left, _ := strconv.Atoi(m[1])
+				if m[2] != strconv.Itoa(strings.Count(string(data), "\n")+1) || left+shownLines != strings.Count(string(data), "\n") {
+					t.Errorf("got the counts %q, want %d lines in all, %d of them shown", m[0], strings.Count(string(data), "\n")+1, shownLines)
+				}
+				// Counted in parts, which may split a word or a number
+				// in two: a token or so more.
+				if tok, _ := strconv.Atoi(m[4]); tok < tokens.Estimate.Count(string(data)) || tok > tokens.Estimate.Count(string(data))+4 {
+					t.Errorf("got %s tokens in all, want about %d", m[4], tokens.Estimate.Count(string(data)))
+				}
+			} else if !regexp.MustCompile(`\[\.\.\. \d+ lines \(\d+ tokens, [0-9.]+ [KM]B\) left out here, past the 4.0 KB of output kept in memory; the whole output is saved in `).MatchString(resp.Output) {
+				t.Errorf("got %q, want a note saying how much is left out and where it is", resp.Output)
+			}
+			dirs := entries(t, parent)
+			if len(dirs) != 1 {
+				t.Fatalf("got %q in the spool's parent, want its directory", dirs)
+			}
+			if files := entries(t, filepath.Join(parent, dirs[0])); len(files) != 0 {
+				t.Errorf("after the fit: got %q, want the spool file removed", files)
+			}
+			if err := sp.Close(); err != nil {
+				t.Error(err)
+			}
+			if got := entries(t, parent); len(got) != 0 {
+				t.Errorf("after Close: got %q, want nothing", got)
+			}
+		})
+	}
+}
+
+// TestSpoolDiskLimit: past the spool's limit on disk, the file saved
+// says where and how much output is missing, and so does the response.
+func TestSpoolDiskLimit(t *testing.T) {
+	sp := envs.NewSpool(t.TempDir(), 100<<10)
+	defer sp.Close()
+	o := sp.Output(4 << 10)
+	whole := numbered(100000)
+	writeChunks(t, o, whole)
+	resp := sp.Fit(envs.Limits{Budget: -1, Save: saveIn(t.TempDir())}, envs.Response{Output: o.String()})
+	data, err := os.ReadFile(resp.OutputFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, rest, ok := strings.Cut(string(data), "\n[... ")
+	if !ok || !strings.HasPrefix(valid(whole), kept) || len(kept) < 100<<10 {
+		t.Fatalf("the saved file: got %d bytes before a note, want the first 100 KB of the output", len(kept))
+	}
+	note, tail, _ := strings.Cut(rest, "\n")
+	if !regexp.MustCompile(`^[0-9.]+ KB of output missing here: the output passed the 100.0 KB an environment keeps on disk \.\.\.\]$`).MatchString(note) {
+		t.Errorf("got the note %q, want it to say how much is missing and why", note)
+	}
+	if !strings.HasSuffix(valid(whole), tail) || len(tail) < 1<<10 {
+		t.Errorf("got a tail of %d bytes, want the end of the output", len(tail))
+	}
+	if !regexp.MustCompile(`left out here, past the 4.0 KB kept in memory; the output is saved in \S+, except [0-9.]+ KB of it, lost as the output passed the 100.0 KB an environment keeps on disk \(the file marks the place\)`).MatchString(resp.Output) {
+		t.Errorf("got %q, want the response to say that part of the output is missing", resp.Output)
+	}
+	o = sp.Output(4 << 10)
+	writeChunks(t, o, whole)
+	resp = sp.Fit(envs.Limits{Budget: 300, Save: saveIn(t.TempDir())}, envs.Response{Output: o.String()})
+	if !regexp.MustCompile(`to fit the budget of 300 tokens; the whole output is saved in \S+: view it with the editor, or search it with grep\. Of it, [0-9.]+ KB are lost, as the output passed the 100.0 KB an environment keeps on disk; the file marks the place\.\]`).MatchString(resp.Output) {
+		t.Errorf("under a budget: got %q, want the note to say that part of the output is lost", resp.Output)
+	}
+}
+
+// TestSpoolSaveFails: when the save asked for fails, the whole output goes
+// to the system's temporary directory, and the note says why; when that
+// fails too, what memory kept is shown and the rest is said to be lost.
+func TestSpoolSaveFails(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	sp := envs.NewSpool(t.TempDir(), 0)
+	defer sp.Close()
+	fail := func(io.Reader) (string, error) { return "", fmt.Errorf("no room") }
+	whole := numbered(20000)
+	o := sp.Output(4 << 10)
+	writeChunks(t, o, whole)
+	resp := sp.Fit(envs.Limits{Budget: 300, Save: fail}, envs.Response{Output: o.String()})
+	if filepath.Dir(resp.OutputFile) != tmp || !strings.Contains(resp.Output, "(Saving it where asked failed: no room.)") {
+		t.Fatalf("got %+v, want the output saved in the temporary directory and a note saying why", resp)
+	}
+	if data, _ := os.ReadFile(resp.OutputFile); string(data) != valid(whole) {
+		t.Errorf("the saved file: got %d bytes, want the whole output", len(data))
+	}
+
+	t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
+	o = sp.Output(4 << 10)
+	writeChunks(t, o, whole)
+	resp = sp.Fit(envs.Limits{Budget: 300, Save: fail}, envs.Response{Output: o.String()})
+	if resp.OutputFile != "" || !strings.HasPrefix(resp.Output, "line 1\n") || !strings.HasSuffix(resp.Output, "line 20000 é \uFFFD\n") ||
+		!strings.Contains(resp.Output, "saving the whole output failed (") || len(resp.Output) > 5<<10 {
+		t.Errorf("got %+v, want what memory kept and a note that the rest is lost", resp)
+	}
+}
+
+// TestSpoolClose: an output written after its spool closed keeps its
+// memory part and says the rest was dropped; one that a response did not
+// show keeps its file until Close.
+func TestSpoolClose(t *testing.T) {
+	parent := t.TempDir()
+	sp := envs.NewSpool(parent, 0)
+	unshown := sp.Output(1 << 10)
+	writeChunks(t, unshown, numbered(1000))
+	_ = unshown.String()
+	resp := sp.Fit(envs.Limits{Budget: -1}, envs.Response{Output: "something else"})
+	if resp.Output != "something else" || resp.OutputFile != "" {
+		t.Errorf("got %+v, want the response as it was", resp)
+	}
+	dirs := entries(t, parent)
+	if len(dirs) != 1 || len(entries(t, filepath.Join(parent, dirs[0]))) != 1 {
+		t.Fatalf("got %q, want the spool file of the output not shown yet", dirs)
+	}
+	o := sp.Output(1 << 10)
+	writeChunks(t, o, numbered(10))
+	if err := sp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if got := entries(t, parent); len(got) != 0 {
+		t.Errorf("after Close: got %q, want nothing", got)
+	}
+	writeChunks(t, o, numbered(1000))
+	writeChunks(t, unshown, numbered(10))
+	for _, o := range []*envs.Output{o, unshown} {
+		if s := o.String(); !strings.HasPrefix(s, "line 1\n") || !strings.Contains(s, "of output dropped (") {
+			t.Errorf("after Close: got %q, want the head, the tail and a note saying why the middle was dropped", s)
+		}
+	}
+}

@@ -28,8 +28,9 @@
 // their turn in arrival order; commands to different environments run at
 // once. An environment that is an [envs.LimitedExecutor] applies the
 // limits itself; the others run under [envs.Background]. A response over
-// its budget is cut and its whole output saved under the project's
-// context/output ([WithProject], [WithOutputBudget]).
+// its budget, or past what its environment keeps in memory, is cut and its
+// whole output saved under the project's context/output ([WithProject],
+// [WithOutputBudget]).
 //
 // Every command that reaches an environment is dispatched to the session as
 // a [CommandExecuted] event (the answer to a question asking for a secret

@@ -107,7 +107,8 @@ func WithOutputBudget(n int) Option {
 }
 
 // WithProject sets the project directory: the whole output of a response
-// cut to its budget is saved under dir/context/output, where the editor
+// cut to its budget, or to its environment's output limit, is saved under
+// dir/context/output, where the editor
 // can open it, and responses name it by its path relative to dir. The
 // file is made through an [os.Root] on dir, so a context directory that
 // links out of dir fails the save rather than writing there. Without it,

@@ -33,10 +33,16 @@ type ProcessSpec struct {
 	Hard    bool          // Timeout interrupts the command
 	Quiet   time.Duration // control comes back after this long without output (0: [envs.DefaultQuiet]; negative: never)
 	Budget  int           // tokens a response's output may take (0: [envs.DefaultBudget]; negative: no bound)
-	// Save keeps the whole output of a response cut to the budget and
-	// returns its name; nil means [envs.SaveTemp].
+	// Save keeps the whole output of a response cut to the budget or the
+	// output limit and returns its name; nil means [envs.SaveTemp].
 	Save      func(output io.Reader) (string, error)
 	Resources procs.Limits // resource limits set on the process
+	// OutputLimit is how many bytes of a command's output (what it sends
+	// as output and in its reply) are kept in memory, head and tail; 0
+	// means [envs.DefaultOutputLimit]. Past it the whole output goes to a
+	// spool file (see [envs.Spool]), and the response names the file it
+	// is saved in.
+	OutputLimit int
 }
 
 // Process timing defaults.
@@ -56,6 +62,7 @@ const (
 // a process that does not answer is killed (its state is lost).
 type Process struct {
 	spec          ProcessSpec
+	spool         *envs.Spool // the whole output of commands past the output limit
 	grace         time.Duration
 	screenTimeout time.Duration
 	maxLine       int
@@ -96,9 +103,13 @@ func NewProcess(spec ProcessSpec) (*Process, error) {
 	if err := spec.Resources.Check(); err != nil {
 		return nil, fmt.Errorf("orchestrator: new process %s: %w", spec.Name, err)
 	}
+	if spec.OutputLimit < 0 {
+		return nil, fmt.Errorf("orchestrator: new process %s: output limit %d: use 0 for the default or a positive number of bytes", spec.Name, spec.OutputLimit)
+	}
 	return &Process{
 		turn:          envs.NewQueue(),
 		spec:          spec,
+		spool:         envs.NewSpool("", 0),
 		grace:         processGrace,
 		screenTimeout: processScreenTimeout,
 		maxLine:       DefaultMaxLineBytes,
@@ -223,16 +234,17 @@ func (p *Process) Close() error {
 	c, busy := p.child, p.running != nil
 	p.child, p.running = nil, nil
 	p.mu.Unlock()
-	if c == nil {
-		return nil
+	var err error
+	if c != nil {
+		// Ask politely only when no request is in flight, so the request
+		// cannot interleave with another on the pipe.
+		if !busy && p.run.TryLock() {
+			_ = c.send(request{Type: "shutdown"})
+			p.run.Unlock()
+		}
+		err = c.stop(p.grace)
 	}
-	// Ask politely only when no request is in flight, so the request cannot
-	// interleave with another on the pipe.
-	if !busy && p.run.TryLock() {
-		_ = c.send(request{Type: "shutdown"})
-		p.run.Unlock()
-	}
-	return c.stop(p.grace)
+	return errors.Join(err, p.spool.Close())
 }
 
 // ensure returns the running child, starting one if needed. note is set when

@@ -293,6 +293,7 @@ func TestProcessConformance(t *testing.T) {
 	envtest.Run(t, func(t *testing.T) envs.Env {
 		p := newFake(t, "counter")
 		p.spec.Quiet = 500 * time.Millisecond
+		p.spec.OutputLimit = 64 << 10
 		// Started and answering, so its SIGINT handler is installed before
 		// the suite interrupts it.
 		if _, err := p.Screen(); err != nil {
@@ -303,7 +304,7 @@ func TestProcessConformance(t *testing.T) {
 		envtest.WithPhased(func(first, file, second string) string { return "phased " + first + " " + file + " " + second }),
 		envtest.WithQuestion(func(q string) string { return "ask " + q }),
 		envtest.WithFlood(func(n int) string { return "flood " + strconv.Itoa(n) }),
-		envtest.WithDefaultQuiet(500*time.Millisecond))
+		envtest.WithDefaultQuiet(500*time.Millisecond), envtest.WithOutputLimit(64<<10))
 }
 
 // TestProcessCloseDuringBlockedWrite closes a process that does not read its

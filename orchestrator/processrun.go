@@ -18,7 +18,7 @@ type running struct {
 	child   *child
 	command string
 	began   time.Time
-	out     *envs.Output // output sent since the last response
+	out     *envs.Output // output sent since the last response (and the reply's, at the end)
 	waiting bool         // the process asked for a line of input
 	prompt  string
 	hidden  bool
@@ -61,7 +61,7 @@ func (p *Process) ExecuteLimited(ctx context.Context, command string, limits env
 	p.run.Lock()
 	defer p.run.Unlock()
 	resp, err := p.execute(ctx, command, limits)
-	return limits.Fit(resp), err
+	return p.spool.Fit(limits, resp), err
 }
 
 func (p *Process) execute(ctx context.Context, command string, limits envs.Limits) (envs.Response, error) {
@@ -88,7 +88,7 @@ func (p *Process) execute(ctx context.Context, command string, limits envs.Limit
 	case r == nil && key:
 		return envs.Response{Output: note + envs.IdleNote(strings.TrimSpace(command)), Success: true}, nil
 	case r == nil:
-		r = &running{child: c, command: command, began: time.Now(), out: envs.NewOutput(0)}
+		r = &running{child: c, command: command, began: time.Now(), out: p.spool.Output(p.spec.OutputLimit)}
 		p.setRunning(r)
 		if err := p.sendRunning(ctx, r, request{Type: "execute", Command: command}); err != nil {
 			return envs.Response{}, fmt.Errorf("%s%w", note, err)
@@ -248,7 +248,10 @@ func (p *Process) finish(ctx context.Context, r *running, rep reply, note string
 		p.kill(r.child, "it broke the protocol")
 		return envs.Response{}, fmt.Errorf("%sthe process answered an execute request with %s; want {\"type\":\"response\",\"output\":\"...\",\"success\":true}. The process was stopped and restarts on the next command", note, describeReply(rep))
 	}
-	resp := envs.Response{Output: note + r.output() + *rep.Output, Success: *rep.Success}
+	// The reply's output goes through the command's output too, so that
+	// it is bounded, and kept whole, alike.
+	_, _ = r.out.Write([]byte(*rep.Output))
+	resp := envs.Response{Output: note + r.output(), Success: *rep.Success}
 	if r.stop != "" {
 		resp.Output += "\n[" + r.stop + "; the process answered the interrupt]"
 		resp.Success = false
@@ -260,7 +263,7 @@ func (p *Process) finish(ctx context.Context, r *running, rep reply, note string
 // the last response, and note.
 func (p *Process) partial(r *running, note, what string) envs.Response {
 	text := r.output()
-	r.out = envs.NewOutput(0)
+	r.out = p.spool.Output(p.spec.OutputLimit)
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}

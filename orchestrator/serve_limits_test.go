@@ -44,6 +44,12 @@ type wire struct {
 // session, the output budget and the project as unfold serve has them).
 func serveReal(t *testing.T, project string) (*client, *Orchestrator) {
 	t.Helper()
+	return serveWith(t, project, nil, nil)
+}
+
+// serveWith is serveReal with options for bash and python.
+func serveWith(t *testing.T, project string, bashOpts []bash.Option, pyOpts []python.Option) (*client, *Orchestrator) {
+	t.Helper()
 	for _, p := range []string{"bash", "python3"} {
 		if _, err := exec.LookPath(p); err != nil {
 			t.Skipf("%s is not installed", p)
@@ -51,11 +57,11 @@ func serveReal(t *testing.T, project string) (*client, *Orchestrator) {
 	}
 	sess := session.New()
 	o := mustNew(t, WithSession(sess), WithProject(project), WithOutputBudget(DefaultOutputBudget), WithInteractive(newInteractive))
-	sh, err := bash.New(bash.WithDir(project))
+	sh, err := bash.New(append([]bash.Option{bash.WithDir(project)}, bashOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	py, err := python.New(python.WithDir(project))
+	py, err := python.New(append([]python.Option{python.WithDir(project)}, pyOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

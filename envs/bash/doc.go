@@ -20,9 +20,10 @@
 // response is stdout and stderr together, turned into plain text: escape
 // sequences removed, carriage returns and backspaces applied (a progress
 // bar keeps its last state), invalid UTF-8 replaced. Output over the limit
-// (10 MB by default) keeps its head and tail with a notice of what was
-// dropped; memory stays bounded however much a command prints. Success is
-// exit status 0.
+// ([WithOutputLimit], 10 MB by default) keeps its head and tail in memory
+// and the whole in a spool file ([envs.Spool]); the response names the
+// file the whole output is saved in. Memory stays bounded however much a
+// command prints. Success is exit status 0.
 //
 // # Completion
 //
@@ -117,8 +118,8 @@
 //
 // Output is returned as printed: the newline that ends the last line goes,
 // blank lines before it stay. Past the token budget ([WithBudget], 8,000
-// by default) the response keeps the head and the tail and the whole output
-// is saved ([WithSave]; see [envs.Limits.Fit]).
+// by default) or the output limit the response keeps the head and the tail
+// and the whole output is saved ([WithSave]; see [envs.Spool.Fit]).
 //
 // # Faults
 //

@@ -65,7 +65,7 @@ func (s *Shell) ExecuteLimited(ctx context.Context, command string, limits envs.
 	}
 	defer s.turn.Done()
 	resp, err := s.execute(ctx, command, limits)
-	return limits.Fit(resp), err
+	return s.spool.Fit(limits, resp), err
 }
 
 func (s *Shell) isClosed() bool {
@@ -118,7 +118,7 @@ func (s *Shell) execute(ctx context.Context, command string, limits envs.Limits)
 	if bg := strings.Trim(p.stream.background(), "\n"); bg != "" {
 		parts = append(parts, "[Output since the last command (background jobs):]\n"+bg)
 	}
-	out := envs.NewOutput(s.limit)
+	out := s.spool.Output(s.limit)
 	j = &job{command: command, began: time.Now(), pend: out}
 	var o outcome
 	if err := s.submit(p, command, out); err != nil {
@@ -199,7 +199,7 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 	if o.running != "" {
 		// The rest of the output goes to the next response; the line
 		// unfinished so far (a question, say) is this one's.
-		pend := envs.NewOutput(s.limit)
+		pend := s.spool.Output(s.limit)
 		p.stream.Redirect(pend)
 		text := envs.TrimOutput(out.String())
 		if last := envs.LastLine(text); last != "" {

@@ -52,8 +52,11 @@ type Option func(*options)
 // when that is gone.
 func WithDir(dir string) Option { return func(o *options) { o.Dir = dir } }
 
-// WithOutputLimit sets how many bytes of a command's output are kept, half
-// from the start and half from the end (default [envs.DefaultOutputLimit]).
+// WithOutputLimit sets how many bytes of a command's output are kept in
+// memory, half from the start and half from the end (default
+// [envs.DefaultOutputLimit]). Past it the whole output goes to a spool
+// file (see [envs.Spool]), and the response names the file it is saved
+// in.
 func WithOutputLimit(n int) Option { return func(o *options) { o.OutputLimit = n } }
 
 // WithTimeout sets how long a call waits for a command at most before it
@@ -72,9 +75,9 @@ func WithQuiet(d time.Duration) Option { return func(o *options) { o.Limits.Quie
 // [envs.DefaultBudget]; negative: no bound). See [envs.Limits.Fit].
 func WithBudget(tokens int) Option { return func(o *options) { o.Limits.Budget = tokens } }
 
-// WithSave sets how the whole output of a response cut to the budget is
-// kept (default [envs.SaveTemp]): the function saves it and returns the
-// name the response shows.
+// WithSave sets how the whole output of a response cut to the budget or
+// the output limit is kept (default [envs.SaveTemp]): the function saves
+// it and returns the name the response shows.
 func WithSave(save func(output io.Reader) (string, error)) Option {
 	return func(o *options) { o.Save = save }
 }
@@ -113,6 +116,7 @@ type Shell struct {
 	startDir  string
 	env       []string
 	limit     int
+	spool     *envs.Spool // the whole output of commands past the limit
 	defaults  envs.Defaults
 	save      func(io.Reader) (string, error)
 	spin      time.Duration
@@ -195,6 +199,7 @@ func New(opt ...Option) (*Shell, error) {
 		startDir:  dir,
 		env:       environ(opts.Env),
 		limit:     opts.OutputLimit,
+		spool:     envs.NewSpool("", 0),
 		defaults:  opts.Limits,
 		save:      opts.Save,
 		spin:      spinFor(opts.Spin),
@@ -276,7 +281,7 @@ func (s *Shell) Close() error {
 	if last != p {
 		err = errors.Join(err, last.stop())
 	}
-	if err != nil {
+	if err = errors.Join(err, s.spool.Close()); err != nil {
 		return fmt.Errorf("bash: close: %w", err)
 	}
 	return nil

@@ -90,8 +90,8 @@ type Spec struct {
 	// Budget bounds the tokens of a response's output (see
 	// [envs.Limits.Fit]); 0 means [envs.DefaultBudget], negative no bound.
 	Budget int
-	// Save keeps the whole output of a response cut to the budget and
-	// returns its name; nil means [envs.SaveTemp].
+	// Save keeps the whole output of a response cut to the budget or the
+	// output limit and returns its name; nil means [envs.SaveTemp].
 	Save func(output io.Reader) (string, error)
 	// Resources are resource limits set on the program (see
 	// [procs.Limits]).
@@ -99,8 +99,10 @@ type Spec struct {
 	// StartTimeout bounds the wait for the first prompt; 0 means
 	// [DefaultStartTimeout].
 	StartTimeout time.Duration
-	// OutputLimit is how many bytes of a command's output are kept, head
-	// and tail; 0 means [envs.DefaultOutputLimit].
+	// OutputLimit is how many bytes of a command's output are kept in
+	// memory, head and tail; 0 means [envs.DefaultOutputLimit]. Past it
+	// the whole output goes to a spool file (see [envs.Spool]), and the
+	// response names the file it is saved in.
 	OutputLimit int
 }
 
@@ -114,6 +116,7 @@ type Env struct {
 	lead   *regexp.Regexp // a prompt or continuation prompt at the start of a line
 	cont   *regexp.Regexp // the continuation prompt at the end of a line
 	spec   Spec
+	spool  *envs.Spool // the whole output of commands past the output limit
 
 	turn *envs.Queue // held by a call for its whole run, and by Close to wait for it
 
@@ -217,7 +220,7 @@ func New(spec Spec) (*Env, error) {
 	if err := spec.Resources.Check(); err != nil {
 		return fail("Resources: %v", err)
 	}
-	return &Env{name: name, args: args, prompt: re, lead: lead, cont: cont, spec: spec, turn: envs.NewQueue()}, nil
+	return &Env{name: name, args: args, prompt: re, lead: lead, cont: cont, spec: spec, spool: envs.NewSpool("", 0), turn: envs.NewQueue()}, nil
 }
 
 // Summary returns the description.
@@ -289,7 +292,7 @@ func (e *Env) ExecuteLimited(ctx context.Context, command string, limits envs.Li
 	}
 	defer e.turn.Done()
 	resp, err := e.execute(ctx, command, limits)
-	return limits.Fit(resp), err
+	return e.spool.Fit(limits, resp), err
 }
 
 func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (envs.Response, error) {
@@ -473,7 +476,7 @@ func (e *Env) Close() error {
 	if last != nil && last != p {
 		err = errors.Join(err, last.stop())
 	}
-	if err != nil {
+	if err = errors.Join(err, e.spool.Close()); err != nil {
 		return fmt.Errorf("interactive: close %s: %w", e.name, err)
 	}
 	return nil

@@ -100,6 +100,7 @@ func TestConformance(t *testing.T) {
 			envtest.Run(t, func(t *testing.T) envs.Env {
 				spec := c.spec
 				spec.Quiet = 500 * time.Millisecond
+				spec.OutputLimit = 64 << 10
 				e, err := interactive.New(spec)
 				if err != nil {
 					t.Fatal(err)
@@ -107,7 +108,7 @@ func TestConformance(t *testing.T) {
 				return e
 			}, c.trivial, envtest.WithBlocking(c.blocking), envtest.WithTimeout(30*time.Second),
 				envtest.WithPhased(c.phased), envtest.WithQuestion(c.question), envtest.WithFlood(c.flood),
-				envtest.WithDefaultQuiet(500*time.Millisecond))
+				envtest.WithDefaultQuiet(500*time.Millisecond), envtest.WithOutputLimit(64<<10))
 		})
 	}
 }

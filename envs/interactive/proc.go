@@ -69,7 +69,8 @@ type proc struct {
 	readDone chan struct{} // closed when the reader goroutine ends
 	changed  chan struct{} // capacity 1: output arrived
 
-	lead *regexp.Regexp // a prompt or continuation prompt at the start of a line
+	lead  *regexp.Regexp // a prompt or continuation prompt at the start of a line
+	spool *envs.Spool    // where a command's output goes past the limit; set before the first command
 
 	mu      sync.Mutex // guards out, skip, f, lines and prompts
 	out     *envs.Output
@@ -177,7 +178,7 @@ func (p *proc) alive() bool {
 // send types command and waits for the prompt (see waitPrompt); it
 // returns the output before the prompt, or so far.
 func (p *proc) send(ctx context.Context, command string, limits envs.Limits, outputLimit int) (string, result) {
-	out := envs.NewOutput(outputLimit)
+	out := p.spool.Output(outputLimit)
 	p.mu.Lock()
 	_ = p.f.Flush()
 	p.out, p.skip, p.f = out, nil, term.NewFilter(p.sink)
@@ -225,7 +226,7 @@ func (p *proc) await(ctx context.Context, limits envs.Limits, outputLimit int) (
 		// was shown is not written again.
 		line := p.f.Line()
 		text := p.out.String() + strings.ToValidUTF8(string(line), "\uFFFD")
-		p.out, p.skip = envs.NewOutput(outputLimit), append(p.skip[:0], line...)
+		p.out, p.skip = p.spool.Output(outputLimit), append(p.skip[:0], line...)
 		return text, o
 	}
 	if o != done {

@@ -32,6 +32,9 @@ func (e *Env) start() (*proc, error) {
 			return fail(fmt.Sprintf("init command %q: %s", c, describe(o, p)))
 		}
 	}
+	// The output of commands from now on keeps its whole past the limit
+	// (the init commands' is dropped).
+	p.spool = e.spool
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {

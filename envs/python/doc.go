@@ -33,7 +33,8 @@
 // getpass.getpass() (a secret) and sys.stdin ask the next command for the
 // line, which goes to the code; [envs.EndOfInput] raises EOFError there.
 // Subprocesses read /dev/null. Output over the token budget ([WithBudget],
-// 8,000 by default) keeps its head and tail, and is saved whole.
+// 8,000 by default) or the output limit keeps its head and tail, and is
+// saved whole ([WithSave]; see [envs.Spool.Fit]).
 //
 // When the command's context ends (a hard limit), or [envs.Interrupt]
 // comes, the interpreter's process group gets SIGINT, as Ctrl-C in a
@@ -87,9 +88,9 @@
 //
 // # Resources
 //
-// Output is kept head and tail up to [WithOutputLimit] with a notice of
-// what was dropped ([envs.Output]); the Go side drains the pipe while the
-// code runs, so neither side holds more. Output that arrives between
+// Output is kept in memory head and tail up to [WithOutputLimit], and whole
+// past it in a spool file ([envs.Spool]); the Go side drains the pipe while
+// the code runs, so neither side holds more. Output that arrives between
 // commands (a thread, a process the code started) comes with the next
 // response, marked as such. The interpreter starts with the first command.
 // Close ends it and its process group: end of input, then SIGTERM, then

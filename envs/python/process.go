@@ -129,7 +129,7 @@ func start(ctx context.Context, o options, dir string) (*proc, reply, error) {
 	p := &proc{
 		cmd: cmd, req: reqW, rep: repR, group: group,
 		replies: make(chan reply, 1),
-		out:     newStream(outR, outW, o.OutputLimit),
+		out:     newStream(outR, outW, o.OutputLimit, o.spool),
 		exited:  make(chan struct{}),
 		quit:    make(chan struct{}),
 		readers: make(chan struct{}),

@@ -35,6 +35,8 @@ type options struct {
 	Limits      envs.Defaults
 	Save        func(io.Reader) (string, error)
 	Resources   procs.Limits
+
+	spool *envs.Spool // the whole output of commands past the output limit; set by New
 }
 
 // Option configures a [REPL]: [WithPython], [WithDir], [WithOutputLimit],
@@ -50,8 +52,11 @@ func WithPython(path string) Option { return func(o *options) { o.Python = path 
 // after a restart (default: the current directory).
 func WithDir(dir string) Option { return func(o *options) { o.Dir = dir } }
 
-// WithOutputLimit bounds the output kept per command, in bytes, head and
-// tail (see [envs.Output]; default [envs.DefaultOutputLimit]).
+// WithOutputLimit bounds the output kept in memory per command, in
+// bytes, head and tail (see [envs.Output]; default
+// [envs.DefaultOutputLimit]). Past it the whole output goes to a spool
+// file (see [envs.Spool]), and the response names the file it is saved
+// in.
 func WithOutputLimit(n int) Option { return func(o *options) { o.OutputLimit = n } }
 
 // WithEnv adds environment variables, "KEY=value", for the interpreter.
@@ -79,8 +84,8 @@ func WithQuiet(d time.Duration) Option { return func(o *options) { o.Limits.Quie
 // [envs.DefaultBudget]; negative: no bound). See [envs.Limits.Fit].
 func WithBudget(tokens int) Option { return func(o *options) { o.Limits.Budget = tokens } }
 
-// WithSave sets how the whole output of a response cut to the budget is
-// kept (default [envs.SaveTemp]).
+// WithSave sets how the whole output of a response cut to the budget or
+// the output limit is kept (default [envs.SaveTemp]).
 func WithSave(save func(output io.Reader) (string, error)) Option {
 	return func(o *options) { o.Save = save }
 }
@@ -132,6 +137,7 @@ func New(opt ...Option) (*REPL, error) {
 	if opts.OutputLimit == 0 {
 		opts.OutputLimit = envs.DefaultOutputLimit
 	}
+	opts.spool = envs.NewSpool("", 0)
 	if opts.Grace < 0 {
 		return nil, fmt.Errorf("python: new: grace %v: want 0 (the default) or more", opts.Grace)
 	}
@@ -206,7 +212,7 @@ func (r *REPL) ExecuteLimited(ctx context.Context, code string, limits envs.Limi
 	}
 	defer r.turn.Done()
 	resp, err := r.execute(ctx, code, limits)
-	return limits.Fit(resp), err
+	return r.opts.spool.Fit(limits, resp), err
 }
 
 func (r *REPL) execute(ctx context.Context, code string, limits envs.Limits) (envs.Response, error) {
@@ -406,6 +412,12 @@ func (r *REPL) Close() error {
 	r.mu.Unlock()
 	if p != nil {
 		p.stop()
+	}
+	// A call still running gets its turn to end first.
+	_ = r.turn.Wait(context.Background(), time.Time{})
+	defer r.turn.Done()
+	if err := r.opts.spool.Close(); err != nil {
+		return fmt.Errorf("python: close: %w", err)
 	}
 	return nil
 }

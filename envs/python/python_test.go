@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,7 +74,7 @@ func executeWithin(t testing.TB, r *REPL, code string, d time.Duration) envs.Res
 func TestConformance(t *testing.T) {
 	needPython(t)
 	envtest.Run(t, func(t *testing.T) envs.Env {
-		r, err := New(WithDir(t.TempDir()), WithQuiet(500*time.Millisecond))
+		r, err := New(WithDir(t.TempDir()), WithQuiet(500*time.Millisecond), WithOutputLimit(64<<10))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +85,7 @@ func TestConformance(t *testing.T) {
 		}),
 		envtest.WithQuestion(func(q string) string { return fmt.Sprintf("line = input(%q)\nprint('got ' + line)", q) }),
 		envtest.WithFlood(func(n int) string { return fmt.Sprintf("for i in range(1, %d):\n    print('line', i)", n+1) }),
-		envtest.WithDefaultQuiet(500*time.Millisecond))
+		envtest.WithDefaultQuiet(500*time.Millisecond), envtest.WithOutputLimit(64<<10))
 }
 
 // step is one command and what its response must be.
@@ -365,6 +366,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// TestLargeOutput: output past the output limit keeps its head and tail
+// in the response, and the whole of it in the file the response names.
 func TestLargeOutput(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -372,20 +375,27 @@ func TestLargeOutput(t *testing.T) {
 		code  string
 		head  string
 		tail  string
+		size  int // of the whole output
 	}{
 		{"50 MB in big writes", 0,
 			"import sys\nfor i in range(50):\n    sys.stdout.write(str(i % 10) * (1 << 20))\nprint('END')",
-			"0000", "9999END"},
+			"0000", "9999END", 50<<20 + len("END")},
 		{"many lines", 1 << 20,
 			"for i in range(200000):\n    print('line', i)",
-			"line 0\nline 1\n", "line 199999"},
+			"line 0\nline 1\n", "line 199999", 200000*len("line \n") + 10*1 + 90*2 + 900*3 + 9000*4 + 90000*5 + 100000*6 - 1},
 		{"one 50 MB string echoed", 1 << 20,
-			"'y' * (50 << 20)", "'yyy", "yyy'"},
+			"'y' * (50 << 20)", "'yyy", "yyy'", 50<<20 + 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := newREPL(t, WithOutputLimit(c.limit), WithBudget(-1))
+			dir := t.TempDir()
+			r := newREPL(t, WithOutputLimit(c.limit), WithBudget(-1), WithSave(func(out io.Reader) (string, error) {
+				return envs.SaveIn(dir, "out-*.txt", out)
+			}))
 			resp := execute(t, r, c.code)
-			step{code: c.name, has: []string{"of output dropped"}, success: true}.check(t, resp)
+			step{code: c.name, has: []string{"left out here, past the", "the whole output is saved in " + resp.OutputFile}, success: true}.check(t, resp)
+			if fi, err := os.Stat(resp.OutputFile); err != nil || fi.Size() != int64(c.size) {
+				t.Errorf("the saved output: got %v, want a file of %d bytes", err, c.size)
+			}
 			limit := c.limit
 			if limit == 0 {
 				limit = envs.DefaultOutputLimit

@@ -24,11 +24,12 @@ const smallOutput = 64 << 10
 // the hand-off.
 type sink struct {
 	limit int
+	spool *envs.Spool
 	small []byte
 	big   *envs.Output
 }
 
-func newSink(limit int) *sink { return &sink{limit: limit} }
+func newSink(limit int, spool *envs.Spool) *sink { return &sink{limit: limit, spool: spool} }
 
 func (s *sink) write(p []byte) {
 	if s.big == nil {
@@ -36,7 +37,7 @@ func (s *sink) write(p []byte) {
 			s.small = append(s.small, p...)
 			return
 		}
-		s.big = envs.NewOutput(s.limit)
+		s.big = s.spool.Output(s.limit)
 		_, _ = s.big.Write(s.small)
 		s.small = nil
 	}
@@ -65,6 +66,7 @@ func (s *sink) String() string {
 type stream struct {
 	r, w  *os.File
 	limit int
+	spool *envs.Spool // where sinks keep the whole output past the limit
 
 	mu     sync.Mutex // guards cur and marker
 	cur    *sink
@@ -75,8 +77,8 @@ type stream struct {
 	changed chan struct{} // capacity 1: output arrived since it was last taken
 }
 
-func newStream(r, w *os.File, limit int) *stream {
-	s := &stream{r: r, w: w, limit: limit, cur: newSink(limit),
+func newStream(r, w *os.File, limit int, spool *envs.Spool) *stream {
+	s := &stream{r: r, w: w, limit: limit, spool: spool, cur: newSink(limit, spool),
 		handoff: make(chan *sink, 1), done: make(chan struct{}), changed: make(chan struct{}, 1)}
 	go s.read()
 	return s
@@ -113,7 +115,7 @@ func (s *stream) consume(data []byte) []byte {
 			s.cur.write(data[:i])
 			s.handoff <- s.cur // capacity 1, and one marker at a time
 			data = data[i+len(s.marker):]
-			s.cur, s.marker = newSink(s.limit), nil
+			s.cur, s.marker = newSink(s.limit, s.spool), nil
 			break
 		}
 		k := partialSuffix(data, s.marker)
@@ -176,7 +178,7 @@ func (s *stream) abandon() *sink {
 	default:
 	}
 	out := s.cur
-	s.cur, s.marker = newSink(s.limit), nil
+	s.cur, s.marker = newSink(s.limit, s.spool), nil
 	return out
 }
 

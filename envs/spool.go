@@ -250,7 +250,7 @@ func (g *gap) reader() io.Reader {
 func (g *gap) replyNote(name string, err error, extra string) string {
 	size := formatBytes(g.to - g.from)
 	if err != nil {
-		return fmt.Sprintf("[... %s of output left out here, past the %s kept in memory; saving the whole output failed (%v), so it is lost.]", size, formatBytes(g.memory), err)
+		return fmt.Sprintf("[... %s of output left out here, past the %s kept in memory; saving the whole output failed (%v), so it is lost.%s]", size, formatBytes(g.memory), err, extra)
 	}
 	if missing := g.to - g.from - g.saved(); missing > 0 {
 		return fmt.Sprintf("[... %s of output left out here, past the %s kept in memory; the output is saved in %s, except %s of it, lost as %s (the file marks the place): view it with the editor, or search it with grep.%s]",

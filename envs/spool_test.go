@@ -216,7 +216,7 @@ func TestSpoolSaveFails(t *testing.T) {
 	writeChunks(t, o, whole)
 	resp = sp.Fit(envs.Limits{Budget: 300, Save: fail}, envs.Response{Output: o.String()})
 	if resp.OutputFile != "" || !strings.HasPrefix(resp.Output, "line 1\n") || !strings.HasSuffix(resp.Output, "line 20000 é \uFFFD\n") ||
-		!strings.Contains(resp.Output, "saving the whole output failed (") || len(resp.Output) > 5<<10 {
+		!strings.Contains(resp.Output, "saving the whole output failed (") || !strings.Contains(resp.Output, "(Saving it where asked failed: no room.)") || len(resp.Output) > 5<<10 {
 		t.Errorf("got %+v, want what memory kept and a note that the rest is lost", resp)
 	}
 }
@@ -255,5 +255,23 @@ func TestSpoolClose(t *testing.T) {
 		if s := o.String(); !strings.HasPrefix(s, "line 1\n") || !strings.Contains(s, "of output dropped (") {
 			t.Errorf("after Close: got %q, want the head, the tail and a note saying why the middle was dropped", s)
 		}
+	}
+}
+
+// TestSpoolSplitCharacters: where the memory limit cuts a character in
+// two, the response shows neither half, and the saved file has it whole.
+func TestSpoolSplitCharacters(t *testing.T) {
+	sp := envs.NewSpool(t.TempDir(), 0)
+	defer sp.Close()
+	o := sp.Output(4)
+	whole := "aé" + strings.Repeat("x", 100) + "éb"
+	writeChunks(t, o, whole)
+	shown := o.String()
+	if !strings.HasPrefix(shown, "a\n[... ") || !strings.HasSuffix(shown, "...]\nb") || strings.Contains(shown, "\uFFFD") {
+		t.Errorf("String: got %q, want the whole characters at both ends, and no half of one", shown)
+	}
+	resp := sp.Fit(envs.Limits{Budget: -1, Save: saveIn(t.TempDir())}, envs.Response{Output: shown})
+	if data, err := os.ReadFile(resp.OutputFile); err != nil || string(data) != whole {
+		t.Errorf("the saved file: got %q, %v; want %q", data, err, whole)
 	}
 }

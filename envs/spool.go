@@ -10,9 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"golang.org/x/text/encoding/unicode"
-	"golang.org/x/text/transform"
+	"unicode/utf8"
 
 	"github.com/unfold-dev/unfold/tokens"
 )
@@ -230,13 +228,13 @@ func (o *Output) gapIn(text string) *gap {
 // saved returns how many of the gap's bytes the file holds.
 func (g *gap) saved() int64 { return min(max(g.written, g.from), g.to) - g.from }
 
-// reader reads the gap's bytes from the file as valid UTF-8, like the
-// rest of the response (invalid bytes become U+FFFD), counting their
-// lines and tokens, and then, when the file stops short, a line saying
-// how much is missing.
+// reader reads the gap's bytes from the file as valid UTF-8, as the rest
+// of the response is ([validReader]), counting their lines and tokens,
+// and then, when the file stops short, a line saying how much is
+// missing.
 func (g *gap) reader() io.Reader {
 	g.lines, g.tokens = 0, 0
-	valid := transform.NewReader(io.NewSectionReader(g.file, g.from, g.saved()), unicode.UTF8.NewDecoder())
+	valid := &validReader{r: io.NewSectionReader(g.file, g.from, g.saved())}
 	r := &counter{r: valid, lines: &g.lines, tokens: &g.tokens}
 	missing := g.to - g.from - g.saved()
 	if missing == 0 {
@@ -361,17 +359,79 @@ const maxCarry = 64 << 10
 func (c *counter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	b := p[:n]
-	*c.lines += bytes.Count(b, []byte{'\n'})
-	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-		c.carry = append(c.carry, b[:i+1]...)
-		*c.tokens += tokens.Estimate.Count(string(c.carry))
-		c.carry = append(c.carry[:0], b[i+1:]...)
+	count := tokens.Estimate.Count
+	if nl := bytes.Count(b, []byte{'\n'}); nl > 0 {
+		*c.lines += nl
+		first, last := bytes.IndexByte(b, '\n'), bytes.LastIndexByte(b, '\n')
+		c.carry = append(c.carry, b[:first+1]...)
+		*c.tokens += count(string(c.carry)) + count(string(b[first+1:last+1]))
+		c.carry = append(c.carry[:0], b[last+1:]...)
 	} else {
 		c.carry = append(c.carry, b...)
 	}
 	if len(c.carry) > maxCarry || errors.Is(err, io.EOF) && len(c.carry) > 0 {
-		*c.tokens += tokens.Estimate.Count(string(c.carry))
+		*c.tokens += count(string(c.carry))
 		c.carry = c.carry[:0]
 	}
 	return n, err
+}
+
+// validReader passes on what it reads as valid UTF-8, as
+// [strings.ToValidUTF8] makes text: each run of invalid bytes becomes one
+// U+FFFD, a run across reads too. A character cut by a read waits for the
+// next.
+type validReader struct {
+	r       io.Reader
+	buf     []byte            // what is read; out points into it
+	out     []byte            // to pass on
+	cut     [utf8.UTFMax]byte // the start of a character the last read cut
+	ncut    int
+	invalid bool // what was passed on last ended in a run of invalid bytes
+	eof     bool
+}
+
+func (v *validReader) Read(p []byte) (int, error) {
+	for len(v.out) == 0 {
+		if v.eof {
+			return 0, io.EOF
+		}
+		v.fill()
+	}
+	n := copy(p, v.out)
+	v.out = v.out[n:]
+	return n, nil
+}
+
+// fill reads more and sets out to what of it can be passed on.
+func (v *validReader) fill() {
+	if v.buf == nil {
+		v.buf = make([]byte, 32<<10)
+	}
+	start := copy(v.buf, v.cut[:v.ncut])
+	n, err := v.r.Read(v.buf[start:])
+	data := v.buf[:start+n]
+	v.ncut = 0
+	if err != nil {
+		v.eof = true
+	} else if k := partialRune(data); k > 0 {
+		v.ncut = copy(v.cut[:], data[len(data)-k:])
+		data = data[:len(data)-k]
+	}
+	if v.invalid {
+		// The run of invalid bytes goes on: its U+FFFD was passed on.
+		for len(data) > 0 {
+			if r, size := utf8.DecodeRune(data); r != utf8.RuneError || size != 1 {
+				break
+			}
+			data = data[1:]
+		}
+	}
+	if len(data) > 0 {
+		r, size := utf8.DecodeLastRune(data)
+		v.invalid = r == utf8.RuneError && size == 1
+		if !utf8.Valid(data) {
+			data = []byte(strings.ToValidUTF8(string(data), "\uFFFD"))
+		}
+	}
+	v.out = data
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/skills"
 )
 
@@ -60,7 +61,7 @@ func FuzzLoad(f *testing.F) {
 			if _, err := k.Instructions(); err != nil {
 				t.Errorf("instructions: %v", err)
 			}
-			if s := k.Section(); s == nil || s.Summary() != k.Description {
+			if s := k.Section(); s == nil || s.Summary() != section.Literal(k.Description) {
 				t.Errorf("section: got %v", s)
 			}
 		case set.Len() == 0 && len(ps) > 0:

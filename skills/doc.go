@@ -41,7 +41,9 @@
 // [MaxShownBytes] of a file shown in its section, [MaxFiles] files listed
 // per skill and [MaxSkills] skills per folder. The format's own limits are
 // [MaxNameLength], [MaxDescriptionLength] and [MaxCompatibilityLength]
-// characters.
+// characters. [Load] opens files without waiting on them (on Unix): a
+// named pipe where a SKILL.md should be reads as empty, a problem, rather
+// than holding up the load.
 //
 // # Validation
 //

@@ -77,7 +77,7 @@ func Load(dirs ...string) (*Set, error) {
 		if err != nil {
 			return nil, fmt.Errorf("skills: load %s: %w", d, err)
 		}
-		folders[i] = Folder{FS: os.DirFS(abs), Dir: abs}
+		folders[i] = Folder{FS: newDiskFS(abs), Dir: abs}
 	}
 	return LoadFolders(folders...)
 }

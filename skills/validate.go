@@ -43,12 +43,12 @@ func Validate(dir string) (*Report, error) {
 		}
 		abs = filepath.Dir(abs) // SKILL.md itself: its skill
 	}
-	folder := Folder{FS: os.DirFS(abs), Dir: abs}
+	folder := Folder{FS: newDiskFS(abs), Dir: abs}
 	var skills []*Skill
 	var problems []Problem
 	if isSkill(folder.FS) {
 		parent := filepath.Dir(abs)
-		k, ps := loadSkill(Folder{FS: os.DirFS(parent), Dir: parent}, filepath.Base(abs))
+		k, ps := loadSkill(Folder{FS: newDiskFS(parent), Dir: parent}, filepath.Base(abs))
 		if k != nil {
 			skills = append(skills, k)
 		}

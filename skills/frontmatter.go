@@ -1,7 +1,6 @@
 package skills
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -30,8 +29,8 @@ const (
 // delimiter opens and closes the front matter.
 const delimiter = "---"
 
-// frontMatterBuffer is how much of a SKILL.md one read takes: the front
-// matter of most skills, and little of the body.
+// frontMatterBuffer is how much of a SKILL.md the first read takes: the
+// front matter of most skills, and little of the instructions.
 const frontMatterBuffer = 1024
 
 // errNoFrontMatter and errUnclosed are the front matter's own problems.
@@ -42,46 +41,72 @@ var (
 )
 
 // readFrontMatter reads r up to the line that closes the front matter and
-// returns the YAML between the delimiters. Only the front matter (and what
-// one buffered read takes past it) is read: the instructions wait until the
-// skill is opened.
-func readFrontMatter(r io.Reader) ([]byte, error) {
-	br := bufio.NewReaderSize(r, frontMatterBuffer)
-	var yml []byte
-	first := true
-	total := 0
+// returns the YAML between the delimiters. It reads into *buf, which it
+// grows as needed and which the YAML is part of. Only the front matter is
+// read, with what the last read takes past it: the first read takes
+// frontMatterBuffer bytes, each next one as many as were read before. The
+// instructions wait until the skill is opened.
+func readFrontMatter(r io.Reader, buf *[]byte) ([]byte, error) {
+	data := (*buf)[:0]
+	defer func() { *buf = data[:0] }()
+	opened := false // the opening line was seen
+	start := 0      // where the YAML starts, once opened
+	line := 0       // where the next line to look at starts
+	eof := false
 	for {
-		line, err := br.ReadSlice('\n')
-		for errors.Is(err, bufio.ErrBufferFull) && total+len(yml)+len(line) <= MaxFrontMatterBytes {
-			// A line longer than the buffer: keep it whole.
-			long := append([]byte(nil), line...)
-			line, err = br.ReadSlice('\n')
-			line = append(long, line...)
+	scan:
+		for line < len(data) {
+			end := bytes.IndexByte(data[line:], '\n')
+			next := line + end + 1
+			switch {
+			case end >= 0:
+				end += line
+			case !eof:
+				break scan // the line goes on past what was read
+			default:
+				end, next = len(data), len(data) // the last line has no newline
+			}
+			if next > MaxFrontMatterBytes {
+				return nil, errTooLarge
+			}
+			text := bytes.TrimRight(data[line:end], " \t\r")
+			switch {
+			case !opened:
+				if string(bytes.TrimPrefix(text, bom)) != delimiter {
+					return nil, errNoFrontMatter
+				}
+				opened, start = true, next
+			case string(text) == delimiter:
+				return data[start:line], nil
+			}
+			line = next
 		}
-		total += len(line)
-		if total > MaxFrontMatterBytes {
-			return nil, errTooLarge
-		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, err
-		}
-		text := strings.TrimRight(string(line), " \t\r\n")
-		if first {
-			text = strings.TrimPrefix(text, "\uFEFF")
-			if text != delimiter {
+		if eof {
+			if !opened {
 				return nil, errNoFrontMatter
 			}
-			first = false
-		} else if text == delimiter {
-			return yml, nil
-		} else {
-			yml = append(yml, line...)
-		}
-		if err != nil { // io.EOF
 			return nil, errUnclosed
+		}
+		if len(data) > MaxFrontMatterBytes {
+			return nil, errTooLarge
+		}
+		want := min(max(len(data), frontMatterBuffer), MaxFrontMatterBytes+1-len(data))
+		if cap(data)-len(data) < want {
+			data = append(make([]byte, 0, len(data)+want), data...)
+		}
+		n, err := r.Read(data[len(data) : len(data)+want])
+		data = data[:len(data)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			eof = true
+		case err != nil:
+			return nil, err
 		}
 	}
 }
+
+// bom is the byte order mark that may start a UTF-8 file.
+var bom = []byte("\uFEFF")
 
 // splitBody returns what follows the front matter of a whole SKILL.md,
 // trimmed; a file without front matter is all body.

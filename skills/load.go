@@ -169,8 +169,9 @@ func loadFolder(f Folder) ([]*Skill, []Problem, error) {
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(dirs)) {
 		wg.Go(func() {
+			var buf []byte // the worker's, for front matter
 			for i := int(next.Add(1) - 1); i < len(dirs); i = int(next.Add(1) - 1) {
-				k, p := loadSkill(f, dirs[i])
+				k, p := loadSkill(f, dirs[i], &buf)
 				results[i] = result{k, p}
 			}
 		})
@@ -196,17 +197,19 @@ func (f Folder) label(p string) string {
 }
 
 // loadSkill reads the skill in directory dir of f: nil and no problem when
-// dir is no skill (it has no SKILL.md).
-func loadSkill(f Folder, dir string) (*Skill, []Problem) {
-	file := f.label(path.Join(dir, FileName))
-	r, err := f.FS.Open(path.Join(dir, FileName))
+// dir is no skill (it has no SKILL.md). buf is for reading the front
+// matter (see readFrontMatter).
+func loadSkill(f Folder, dir string, buf *[]byte) (*Skill, []Problem) {
+	name := dir + "/" + FileName // dir is one name
+	file := f.label(name)
+	r, err := f.FS.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, misnamed(f, dir)
 	}
 	if err != nil {
 		return nil, []Problem{{File: file, Rule: RuleSkillFile, Message: fmt.Sprintf("cannot read %s: %v", FileName, err)}}
 	}
-	yml, err := readFrontMatter(r)
+	yml, err := readFrontMatter(r, buf)
 	r.Close()
 	switch {
 	case errors.Is(err, errNoFrontMatter), errors.Is(err, errTooLarge):
@@ -253,18 +256,19 @@ func misnamed(f Folder, dir string) []Problem {
 // listFiles lists the skill's resource files, reading directories only.
 func (k *Skill) listFiles() {
 	for _, res := range resources {
-		k.listDir(path.Join(k.root, res), 0)
+		k.listDir(res, 0)
 	}
 }
 
 // maxDepth bounds how deep listDir goes below a resource folder.
 const maxDepth = 16
 
-// listDir lists the regular files under dir, in path order, hidden ones
-// left out. A folder that is missing or cannot be read has nothing to
-// list; links to folders are not followed.
+// listDir lists the regular files under dir, a path relative to the
+// skill's directory, in path order, hidden ones left out. A folder that
+// is missing or cannot be read has nothing to list; links to folders are
+// not followed.
 func (k *Skill) listDir(dir string, depth int) {
-	entries, err := fs.ReadDir(k.fsys, dir)
+	entries, err := fs.ReadDir(k.fsys, k.root+"/"+dir)
 	if err != nil {
 		return
 	}
@@ -281,7 +285,7 @@ func (k *Skill) listDir(dir string, depth int) {
 			continue
 		case t&fs.ModeSymlink != 0:
 			// A link counts when it leads to a regular file.
-			if fi, err := fs.Stat(k.fsys, p); err != nil || !fi.Mode().IsRegular() {
+			if fi, err := fs.Stat(k.fsys, k.root+"/"+p); err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
 		case !t.IsRegular():
@@ -291,7 +295,7 @@ func (k *Skill) listDir(dir string, depth int) {
 			k.Omitted++
 			continue
 		}
-		k.Files = append(k.Files, strings.TrimPrefix(p, k.root+"/"))
+		k.Files = append(k.Files, p)
 	}
 }
 

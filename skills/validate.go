@@ -48,7 +48,8 @@ func Validate(dir string) (*Report, error) {
 	var problems []Problem
 	if isSkill(folder.FS) {
 		parent := filepath.Dir(abs)
-		k, ps := loadSkill(Folder{FS: newDiskFS(parent), Dir: parent}, filepath.Base(abs))
+		var buf []byte
+		k, ps := loadSkill(Folder{FS: newDiskFS(parent), Dir: parent}, filepath.Base(abs), &buf)
 		if k != nil {
 			skills = append(skills, k)
 		}

@@ -2,6 +2,7 @@ package skills
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -48,4 +49,13 @@ func (d diskFS) Open(name string) (fs.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// openHead opens name in fsys to read its start, as loading reads a
+// front matter: on disk more cheaply than fsys.Open does.
+func openHead(fsys fs.FS, name string) (io.ReadCloser, error) {
+	if d, ok := fsys.(diskFS); ok {
+		return d.openHead(name)
+	}
+	return fsys.Open(name)
 }

@@ -5,9 +5,10 @@ package skills_test
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/unfold-dev/unfold/skills"
 )
@@ -22,7 +23,7 @@ func TestNamedPipe(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "pipe", skills.FileName), 0o644); err != nil {
+	if err := unix.Mkfifo(filepath.Join(dir, "pipe", skills.FileName), 0o644); err != nil {
 		t.Skipf("no named pipes here: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "fine", skills.FileName), []byte("---\nname: fine\ndescription: d\n---\n"), 0o644); err != nil {

@@ -202,7 +202,7 @@ func (f Folder) label(p string) string {
 func loadSkill(f Folder, dir string, buf *[]byte) (*Skill, []Problem) {
 	name := dir + "/" + FileName // dir is one name
 	file := f.label(name)
-	r, err := f.FS.Open(name)
+	r, err := openHead(f.FS, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, misnamed(f, dir)
 	}

@@ -3,9 +3,11 @@ package orchestrator
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/unfold-dev/unfold/envs"
@@ -111,5 +113,48 @@ func BenchmarkProcess(b *testing.B) {
 		if _, err := p.Screen(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkReloadSpecs is what every command pays to pick up spec file
+// changes when none happened, in a project with two spec files: the
+// watched env directory, and the directory read every time (where no watch
+// can be made).
+func BenchmarkReloadSpecs(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		watch bool
+	}{{"watched", true}, {"read every time", false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			if !bc.watch {
+				old := newSpecWatch
+				defer func() { newSpecWatch = old }()
+				newSpecWatch = func(string, func(string) bool) (specWatch, error) { return nil, errors.ErrUnsupported }
+			}
+			dir := b.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, "env"), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for _, name := range []string{"a.json", "b.json"} {
+				writeSpec(b, dir, name, shSpec(name))
+			}
+			writeSpec(b, dir, "a.sh", "true")
+			o := mustNew(b, trivialProcesses())
+			defer o.Close()
+			if err := o.LoadSpecs(dir); err != nil {
+				b.Fatal(err)
+			}
+			if got := o.specs.watch != nil; got != bc.watch {
+				b.Fatalf("watched: got %v, want %v", got, bc.watch)
+			}
+			gen := o.Generation()
+			b.ReportAllocs()
+			for b.Loop() {
+				o.ReloadSpecs()
+			}
+			if o.Generation() != gen || len(o.Names()) != 2 {
+				b.Fatalf("the environments changed: %v", o.Names())
+			}
+		})
 	}
 }

@@ -40,15 +40,16 @@ type Orchestrator struct {
 	budget      int    // tokens a response may take, unless a call or registration says; 0: the environment's default
 	project     string // the project directory, for output saved under context/output; "" when none
 
-	// mu guards envs, names, loadErrs, specs and closed.
+	// mu guards envs, names, loadErrs, gen, specs and closed.
 	mu       sync.RWMutex
 	envs     map[string]*entry
 	names    []string // sorted environment names
 	loadErrs []error  // spec files that failed to load
+	gen      uint64   // counts the changes to envs and to loadErrs (see Generation)
 	specs    *specSet // the spec files loaded, to pick up their changes; nil before LoadSpecs
 	closed   bool
 
-	reloadMu sync.Mutex // serializes reloads of the spec files
+	reloadMu sync.Mutex // serializes reloads of the spec files, and guards specs' fields
 
 	closeOnce sync.Once
 	closeErr  error
@@ -246,6 +247,7 @@ func (o *Orchestrator) add(e *entry) {
 	o.envs[e.name] = e
 	i, _ := slices.BinarySearch(o.names, e.name)
 	o.names = slices.Insert(o.names, i, e.name)
+	o.gen++
 }
 
 // remove unregisters the environment called name, under o.mu, and returns
@@ -256,6 +258,7 @@ func (o *Orchestrator) remove(name string) *entry {
 	if i, ok := slices.BinarySearch(o.names, name); ok {
 		o.names = slices.Delete(o.names, i, i+1)
 	}
+	o.gen++
 	return e
 }
 
@@ -356,7 +359,7 @@ func (o *Orchestrator) run(ctx context.Context, cmd Command) envs.Response {
 	if arrived.IsZero() {
 		arrived = time.Now()
 	}
-	o.reloadSpecs()
+	o.ReloadSpecs()
 	name := cmd.Environment
 	o.mu.RLock()
 	e, ok := o.envs[name]
@@ -487,8 +490,13 @@ func panicTrace(p any, caller string, raw []byte) string {
 // same result. Commands after Close get a failed response.
 func (o *Orchestrator) Close() error {
 	o.closeOnce.Do(func() {
+		o.reloadMu.Lock()
 		o.mu.Lock()
 		o.closed = true
+		if o.specs != nil {
+			o.specs.stopWatch()
+		}
+		o.reloadMu.Unlock()
 		list := make([]*entry, 0, len(o.names))
 		for _, n := range o.names {
 			list = append(list, o.envs[n])

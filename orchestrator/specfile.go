@@ -2,14 +2,11 @@ package orchestrator
 
 import (
 	"bytes"
-	"crypto/sha256"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +20,6 @@ import (
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/internal/procs"
-	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/tools"
 )
@@ -159,188 +155,6 @@ type SpecError struct {
 }
 
 func (e *SpecError) Error() string { return e.File + ": " + e.Msg }
-
-// LoadSpecs reads every env/*.json file in projectDir, in name order, and
-// registers an environment for each valid one. A file that is not a
-// regular file (a named pipe, a socket, a device), is over 1 MiB, is not
-// valid JSON, fails the schema ([SpecSchema]), names a missing executable,
-// takes the name of a front end's own tool ([tools.HelpName],
-// [prompt.OpenSectionsName]) or cannot be registered is skipped with a
-// [*SpecError] naming the file and the field; the other files still load. The errors are returned joined and
-// shown on the orchestrator's own screen ([ScreenName]). A project without
-// an env directory has nothing to load.
-//
-// From then on, every command first looks at the directory again: a file
-// added is loaded, one removed closes and drops its environment, and one
-// whose content changed replaces its environment with a new one (its state
-// is lost); the errors shown follow the files.
-func (o *Orchestrator) LoadSpecs(projectDir string) error {
-	abs, err := filepath.Abs(projectDir)
-	if err != nil {
-		return fmt.Errorf("orchestrator: load specs: %w", err)
-	}
-	o.reloadMu.Lock()
-	defer o.reloadMu.Unlock()
-	set := &specSet{dir: abs, files: map[string]*specState{}}
-	o.mu.Lock()
-	o.specs = set
-	o.mu.Unlock()
-	seen, err := set.scan()
-	if err != nil {
-		return fmt.Errorf("orchestrator: load specs: %w", err)
-	}
-	return o.syncSpecs(set, seen)
-}
-
-// LoadErrors returns the spec files that fail to load now.
-func (o *Orchestrator) LoadErrors() []error {
-	o.mu.RLock()
-	defer o.mu.RUnlock()
-	return slices.Clone(o.loadErrs)
-}
-
-// specSet is the spec files of a project's env directory as last loaded.
-type specSet struct {
-	dir   string                // the project directory, absolute
-	files map[string]*specState // by file name
-}
-
-// specState is one spec file as last loaded.
-type specState struct {
-	mod  time.Time
-	size int64
-	sum  [sha256.Size]byte // of the content, to tell a real change from a touch
-	name string            // the environment it registered; "" when it failed
-	err  error             // why it failed
-}
-
-// fileStat is a spec file's modification time and size, as a scan saw them.
-type fileStat struct {
-	mod  time.Time
-	size int64
-}
-
-// scan returns the env/*.json files with their times and sizes.
-func (s *specSet) scan() (map[string]fileStat, error) {
-	entries, err := os.ReadDir(filepath.Join(s.dir, "env"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]fileStat{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]fileStat, len(entries))
-	for _, de := range entries {
-		if !strings.HasSuffix(de.Name(), ".json") {
-			continue // a directory named *.json is reported, as readfile refuses it
-		}
-		fi, err := de.Info()
-		if err != nil {
-			continue // removed meanwhile
-		}
-		out[de.Name()] = fileStat{fi.ModTime(), fi.Size()}
-	}
-	return out, nil
-}
-
-// changed reports whether seen differs from what was loaded.
-func (s *specSet) changed(seen map[string]fileStat) bool {
-	if len(seen) != len(s.files) {
-		return true
-	}
-	for name, st := range seen {
-		f, ok := s.files[name]
-		if !ok || !f.mod.Equal(st.mod) || f.size != st.size {
-			return true
-		}
-	}
-	return false
-}
-
-// reloadSpecs picks up the changes to the spec files since they were last
-// loaded, if any.
-func (o *Orchestrator) reloadSpecs() {
-	o.mu.RLock()
-	set := o.specs
-	o.mu.RUnlock()
-	if set == nil {
-		return
-	}
-	o.reloadMu.Lock()
-	defer o.reloadMu.Unlock()
-	seen, err := set.scan()
-	if err != nil || !set.changed(seen) {
-		return
-	}
-	_ = o.syncSpecs(set, seen)
-}
-
-// syncSpecs brings the environments in line with the files seen, as the
-// holder of reloadMu, and returns the errors of the files that fail.
-func (o *Orchestrator) syncSpecs(set *specSet, seen map[string]fileStat) error {
-	var gone []*entry
-	drop := func(f *specState) {
-		if f.name == "" {
-			return
-		}
-		o.mu.Lock()
-		if e := o.envs[f.name]; e != nil && e.spec != "" {
-			gone = append(gone, o.remove(f.name))
-		}
-		o.mu.Unlock()
-		f.name = ""
-	}
-	for file, f := range set.files {
-		if _, ok := seen[file]; !ok {
-			drop(f)
-			delete(set.files, file)
-		}
-	}
-	names := slices.Sorted(maps.Keys(seen))
-	for _, file := range names {
-		st := seen[file]
-		f := set.files[file]
-		if f != nil && f.mod.Equal(st.mod) && f.size == st.size {
-			continue
-		}
-		path := filepath.Join(set.dir, "env", file)
-		rel := "env/" + file
-		data, readErr := readfile.Read(path, maxSpecBytes)
-		sum := sha256.Sum256(data)
-		if f != nil && readErr == nil && f.err == nil && f.sum == sum {
-			f.mod, f.size = st.mod, st.size // touched, not changed
-			continue
-		}
-		if f != nil {
-			drop(f)
-		}
-		f = &specState{mod: st.mod, size: st.size, sum: sum}
-		set.files[file] = f
-		if readErr != nil {
-			msg := readErr.Error()
-			var re *readfile.Error
-			if errors.As(readErr, &re) {
-				msg = fmt.Sprintf("%v: %s", re.Err, re.Detail)
-			}
-			f.err = &SpecError{File: rel, Msg: msg}
-			continue
-		}
-		f.name, f.err = o.loadSpec(set.dir, path, rel, data)
-	}
-	var errs []error
-	for _, file := range names {
-		if f := set.files[file]; f != nil && f.err != nil {
-			errs = append(errs, f.err)
-		}
-	}
-	o.mu.Lock()
-	o.loadErrs = errs
-	o.mu.Unlock()
-	for _, e := range gone {
-		_ = closeEnv(e)
-	}
-	return errors.Join(errs...)
-}
 
 // loadSpec registers the environment the spec file at path (rel from the
 // project directory) with content data declares, and returns its name, or

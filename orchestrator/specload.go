@@ -1,0 +1,297 @@
+package orchestrator
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/unfold-dev/unfold/internal/dirwatch"
+	"github.com/unfold-dev/unfold/internal/readfile"
+)
+
+// LoadSpecs reads every env/*.json file in projectDir, in name order, and
+// registers an environment for each valid one. A file that is not a
+// regular file (a named pipe, a socket, a device), is over 1 MiB, is not
+// valid JSON, fails the schema ([SpecSchema]), names a missing executable,
+// takes the name of a front end's own tool ([tools.HelpName],
+// [prompt.OpenSectionsName]) or cannot be registered is skipped with a
+// [*SpecError] naming the file and the field; the other files still load. The errors are returned joined and
+// shown on the orchestrator's own screen ([ScreenName]). A project without
+// an env directory has nothing to load.
+//
+// From then on, every command first picks up the changes to the files
+// ([Orchestrator.ReloadSpecs]): a file added is loaded, one removed closes
+// and drops its environment, and one whose content changed replaces its
+// environment with a new one (its state is lost); the errors shown follow
+// the files. The env directory may be made, removed or replaced meanwhile.
+//
+// The directory is watched (see [Orchestrator.ReloadSpecs]) from before it
+// is first read, so that nothing written meanwhile is missed; where no
+// watch can be made, every command reads the directory again instead.
+func (o *Orchestrator) LoadSpecs(projectDir string) error {
+	abs, err := filepath.Abs(projectDir)
+	if err != nil {
+		return fmt.Errorf("orchestrator: load specs: %w", err)
+	}
+	o.reloadMu.Lock()
+	defer o.reloadMu.Unlock()
+	set := &specSet{dir: abs, files: map[string]*specState{}}
+	if w, err := newSpecWatch(filepath.Join(abs, "env"), isSpecFile); err == nil {
+		set.watch = w
+	}
+	o.mu.Lock()
+	old := o.specs
+	o.specs = set
+	o.mu.Unlock()
+	if old != nil {
+		old.stopWatch()
+	}
+	seen, err := set.scan()
+	if err != nil {
+		set.pending = true // read again before the next command
+		return fmt.Errorf("orchestrator: load specs: %w", err)
+	}
+	return o.syncSpecs(set, seen)
+}
+
+// specWatch tells whether the env directory changed since it was last
+// asked: a [dirwatch.Watcher].
+type specWatch interface {
+	Changed() (bool, error)
+	Close() error
+}
+
+// newSpecWatch makes the watch of a project's env directory; tests
+// replace it.
+var newSpecWatch = func(dir string, match func(string) bool) (specWatch, error) {
+	w, err := dirwatch.New(dir, match)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// isSpecFile reports whether an entry of the env directory is a spec file.
+func isSpecFile(name string) bool { return strings.HasSuffix(name, ".json") }
+
+// LoadErrors returns the spec files that fail to load now.
+func (o *Orchestrator) LoadErrors() []error {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return slices.Clone(o.loadErrs)
+}
+
+// specSet is the spec files of a project's env directory as last loaded.
+// Its fields are guarded by the orchestrator's reloadMu.
+type specSet struct {
+	dir   string                // the project directory, absolute
+	files map[string]*specState // by file name
+	// watch tells whether the env directory changed since it was last
+	// asked; nil where none could be made (or after it failed), and the
+	// directory is read before every command instead.
+	watch specWatch
+	// pending is set when the watch saw a change that was not loaded yet
+	// (reading the directory failed): it is read again next time.
+	pending bool
+}
+
+// stopWatch closes the watch, if any; the set reads the directory before
+// every command from then on.
+func (s *specSet) stopWatch() {
+	if s.watch != nil {
+		_ = s.watch.Close()
+		s.watch = nil
+	}
+}
+
+// specState is one spec file as last loaded.
+type specState struct {
+	mod  time.Time
+	size int64
+	sum  [sha256.Size]byte // of the content, to tell a real change from a touch
+	name string            // the environment it registered; "" when it failed
+	err  error             // why it failed
+}
+
+// fileStat is a spec file's modification time and size, as a scan saw them.
+type fileStat struct {
+	mod  time.Time
+	size int64
+}
+
+// scan returns the env/*.json files with their times and sizes.
+func (s *specSet) scan() (map[string]fileStat, error) {
+	entries, err := os.ReadDir(filepath.Join(s.dir, "env"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]fileStat{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]fileStat, len(entries))
+	for _, de := range entries {
+		if !isSpecFile(de.Name()) {
+			continue // a directory named *.json is reported, as readfile refuses it
+		}
+		fi, err := de.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		out[de.Name()] = fileStat{fi.ModTime(), fi.Size()}
+	}
+	return out, nil
+}
+
+// changed reports whether seen differs from what was loaded.
+func (s *specSet) changed(seen map[string]fileStat) bool {
+	if len(seen) != len(s.files) {
+		return true
+	}
+	for name, st := range seen {
+		f, ok := s.files[name]
+		if !ok || !f.mod.Equal(st.mod) || f.size != st.size {
+			return true
+		}
+	}
+	return false
+}
+
+// ReloadSpecs picks up the spec files added, changed or removed since they
+// were last loaded ([Orchestrator.LoadSpecs]), as every command does
+// before it runs. Front ends that offer the environments (their tools and
+// sections) call it before they offer them, so that a file written by the
+// command that just ran is offered at once; [Orchestrator.Generation]
+// tells whether anything changed. Before LoadSpecs and after
+// [Orchestrator.Close] it does nothing.
+//
+// When nothing changed it costs one system call: on Linux the env
+// directory is watched with inotify, whose queue is read without waiting.
+// The kernel queues a change before the call that made it returns, so a
+// file written and then followed by a command is always picked up by that
+// command; a watcher that delivers events from a goroutine would see it
+// some time later. Where no watch can be made (another system, the
+// system's inotify limits reached), or the watch is lost (the project
+// directory moved), the directory is read every time instead.
+func (o *Orchestrator) ReloadSpecs() {
+	o.mu.RLock()
+	set, closed := o.specs, o.closed
+	o.mu.RUnlock()
+	if set == nil || closed {
+		return
+	}
+	o.reloadMu.Lock()
+	defer o.reloadMu.Unlock()
+	if set.watch != nil {
+		changed, err := set.watch.Changed()
+		if err != nil {
+			set.stopWatch()
+		} else if !changed && !set.pending {
+			return
+		}
+	}
+	seen, err := set.scan()
+	if err != nil {
+		set.pending = true
+		return
+	}
+	set.pending = false
+	if !set.changed(seen) {
+		return
+	}
+	_ = o.syncSpecs(set, seen)
+}
+
+// syncSpecs brings the environments in line with the files seen, as the
+// holder of reloadMu, and returns the errors of the files that fail.
+func (o *Orchestrator) syncSpecs(set *specSet, seen map[string]fileStat) error {
+	var gone []*entry
+	drop := func(f *specState) {
+		if f.name == "" {
+			return
+		}
+		o.mu.Lock()
+		if e := o.envs[f.name]; e != nil && e.spec != "" {
+			gone = append(gone, o.remove(f.name))
+		}
+		o.mu.Unlock()
+		f.name = ""
+	}
+	for file, f := range set.files {
+		if _, ok := seen[file]; !ok {
+			drop(f)
+			delete(set.files, file)
+		}
+	}
+	names := slices.Sorted(maps.Keys(seen))
+	for _, file := range names {
+		st := seen[file]
+		f := set.files[file]
+		if f != nil && f.mod.Equal(st.mod) && f.size == st.size {
+			continue
+		}
+		path := filepath.Join(set.dir, "env", file)
+		rel := "env/" + file
+		data, readErr := readfile.Read(path, maxSpecBytes)
+		sum := sha256.Sum256(data)
+		if f != nil && readErr == nil && f.err == nil && f.sum == sum {
+			f.mod, f.size = st.mod, st.size // touched, not changed
+			continue
+		}
+		if f != nil {
+			drop(f)
+		}
+		f = &specState{mod: st.mod, size: st.size, sum: sum}
+		set.files[file] = f
+		if readErr != nil {
+			msg := readErr.Error()
+			var re *readfile.Error
+			if errors.As(readErr, &re) {
+				msg = fmt.Sprintf("%v: %s", re.Err, re.Detail)
+			}
+			f.err = &SpecError{File: rel, Msg: msg}
+			continue
+		}
+		f.name, f.err = o.loadSpec(set.dir, path, rel, data)
+	}
+	var errs []error
+	for _, file := range names {
+		if f := set.files[file]; f != nil && f.err != nil {
+			errs = append(errs, f.err)
+		}
+	}
+	o.mu.Lock()
+	if !sameErrors(o.loadErrs, errs) {
+		o.gen++
+	}
+	o.loadErrs = errs
+	o.mu.Unlock()
+	for _, e := range gone {
+		_ = closeEnv(e)
+	}
+	return errors.Join(errs...)
+}
+
+// sameErrors reports whether two lists of errors say the same.
+func sameErrors(a, b []error) bool {
+	return slices.EqualFunc(a, b, func(x, y error) bool { return x.Error() == y.Error() })
+}
+
+// Generation returns a number that changes whenever the environments do:
+// one registered, one removed, one replaced because its spec file changed,
+// or the list of spec files that fail to load ([Orchestrator.LoadErrors]).
+// A front end that built tools or prompt sections from the environments
+// ([Orchestrator.Sections], [Orchestrator.CommandTool]) builds them again
+// when the number differs from the one it built them at, after
+// [Orchestrator.ReloadSpecs].
+func (o *Orchestrator) Generation() uint64 {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return o.gen
+}

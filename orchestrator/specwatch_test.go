@@ -1,0 +1,282 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/unfold-dev/unfold/envs"
+)
+
+// trivialProcesses makes process spec files environments that start
+// nothing.
+func trivialProcesses() Option {
+	return WithProcesses(func(ProcessSpec) (envs.Env, error) { return &trivialEnv{}, nil })
+}
+
+// shSpec is a process spec file described by desc.
+func shSpec(desc string) string {
+	return `{"kind":"process","executable":"sh","description":"` + desc + `"}`
+}
+
+func writeSpec(t testing.TB, dir, name, data string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "env", name), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSpecChangeSeenAtOnce writes a spec file and sends a command right
+// after, again and again, with the env directory watched: every command
+// sees the file as just written. A watcher that delivers its events from
+// another goroutine misses some of these.
+func TestSpecChangeSeenAtOnce(t *testing.T) {
+	dir := writeProject(t, nil)
+	o := mustNew(t, trivialProcesses())
+	defer o.Close()
+	if err := o.LoadSpecs(dir); err != nil {
+		t.Fatal(err)
+	}
+	if o.specs.watch == nil {
+		t.Fatal("the env directory is not watched")
+	}
+	ctx := context.Background()
+	for i := range 200 {
+		desc := fmt.Sprintf("version %d", i)
+		writeSpec(t, dir, "w.json", shSpec(desc))
+		if res := o.Execute(ctx, "w", "x"); !res.Response.Success {
+			t.Fatalf("write %d: got %+v, want the environment", i, res.Response)
+		}
+		if got, _ := o.Summary("w"); got != desc {
+			t.Fatalf("write %d: got summary %q, want %q", i, got, desc)
+		}
+		if i%2 == 1 {
+			if err := os.Remove(filepath.Join(dir, "env", "w.json")); err != nil {
+				t.Fatal(err)
+			}
+			if res := o.Execute(ctx, "w", "x"); res.Response.Success {
+				t.Fatalf("removal %d: got %+v, want an unknown environment", i, res.Response)
+			}
+		}
+	}
+}
+
+// TestSpecDirComesAndGoes: the env directory made after LoadSpecs, removed
+// and made again is followed.
+func TestSpecDirComesAndGoes(t *testing.T) {
+	dir := t.TempDir()
+	o := mustNew(t, trivialProcesses())
+	defer o.Close()
+	if err := o.LoadSpecs(dir); err != nil {
+		t.Fatal(err)
+	}
+	names := func() []string {
+		t.Helper()
+		o.ReloadSpecs()
+		return o.Names()
+	}
+	if err := os.Mkdir(filepath.Join(dir, "env"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeSpec(t, dir, "a.json", shSpec("A"))
+	if got := names(); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("made: got %v, want [a]", got)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "env")); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); len(got) != 0 {
+		t.Errorf("removed: got %v, want none", got)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "env"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeSpec(t, dir, "b.json", shSpec("B"))
+	if got := names(); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("made again: got %v, want [b]", got)
+	}
+}
+
+// fakeWatch says what the test sets.
+type fakeWatch struct {
+	changed bool
+	err     error
+	closes  int
+}
+
+func (f *fakeWatch) Changed() (bool, error) {
+	c := f.changed
+	f.changed = false
+	return c || f.err != nil, f.err
+}
+
+func (f *fakeWatch) Close() error { f.closes++; return nil }
+
+// withWatch makes LoadSpecs use w (nil: no watch can be made) until the
+// test ends.
+func withWatch(t *testing.T, w specWatch) {
+	t.Helper()
+	old := newSpecWatch
+	t.Cleanup(func() { newSpecWatch = old })
+	newSpecWatch = func(string, func(string) bool) (specWatch, error) {
+		if w == nil {
+			return nil, errors.New("inotify: too many open files")
+		}
+		return w, nil
+	}
+}
+
+// TestSpecWatchDecides: with a watch, the directory is read only when the
+// watch saw a change (or the last reading failed); a watch that fails is
+// closed and the directory read every time from then on; Close closes it.
+func TestSpecWatchDecides(t *testing.T) {
+	fake := &fakeWatch{}
+	withWatch(t, fake)
+	dir := writeProject(t, nil)
+	o := mustNew(t, trivialProcesses())
+	defer o.Close()
+	if err := o.LoadSpecs(dir); err != nil {
+		t.Fatal(err)
+	}
+	writeSpec(t, dir, "a.json", shSpec("A"))
+	o.ReloadSpecs()
+	if got := o.Names(); len(got) != 0 {
+		t.Fatalf("the watch saw nothing: got %v, want the directory not read", got)
+	}
+	fake.changed = true
+	o.ReloadSpecs()
+	if got := o.Names(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("the watch saw a change: got %v, want [a]", got)
+	}
+
+	// A reading that fails is done again next time, the watch silent.
+	env := filepath.Join(dir, "env")
+	if err := os.Rename(env, env+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(env, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake.changed = true
+	o.ReloadSpecs()
+	if got := o.Names(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("the reading failed: got %v, want [a] as it was", got)
+	}
+	if err := os.Remove(env); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(env+".away", env); err != nil {
+		t.Fatal(err)
+	}
+	writeSpec(t, dir, "b.json", shSpec("B"))
+	o.ReloadSpecs()
+	if got := o.Names(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("after a failed reading: got %v, want [a b]", got)
+	}
+
+	fake.err = errors.New("the watch is lost")
+	o.ReloadSpecs()
+	if fake.closes != 1 {
+		t.Errorf("a failed watch: closed %d times, want 1", fake.closes)
+	}
+	fake.err = nil
+	if err := os.Remove(filepath.Join(dir, "env", "a.json")); err != nil {
+		t.Fatal(err)
+	}
+	o.ReloadSpecs()
+	if got := o.Names(); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("without the watch: got %v, want [b], the directory read", got)
+	}
+
+	fake2 := &fakeWatch{}
+	withWatch(t, fake2)
+	o2 := mustNew(t, trivialProcesses())
+	if err := o2.LoadSpecs(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := o2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fake2.closes != 1 {
+		t.Errorf("Close: closed the watch %d times, want 1", fake2.closes)
+	}
+	writeSpec(t, dir, "c.json", shSpec("C"))
+	o2.ReloadSpecs()
+	if got := o2.Names(); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("after Close: got %v, want [b], nothing loaded", got)
+	}
+}
+
+// TestSpecsWithoutWatch: where no watch can be made, every command reads
+// the directory.
+func TestSpecsWithoutWatch(t *testing.T) {
+	withWatch(t, nil)
+	dir := writeProject(t, nil)
+	o := mustNew(t, trivialProcesses())
+	defer o.Close()
+	if err := o.LoadSpecs(dir); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	writeSpec(t, dir, "a.json", shSpec("A"))
+	if res := o.Execute(ctx, "a", "x"); !res.Response.Success {
+		t.Errorf("added: got %+v, want the environment", res.Response)
+	}
+	if err := os.Remove(filepath.Join(dir, "env", "a.json")); err != nil {
+		t.Fatal(err)
+	}
+	if res := o.Execute(ctx, "a", "x"); res.Response.Success {
+		t.Errorf("removed: got %+v, want an unknown environment", res.Response)
+	}
+}
+
+// TestGeneration: the generation changes with the environments and the
+// spec files' errors, and only then.
+func TestGeneration(t *testing.T) {
+	dir := writeProject(t, map[string]string{"a.json": shSpec("A")})
+	o := mustNew(t, trivialProcesses())
+	defer o.Close()
+	last := o.Generation()
+	step := func(name string, change func(), want bool) {
+		t.Helper()
+		change()
+		o.ReloadSpecs()
+		g := o.Generation()
+		if got := g != last; got != want {
+			t.Errorf("%s: got changed %v, want %v", name, got, want)
+		}
+		last = g
+	}
+	step("registered", func() {
+		if err := o.Register("code", &trivialEnv{}); err != nil {
+			t.Fatal(err)
+		}
+	}, true)
+	step("spec files loaded", func() {
+		if err := o.LoadSpecs(dir); err != nil {
+			t.Fatal(err)
+		}
+	}, true)
+	step("nothing", func() {}, false)
+	step("touched", func() {
+		at := time.Now().Add(time.Minute)
+		if err := os.Chtimes(filepath.Join(dir, "env", "a.json"), at, at); err != nil {
+			t.Fatal(err)
+		}
+	}, false)
+	step("a file that is not a spec", func() { writeSpec(t, dir, "notes.txt", "x") }, false)
+	step("changed", func() { writeSpec(t, dir, "a.json", shSpec("A again")) }, true)
+	step("a bad file", func() { writeSpec(t, dir, "bad.json", "{") }, true)
+	step("the bad file bad the same way", func() { writeSpec(t, dir, "bad.json", "{ ") }, false)
+	step("the bad file bad another way", func() { writeSpec(t, dir, "bad.json", "[]") }, true)
+	step("removed", func() {
+		if err := os.Remove(filepath.Join(dir, "env", "a.json")); err != nil {
+			t.Fatal(err)
+		}
+	}, true)
+}

@@ -23,14 +23,12 @@ import (
 // conn is what one MCP session is served with: its own orchestrator,
 // prompt session, SDK server and tool list. Two clients never share one.
 type conn struct {
-	o        *orchestrator.Orchestrator
-	sess     *session.Session
-	fs       afero.Fs
-	log      *slog.Logger
-	srv      *sdk.Server
-	names    []string               // environment names, sorted
-	envTools map[string]*tools.Tool // each environment's command tool, by name
-	help     *tools.Tool
+	o    *orchestrator.Orchestrator
+	sess *session.Session
+	fs   afero.Fs
+	log  *slog.Logger
+	srv  *sdk.Server
+	help *tools.Tool
 	// disc renders the prompt with the environments' sections and opens
 	// its sections; nil without Options.Prompt.
 	disc   *prompt.Disclosure
@@ -43,7 +41,13 @@ type conn struct {
 
 	// mu guards the fields below and serializes the updates of the SDK's
 	// tool and resource lists, so that the lists match what was rendered.
-	mu       sync.Mutex
+	mu sync.Mutex
+	// names and envTools are the orchestrator's environments as of its
+	// generation gen (see followEnvs).
+	names    []string               // environment names, sorted
+	envTools map[string]*tools.Tool // each environment's command tool, by name
+	gen      uint64
+	screens  map[string]string    // screen resources registered: URI -> description
 	offered  map[string]offered   // tool name -> what was registered
 	contexts map[string]bool      // context files registered as resources
 	tools    map[string]*sdk.Tool // the registered tools, for the help tool
@@ -69,8 +73,7 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 		sess:     o.Session(),
 		fs:       opts.FS,
 		log:      opts.Logger,
-		names:    o.Names(),
-		envTools: make(map[string]*tools.Tool),
+		screens:  make(map[string]string),
 		offered:  make(map[string]offered),
 		contexts: make(map[string]bool),
 		tools:    make(map[string]*sdk.Tool),
@@ -83,15 +86,8 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	for _, name := range s.names {
-		if name == tools.HelpName || name == prompt.OpenSectionsName {
-			return nil, fmt.Errorf("environment %q has the name of one of the server's own tools (%s, %s); rename it", name, tools.HelpName, prompt.OpenSectionsName)
-		}
-		t, err := o.CommandTool(name)
-		if err != nil {
-			return nil, err
-		}
-		s.envTools[name] = t
+	if err := s.takeEnvs(); err != nil {
+		return nil, err
 	}
 	help, err := s.newHelpTool()
 	if err != nil {
@@ -127,6 +123,7 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 		SubscribeHandler:   s.subscribeScreen,
 		UnsubscribeHandler: s.unsubscribeScreen,
 	})
+	s.srv.AddReceivingMiddleware(s.followOnList)
 	if err := s.addResources(); err != nil {
 		return nil, err
 	}
@@ -218,12 +215,16 @@ func annotations(t *tools.Tool) *sdk.ToolAnnotations {
 	return a
 }
 
-// sync renders the prompt (if any) and brings the SDK's tool list in line
-// with what should be offered now, registering again the tools whose
-// description or hints changed. The SDK notifies clients of the change.
+// sync follows the orchestrator's environments (see followEnvs), renders
+// the prompt (if any) and brings the SDK's tool list in line with what
+// should be offered now, registering again the tools whose description or
+// hints changed. The SDK notifies clients of the change.
 func (s *conn) sync() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.followEnvs(); err != nil {
+		return fmt.Errorf("follow the environments: %w", err)
+	}
 	var list []*tools.Tool
 	if s.disc != nil {
 		if err := s.disc.Render(); err != nil {
@@ -287,6 +288,27 @@ func (s *conn) refresh() {
 		s.log.Error("mcp: updating the tool list", "err", err)
 	}
 	s.checkScreens()
+}
+
+// followOnList answers tools/list and resources/list with the lists of
+// the environments there are now: spec files changed while the client was
+// idle are picked up first. When none changed, the lists stand as they
+// are.
+func (s *conn) followOnList(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method == "tools/list" || method == "resources/list" {
+			s.o.ReloadSpecs()
+			s.mu.Lock()
+			stale := s.o.Generation() != s.gen
+			s.mu.Unlock()
+			if stale {
+				if err := s.sync(); err != nil {
+					s.log.Error("mcp: updating the tool list", "err", err)
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // current returns the tool to run for name: help, or one the prompt offers

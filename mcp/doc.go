@@ -19,6 +19,15 @@
 // The help tool describes the environments, the resources and, with a prompt,
 // the summarized sections.
 //
+// The tools follow the orchestrator's environments: after every call, and
+// before a tools/list or resources/list, spec files added, changed or
+// removed since are picked up ([orchestrator.Orchestrator.ReloadSpecs]),
+// and when the environments changed ([orchestrator.Orchestrator.Generation])
+// an added file's environment is offered, a removed one's is taken away
+// and a changed one's describes its new file, with list_changed for the
+// tools and the screens' resources. A file written by a command is
+// offered right after that command.
+//
 // Every tool carries MCP's annotations (readOnlyHint, destructiveHint,
 // idempotentHint, openWorldHint), from the tool's [tools.Hints]: an
 // environment's come from the environment ([github.com/unfold-dev/unfold/envs.Hinter], or
@@ -41,8 +50,12 @@
 // something is summarized, and help. Opening content-only sections writes
 // context files; opening sections that carry tools (an environment declared
 // on demand, or a section with Go tools) renders the prompt again and offers
-// their tools, again with list_changed. The rendered prompt is the resource
-// [PromptURI] and an MCP prompt named after the template's key.
+// their tools, again with list_changed. The environments' sections follow
+// the spec files as the tools do: they are built again and replace the old
+// ones, the session's openings kept, and an environment declared on demand
+// in an added file is summarized until opened or used, as any other. The
+// rendered prompt is the resource [PromptURI] and an MCP prompt named
+// after the template's key.
 //
 // # Resources
 //

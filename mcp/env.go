@@ -3,12 +3,111 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/unfold-dev/unfold/orchestrator"
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/tools"
 )
+
+// takeEnvs reads the orchestrator's environments and their command tools
+// into names and envTools, as of the orchestrator's generation. The caller
+// holds mu, or is newConn.
+func (s *conn) takeEnvs() error {
+	gen := s.o.Generation()
+	names := s.o.Names()
+	envTools := make(map[string]*tools.Tool, len(names))
+	for _, name := range names {
+		if name == tools.HelpName || name == prompt.OpenSectionsName {
+			return fmt.Errorf("environment %q has the name of one of the server's own tools (%s, %s); rename it", name, tools.HelpName, prompt.OpenSectionsName)
+		}
+		t, err := s.o.CommandTool(name)
+		if err != nil {
+			return err
+		}
+		envTools[name] = t
+	}
+	s.names, s.envTools, s.gen = names, envTools, gen
+	return nil
+}
+
+// followEnvs brings the session in line with the orchestrator's
+// environments when they changed since it last looked (a spec file added,
+// changed or removed, picked up here if no command did yet): the command
+// tools, the screens' resources and, with a prompt, the environments'
+// sections, which replace the old ones with the session's openings kept.
+// The caller holds mu and brings the tool list in line afterwards, which
+// tells clients (notifications/tools/list_changed). On an error nothing
+// changed.
+func (s *conn) followEnvs() error {
+	s.o.ReloadSpecs()
+	if s.o.Generation() == s.gen {
+		return nil
+	}
+	names, envTools, gen := s.names, s.envTools, s.gen
+	if err := s.takeEnvs(); err != nil {
+		s.names, s.envTools, s.gen = names, envTools, gen
+		return err
+	}
+	if s.disc != nil {
+		p, err := s.composePrompt()
+		if err == nil {
+			err = s.disc.Replace(0, p)
+		}
+		if err != nil {
+			s.names, s.envTools, s.gen = names, envTools, gen
+			return err
+		}
+	}
+	s.syncScreens()
+	return nil
+}
+
+// syncScreens registers a screen resource per environment, and the
+// orchestrator's own while spec files fail to load, removing those of
+// environments that are gone and registering again those whose
+// description changed. The caller holds mu, or is newConn.
+func (s *conn) syncScreens() {
+	want := make(map[string]string, len(s.names)+1)
+	for _, name := range s.names {
+		sum, _ := s.o.Summary(name)
+		want[name] = "The screen of the " + name + " environment (" + sum + "): its state and how to use it, read live."
+	}
+	if len(s.o.LoadErrors()) > 0 {
+		want[orchestrator.ScreenName] = "The screen of the orchestrator: spec files that failed to load."
+	}
+	var gone []string
+	for uri := range s.screens {
+		if _, ok := want[strings.TrimPrefix(uri, ScreenURIPrefix)]; !ok {
+			gone = append(gone, uri)
+		}
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		s.srv.RemoveResources(gone...)
+		for _, uri := range gone {
+			delete(s.screens, uri)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		uri, desc := ScreenURIPrefix+name, want[name]
+		if s.screens[uri] == desc {
+			continue
+		}
+		s.srv.AddResource(&sdk.Resource{
+			URI:         uri,
+			Name:        name + "-screen",
+			Title:       name + " screen",
+			Description: desc,
+			MIMEType:    "text/plain",
+		}, s.readScreen)
+		s.screens[uri] = desc
+	}
+}
 
 // envDescription is the description of an environment's tool: what it does,
 // then the help its screen shows now.
@@ -61,7 +160,14 @@ func Help(screen string) string {
 // blocks (for clients that show text only) and as structured content.
 func (s *conn) callEnv(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	name := req.Params.Name
-	res, err := s.envTools[name].Call(ctx, s.toolContext(), req.Params.Arguments)
+	s.mu.Lock()
+	t := s.envTools[name]
+	s.mu.Unlock()
+	if t == nil {
+		// Its spec file was removed while the call came in.
+		return textResult(true, fmt.Sprintf("The environment %s is gone: its spec file was removed or no longer loads. List the tools again.", name)), nil
+	}
+	res, err := t.Call(ctx, s.toolContext(), req.Params.Arguments)
 	if err != nil {
 		return nil, err
 	}

@@ -19,17 +19,18 @@ func (s *conn) newHelpTool() (*tools.Tool, error) {
 
 // helpIndex describes what the server offers now.
 func (s *conn) helpIndex() tools.HelpIndex {
+	s.mu.Lock()
+	offered := maps.Clone(s.offered)
+	names, envTools := s.names, s.envTools
+	s.mu.Unlock()
 	idx := tools.HelpIndex{About: fmt.Sprintf("Environments: %s. Each is a tool of the same name: give it a command (and optionally a timeout in seconds); "+
 		"it returns the output, whether the command succeeded and the environment's screen. "+
-		"Screens are also resources: %s<name>, which a client can subscribe to.", joinOr(s.names, "none"), ScreenURIPrefix)}
+		"Screens are also resources: %s<name>, which a client can subscribe to.", joinOr(names, "none"), ScreenURIPrefix)}
 	if s.disc != nil {
 		idx.About += fmt.Sprintf(" Summarized sections open with %s: content goes to context files (resources %s<key>.md), and sections with tools add them to the tool list.",
 			prompt.OpenSectionsName, ContextURIPrefix)
 	}
-	s.mu.Lock()
-	offered := maps.Clone(s.offered)
-	s.mu.Unlock()
-	for _, name := range s.names {
+	for _, name := range names {
 		sum, _ := s.o.Summary(name)
 		e := tools.HelpEntry{Name: name, Description: sum, Usage: "call the " + name + " tool with a command"}
 		if _, ok := offered[name]; !ok {
@@ -42,7 +43,7 @@ func (s *conn) helpIndex() tools.HelpIndex {
 	}
 	if s.disc != nil {
 		for _, t := range s.disc.Tools() {
-			if s.envTools[t.Name()] != t {
+			if envTools[t.Name()] != t {
 				idx.Tools = append(idx.Tools, tools.HelpEntry{Name: t.Name(), Description: t.Description()})
 			}
 		}

@@ -37,26 +37,11 @@ const MaxContextBytes = 16 << 20
 // section path and ".md" (keys are lower-case letters, digits, '-' and '_').
 var contextFile = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*\.md$`)
 
-// addResources registers the screens, the context file template and, with a
-// prompt, the prompt as a resource and as an MCP prompt.
+// addResources registers the screens (see syncScreens), the context file
+// template and, with a prompt, the prompt as a resource and as an MCP
+// prompt.
 func (s *conn) addResources() error {
-	names := s.names
-	if len(s.o.LoadErrors()) > 0 {
-		names = append(append([]string(nil), names...), orchestrator.ScreenName)
-	}
-	for _, name := range names {
-		desc := "The screen of the orchestrator: spec files that failed to load."
-		if sum, ok := s.o.Summary(name); ok {
-			desc = "The screen of the " + name + " environment (" + sum + "): its state and how to use it, read live."
-		}
-		s.srv.AddResource(&sdk.Resource{
-			URI:         ScreenURIPrefix + name,
-			Name:        name + "-screen",
-			Title:       name + " screen",
-			Description: desc,
-			MIMEType:    "text/plain",
-		}, s.readScreen)
-	}
+	s.syncScreens()
 	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{
 		URITemplate: ContextURITemplate,
 		Name:        "context-file",

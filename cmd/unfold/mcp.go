@@ -28,10 +28,12 @@ http://ADDR/mcp. Each environment (the built-ins and DIR/env/*.json) is a tool
 of the same name: give it a command and optionally a timeout in seconds; it
 returns the output, whether the command succeeded and the environment's screen.
 Each tool's description is the environment's help, long for commands not used
-yet and short once used; clients are told when it changes. Every tool says
-what it does in MCP's annotations (bash and python may change anything and
-reach the network, the editor only its files; a spec file's "hints" say it
-for its environment). The help tool describes everything; screens are
+yet and short once used; clients are told when it changes. Spec files added,
+changed or removed in DIR/env while the server runs are followed after the
+next call (or tools/list): their tools come and go, and clients are told the
+list changed. Every tool says what it does in MCP's annotations (bash and
+python may change anything and reach the network, the editor only its files;
+a spec file's "hints" say it for its environment). The help tool describes everything; screens are
 resources (unfold://screen/<name>), and a client subscribed to one is told
 when it changes.
 

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// specScript is a process environment in sh that counts its commands and
+// shows its VERSION variable on its screen.
+const specScript = `n=0
+while IFS= read -r line; do
+  case "$line" in
+    *'"type":"screen"'*) printf '{"type":"screen","content":"count %s"}\n' "$VERSION" ;;
+    *'"type":"execute"'*) n=$((n+1)); printf '{"type":"response","output":"ran %d","success":true}\n' "$n" ;;
+    *'"type":"shutdown"'*) exit 0 ;;
+  esac
+done
+`
+
+// specOf is a spec file of the counting environment at version v.
+func specOf(v string) string {
+	return `{"kind":"process","executable":"sh","args":["env/count.sh"],"description":"A count, version ` + v + `","env":{"VERSION":"` + v + `"}}`
+}
+
+// bashWrite is a bash command that writes text, which ends in a newline,
+// to the file path: a here-document, on lines of its own.
+func bashWrite(path, text string) string {
+	return "cat > " + path + " <<'UNFOLD_EOF'\n" + text + "UNFOLD_EOF\n"
+}
+
+// TestMCPBinarySpecFiles: spec files added, changed and removed while
+// `unfold mcp` runs are followed: the client is told the tool list
+// changed, lists the environment's tool (gone once the file is), and
+// calls it. The file is first written by a bash command through the
+// server itself, and its tool offered right after that command.
+func TestMCPBinarySpecFiles(t *testing.T) {
+	needSh(t)
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed; the client writes the spec file with a bash command")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(binary, "mcp", "--builtins", "bash", "--project", dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	changed := make(chan struct{}, 16)
+	client := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v (stderr: %s)", err, stderr.String())
+	}
+	defer cs.Close()
+	tools := func() map[string]*sdk.Tool {
+		t.Helper()
+		list, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*sdk.Tool{}
+		for _, tool := range list.Tools {
+			out[tool.Name] = tool
+		}
+		return out
+	}
+	names := func() []string {
+		t.Helper()
+		return slices.Sorted(func(yield func(string) bool) {
+			for name := range tools() {
+				if !yield(name) {
+					return
+				}
+			}
+		})
+	}
+	call := func(name, command string) (string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: map[string]any{"command": command}})
+		if err != nil {
+			return err.Error(), false
+		}
+		data, _ := json.Marshal(res.StructuredContent)
+		var out struct {
+			Output string `json:"output"`
+			Screen string `json:"screen"`
+		}
+		_ = json.Unmarshal(data, &out)
+		return out.Output + "|" + out.Screen, !res.IsError
+	}
+	// told waits for notifications/tools/list_changed, draining the
+	// others; it guards against a hang, it times nothing.
+	told := func(what string) {
+		t.Helper()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("%s: no notifications/tools/list_changed", what)
+		}
+		for {
+			select {
+			case <-changed:
+			default:
+				return
+			}
+		}
+	}
+	if got := names(); !slices.Equal(got, []string{"bash", "help"}) {
+		t.Fatalf("at start: got tools %v, want [bash help]", got)
+	}
+
+	if out, ok := call("bash", "mkdir env\n"+bashWrite("env/count.sh", specScript)+bashWrite("env/count.json", specOf("1")+"\n")); !ok {
+		t.Fatalf("writing the spec file: got %q", out)
+	}
+	told("added by a command")
+	if got := names(); !slices.Equal(got, []string{"bash", "count", "help"}) {
+		t.Fatalf("added: got tools %v, want [bash count help]", got)
+	}
+	if d := tools()["count"].Description; !strings.Contains(d, "A count, version 1") {
+		t.Errorf("added: got description %q, want the file's description", d)
+	}
+	if out, ok := call("count", "one"); !ok || out != "ran 1|count 1" {
+		t.Errorf("added: got %q, want ran 1|count 1", out)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "env", "count.json"), []byte(specOf("2")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, ok := call("count", "two"); !ok || out != "ran 1|count 2" {
+		t.Errorf("changed: got %q, want a new environment's ran 1|count 2", out)
+	}
+	told("changed")
+	if d := tools()["count"].Description; !strings.Contains(d, "A count, version 2") {
+		t.Errorf("changed: got description %q, want the new description", d)
+	}
+
+	if out, ok := call("bash", "rm env/count.json"); !ok {
+		t.Fatalf("removing the spec file: got %q", out)
+	}
+	told("removed by a command")
+	if got := names(); !slices.Equal(got, []string{"bash", "help"}) {
+		t.Errorf("removed: got tools %v, want [bash help]", got)
+	}
+	if out, ok := call("count", "three"); ok {
+		t.Errorf("removed: calling count got %q, want an error", out)
+	}
+}

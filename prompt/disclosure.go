@@ -103,39 +103,6 @@ func (d *Disclosure) Render() error {
 	return d.render()
 }
 
-// Replace puts p in place of part i's prompt and renders every part again,
-// for prompts whose sections change while the session goes on (an MCP
-// server whose tools changed). The session's overrides stay: a section
-// whose path is still there keeps being shown as it was opened. It fails,
-// changing nothing, when p has a section at a path another part has.
-func (d *Disclosure) Replace(i int, p *Prompt) error {
-	if p == nil {
-		return errors.New("prompt: replace: nil prompt")
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if i < 0 || i >= len(d.parts) {
-		return fmt.Errorf("prompt: replace: no part %d; the disclosure has %d", i, len(d.parts))
-	}
-	for j, part := range d.parts {
-		if j == i {
-			continue
-		}
-		for _, path := range p.t.Paths() {
-			if _, dup := part.Prompt.t.index(path); dup {
-				return fmt.Errorf("prompt: replace: part %d already has a section %q: open_sections could not tell them apart; rename one", j+1, path)
-			}
-		}
-	}
-	old := d.parts[i].Prompt
-	d.parts[i].Prompt = p
-	if err := d.render(); err != nil {
-		d.parts[i].Prompt = old
-		return fmt.Errorf("prompt: replace: %w", err)
-	}
-	return nil
-}
-
 func (d *Disclosure) render() error {
 	out := make([]*Rendered, len(d.parts))
 	for i, part := range d.parts {

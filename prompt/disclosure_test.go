@@ -318,3 +318,58 @@ func TestDisclosureReplace(t *testing.T) {
 		t.Errorf("got tools %s after a failed replace, want them unchanged", got)
 	}
 }
+
+// TestDisclosureAddRemove adds a part while the session goes on and takes
+// it away again: an opening made meanwhile stays in the session, so the
+// part added back shows its section open; a part that clashes, or
+// removing the only part, changes nothing.
+func TestDisclosureAddRemove(t *testing.T) {
+	p, sess := openFixture(t)
+	d, err := prompt.NewDisclosure(sess, afero.NewMemMapFs(), []prompt.Part{{Prompt: p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Render(); err != nil {
+		t.Fatal(err)
+	}
+	screens := prompt.MustNew("test", "screens",
+		summarized("shell", "Shell", "The shell is ready.", "A shell.", []*tools.Tool{echoTool("shell")}),
+	).MustBind()
+	if err := d.Add(prompt.Part{Prompt: screens}); err != nil {
+		t.Fatal(err)
+	}
+	if r := d.Rendered(1); r == nil || !strings.Contains(r.Text(), "A shell.") {
+		t.Fatalf("added: got render %v, want the shell summarized", r)
+	}
+	if _, err := open(t, d, "shell"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(d.Tools()), "shell,open_sections"; got != want {
+		t.Errorf("opened: got tools %s, want %s", got, want)
+	}
+	clash := prompt.MustNew("test", "more", summarized("guide", "Guide", "x", "y", nil)).MustBind()
+	if err := d.Add(prompt.Part{Prompt: clash}); err == nil || !strings.Contains(err.Error(), `already has a section "guide"`) {
+		t.Errorf("a clashing part: got %v, want an error naming the section", err)
+	}
+	if err := d.Remove(1); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(d.Tools()), "open_sections"; got != want {
+		t.Errorf("removed: got tools %s, want %s", got, want)
+	}
+	if strings.Contains(d.Rendered(0).Text(), "shell") {
+		t.Errorf("removed: got %q, want no shell", d.Rendered(0).Text())
+	}
+	if err := d.Remove(0); err == nil || !strings.Contains(err.Error(), "only part") {
+		t.Errorf("the only part: got %v, want an error", err)
+	}
+	if err := d.Remove(3); err == nil {
+		t.Error("no part 3: got nil, want an error")
+	}
+	if err := d.Add(prompt.Part{Prompt: screens}); err != nil {
+		t.Fatal(err)
+	}
+	if r := d.Rendered(1); !strings.Contains(r.Text(), "The shell is ready.") {
+		t.Errorf("added back: got %q, want the shell open as it was", r.Text())
+	}
+}

@@ -241,6 +241,7 @@ type Agent struct {
 	disc    *prompt.Disclosure
 	screens bool                   // disc has the environments' part
 	envTool map[string]*tools.Tool // each environment's command tool, for text mode
+	envGen  uint64                 // the orchestrator's generation the environments were taken at
 }
 
 // New returns an agent that runs model over the prompt p (its stable
@@ -290,33 +291,14 @@ func New(model Model, p *prompt.Prompt, opts ...Option) (*Agent, error) {
 		if os := o.Session(); os == nil || os != a.sess {
 			return nil, errors.New("agent: new: the orchestrator needs the agent's session: create it with orchestrator.WithSession(sess) and give the same session with WithSession")
 		}
-		secs, err := o.Sections()
+		envs, err := a.takeEnvs()
 		if err != nil {
 			return nil, fmt.Errorf("agent: new: %w", err)
 		}
-		if len(secs) > 0 {
-			t, err := prompt.New("unfold/agent", "screens", secs...)
-			if err != nil {
-				return nil, fmt.Errorf("agent: new: environment sections: %w", err)
-			}
-			screens, err := t.Bind()
-			if err != nil {
-				return nil, fmt.Errorf("agent: new: environment sections: %w", err)
-			}
-			var opts []prompt.RenderOption
-			if cfg.Counter != nil {
-				opts = append(opts, prompt.WithTokens(cfg.Counter))
-			}
-			parts = append(parts, prompt.Part{Prompt: screens, Options: opts})
-			a.screens = true
+		if envs.screens != nil {
+			parts = append(parts, envs.part(cfg))
 		}
-		for _, name := range o.Names() {
-			t, err := o.CommandTool(name)
-			if err != nil {
-				return nil, fmt.Errorf("agent: new: %w", err)
-			}
-			a.envTool[name] = t
-		}
+		a.keepEnvs(envs)
 	}
 	if a.sess == nil {
 		a.sess = session.New()

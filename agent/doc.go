@@ -53,7 +53,11 @@
 //
 // The system message is the prompt (instructions, reference, help); the
 // environments' screens go into the newest message: all of them in the
-// first, then the ones that changed after each step. Each model call
+// first, then the ones that changed after each step. Before each request
+// the agent follows the orchestrator's environments: spec files added,
+// changed or removed (by a command of the step or by anyone) bring their
+// environment's screen and tool, its new screen, or a note that it is
+// gone, and its tool leaves the list. Each model call
 // records, beside the provider's token counts ([Usage]), the request's
 // tokens and those in a prefix identical to the previous request, the part
 // a prefix cache can serve. With [WithPrice] a run's [Result] says what it

@@ -145,9 +145,13 @@ func (r *run) saveSession() {
 	}
 }
 
-// refresh renders both prompts again, as after a command, and updates the
-// run.
+// refresh follows the environments (spec files added, changed or
+// removed), renders both prompts again, as after a command, and updates
+// the run.
 func (r *run) refresh() error {
+	if err := r.a.followEnvs(); err != nil {
+		r.record(Record{Kind: KindError, Error: "the environments changed, and their sections could not be built again: " + err.Error()})
+	}
 	if err := r.a.disc.Render(); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
@@ -161,6 +165,7 @@ func (r *run) update() error {
 	a := r.a
 	stable := a.disc.Rendered(0)
 	r.stable = stable
+	r.screens = nil
 	if a.screens {
 		r.screens = a.disc.Rendered(1)
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/unfold-dev/unfold/tools"
@@ -54,12 +55,14 @@ func (r *run) screenBlocks() []screenBlock {
 }
 
 // screenUpdate returns the environment screens that changed since they were
-// last sent (all of them when initial), and remembers them as sent. It is ""
-// when there are no environments, or, outside text mode, when nothing
-// changed.
+// last sent (all of them when initial), and remembers them as sent; it
+// names the environments sent before that are gone (their spec files were
+// removed). It is "" when there are no environments, or, outside text
+// mode, when nothing changed.
 func (r *run) screenUpdate(initial bool) string {
 	blocks := r.screenBlocks()
-	if len(blocks) == 0 {
+	gone := r.goneScreens()
+	if len(blocks) == 0 && len(gone) == 0 {
 		return ""
 	}
 	var changed []string
@@ -72,23 +75,48 @@ func (r *run) screenUpdate(initial bool) string {
 		r.sent[b.path] = b.text
 		changed = append(changed, b.text)
 	}
-	if len(changed) == 0 {
-		if r.a.cfg.Actions == ActionsText {
-			return "Environment screens: unchanged."
-		}
+	var sb strings.Builder
+	switch {
+	case len(changed) > 0 && initial:
+		sb.WriteString("Environment screens:\n\n")
+	case len(changed) > 0:
+		sb.WriteString("Environment screens that changed:\n\n")
+	case len(gone) == 0 && r.a.cfg.Actions == ActionsText:
+		return "Environment screens: unchanged."
+	case len(gone) == 0:
 		return ""
 	}
-	var sb strings.Builder
-	if initial {
-		sb.WriteString("Environment screens:\n\n")
-	} else {
-		sb.WriteString("Environment screens that changed:\n\n")
-	}
 	sb.WriteString(strings.Join(changed, "\n\n"))
-	if len(same) > 0 {
+	if len(changed) > 0 && len(same) > 0 {
 		sb.WriteString("\n\n(Unchanged: " + strings.Join(same, ", ") + ".)")
 	}
+	if len(gone) > 0 {
+		if sb.Len() > 0 {
+			sb.WriteString("\n\n")
+		}
+		sb.WriteString("Environments gone, their spec files removed: " + strings.Join(gone, ", ") + ".")
+	}
 	return sb.String()
+}
+
+// goneScreens returns, sorted, the environments whose screens were sent
+// and that are no longer there, and forgets them.
+func (r *run) goneScreens() []string {
+	there := map[string]bool{}
+	if r.screens != nil {
+		for _, s := range r.screens.Report() {
+			there[s.Path] = true
+		}
+	}
+	var gone []string
+	for path := range r.sent {
+		if !there[path] {
+			gone = append(gone, path)
+			delete(r.sent, path)
+		}
+	}
+	slices.Sort(gone)
+	return gone
 }
 
 // helpIndex describes what the run offers now, for the help tool.

@@ -156,3 +156,82 @@ func TestMCPBinarySpecFiles(t *testing.T) {
 		t.Errorf("removed: calling count got %q, want an error", out)
 	}
 }
+
+// TestAgentSpecFiles: spec files the model adds, changes and removes with
+// bash commands while `unfold agent` runs reach it on the very next
+// request: the added environment's tool and screen, which it then calls;
+// the changed one's new screen, whose new environment runs the next
+// command; and the removed one's tool taken away, said to be gone.
+func TestAgentSpecFiles(t *testing.T) {
+	needSh(t)
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed; the model writes the spec file with a bash command")
+	}
+	command := func(tool, text string) string {
+		args, _ := json.Marshal(map[string]string{"command": text})
+		return "call " + tool + " " + string(args)
+	}
+	url, reqs := fakeEndpoint(t,
+		command("bash", "mkdir env\n"+bashWrite("env/count.sh", specScript)+bashWrite("env/count.json", specOf("1")+"\n")),
+		command("count", "one"),
+		command("bash", bashWrite("env/count.json", specOf("2")+"\n")),
+		command("count", "two"),
+		command("bash", "rm env/count.json"),
+		"All done.",
+	)
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"agent", "count", "--project", dir, "--base-url", url, "--model", "m", "--builtins", "bash"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit: got %d, want 0; stderr:\n%s", code, stderr.String())
+	}
+	if len(*reqs) != 6 {
+		t.Fatalf("requests: got %d, want 6", len(*reqs))
+	}
+	tools := func(i int) []string {
+		var out []string
+		list, _ := (*reqs)[i]["tools"].([]any)
+		for _, x := range list {
+			fn, _ := x.(map[string]any)["function"].(map[string]any)
+			name, _ := fn["name"].(string)
+			out = append(out, name)
+		}
+		return out
+	}
+	// messages returns the content of request i's messages from the one
+	// answering the last call on.
+	messages := func(i int) string {
+		msgs, _ := (*reqs)[i]["messages"].([]any)
+		var b strings.Builder
+		for j := len(msgs) - 1; j >= 0; j-- {
+			m, _ := msgs[j].(map[string]any)
+			content, _ := m["content"].(string)
+			b.WriteString(content + "\n")
+			if m["role"] == "tool" {
+				break
+			}
+		}
+		return b.String()
+	}
+	if slices.Contains(tools(0), "count") {
+		t.Errorf("request 1: got tools %v, want no count before its file", tools(0))
+	}
+	if got := messages(1); !slices.Contains(tools(1), "count") || !strings.Contains(got, "(count)\n\ncount 1") {
+		t.Errorf("request 2, added: got tools %v and\n%s\nwant count offered and its screen", tools(1), got)
+	}
+	if got := messages(2); !strings.Contains(got, "ran 1") {
+		t.Errorf("request 3: got\n%s\nwant count's answer", got)
+	}
+	if got := messages(3); !strings.Contains(got, "(count)\n\ncount 2") {
+		t.Errorf("request 4, changed: got\n%s\nwant the new environment's screen", got)
+	}
+	if got := messages(4); !strings.Contains(got, "ran 1") {
+		t.Errorf("request 5: got\n%s\nwant the new environment's first answer", got)
+	}
+	if got := messages(5); slices.Contains(tools(5), "count") || !strings.Contains(got, "Environments gone, their spec files removed: count.") {
+		t.Errorf("request 6, removed: got tools %v and\n%s\nwant count gone and said to be", tools(5), got)
+	}
+	if got := stdout.String(); got != "All done.\n" {
+		t.Errorf("stdout: got %q", got)
+	}
+}

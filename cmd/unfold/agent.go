@@ -28,7 +28,9 @@ Run an agent on a task in a project: the model sees the instructions (or the
 prompt file given with --prompt) as its system message and the environments'
 screens (bash, python, editor, and the project's env/*.json) in its newest
 message, runs commands through them and opens summarized sections as it
-needs them. Progress goes to stderr, the final answer to stdout.
+needs them. Spec files added, changed or removed in DIR/env during the run
+(by the model's commands or anyone) reach the model at its next request.
+Progress goes to stderr, the final answer to stdout.
 
 Skills in DIR/.claude/skills, DIR/.agents/skills and DIR/skills, and in
 each --skills DIR, are listed in the system message by name and

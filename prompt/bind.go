@@ -29,21 +29,43 @@ type Prompt struct {
 	prepOnce sync.Once
 	prep     prepared
 	bodies   []lazyBody // per node: the executed, processed template body
-	// blocks holds, per kind of SUMMARY block (summaryBlock and on), per
-	// node, the block written that way; the briefs' only when the template
-	// has briefs.
-	blocks  [numKinds][]lazySummary
-	cacheMu sync.Mutex // held while bodies or summaries are filled in
+	// blocks holds, per kind of block, per node, the block written that
+	// way, once a render wrote it and when it is the same at every render
+	// (see keeps); the briefs' only when the template has briefs. A render
+	// copies these, as they are, into its text.
+	blocks  [numKinds][]lazyBlock
+	cacheMu sync.Mutex // held while bodies or blocks are filled in
 
 	counts atomic.Pointer[countTable] // token counts of fixed blocks, for the counter used last
 }
 
 // prepared is everything about a Prompt that depends on params only.
 type prepared struct {
-	enabled  []bool // the node and every ancestor enabled
-	hasTools []bool // the node or an enabled descendant declares a tool
-	err      error
+	// on holds, per node, whether it is enabled, holds tools, has
+	// enabled children: one byte, so that the fit, which asks all three of
+	// a node, reads one array.
+	on  []nodeOn
+	err error
 }
+
+// nodeOn is what a prepared render knows of one node.
+type nodeOn uint8
+
+const (
+	enabledOn nodeOn = 1 << iota // the node and every ancestor enabled
+	toolsOn                      // the node or an enabled descendant declares a tool
+	kidsOn                       // some direct child is enabled
+)
+
+// enabled reports whether node i and every ancestor are enabled.
+func (pr *prepared) enabled(i int) bool { return pr.on[i]&enabledOn != 0 }
+
+// hasTools reports whether node i or an enabled descendant declares a tool.
+func (pr *prepared) hasTools(i int) bool { return pr.on[i]&toolsOn != 0 }
+
+// hasKids reports whether node i has an enabled child, so that its
+// compact suffix differs from the default one.
+func (pr *prepared) hasKids(i int) bool { return pr.on[i]&kidsOn != 0 }
 
 type lazyBody struct {
 	done atomic.Bool // the fields below are set; written under Prompt.cacheMu
@@ -52,9 +74,9 @@ type lazyBody struct {
 	err  error
 }
 
-// lazySummary is a node's SUMMARY block, kept from the first render that
-// shows it: most often a slice of that render's text.
-type lazySummary struct {
+// lazyBlock is a node's block written one way, kept from the first render
+// that shows it: most often a slice of that render's text.
+type lazyBlock struct {
 	done atomic.Bool // text is set; written under Prompt.cacheMu
 	text string
 }
@@ -102,9 +124,9 @@ func (t *Template) Bind(params ...any) (*Prompt, error) {
 		return nil, fmt.Errorf("prompt: bind %s/%s: %w", t.ns, t.key, err)
 	}
 	p := &Prompt{t: t, params: make([]any, len(t.nodes)), bodies: make([]lazyBody, len(t.nodes))}
-	for k := summaryBlock; k < numKinds; k++ {
+	for k := fullBlock; k < numKinds; k++ {
 		if !k.brief() || t.briefs {
-			p.blocks[k] = make([]lazySummary, len(t.nodes))
+			p.blocks[k] = make([]lazyBlock, len(t.nodes))
 		}
 	}
 	if len(byType) == len(t.needs) {
@@ -212,31 +234,30 @@ func (p *Prompt) prepareFor(sess *session.Session) *prepared {
 
 func (p *Prompt) enable(sess *session.Session) prepared {
 	nodes := p.t.nodes
-	pr := prepared{
-		enabled:  make([]bool, len(nodes)),
-		hasTools: make([]bool, len(nodes)),
-	}
+	pr := prepared{on: make([]nodeOn, len(nodes))}
 	var errs []error
 	for i, n := range nodes {
-		if n.parent >= 0 && !pr.enabled[n.parent] || p.off != nil && p.off[i] {
+		if n.parent >= 0 && !pr.enabled(n.parent) || p.off != nil && p.off[i] {
 			continue
 		}
 		ok, err := n.sec.Enabled(p.params[i], sess)
 		if err != nil {
 			errs = append(errs, &section.Error{Path: n.path, Err: err})
 		}
-		pr.enabled[i] = ok
+		if ok {
+			pr.on[i] = enabledOn
+		}
 	}
 	for i := len(nodes) - 1; i >= 0; i-- {
-		if !pr.enabled[i] {
+		if !pr.enabled(i) {
 			continue
 		}
-		n := nodes[i]
-		pr.hasTools[i] = len(n.sec.Tools()) > 0
-		for _, c := range n.children {
-			if pr.enabled[c] && pr.hasTools[c] {
-				pr.hasTools[i] = true
-				break
+		if p.t.hot[i].is(tooled) {
+			pr.on[i] |= toolsOn
+		}
+		for _, c := range nodes[i].children {
+			if pr.enabled(c) {
+				pr.on[i] |= kidsOn | pr.on[c]&toolsOn
 			}
 		}
 	}
@@ -259,23 +280,24 @@ func (p *Prompt) summaryBlock(pr *prepared, i int, k blockKind) (string, error) 
 	if err := p.writeSummary(&b, pr, i, k); err != nil {
 		return "", err
 	}
-	p.keepSummary(i, k, b.String())
+	p.keepBlock(i, k, b.String())
 	return b.String(), nil
 }
 
-// keepSummary keeps text as node i's SUMMARY block written as k unless one
-// is kept, or the block may change from one render to the next.
-func (p *Prompt) keepSummary(i int, k blockKind, text string) {
-	if p.t.hot[i].is(sessionBelow) {
-		return
-	}
-	ls := &p.blocks[k][i]
+// keepBlock keeps text as node i's block written as k unless one is kept,
+// or the block may change from one render to the next.
+func (p *Prompt) keepBlock(i int, k blockKind, text string) {
 	p.cacheMu.Lock()
-	if !ls.done.Load() {
-		ls.text = text
-		ls.done.Store(true)
-	}
+	p.setBlock(i, k, text)
 	p.cacheMu.Unlock()
+}
+
+// setBlock is keepBlock with cacheMu held.
+func (p *Prompt) setBlock(i int, k blockKind, text string) {
+	if lb := &p.blocks[k][i]; p.keeps(i, k) && !lb.done.Load() {
+		lb.text = text
+		lb.done.Store(true)
+	}
 }
 
 // summarySize is the length of node i's SUMMARY block written as k, or a
@@ -326,7 +348,7 @@ func (p *Prompt) writeSummary(b *strings.Builder, pr *prepared, i int, k blockKi
 	b.WriteString(n.heading)
 	b.WriteString("\n\n")
 	b.WriteString(text)
-	writeSuffixAs(b, n.path, enabledKids{p.t.nodes, n.children, pr.enabled}, pr.hasTools[i], k.compact())
+	writeSuffixAs(b, n.path, enabledKids{p.t.nodes, n.children, pr}, pr.hasTools(i), k.compact())
 	return nil
 }
 
@@ -363,16 +385,13 @@ func (p *Prompt) body(i int, depth int) (string, error) {
 	return shiftHeadings(lb.raw, depth+2), nil
 }
 
-// keepBody keeps text, which needed no processing, as node i's executed
-// body unless one is kept.
-func (p *Prompt) keepBody(i int, text string) {
-	lb := &p.bodies[i]
-	p.cacheMu.Lock()
-	if !lb.done.Load() {
+// setBody keeps text, which needed no processing, as node i's executed
+// body unless one is kept. cacheMu must be held.
+func (p *Prompt) setBody(i int, text string) {
+	if lb := &p.bodies[i]; !lb.done.Load() {
 		lb.raw, lb.text, lb.err = text, text, nil
 		lb.done.Store(true)
 	}
-	p.cacheMu.Unlock()
 }
 
 // execBody executes node i's body and dedents it.

@@ -71,9 +71,9 @@ func (p *Prompt) refit(r *Rendered, cfg renderConfig) error {
 // blockSum is the sum of the visible blocks' counts.
 func (p *Prompt) blockSum(r *Rendered) int {
 	sum := 0
-	for i, v := range r.visible {
-		if v {
-			sum += r.tokens[i]
+	for i, st := range r.st {
+		if st.is(visibleF) {
+			sum += int(r.tokens[i])
 		}
 	}
 	return sum
@@ -85,7 +85,7 @@ func (p *Prompt) blockSum(r *Rendered) int {
 // reports whether it changed anything.
 func (p *Prompt) demote(r *Rendered, t *countTable, target int) (bool, error) {
 	sum := p.blockSum(r)
-	if sum <= target || r.cand == nil {
+	if sum <= target {
 		return false, nil
 	}
 	pr := r.pr
@@ -94,90 +94,89 @@ func (p *Prompt) demote(r *Rendered, t *countTable, target int) (bool, error) {
 	// shorten writes the visible node i as k when that is smaller.
 	shorten := func(i int, k blockKind) error {
 		c, err := p.cost(r, t, i, k, sep)
-		if err != nil || c >= r.tokens[i] {
+		if err != nil || c >= int(r.tokens[i]) {
 			return err
 		}
-		sum += c - r.tokens[i]
-		r.brief[i], r.compact[i], r.tokens[i] = k.brief(), k.compact(), c
-		r.whys[i] = visibility.Budget
+		sum += c - int(r.tokens[i])
+		r.st[i].set(briefF, k.brief())
+		r.st[i].set(compactF, k.compact())
+		r.tokens[i] = int32(c)
+		r.st[i].why = visibility.Budget
 		demoted = true
 		return nil
 	}
-	kids := func(i int) bool { return enabledKids{p.t.nodes, p.t.nodes[i].children, pr.enabled}.any() }
 	for k := len(order) - 1; k >= 0 && sum > target; k-- {
-		if i := int(order[k]); r.visible[i] && r.modes[i] == visibility.Summary && !r.compact[i] && kids(i) {
-			if err := shorten(i, summaryKind(r.brief[i], true)); err != nil {
+		if i := int(order[k]); r.st[i].is(visibleF) && r.st[i].mode == visibility.Summary && !r.st[i].is(compactF) && pr.hasKids(i) {
+			if err := shorten(i, summaryKind(r.st[i].is(briefF), true)); err != nil {
 				return demoted, err
 			}
 		}
 	}
 	for k := len(order) - 1; k >= 0 && sum > target; k-- {
-		if i := int(order[k]); r.visible[i] && r.modes[i] == visibility.Summary && !r.brief[i] && p.hasBrief(i) {
-			if r.whys[i] != visibility.Budget {
-				r.declared[i] = r.whys[i]
+		if i := int(order[k]); r.st[i].is(visibleF) && r.st[i].mode == visibility.Summary && !r.st[i].is(briefF) && p.hasBrief(i) {
+			if r.st[i].why != visibility.Budget {
+				r.st[i].declared = r.st[i].why
 			}
-			if err := shorten(i, summaryKind(true, r.compact[i])); err != nil {
+			if err := shorten(i, summaryKind(true, r.st[i].is(compactF))); err != nil {
 				return demoted, err
 			}
 		}
 	}
 	for k := len(order) - 1; k >= 0 && sum > target; k-- {
 		i := int(order[k])
-		if !r.cand[i] || !r.visible[i] || r.modes[i] != visibility.Full {
+		if !r.st[i].is(candF) || !r.st[i].is(visibleF) || r.st[i].mode != visibility.Full {
 			continue
 		}
-		to := summaryKind(p.hasBrief(i), kids(i))
+		to := summaryKind(p.hasBrief(i), pr.hasKids(i))
 		c, err := p.cost(r, t, i, to, sep)
 		if err != nil {
 			return demoted, err
 		}
 		n := &p.t.nodes[i]
-		shown := r.tokens[i]
+		shown := int(r.tokens[i])
 		for j := i + 1; j < n.end; j++ {
-			if r.visible[j] {
-				shown += r.tokens[j]
+			if r.st[j].is(visibleF) {
+				shown += int(r.tokens[j])
 			}
 		}
 		if c >= shown {
 			continue // its summary costs as much as it saves
 		}
 		for j := i + 1; j < n.end; j++ {
-			r.visible[j] = false
+			r.st[j].flags &^= visibleF
 		}
 		sum += c - shown
-		r.modes[i], r.whys[i], r.tokens[i] = visibility.Summary, visibility.Budget, c
-		r.brief[i], r.compact[i] = to.brief(), to.compact()
+		r.st[i].mode, r.st[i].why, r.tokens[i] = visibility.Summary, visibility.Budget, int32(c)
+		r.st[i].set(briefF, to.brief())
+		r.st[i].set(compactF, to.compact())
 		demoted = true
 	}
 	return demoted, nil
 }
 
-// candidates marks the sections a budget may summarize: visible, FULL, with
-// a summary, neither opened through the session nor holding an opened
-// section.
-func (p *Prompt) candidates(r *Rendered) []bool {
-	nodes := p.t.nodes
-	protected := make([]bool, len(nodes))
-	for i := len(nodes) - 1; i >= 0; i-- {
-		if r.whys[i] == visibility.Overridden && r.modes[i] == visibility.Full && r.visible[i] {
-			protected[i] = true
+// protect marks with candF the sections a budget may not summarize
+// although they are visible, FULL and have a summary: those the session
+// opened and those that hold one. A render without overrides has none.
+func (p *Prompt) protect(r *Rendered) {
+	if !r.overridden {
+		return
+	}
+	st := r.st
+	for i := len(st) - 1; i >= 0; i-- {
+		if st[i].why == visibility.Overridden && st[i].mode == visibility.Full && st[i].is(visibleF) {
+			st[i].flags |= candF
 		}
-		if parent := p.t.hot[i].parent; protected[i] && parent >= 0 {
-			protected[parent] = true
+		if parent := p.t.hot[i].parent; st[i].is(candF) && parent >= 0 {
+			st[parent].flags |= candF
 		}
 	}
-	cand := protected // reused: each entry is read before it is written
-	for i := range nodes {
-		cand[i] = r.visible[i] && r.modes[i] == visibility.Full && p.hasSummary(i) && !protected[i]
-	}
-	return cand
 }
 
 func (p *Prompt) budgetError(r *Rendered, budget, minimum int) error {
 	var largest []SectionTokens
-	for i, v := range r.visible {
-		if v {
-			largest = append(largest, SectionTokens{Path: p.t.nodes[i].path, Tokens: r.tokens[i]})
+	for i, st := range r.st {
+		if st.is(visibleF) {
+			largest = append(largest, SectionTokens{Path: p.t.nodes[i].path, Tokens: int(r.tokens[i])})
 		}
 	}
 	slices.SortStableFunc(largest, func(a, b SectionTokens) int { return cmp.Compare(b.Tokens, a.Tokens) })

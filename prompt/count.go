@@ -40,10 +40,10 @@ func (k blockKind) compact() bool { return k == compactBlock || k == briefCompac
 
 // kind returns how r writes node i's block.
 func (r *Rendered) kind(i int) blockKind {
-	if r.modes[i] == visibility.Full {
+	if r.st[i].mode == visibility.Full {
 		return fullBlock
 	}
-	return summaryKind(r.brief != nil && r.brief[i], r.compact != nil && r.compact[i])
+	return summaryKind(r.st[i].is(briefF), r.st[i].is(compactF))
 }
 
 // A block's tokens are counted with the blank line that follows it in the
@@ -59,26 +59,62 @@ const (
 // counter: per node and kind, the count with the blank line after the
 // block (sep), without it (end), and a lower bound (bound); and the count
 // of the node's heading with the blank line after it. Each is stored plus
-// one, zero until counted. A node's slots sit together, for the fit reads
-// them together. They are written once and read without a lock.
+// one, zero until counted. They are written once and read without a lock.
+//
+// The fit reads a node's sep counts and bounds together, often for runs of
+// siblings: they sit in a record of their own, eight slots (one 32-byte
+// half of a cache line) when no section has a brief. The end counts, which
+// only the last block needs, sit apart.
 type countTable struct {
 	counter  tokens.Counter
 	additive bool // counter is tokens.Additive
+	kinds    int  // kinds of block a node has slots for: the briefs' only when the template has briefs
+	stride   int  // slots of a node's record in n
 	n        []atomic.Int32
+	ends     []atomic.Int32 // kinds slots per node
+	fitted   atomic.Bool    // the table served a fit
 }
 
 // bound is the slot of a lower bound, beside sep and end.
 const bound = 2
 
-// perNode is the number of slots a node has: three per kind and the
-// heading's.
-const perNode = 3*int(numKinds) + 1
-
-func (t *countTable) slot(i int, k blockKind, e int) *atomic.Int32 {
-	return &t.n[i*perNode+int(k)*3+e]
+func newCountTable(c tokens.Counter, nodes int, briefs bool) *countTable {
+	_, additive := c.(tokens.Additive)
+	t := &countTable{counter: c, additive: additive, kinds: int(briefBlock), stride: 8}
+	if briefs {
+		t.kinds, t.stride = int(numKinds), 16
+	}
+	t.n = make([]atomic.Int32, nodes*t.stride)
+	t.ends = make([]atomic.Int32, nodes*t.kinds)
+	return t
 }
 
-func (t *countTable) headSlot(i int) *atomic.Int32 { return &t.n[i*perNode+perNode-1] }
+func (t *countTable) slot(i int, k blockKind, e int) *atomic.Int32 {
+	switch e {
+	case end:
+		return &t.ends[i*t.kinds+int(k)]
+	case bound:
+		return &t.n[i*t.stride+2*int(k)+1]
+	}
+	return &t.n[i*t.stride+2*int(k)]
+}
+
+func (t *countTable) headSlot(i int) *atomic.Int32 { return &t.n[i*t.stride+2*t.kinds] }
+
+// floorSlot holds node i's floor (see solver.keepFloor), 0 until known.
+func (t *countTable) floorSlot(i int) *atomic.Int32 { return &t.n[i*t.stride+2*t.kinds+1] }
+
+// known returns what lowerCost would for node i's block written as k, the
+// count or else the bound, when one is kept.
+func (t *countTable) known(i int, k blockKind) (int, bool) {
+	if v := t.slot(i, k, sep).Load(); v > 0 {
+		return int(v - 1), true
+	}
+	if v := t.slot(i, k, bound).Load(); v > 0 {
+		return int(v - 1), true
+	}
+	return 0, false
+}
 
 // countTable returns the table of counts under c: the Prompt's, which it
 // keeps for the counter used last, or a fresh one for a counter that cannot
@@ -87,8 +123,7 @@ func (p *Prompt) countTable(c tokens.Counter) *countTable {
 	if t := p.counts.Load(); t != nil && sameCounter(t.counter, c) {
 		return t
 	}
-	_, additive := c.(tokens.Additive)
-	t := &countTable{counter: c, additive: additive, n: make([]atomic.Int32, len(p.t.nodes)*perNode)}
+	t := newCountTable(c, len(p.t.nodes), p.t.briefs)
 	if sameCounter(c, c) {
 		p.counts.Store(t)
 	}
@@ -237,9 +272,8 @@ func (p *Prompt) headCost(t *countTable, i int) int {
 func (p *Prompt) count(r *Rendered, cfg renderConfig) error {
 	t := p.countTable(cfg.counter)
 	if cfg.budget > 0 {
-		if err := p.fit(r, t, cfg.budget); err != nil {
-			return err
-		}
+		// The fit leaves the counts of what it shows set.
+		return p.fit(r, t, cfg.budget)
 	}
 	return p.tally(r, t)
 }
@@ -247,18 +281,18 @@ func (p *Prompt) count(r *Rendered, cfg renderConfig) error {
 // tally sets r.tokens to each visible block's count, the last one without
 // the blank line after it, and r.total to their sum.
 func (p *Prompt) tally(r *Rendered, t *countTable) error {
-	r.tokens = make([]int, len(p.t.nodes))
+	r.tokens = make([]int32, len(p.t.nodes))
 	r.total = 0
 	last := -1
-	for i, v := range r.visible {
-		if !v {
+	for i, st := range r.st {
+		if !st.is(visibleF) {
 			continue
 		}
 		c, err := p.cost(r, t, i, r.kind(i), sep)
 		if err != nil {
 			return err
 		}
-		r.tokens[i] = c
+		r.tokens[i] = int32(c)
 		r.total += c
 		last = i
 	}
@@ -267,8 +301,8 @@ func (p *Prompt) tally(r *Rendered, t *countTable) error {
 		if err != nil {
 			return err
 		}
-		r.total += c - r.tokens[last]
-		r.tokens[last] = c
+		r.total += c - int(r.tokens[last])
+		r.tokens[last] = int32(c)
 	}
 	return nil
 }

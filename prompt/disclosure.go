@@ -163,8 +163,8 @@ func (d *Disclosure) HelpSections() []tools.HelpSection {
 	for _, r := range rendered {
 		pr := r.pr
 		for i, n := range r.p.t.nodes {
-			if pr.enabled[i] && r.visible[i] && r.modes[i] == visibility.Summary {
-				out = append(out, tools.HelpSection{Key: n.path, Title: n.sec.Title(), Summary: r.summary(i), HasTools: pr.hasTools[i]})
+			if pr.enabled(i) && r.st[i].is(visibleF) && r.st[i].mode == visibility.Summary {
+				out = append(out, tools.HelpSection{Key: n.path, Title: n.sec.Title(), Summary: r.summary(i), HasTools: pr.hasTools(i)})
 			}
 		}
 	}
@@ -194,7 +194,7 @@ func (d *Disclosure) Deferred() []DeferredTools {
 		pr := r.pr
 		for i, n := range r.p.t.nodes {
 			ts := n.sec.Tools()
-			if !pr.enabled[i] || len(ts) == 0 || (r.visible[i] && r.modes[i] == visibility.Full) {
+			if !pr.enabled(i) || len(ts) == 0 || (r.st[i].is(visibleF) && r.st[i].mode == visibility.Full) {
 				continue
 			}
 			out = append(out, DeferredTools{Path: n.path, Title: n.sec.Title(), Summary: r.summary(i), Tools: ts})

@@ -13,6 +13,9 @@ type solver struct {
 	lb     tokens.LowerBounder // nil when the counter gives no bound
 	pr     *prepared
 	budget int
+	// again is set when the count table served a fit before: then show
+	// works out the bounds it needs for floors (see keepFloor).
+	again bool
 	// sum is the visible blocks' counts, each with the blank line after
 	// it; the prompt's count is sum+adj, adj being what the last visible
 	// block, last, costs less without the blank line.
@@ -22,9 +25,11 @@ type solver struct {
 }
 
 // change is one section's mode in a plan: FULL, or SUMMARY written as
-// summary or brief, with the default or the compact suffix.
+// summary or brief, with the default or the compact suffix; and what its
+// block then costs.
 type change struct {
 	node           int
+	cost           int
 	mode           visibility.Mode
 	brief, compact bool
 }
@@ -36,9 +41,10 @@ func (ch change) kind() blockKind {
 	return summaryKind(ch.brief, ch.compact)
 }
 
-// asSummary is the change that writes node i as the SUMMARY block k.
-func asSummary(i int, k blockKind) change {
-	return change{node: i, mode: visibility.Summary, brief: k.brief(), compact: k.compact()}
+// asSummary is the change that writes node i as the SUMMARY block k, which
+// costs c.
+func asSummary(i int, k blockKind, c int) change {
+	return change{node: i, cost: c, mode: visibility.Summary, brief: k.brief(), compact: k.compact()}
 }
 
 // adjSlack is how much more a plan may cost, while it is made, than the
@@ -49,7 +55,7 @@ const adjSlack = 4
 // fit decides which sections a budget summarizes, in four steps:
 //
 //  1. The smallest prompt: every section the budget may summarize (see
-//     candidates) is, every summary that has a brief is shortened to it,
+//     smallest) is, every summary that has a brief is shortened to it,
 //     with the compact suffix where that is smaller, and every summarized
 //     section whose content costs no more than its summary is shown in
 //     full instead (see show). When even this is over the budget, fit
@@ -67,10 +73,20 @@ const adjSlack = 4
 // lower bound (tokens.LowerBounder) does not already rule it out, stopping as
 // soon as the count passes the room left. Every section is looked at a fixed
 // number of times, in an order computed once per Template, so fitting takes
-// time in proportion to the number of sections.
+// time in proportion to the number of sections; and what a pass reads of a
+// section sits in arrays of a few bytes a section (nodeHot, nodeState,
+// prepared, the count table's records), so that the time per section
+// stays the same when the tree outgrows the processor's caches. A prompt
+// fitted again passes over a section that cannot fit without looking at
+// its children (see keepFloor).
+//
+// fit leaves r.tokens and r.total set to the counts of what it shows.
 func (p *Prompt) fit(r *Rendered, t *countTable, budget int) error {
-	s := &solver{p: p, r: r, t: t, pr: r.pr, budget: budget, last: -1}
+	s := &solver{p: p, r: r, t: t, pr: r.pr, budget: budget, last: -1, again: t.fitted.Load()}
 	s.lb, _ = t.counter.(tokens.LowerBounder)
+	if !s.again {
+		t.fitted.Store(true)
+	}
 	if err := s.smallest(); err != nil {
 		return err
 	}
@@ -96,7 +112,16 @@ func (p *Prompt) fit(r *Rendered, t *countTable, budget int) error {
 	if err := s.restoreSuffixes(order); err != nil {
 		return err
 	}
-	return s.restoreSummaries(order)
+	if err := s.restoreSummaries(order); err != nil {
+		return err
+	}
+	// The counts are the solver's: each visible block's, the last one's
+	// without the blank line after it.
+	if s.last >= 0 {
+		r.tokens[s.last] += int32(s.adj)
+	}
+	r.total = s.sum + s.adj
+	return nil
 }
 
 // cost is the count of node i's block written as k, with the blank line
@@ -116,48 +141,51 @@ func (s *solver) adjOf(i int, k blockKind) (int, error) {
 	return without - withSep, err
 }
 
-// smallest summarizes every candidate and then shows in full each
-// summarized section whose content costs no more than its summary.
+// smallest summarizes every candidate: every section the budget may
+// summarize, visible, FULL, with a summary, neither opened through the
+// session nor holding an opened section; shortens every summary that has a
+// brief to it; and then shows in full each summarized section whose
+// content costs no more than its summary. One pass in tree order does all
+// but the last step: a node is decided after its parent, and it reads only
+// its own state as the render resolved it.
 func (s *solver) smallest() error {
-	r, nodes := s.r, s.p.t.nodes
-	r.cand = s.p.candidates(r)
-	r.declared = make([]visibility.Why, len(nodes))
-	r.compact = make([]bool, len(nodes))
-	r.brief = make([]bool, len(nodes))
-	for i, c := range r.cand {
-		if c {
-			r.declared[i] = r.whys[i]
-			r.modes[i], r.whys[i] = visibility.Summary, visibility.Budget
+	r, p := s.r, s.p
+	r.tokens = make([]int32, len(r.st))
+	p.protect(r)
+	for i, h := range p.t.hot {
+		st := &r.st[i]
+		// Until here candF marks the protected sections.
+		if st.is(visibleF) && st.mode == visibility.Full && h.is(summarized) && !st.is(candF) {
+			st.flags |= candF
+			st.declared = st.why
+			st.mode, st.why = visibility.Summary, visibility.Budget
+		} else {
+			st.flags &^= candF
 		}
-	}
-	if s.p.t.briefs {
-		// Then every summary that has a brief is shortened to it.
-		for i := range nodes {
-			if s.pr.enabled[i] && r.modes[i] == visibility.Summary && s.p.hasBrief(i) {
-				if !r.cand[i] {
-					r.declared[i] = r.whys[i]
-				}
-				r.brief[i], r.whys[i] = true, visibility.Budget
+		if h.is(briefed) && s.pr.enabled(i) && st.mode == visibility.Summary {
+			if !st.is(candF) {
+				st.declared = st.why
 			}
+			st.flags |= briefF
+			st.why = visibility.Budget
 		}
-	}
-	for i, h := range s.p.t.hot {
-		r.visible[i] = s.pr.enabled[i] && (h.parent < 0 || (r.visible[h.parent] && r.modes[h.parent] == visibility.Full))
-		if !r.visible[i] {
+		st.set(visibleF, s.pr.enabled(i) && (h.parent < 0 || (r.st[h.parent].is(visibleF) && r.st[h.parent].mode == visibility.Full)))
+		if !st.is(visibleF) {
 			continue
 		}
 		var c int
 		var err error
-		if r.modes[i] == visibility.Full {
+		if st.mode == visibility.Full {
 			c, err = s.cost(i, fullBlock)
 		} else {
 			var k blockKind
 			k, c, err = s.cheapest(i)
-			r.compact[i] = k.compact()
+			st.set(compactF, k.compact())
 		}
 		if err != nil {
 			return err
 		}
+		r.tokens[i] = int32(c)
 		s.sum += c
 		s.last = i
 	}
@@ -167,8 +195,8 @@ func (s *solver) smallest() error {
 			return err
 		}
 	}
-	for i := range nodes {
-		if !r.visible[i] || r.modes[i] == visibility.Full || !s.openable(i) {
+	for i, st := range r.st {
+		if !st.is(visibleF) || st.mode == visibility.Full || !s.openable(i) {
 			continue
 		}
 		cur, err := s.cost(i, r.kind(i))
@@ -187,7 +215,7 @@ func (s *solver) smallest() error {
 // would without a budget, rather than failing the render.
 func (s *solver) showOptional(i, limit int) (int, bool, error) {
 	c, ok, err := s.show(i, limit)
-	if err != nil && !s.r.cand[i] {
+	if err != nil && !s.r.st[i].is(candF) {
 		return c, false, nil
 	}
 	return c, ok, err
@@ -198,16 +226,18 @@ func (s *solver) giveBack(order []int32) error {
 	r := s.r
 	for _, i32 := range order {
 		i := int(i32)
-		cand, briefed := r.cand[i], r.brief[i]
-		if !cand && !briefed || r.modes[i] == visibility.Full {
+		st := &r.st[i]
+		cand := st.is(candF)
+		if !cand && !st.is(briefF) || st.mode == visibility.Full {
 			continue
 		}
-		if !r.visible[i] {
+		if !st.is(visibleF) {
 			// It comes back as declared with the section that hides it.
 			if cand {
-				r.modes[i] = visibility.Full
+				st.mode = visibility.Full
 			}
-			r.whys[i], r.brief[i] = r.declared[i], false
+			st.why = st.declared
+			st.flags &^= briefF
 			continue
 		}
 		cur, err := s.cost(i, r.kind(i))
@@ -229,25 +259,25 @@ func (s *solver) restoreSummaries(order []int32) error {
 	r := s.r
 	for _, i32 := range order {
 		i := int(i32)
-		if !r.visible[i] || r.modes[i] != visibility.Summary || !r.brief[i] {
+		if st := r.st[i]; !st.is(visibleF) || st.mode != visibility.Summary || !st.is(briefF) {
 			continue
 		}
 		cur, err := s.cost(i, r.kind(i))
 		if err != nil {
 			return err
 		}
-		k := summaryKind(false, r.compact[i])
+		k := summaryKind(false, r.st[i].is(compactF))
 		c, err := s.cost(i, k)
 		if err != nil {
 			return err
 		}
-		s.plan = append(s.plan[:0], asSummary(i, k))
+		s.plan = append(s.plan[:0], asSummary(i, k, c))
 		done, err := s.accept(c, cur, s.budget)
 		if err != nil {
 			return err
 		}
-		if done && !r.cand[i] {
-			r.whys[i] = r.declared[i]
+		if done && !r.st[i].is(candF) {
+			r.st[i].why = r.st[i].declared
 		}
 	}
 	return nil
@@ -260,14 +290,14 @@ func (s *solver) restoreSuffixes(order []int32) error {
 	r := s.r
 	for _, i32 := range order {
 		i := int(i32)
-		if !r.visible[i] || r.modes[i] != visibility.Summary || !r.compact[i] {
+		if st := r.st[i]; !st.is(visibleF) || st.mode != visibility.Summary || !st.is(compactF) {
 			continue
 		}
 		cur, err := s.cost(i, r.kind(i))
 		if err != nil {
 			return err
 		}
-		dk := summaryKind(r.brief[i], false)
+		dk := summaryKind(r.st[i].is(briefF), false)
 		if s.lb != nil {
 			if lo, err := s.lower(i, dk); err != nil || lo > s.limit(i, cur, s.budget) {
 				if err != nil {
@@ -296,7 +326,7 @@ func (s *solver) restoreSuffixes(order []int32) error {
 				}
 			}
 		}
-		s.plan = append(s.plan[:0], asSummary(i, dk))
+		s.plan = append(s.plan[:0], asSummary(i, dk, def))
 		if _, err := s.accept(def, cur, s.budget); err != nil {
 			return err
 		}
@@ -349,15 +379,19 @@ func (s *solver) accept(c, cur, most int) (bool, error) {
 	r := s.r
 	for _, ch := range s.plan {
 		i := ch.node
-		r.visible[i] = true
-		if ch.mode == visibility.Full && r.modes[i] != visibility.Full {
-			if r.cand[i] {
-				r.whys[i] = r.declared[i]
+		st := &r.st[i]
+		st.flags |= visibleF
+		if ch.mode == visibility.Full && st.mode != visibility.Full {
+			if st.is(candF) {
+				st.why = st.declared
 			} else {
-				r.whys[i] = visibility.Budget // its content costs no more than its summary
+				st.why = visibility.Budget // its content costs no more than its summary
 			}
 		}
-		r.modes[i], r.brief[i], r.compact[i] = ch.mode, ch.brief, ch.compact
+		st.mode = ch.mode
+		st.set(briefF, ch.brief)
+		st.set(compactF, ch.compact)
+		r.tokens[i] = int32(ch.cost)
 	}
 	s.sum += c - cur
 	s.last, s.adj = last, adj
@@ -369,7 +403,6 @@ func (s *solver) accept(c, cur, most int) (bool, error) {
 // are, except that a SUMMARY child shows in full when that costs no more.
 // It stops as soon as the cost passes limit, and then reports ok false.
 func (s *solver) show(i, limit int) (cost int, ok bool, err error) {
-	kids := s.p.t.nodes[i].children
 	// rest bounds from below what the children not counted yet cost; their
 	// bounds are kept on s.los from base on, for the second loop.
 	rest, base := 0, len(s.los)
@@ -379,27 +412,40 @@ func (s *solver) show(i, limit int) (cost int, ok bool, err error) {
 		if err != nil || lo > limit {
 			return lo, false, err
 		}
-		for _, c := range kids {
-			if !s.pr.enabled[c] {
+		floors := !s.p.t.session
+		if f := int(s.t.floorSlot(i).Load()); floors && lo+f > limit {
+			return lo + f, false, nil
+		}
+		// floor adds up the children's least bounds while they are known.
+		floor, known := 0, floors
+		for _, c := range s.p.t.nodes[i].children {
+			if !s.pr.enabled(c) {
 				continue
 			}
 			v, err := s.lowerShown(c)
 			if err != nil {
 				return 0, false, err
 			}
+			if known {
+				var least int
+				least, known = s.leastBound(c)
+				floor += least
+			}
 			s.los = append(s.los, v)
 			if rest += v; lo+rest > limit {
+				s.keepFloor(i, floor)
 				return lo + rest, false, nil
 			}
 		}
+		s.keepFloor(i, floor)
 	}
 	if cost, err = s.cost(i, fullBlock); err != nil || cost+rest > limit {
 		return cost + rest, false, err
 	}
-	s.plan = append(s.plan, change{node: i, mode: visibility.Full})
+	s.plan = append(s.plan, change{node: i, cost: cost, mode: visibility.Full})
 	next := base
-	for _, c := range kids {
-		if !s.pr.enabled[c] {
+	for _, c := range s.p.t.nodes[i].children {
+		if !s.pr.enabled(c) {
 			continue
 		}
 		if s.lb != nil {
@@ -407,7 +453,7 @@ func (s *solver) show(i, limit int) (cost int, ok bool, err error) {
 			next++
 		}
 		var sub int
-		if s.r.modes[c] == visibility.Full {
+		if s.r.st[c].mode == visibility.Full {
 			if sub, ok, err = s.show(c, limit-cost-rest); err != nil || !ok {
 				return cost + sub + rest, false, err
 			}

@@ -1,12 +1,16 @@
 package prompt
 
-import "github.com/unfold-dev/unfold/visibility"
+import (
+	"math"
+
+	"github.com/unfold-dev/unfold/visibility"
+)
 
 // lowerShown bounds from below what the enabled child c of a section shown
 // in full costs: its block in full when it is FULL, else the least of its
 // summary and, when it may be opened, its block in full.
 func (s *solver) lowerShown(c int) (int, error) {
-	if s.r.modes[c] == visibility.Full {
+	if s.r.st[c].mode == visibility.Full {
 		return s.lower(c, fullBlock)
 	}
 	v, err := s.lowerSummary(c)
@@ -16,7 +20,7 @@ func (s *solver) lowerShown(c int) (int, error) {
 		switch {
 		case ferr == nil:
 			v = min(v, w)
-		case s.r.cand[c]:
+		case s.r.st[c].is(candF):
 			err = ferr
 		}
 	}
@@ -28,10 +32,10 @@ func (s *solver) lowerShown(c int) (int, error) {
 // with the default suffix and, when it has enabled children, the compact
 // one.
 func (s *solver) lowerSummary(c int) (int, error) {
-	v, err := s.lower(c, summaryKind(s.r.brief[c], false))
-	if err == nil && s.hasKids(c) {
+	v, err := s.lower(c, summaryKind(s.r.st[c].is(briefF), false))
+	if err == nil && s.pr.hasKids(c) {
 		var w int
-		w, err = s.lower(c, summaryKind(s.r.brief[c], true))
+		w, err = s.lower(c, summaryKind(s.r.st[c].is(briefF), true))
 		v = min(v, w)
 	}
 	return v, err
@@ -72,7 +76,7 @@ func (s *solver) shown(c int) (int, error) {
 		}
 		s.plan = s.plan[:mark]
 	}
-	s.plan = append(s.plan, asSummary(c, k))
+	s.plan = append(s.plan, asSummary(c, k, sc))
 	return sc, nil
 }
 
@@ -80,12 +84,12 @@ func (s *solver) shown(c int) (int, error) {
 // shortened it, is cheapest written, and its cost: with the compact suffix
 // when it has enabled children and that costs fewer tokens.
 func (s *solver) cheapest(i int) (blockKind, int, error) {
-	def := summaryKind(s.r.brief[i], false)
-	if !s.hasKids(i) {
+	def := summaryKind(s.r.st[i].is(briefF), false)
+	if !s.pr.hasKids(i) {
 		c, err := s.cost(i, def)
 		return def, c, err
 	}
-	k := summaryKind(s.r.brief[i], true)
+	k := summaryKind(s.r.st[i].is(briefF), true)
 	c, err := s.cost(i, k)
 	if err != nil {
 		return k, c, err
@@ -103,17 +107,56 @@ func (s *solver) cheapest(i int) (blockKind, int, error) {
 	return def, d, nil
 }
 
-// hasKids reports whether node i has enabled children, so that its compact
-// suffix differs from the default one.
-func (s *solver) hasKids(i int) bool {
-	return enabledKids{s.p.t.nodes, s.p.t.nodes[i].children, s.pr.enabled}.any()
-}
-
 // openable reports whether the budget may show the SUMMARY section i in
 // full when its content costs no more than its summary: not when the
 // session summarized it, nor when that would offer tools, nor, unless the
 // section was FULL before the budget, when measuring its content would run
 // a Content function (which may read files or screens the render need not).
 func (s *solver) openable(i int) bool {
-	return s.r.whys[i] != visibility.Overridden && !s.pr.hasTools[i] && (s.r.cand[i] || !s.p.t.hot[i].is(liveBelow))
+	return s.r.st[i].why != visibility.Overridden && !s.pr.hasTools(i) && (s.r.st[i].is(candF) || !s.p.t.hot[i].is(liveBelow))
+}
+
+// leastBound returns the least bound of any block the fit may write for
+// node c, and whether all of them are known: counted or bounded without
+// error, so that none can fail any more. A fit of a prompt fitted before
+// works out those it does not know yet, but for blocks that change from
+// one render to the next (Content): the bounds of a section's first
+// children, which show looks at anyway, pay for themselves in the fits
+// that pass over the section on its floor.
+func (s *solver) leastBound(c int) (int, bool) {
+	least := math.MaxInt32
+	for k := fullBlock; k < numKinds; k++ {
+		if k.brief() && !s.p.hasBrief(c) || k.compact() && !s.pr.hasKids(c) {
+			continue
+		}
+		v, ok := s.t.known(c, k)
+		if !ok && s.again && s.p.keeps(c, k) {
+			var err error
+			v, err = s.lower(c, k)
+			ok = err == nil
+		}
+		if !ok {
+			return 0, false
+		}
+		least = min(least, v)
+	}
+	return least, true
+}
+
+// keepFloor keeps floor as node i's when it is more than the one kept.
+//
+// A section's floor bounds from below what its first enabled children cost
+// when it shows in full, whatever modes they are in: the sum, over them, of
+// their least bound (see leastBound). show adds it up as it looks at
+// the children, and passes over a section whose floor rules it out without
+// looking at them again: a large prompt fitted again does that for most of
+// the sections that do not fit. The floor stops at the first child whose
+// bounds are not all known, so a section passed over on its floor would
+// not have reached a child that fails to render. There is none when which
+// children are enabled depends on the session.
+func (s *solver) keepFloor(i, floor int) {
+	f := s.t.floorSlot(i)
+	if v := int32(min(floor, math.MaxInt32)); v > f.Load() {
+		f.Store(v)
+	}
 }

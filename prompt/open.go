@@ -213,13 +213,13 @@ func (r *Rendered) request(keys []string) (openRequest, error) {
 	req := openRequest{idx: make([]int, 0, len(keys))}
 	for _, key := range keys {
 		i, ok := t.index(key)
-		if !ok || !pr.enabled[i] {
+		if !ok || !pr.enabled(i) {
 			return openRequest{}, fmt.Errorf(msgUnknown, key)
 		}
-		if r.visible[i] && r.modes[i] == visibility.Full {
+		if r.st[i].is(visibleF) && r.st[i].mode == visibility.Full {
 			return openRequest{}, fmt.Errorf(msgExpanded, key)
 		}
-		req.withTools = req.withTools || pr.hasTools[i]
+		req.withTools = req.withTools || pr.hasTools(i)
 		req.idx = append(req.idx, i)
 	}
 	return req, nil
@@ -232,7 +232,7 @@ func (r *Rendered) overrides(idx []int) Overrides {
 	ov := make(Overrides, len(idx))
 	for _, i := range idx {
 		for a := i; a >= 0; a = t.nodes[a].parent {
-			if a == i || r.modes[a] != visibility.Full {
+			if a == i || r.st[a].mode != visibility.Full {
 				ov[t.nodes[a].path] = visibility.Full
 			}
 		}
@@ -249,10 +249,10 @@ func (r *Rendered) Open(keys ...string) (Overrides, error) {
 	var idx []int
 	for _, key := range uniqueKeys(keys) {
 		i, ok := r.p.t.index(key)
-		if !ok || !r.pr.enabled[i] {
+		if !ok || !r.pr.enabled(i) {
 			return nil, fmt.Errorf("prompt: open %s: no such section; the sections are %s", key, strings.Join(r.p.t.Paths(), ", "))
 		}
-		if !r.visible[i] || r.modes[i] != visibility.Full {
+		if !r.st[i].is(visibleF) || r.st[i].mode != visibility.Full {
 			idx = append(idx, i)
 		}
 	}
@@ -353,7 +353,7 @@ func (p *Prompt) standalone(pr *prepared, sectionPath string) (string, error) {
 	if pr.err != nil {
 		return "", pr.err
 	}
-	if !pr.enabled[i] {
+	if !pr.enabled(i) {
 		return "", fmt.Errorf("prompt: standalone: section %q is disabled", sectionPath)
 	}
 	var b strings.Builder
@@ -372,7 +372,7 @@ func (p *Prompt) standalone(pr *prepared, sectionPath string) (string, error) {
 			}
 			b.WriteString("\n\n")
 			b.WriteString(text)
-			writeSuffix(&b, n.path, enabledKids{t.nodes, n.children, pr.enabled}, pr.hasTools[j])
+			writeSuffix(&b, n.path, enabledKids{t.nodes, n.children, pr}, pr.hasTools(j))
 			return nil
 		}
 		body, err := p.body(j, depth)
@@ -384,7 +384,7 @@ func (p *Prompt) standalone(pr *prepared, sectionPath string) (string, error) {
 			b.WriteString(body)
 		}
 		for _, c := range n.children {
-			if pr.enabled[c] {
+			if pr.enabled(c) {
 				if err := walk(c, depth+1); err != nil {
 					return err
 				}

@@ -18,26 +18,55 @@ import (
 type Rendered struct {
 	text   string
 	tools  []*tools.Tool
-	total  int   // tokens of text, when counted
-	tokens []int // tokens of each visible section's block, when counted
+	total  int     // tokens of text, when counted
+	tokens []int32 // tokens of each visible section's block, when counted
 
-	p       *Prompt
-	modes   []visibility.Mode // per node, for enabled nodes
-	whys    []visibility.Why
-	visible []bool
+	p  *Prompt
+	st []nodeState // per node: how this render shows it
 	// live holds the bodies of Content sections, computed once per render
 	// however often counting and emitting need them.
 	live map[int]string
-	// declared holds, for sections a budget demoted, why they were FULL
+	// overridden is set when some section's mode is the session's.
+	overridden bool
+	pr         *prepared // which sections are enabled in this render
+	sess       *session.Session
+	fs         afero.Fs
+}
+
+// nodeState is how a render shows one node. All of it sits in one array
+// of four bytes a node, for the passes over a large tree read it for
+// every node, often in the budget's order rather than the tree's.
+type nodeState struct {
+	mode visibility.Mode // for enabled nodes
+	why  visibility.Why
+	// declared is, for a section a budget demoted, why it was FULL
 	// before, so a section given back is reported as it was.
-	declared []visibility.Why
-	// cand, brief and compact are set under a budget: the sections it may
-	// summarize, and the SUMMARY sections it shortened to their brief and
-	// wrote with the compact suffix.
-	cand, brief, compact []bool
-	pr                   *prepared // which sections are enabled in this render
-	sess                 *session.Session
-	fs                   afero.Fs
+	declared visibility.Why
+	flags    stateFlags
+}
+
+// stateFlags are the yes-or-no parts of a nodeState.
+type stateFlags uint8
+
+const (
+	visibleF stateFlags = 1 << iota // rendered: enabled, and no ancestor summarized
+	// candF, briefF and compactF are set under a budget: a section it
+	// may summarize, and a SUMMARY it shortened to its brief, or wrote
+	// with the compact suffix.
+	candF
+	briefF
+	compactF
+)
+
+func (s nodeState) is(f stateFlags) bool { return s.flags&f != 0 }
+
+// set sets f when on and clears it otherwise.
+func (s *nodeState) set(f stateFlags, on bool) {
+	if on {
+		s.flags |= f
+	} else {
+		s.flags &^= f
+	}
 }
 
 // SectionReport says how one section rendered.
@@ -83,13 +112,14 @@ func (r *Rendered) Report() []SectionReport {
 	pr := r.pr
 	rep := make([]SectionReport, len(r.p.t.nodes))
 	for i, n := range r.p.t.nodes {
+		st := r.st[i]
 		rep[i] = SectionReport{
 			Path: n.path, Number: n.number, Title: n.sec.Title(), Depth: n.depth,
-			Enabled: pr.enabled[i], Visible: r.visible[i], Mode: r.modes[i], Why: r.whys[i], HasTools: pr.hasTools[i],
-			Priority: n.sec.Priority(), Brief: r.visible[i] && r.kind(i).brief(),
+			Enabled: pr.enabled(i), Visible: st.is(visibleF), Mode: st.mode, Why: st.why, HasTools: pr.hasTools(i),
+			Priority: n.sec.Priority(), Brief: st.is(visibleF) && r.kind(i).brief(),
 		}
-		if r.tokens != nil && r.visible[i] {
-			rep[i].Tokens = r.tokens[i]
+		if r.tokens != nil && st.is(visibleF) {
+			rep[i].Tokens = int(r.tokens[i])
 		}
 	}
 	return rep
@@ -204,19 +234,17 @@ func (p *Prompt) resolve(sess *session.Session, fs afero.Fs) (*Rendered, error) 
 	nodes := p.t.nodes
 	ov := visibility.Get(sess)
 	r := &Rendered{
-		p:       p,
-		modes:   make([]visibility.Mode, len(nodes)),
-		whys:    make([]visibility.Why, len(nodes)),
-		visible: make([]bool, len(nodes)),
-		pr:      pr,
-		sess:    sess,
-		fs:      fs,
+		p:    p,
+		st:   make([]nodeState, len(nodes)),
+		pr:   pr,
+		sess: sess,
+		fs:   fs,
 	}
 	// Without overrides, a constant selector decides with no look at the
 	// node itself.
 	plain := ov.Len() == 0
 	for i, h := range p.t.hot {
-		if !pr.enabled[i] {
+		if !pr.enabled(i) {
 			continue
 		}
 		mode, why := visibility.Mode(h.mode), visibility.Declared
@@ -227,9 +255,13 @@ func (p *Prompt) resolve(sess *session.Session, fs afero.Fs) (*Rendered, error) 
 				return nil, &section.Error{Path: n.path, Err: err}
 			}
 		}
-		r.modes[i], r.whys[i] = mode, why
-		r.visible[i] = h.parent < 0 || (r.visible[h.parent] && r.modes[h.parent] == visibility.Full)
-		if r.visible[i] && mode == visibility.Summary && !h.is(summarized) {
+		st := &r.st[i]
+		st.mode, st.why = mode, why
+		if why == visibility.Overridden {
+			r.overridden = true
+		}
+		st.set(visibleF, h.parent < 0 || (r.st[h.parent].is(visibleF) && r.st[h.parent].mode == visibility.Full))
+		if st.is(visibleF) && mode == visibility.Summary && !h.is(summarized) {
 			path := nodes[i].path
 			return nil, &section.Error{Path: path, Err: &section.NoSummaryError{Path: path}}
 		}
@@ -238,16 +270,20 @@ func (p *Prompt) resolve(sess *session.Session, fs afero.Fs) (*Rendered, error) 
 }
 
 // size returns about the length of r's text, a little more when it shows
-// template bodies not executed yet, so emit can write it to a buffer
-// allocated once.
+// blocks not written yet, so emit can write it to a buffer allocated once.
 func (p *Prompt) size(r *Rendered) (int, error) {
 	size, blocks := 0, 0
-	for i, v := range r.visible {
-		if !v {
+	for i, st := range r.st {
+		if !st.is(visibleF) {
 			continue
 		}
 		blocks++
-		if k := r.kind(i); k != fullBlock {
+		k := r.kind(i)
+		if lb := &p.blocks[k][i]; lb.done.Load() {
+			size += len(lb.text)
+			continue
+		}
+		if k != fullBlock {
 			size += p.summarySize(i, k)
 			continue
 		}
@@ -273,6 +309,8 @@ func (p *Prompt) pending(i int) bool {
 }
 
 // emit writes the text of the visible sections and collects the tools.
+// Blocks written before are copied as they are; blocks written for the
+// first time are kept (see keepBlock) as slices of the text, not copies.
 func (p *Prompt) emit(r *Rendered) error {
 	nodes := p.t.nodes
 	size, err := p.size(r)
@@ -283,77 +321,93 @@ func (p *Prompt) emit(r *Rendered) error {
 	b.Grow(size)
 	summarized := false
 	r.tools = r.tools[:0]
-	// SUMMARY blocks written for the first time are kept as slices of the
-	// text, not copies.
 	type span struct {
 		node, start, end int
 		kind             blockKind
 	}
 	var fresh, freshBodies []span
 	var scratch []byte
-	for i := range nodes {
-		if !r.visible[i] {
+	for i, st := range r.st {
+		if !st.is(visibleF) {
 			continue
 		}
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
 		}
-		if k := r.kind(i); k != fullBlock {
+		k := r.kind(i)
+		if k != fullBlock {
 			summarized = true
-			if ls := &p.blocks[k][i]; ls.done.Load() {
-				b.WriteString(ls.text)
-				continue
-			}
-			start := b.Len()
+		} else if p.t.hot[i].is(tooled) {
+			r.tools = append(r.tools, nodes[i].sec.Tools()...)
+		}
+		if lb := &p.blocks[k][i]; lb.done.Load() {
+			b.WriteString(lb.text)
+			continue
+		}
+		start := b.Len()
+		if k != fullBlock {
 			if err := p.writeSummary(&b, r.pr, i, k); err != nil {
 				return err
 			}
-			fresh = append(fresh, span{i, start, b.Len(), k})
-			continue
-		}
-		n := &nodes[i]
-		if p.pending(i) {
-			// A template body executed for the first time goes straight
-			// into the text when it needs no processing, and is kept as a
-			// slice of it.
-			var err error
-			scratch, err = n.sec.AppendBody(scratch[:0], p.params[i])
+		} else {
+			from, to, plain, err := p.writeFull(r, &b, i, &scratch)
 			if err != nil {
-				return &section.Error{Path: n.path, Err: err}
+				return err
 			}
-			if body, ok := plainBody(scratch); ok {
-				b.WriteString(n.heading)
-				start := b.Len()
-				if len(body) > 0 {
-					b.WriteString("\n\n")
-					start = b.Len()
-					b.Write(body)
-				}
-				freshBodies = append(freshBodies, span{i, start, b.Len(), fullBlock})
-				r.tools = append(r.tools, n.sec.Tools()...)
-				continue
+			if plain {
+				freshBodies = append(freshBodies, span{i, from, to, fullBlock})
 			}
 		}
-		body, err := r.body(i)
-		if err != nil {
-			return err
+		if p.keeps(i, k) {
+			fresh = append(fresh, span{i, start, b.Len(), k})
 		}
-		b.WriteString(n.heading)
-		if body != "" {
-			b.WriteString("\n\n")
-			b.WriteString(body)
-		}
-		r.tools = append(r.tools, n.sec.Tools()...)
 	}
 	if summarized {
 		r.tools = append(r.tools, r.openSectionsTool())
 	}
 	r.text = b.String()
-	for _, f := range fresh {
-		p.keepSummary(f.node, f.kind, r.text[f.start:f.end])
-	}
-	for _, f := range freshBodies {
-		p.keepBody(f.node, r.text[f.start:f.end])
+	if len(fresh) > 0 || len(freshBodies) > 0 {
+		p.cacheMu.Lock()
+		for _, f := range fresh {
+			p.setBlock(f.node, f.kind, r.text[f.start:f.end])
+		}
+		for _, f := range freshBodies {
+			p.setBody(f.node, r.text[f.start:f.end])
+		}
+		p.cacheMu.Unlock()
 	}
 	return nil
+}
+
+// writeFull writes node i's block in full: its heading and its body. A
+// template body executed for the first time goes straight into the text
+// when it needs no processing (using scratch); then writeFull reports plain
+// and where in b the body is, so it can be kept as a slice of the text.
+func (p *Prompt) writeFull(r *Rendered, b *strings.Builder, i int, scratch *[]byte) (from, to int, plain bool, err error) {
+	n := &p.t.nodes[i]
+	if p.pending(i) {
+		if *scratch, err = n.sec.AppendBody((*scratch)[:0], p.params[i]); err != nil {
+			return 0, 0, false, &section.Error{Path: n.path, Err: err}
+		}
+		if body, ok := plainBody(*scratch); ok {
+			b.WriteString(n.heading)
+			from = b.Len()
+			if len(body) > 0 {
+				b.WriteString("\n\n")
+				from = b.Len()
+				b.Write(body)
+			}
+			return from, b.Len(), true, nil
+		}
+	}
+	body, err := r.body(i)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	b.WriteString(n.heading)
+	if body != "" {
+		b.WriteString("\n\n")
+		b.WriteString(body)
+	}
+	return 0, 0, false, nil
 }

@@ -63,19 +63,19 @@ func writeSuffixAs(b *strings.Builder, path string, kids enabledKids, hasTools, 
 // enabledKids is a section's enabled direct children.
 type enabledKids struct {
 	nodes    []node
-	children []int  // indices of all direct children
-	enabled  []bool // per node
+	children []int     // indices of all direct children
+	pr       *prepared // which nodes are enabled
 }
 
 func (k enabledKids) any() bool {
-	return slices.ContainsFunc(k.children, func(c int) bool { return k.enabled[c] })
+	return slices.ContainsFunc(k.children, k.pr.enabled)
 }
 
 // count returns the number of enabled children.
 func (k enabledKids) count() int {
 	n := 0
 	for _, c := range k.children {
-		if k.enabled[c] {
+		if k.pr.enabled(c) {
 			n++
 		}
 	}
@@ -97,7 +97,7 @@ func (k enabledKids) writeCount(b *strings.Builder) {
 func (k enabledKids) writeKeys(b *strings.Builder) {
 	first := true
 	for _, c := range k.children {
-		if !k.enabled[c] {
+		if !k.pr.enabled(c) {
 			continue
 		}
 		if !first {

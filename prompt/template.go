@@ -76,6 +76,7 @@ const (
 	// it offers tools, may change from one render to the next: its
 	// SUMMARY blocks are not kept.
 	sessionBelow
+	tooled // sec declares tools of its own
 )
 
 func (h nodeHot) is(f nodeFlags) bool { return h.flags&f != 0 }
@@ -102,6 +103,9 @@ func hotOf(s *section.Section, parent int) nodeHot {
 	}
 	if s.Brief() != "" {
 		h.flags |= briefed
+	}
+	if len(s.Tools()) > 0 {
+		h.flags |= tooled
 	}
 	return h
 }
@@ -132,7 +136,7 @@ func New(ns, key string, sections ...*section.Section) (*Template, error) {
 	if size > math.MaxInt32 {
 		return nil, fmt.Errorf("prompt: new %s/%s: the section headings take %d bytes, more than the 2 GiB a template holds", ns, key, size)
 	}
-	b := &headings{at: make([]headingAt, 0, count)}
+	b := &headings{at: make([]headingAt, 0, count), kids: make([]int, 0, count)}
 	b.buf.Grow(size)
 	t.add(b, sections, -1, 0)
 	// Every heading, number and path is a slice of one string.
@@ -145,10 +149,12 @@ func New(ns, key string, sections ...*section.Section) (*Template, error) {
 }
 
 // headings collects the text of every node's heading in one buffer while
-// the tree is walked.
+// the tree is walked, and the lists of children in one array, so that a
+// node's children sit together with its siblings'.
 type headings struct {
-	buf strings.Builder
-	at  []headingAt // per node
+	buf  strings.Builder
+	at   []headingAt // per node
+	kids []int       // the lists of children, one after the other
 }
 
 // headingAt locates a node's heading, number and path in headings.buf.
@@ -172,7 +178,9 @@ func MustNew(ns, key string, sections ...*section.Section) *Template {
 // add appends the nodes of list, children of node parent (-1 at the top),
 // and returns their indices. Headings go to b: "## 2.1. Title (path)".
 func (t *Template) add(b *headings, list []*section.Section, parent int, depth int) []int {
-	idx := make([]int, 0, len(list))
+	start := len(b.kids)
+	b.kids = b.kids[:start+len(list)]
+	idx := b.kids[start:start:len(b.kids)]
 	hashes := "######"[:min(depth+2, 6)]
 	for i, s := range list {
 		var o headingAt

@@ -223,11 +223,15 @@ func (c *workCounter) LowerBound(text string) int { c.bounds.Add(1); return c.Co
 // BenchmarkBudgetScale fits trees of 1k, 10k and 100k sections (parts of 19
 // steps, as BenchmarkRenderBudget) into each of scaleBudgets: "cold" binds a
 // new Prompt each time, so nothing is cached, "warm" renders one Prompt
-// again. One op fits every budget once. ns/section (and cpu-ns/section, the
-// processor time, which a busy machine disturbs less) should not grow with
-// the tree; counts/section and bounds/section are the counter's work, which
-// cached counts spare a warm fit. %budget is the least full of the fitted
-// prompts, full-sections the mean number shown in full.
+// again. One op fits every budget once, or as many times as makes 10k
+// sections a budget cold and 100k warm (a 1k tree ten times cold, a hundred
+// times warm), so that an op takes about as long at every size and stands
+// as far above the noise of the clock and of garbage collection at 1k as
+// at 100k. ns/section (and cpu-ns/section, the processor time, which a busy
+// machine disturbs less) should not grow with the tree; counts/section and
+// bounds/section are the counter's work, which cached counts spare a warm
+// fit. %budget is the least full of the fitted prompts, full-sections the
+// mean number shown in full.
 func BenchmarkBudgetScale(b *testing.B) {
 	counter := &workCounter{Counter: bpe.O200kBase()}
 	counter.Count("warm up the vocabulary")
@@ -244,18 +248,21 @@ func BenchmarkBudgetScale(b *testing.B) {
 				rs[j] = r
 			}
 		}
-		fit := func(b *testing.B, p func() *prompt.Prompt) {
+		fit := func(b *testing.B, p func() *prompt.Prompt, sections int) {
 			rs := make([]*prompt.Rendered, len(scaleBudgets))
 			fitAll(b, p, rs)
 			counter.counts.Store(0)
 			counter.bounds.Store(0)
+			reps := max(1, sections/n)
 			var cpu time.Duration
 			for b.Loop() {
 				start := processTime()
-				fitAll(b, p, rs)
+				for range reps {
+					fitAll(b, p, rs)
+				}
 				cpu += processTime() - start
 			}
-			fits := float64(b.N) * float64(len(scaleBudgets)) * float64(n)
+			fits := float64(b.N) * float64(reps) * float64(len(scaleBudgets)) * float64(n)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/fits, "ns/section")
 			if cpu > 0 {
 				b.ReportMetric(float64(cpu.Nanoseconds())/fits, "cpu-ns/section")
@@ -276,11 +283,11 @@ func BenchmarkBudgetScale(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("%dk/cold", n/1000), func(b *testing.B) {
 			t := tmpl()
-			fit(b, func() *prompt.Prompt { return t.MustBind(benchBind) })
+			fit(b, func() *prompt.Prompt { return t.MustBind(benchBind) }, 10_000)
 		})
 		b.Run(fmt.Sprintf("%dk/warm", n/1000), func(b *testing.B) {
 			p := tmpl().MustBind(benchBind)
-			fit(b, func() *prompt.Prompt { return p })
+			fit(b, func() *prompt.Prompt { return p }, 100_000)
 		})
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/tools"
 )
@@ -329,10 +329,7 @@ func isIdentifier(s string) bool {
 // cut, and invalid UTF-8 replaced.
 func clip(s string, n int) string {
 	if len(s) > n {
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + "..."
+		s = utf8cut.Prefix(s, n) + "..."
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 	"github.com/unfold-dev/unfold/session"
 )
 
@@ -32,11 +32,8 @@ func eventCommand(command string) string {
 	if len(command) <= maxEventCommand {
 		return command
 	}
-	end := maxEventCommand
-	for end > 0 && !utf8.RuneStart(command[end]) {
-		end--
-	}
-	return command[:end] + fmt.Sprintf("\n[... %d more bytes]", len(command)-end)
+	kept := utf8cut.Prefix(command, maxEventCommand)
+	return kept + fmt.Sprintf("\n[... %d more bytes]", len(command)-len(kept))
 }
 
 // UsageSlice is the session slice that counts commands per environment. It

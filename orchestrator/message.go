@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 )
 
 // MaxTimeout is the longest command timeout a message may ask for, in
@@ -239,11 +240,7 @@ func clip(s string) string {
 	if len(s) <= limit {
 		return s
 	}
-	end := limit
-	for end > 0 && !utf8.RuneStart(s[end]) {
-		end--
-	}
-	return s[:end] + "..."
+	return utf8cut.Prefix(s, limit) + "..."
 }
 
 // responseMessage is the line sent for a command.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 )
 
 // DefaultMaxLines is the screen height used when an environment's screen
@@ -106,12 +106,9 @@ func Truncate(content string, maxLines int) string {
 		content = content[:end] + fmt.Sprintf("[... %d more lines cut: this screen shows at most %d lines]", cut, maxLines)
 	}
 	if len(content) > maxScreenBytes {
-		end := maxScreenBytes
-		for end > 0 && !utf8.RuneStart(content[end]) {
-			end--
-		}
-		cut := len(content) - end
-		content = strings.TrimRight(content[:end], "\n") + fmt.Sprintf("\n[... %d more bytes cut: this screen shows at most %d bytes]", cut, maxScreenBytes)
+		kept := utf8cut.Prefix(content, maxScreenBytes)
+		cut := len(content) - len(kept)
+		content = strings.TrimRight(kept, "\n") + fmt.Sprintf("\n[... %d more bytes cut: this screen shows at most %d bytes]", cut, maxScreenBytes)
 	}
 	return content
 }

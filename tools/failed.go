@@ -2,8 +2,8 @@ package tools
 
 import (
 	"fmt"
-	"unicode/utf8"
 
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 	"github.com/unfold-dev/unfold/session"
 )
 
@@ -59,9 +59,6 @@ func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	end := n
-	for end > 0 && !utf8.RuneStart(s[end]) {
-		end--
-	}
-	return s[:end] + fmt.Sprintf("\n[... %d more bytes]", len(s)-end)
+	kept := utf8cut.Prefix(s, n)
+	return kept + fmt.Sprintf("\n[... %d more bytes]", len(s)-len(kept))
 }

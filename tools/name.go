@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 )
 
 // MaxNameLen is the longest tool name the major model APIs accept.
@@ -59,11 +61,5 @@ func quoteName(name string) string {
 
 // truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
 func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return utf8cut.Prefix(s, n)
 }

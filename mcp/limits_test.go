@@ -202,6 +202,40 @@ func TestBudgetOverMCP(t *testing.T) {
 	}
 }
 
+// TestWholeOutputOverMCP: output past an environment's memory limit is
+// cut in the reply and saved whole, every line in order, under the
+// project's context/output.
+func TestWholeOutputOverMCP(t *testing.T) {
+	dir := t.TempDir()
+	c, _ := setupShells(t, dir, func(o *orchestrator.Orchestrator) {
+		small, err := bash.New(bash.WithDir(dir), bash.WithOutputLimit(64<<10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Register("small", small); err != nil {
+			t.Fatal(err)
+		}
+	})
+	const n = 100000 // about 1.1 MB, past the 64 KB limit
+	out := run(t, c, "small", map[string]any{"command": fmt.Sprintf("seq -f 'line %%g' %d", n)})
+	if !strings.HasPrefix(out.Output, "line 1\n") || !strings.HasSuffix(out.Output, fmt.Sprintf("line %d", n)) || !strings.HasPrefix(out.OutputFile, "context/output/small-") {
+		t.Fatalf("got output file %q and %d bytes of output, want the head, the tail and a file under context/output", out.OutputFile, len(out.Output))
+	}
+	data, err := os.ReadFile(filepath.Join(dir, out.OutputFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("the saved output: got %d lines, want %d", len(lines), n)
+	}
+	for i, l := range lines {
+		if l != fmt.Sprintf("line %d", i+1) {
+			t.Fatalf("the saved output: got %q as line %d, want every line in order", l, i+1)
+		}
+	}
+}
+
 // TestQueueOverMCP (item 5): a long command in one environment does not
 // hold up a call to another; a call queued behind the long one comes back
 // at its own timeout.

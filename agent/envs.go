@@ -43,6 +43,10 @@ func (a *Agent) takeEnvs() (envState, error) {
 	return st, nil
 }
 
+// screensPart is the index of the environments' part in the agent's
+// disclosure, when there is one: after the agent's own prompt (part 0).
+const screensPart = 1
+
 // part is the environments' part of the agent's disclosure, rendered into
 // the newest message.
 func (st envState) part(cfg config) prompt.Part {
@@ -79,11 +83,11 @@ func (a *Agent) followEnvs() error {
 	if err == nil {
 		switch {
 		case st.screens != nil && a.screens:
-			err = a.disc.Replace(1, st.screens)
+			err = a.disc.Replace(screensPart, st.screens)
 		case st.screens != nil:
 			err = a.disc.Add(st.part(a.cfg))
 		case a.screens:
-			err = a.disc.Remove(1)
+			err = a.disc.Remove(screensPart)
 		}
 	}
 	if err != nil {

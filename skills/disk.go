@@ -16,6 +16,7 @@ import (
 type diskFS struct {
 	dirFS         // os.DirFS(dir)
 	prefix string // dir, ending with a slash
+	fills  bool   // directory reads fill the buffer (see fillingFS)
 }
 
 // dirFS is what os.DirFS offers.
@@ -31,7 +32,7 @@ func newDiskFS(dir string) fs.FS {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return diskFS{dirFS: os.DirFS(dir).(dirFS), prefix: prefix}
+	return diskFS{dirFS: os.DirFS(dir).(dirFS), prefix: prefix, fills: fills(dir)}
 }
 
 func (d diskFS) Open(name string) (fs.File, error) {
@@ -58,4 +59,30 @@ func openHead(fsys fs.FS, name string) (io.ReadCloser, error) {
 		return d.openHead(name)
 	}
 	return fsys.Open(name)
+}
+
+// dirEntry is a directory entry as listing a skill's files needs it: its
+// name and type (the type bits of a fs.FileMode).
+type dirEntry struct {
+	name string
+	mode fs.FileMode
+}
+
+// readDir lists the directory name of fsys in name order; buf is the
+// caller's, for reading a directory on disk (see diskFS.readDir).
+func readDir(fsys fs.FS, name string, buf *[]byte) ([]dirEntry, error) {
+	if d, ok := fsys.(diskFS); ok {
+		return d.readDir(name, buf)
+	}
+	return readDirFS(fsys, name)
+}
+
+// readDirFS lists the directory name of fsys with fs.ReadDir.
+func readDirFS(fsys fs.FS, name string) ([]dirEntry, error) {
+	des, err := fs.ReadDir(fsys, name)
+	entries := make([]dirEntry, len(des))
+	for i, e := range des {
+		entries[i] = dirEntry{e.Name(), e.Type()}
+	}
+	return entries, err
 }

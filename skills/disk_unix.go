@@ -18,15 +18,20 @@ func (d diskFS) openHead(name string) (io.ReadCloser, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
+	fd, err := openRetry(d.prefix+name, syscall.O_RDONLY|syscall.O_CLOEXEC|openFlags)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return fdFile(fd), nil
+}
+
+// openRetry opens path with open(2), again when a signal interrupts it.
+func openRetry(path string, flags int) (int, error) {
 	for {
-		fd, err := syscall.Open(d.prefix+name, syscall.O_RDONLY|syscall.O_CLOEXEC|openFlags, 0)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err != nil:
-			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		fd, err := syscall.Open(path, flags, 0)
+		if err != syscall.EINTR {
+			return fd, err
 		}
-		return fdFile(fd), nil
 	}
 }
 

@@ -169,7 +169,7 @@ func loadFolder(f Folder) ([]*Skill, []Problem, error) {
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(dirs)) {
 		wg.Go(func() {
-			var buf []byte // the worker's, for front matter
+			var buf buffers // the worker's
 			for i := int(next.Add(1) - 1); i < len(dirs); i = int(next.Add(1) - 1) {
 				k, p := loadSkill(f, dirs[i], &buf)
 				results[i] = result{k, p}
@@ -196,10 +196,15 @@ func (f Folder) label(p string) string {
 	return filepath.Join(f.Dir, filepath.FromSlash(p))
 }
 
+// buffers are what loading one skill after another reuses.
+type buffers struct {
+	frontMatter []byte // see readFrontMatter
+	dirents     []byte // see readDir
+}
+
 // loadSkill reads the skill in directory dir of f: nil and no problem when
-// dir is no skill (it has no SKILL.md). buf is for reading the front
-// matter (see readFrontMatter).
-func loadSkill(f Folder, dir string, buf *[]byte) (*Skill, []Problem) {
+// dir is no skill (it has no SKILL.md).
+func loadSkill(f Folder, dir string, buf *buffers) (*Skill, []Problem) {
 	name := dir + "/" + FileName // dir is one name
 	file := f.label(name)
 	r, err := openHead(f.FS, name)
@@ -209,7 +214,7 @@ func loadSkill(f Folder, dir string, buf *[]byte) (*Skill, []Problem) {
 	if err != nil {
 		return nil, []Problem{{File: file, Rule: RuleSkillFile, Message: fmt.Sprintf("cannot read %s: %v", FileName, err)}}
 	}
-	yml, err := readFrontMatter(r, buf)
+	yml, err := readFrontMatter(r, &buf.frontMatter)
 	r.Close()
 	switch {
 	case errors.Is(err, errNoFrontMatter), errors.Is(err, errTooLarge):
@@ -232,7 +237,7 @@ func loadSkill(f Folder, dir string, buf *[]byte) (*Skill, []Problem) {
 	if f.Dir != "" {
 		k.Dir = filepath.Join(f.Dir, dir)
 	}
-	k.listFiles()
+	k.listFiles(&buf.dirents)
 	return k, nil
 }
 
@@ -253,10 +258,11 @@ func misnamed(f Folder, dir string) []Problem {
 	return nil
 }
 
-// listFiles lists the skill's resource files, reading directories only.
-func (k *Skill) listFiles() {
+// listFiles lists the skill's resource files, reading directories only;
+// buf is for reading them (see readDir).
+func (k *Skill) listFiles(buf *[]byte) {
 	for _, res := range resources {
-		k.listDir(res, 0)
+		k.listDir(res, 0, buf)
 	}
 }
 
@@ -267,20 +273,20 @@ const maxDepth = 16
 // skill's directory, in path order, hidden ones left out. A folder that
 // is missing or cannot be read has nothing to list; links to folders are
 // not followed.
-func (k *Skill) listDir(dir string, depth int) {
-	entries, err := fs.ReadDir(k.fsys, k.root+"/"+dir)
+func (k *Skill) listDir(dir string, depth int, buf *[]byte) {
+	entries, err := readDir(k.fsys, k.root+"/"+dir, buf)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.name, ".") {
 			continue
 		}
-		p := dir + "/" + e.Name()
-		switch t := e.Type(); {
+		p := dir + "/" + e.name
+		switch t := e.mode; {
 		case t.IsDir():
 			if depth < maxDepth {
-				k.listDir(p, depth+1)
+				k.listDir(p, depth+1, buf)
 			}
 			continue
 		case t&fs.ModeSymlink != 0:

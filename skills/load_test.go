@@ -202,9 +202,9 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-// TestFiles lists a skill's files: resource folders only, hidden files
-// left out, nested ones kept, at most MaxFiles.
-func TestFiles(t *testing.T) {
+// filesTree is a skill with files in and out of its resource folders,
+// hidden ones, nested ones, and more than MaxFiles.
+func filesTree() fstest.MapFS {
 	fsys := fstest.MapFS{
 		"demo/SKILL.md":                {Data: []byte("---\nname: demo\ndescription: d\n---\n")},
 		"demo/notes.txt":               {Data: []byte("not a resource")},
@@ -220,6 +220,13 @@ func TestFiles(t *testing.T) {
 	for i := range skills.MaxFiles {
 		fsys[fmt.Sprintf("demo/assets/many/%03d.txt", i)] = &fstest.MapFile{Data: []byte("n")}
 	}
+	return fsys
+}
+
+// TestFiles lists a skill's files: resource folders only, hidden files
+// left out, nested ones kept, at most MaxFiles.
+func TestFiles(t *testing.T) {
+	fsys := filesTree()
 	set, err := skills.LoadFolders(skills.Folder{FS: fsys})
 	if err != nil {
 		t.Fatal(err)
@@ -261,6 +268,39 @@ func TestFiles(t *testing.T) {
 	}
 	if data, err := k.ReadFile("scripts/run.sh"); err != nil || !strings.HasSuffix(string(data), "echo hi\n") {
 		t.Errorf("read scripts/run.sh: got %q, %v", data, err)
+	}
+}
+
+// TestFilesOnDisk lists the same skill written to disk, where folders are
+// read with system calls alone: the same files, in the same order.
+func TestFilesOnDisk(t *testing.T) {
+	fsys := filesTree()
+	dir := t.TempDir()
+	for p, f := range fsys {
+		path := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inMemory, err := skills.LoadFolders(skills.Folder{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk, err := skills.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := inMemory.Skill("demo")
+	got, ok := onDisk.Skill("demo")
+	if !ok {
+		t.Fatal(onDisk.Problems())
+	}
+	if !slices.Equal(got.Files, want.Files) || got.Omitted != want.Omitted {
+		t.Errorf("got %d files (%v ...) and %d omitted, want %d (%v ...) and %d",
+			len(got.Files), got.Files[:min(4, len(got.Files))], got.Omitted, len(want.Files), want.Files[:min(4, len(want.Files))], want.Omitted)
 	}
 }
 

@@ -48,7 +48,7 @@ func Validate(dir string) (*Report, error) {
 	var problems []Problem
 	if isSkill(folder.FS) {
 		parent := filepath.Dir(abs)
-		var buf []byte
+		var buf buffers
 		k, ps := loadSkill(Folder{FS: newDiskFS(parent), Dir: parent}, filepath.Base(abs), &buf)
 		if k != nil {
 			skills = append(skills, k)

@@ -1,0 +1,130 @@
+package skills
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestReadDir lists directories with system calls alone and compares the
+// result with os.ReadDir's: files, folders, hidden entries, links, a named
+// pipe, and a folder whose entries take many reads, with the end of a
+// directory found by a short read (fills) and by an empty one.
+func TestReadDir(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p string) {
+		t.Helper()
+		path := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"mixed/b.txt", "mixed/.hidden", "mixed/sub/c.txt", "mixed/a.py", "empty/.keep"} {
+		write(p)
+	}
+	if err := os.Remove(filepath.Join(dir, "empty", ".keep")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("b.txt", filepath.Join(dir, "mixed", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub", filepath.Join(dir, "mixed", "dirlink")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "mixed", "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// 400 names of 200 bytes are about 88 KB of entries: 11 reads or more.
+	for i := range 400 {
+		write(fmt.Sprintf("many/%03d-%s", i, strings.Repeat("n", 196)))
+	}
+	for _, fills := range []bool{false, true} {
+		d := newDiskFS(dir).(diskFS)
+		d.fills = fills
+		var buf []byte
+		for _, name := range []string{"mixed", "empty", "many", "mixed/sub"} {
+			t.Run(fmt.Sprintf("%s fills=%v", name, fills), func(t *testing.T) {
+				got, err := d.readDir(name, &buf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := readDirFS(os.DirFS(dir), name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("got %d entries %v, want %d %v", len(got), head(got), len(want), head(want))
+				}
+			})
+		}
+		if _, err := d.readDir("missing", &buf); !errorsIsNotExist(err) {
+			t.Errorf("a missing folder: got %v, want a not-exist error", err)
+		}
+		if _, err := d.readDir("mixed/a.py", &buf); err == nil {
+			t.Errorf("a file: got no error")
+		}
+	}
+}
+
+// TestUnknownDirentType reads entries whose type the filesystem does not
+// report (DT_UNKNOWN, as some filesystems give): each is looked up.
+func TestUnknownDirentType(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "file"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "folder"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("file", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	var b []byte
+	for _, e := range []struct {
+		ino  uint64
+		name string
+	}{{1, "."}, {1, ".."}, {7, "file"}, {0, "deleted"}, {8, "folder"}, {9, "link"}, {10, "gone"}, {11, "pipe"}} {
+		b = appendRecord(b, e.ino, e.name, syscall.DT_UNKNOWN)
+	}
+	got := appendDirents(nil, fd, b)
+	want := []dirEntry{{"file", 0}, {"folder", fs.ModeDir}, {"link", fs.ModeSymlink}, {"pipe", fs.ModeNamedPipe}}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v (the deleted entry, the dots and the one gone since left out)", got, want)
+	}
+	// A record cut short ends the reading, without a panic.
+	if got := appendDirents(nil, fd, b[:len(b)-3]); !slices.Equal(got, want[:len(want)-1]) {
+		t.Errorf("the last record cut: got %v, want %v, the whole records before it", got, want[:len(want)-1])
+	}
+}
+
+// appendRecord appends a linux_dirent64 record to b.
+func appendRecord(b []byte, ino uint64, name string, typ byte) []byte {
+	n := (19 + len(name) + 1 + 7) &^ 7
+	rec := make([]byte, n)
+	binary.NativeEndian.PutUint64(rec[0:], ino)
+	binary.NativeEndian.PutUint16(rec[16:], uint16(n))
+	rec[18] = typ
+	copy(rec[19:], name)
+	return append(b, rec...)
+}
+
+func head(es []dirEntry) []dirEntry { return es[:min(len(es), 4)] }
+
+func errorsIsNotExist(err error) bool { return err != nil && os.IsNotExist(err) }

@@ -1,0 +1,132 @@
+package skills
+
+import (
+	"encoding/binary"
+	"io/fs"
+	"slices"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Filesystems whose directory reads fill the buffer until the directory
+// ends: a read that leaves room for another entry read the last one, so
+// no second read is needed to see the end (statfs magic numbers).
+var fillingFS = map[int64]bool{
+	0xEF53:     true, // ext2, ext3, ext4
+	0x58465342: true, // xfs
+	0x9123683E: true, // btrfs
+	0x01021994: true, // tmpfs
+}
+
+// maxDirent is the longest entry a directory read returns: the 19 bytes of
+// linux_dirent64's fixed part and a name of 255 bytes and its NUL, aligned
+// to 8.
+const maxDirent = (19 + 256 + 7) &^ 7
+
+// direntBufSize is the size of the buffer directories are read into.
+const direntBufSize = 8 << 10
+
+// fills reports whether the folder at dir is on a filesystem in
+// [fillingFS].
+func fills(dir string) bool {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return false
+	}
+	return fillingFS[int64(st.Type)]
+}
+
+// readDir lists the directory name with system calls alone, reading into
+// *buf (grown to direntBufSize), and returns its entries in name order.
+// Entries whose type the filesystem does not report are looked up.
+func (d diskFS) readDir(name string, buf *[]byte) ([]dirEntry, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	fd, err := openRetry(d.prefix+name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer syscall.Close(fd)
+	if cap(*buf) < direntBufSize {
+		*buf = make([]byte, direntBufSize)
+	}
+	b := (*buf)[:direntBufSize]
+	var entries []dirEntry
+	for {
+		n, err := unix.Getdents(fd, b)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "readdirent", Path: name, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		entries = appendDirents(entries, fd, b[:n])
+		if d.fills && len(b)-n >= maxDirent {
+			break // the read had room for more: the directory ended
+		}
+	}
+	slices.SortFunc(entries, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
+	return entries, nil
+}
+
+// direntModes are the types of fs.FileMode for the types a directory read
+// reports; DT_UNKNOWN is not among them.
+var direntModes = map[byte]fs.FileMode{
+	unix.DT_REG:  0,
+	unix.DT_DIR:  fs.ModeDir,
+	unix.DT_LNK:  fs.ModeSymlink,
+	unix.DT_FIFO: fs.ModeNamedPipe,
+	unix.DT_SOCK: fs.ModeSocket,
+	unix.DT_CHR:  fs.ModeDevice | fs.ModeCharDevice,
+	unix.DT_BLK:  fs.ModeDevice,
+}
+
+// statModes are the same types for the file types stat reports.
+var statModes = map[uint32]fs.FileMode{
+	unix.S_IFREG:  0,
+	unix.S_IFDIR:  fs.ModeDir,
+	unix.S_IFLNK:  fs.ModeSymlink,
+	unix.S_IFIFO:  fs.ModeNamedPipe,
+	unix.S_IFSOCK: fs.ModeSocket,
+	unix.S_IFCHR:  fs.ModeDevice | fs.ModeCharDevice,
+	unix.S_IFBLK:  fs.ModeDevice,
+}
+
+// appendDirents appends the entries of a directory read (linux_dirent64
+// records) to entries, leaving out "." and "..". fd is the directory, to
+// look up the type of an entry whose type is unknown.
+func appendDirents(entries []dirEntry, fd int, b []byte) []dirEntry {
+	for len(b) >= 19 {
+		reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+		if reclen < 19 || reclen > len(b) {
+			break
+		}
+		rec := b[:reclen]
+		b = b[reclen:]
+		ino := binary.NativeEndian.Uint64(rec[0:8])
+		nameBytes := rec[19:]
+		if i := slices.Index(nameBytes, 0); i >= 0 {
+			nameBytes = nameBytes[:i]
+		}
+		if ino == 0 || string(nameBytes) == "." || string(nameBytes) == ".." {
+			continue
+		}
+		name := string(nameBytes)
+		mode, known := direntModes[rec[18]]
+		if !known {
+			var st unix.Stat_t
+			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				continue // gone since the read
+			}
+			mode = statModes[st.Mode&unix.S_IFMT]
+		}
+		entries = append(entries, dirEntry{name, mode})
+	}
+	return entries
+}

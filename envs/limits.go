@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -150,11 +151,13 @@ func IdleNote(key string) string {
 }
 
 // secretPrompt matches questions that ask for a secret.
-var secretPrompt = regexp.MustCompile(`(?i)pass(word|phrase|code)?\b|\bpin\b|secret|token|api[ _-]?key|credential`)
+var secretPrompt = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)pass(word|phrase|code)?\b|\bpin\b|secret|token|api[ _-]?key|credential`)
+})
 
 // SecretPrompt reports whether prompt, the question a command waits on,
 // asks for a secret (a password, passphrase, PIN, token or key).
-func SecretPrompt(prompt string) bool { return secretPrompt.MatchString(prompt) }
+func SecretPrompt(prompt string) bool { return secretPrompt().MatchString(prompt) }
 
 // ErrBusy is what [Queue.Wait] returns when the caller's soft limit passed
 // while another command held the environment.

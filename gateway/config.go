@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,7 +80,7 @@ func (c ServerConfig) Hash() string {
 
 // serverName is what a server's name may be: it becomes part of tool names
 // and section keys.
-var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
+var serverName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`) })
 
 // LoadConfigs reads the project's .mcp.json (when there is one) and each of
 // files, in order, with ${VAR} and ${VAR:-default} expanded from lookup
@@ -157,7 +158,7 @@ func ParseConfig(file string, data []byte, lookup func(string) (string, bool)) (
 			}
 			return fmt.Errorf(at+": "+format, args...)
 		}
-		if !serverName.MatchString(name) {
+		if !serverName().MatchString(name) {
 			return nil, fail("", "names may use letters, digits, '_' and '-' (at most 32, starting with a letter or digit): they become part of tool names")
 		}
 		var raw rawServer
@@ -251,14 +252,14 @@ func ParseConfig(file string, data []byte, lookup func(string) (string, bool)) (
 }
 
 // varRef matches ${VAR} and ${VAR:-default}.
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) })
 
 // expandVars replaces ${VAR} and ${VAR:-default} in s. A variable that is
 // not set and has no default is an error naming it.
 func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
 	var missing []string
-	out := varRef.ReplaceAllStringFunc(s, func(ref string) string {
-		m := varRef.FindStringSubmatch(ref)
+	out := varRef().ReplaceAllStringFunc(s, func(ref string) string {
+		m := varRef().FindStringSubmatch(ref)
 		if v, ok := lookup(m[1]); ok && (v != "" || m[2] == "") {
 			return v
 		}

@@ -54,7 +54,7 @@ func New(ctx context.Context, servers []ServerConfig, opts Options) (*Gateway, e
 	}
 	seen := map[string]string{}
 	for _, c := range servers {
-		if !serverName.MatchString(c.Name) {
+		if !serverName().MatchString(c.Name) {
 			return nil, fmt.Errorf("gateway: new: server %q: names may use letters, digits, '_' and '-' (at most 32, starting with a letter or digit)", c.Name)
 		}
 		key := strings.ToLower(c.Name)

@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,7 +36,7 @@ const MaxContextBytes = 16 << 20
 
 // contextFile matches the names open_sections gives context files: a dotted
 // section path and ".md" (keys are lower-case letters, digits, '-' and '_').
-var contextFile = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*\.md$`)
+var contextFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*\.md$`) })
 
 // addResources registers the screens (see syncScreens), the context file
 // template and, with a prompt, the prompt as a resource and as an MCP
@@ -102,7 +103,7 @@ func (s *conn) readScreen(_ context.Context, req *sdk.ReadResourceRequest) (*sdk
 func (s *conn) readContext(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 	uri := req.Params.URI
 	file, ok := strings.CutPrefix(uri, ContextURIPrefix)
-	if !ok || !contextFile.MatchString(file) {
+	if !ok || !contextFile().MatchString(file) {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	data, err := readfile.ReadFS(s.fs, path.Join(prompt.ContextDir, file), MaxContextBytes)
@@ -124,7 +125,7 @@ func (s *conn) addContextResources(written []string) string {
 	defer s.mu.Unlock()
 	for _, p := range written {
 		file, ok := strings.CutPrefix(p, prompt.ContextDir+"/")
-		if !ok || !contextFile.MatchString(file) {
+		if !ok || !contextFile().MatchString(file) {
 			continue
 		}
 		uri := ContextURIPrefix + file

@@ -23,7 +23,7 @@ const ScreenName = "orchestrator"
 
 // namePattern is what an environment name must match: an identifier, so it
 // can be typed after a fence (```name) and used as a section key.
-var namePattern = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`) })
 
 // Orchestrator holds environments by name, runs commands in them and collects
 // their screens. It is safe for concurrent use; commands to the same
@@ -265,7 +265,7 @@ func (o *Orchestrator) remove(name string) *entry {
 // ValidName reports whether name can name an environment: an identifier
 // (`^[a-zA-Z_][a-zA-Z0-9_]*$`) other than [ScreenName].
 func ValidName(name string) error {
-	if !namePattern.MatchString(name) {
+	if !namePattern().MatchString(name) {
 		return fmt.Errorf("invalid environment name %q: use an identifier (letters, digits and underscores, not starting with a digit)", name)
 	}
 	if name == ScreenName {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	schema "github.com/google/jsonschema-go/jsonschema"
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -32,7 +33,7 @@ const (
 
 // dateTime is jsonschema's own date-time check, so the guard and the
 // validator agree on which strings are times.
-var dateTime = mustCompileLeaf(`{"type":"string","format":"date-time"}`)
+var dateTime = sync.OnceValue(func() *jsonschema.Schema { return mustCompileLeaf(`{"type":"string","format":"date-time"}`) })
 
 func mustCompileLeaf(s string) *jsonschema.Schema {
 	c := jsonschema.NewCompiler()
@@ -174,7 +175,7 @@ func (g *guard) checkString(s *schema.Schema, v string) {
 	}
 	if s.Format == "date-time" {
 		var ve *jsonschema.ValidationError
-		if err := dateTime.Validate(v); errors.As(err, &ve) {
+		if err := dateTime().Validate(v); errors.As(err, &ve) {
 			for len(ve.Causes) > 0 {
 				ve = ve.Causes[0]
 			}

@@ -3,6 +3,7 @@ package tools
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -63,14 +64,16 @@ func (t *tainted) has(name string) bool {
 }
 
 // number matches the values bash reads as a plain number.
-var number = regexp.MustCompile(`^\s*[-+]?(0[xX][0-9a-fA-F]+|[0-9]+(#[0-9a-zA-Z@_]+)?)?\s*$`)
+var number = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*[-+]?(0[xX][0-9a-fA-F]+|[0-9]+(#[0-9a-zA-Z@_]+)?)?\s*$`)
+})
 
 // collect records the variables the script sets to a value that is not
 // a plain number.
 func (t *tainted) collect(c *checker, f *syntax.File) {
 	numeric := func(w *syntax.Word) bool {
 		a := c.arg(w)
-		return w == nil || a.static && number.MatchString(a.val)
+		return w == nil || a.static && number().MatchString(a.val)
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch x := n.(type) {
@@ -248,7 +251,7 @@ func (c *checker) decl(d *syntax.DeclClause) error {
 	}
 	for _, a := range d.Args {
 		if a.Name != nil && a.Value != nil {
-			if v := c.arg(a.Value); !v.static || !number.MatchString(v.val) {
+			if v := c.arg(a.Value); !v.static || !number().MatchString(v.val) {
 				return unchecked("%s -i evaluates the value of %s as arithmetic, which can run commands; give a number", d.Variant.Value, a.Name.Value)
 			}
 		}
@@ -398,7 +401,7 @@ var assignOps = map[syntax.BinAritOperator]bool{
 	syntax.XorAssgn: true, syntax.ShlAssgn: true, syntax.ShrAssgn: true, syntax.PowAssgn: true,
 }
 
-var identifier = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+var identifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`) })
 
 // arithWord checks a word bash evaluates as arithmetic.
 func (c *checker) arithWord(w *syntax.Word) error {
@@ -416,7 +419,7 @@ func (c *checker) arithWord(w *syntax.Word) error {
 				if strings.ContainsAny(text, "[$`") {
 					return unchecked("bash evaluates %q as arithmetic, which can run commands", text)
 				}
-				for _, id := range identifier.FindAllString(stripBases(text), -1) {
+				for _, id := range identifier().FindAllString(stripBases(text), -1) {
 					if c.vars.has(id) {
 						return tainted1(id)
 					}
@@ -437,7 +440,7 @@ func (c *checker) arithWord(w *syntax.Word) error {
 				case c.vars.has(name):
 					return tainted1(name)
 				case p.Exp != nil && p.Exp.Word != nil:
-					if v := c.arg(p.Exp.Word); !v.static || !number.MatchString(v.val) {
+					if v := c.arg(p.Exp.Word); !v.static || !number().MatchString(v.val) {
 						return unchecked("bash evaluates the text of %s as arithmetic, which can run commands", source(w))
 					}
 				}
@@ -460,9 +463,9 @@ func (c *checker) arithWord(w *syntax.Word) error {
 }
 
 // baseNumber is the base#digits form (16#ff), whose digits look like names.
-var baseNumber = regexp.MustCompile(`[0-9]+#[0-9a-zA-Z@_]+`)
+var baseNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9]+#[0-9a-zA-Z@_]+`) })
 
-func stripBases(s string) string { return baseNumber.ReplaceAllString(s, "0") }
+func stripBases(s string) string { return baseNumber().ReplaceAllString(s, "0") }
 
 func tainted1(name string) error {
 	return unchecked("bash evaluates the value of %s as arithmetic, and the command gives it a value that is not a plain number, which can run commands; compute it with expr or awk, or use sh", name)

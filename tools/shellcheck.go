@@ -205,7 +205,7 @@ func (c *checker) assign(a *syntax.Assign) error {
 		return nil
 	}
 	if c.vars.ints[a.Name.Value] && (a.Value != nil || a.Array != nil) {
-		if v := c.arg(a.Value); a.Array != nil || !v.static || !number.MatchString(v.val) {
+		if v := c.arg(a.Value); a.Array != nil || !v.static || !number().MatchString(v.val) {
 			return unchecked("%s is an integer variable: bash evaluates the value given to it as arithmetic, which can run commands; give a number", a.Name.Value)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // This file knows the shells, whose -c text is parsed again in their
@@ -117,9 +118,11 @@ func (c *checker) otherShell(argv []arg) error {
 	return blocked(rulePipeToShell, argv[0].val+" reading commands from its input")
 }
 
-var interpreterName = regexp.MustCompile(`^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|Rscript|julia|guile[0-9.]*)$`)
+var interpreterName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|Rscript|julia|guile[0-9.]*)$`)
+})
 
-func isInterpreter(name string) bool { return interpreterName.MatchString(name) }
+func isInterpreter(name string) bool { return interpreterName().MatchString(name) }
 
 // interpreterOpts are, per interpreter, the options that give the program
 // as text (programs) and the options that take a separate value.

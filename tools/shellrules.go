@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // ShellRule is one entry of the default blocklist.
@@ -93,7 +94,7 @@ var installers = map[string][]string{
 
 var installVerbs = []string{"install", "uninstall", "add", "remove", "get", "i"}
 
-var pipVersioned = regexp.MustCompile(`^pip3(\.\d+)?$`)
+var pipVersioned = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^pip3(\.\d+)?$`) })
 
 // installs reports whether argv, run as the program called name, installs
 // or removes language packages: "pip install x", "python3 -m pip install x".
@@ -107,7 +108,7 @@ func installs(name string, argv []arg) bool {
 		words, name = operands(argv[i+2:]), "pip"
 	}
 	verbs, ok := installers[name]
-	if !ok && !pipVersioned.MatchString(name) {
+	if !ok && !pipVersioned().MatchString(name) {
 		return false
 	}
 	if verbs == nil {
@@ -132,13 +133,15 @@ func operands(args []arg) []string {
 // load code into programs (LD_*, DYLD_*, BASH_ENV, ENV, SHELL), run
 // prompts or set shell options where the policy cannot see (PS*,
 // PROMPT_COMMAND, SHELLOPTS, BASHOPTS).
-var unsafeVar = regexp.MustCompile(`^(PATH|CDPATH|ENV|BASH_ENV|BASH_CMDS|BASH_ALIASES|BASHOPTS|SHELLOPTS|PS[0-4]|PROMPT_COMMAND|EXECIGNORE|BASH_LOADABLES_PATH|SHELL|LD_\w*|DYLD_\w*|BASH_FUNC_.*)$`)
+var unsafeVar = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(PATH|CDPATH|ENV|BASH_ENV|BASH_CMDS|BASH_ALIASES|BASHOPTS|SHELLOPTS|PS[0-4]|PROMPT_COMMAND|EXECIGNORE|BASH_LOADABLES_PATH|SHELL|LD_\w*|DYLD_\w*|BASH_FUNC_.*)$`)
+})
 
-var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var varName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // setVar checks that a command may set (or unset) the variable name.
 func setVar(name string) error {
-	if unsafeVar.MatchString(name) {
+	if unsafeVar().MatchString(name) {
 		return unchecked("setting %s changes which programs run or what they load, which the policy cannot follow", name)
 	}
 	return nil

@@ -224,7 +224,7 @@ func (c *checker) env(argv []arg) error {
 	}
 	for len(args) > 0 && args[0].static && strings.Contains(args[0].val, "=") {
 		name, _, _ := strings.Cut(args[0].val, "=")
-		if !varName.MatchString(name) {
+		if !varName().MatchString(name) {
 			return unchecked("env sets %q, which is not a variable name a shell would set", name)
 		}
 		if err := setVar(name); err != nil {

@@ -325,7 +325,9 @@ func parseFields(fr *frame, b []byte) bool {
 
 // jobLine matches a line of `jobs -l`: "[1]+ 12345 Running    sleep 100 &".
 // A pipeline's further processes are on indented lines, which do not match.
-var jobLine = regexp.MustCompile(`^\[(\d+)\][+\- ]\s*(\d+)\s+(\S+(?: \S+)*?)(?:\s{2,}|\s+$|$)(.*)$`)
+var jobLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\[(\d+)\][+\- ]\s*(\d+)\s+(\S+(?: \S+)*?)(?:\s{2,}|\s+$|$)(.*)$`)
+})
 
 // parseJobs turns `jobs -l` output into the screen's entries: running jobs
 // as "[1] 12345 command", stopped ones with " (stopped)"; finished ones are
@@ -334,7 +336,7 @@ func parseJobs(text string) []string {
 	var jobs []string
 	for line := range strings.SplitSeq(text, "\n") {
 		line = strings.TrimRight(line, "\r")
-		m := jobLine.FindStringSubmatch(line)
+		m := jobLine().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
@@ -39,7 +40,9 @@ var (
 // declaredRE finds an encoding declared near the top of a file: a Python
 // or Emacs "coding: name" (PEP 263), an HTML "charset=name" and an XML
 // "encoding="name"".
-var declaredRE = regexp.MustCompile(`(?i)(?:coding[:=]|charset=|encoding=)\s*["']?([a-z0-9][-a-z0-9_.:]*)`)
+var declaredRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:coding[:=]|charset=|encoding=)\s*["']?([a-z0-9][-a-z0-9_.:]*)`)
+})
 
 // declaredProbe is how many leading bytes are searched for a declaration.
 const declaredProbe = 1024
@@ -59,7 +62,7 @@ func detect(raw []byte, fallback *namedEncoding) codec {
 		c = codec{enc: unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM), name: "UTF-16BE", bom: utf16BEBOM}
 	case utf8.Valid(raw):
 	default:
-		if m := declaredRE.FindSubmatch(raw[:min(len(raw), declaredProbe)]); m != nil {
+		if m := declaredRE().FindSubmatch(raw[:min(len(raw), declaredProbe)]); m != nil {
 			if ne, err := lookupEncoding(string(m[1])); err == nil && ne.enc != nil {
 				c = codec{enc: ne.enc, name: ne.name}
 				break

@@ -30,8 +30,10 @@ The API takes JSON and answers JSON; every call is idempotent.
 
 // runStartup times whole unfold processes, each started afresh: rendering
 // a small prompt file with the exact o200k_base counter, the same with the
-// estimate, and printing the help, the floor every process pays. It also
-// reports the size of the binary.
+// estimate, and printing the help, the floor every unfold process pays;
+// and beside them a Go program that does nothing, the floor of any Go
+// process on the machine at that time. It also reports the size of the
+// binary.
 func runStartup(cfg *config) (*table, error) {
 	if cfg.unfold == "" {
 		return nil, errors.New("no -unfold binary: run bench/compare/run.sh, which builds it")
@@ -52,14 +54,20 @@ func runStartup(cfg *config) (*table, error) {
 	if err := os.WriteFile(paramsFile, []byte(`{"task": "add a --verbose flag"}`), 0o644); err != nil {
 		return nil, err
 	}
+	empty, err := buildEmpty(dir)
+	if err != nil {
+		return nil, err
+	}
 	kinds := []struct {
 		row  *row
+		bin  string // cfg.unfold when empty
 		args []string
 		want string // in the output
 	}{
-		{&row{label: "unfold render --tree, exact o200k_base count", per: "process"}, []string{"render", promptFile, "--params", paramsFile, "--tree", "--tokenizer", "o200k"}, "total "},
-		{&row{label: "unfold render --tree, estimated count", per: "process"}, []string{"render", promptFile, "--params", paramsFile, "--tree", "--tokenizer", "estimate"}, "total "},
-		{&row{label: "unfold --help", per: "process"}, []string{"--help"}, "Commands:"},
+		{&row{label: "unfold render --tree, exact o200k_base count", per: "process"}, "", []string{"render", promptFile, "--params", paramsFile, "--tree", "--tokenizer", "o200k"}, "total "},
+		{&row{label: "unfold render --tree, estimated count", per: "process"}, "", []string{"render", promptFile, "--params", paramsFile, "--tree", "--tokenizer", "estimate"}, "total "},
+		{&row{label: "unfold --help", per: "process"}, "", []string{"--help"}, "Commands:"},
+		{&row{label: "floor: a Go program that does nothing", per: "process"}, empty, nil, ""},
 	}
 	outputs := make([][]byte, len(kinds))
 	sides := make([]func() error, len(kinds))
@@ -68,7 +76,11 @@ func runStartup(cfg *config) (*table, error) {
 		sides[i] = func() error {
 			ds, err := timeN(n, func() error {
 				var out bytes.Buffer
-				cmd := exec.Command(cfg.unfold, k.args...)
+				bin := k.bin
+				if bin == "" {
+					bin = cfg.unfold
+				}
+				cmd := exec.Command(bin, k.args...)
 				cmd.Stdout, cmd.Stderr = &out, &out
 				if err := cmd.Run(); err != nil {
 					return fmt.Errorf("unfold %s: %v: %.300s", strings.Join(k.args, " "), err, out.Bytes())
@@ -90,7 +102,7 @@ func runStartup(cfg *config) (*table, error) {
 		}
 	}
 	// One process of each side in turn, so that a change of the machine's
-	// load falls on all three alike.
+	// load falls on all of them alike.
 	round, n = -1, 1
 	for i := range 3 {
 		if err := rotate(i, sides...); err != nil {
@@ -104,14 +116,15 @@ func runStartup(cfg *config) (*table, error) {
 			}
 		}
 	}
-	exact, estimate, help := kinds[0].row, kinds[1].row, kinds[2].row
+	exact, estimate, help, floor := kinds[0].row, kinds[1].row, kinds[2].row, kinds[3].row
 	return &table{
 		name: "startup",
-		desc: "whole unfold processes, each started afresh: a small prompt file rendered with its token tree, and the help",
-		rows: []*row{exact, estimate, help},
+		desc: "whole unfold processes, each started afresh: a small prompt file rendered with its token tree, and the help; beside them a Go program that does nothing, the floor of a process on this machine at the time",
+		rows: []*row{exact, estimate, help, floor},
 		ratios: []ratio{
 			{label: "exact count / estimate (what the vocabulary costs a process)", num: exact, den: estimate},
-			{label: "exact count / help (over the floor of a process)", num: exact, den: help},
+			{label: "exact count / help (over the floor of an unfold process)", num: exact, den: help},
+			{label: "help / empty Go program (what unfold's size and its packages' initialization cost)", num: help, den: floor},
 		},
 		notes: []string{
 			fmt.Sprintf("binary: %.1f MB (%d bytes), as run.sh builds it with go build's defaults, which go install uses too", float64(fi.Size())/1e6, fi.Size()),
@@ -119,6 +132,29 @@ func runStartup(cfg *config) (*table, error) {
 			"goals: a small prompt rendered with the exact counter in under 15 ms; a binary under 40 MB",
 		},
 	}, nil
+}
+
+// buildEmpty builds a Go program that does nothing into dir and returns
+// its path.
+func buildEmpty(dir string) (string, error) {
+	src := filepath.Join(dir, "empty")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	files := map[string]string{"go.mod": "module empty\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {}\n"}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(data), 0o644); err != nil {
+			return "", err
+		}
+	}
+	bin := filepath.Join(dir, "empty-program")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building an empty Go program: %v: %s", err, out)
+	}
+	return bin, nil
 }
 
 // total returns the "total N tokens" line of a --tree output.

@@ -44,7 +44,7 @@ func NewRaw(name, description string, input, output json.RawMessage, h RawHandle
 		description: description,
 		input:       bytes.Clone(input),
 		output:      bytes.Clone(output),
-		compiled:    compiled,
+		compiled:    func() (*jsonschema.Schema, error) { return compiled, nil },
 	}
 	t.run = func(ctx context.Context, tc Context, args []byte) (res Result, end ending, err error) {
 		defer func() {

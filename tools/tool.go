@@ -52,9 +52,9 @@ type Tool struct {
 	description string
 	input       json.RawMessage
 	output      json.RawMessage
-	inputSchema *schema.Schema     // the inferred input schema, for the guard and to explain validation errors
-	compiled    *jsonschema.Schema // the input schema, compiled once
-	hints       *Hints             // nil: the tool says nothing (see WithHints)
+	inputSchema *schema.Schema                     // the inferred input schema, for the guard and to explain validation errors
+	compiled    func() (*jsonschema.Schema, error) // the input schema, compiled once
+	hints       *Hints                             // nil: the tool says nothing (see WithHints)
 	run         func(ctx context.Context, tc Context, args []byte) (Result, ending, error)
 }
 
@@ -227,7 +227,11 @@ func (t *Tool) validate(doc any) (msg string) {
 			msg = fmt.Sprintf("the arguments could not be checked: %v", r)
 		}
 	}()
-	if err := t.compiled.Validate(doc); err != nil {
+	compiled, err := t.compiled()
+	if err != nil {
+		return fmt.Sprintf("the arguments could not be checked: %v", err)
+	}
+	if err := compiled.Validate(doc); err != nil {
 		return t.explain(err, doc)
 	}
 	return ""
@@ -283,7 +287,10 @@ func message(out any) (string, error) {
 type schemas struct {
 	in            *schema.Schema
 	input, output json.RawMessage // never modified once cached
-	compiled      *jsonschema.Schema
+	// compiled compiles input when a call is first validated: a program
+	// that makes tools it never calls (a render, a help) does not pay for
+	// it, and inferred schemas always compile (see compile).
+	compiled func() (*jsonschema.Schema, error)
 }
 
 // schemaCache maps [2]reflect.Type{In, Out} to *schemas.
@@ -321,9 +328,7 @@ func schemasFor(inType, outType reflect.Type) (*schemas, error) {
 	if sc.output, err = encode(out); err != nil {
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
-	if sc.compiled, err = compile(sc.input); err != nil {
-		return nil, fmt.Errorf("input schema: %w", err)
-	}
+	sc.compiled = sync.OnceValues(func() (*jsonschema.Schema, error) { return compile(sc.input) })
 	actual, _ := schemaCache.LoadOrStore(key, sc)
 	return actual.(*schemas), nil
 }

@@ -10,33 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Filesystems whose directory reads fill the buffer until the directory
-// ends: a read that leaves room for another entry read the last one, so
-// no second read is needed to see the end (statfs magic numbers).
-var fillingFS = map[int64]bool{
-	0xEF53:     true, // ext2, ext3, ext4
-	0x58465342: true, // xfs
-	0x9123683E: true, // btrfs
-	0x01021994: true, // tmpfs
-}
-
-// maxDirent is the longest entry a directory read returns: the 19 bytes of
-// linux_dirent64's fixed part and a name of 255 bytes and its NUL, aligned
-// to 8.
-const maxDirent = (19 + 256 + 7) &^ 7
-
 // direntBufSize is the size of the buffer directories are read into.
 const direntBufSize = 8 << 10
-
-// fills reports whether the folder at dir is on a filesystem in
-// [fillingFS].
-func fills(dir string) bool {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return false
-	}
-	return fillingFS[int64(st.Type)]
-}
 
 // readDir lists the directory name with system calls alone, reading into
 // *buf (grown to direntBufSize), and returns its entries in name order.
@@ -67,9 +42,6 @@ func (d diskFS) readDir(name string, buf *[]byte) ([]dirEntry, error) {
 			break
 		}
 		entries = appendDirents(entries, fd, b[:n])
-		if d.fills && len(b)-n >= maxDirent {
-			break // the read had room for more: the directory ended
-		}
 	}
 	slices.SortFunc(entries, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
 	return entries, nil

@@ -16,7 +16,6 @@ import (
 type diskFS struct {
 	dirFS         // os.DirFS(dir)
 	prefix string // dir, ending with a slash
-	fills  bool   // directory reads fill the buffer (see fillingFS)
 }
 
 // dirFS is what os.DirFS offers.
@@ -32,7 +31,7 @@ func newDiskFS(dir string) fs.FS {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return diskFS{dirFS: os.DirFS(dir).(dirFS), prefix: prefix, fills: fills(dir)}
+	return diskFS{dirFS: os.DirFS(dir).(dirFS), prefix: prefix}
 }
 
 func (d diskFS) Open(name string) (fs.File, error) {

@@ -2,6 +2,7 @@ package skills
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -99,14 +100,60 @@ func TestUnknownDirentType(t *testing.T) {
 	}{{1, "."}, {1, ".."}, {7, "file"}, {0, "deleted"}, {8, "folder"}, {9, "link"}, {10, "gone"}, {11, "pipe"}} {
 		b = appendRecord(b, e.ino, e.name, syscall.DT_UNKNOWN)
 	}
-	got := appendDirents(nil, fd, b)
+	got, err := appendDirents(nil, fd, b)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []dirEntry{{"file", 0}, {"folder", fs.ModeDir}, {"link", fs.ModeSymlink}, {"pipe", fs.ModeNamedPipe}}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v (the deleted entry, the dots and the one gone since left out)", got, want)
 	}
 	// A record cut short ends the reading, without a panic.
-	if got := appendDirents(nil, fd, b[:len(b)-3]); !slices.Equal(got, want[:len(want)-1]) {
+	if got, _ := appendDirents(nil, fd, b[:len(b)-3]); !slices.Equal(got, want[:len(want)-1]) {
 		t.Errorf("the last record cut: got %v, want %v, the whole records before it", got, want[:len(want)-1])
+	}
+	// A lookup that fails for another reason than the entry being gone is
+	// the listing's error, as os.ReadDir has it.
+	if _, err := appendDirents(nil, fd, appendRecord(nil, 12, "file/x", syscall.DT_UNKNOWN)); !errors.Is(err, syscall.ENOTDIR) {
+		t.Errorf("a lookup that fails: got %v, want ENOTDIR", err)
+	}
+}
+
+// TestReadDirSignals lists a folder of 3,000 entries while signals keep
+// arriving, as they do in a program whose children exit: a directory read
+// stops early when a signal is pending, with room left in the buffer, so
+// only an empty read may end a listing.
+func TestReadDirSignals(t *testing.T) {
+	const n = 3000
+	dir := t.TempDir()
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%04d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := newDiskFS(dir).(diskFS)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				syscall.Kill(os.Getpid(), syscall.SIGCHLD) // ignored, but pending
+			}
+		}
+	}()
+	defer func() { close(stop); <-stopped }()
+	var buf []byte
+	for i := range 50 {
+		got, err := d.readDir(".", &buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != n {
+			t.Fatalf("listing %d: got %d entries, want %d", i, len(got), n)
+		}
 	}
 }
 

@@ -41,7 +41,9 @@ func (d diskFS) readDir(name string, buf *[]byte) ([]dirEntry, error) {
 		if n <= 0 {
 			break
 		}
-		entries = appendDirents(entries, fd, b[:n])
+		if entries, err = appendDirents(entries, fd, b[:n]); err != nil {
+			return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}
+		}
 	}
 	slices.SortFunc(entries, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
 	return entries, nil
@@ -72,8 +74,10 @@ var statModes = map[uint32]fs.FileMode{
 
 // appendDirents appends the entries of a directory read (linux_dirent64
 // records) to entries, leaving out "." and "..". fd is the directory, to
-// look up the type of an entry whose type is unknown.
-func appendDirents(entries []dirEntry, fd int, b []byte) []dirEntry {
+// look up the type of an entry whose type is unknown; an entry gone since
+// the read is left out, and a lookup that fails otherwise is the error,
+// as os.ReadDir has it.
+func appendDirents(entries []dirEntry, fd int, b []byte) ([]dirEntry, error) {
 	for len(b) >= 19 {
 		reclen := int(binary.NativeEndian.Uint16(b[16:18]))
 		if reclen < 19 || reclen > len(b) {
@@ -93,12 +97,15 @@ func appendDirents(entries []dirEntry, fd int, b []byte) []dirEntry {
 		mode, known := direntModes[rec[18]]
 		if !known {
 			var st unix.Stat_t
-			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			switch err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
+			case err == unix.ENOENT:
 				continue // gone since the read
+			case err != nil:
+				return entries, err
 			}
 			mode = statModes[st.Mode&unix.S_IFMT]
 		}
 		entries = append(entries, dirEntry{name, mode})
 	}
-	return entries
+	return entries, nil
 }

@@ -77,15 +77,7 @@ func TestBrokenContent(t *testing.T) {
 		"demo/scripts/gone.sh":    "echo gone\n",
 		"demo/references/doc.md":  "# Doc\n\n~~~\nnever closed\n",
 	}
-	for name, data := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, dir, files, 0o644)
 	set, err := skills.Load(dir)
 	if err != nil || set.Len() != 1 {
 		t.Fatal(err, set.Problems())

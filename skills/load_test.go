@@ -276,15 +276,11 @@ func TestFiles(t *testing.T) {
 func TestFilesOnDisk(t *testing.T) {
 	fsys := filesTree()
 	dir := t.TempDir()
+	files := map[string]string{}
 	for p, f := range fsys {
-		path := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		files[p] = string(f.Data)
 	}
+	writeTree(t, dir, files, 0o644)
 	inMemory, err := skills.LoadFolders(skills.Folder{FS: fsys})
 	if err != nil {
 		t.Fatal(err)
@@ -301,6 +297,21 @@ func TestFilesOnDisk(t *testing.T) {
 	if !slices.Equal(got.Files, want.Files) || got.Omitted != want.Omitted {
 		t.Errorf("got %d files (%v ...) and %d omitted, want %d (%v ...) and %d",
 			len(got.Files), got.Files[:min(4, len(got.Files))], got.Omitted, len(want.Files), want.Files[:min(4, len(want.Files))], want.Omitted)
+	}
+}
+
+// writeTree writes files (slash-separated paths under dir) with the
+// permissions perm, making their folders.
+func writeTree(t *testing.T, dir string, files map[string]string, perm os.FileMode) {
+	t.Helper()
+	for name, data := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), perm); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

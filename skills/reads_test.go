@@ -136,15 +136,7 @@ func TestNothingRuns(t *testing.T) {
 		"boom/SKILL.md":        "---\nname: boom\ndescription: Would leave a mark if anything ran.\n---\nRun !`touch " + marker + "` and $(touch " + marker + ") and {{.Nothing}}.\n",
 		"boom/scripts/boom.sh": "#!/bin/sh\ntouch " + marker + "\n",
 	}
-	for name, data := range files {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(data), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, dir, files, 0o755)
 	set, err := skills.Load(dir)
 	if err != nil || set.Len() != 1 {
 		t.Fatalf("load: %v, %v", err, set.Problems())

@@ -76,22 +76,22 @@ func runStartup(cfg *config) (*table, error) {
 		sides[i] = func() error {
 			ds, err := timeN(n, func() error {
 				var out bytes.Buffer
-				bin := k.bin
+				bin, what := k.bin, k.bin
 				if bin == "" {
-					bin = cfg.unfold
+					bin, what = cfg.unfold, strings.TrimSpace("unfold "+strings.Join(k.args, " "))
 				}
 				cmd := exec.Command(bin, k.args...)
 				cmd.Stdout, cmd.Stderr = &out, &out
 				if err := cmd.Run(); err != nil {
-					return fmt.Errorf("unfold %s: %v: %.300s", strings.Join(k.args, " "), err, out.Bytes())
+					return fmt.Errorf("%s: %v: %.300s", what, err, out.Bytes())
 				}
 				switch {
 				case !bytes.Contains(out.Bytes(), []byte(k.want)):
-					return fmt.Errorf("unfold %s: got %.300s, want %q in it", strings.Join(k.args, " "), out.Bytes(), k.want)
+					return fmt.Errorf("%s: got %.300s, want %q in it", what, out.Bytes(), k.want)
 				case outputs[i] == nil:
 					outputs[i] = out.Bytes()
 				case !bytes.Equal(out.Bytes(), outputs[i]):
-					return fmt.Errorf("unfold %s printed something else from one run to the next", strings.Join(k.args, " "))
+					return fmt.Errorf("%s printed something else from one run to the next", what)
 				}
 				return nil
 			})

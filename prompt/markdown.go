@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/yuin/goldmark"
@@ -11,9 +12,9 @@ import (
 	"github.com/yuin/goldmark/text"
 )
 
-// md parses bodies to find their headings. A goldmark parser is safe for
-// concurrent use.
-var md = goldmark.New()
+// md parses bodies to find their headings, made when first needed. A
+// goldmark parser is safe for concurrent use.
+var md = sync.OnceValue(func() goldmark.Markdown { return goldmark.New() })
 
 // plainBody returns raw, an executed body, as processing would leave it
 // (dedented, checked for open fences, headings shifted) when that is only
@@ -148,7 +149,7 @@ func shiftHeadings(body string, shift int) string {
 		return body
 	}
 	src := []byte(body)
-	doc := md.Parser().Parse(text.NewReader(src))
+	doc := md().Parser().Parse(text.NewReader(src))
 	type edit struct {
 		start, end int
 		repl       string

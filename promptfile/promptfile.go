@@ -21,6 +21,7 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -47,7 +48,10 @@ type File struct {
 // MaxSize is the largest prompt file Parse accepts, in bytes.
 const MaxSize = 8 << 20
 
-var md = goldmark.New(goldmark.WithParserOptions(parser.WithAttribute()))
+// md parses prompt files, made when first needed.
+var md = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(goldmark.WithParserOptions(parser.WithAttribute()))
+})
 
 // Load reads and parses the prompt file at path. It reads regular files
 // only, of at most [MaxSize] bytes: a named pipe, a socket or a device is
@@ -97,7 +101,7 @@ func Parse(name string, src []byte) (*File, error) {
 	if len(src) > MaxSize {
 		return nil, &Error{File: name, Err: fmt.Errorf("%d bytes is over the %d-byte limit", len(src), MaxSize)}
 	}
-	doc := md.Parser().Parse(text.NewReader(src))
+	doc := md().Parser().Parse(text.NewReader(src))
 	var (
 		errs  []error
 		roots []*node

@@ -9,11 +9,12 @@ import (
 )
 
 // maxInitBytes bounds what one of unfold's own packages may allocate in
-// its package initialization. Every process pays for that work, and for
-// the memory it touches, before it reads its first argument: a regular
-// expression or a schema a package needs belongs in a sync.OnceValue,
-// built when first used.
-const maxInitBytes = 32 << 10
+// its package initialization: room for a few small lookup tables. Every
+// process pays for that work, and for the memory it touches, before it
+// reads its first argument: a regular expression, a schema or a markdown
+// parser a package needs belongs in a sync.OnceValue, built when first
+// used.
+const maxInitBytes = 8 << 10
 
 // TestInitAllocations runs the binary with the runtime's init trace and
 // checks what each of unfold's packages allocates before main.

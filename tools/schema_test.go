@@ -33,6 +33,9 @@ func inputSchema[In any](t *testing.T) string {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	if err := tools.CompileInput(tool); err != nil {
+		t.Fatalf("the inferred input schema does not compile: %v", err)
+	}
 	return string(tool.InputSchema())
 }
 
@@ -263,6 +266,9 @@ type kitchenSink struct {
 
 func TestInputSchemaGolden(t *testing.T) {
 	tool := tools.MustNew("kitchen_sink", "Every kind of field.", nop[kitchenSink, kitchenSink])
+	if err := tools.CompileInput(tool); err != nil {
+		t.Fatalf("the inferred input schema does not compile: %v", err)
+	}
 	for _, c := range []struct {
 		name   string
 		schema json.RawMessage

@@ -123,7 +123,7 @@ func runSkills(cfg *config) (*table, error) {
 		notes: []string{
 			fmt.Sprintf("target: 500 skills load in under 20 ms; unfold's median here is %s, using %s of processor time per load (user and system, both workers), which the machine's load sways less",
 				human(lazy.s.median()), human(cpu/time.Duration(max(lazy.s.count(), 1)))),
-			"unfold reads each SKILL.md up to the end of its front matter, checks every rule and lists the skill's files (one directory read per resource folder) without opening them; node reads each file whole and checks nothing",
+			"unfold reads each SKILL.md up to the end of its front matter, checks every rule and lists the skill's files (each resource folder read to its end) without opening them; node reads each file whole and checks nothing",
 			"both give the same 500 names and descriptions, checked before timing",
 		},
 	}, nil

@@ -53,7 +53,7 @@ type Tool struct {
 	input       json.RawMessage
 	output      json.RawMessage
 	inputSchema *schema.Schema                     // the inferred input schema, for the guard and to explain validation errors
-	compiled    func() (*jsonschema.Schema, error) // the input schema, compiled once
+	compiled    func() (*jsonschema.Schema, error) // the input schema, compiled at the first call
 	hints       *Hints                             // nil: the tool says nothing (see WithHints)
 	run         func(ctx context.Context, tc Context, args []byte) (Result, ending, error)
 }

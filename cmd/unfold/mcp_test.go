@@ -373,6 +373,25 @@ func TestServeHTTPHeaderTimeout(t *testing.T) {
 	}
 }
 
+// connectMCP starts `unfold mcp` with args and connects client to it. The
+// context it returns bounds the test's calls (two minutes); the session is
+// closed when the test ends. A failed connection fails the test with what
+// the server wrote to stderr.
+func connectMCP(t *testing.T, client *sdk.Client, args ...string) (context.Context, *sdk.ClientSession) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"mcp"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v (stderr: %s)", err, stderr.String())
+	}
+	t.Cleanup(func() { cs.Close() })
+	return ctx, cs
+}
+
 // TestMCPBinaryAnnotationsAndScreens drives `unfold mcp` with bash and the
 // editor on stdio with the Go SDK's client: its instructions name the
 // environments, every tool says what it does (the shell may reach the
@@ -382,9 +401,6 @@ func TestMCPBinaryAnnotationsAndScreens(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed; the test runs the bash environment")
 	}
-	cmd := exec.Command(binary, "mcp", "--builtins", "bash,editor", "--project", t.TempDir())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
 	updated := make(chan string, 16)
 	acked := make(chan struct{}, 4)
 	client := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
@@ -398,13 +414,7 @@ func TestMCPBinaryAnnotationsAndScreens(t *testing.T) {
 			return next(ctx, method, req)
 		}
 	})
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v (stderr: %s)", err, stderr.String())
-	}
-	defer cs.Close()
+	ctx, cs := connectMCP(t, client, "--builtins", "bash,editor", "--project", t.TempDir())
 	init := cs.InitializeResult()
 	if !strings.Contains(init.Instructions, "Persistent environments (bash, editor)") {
 		t.Errorf("the instructions do not name the environments: %q", init.Instructions)

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -49,20 +48,11 @@ func TestMCPBinarySpecFiles(t *testing.T) {
 		t.Skip("bash is not installed; the client writes the spec file with a bash command")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(binary, "mcp", "--builtins", "bash", "--project", dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
 	changed := make(chan struct{}, 16)
 	client := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v (stderr: %s)", err, stderr.String())
-	}
-	defer cs.Close()
+	ctx, cs := connectMCP(t, client, "--builtins", "bash", "--project", dir)
 	tools := func() map[string]*sdk.Tool {
 		t.Helper()
 		list, err := cs.ListTools(ctx, nil)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -125,15 +124,7 @@ func TestVersionBinary(t *testing.T) {
 // `unfold version` prints.
 func TestMCPVersion(t *testing.T) {
 	_, version := binaryVersion(t)
-	var stderr bytes.Buffer
-	cmd := exec.Command(binary, "mcp", "--builtins", "none", "--project", t.TempDir())
-	cmd.Stderr = &stderr
-	client := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil)
-	cs, err := client.Connect(t.Context(), &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v (stderr: %s)", err, stderr.String())
-	}
-	defer cs.Close()
+	_, cs := connectMCP(t, sdk.NewClient(&sdk.Implementation{Name: "test"}, nil), "--builtins", "none", "--project", t.TempDir())
 	info := cs.InitializeResult().ServerInfo
 	if info.Name != "unfold" || info.Version != version {
 		t.Errorf("the server introduced itself as %q version %q, want %q version %q", info.Name, info.Version, "unfold", version)

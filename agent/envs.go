@@ -19,7 +19,11 @@ type envState struct {
 // takeEnvs reads the orchestrator's environments.
 func (a *Agent) takeEnvs() (envState, error) {
 	o := a.cfg.Orchestrator
-	st := envState{gen: o.Generation(), tools: map[string]*tools.Tool{}}
+	var st envState
+	var err error
+	if _, st.tools, st.gen, err = o.CommandTools(); err != nil {
+		return st, err
+	}
 	secs, err := o.Sections()
 	if err != nil {
 		return st, err
@@ -32,13 +36,6 @@ func (a *Agent) takeEnvs() (envState, error) {
 		if err != nil {
 			return st, fmt.Errorf("environment sections: %w", err)
 		}
-	}
-	for _, name := range o.Names() {
-		t, err := o.CommandTool(name)
-		if err != nil {
-			return st, err
-		}
-		st.tools[name] = t
 	}
 	return st, nil
 }

@@ -18,18 +18,14 @@ import (
 // into names and envTools, as of the orchestrator's generation. The caller
 // holds mu, or is newConn.
 func (s *conn) takeEnvs() error {
-	gen := s.o.Generation()
-	names := s.o.Names()
-	envTools := make(map[string]*tools.Tool, len(names))
+	names, envTools, gen, err := s.o.CommandTools()
+	if err != nil {
+		return err
+	}
 	for _, name := range names {
 		if name == tools.HelpName || name == prompt.OpenSectionsName {
 			return fmt.Errorf("environment %q has the name of one of the server's own tools (%s, %s); rename it", name, tools.HelpName, prompt.OpenSectionsName)
 		}
-		t, err := s.o.CommandTool(name)
-		if err != nil {
-			return err
-		}
-		envTools[name] = t
 	}
 	s.names, s.envTools, s.gen = names, envTools, gen
 	return nil

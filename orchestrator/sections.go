@@ -224,6 +224,29 @@ func (o *Orchestrator) CommandTool(name string) (*tools.Tool, error) {
 	return o.commandTool(e)
 }
 
+// CommandTools returns the environments' names in order, the command tool
+// of each by name, and the [Orchestrator.Generation] they are of, taken
+// together: an environment that a spec file removes meanwhile is in all
+// of them or in none.
+func (o *Orchestrator) CommandTools() (names []string, byName map[string]*tools.Tool, gen uint64, err error) {
+	o.mu.RLock()
+	names, gen = slices.Clone(o.names), o.gen
+	entries := make([]*entry, len(names))
+	for i, name := range names {
+		entries[i] = o.envs[name]
+	}
+	o.mu.RUnlock()
+	byName = make(map[string]*tools.Tool, len(names))
+	for _, e := range entries {
+		t, err := o.commandTool(e)
+		if err != nil {
+			return nil, nil, gen, err
+		}
+		byName[e.name] = t
+	}
+	return names, byName, gen, nil
+}
+
 func (o *Orchestrator) commandTool(e *entry) (*tools.Tool, error) {
 	e.toolOnce.Do(func() {
 		name := e.name

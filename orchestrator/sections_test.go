@@ -402,3 +402,31 @@ func TestCommandToolName(t *testing.T) {
 		t.Error("got nil error, want the key and tool name errors")
 	}
 }
+
+// TestCommandTools takes the environments' names, command tools and
+// generation together, the same tools CommandTool gives, and fails as it
+// does on a name no tool can have.
+func TestCommandTools(t *testing.T) {
+	o := mustNew(t)
+	for _, name := range []string{"zeta", "alpha"} {
+		if err := o.Register(name, &testEnv{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names, byName, gen, err := o.CommandTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(names, []string{"alpha", "zeta"}) || len(byName) != 2 || gen != o.Generation() {
+		t.Errorf("got %v, %d tools, generation %d, want [alpha zeta], 2 tools, generation %d", names, len(byName), gen, o.Generation())
+	}
+	for _, name := range names {
+		if one, _ := o.CommandTool(name); byName[name] != one || one.Name() != name {
+			t.Errorf("%s: got tool %v, want CommandTool's, named %s", name, byName[name], name)
+		}
+	}
+	_ = o.Register(strings.Repeat("a", 65), &testEnv{})
+	if _, _, _, err := o.CommandTools(); !errors.Is(err, tools.ErrInvalidName) {
+		t.Errorf("with a name too long for a tool: got %v, want an invalid tool name error", err)
+	}
+}

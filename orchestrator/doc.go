@@ -73,7 +73,9 @@
 // in full from the first turn; an environment registered [OnDemand] renders
 // its summary until its first command or until the model opens it with
 // open_sections, and its tools (its command tool, [Orchestrator.CommandTool], and any given with [Tools]) are offered only once
-// it is open.
+// it is open. [Orchestrator.CommandTools] takes every environment's command
+// tool at once, with the [Orchestrator.Generation] they belong to, for a
+// front end that follows spec files as they change.
 //
 // A command tool carries hints of what the environment's commands do
 // (read only, destructive, idempotent, open world; MCP clients see them as

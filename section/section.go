@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/template"
 
 	"github.com/unfold-dev/unfold/session"
@@ -115,6 +116,15 @@ type Spec[P any] struct {
 	Defaults *P
 	// Children are the subsections, in order.
 	Children []*Section
+	// LazyChildren, when set instead of Children, finds the subsections
+	// when the section is first opened, for children that cost something
+	// to find (a skill's files, listed from disk) in a tree where most
+	// sections are never opened. Until then the section is folded: it
+	// has no children, and its summary names none. Opening it, or a path
+	// below it, through a prompt's disclosure unfolds it ([Section.Unfold]):
+	// the function is called once, and the section has its result as
+	// children from then on, in every prompt it is part of.
+	LazyChildren func() []*Section
 	// Tools are offered to the model while the section renders in full.
 	Tools []*tools.Tool
 	// Priority orders sections for token budgets: lower priorities are
@@ -149,6 +159,11 @@ type Section struct {
 	defaults any  // a copy of *Spec.Defaults; nil when unset
 	zero     any  // the zero value of the params type, for enabled
 	children []*Section
+	// later finds the children of a folded section (Spec.LazyChildren);
+	// unfolded holds them once found.
+	later    func() []*Section
+	unfold   sync.Once
+	unfolded atomic.Pointer[[]*Section]
 	tools    []*tools.Tool
 	priority int
 	params   reflect.Type // nil for None
@@ -171,6 +186,7 @@ func New[P any](spec Spec[P]) *Section {
 		separate: spec.Separate,
 		vis:      spec.Visibility,
 		children: append([]*Section(nil), spec.Children...),
+		later:    spec.LazyChildren,
 		tools:    append([]*tools.Tool(nil), spec.Tools...),
 		priority: spec.Priority,
 	}
@@ -180,6 +196,9 @@ func New[P any](spec Spec[P]) *Section {
 	}
 	if k := pt.Kind(); k != reflect.Struct && (k != reflect.Map || pt.Key().Kind() != reflect.String) {
 		s.err = fmt.Errorf("params type %v is a %v; use a struct type (or a map with string keys), or section.None for no params", pt, k)
+	}
+	if spec.LazyChildren != nil && len(spec.Children) > 0 {
+		s.err = errors.New("both Children and LazyChildren are set; use one")
 	}
 	if spec.LazySummary != nil && spec.Summary != "" {
 		s.err = fmt.Errorf("both Summary and LazySummary are set; use one")
@@ -335,8 +354,39 @@ func (s *Section) Priority() int { return s.priority }
 // Selector returns the section's visibility selector; nil means FULL.
 func (s *Section) Selector() visibility.Selector { return s.vis }
 
-// Children returns the section's subsections, in order.
-func (s *Section) Children() []*Section { return append([]*Section(nil), s.children...) }
+// Children returns the section's subsections, in order: none while it is
+// folded (see [Section.Folded]).
+func (s *Section) Children() []*Section { return append([]*Section(nil), s.kids()...) }
+
+// kids returns the children without copying them.
+func (s *Section) kids() []*Section {
+	if s.later != nil {
+		if kids := s.unfolded.Load(); kids != nil {
+			return *kids
+		}
+	}
+	return s.children
+}
+
+// Folded reports whether the section's children are still to be found
+// ([Spec.LazyChildren]): it has none until it is unfolded.
+func (s *Section) Folded() bool { return s.later != nil && s.unfolded.Load() == nil }
+
+// Unfold finds a folded section's children, once: later calls, and calls
+// on a section that was never folded, do nothing. It is safe to call from
+// many goroutines; every call returns once the children are there. A
+// prompt built from the section before it unfolded keeps the tree it was
+// built with: build it again to show the children (the prompt package's
+// Prompt.Unfold does).
+func (s *Section) Unfold() {
+	if s.later == nil {
+		return
+	}
+	s.unfold.Do(func() {
+		kids := append([]*Section(nil), s.later()...)
+		s.unfolded.Store(&kids)
+	})
+}
 
 // Tools returns the tools the section itself declares.
 func (s *Section) Tools() []*tools.Tool { return append([]*tools.Tool(nil), s.tools...) }

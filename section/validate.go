@@ -119,7 +119,7 @@ func (v *validator) siblings(list []*Section) {
 			v.fail("duplicate key %q among siblings", s.key)
 		}
 		v.section(s)
-		v.siblings(s.children)
+		v.siblings(s.kids())
 		v.stack = v.stack[:len(v.stack)-1]
 	}
 }

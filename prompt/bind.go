@@ -21,6 +21,7 @@ import (
 // functions run at every render.
 type Prompt struct {
 	t      *Template
+	args   []any // as given to Bind, to bind the template unfolded
 	params []any // per node: the bound params, nil for section.None
 	// off marks the nodes Bind found disabled whatever the session,
 	// without params of their own (see Bind); nil when there are none.
@@ -123,7 +124,7 @@ func (t *Template) Bind(params ...any) (*Prompt, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("prompt: bind %s/%s: %w", t.ns, t.key, err)
 	}
-	p := &Prompt{t: t, params: make([]any, len(t.nodes)), bodies: make([]lazyBody, len(t.nodes))}
+	p := &Prompt{t: t, args: slices.Clone(params), params: make([]any, len(t.nodes)), bodies: make([]lazyBody, len(t.nodes))}
 	for k := fullBlock; k < numKinds; k++ {
 		if !k.brief() || t.briefs {
 			p.blocks[k] = make([]lazyBlock, len(t.nodes))

@@ -104,6 +104,9 @@ func (d *Disclosure) Render() error {
 }
 
 func (d *Disclosure) render() error {
+	if err := d.unfoldOpened(); err != nil {
+		return err
+	}
 	out := make([]*Rendered, len(d.parts))
 	for i, part := range d.parts {
 		r, err := part.Prompt.Render(d.sess, d.fs, part.Options...)
@@ -251,6 +254,9 @@ func (d *Disclosure) Expand(err error) (*Opened, error) {
 		}
 		ov := ve.Overrides
 		if ov == nil {
+			if err := d.unfold(ve.Keys); err != nil {
+				return nil, fmt.Errorf("prompt: expand: %w", err)
+			}
 			var err error
 			if ov, err = d.overridesFor(ve.Keys); err != nil {
 				return nil, fmt.Errorf("prompt: expand: %w", err)
@@ -337,8 +343,12 @@ func (d *Disclosure) openSections(_ context.Context, tc tools.Context, in OpenSe
 		return nil, errors.New(msgNoKeys)
 	}
 	d.mu.Lock()
+	err := d.unfold(keys)
 	rendered := d.rendered
 	d.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("prompt: open_sections: %w", err)
+	}
 	if rendered == nil {
 		return nil, tools.Halt(errors.New("prompt: open_sections: the disclosure has not rendered yet; call Render first"))
 	}

@@ -63,6 +63,12 @@
 // own key: where an ancestor is written as a document of its own (a context
 // file, the content of an opening) it shows its summary and how to open it.
 //
+// A folded section ([section.Spec] LazyChildren, as a skill is) has no
+// children until it opens: a Disclosure unfolds it when a key at or below
+// it is opened, or the session shows it in full, and renders the prompt
+// with its children found. Without a Disclosure, [Prompt.Unfold] returns
+// the prompt unfolded at some keys, to render before [Rendered.Open].
+//
 // # Token budgets
 //
 // Rendered with [WithBudget], a prompt fits a token count: FULL sections that

@@ -243,11 +243,15 @@ func (r *Rendered) overrides(idx []int) Overrides {
 // Open returns the overrides that show the sections at keys in full, with
 // their summarized ancestors: apply them to the session and render again.
 // Unlike open_sections it writes no context file and opens content-only
-// sections in place too. It fails for an unknown or disabled key; a key
-// already shown in full asks for nothing.
+// sections in place too. It fails for an unknown or disabled key, and for
+// a folded section or a key below one (see [Prompt.Unfold]); a key already
+// shown in full asks for nothing.
 func (r *Rendered) Open(keys ...string) (Overrides, error) {
 	var idx []int
 	for _, key := range uniqueKeys(keys) {
+		if f, ok := r.p.foldedAt(key); ok {
+			return nil, fmt.Errorf("prompt: open %s: section %s is folded: its subsections are found when it opens; unfold the prompt at %s first (Prompt.Unfold) and render it again", key, r.p.t.nodes[f].path, key)
+		}
 		i, ok := r.p.t.index(key)
 		if !ok || !r.pr.enabled(i) {
 			return nil, fmt.Errorf("prompt: open %s: no such section; the sections are %s", key, strings.Join(r.p.t.Paths(), ", "))

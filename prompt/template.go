@@ -24,11 +24,13 @@ const OpenSectionsName = "open_sections"
 // [Template.Bind] to get a [Prompt] that renders.
 type Template struct {
 	ns, key string
-	nodes   []node         // depth-first, in declaration order
-	hot     []nodeHot      // per node
-	needs   []reflect.Type // the params types sections take, in first-use order
-	briefs  bool           // some section has a brief
-	session bool           // some section's enabled predicate reads the session
+	roots   []*section.Section // as given to New, to build it again unfolded
+	folded  bool               // some section is folded (see Prompt.Unfold)
+	nodes   []node             // depth-first, in declaration order
+	hot     []nodeHot          // per node
+	needs   []reflect.Type     // the params types sections take, in first-use order
+	briefs  bool               // some section has a brief
+	session bool               // some section's enabled predicate reads the session
 
 	pathsOnce sync.Once
 	byPath    map[string]int // dotted path -> index in nodes, built on first lookup
@@ -50,6 +52,7 @@ type node struct {
 	dedented string              // the fixed body, dedented and trimmed
 	static   string              // dedented with headings shifted for depth
 	sel      visibility.Selector // sec.Selector()
+	folded   bool                // sec was folded when the template was built
 }
 
 // nodeHot is what every render reads of every node, kept apart from node
@@ -131,7 +134,7 @@ func New(ns, key string, sections ...*section.Section) (*Template, error) {
 		return nil, fmt.Errorf("prompt: new %s/%s: %w", ns, key, err)
 	}
 	count := countSections(sections)
-	t := &Template{ns: ns, key: key, nodes: make([]node, 0, count), hot: make([]nodeHot, 0, count)}
+	t := &Template{ns: ns, key: key, roots: slices.Clone(sections), nodes: make([]node, 0, count), hot: make([]nodeHot, 0, count)}
 	size := headingsSize(sections, 2, 0, 0)
 	if size > math.MaxInt32 {
 		return nil, fmt.Errorf("prompt: new %s/%s: the section headings take %d bytes, more than the 2 GiB a template holds", ns, key, size)
@@ -209,7 +212,8 @@ func (t *Template) add(b *headings, list []*section.Section, parent int, depth i
 		o.end = b.offset()
 		b.at = append(b.at, o)
 
-		n := node{sec: s, depth: depth, parent: parent, sel: s.Selector()}
+		n := node{sec: s, depth: depth, parent: parent, sel: s.Selector(), folded: s.Folded()}
+		t.folded = t.folded || n.folded
 		if !s.Dynamic() {
 			n.dedented = markdown.Dedent(mustBody(s))
 			n.static = shiftHeadings(n.dedented, depth+2)

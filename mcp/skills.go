@@ -72,7 +72,7 @@ func (s *conn) addSkills(set *skills.Set) {
 			}
 			return textResource(uri, "text/markdown", text), nil
 		})
-		for _, p := range k.Files {
+		for _, p := range k.Files() {
 			fileURI := uri + "/" + p
 			s.srv.AddResource(&sdk.Resource{
 				URI: fileURI, Name: "skill-" + k.Name + "-" + p, Title: k.Name + ": " + p,
@@ -98,9 +98,9 @@ func skillPromptText(k *skills.Skill) string {
 	var b strings.Builder
 	b.WriteString("Use the skill " + k.Name + ". Its instructions follow.\n\n")
 	b.WriteString(k.Text())
-	if len(k.Files) > 0 {
+	if files := k.Files(); len(files) > 0 {
 		b.WriteString("\n\nIts files, to read as resources when the instructions point to them:\n")
-		for _, p := range k.Files {
+		for _, p := range files {
 			b.WriteString("- " + p + ": " + SkillURIPrefix + k.Name + "/" + p + "\n")
 		}
 	}

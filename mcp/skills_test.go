@@ -86,6 +86,19 @@ func TestSkillsLevels(t *testing.T) {
 	if script := readText(t, c, "unfold://context/skills.pdf.scripts-extract-py.md").Text; !strings.Contains(script, "print(\"extracting\", sys.argv[1])") {
 		t.Errorf("the script's context file: got %q, want its content", script)
 	}
+
+	// A file of a skill never opened: the catalog named no file of it
+	// (they are found when it opens), yet its key opens it.
+	if strings.Contains(catalog, "scripts-hello-sh") {
+		t.Errorf("prompt: got the files of a skill not opened named in:\n%s", catalog)
+	}
+	res = call(t, c, prompt.OpenSectionsName, map[string]any{"section_keys": []string{"skills.greet.scripts-hello-sh"}, "reason": "see what it runs"})
+	if res.IsError {
+		t.Fatalf("open greet's script: got %q", texts(res))
+	}
+	if script := readText(t, c, "unfold://context/skills.greet.scripts-hello-sh.md").Text; !strings.Contains(script, "Path: `/opt/skills/greet/scripts/hello.sh`.") {
+		t.Errorf("greet's script's context file: got %q, want its content", script)
+	}
 }
 
 // TestSkillPromptsAndResources checks that every skill is an MCP prompt

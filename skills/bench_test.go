@@ -23,8 +23,8 @@ func writeSkills(b *testing.B, n int) string {
 	return dir
 }
 
-// BenchmarkLoad500 loads 500 skills from disk: front matter, rules, file
-// lists; no instructions, no file content. Besides the time per load it
+// BenchmarkLoad500 loads 500 skills from disk: front matter and rules; no
+// file lists, no instructions, no file content. Besides the time per load it
 // reports the processor time (user and system, of both workers), which
 // other programs on a shared machine sway less.
 func BenchmarkLoad500(b *testing.B) {

@@ -14,7 +14,9 @@
 //     environment.
 //  3. Each file under scripts/, references/ and assets/ is a subsection of
 //     its skill, summarized as its path, size and first line, opened on its
-//     own to show its content.
+//     own to show its content. A skill's section is folded
+//     ([section.Spec] LazyChildren): its files are listed when it opens, or
+//     when a key below it does, so the catalog names none of them.
 //
 // Nothing in a skill runs when it loads or opens.
 //
@@ -22,10 +24,11 @@
 //
 // [Load] reads skills folders on disk ([Discover] finds a project's:
 // .claude/skills, .agents/skills and skills), [LoadFolders] any [fs.FS].
-// Loading reads each skill's front matter, in parallel, and lists the files
-// under its scripts/, references/ and assets/ folders without opening them;
-// the instructions wait until the skill is opened, a file's first heading
-// or line until its summary shows.
+// Loading reads each skill's front matter, in parallel, and nothing else:
+// the files under its scripts/, references/ and assets/ folders are listed
+// when first asked for ([Skill.Files]), which is when the skill opens; the
+// instructions wait until the skill is opened, a file's first heading or
+// line until its summary shows.
 //
 //	dirs, err := skills.Discover(project)
 //	set, err := skills.Load(dirs...)

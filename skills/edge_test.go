@@ -49,8 +49,13 @@ func TestFileKeys(t *testing.T) {
 		t.Fatal(err, set.Problems())
 	}
 	k := set.Skills()[0]
+	sec := k.Section()
+	if !sec.Folded() || len(sec.Children()) != 0 {
+		t.Fatalf("a skill's section before it opens: got folded %v and %d children, want folded and none", sec.Folded(), len(sec.Children()))
+	}
+	sec.Unfold()
 	var keys []string
-	for _, c := range k.Section().Children() {
+	for _, c := range sec.Children() {
 		keys = append(keys, c.Key())
 		if len(c.Key()) > 64 {
 			t.Errorf("key %q: over 64 characters", c.Key())
@@ -59,9 +64,20 @@ func TestFileKeys(t *testing.T) {
 	if keys[0] != "scripts-fill-form" || keys[1] != "scripts-a-b" || keys[2] != "scripts-a-b-2" || !strings.HasPrefix(keys[3], "references-very-long-name-") {
 		t.Errorf("keys: got %v", keys)
 	}
-	// A prompt accepts them all.
-	if _, err := prompt.New("test", "keys", set.Section()); err != nil {
-		t.Errorf("prompt: %v", err)
+	// A prompt accepts them all once the skill unfolds.
+	tmpl, err := prompt.New("test", "keys", set.Section())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tmpl.Bind()
+	if err == nil {
+		p, err = p.Unfold("skills.demo")
+	}
+	if err != nil {
+		t.Fatalf("prompt: %v", err)
+	}
+	if _, ok := p.Template().Section("skills.demo." + keys[0]); !ok {
+		t.Errorf("unfolded prompt: got paths %v, want skills.demo.%s among them", p.Template().Paths(), keys[0])
 	}
 }
 
@@ -82,6 +98,10 @@ func TestBrokenContent(t *testing.T) {
 	if err != nil || set.Len() != 1 {
 		t.Fatal(err, set.Problems())
 	}
+	// The files are listed when first asked for, and the list is kept.
+	if k, _ := set.Skill("demo"); len(k.Files()) != 3 {
+		t.Fatalf("got files %v, want 3", k.Files())
+	}
 	if err := os.Remove(filepath.Join(dir, "demo", "scripts", "gone.sh")); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +110,7 @@ func TestBrokenContent(t *testing.T) {
 	for _, w := range []string{
 		"```bash\nrun it\n```",                  // the open fence closed
 		"~~~\nnever closed\n~~~",                // in a markdown file too
-		"`scripts/gone.sh`: cannot be read now", // a file gone since loading
+		"`scripts/gone.sh`: cannot be read now", // a file gone since listing
 		"[The file goes on past 65.5 KB: read the rest from `" + filepath.Join(dir, "demo", "references", "big.txt") + "`.]",
 	} {
 		if !strings.Contains(text, w) {

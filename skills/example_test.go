@@ -29,7 +29,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	r, err := tmpl.MustBind().Render(session.New(), nil, prompt.WithBudget(340, tokens.Estimate))
+	r, err := tmpl.MustBind().Render(session.New(), nil, prompt.WithBudget(330, tokens.Estimate))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func Example() {
 	// Greets someone by name with the house greeting. Use when asked to greet.
 	//
 	// ---
-	// [This section is summarized. Call `open_sections` with key "skills.greet" to write content (including subsections: scripts-hello-sh, assets-greeting-txt) to context/skills.greet.md.]
+	// [This section is summarized. To view full content, call `open_sections` with key "skills.greet". The content will be written to context/skills.greet.md for you to read.]
 	//
 	// ### 2.2. minimal (skills.minimal)
 	//
@@ -72,7 +72,7 @@ func Example() {
 	// Extracts the text of PDF files and lists their pages. …
 	//
 	// ---
-	// [This section is summarized. Call `open_sections` with key "skills.pdf" to write content (including subsections: scripts-extract-py, references-reference-md, assets-logo-png) to context/skills.pdf.md.]
+	// [This section is summarized. To view full content, call `open_sections` with key "skills.pdf". The content will be written to context/skills.pdf.md for you to read.]
 	// skills.greet: SUMMARY, brief false
 	// skills.minimal: SUMMARY, brief false
 	// skills.pdf: SUMMARY, brief true

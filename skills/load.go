@@ -199,7 +199,6 @@ func (f Folder) label(p string) string {
 // buffers are what loading one skill after another reuses.
 type buffers struct {
 	frontMatter []byte // see readFrontMatter
-	dirents     []byte // see readDir
 }
 
 // loadSkill reads the skill in directory dir of f: nil and no problem when
@@ -237,7 +236,6 @@ func loadSkill(f Folder, dir string, buf *buffers) (*Skill, []Problem) {
 	if f.Dir != "" {
 		k.Dir = filepath.Join(f.Dir, dir)
 	}
-	k.listFiles(&buf.dirents)
 	return k, nil
 }
 
@@ -258,12 +256,15 @@ func misnamed(f Folder, dir string) []Problem {
 	return nil
 }
 
-// listFiles lists the skill's resource files, reading directories only;
-// buf is for reading them (see readDir).
-func (k *Skill) listFiles(buf *[]byte) {
-	for _, res := range resources {
-		k.listDir(res, 0, buf)
-	}
+// listFiles lists the skill's resource files, once, reading directories
+// only.
+func (k *Skill) listFiles() {
+	k.list.Do(func() {
+		var buf []byte // see readDir
+		for _, res := range resources {
+			k.listDir(res, 0, &buf)
+		}
+	})
 }
 
 // maxDepth bounds how deep listDir goes below a resource folder.
@@ -297,11 +298,11 @@ func (k *Skill) listDir(dir string, depth int, buf *[]byte) {
 		case !t.IsRegular():
 			continue
 		}
-		if len(k.Files) == MaxFiles {
-			k.Omitted++
+		if len(k.files) == MaxFiles {
+			k.omitted++
 			continue
 		}
-		k.Files = append(k.Files, p)
+		k.files = append(k.files, p)
 	}
 }
 

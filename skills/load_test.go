@@ -235,8 +235,8 @@ func TestFiles(t *testing.T) {
 	if !ok {
 		t.Fatal(set.Problems())
 	}
-	if len(k.Files) != skills.MaxFiles || k.Omitted != 6 {
-		t.Errorf("got %d files listed and %d omitted, want %d and 6", len(k.Files), k.Omitted, skills.MaxFiles)
+	if len(k.Files()) != skills.MaxFiles || k.Omitted() != 6 {
+		t.Errorf("got %d files listed and %d omitted, want %d and 6", len(k.Files()), k.Omitted(), skills.MaxFiles)
 	}
 	size := func(p string) int64 { return int64(len(fsys["demo/"+p].Data)) }
 	want := []skills.File{
@@ -246,7 +246,7 @@ func TestFiles(t *testing.T) {
 		{Path: "assets/latin1.txt", Size: 5, Binary: true},
 		{Path: "assets/long-first-line", Size: 200, First: strings.TrimSpace(strings.Repeat("word ", 19)) + "…"},
 	}
-	if first := k.Files[:3]; !slices.Equal(first, []string{"scripts/run.sh", "references/guide/a.md", "references/plain.md"}) {
+	if first := k.Files()[:3]; !slices.Equal(first, []string{"scripts/run.sh", "references/guide/a.md", "references/plain.md"}) {
 		t.Errorf("files: got %v first, want scripts, then references, in path order", first)
 	}
 	for _, w := range want {
@@ -294,9 +294,10 @@ func TestFilesOnDisk(t *testing.T) {
 	if !ok {
 		t.Fatal(onDisk.Problems())
 	}
-	if !slices.Equal(got.Files, want.Files) || got.Omitted != want.Omitted {
+	gotFiles, wantFiles := got.Files(), want.Files()
+	if !slices.Equal(gotFiles, wantFiles) || got.Omitted() != want.Omitted() {
 		t.Errorf("got %d files (%v ...) and %d omitted, want %d (%v ...) and %d",
-			len(got.Files), got.Files[:min(4, len(got.Files))], got.Omitted, len(want.Files), want.Files[:min(4, len(want.Files))], want.Omitted)
+			len(gotFiles), gotFiles[:min(4, len(gotFiles))], got.Omitted(), len(wantFiles), wantFiles[:min(4, len(wantFiles))], want.Omitted())
 	}
 }
 

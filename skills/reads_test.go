@@ -16,16 +16,18 @@ import (
 	"github.com/unfold-dev/unfold/tokens"
 )
 
-// countingFS counts the opens of each file and the bytes read from it.
+// countingFS counts the opens of each file and the bytes read from it,
+// and the opens of each directory, to list it.
 type countingFS struct {
 	fs.FS
-	mu    sync.Mutex // guards opens and read
+	mu    sync.Mutex // guards opens, read and lists
 	opens map[string]int
 	read  map[string]int
+	lists map[string]int
 }
 
 func newCountingFS(fsys fs.FS) *countingFS {
-	return &countingFS{FS: fsys, opens: map[string]int{}, read: map[string]int{}}
+	return &countingFS{FS: fsys, opens: map[string]int{}, read: map[string]int{}, lists: map[string]int{}}
 }
 
 func (c *countingFS) Open(name string) (fs.File, error) {
@@ -34,7 +36,10 @@ func (c *countingFS) Open(name string) (fs.File, error) {
 		return nil, err
 	}
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return f, nil // directories are listed, not read
+		c.mu.Lock()
+		c.lists[name]++
+		c.mu.Unlock()
+		return f, nil
 	}
 	c.mu.Lock()
 	c.opens[name]++
@@ -52,6 +57,13 @@ func (c *countingFS) counts(name string) (opens, read int) {
 	return c.opens[name], c.read[name]
 }
 
+// listed returns how many times the directory name was opened.
+func (c *countingFS) listed(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lists[name]
+}
+
 type countingFile struct {
 	fs.File
 	name string
@@ -67,10 +79,10 @@ func (f *countingFile) Read(p []byte) (int, error) {
 }
 
 // TestInstructionsReadOnOpen counts file reads: loading reads a skill's
-// front matter and lists its files without opening them; rendering the
-// catalog, with or without a budget, reads nothing; opening the skill
-// reads its SKILL.md and the start of each of its files (their summaries),
-// and opening a file reads that file.
+// front matter and nothing else; rendering the catalog, with or without a
+// budget, reads nothing; opening the skill lists its folders and reads
+// its SKILL.md and the start of each of its files (their summaries), and
+// opening a file reads that file.
 func TestInstructionsReadOnOpen(t *testing.T) {
 	body := "# Demo\n\n" + strings.Repeat("Step after step of instructions.\n", 2000) + "THE-LAST-LINE\n"
 	skillMD := "---\nname: demo\ndescription: Shows when files are read. Use in tests.\n---\n" + body
@@ -98,6 +110,15 @@ func TestInstructionsReadOnOpen(t *testing.T) {
 	check("after loading", "demo/SKILL.md", 1, 2048)
 	check("after loading", "demo/scripts/run.sh", 0, 0)
 	check("after loading", "other/scripts/.cache", 0, 0)
+	listed := func(when string, want map[string]int) {
+		t.Helper()
+		for dir, n := range want {
+			if got := cfs.listed(dir); got != n {
+				t.Errorf("%s: %s listed %d times, want %d", when, dir, got, n)
+			}
+		}
+	}
+	listed("after loading", map[string]int{"demo/scripts": 0, "demo/references": 0, "other/scripts": 0})
 
 	p := skillsPrompt(t, set)
 	sess := session.New()
@@ -110,6 +131,7 @@ func TestInstructionsReadOnOpen(t *testing.T) {
 	}
 	check("after rendering the catalog", "demo/SKILL.md", 1, 2048)
 	check("after rendering the catalog", "other/SKILL.md", 1, 2048)
+	listed("after rendering the catalog", map[string]int{"demo/scripts": 0, "other/scripts": 0})
 
 	r = reopen(t, p, sess, r, "skills.demo")
 	if !strings.Contains(r.Text(), "THE-LAST-LINE") || strings.Contains(r.Text(), "THE-END") {
@@ -118,12 +140,14 @@ func TestInstructionsReadOnOpen(t *testing.T) {
 	check("after opening the skill", "demo/SKILL.md", 2, 2048+len(skillMD))
 	check("after opening the skill", "other/SKILL.md", 1, 2048)
 	check("after opening the skill", "demo/scripts/run.sh", 1, 512)
+	listed("after opening the skill", map[string]int{"demo/scripts": 1, "other/scripts": 0})
 
 	r = reopen(t, p, sess, r, "skills.demo.scripts-run-sh")
 	if !strings.Contains(r.Text(), "echo THE-END") {
 		t.Errorf("the opened script: want its content")
 	}
 	check("after opening the script", "demo/scripts/run.sh", 2, 512+len(script))
+	listed("after opening the script", map[string]int{"demo/scripts": 1, "other/scripts": 0})
 }
 
 // TestNothingRuns loads, renders and opens every level of a skill whose

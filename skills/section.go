@@ -96,10 +96,27 @@ func (s *Set) Section(opts ...SectionOption) *section.Section {
 func (k *Skill) Section() *section.Section { return k.section(0) }
 
 func (k *Skill) section(priority int) *section.Section {
-	files := make([]*section.Section, len(k.Files))
+	return section.New(section.Spec[section.None]{
+		Key:          k.Name,
+		Title:        k.Name,
+		Content:      func(section.None) (string, error) { return k.Text(), nil },
+		Summary:      section.Literal(k.Description), // text, not a template
+		Brief:        section.Literal(brief(k.Description)),
+		Visibility:   visibility.Const(visibility.Summary),
+		Separate:     true,
+		LazyChildren: func() []*section.Section { return k.fileSections(priority) },
+		Priority:     priority,
+	})
+}
+
+// fileSections returns a section for each of the skill's files, listing
+// them now if they are not yet.
+func (k *Skill) fileSections(priority int) []*section.Section {
+	files := k.Files()
+	secs := make([]*section.Section, len(files))
 	keys := map[string]bool{}
-	for i, p := range k.Files {
-		files[i] = section.New(section.Spec[section.None]{
+	for i, p := range files {
+		secs[i] = section.New(section.Spec[section.None]{
 			Key:         fileKey(p, keys),
 			Title:       p,
 			Content:     func(section.None) (string, error) { return k.fileContent(p), nil },
@@ -109,17 +126,7 @@ func (k *Skill) section(priority int) *section.Section {
 			Priority:    priority,
 		})
 	}
-	return section.New(section.Spec[section.None]{
-		Key:        k.Name,
-		Title:      k.Name,
-		Content:    func(section.None) (string, error) { return k.Text(), nil },
-		Summary:    section.Literal(k.Description), // text, not a template
-		Brief:      section.Literal(brief(k.Description)),
-		Visibility: visibility.Const(visibility.Summary),
-		Separate:   true,
-		Children:   files,
-		Priority:   priority,
-	})
+	return secs
 }
 
 // Text is the skill as its section shows it opened: the line naming its
@@ -141,8 +148,8 @@ func (k *Skill) Text() string {
 	if k.License != "" {
 		facts = append(facts, "- License: "+k.License)
 	}
-	if k.Omitted > 0 {
-		facts = append(facts, fmt.Sprintf("- Files: %d more than the %d listed below; list the skill's directory to see them.", k.Omitted, MaxFiles))
+	if n := k.Omitted(); n > 0 {
+		facts = append(facts, fmt.Sprintf("- Files: %d more than the %d listed below; list the skill's directory to see them.", n, MaxFiles))
 	}
 	if len(facts) > 0 {
 		blocks = append(blocks, strings.Join(facts, "\n"))

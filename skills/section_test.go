@@ -63,9 +63,20 @@ func openAndRender(t *testing.T, p *prompt.Prompt, keys ...string) string {
 	return reopen(t, p, sess, r, keys...).Text()
 }
 
-// reopen opens keys in r's session and renders p again.
+// reopen opens keys in r's session and renders p again, unfolded at keys
+// (a skill's files are found when it opens).
 func reopen(t *testing.T, p *prompt.Prompt, sess *session.Session, r *prompt.Rendered, keys ...string) *prompt.Rendered {
 	t.Helper()
+	unfolded, err := p.Unfold(keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unfolded != p {
+		p = unfolded
+		if r, err = p.Render(sess, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ov, err := r.Open(keys...)
 	if err != nil {
 		t.Fatal(err)

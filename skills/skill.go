@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // FileName is the file that makes a directory a skill.
@@ -28,10 +29,11 @@ const (
 	MaxFiles = 256
 )
 
-// Skill is one skill: the fields of its front matter, where it is, and its
-// files. Its instructions are not held: they are read when asked for
-// ([Skill.Instructions]), which is when its section is shown in full; its
-// files are read when their sections show them.
+// Skill is one skill: the fields of its front matter and where it is.
+// Its instructions are not held: they are read when asked for
+// ([Skill.Instructions]), which is when its section is shown in full. Its
+// files are listed when first asked for ([Skill.Files]), which is when its
+// section opens, and read when their sections show them.
 type Skill struct {
 	Name          string
 	Description   string
@@ -43,25 +45,20 @@ type Skill struct {
 	// paths in its instructions can be resolved and its scripts run from
 	// there; empty when its folder is not on disk (see [Folder]).
 	Dir string
-	// Files are the regular files under scripts/, references/ and assets/
-	// (at any depth, hidden ones left out), each as a slash-separated path
-	// relative to the skill's directory ("scripts/extract.py"), in that
-	// order of folders and in path order within each, at most MaxFiles.
-	// Loading lists them without opening them; [Skill.Inspect] reads the
-	// start of one.
-	Files []string
-	// Omitted counts the files past MaxFiles, which are not listed.
-	Omitted int
 
 	fsys fs.FS
 	root string // the skill's directory in fsys
 	file string // SKILL.md as problems name it
+
+	list    sync.Once // lists files and omitted, when first asked for
+	files   []string
+	omitted int
 }
 
 // File is what a skill's file is, from its start: what its section shows
 // until it is opened.
 type File struct {
-	Path string // as in [Skill.Files]
+	Path string // as [Skill.Files] gives it
 	Size int64
 	// First is a markdown file's first heading, or else the file's first
 	// line that is neither blank nor a "#!" line, cut to a hundred
@@ -83,10 +80,35 @@ func (k *Skill) Instructions() (string, error) {
 	return splitBody(data), nil
 }
 
+// Files returns the regular files under the skill's scripts/, references/
+// and assets/ (at any depth, hidden ones left out), each as a
+// slash-separated path relative to the skill's directory
+// ("scripts/extract.py"), in that order of folders and in path order
+// within each, at most MaxFiles. The folders are read when Files is first
+// called, by any method, and the list is kept; none of the files is
+// opened. A folder that is missing or cannot be read has no files.
+func (k *Skill) Files() []string {
+	k.listFiles()
+	return slices.Clone(k.files)
+}
+
+// Omitted returns the number of files past MaxFiles, which [Skill.Files]
+// leaves out.
+func (k *Skill) Omitted() int {
+	k.listFiles()
+	return k.omitted
+}
+
+// listed reports whether p is one of the skill's files.
+func (k *Skill) listed(p string) bool {
+	k.listFiles()
+	return slices.Contains(k.files, p)
+}
+
 // Inspect reads the start of the listed file at p: its size, its first
 // heading or line, and whether it is binary.
 func (k *Skill) Inspect(p string) (File, error) {
-	if !slices.Contains(k.Files, p) {
+	if !k.listed(p) {
 		return File{}, k.notListed(p)
 	}
 	head, size, err := k.readHead(p, headBytes)
@@ -105,7 +127,7 @@ func (k *Skill) notListed(p string) error {
 // ReadFile reads the listed file at p whole, up to MaxFileBytes. Only listed
 // files can be read, so p cannot leave the skill's directory.
 func (k *Skill) ReadFile(p string) ([]byte, error) {
-	if !slices.Contains(k.Files, p) {
+	if !k.listed(p) {
 		return nil, k.notListed(p)
 	}
 	data, err := readAll(k.fsys, path.Join(k.root, p), MaxFileBytes)

@@ -150,6 +150,16 @@ func renderFile(file, paramsPath, open string, budget int, counter tokens.Counte
 	if err != nil {
 		return nil, err
 	}
+	var keys []string
+	if open != "" {
+		for key := range strings.SplitSeq(open, ",") {
+			keys = append(keys, strings.TrimSpace(key))
+		}
+		// A skill's files are found when it opens.
+		if p, err = p.Unfold(keys...); err != nil {
+			return nil, fmt.Errorf("--open: %w", err)
+		}
+	}
 	sess := session.New()
 	opt := prompt.WithTokens(counter)
 	if budget > 0 {
@@ -159,10 +169,6 @@ func renderFile(file, paramsPath, open string, budget int, counter tokens.Counte
 	if err == nil && open != "" {
 		// The sections open as the model would open them, ancestors
 		// included, and the prompt renders again.
-		var keys []string
-		for key := range strings.SplitSeq(open, ",") {
-			keys = append(keys, strings.TrimSpace(key))
-		}
 		var ov prompt.Overrides
 		if ov, err = r.Open(keys...); err != nil {
 			return nil, fmt.Errorf("--open: %w", err)

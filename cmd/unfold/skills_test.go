@@ -18,6 +18,7 @@ var skillsProject = map[string]string{
 	"skills/plain-one/SKILL.md":          "---\nname: plain-one\ndescription: Found in skills.\n---\nThird instructions.\n",
 	"skills/broken/SKILL.md":             "---\nname: Broken\ndescription: Left out.\n---\n",
 	"extra/extra-one/SKILL.md":           "---\nname: extra-one\ndescription: Given with --skills.\n---\nExtra instructions.\n",
+	"extra/extra-one/scripts/go.sh":      "#!/bin/sh\necho extra script\n",
 	"prompt.md":                          "# Assistant\n\nYou help.\n",
 }
 
@@ -87,6 +88,17 @@ func TestRenderSkills(t *testing.T) {
 	}
 	if want := "unfold render: skill left out: " + filepath.Join(project, "skills", "broken", "SKILL.md") + ":2: name \"Broken\" must be lowercase"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr: got %q, want %q", stderr.String(), want)
+	}
+
+	// A skill's file opens by its key, though the catalog did not name it:
+	// the skill's files are found when it opens.
+	stdout.Reset()
+	stderr.Reset()
+	code = run([]string{"render", filepath.Join(project, "prompt.md"), "--skills", filepath.Join(project, "extra"),
+		"--open", "skills.extra-one.scripts-go-sh"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 || !strings.Contains(stdout.String(), "(skills.extra-one.scripts-go-sh)\n\nPath: `"+filepath.Join(project, "extra", "extra-one", "scripts", "go.sh")+"`.") ||
+		!strings.Contains(stdout.String(), "echo extra script") {
+		t.Errorf("--open a skill's file: got exit %d, stderr %q and:\n%s", code, stderr.String(), stdout.String())
 	}
 
 	// Without --project or --skills, render shows the file alone.

@@ -30,7 +30,10 @@
 // computed when first needed instead (LazySummary, for one that reads a
 // file), shortened under a token budget to a brief (Brief), and kept when
 // an ancestor is written out in full (Separate: the section then opens
-// only by its own key); package skills uses all three.
+// only by its own key); package skills uses all three. A summarized
+// section may also find its children only when it is first opened
+// (LazyChildren, [Section.Unfold]); [Stable] keeps every section's
+// children as they are while a prompt walks a tree to build it.
 //
 // # Params and predicates
 //

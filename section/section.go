@@ -123,7 +123,12 @@ type Spec[P any] struct {
 	// has no children, and its summary names none. Opening it, or a path
 	// below it, through a prompt's disclosure unfolds it ([Section.Unfold]):
 	// the function is called once, and the section has its result as
-	// children from then on, in every prompt it is part of.
+	// children from then on, in every prompt built from it. A folded
+	// section needs a summary and Visibility visibility.Const(
+	// visibility.Summary): it shows in full only when it is opened. The
+	// function runs while the disclosure that opens the section holds its
+	// lock, so it must not call the disclosure; the tools of the children
+	// are offered (and deferred) only once they are found.
 	LazyChildren func() []*Section
 	// Tools are offered to the model while the section renders in full.
 	Tools []*tools.Tool
@@ -160,14 +165,15 @@ type Section struct {
 	zero     any  // the zero value of the params type, for enabled
 	children []*Section
 	// later finds the children of a folded section (Spec.LazyChildren);
-	// unfolded holds them once found.
-	later    func() []*Section
-	unfold   sync.Once
-	unfolded atomic.Pointer[[]*Section]
-	tools    []*tools.Tool
-	priority int
-	params   reflect.Type // nil for None
-	err      error        // a construction error, reported when the prompt is built
+	// unfolded holds them once found, unfoldErr why none were.
+	later     func() []*Section
+	unfold    sync.Once
+	unfolded  atomic.Pointer[[]*Section]
+	unfoldErr error // set inside unfold.Do
+	tools     []*tools.Tool
+	priority  int
+	params    reflect.Type // nil for None
+	err       error        // a construction error, reported when the prompt is built
 }
 
 var noneType = reflect.TypeFor[None]()
@@ -197,8 +203,13 @@ func New[P any](spec Spec[P]) *Section {
 	if k := pt.Kind(); k != reflect.Struct && (k != reflect.Map || pt.Key().Kind() != reflect.String) {
 		s.err = fmt.Errorf("params type %v is a %v; use a struct type (or a map with string keys), or section.None for no params", pt, k)
 	}
-	if spec.LazyChildren != nil && len(spec.Children) > 0 {
-		s.err = errors.New("both Children and LazyChildren are set; use one")
+	if spec.LazyChildren != nil {
+		switch {
+		case len(spec.Children) > 0:
+			s.err = errors.New("both Children and LazyChildren are set; use one")
+		case spec.Summary == "" && spec.LazySummary == nil || spec.Visibility != visibility.Const(visibility.Summary):
+			s.err = errors.New("LazyChildren needs a summary and Visibility: visibility.Const(visibility.Summary): a folded section shows in full only when it is opened")
+		}
 	}
 	if spec.LazySummary != nil && spec.Summary != "" {
 		s.err = fmt.Errorf("both Summary and LazySummary are set; use one")
@@ -372,20 +383,58 @@ func (s *Section) kids() []*Section {
 // ([Spec.LazyChildren]): it has none until it is unfolded.
 func (s *Section) Folded() bool { return s.later != nil && s.unfolded.Load() == nil }
 
-// Unfold finds a folded section's children, once: later calls, and calls
-// on a section that was never folded, do nothing. It is safe to call from
-// many goroutines; every call returns once the children are there. A
-// prompt built from the section before it unfolded keeps the tree it was
-// built with: build it again to show the children (the prompt package's
-// Prompt.Unfold does).
-func (s *Section) Unfold() {
+// Unfold finds a folded section's children, once, and returns why none
+// were found, if so: every call returns what the first did, and a section
+// that was never folded returns nil at once. The children found are
+// checked as [Validate] checks a tree; when they break a rule, or finding
+// them panics, the section keeps no children and Unfold reports why.
+// Rules that involve the rest of a prompt (a tool name used elsewhere in
+// it, params it was not given) are checked when the prompt is built again
+// with them. Unfold is safe to call from many goroutines; every call
+// returns once the children are there. A prompt built before keeps the
+// tree it was built with: build it again to show the children (the prompt
+// package's Prompt.Unfold does).
+func (s *Section) Unfold() error {
 	if s.later == nil {
-		return
+		return nil
 	}
 	s.unfold.Do(func() {
-		kids := append([]*Section(nil), s.later()...)
+		kids, err := s.find()
+		if err == nil {
+			err = Validate(kids)
+		}
+		if err != nil {
+			kids, s.unfoldErr = nil, fmt.Errorf("the subsections of %s: %w", s.key, err)
+		}
+		stable.Lock()
 		s.unfolded.Store(&kids)
+		stable.Unlock()
 	})
+	return s.unfoldErr
+}
+
+// find calls the section's LazyChildren, turning a panic into an error.
+func (s *Section) find() (kids []*Section, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("finding them panicked: %v", v)
+		}
+	}()
+	return append([]*Section(nil), s.later()...), nil
+}
+
+// stable is held for writing while a section stores the children it
+// unfolded, and for reading by [Stable].
+var stable sync.RWMutex
+
+// Stable runs f while no section unfolds: every section gives the same
+// children, or none, from start to end, as a prompt needs while it walks
+// a tree more than once to build it. f must not unfold a section, nor call
+// Stable again.
+func Stable(f func()) {
+	stable.RLock()
+	defer stable.RUnlock()
+	f()
 }
 
 // Tools returns the tools the section itself declares.

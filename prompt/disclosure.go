@@ -44,7 +44,7 @@ type Disclosure struct {
 	content bool // answers carry the opened sections' content
 	open    *tools.Tool
 
-	mu       sync.Mutex // guards rendered
+	mu       sync.Mutex // guards rendered, and parts once created
 	rendered []*Rendered
 }
 
@@ -342,12 +342,14 @@ func (d *Disclosure) openSections(_ context.Context, tc tools.Context, in OpenSe
 	if len(keys) == 0 {
 		return nil, errors.New(msgNoKeys)
 	}
-	d.mu.Lock()
-	err := d.unfold(keys)
-	rendered := d.rendered
-	d.mu.Unlock()
+	rendered, err := func() ([]*Rendered, error) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		err := d.unfold(keys)
+		return d.rendered, err
+	}()
 	if err != nil {
-		return nil, fmt.Errorf("prompt: open_sections: %w", err)
+		return nil, fmt.Errorf("cannot open %s: %w", strings.Join(keys, ", "), err)
 	}
 	if rendered == nil {
 		return nil, tools.Halt(errors.New("prompt: open_sections: the disclosure has not rendered yet; call Render first"))

@@ -111,9 +111,11 @@ func (s *solver) cheapest(i int) (blockKind, int, error) {
 // full when its content costs no more than its summary: not when the
 // session summarized it, nor when that would offer tools, nor, unless the
 // section was FULL before the budget, when measuring its content would run
-// a Content function (which may read files or screens the render need not).
+// a Content function (which may read files or screens the render need not),
+// nor when the section is folded (its content lacks the children it shows
+// once opened).
 func (s *solver) openable(i int) bool {
-	return s.r.st[i].why != visibility.Overridden && !s.pr.hasTools(i) && (s.r.st[i].is(candF) || !s.p.t.hot[i].is(liveBelow))
+	return s.r.st[i].why != visibility.Overridden && !s.pr.hasTools(i) && (s.r.st[i].is(candF) || !s.p.t.hot[i].is(liveBelow)) && !s.p.t.nodes[i].folded
 }
 
 // leastBound returns the least bound of any block the fit may write for

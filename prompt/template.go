@@ -116,7 +116,15 @@ func hotOf(s *section.Section, parent int) nodeHot {
 // New builds a template from top-level sections and validates the whole tree
 // (see [section.Validate]). ns names the template's family, such as
 // "agents/assistant"; key names the template in it.
-func New(ns, key string, sections ...*section.Section) (*Template, error) {
+func New(ns, key string, sections ...*section.Section) (t *Template, err error) {
+	// The tree is walked several times: no section may unfold between
+	// them (section.Stable).
+	section.Stable(func() { t, err = build(ns, key, sections) })
+	return t, err
+}
+
+// build is New, while no section unfolds.
+func build(ns, key string, sections []*section.Section) (*Template, error) {
 	var errs []error
 	if strings.TrimSpace(ns) == "" || strings.ContainsAny(ns, " \t\r\n") {
 		errs = append(errs, fmt.Errorf("namespace %q must be non-empty and contain no spaces", ns))

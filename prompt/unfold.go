@@ -22,26 +22,39 @@ import (
 // show in full, before it renders. Call Unfold before rendering a prompt
 // with overrides set some other way ([Rendered.Open]), so that an opened
 // section shows its children.
-func (p *Prompt) Unfold(paths ...string) (*Prompt, error) {
-	for p.t.folded {
-		found := false
+func (p *Prompt) Unfold(paths ...string) (*Prompt, error) { return p.unfold(paths, true) }
+
+// maxUnfoldRounds bounds how many times unfold builds the template again
+// for one call: sections whose children are folded sections in turn,
+// level after level.
+const maxUnfoldRounds = 32
+
+// unfold is Unfold; below says whether to unfold what shows with each
+// path when it is written out in full, too.
+func (p *Prompt) unfold(paths []string, below bool) (*Prompt, error) {
+	for round := 0; p.t.folded; round++ {
+		var found []int
 		for _, path := range paths {
 			if i, ok := p.foldedAt(path); ok {
-				p.t.nodes[i].sec.Unfold()
-				found = true
-				continue
-			}
-			// The section at path is there: unfold what shows with it
-			// when it is written out in full.
-			if i, ok := p.t.index(path); ok {
-				for _, j := range p.foldedBelow(i) {
-					p.t.nodes[j].sec.Unfold()
-					found = true
-				}
+				found = append(found, i)
+			} else if i, ok := p.t.index(path); ok && below {
+				found = append(found, p.foldedBelow(i)...)
 			}
 		}
-		if !found {
+		if len(found) == 0 {
 			return p, nil
+		}
+		if round == maxUnfoldRounds {
+			return nil, fmt.Errorf("prompt: unfold: more than %d levels of folded sections below %s", maxUnfoldRounds, strings.Join(paths, ", "))
+		}
+		for _, i := range found {
+			n := &p.t.nodes[i]
+			if err := n.sec.Unfold(); err != nil {
+				return nil, fmt.Errorf("prompt: unfold %s: %w", n.path, err)
+			}
+			if n.sec.Folded() {
+				return nil, fmt.Errorf("prompt: unfold %s: the section is still folded", n.path)
+			}
 		}
 		t, err := New(p.t.ns, p.t.key, p.t.roots...)
 		if err != nil {
@@ -94,22 +107,39 @@ func (p *Prompt) foldedAt(path string) (int, bool) {
 	return 0, false
 }
 
-// unfold unfolds the folded sections at or above paths in every part
+// unfold unfolds, in every part, the folded sections at or above keys
+// and those below them that show with them in a context file
 // ([Prompt.Unfold]), and renders again when that changed a part and the
 // disclosure has rendered: a section opened by its key, or by a key below
-// it, shows its children. The holder of mu calls it.
-func (d *Disclosure) unfold(paths []string) error {
-	changed, err := d.unfoldParts(paths)
-	if err != nil || !changed || d.rendered == nil {
-		return err
+// it, shows its children. When a key is neither a section's nor below a
+// folded section, the request will fail: nothing unfolds. When unfolding
+// or the render fails, the parts stay as they were. The holder of mu
+// calls it.
+func (d *Disclosure) unfold(keys []string) error {
+	for _, key := range keys {
+		if !slices.ContainsFunc(d.parts, func(part Part) bool {
+			_, in := part.Prompt.t.index(key)
+			_, below := part.Prompt.foldedAt(key)
+			return in || below
+		}) {
+			return nil
+		}
 	}
-	return d.render()
+	old := slices.Clone(d.parts)
+	changed, err := d.unfoldParts(keys, true)
+	if err == nil && changed && d.rendered != nil {
+		err = d.render()
+	}
+	if err != nil {
+		d.parts = old
+	}
+	return err
 }
 
-// unfoldOpened unfolds the folded sections that the session's overrides
-// show in full, or show a section below: opened in an earlier render, or
-// in an earlier run of a session read back. The holder of mu calls it
-// before every render.
+// unfoldOpened unfolds the folded sections at or above the paths the
+// session's overrides show in full: opened in an earlier render, or in an
+// earlier run of a session read back. The holder of mu calls it before
+// every render.
 func (d *Disclosure) unfoldOpened() error {
 	if !slices.ContainsFunc(d.parts, func(p Part) bool { return p.Prompt.t.folded }) {
 		return nil
@@ -124,18 +154,18 @@ func (d *Disclosure) unfoldOpened() error {
 			full = append(full, p)
 		}
 	}
-	_, err := d.unfoldParts(full)
+	_, err := d.unfoldParts(full, false)
 	return err
 }
 
-// unfoldParts puts each part's prompt unfolded at paths in its place, and
-// reports whether any changed.
-func (d *Disclosure) unfoldParts(paths []string) (changed bool, err error) {
+// unfoldParts puts each part's prompt unfolded at paths in its place (see
+// Prompt.unfold), and reports whether any changed.
+func (d *Disclosure) unfoldParts(paths []string, below bool) (changed bool, err error) {
 	if len(paths) == 0 {
 		return false, nil
 	}
 	for i, part := range d.parts {
-		p, err := part.Prompt.Unfold(paths...)
+		p, err := part.Prompt.unfold(paths, below)
 		if err != nil {
 			return changed, err
 		}

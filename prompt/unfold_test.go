@@ -1,6 +1,9 @@
 package prompt_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +14,7 @@ import (
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tokens"
 	"github.com/unfold-dev/unfold/tools"
 	"github.com/unfold-dev/unfold/visibility"
 )
@@ -128,32 +132,112 @@ func TestUnfoldParams(t *testing.T) {
 	}
 }
 
-// TestUnfoldInvalid finds children a template refuses: unfolding fails
-// with the problem, and a disclosure's opening fails without changing what
-// it shows.
+// TestUnfoldInvalid finds children that break a template's rules, and
+// children whose finding panics: opening fails with the reason, the
+// disclosure goes on working, the section keeps no children, and a
+// prompt built from it again builds.
 func TestUnfoldInvalid(t *testing.T) {
-	calls := new(atomic.Int32)
-	twins := folded("twins", "Two of a kind.", calls, func() []*section.Section {
-		return []*section.Section{
-			summarized("same", "One", "one", "One.", nil),
-			summarized("same", "Two", "two", "Two.", nil),
-		}
-	})
-	p := prompt.MustNew("test", "invalid", twins).MustBind()
-	if _, err := p.Unfold("twins"); err == nil || !strings.Contains(err.Error(), `duplicate key "same"`) {
-		t.Errorf("got %v, want the duplicate key reported", err)
+	for _, tt := range []struct {
+		name string
+		find func() []*section.Section
+		want string
+	}{
+		{"duplicate keys", func() []*section.Section {
+			return []*section.Section{summarized("same", "One", "one", "One.", nil), summarized("same", "Two", "two", "Two.", nil)}
+		}, `cannot open twins.same: prompt: unfold twins: the subsections of twins: section same: duplicate key "same" among siblings`},
+		{"a panic", func() []*section.Section { panic("the disk is gone") },
+			"cannot open twins.same: prompt: unfold twins: the subsections of twins: finding them panicked: the disk is gone"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := new(atomic.Int32)
+			twins := folded("twins", "Two of a kind.", calls, tt.find)
+			desk := section.New(section.Spec[none]{Key: "desk", Title: "Desk", Body: "A desk."})
+			p := prompt.MustNew("test", "invalid", desk, twins).MustBind()
+			d := disclose(t, nil, afero.NewMemMapFs(), p)
+			before := d.Rendered(0).Text()
+			res, err := open(t, d, "twins.same")
+			if err == nil && res.Success || res.Message != tt.want {
+				t.Errorf("opening: got %q, %v, want a failure saying %q", res.Message, err, tt.want)
+			}
+			if d.Rendered(0).Text() != before {
+				t.Errorf("a failed opening changed the prompt")
+			}
+			// The disclosure is not stuck, and the section opens (without
+			// children) by its own key: the reason is given again.
+			if err := d.Render(); err != nil {
+				t.Fatal(err)
+			}
+			if res, _ := open(t, d, "twins"); res.Success || !strings.Contains(res.Message, "the subsections of twins") {
+				t.Errorf("opening again: got %+v, want the reason again", res)
+			}
+			if _, err := prompt.New("test", "again", desk, twins); err != nil {
+				t.Errorf("a prompt built again: %v", err)
+			}
+			if calls.Load() != 1 {
+				t.Errorf("the children were looked for %d times, want once", calls.Load())
+			}
+		})
 	}
+}
+
+// TestUnfoldUnknownKey asks to open a section below a folded one with a
+// key no section has: the request fails, and nothing unfolds.
+func TestUnfoldUnknownKey(t *testing.T) {
+	p, shelfCalls, _ := shelf(t)
 	d := disclose(t, nil, afero.NewMemMapFs(), p)
-	before := d.Rendered(0).Text()
-	res, err := open(t, d, "twins")
-	if err == nil && res.Success {
-		t.Errorf("opening: got %+v, want a failure", res)
+	if res, _ := open(t, d, "shelf.atlas", "nowhere"); res.Success {
+		t.Errorf("got %+v, want a failure", res)
 	}
-	if !strings.Contains(res.Message, `duplicate key "same"`) {
-		t.Errorf("opening: got message %q, want the duplicate key named", res.Message)
+	if shelfCalls.Load() != 0 {
+		t.Errorf("the shelf unfolded for a request naming an unknown key")
 	}
-	if d.Rendered(0).Text() != before {
-		t.Errorf("a failed opening changed the prompt")
+}
+
+// TestUnfoldBudget renders a folded section whose body costs less than its
+// summary under a budget: it stays summarized, since shown in full it
+// would lack the children it has once opened.
+func TestUnfoldBudget(t *testing.T) {
+	calls := new(atomic.Int32)
+	box := section.New(section.Spec[none]{
+		Key: "box", Title: "Box", Body: "Tools.", Summary: strings.Repeat("A box of many tools, each for a job of its own. ", 5),
+		Visibility:   visibility.Const(visibility.Summary),
+		LazyChildren: func() []*section.Section { calls.Add(1); return nil },
+	})
+	plain := summarized("bag", "Bag", "Tools.", strings.Repeat("A bag of many tools, each for a job of its own. ", 5), nil)
+	r, err := prompt.MustNew("test", "budget", box, plain).MustBind().Render(session.New(), nil, prompt.WithBudget(10000, tokens.Estimate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := map[string]visibility.Mode{}
+	for _, s := range r.Report() {
+		modes[s.Path] = s.Mode
+	}
+	if modes["box"] != visibility.Summary || modes["bag"] != visibility.Full {
+		t.Errorf("got box %v and bag %v, want the folded box summarized and the bag in full (its content costs less)", modes["box"], modes["bag"])
+	}
+	if calls.Load() != 0 {
+		t.Errorf("the budget unfolded the box")
+	}
+}
+
+// TestExpandUnfolds opens a section below a folded one through a tool that
+// names keys only, as a search does: the disclosure unfolds it first.
+func TestExpandUnfolds(t *testing.T) {
+	p, _, _ := shelf(t)
+	d := disclose(t, nil, afero.NewMemMapFs(), p)
+	find := tools.MustNew("find", "Finds a book.", func(context.Context, tools.Context, echoIn) (string, error) {
+		return "", tools.Halt(&prompt.VisibilityExpansionError{Keys: []string{"shelf.book.chapter"}, Reason: "found it", Answer: "The chapter has it."})
+	})
+	res, err := d.Call(context.Background(), find, json.RawMessage(`{"text":"night"}`))
+	if err != nil || !res.Success {
+		t.Fatalf("got %+v, %v", res, err)
+	}
+	op := res.Value.(*prompt.Opened)
+	if strings.Join(op.Paths, ",") != "shelf,shelf.book,shelf.book.chapter" || op.Answer != "The chapter has it." {
+		t.Errorf("got opened %v and answer %q", op.Paths, op.Answer)
+	}
+	if !strings.Contains(d.Rendered(0).Text(), "It was a dark night.") {
+		t.Errorf("got\n%s\nwant the chapter in full", d.Rendered(0).Text())
 	}
 }
 
@@ -247,33 +331,49 @@ func TestDisclosureUnfolds(t *testing.T) {
 	})
 }
 
-// TestUnfoldConcurrent unfolds one section from many goroutines and many
-// disclosures at once: its children are found once, and every prompt has
-// them.
+// TestUnfoldConcurrent opens different folded sections of one prompt
+// from many disclosures at once, while prompts are built from the same
+// sections: each section's children are found once, and every prompt is
+// built from one view of the tree.
 func TestUnfoldConcurrent(t *testing.T) {
-	p, shelfCalls, _ := shelf(t)
+	const n = 24
+	var calls atomic.Int32
+	var roots []*section.Section
+	for i := range n {
+		key := fmt.Sprintf("s%d", i)
+		roots = append(roots, folded(key, "Folded.", &calls, func() []*section.Section {
+			var kids []*section.Section
+			for j := range 8 {
+				kids = append(kids, summarized(fmt.Sprintf("c%d", j), "Child", "A child.", "A child.", nil))
+			}
+			return kids
+		}))
+	}
+	p := prompt.MustNew("test", "concurrent", roots...).MustBind()
 	var wg sync.WaitGroup
-	for range 8 {
+	for g := range 4 {
 		wg.Go(func() {
-			d, err := prompt.NewDisclosure(nil, afero.NewMemMapFs(), []prompt.Part{{Prompt: p}})
-			if err == nil {
-				err = d.Render()
+			d := disclose(t, nil, afero.NewMemMapFs(), p)
+			for i := g; i < n; i += 2 {
+				if _, err := d.Open(context.Background(), []string{fmt.Sprintf("s%d.c1", i)}, "the task needs it"); err != nil {
+					t.Error(err)
+					return
+				}
 			}
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if res, err := open(t, d, "shelf.atlas"); err != nil || !res.Success {
-				t.Errorf("got %+v, %v", res, err)
-			}
-			u, err := p.Unfold("shelf.book")
-			if err != nil || len(u.Template().Paths()) < 4 {
-				t.Errorf("got %v, %v", u.Template().Paths(), err)
+		})
+	}
+	for range 2 {
+		wg.Go(func() {
+			for range 50 {
+				if _, err := prompt.New("test", "again", roots...); err != nil {
+					t.Error(err)
+					return
+				}
 			}
 		})
 	}
 	wg.Wait()
-	if shelfCalls.Load() != 1 {
-		t.Errorf("the shelf's books were found %d times, want once", shelfCalls.Load())
+	if calls.Load() != n {
+		t.Errorf("children found %d times, want once for each of %d sections", calls.Load(), n)
 	}
 }

@@ -260,12 +260,17 @@ func misnamed(f Folder, dir string) []Problem {
 // only.
 func (k *Skill) listFiles() {
 	k.list.Do(func() {
-		var buf []byte // see readDir
+		buf := direntBuffers.Get().(*[]byte) // see readDir
+		defer direntBuffers.Put(buf)
 		for _, res := range resources {
-			k.listDir(res, 0, &buf)
+			k.listDir(res, 0, buf)
 		}
 	})
 }
+
+// direntBuffers are the buffers listing skills' files reads directories
+// into, kept from one listing to the next.
+var direntBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxDepth bounds how deep listDir goes below a resource folder.
 const maxDepth = 16

@@ -90,9 +90,11 @@ func (s *Set) Section(opts ...SectionOption) *section.Section {
 // Section returns the skill's section. Its key and title are the skill's
 // name; it shows its description (its summary) until it is opened, and
 // then its instructions, read from SKILL.md at every render, under a line
-// naming the skill's directory. Each listed file is a subsection that
-// shows its path, size and first line until it is opened on its own, and
-// then its content. Nothing in the skill runs.
+// naming the skill's directory. The section is folded
+// ([section.Spec] LazyChildren): when it opens, or a key below it does,
+// its files are listed ([Skill.Files]), each a subsection that shows its
+// path, size and first line until it is opened on its own, and then its
+// content. Nothing in the skill runs.
 func (k *Skill) Section() *section.Section { return k.section(0) }
 
 func (k *Skill) section(priority int) *section.Section {

@@ -133,6 +133,10 @@ func TestStdioSurvivesBadFrames(t *testing.T) {
 	if !bytes.Contains(data, []byte("Total: 5")) {
 		t.Errorf("got %s, want the total of both calls (Total: 5): the state was kept", data)
 	}
+	// A client reads until the server is done: a notification the server
+	// sends late (tools/list_changed, sent after a short delay) must not
+	// wait on a pipe nobody reads.
+	go io.Copy(io.Discard, r.out)
 	inW.Close()
 	if err := <-done; err != nil && err != io.EOF {
 		t.Errorf("run: %v", err)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,8 +74,10 @@ func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.HTTPCli
 // search tool; a result that opened a section loads its tools with
 // tool_reference blocks. It is safe for concurrent use.
 type Client struct {
-	opts   options
-	client sdk.Client
+	opts options
+	// messages is the SDK's Messages service alone, not its whole client:
+	// the client would link every service of the API into the program.
+	messages sdk.MessageService
 }
 
 var (
@@ -118,7 +122,29 @@ func New(baseURL, model string, opt ...Option) (*Client, error) {
 	if opts.HTTPClient != nil {
 		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
 	}
-	return &Client{opts: opts, client: sdk.NewClient(ro...)}, nil
+	return &Client{opts: opts, messages: sdk.NewMessageService(slices.Concat(clientDefaults(), ro)...)}, nil
+}
+
+// clientDefaults are the options sdk.NewClient puts before those of a
+// client given its credential: the API's address, an HTTP client that
+// waits at most ten minutes for a reply's headers, and the headers
+// ANTHROPIC_CUSTOM_HEADERS names, one "Name: value" a line. The client is
+// made from the Messages service alone: sdk.NewClient would link every
+// service of the API into the program.
+func clientDefaults() []option.RequestOption {
+	hc := &http.Client{Transport: http.DefaultTransport}
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = t.Clone()
+		t.ResponseHeaderTimeout = 10 * time.Minute
+		hc.Transport = t
+	}
+	ro := []option.RequestOption{option.WithEnvironmentProduction(), option.WithHTTPClient(hc)}
+	for line := range strings.Lines(os.Getenv("ANTHROPIC_CUSTOM_HEADERS")) {
+		if name, value, ok := strings.Cut(line, ":"); ok {
+			ro = append(ro, option.WithHeader(strings.TrimSpace(name), strings.TrimSpace(value)))
+		}
+	}
+	return ro
 }
 
 // Features says that the API caches prompt prefixes and defers tools.
@@ -177,7 +203,7 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 var errUnusable = errors.New("the reply is not a message")
 
 func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.MessageNewParams, onDelta func(agent.Delta)) (agent.Response, error) {
-	s := c.client.Messages.NewStreaming(ctx, params)
+	s := c.messages.NewStreaming(ctx, params)
 	defer s.Close()
 	var acc sdk.Message
 	streamed, stopped := false, false

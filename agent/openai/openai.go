@@ -19,8 +19,10 @@ import (
 // Client is an agent.Model for an OpenAI-compatible chat completions
 // endpoint, streaming its replies. It is safe for concurrent use.
 type Client struct {
-	opts   options
-	client sdk.Client
+	opts options
+	// chat is the SDK's chat service alone, not its whole client: the
+	// client would link every service of the API into the program.
+	chat sdk.ChatService
 	// noStream is set once the endpoint refused a streaming request.
 	noStream atomic.Bool
 }
@@ -38,7 +40,7 @@ func New(baseURL, model string, opt ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{opts: opts, client: opts.client()}, nil
+	return &Client{opts: opts, chat: sdk.NewChatService(opts.requestOptions()...)}, nil
 }
 
 // Features says that chat completions endpoints cache prompt prefixes (as
@@ -85,7 +87,7 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 			return c.stream(transport.With(ctx, call), call, params, req)
 		},
 		func(call *transport.Call) (agent.Response, error) {
-			cc, err := c.client.Chat.Completions.New(transport.With(ctx, call), params)
+			cc, err := c.chat.Completions.New(transport.With(ctx, call), params)
 			if err != nil {
 				return agent.Response{}, err
 			}
@@ -154,7 +156,7 @@ var errUnusable = errors.New("the reply is not a chat completion")
 // nothing has streamed).
 func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.ChatCompletionNewParams, req agent.Request) (agent.Response, error) {
 	params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
-	s := c.client.Chat.Completions.NewStreaming(ctx, params)
+	s := c.chat.Completions.NewStreaming(ctx, params)
 	defer s.Close()
 	var acc sdk.ChatCompletionAccumulator
 	streamed := false

@@ -103,21 +103,23 @@ func newOptions(baseURL, model string, opt []Option) (options, error) {
 	return opts, nil
 }
 
-// client returns the SDK's client: its own retries, with the wait chosen
-// and announced by transport.Middleware.
-func (o options) client() sdk.Client {
-	ro := []option.RequestOption{
-		option.WithBaseURL(strings.TrimRight(o.BaseURL, "/") + "/"),
+// requestOptions are the SDK's client options: its defaults (read from
+// the environment, as sdk.NewClient reads them), then the endpoint, the key
+// and its own retries, with the wait chosen and announced by
+// transport.Middleware.
+func (o options) requestOptions() []option.RequestOption {
+	ro := append(sdk.DefaultClientOptions(),
+		option.WithBaseURL(strings.TrimRight(o.BaseURL, "/")+"/"),
 		option.WithAPIKey(o.APIKey),
 		option.WithMaxRetries(o.Policy.MaxRetries),
 		option.WithMaxRetryDelay(o.Policy.MaxDelay),
 		option.WithMiddleware(transport.Middleware),
-	}
+	)
 	if o.Timeout > 0 {
 		ro = append(ro, option.WithRequestTimeout(o.Timeout))
 	}
 	if o.HTTPClient != nil {
 		ro = append(ro, option.WithHTTPClient(o.HTTPClient))
 	}
-	return sdk.NewClient(ro...)
+	return ro
 }

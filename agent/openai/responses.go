@@ -30,8 +30,9 @@ const NativeResponses = "openai.responses"
 // items, reasoning included (encrypted), go back with the next request as
 // the API requires. It is safe for concurrent use.
 type Responses struct {
-	opts     options
-	client   sdk.Client
+	opts options
+	// api is the SDK's Responses service alone (see Client.chat).
+	api      responses.ResponseService
 	noStream atomic.Bool
 }
 
@@ -47,7 +48,7 @@ func NewResponses(baseURL, model string, opt ...Option) (*Responses, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Responses{opts: opts, client: opts.client()}, nil
+	return &Responses{opts: opts, api: responses.NewResponseService(opts.requestOptions()...)}, nil
 }
 
 // Features says that the API caches prompt prefixes and defers tools.
@@ -67,7 +68,7 @@ func (c *Responses) Complete(ctx context.Context, req agent.Request) (agent.Resp
 			return c.stream(transport.With(ctx, call), call, params, req)
 		},
 		func(call *transport.Call) (agent.Response, error) {
-			r, err := c.client.Responses.New(transport.With(ctx, call), params)
+			r, err := c.api.New(transport.With(ctx, call), params)
 			if err != nil {
 				return agent.Response{}, err
 			}
@@ -90,7 +91,7 @@ func (c *Responses) failure(ctx context.Context, call *transport.Call, err error
 // stream makes one streaming request and reads its events up to
 // response.completed.
 func (c *Responses) stream(ctx context.Context, call *transport.Call, params responses.ResponseNewParams, req agent.Request) (agent.Response, error) {
-	s := c.client.Responses.NewStreaming(ctx, params)
+	s := c.api.NewStreaming(ctx, params)
 	defer s.Close()
 	var done []byte
 	streamed := false

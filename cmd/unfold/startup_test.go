@@ -46,3 +46,24 @@ func TestInitAllocations(t *testing.T) {
 		t.Fatalf("no init lines for %s in the trace:\n%s", module, stderr.String())
 	}
 }
+
+// TestModelClientsAlone checks that the binary holds the model APIs'
+// services it calls, not the SDKs' whole clients: openai.NewClient and
+// anthropic.NewClient make every service of their API, so linking either
+// links them all (a third of the binary).
+func TestModelClientsAlone(t *testing.T) {
+	out, err := exec.Command("go", "tool", "nm", binary).Output()
+	if err != nil {
+		t.Fatalf("go tool nm: %v", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		switch name := f[len(f)-1]; name {
+		case "github.com/openai/openai-go/v3.NewClient", "github.com/anthropics/anthropic-sdk-go/v2.NewClient":
+			t.Errorf("the binary links %s: make the service the client calls alone (openai.NewChatService, responses.NewResponseService, anthropic.NewMessageService)", name)
+		}
+	}
+}

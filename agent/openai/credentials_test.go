@@ -1,0 +1,65 @@
+package openai
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/unfold-dev/unfold/agent"
+)
+
+// TestCredentials sends a request with each API while the environment
+// holds another key and an organization: the key given to the client is
+// the one sent, and the environment's other settings go with it, as the
+// SDK's own client sends them.
+func TestCredentials(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "env-key")
+	t.Setenv("OPENAI_ORG_ID", "org-env")
+	t.Setenv("OPENAI_CUSTOM_HEADERS", "X-Team: blue")
+	var mu sync.Mutex // guards got
+	var got []http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Clone())
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(`{"error":{"message":"stop here","type":"invalid_request_error"}}`))
+	}))
+	defer srv.Close()
+	chat, err := New(srv.URL, "m", WithAPIKey("k"), WithBackoff(time.Millisecond, time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := NewResponses(srv.URL, "m", WithAPIKey("k"), WithBackoff(time.Millisecond, time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}
+	for _, m := range []agent.Model{chat, resp} {
+		if _, err := m.Complete(context.Background(), req); err == nil {
+			t.Fatal("want the endpoint's error")
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 {
+		t.Fatalf("got %d requests, want 2", len(got))
+	}
+	for i, h := range got {
+		for name, want := range map[string]string{"Authorization": "Bearer k", "Openai-Organization": "org-env", "X-Team": "blue"} {
+			if v := h.Get(name); v != want {
+				t.Errorf("request %d, header %s: got %q, want %q", i+1, name, v, want)
+			}
+		}
+		for name, values := range h {
+			if strings.Contains(strings.Join(values, " "), "env-key") {
+				t.Errorf("request %d, header %s: got the environment's key", i+1, name)
+			}
+		}
+	}
+}

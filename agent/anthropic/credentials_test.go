@@ -2,13 +2,11 @@ package anthropic
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/agent/internal/scripted"
 )
 
 // TestCredentials sends a request while the environment holds other
@@ -19,23 +17,15 @@ func TestCredentials(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "env-key")
 	t.Setenv("ANTHROPIC_AUTH_TOKEN", "env-token")
 	t.Setenv("ANTHROPIC_CUSTOM_HEADERS", "X-Team: blue\nX-Cost-Center:42")
-	var mu sync.Mutex // guards got
-	var got http.Header
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = r.Header.Clone()
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		w.Write([]byte(`{"type":"error","error":{"type":"invalid_request_error","message":"stop here"}}`))
-	}))
-	defer srv.Close()
+	srv := scripted.Refuse(t, `{"type":"error","error":{"type":"invalid_request_error","message":"stop here"}}`)
 	c := newClient(t, srv.URL, WithAPIKey("k"))
 	if _, err := c.Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}); err == nil {
 		t.Fatal("want the endpoint's error")
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	if len(srv.Headers()) != 1 {
+		t.Fatalf("got %d requests, want 1", len(srv.Headers()))
+	}
+	got := srv.Headers()[0]
 	if got.Get("X-Api-Key") != "k" && got.Get("Authorization") != "Bearer k" {
 		t.Errorf("the key given: got x-api-key %q and authorization %q, want k in one", got.Get("X-Api-Key"), got.Get("Authorization"))
 	}

@@ -2,14 +2,12 @@ package openai
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/agent/internal/scripted"
 )
 
 // TestCredentials sends a request with each API while the environment
@@ -20,17 +18,7 @@ func TestCredentials(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "env-key")
 	t.Setenv("OPENAI_ORG_ID", "org-env")
 	t.Setenv("OPENAI_CUSTOM_HEADERS", "X-Team: blue")
-	var mu sync.Mutex // guards got
-	var got []http.Header
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = append(got, r.Header.Clone())
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		w.Write([]byte(`{"error":{"message":"stop here","type":"invalid_request_error"}}`))
-	}))
-	defer srv.Close()
+	srv := scripted.Refuse(t, `{"error":{"message":"stop here","type":"invalid_request_error"}}`)
 	chat, err := New(srv.URL, "m", WithAPIKey("k"), WithBackoff(time.Millisecond, time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -45,8 +33,7 @@ func TestCredentials(t *testing.T) {
 			t.Fatal("want the endpoint's error")
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	got := srv.Headers()
 	if len(got) != 2 {
 		t.Fatalf("got %d requests, want 2", len(got))
 	}

@@ -42,7 +42,8 @@ type options struct {
 // [WithMaxRetries], [WithBackoff], [WithTimeout] and [WithHTTPClient].
 type Option func(*options)
 
-// WithAPIKey sends key as the x-api-key header.
+// WithAPIKey sends key with every request, as the SDK's option.WithAPIKey
+// sends it (an Authorization: Bearer header).
 func WithAPIKey(key string) Option { return func(o *options) { o.APIKey = key } }
 
 // WithMaxTokens bounds each reply (default [DefaultMaxTokens]).
@@ -104,25 +105,35 @@ func New(baseURL, model string, opt ...Option) (*Client, error) {
 	if opts.Timeout < 0 {
 		return nil, errors.New("anthropic: new: negative timeout")
 	}
+	if err := transport.CheckHeaders("ANTHROPIC_CUSTOM_HEADERS"); err != nil {
+		return nil, fmt.Errorf("anthropic: new: %w", err)
+	}
 	if opts.Policy.BaseDelay <= 0 {
 		opts.Policy.BaseDelay = transport.DefaultBaseDelay
 	}
 	if opts.Policy.MaxDelay <= 0 {
 		opts.Policy.MaxDelay = transport.DefaultMaxDelay
 	}
+	return &Client{opts: opts, messages: sdk.NewMessageService(slices.Concat(clientDefaults(), opts.own())...)}, nil
+}
+
+// own are the options unfold gives the SDK: the endpoint, the key and the
+// SDK's own retries, with the wait chosen and announced by
+// transport.Middleware.
+func (o options) own() []option.RequestOption {
 	ro := []option.RequestOption{
-		option.WithBaseURL(strings.TrimRight(opts.BaseURL, "/") + "/"),
-		option.WithAPIKey(opts.APIKey),
-		option.WithMaxRetries(opts.Policy.MaxRetries),
+		option.WithBaseURL(strings.TrimRight(o.BaseURL, "/") + "/"),
+		option.WithAPIKey(o.APIKey),
+		option.WithMaxRetries(o.Policy.MaxRetries),
 		option.WithMiddleware(transport.Middleware),
 	}
-	if opts.Timeout > 0 {
-		ro = append(ro, option.WithRequestTimeout(opts.Timeout))
+	if o.Timeout > 0 {
+		ro = append(ro, option.WithRequestTimeout(o.Timeout))
 	}
-	if opts.HTTPClient != nil {
-		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
+	if o.HTTPClient != nil {
+		ro = append(ro, option.WithHTTPClient(o.HTTPClient))
 	}
-	return &Client{opts: opts, messages: sdk.NewMessageService(slices.Concat(clientDefaults(), ro)...)}, nil
+	return ro
 }
 
 // clientDefaults are the options sdk.NewClient puts before those of a
@@ -130,7 +141,11 @@ func New(baseURL, model string, opt ...Option) (*Client, error) {
 // waits at most ten minutes for a reply's headers, and the headers
 // ANTHROPIC_CUSTOM_HEADERS names, one "Name: value" a line. The client is
 // made from the Messages service alone: sdk.NewClient would link every
-// service of the API into the program.
+// service of the API into the program. sdk.DefaultClientOptions is not
+// used: it would look for the environment's credentials (profile files
+// included), which a client given its key never uses. NewClient's other
+// defaults do not matter here: ANTHROPIC_BASE_URL (New always sets the
+// address) and the webhook key (Messages has no webhooks).
 func clientDefaults() []option.RequestOption {
 	hc := &http.Client{Transport: http.DefaultTransport}
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {

@@ -22,10 +22,11 @@ func TestCredentials(t *testing.T) {
 	if _, err := c.Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}); err == nil {
 		t.Fatal("want the endpoint's error")
 	}
-	if len(srv.Headers()) != 1 {
-		t.Fatalf("got %d requests, want 1", len(srv.Headers()))
+	sent := srv.Sent()
+	if len(sent) != 1 {
+		t.Fatalf("got %d requests, want 1", len(sent))
 	}
-	got := srv.Headers()[0]
+	got := sent[0].Header
 	if got.Get("X-Api-Key") != "k" && got.Get("Authorization") != "Bearer k" {
 		t.Errorf("the key given: got x-api-key %q and authorization %q, want k in one", got.Get("X-Api-Key"), got.Get("Authorization"))
 	}
@@ -43,5 +44,16 @@ func TestCredentials(t *testing.T) {
 	}
 	if got.Get("Anthropic-Version") == "" {
 		t.Errorf("no anthropic-version header: got %v", got)
+	}
+}
+
+// TestBadCustomHeaders refuses a client whose environment names a header
+// no request could carry, saying where it is, instead of failing every
+// request as a network error.
+func TestBadCustomHeaders(t *testing.T) {
+	t.Setenv("ANTHROPIC_CUSTOM_HEADERS", "X-Team: blue\n:x")
+	_, err := New("http://127.0.0.1:9", "claude-sonnet-4-5", WithAPIKey("k"))
+	if want := `anthropic: new: ANTHROPIC_CUSTOM_HEADERS, line 2: ":x" is not a header`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got %v, want %q", err, want)
 	}
 }

@@ -33,11 +33,12 @@ func TestCredentials(t *testing.T) {
 			t.Fatal("want the endpoint's error")
 		}
 	}
-	got := srv.Headers()
-	if len(got) != 2 {
-		t.Fatalf("got %d requests, want 2", len(got))
+	sent := srv.Sent()
+	if len(sent) != 2 {
+		t.Fatalf("got %d requests, want 2", len(sent))
 	}
-	for i, h := range got {
+	for i, s := range sent {
+		h := s.Header
 		for name, want := range map[string]string{"Authorization": "Bearer k", "Openai-Organization": "org-env", "X-Team": "blue"} {
 			if v := h.Get(name); v != want {
 				t.Errorf("request %d, header %s: got %q, want %q", i+1, name, v, want)
@@ -47,6 +48,21 @@ func TestCredentials(t *testing.T) {
 			if strings.Contains(strings.Join(values, " "), "env-key") {
 				t.Errorf("request %d, header %s: got the environment's key", i+1, name)
 			}
+		}
+	}
+}
+
+// TestBadCustomHeaders refuses a client whose environment names a header
+// no request could carry, saying where it is, instead of failing every
+// request as a network error.
+func TestBadCustomHeaders(t *testing.T) {
+	t.Setenv("OPENAI_CUSTOM_HEADERS", "Bad Name: x")
+	for _, err := range []error{
+		func() error { _, err := New("http://127.0.0.1:9/v1", "m"); return err }(),
+		func() error { _, err := NewResponses("http://127.0.0.1:9/v1", "m"); return err }(),
+	} {
+		if want := `openai: new: OPENAI_CUSTOM_HEADERS, line 1: "Bad Name: x" is not a header`; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("got %v, want %q", err, want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -100,21 +101,29 @@ func newOptions(baseURL, model string, opt []Option) (options, error) {
 	if opts.Timeout < 0 {
 		return opts, errors.New("openai: new: negative timeout")
 	}
+	if err := transport.CheckHeaders("OPENAI_CUSTOM_HEADERS"); err != nil {
+		return opts, fmt.Errorf("openai: new: %w", err)
+	}
 	return opts, nil
 }
 
 // requestOptions are the SDK's client options: its defaults (read from
-// the environment, as sdk.NewClient reads them), then the endpoint, the key
-// and its own retries, with the wait chosen and announced by
-// transport.Middleware.
+// the environment), then unfold's (own), as sdk.NewClient would put them.
 func (o options) requestOptions() []option.RequestOption {
-	ro := append(sdk.DefaultClientOptions(),
-		option.WithBaseURL(strings.TrimRight(o.BaseURL, "/")+"/"),
+	return append(sdk.DefaultClientOptions(), o.own()...)
+}
+
+// own are the options unfold gives the SDK: the endpoint, the key and the
+// SDK's own retries, with the wait chosen and announced by
+// transport.Middleware.
+func (o options) own() []option.RequestOption {
+	ro := []option.RequestOption{
+		option.WithBaseURL(strings.TrimRight(o.BaseURL, "/") + "/"),
 		option.WithAPIKey(o.APIKey),
 		option.WithMaxRetries(o.Policy.MaxRetries),
 		option.WithMaxRetryDelay(o.Policy.MaxDelay),
 		option.WithMiddleware(transport.Middleware),
-	)
+	}
 	if o.Timeout > 0 {
 		ro = append(ro, option.WithRequestTimeout(o.Timeout))
 	}

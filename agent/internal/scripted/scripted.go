@@ -6,8 +6,8 @@
 // the violation), and answers each with the next scripted reply, streamed
 // as server-sent events in the API's wire format. With SimulateCache, a
 // server reports the cached tokens its provider's prompt cache would.
-// [Refuse] starts a server that refuses every request and keeps its
-// headers, for tests of what a client sends.
+// [Refuse] starts a server that refuses every request and keeps it, for
+// tests of what a client sends.
 package scripted
 
 import (

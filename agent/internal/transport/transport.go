@@ -18,6 +18,7 @@ import (
 	"math/rand/v2"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/agent"
+	"golang.org/x/net/http/httpguts"
 )
 
 // Retry defaults.
@@ -326,4 +328,23 @@ func ServerMessage(msg, raw string, c *Call) string {
 		msg = msg[:maxMessage] + "..."
 	}
 	return msg
+}
+
+// CheckHeaders checks the environment variable that, as the SDKs read it,
+// adds headers to every request: one "Name: value" a line (lines without
+// a colon are passed over, as the SDKs pass them over). A header the
+// HTTP client would refuse is reported now, naming the variable and the
+// line, instead of failing every request as a network error.
+func CheckHeaders(variable string) error {
+	for i, line := range strings.Split(os.Getenv(variable), "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !httpguts.ValidHeaderFieldName(name) || !httpguts.ValidHeaderFieldValue(value) {
+			return fmt.Errorf("%s, line %d: %q is not a header: write one \"Name: value\" a line", variable, i+1, strings.TrimSpace(line))
+		}
+	}
+	return nil
 }

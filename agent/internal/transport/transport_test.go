@@ -1,7 +1,9 @@
 package transport
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -46,6 +48,28 @@ func TestDescribe(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.r.Describe(); got != tt.want {
 			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
+}
+
+// TestCheckHeaders reads a custom-headers variable as the SDKs do: lines
+// without a colon are passed over, and a header the HTTP client would
+// refuse is reported with its line.
+func TestCheckHeaders(t *testing.T) {
+	for _, tt := range []struct {
+		value, want string
+	}{
+		{"", ""},
+		{"X-Team: blue\nX-Cost-Center:42\r\n", ""},
+		{"just a note\n", ""},
+		{"X-Team: blue\n:x", `TEST_HEADERS, line 2: ":x" is not a header: write one "Name: value" a line`},
+		{"Bad Name: x", `TEST_HEADERS, line 1: "Bad Name: x" is not a header`},
+		{"X-Ok: a\x01b", `TEST_HEADERS, line 1: "X-Ok: a\x01b" is not a header`},
+	} {
+		t.Setenv("TEST_HEADERS", tt.value)
+		err := CheckHeaders("TEST_HEADERS")
+		if got := fmt.Sprint(err); tt.want == "" && err != nil || tt.want != "" && !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%q: got %v, want %q", tt.value, err, tt.want)
 		}
 	}
 }

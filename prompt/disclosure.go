@@ -103,14 +103,20 @@ func (d *Disclosure) Render() error {
 	return d.render()
 }
 
+// render renders every part, after unfolding what the session shows in
+// full; when it fails, the parts stay as they were, matching the renders
+// kept. The holder of mu calls it.
 func (d *Disclosure) render() error {
+	old := slices.Clone(d.parts)
 	if err := d.unfoldOpened(); err != nil {
+		d.parts = old
 		return err
 	}
 	out := make([]*Rendered, len(d.parts))
 	for i, part := range d.parts {
 		r, err := part.Prompt.Render(d.sess, d.fs, part.Options...)
 		if err != nil {
+			d.parts = old
 			return err
 		}
 		out[i] = r
@@ -252,11 +258,14 @@ func (d *Disclosure) Expand(err error) (*Opened, error) {
 		if ve.Answer != "" {
 			op.Answer = strings.TrimSpace(op.Answer + "\n\n" + ve.Answer)
 		}
+		if key, ok := d.unknown(ve.Keys); ok {
+			return nil, fmt.Errorf("prompt: expand: no section %q in any part", key)
+		}
+		if err := d.unfold(ve.Keys); err != nil {
+			return nil, fmt.Errorf("prompt: expand: %w", err)
+		}
 		ov := ve.Overrides
 		if ov == nil {
-			if err := d.unfold(ve.Keys); err != nil {
-				return nil, fmt.Errorf("prompt: expand: %w", err)
-			}
 			var err error
 			if ov, err = d.overridesFor(ve.Keys); err != nil {
 				return nil, fmt.Errorf("prompt: expand: %w", err)
@@ -342,17 +351,24 @@ func (d *Disclosure) openSections(_ context.Context, tc tools.Context, in OpenSe
 	if len(keys) == 0 {
 		return nil, errors.New(msgNoKeys)
 	}
-	rendered, err := func() ([]*Rendered, error) {
+	var unknown string
+	rendered, err := func() (r []*Rendered, err error) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		err := d.unfold(keys)
+		if key, ok := d.unknown(keys); ok {
+			unknown = key
+		} else {
+			err = d.unfold(keys)
+		}
 		return d.rendered, err
 	}()
-	if err != nil {
-		return nil, fmt.Errorf("cannot open %s: %w", strings.Join(keys, ", "), err)
-	}
-	if rendered == nil {
+	switch {
+	case rendered == nil:
 		return nil, tools.Halt(errors.New("prompt: open_sections: the disclosure has not rendered yet; call Render first"))
+	case unknown != "":
+		return nil, fmt.Errorf(msgUnknown, unknown)
+	case err != nil:
+		return nil, fmt.Errorf("cannot open %s: %w", strings.Join(keys, ", "), err)
 	}
 	byPart := make([][]string, len(rendered))
 	for _, key := range keys {

@@ -93,8 +93,9 @@
 // the content it stands for: a SUMMARY section (demoted, declared or
 // selected) whose content, with what it reveals, costs no more tokens is
 // shown in full, reported with why "budget" when it was not FULL before;
-// except when the session summarized it, opening it would offer tools, or,
-// for a section not FULL before, measuring it would run a Content function.
+// except when the session summarized it, opening it would offer tools, it
+// is folded, or, for a section not FULL before, measuring it would run a
+// Content function.
 // And the default suffix, which lists a section's subsections, may give way
 // to a compact one that gives their number ("including 19 subsections"):
 // the smallest prompt uses it wherever it is smaller, and once sections are

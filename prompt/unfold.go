@@ -1,10 +1,13 @@
 package prompt
 
 import (
+	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/visibility"
 )
 
@@ -22,7 +25,13 @@ import (
 // show in full, before it renders. Call Unfold before rendering a prompt
 // with overrides set some other way ([Rendered.Open]), so that an opened
 // section shows its children.
-func (p *Prompt) Unfold(paths ...string) (*Prompt, error) { return p.unfold(paths, true) }
+func (p *Prompt) Unfold(paths ...string) (*Prompt, error) {
+	u, err := p.unfold(paths, true)
+	if err != nil {
+		return nil, fmt.Errorf("prompt: unfold: %w", err)
+	}
+	return u, nil
+}
 
 // maxUnfoldRounds bounds how many times unfold builds the template again
 // for one call: sections whose children are folded sections in turn,
@@ -45,26 +54,76 @@ func (p *Prompt) unfold(paths []string, below bool) (*Prompt, error) {
 			return p, nil
 		}
 		if round == maxUnfoldRounds {
-			return nil, fmt.Errorf("prompt: unfold: more than %d levels of folded sections below %s", maxUnfoldRounds, strings.Join(paths, ", "))
+			return nil, fmt.Errorf("more than %d levels of folded sections below %s", maxUnfoldRounds, strings.Join(paths, ", "))
 		}
 		for _, i := range found {
 			n := &p.t.nodes[i]
-			if err := n.sec.Unfold(); err != nil {
-				return nil, fmt.Errorf("prompt: unfold %s: %w", n.path, err)
+			if err := n.sec.Unfold(p.checkChildren); err != nil {
+				return nil, err // it names the section
 			}
 			if n.sec.Folded() {
-				return nil, fmt.Errorf("prompt: unfold %s: the section is still folded", n.path)
+				return nil, fmt.Errorf("%s is still folded", n.path)
 			}
 		}
 		t, err := New(p.t.ns, p.t.key, p.t.roots...)
 		if err != nil {
-			return nil, fmt.Errorf("prompt: unfold: %w", err)
+			return nil, err
 		}
 		if p, err = t.Bind(p.args...); err != nil {
-			return nil, fmt.Errorf("prompt: unfold: %w", err)
+			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// checkChildren checks the children found for a folded section of p
+// against the rest of the prompt, before the section keeps them: none of
+// their tools may be named like open_sections or like a tool the prompt
+// has, and the params they take must be among those p was bound with (or
+// not be needed, by Bind's rules). Children that failed here would fail
+// every template built from the section from then on.
+func (p *Prompt) checkChildren(kids []*section.Section) error {
+	if len(kids) == 0 {
+		return nil
+	}
+	taken := map[string]string{OpenSectionsName: "open_sections, the prompt's own tool"}
+	for _, n := range p.t.nodes {
+		for _, tl := range n.sec.Tools() {
+			taken[tl.Name()] = "a tool of " + n.path
+		}
+	}
+	var errs []error
+	var walk func(list []*section.Section)
+	walk = func(list []*section.Section) {
+		for _, k := range list {
+			for _, tl := range k.Tools() {
+				if where, ok := taken[tl.Name()]; ok {
+					errs = append(errs, fmt.Errorf("section %s: tool name %q is taken by %s; rename the tool", k.Key(), tl.Name(), where))
+				}
+			}
+			walk(k.Children())
+		}
+	}
+	walk(kids)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	t, err := New(p.t.ns, p.t.key, kids...)
+	if err != nil {
+		return err
+	}
+	var args []any
+	for _, a := range p.args {
+		v := reflect.ValueOf(a)
+		if v.Kind() == reflect.Pointer {
+			v = v.Elem()
+		}
+		if slices.Contains(t.needs, v.Type()) {
+			args = append(args, a)
+		}
+	}
+	_, err = t.Bind(args...)
+	return err
 }
 
 // foldedBelow returns the folded sections below node i that show with it
@@ -107,24 +166,30 @@ func (p *Prompt) foldedAt(path string) (int, bool) {
 	return 0, false
 }
 
-// unfold unfolds, in every part, the folded sections at or above keys
-// and those below them that show with them in a context file
-// ([Prompt.Unfold]), and renders again when that changed a part and the
-// disclosure has rendered: a section opened by its key, or by a key below
-// it, shows its children. When a key is neither a section's nor below a
-// folded section, the request will fail: nothing unfolds. When unfolding
-// or the render fails, the parts stay as they were. The holder of mu
-// calls it.
-func (d *Disclosure) unfold(keys []string) error {
+// unknown returns the first of keys that is neither a section's in a
+// part nor below a folded section: a request naming it fails, and
+// nothing unfolds for it. The holder of mu calls it.
+func (d *Disclosure) unknown(keys []string) (string, bool) {
 	for _, key := range keys {
 		if !slices.ContainsFunc(d.parts, func(part Part) bool {
 			_, in := part.Prompt.t.index(key)
 			_, below := part.Prompt.foldedAt(key)
 			return in || below
 		}) {
-			return nil
+			return key, true
 		}
 	}
+	return "", false
+}
+
+// unfold unfolds, in every part, the folded sections at or above keys
+// and those below them that show with them in a context file
+// ([Prompt.Unfold]), and renders again when that changed a part and the
+// disclosure has rendered: a section opened by its key, or by a key below
+// it, shows its children. When unfolding or the render fails, the parts
+// stay as they were. The holder of mu calls it, with keys that are not
+// unknown.
+func (d *Disclosure) unfold(keys []string) error {
 	old := slices.Clone(d.parts)
 	changed, err := d.unfoldParts(keys, true)
 	if err == nil && changed && d.rendered != nil {

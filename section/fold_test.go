@@ -1,6 +1,7 @@
 package section_test
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -36,7 +37,7 @@ func TestLazyChildren(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if err := s.Unfold(); err != nil {
+			if err := s.Unfold(nil); err != nil {
 				t.Error(err)
 			}
 			if kids := s.Children(); len(kids) != 1 || kids[0].Key() != "book" {
@@ -52,36 +53,47 @@ func TestLazyChildren(t *testing.T) {
 		t.Errorf("unfolded: %v", err)
 	}
 	plain := section.New(section.Spec[section.None]{Key: "plain", Title: "Plain"})
-	if err := plain.Unfold(); err != nil || plain.Folded() || len(plain.Children()) != 0 {
+	if err := plain.Unfold(nil); err != nil || plain.Folded() || len(plain.Children()) != 0 {
 		t.Errorf("a section without LazyChildren: got %v, folded %v, %d children", err, plain.Folded(), len(plain.Children()))
 	}
 }
 
-// TestLazyChildrenFail finds children that break the rules, and children
-// whose finding panics: the section keeps none, and every Unfold says why.
+// TestLazyChildrenFail finds children that break the rules, that hold
+// the section itself, that the caller's check refuses, and children whose
+// finding panics: the section keeps none, and the Unfold that looked says
+// why.
 func TestLazyChildrenFail(t *testing.T) {
 	book := func(key string) *section.Section {
 		return section.New(section.Spec[section.None]{Key: key, Title: "Book"})
 	}
+	var s *section.Section
 	tests := []struct {
-		name string
-		find func() []*section.Section
-		want string
+		name  string
+		find  func() []*section.Section
+		check func([]*section.Section) error
+		want  string
 	}{
-		{"duplicate keys", func() []*section.Section { return []*section.Section{book("same"), book("same")} }, `duplicate key "same" among siblings`},
-		{"a bad key", func() []*section.Section { return []*section.Section{book("Not A Key")} }, "the subsections of shelf: "},
-		{"a nil child", func() []*section.Section { return []*section.Section{nil} }, "child 1 is nil"},
-		{"a panic", func() []*section.Section { panic("the disk is gone") }, "the subsections of shelf: finding them panicked: the disk is gone"},
+		{"duplicate keys", func() []*section.Section { return []*section.Section{book("same"), book("same")} }, nil, `duplicate key "same" among siblings`},
+		{"a bad key", func() []*section.Section { return []*section.Section{book("Not A Key")} }, nil, "the subsections of shelf: "},
+		{"a nil child", func() []*section.Section { return []*section.Section{nil} }, nil, "child 1 is nil"},
+		{"a panic", func() []*section.Section { panic("the disk is gone") }, nil, "the subsections of shelf: finding them panicked: the disk is gone"},
+		{"itself", func() []*section.Section { return []*section.Section{s} }, nil, "the subsections of shelf: they hold shelf itself"},
+		{"itself below", func() []*section.Section {
+			return []*section.Section{section.New(section.Spec[section.None]{Key: "box", Title: "Box", Children: []*section.Section{s}})}
+		}, nil, "they hold shelf itself"},
+		{"the check", func() []*section.Section { return []*section.Section{book("book")} },
+			func(kids []*section.Section) error { return fmt.Errorf("%s: the prompt has that tool", kids[0].Key()) },
+			"the subsections of shelf: book: the prompt has that tool"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := section.New(foldedSpec("shelf", tt.find))
-			err := s.Unfold()
+			s = section.New(foldedSpec("shelf", tt.find))
+			err := s.Unfold(tt.check)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "the subsections of shelf: ") {
 				t.Errorf("got %v, want %q in it", err, tt.want)
 			}
-			if again := s.Unfold(); again != err {
-				t.Errorf("again: got %v, want the same error", again)
+			if again := s.Unfold(nil); again != nil {
+				t.Errorf("again: got %v, want nil: the call that looked said why", again)
 			}
 			if s.Folded() || len(s.Children()) != 0 {
 				t.Errorf("got folded %v and %d children, want unfolded with none", s.Folded(), len(s.Children()))
@@ -129,7 +141,7 @@ func TestStable(t *testing.T) {
 	section.Stable(func() {
 		go func() {
 			defer close(done)
-			s.Unfold()
+			s.Unfold(nil)
 		}()
 		close(release)
 		// Unfolding takes microseconds: a tenth of a second of reads

@@ -126,9 +126,11 @@ type Spec[P any] struct {
 	// children from then on, in every prompt built from it. A folded
 	// section needs a summary and Visibility visibility.Const(
 	// visibility.Summary): it shows in full only when it is opened. The
-	// function runs while the disclosure that opens the section holds its
-	// lock, so it must not call the disclosure; the tools of the children
-	// are offered (and deferred) only once they are found.
+	// children found are checked before the section keeps them (see
+	// [Section.Unfold]). The function runs while the disclosure that opens
+	// the section holds its lock, so it must not call the disclosure; the
+	// tools of the children are offered (and deferred) only once they are
+	// found.
 	LazyChildren func() []*Section
 	// Tools are offered to the model while the section renders in full.
 	Tools []*tools.Tool
@@ -166,14 +168,13 @@ type Section struct {
 	children []*Section
 	// later finds the children of a folded section (Spec.LazyChildren);
 	// unfolded holds them once found, unfoldErr why none were.
-	later     func() []*Section
-	unfold    sync.Once
-	unfolded  atomic.Pointer[[]*Section]
-	unfoldErr error // set inside unfold.Do
-	tools     []*tools.Tool
-	priority  int
-	params    reflect.Type // nil for None
-	err       error        // a construction error, reported when the prompt is built
+	later    func() []*Section
+	unfold   sync.Once
+	unfolded atomic.Pointer[[]*Section]
+	tools    []*tools.Tool
+	priority int
+	params   reflect.Type // nil for None
+	err      error        // a construction error, reported when the prompt is built
 }
 
 var noneType = reflect.TypeFor[None]()
@@ -377,64 +378,6 @@ func (s *Section) kids() []*Section {
 		}
 	}
 	return s.children
-}
-
-// Folded reports whether the section's children are still to be found
-// ([Spec.LazyChildren]): it has none until it is unfolded.
-func (s *Section) Folded() bool { return s.later != nil && s.unfolded.Load() == nil }
-
-// Unfold finds a folded section's children, once, and returns why none
-// were found, if so: every call returns what the first did, and a section
-// that was never folded returns nil at once. The children found are
-// checked as [Validate] checks a tree; when they break a rule, or finding
-// them panics, the section keeps no children and Unfold reports why.
-// Rules that involve the rest of a prompt (a tool name used elsewhere in
-// it, params it was not given) are checked when the prompt is built again
-// with them. Unfold is safe to call from many goroutines; every call
-// returns once the children are there. A prompt built before keeps the
-// tree it was built with: build it again to show the children (the prompt
-// package's Prompt.Unfold does).
-func (s *Section) Unfold() error {
-	if s.later == nil {
-		return nil
-	}
-	s.unfold.Do(func() {
-		kids, err := s.find()
-		if err == nil {
-			err = Validate(kids)
-		}
-		if err != nil {
-			kids, s.unfoldErr = nil, fmt.Errorf("the subsections of %s: %w", s.key, err)
-		}
-		stable.Lock()
-		s.unfolded.Store(&kids)
-		stable.Unlock()
-	})
-	return s.unfoldErr
-}
-
-// find calls the section's LazyChildren, turning a panic into an error.
-func (s *Section) find() (kids []*Section, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("finding them panicked: %v", v)
-		}
-	}()
-	return append([]*Section(nil), s.later()...), nil
-}
-
-// stable is held for writing while a section stores the children it
-// unfolded, and for reading by [Stable].
-var stable sync.RWMutex
-
-// Stable runs f while no section unfolds: every section gives the same
-// children, or none, from start to end, as a prompt needs while it walks
-// a tree more than once to build it. f must not unfold a section, nor call
-// Stable again.
-func Stable(f func()) {
-	stable.RLock()
-	defer stable.RUnlock()
-	f()
 }
 
 // Tools returns the tools the section itself declares.

@@ -53,7 +53,9 @@ func TestFileKeys(t *testing.T) {
 	if !sec.Folded() || len(sec.Children()) != 0 {
 		t.Fatalf("a skill's section before it opens: got folded %v and %d children, want folded and none", sec.Folded(), len(sec.Children()))
 	}
-	sec.Unfold()
+	if err := sec.Unfold(nil); err != nil {
+		t.Fatal(err)
+	}
 	var keys []string
 	for _, c := range sec.Children() {
 		keys = append(keys, c.Key())

@@ -174,6 +174,10 @@ func TestContextFiles(t *testing.T) {
 	if strings.Contains(string(skill), "print(\"extracting\"") {
 		t.Errorf("context/skills.pdf.md: got the script's content, want its summary only:\n%s", skill)
 	}
+	// A skill without files opens as well.
+	if op, err := d.Open(context.Background(), []string{"skills.minimal"}, "the task needs it"); err != nil || strings.Join(op.Files, ",") != "context/skills.minimal.md" {
+		t.Errorf("open skills.minimal: got %+v, %v", op, err)
+	}
 	// The skills section as a document of its own (as it is written when a
 	// budget summarized it) is the catalog: no skill's instructions.
 	catalog, err := p.Standalone("skills")

@@ -107,7 +107,10 @@ func (d *Disclosure) Render() error {
 // full; when it fails, the parts stay as they were, matching the renders
 // kept. The holder of mu calls it.
 func (d *Disclosure) render() error {
-	old := slices.Clone(d.parts)
+	old := d.parts // changed only by unfolding, which needs a copy to undo
+	if d.folded() {
+		old = slices.Clone(d.parts)
+	}
 	if err := d.unfoldOpened(); err != nil {
 		d.parts = old
 		return err

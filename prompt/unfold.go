@@ -206,7 +206,7 @@ func (d *Disclosure) unfold(keys []string) error {
 // earlier run of a session read back. The holder of mu calls it before
 // every render.
 func (d *Disclosure) unfoldOpened() error {
-	if !slices.ContainsFunc(d.parts, func(p Part) bool { return p.Prompt.t.folded }) {
+	if !d.folded() {
 		return nil
 	}
 	if err := visibility.Register(d.sess); err != nil {
@@ -221,6 +221,12 @@ func (d *Disclosure) unfoldOpened() error {
 	}
 	_, err := d.unfoldParts(full, false)
 	return err
+}
+
+// folded reports whether some part has a folded section. The holder of mu
+// calls it.
+func (d *Disclosure) folded() bool {
+	return slices.ContainsFunc(d.parts, func(p Part) bool { return p.Prompt.t.folded })
 }
 
 // unfoldParts puts each part's prompt unfolded at paths in its place (see

@@ -167,7 +167,7 @@ type Section struct {
 	zero     any  // the zero value of the params type, for enabled
 	children []*Section
 	// later finds the children of a folded section (Spec.LazyChildren);
-	// unfolded holds them once found, unfoldErr why none were.
+	// unfolded holds them once found (none when they were refused).
 	later    func() []*Section
 	unfold   sync.Once
 	unfolded atomic.Pointer[[]*Section]

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -105,7 +104,8 @@ func New(baseURL, model string, opt ...Option) (*Client, error) {
 	if opts.Timeout < 0 {
 		return nil, errors.New("anthropic: new: negative timeout")
 	}
-	if err := transport.CheckHeaders("ANTHROPIC_CUSTOM_HEADERS"); err != nil {
+	headers, err := transport.CustomHeaders("ANTHROPIC_CUSTOM_HEADERS")
+	if err != nil {
 		return nil, fmt.Errorf("anthropic: new: %w", err)
 	}
 	if opts.Policy.BaseDelay <= 0 {
@@ -114,7 +114,7 @@ func New(baseURL, model string, opt ...Option) (*Client, error) {
 	if opts.Policy.MaxDelay <= 0 {
 		opts.Policy.MaxDelay = transport.DefaultMaxDelay
 	}
-	return &Client{opts: opts, messages: sdk.NewMessageService(slices.Concat(clientDefaults(), opts.own())...)}, nil
+	return &Client{opts: opts, messages: sdk.NewMessageService(slices.Concat(clientDefaults(headers), opts.own())...)}, nil
 }
 
 // own are the options unfold gives the SDK: the endpoint, the key and the
@@ -139,14 +139,14 @@ func (o options) own() []option.RequestOption {
 // clientDefaults are the options sdk.NewClient puts before those of a
 // client given its credential: the API's address, an HTTP client that
 // waits at most ten minutes for a reply's headers, and the headers
-// ANTHROPIC_CUSTOM_HEADERS names, one "Name: value" a line. The client is
-// made from the Messages service alone: sdk.NewClient would link every
-// service of the API into the program. sdk.DefaultClientOptions is not
-// used: it would look for the environment's credentials (profile files
-// included), which a client given its key never uses. NewClient's other
-// defaults do not matter here: ANTHROPIC_BASE_URL (New always sets the
-// address) and the webhook key (Messages has no webhooks).
-func clientDefaults() []option.RequestOption {
+// ANTHROPIC_CUSTOM_HEADERS names (read by New). The client is made from
+// the Messages service alone: sdk.NewClient would link every service of
+// the API into the program. sdk.DefaultClientOptions is not used: it
+// would look for the environment's credentials (profile files included),
+// which a client given its key never uses. NewClient's other defaults do
+// not matter here: ANTHROPIC_BASE_URL (New always sets the address) and
+// the webhook key (Messages has no webhooks).
+func clientDefaults(headers [][2]string) []option.RequestOption {
 	hc := &http.Client{Transport: http.DefaultTransport}
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
 		t = t.Clone()
@@ -154,10 +154,8 @@ func clientDefaults() []option.RequestOption {
 		hc.Transport = t
 	}
 	ro := []option.RequestOption{option.WithEnvironmentProduction(), option.WithHTTPClient(hc)}
-	for line := range strings.Lines(os.Getenv("ANTHROPIC_CUSTOM_HEADERS")) {
-		if name, value, ok := strings.Cut(line, ":"); ok {
-			ro = append(ro, option.WithHeader(strings.TrimSpace(name), strings.TrimSpace(value)))
-		}
+	for _, h := range headers {
+		ro = append(ro, option.WithHeader(h[0], h[1]))
 	}
 	return ro
 }

@@ -101,7 +101,8 @@ func newOptions(baseURL, model string, opt []Option) (options, error) {
 	if opts.Timeout < 0 {
 		return opts, errors.New("openai: new: negative timeout")
 	}
-	if err := transport.CheckHeaders("OPENAI_CUSTOM_HEADERS"); err != nil {
+	// The SDK adds these headers itself (sdk.DefaultClientOptions).
+	if _, err := transport.CustomHeaders("OPENAI_CUSTOM_HEADERS"); err != nil {
 		return opts, fmt.Errorf("openai: new: %w", err)
 	}
 	return opts, nil

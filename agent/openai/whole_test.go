@@ -2,7 +2,9 @@ package openai
 
 import (
 	"context"
+	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,17 +18,20 @@ import (
 // (or NewResponses) makes and through one made on the SDK's whole client
 // (sdk.NewClient given the same options), with and without settings in
 // the environment: every request is the same, header for header and byte
-// for byte. sdk.NewClient links into the tests only.
+// for byte; the key given is sent, never the environment's, and the
+// environment's other settings go along. sdk.NewClient links into the
+// tests only.
 func TestSameAsWholeClient(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		env  map[string]string
+		want map[string]string // headers of the requests
 	}{
-		{"no environment", nil},
+		{"no environment", nil, map[string]string{"Authorization": "Bearer k", "Openai-Organization": ""}},
 		{"environment", map[string]string{
 			"OPENAI_API_KEY": "env-key", "OPENAI_ORG_ID": "org-env", "OPENAI_PROJECT_ID": "proj-env",
 			"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_CUSTOM_HEADERS": "X-Team: blue\nUser-Agent: custom",
-		}},
+		}, map[string]string{"Authorization": "Bearer k", "Openai-Organization": "org-env", "Openai-Project": "proj-env", "X-Team": "blue"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for k, v := range tt.env {
@@ -59,12 +64,29 @@ func TestSameAsWholeClient(t *testing.T) {
 				_, errThem := pair.them.Complete(context.Background(), req)
 				them := srv.Sent()
 				if len(ours) == 0 || !reflect.DeepEqual(ours, them) {
-					t.Errorf("%s: the requests differ:\nours  %+v\nwhole %+v", pair.name, ours, them)
+					t.Fatalf("%s: the requests differ:\nours  %+v\nwhole %+v", pair.name, ours, them)
 				}
+				checkHeaders(t, pair.name, ours[0].Header, tt.want)
 				if errOurs == nil || errThem == nil || errOurs.Error() != errThem.Error() {
 					t.Errorf("%s: got errors %v and %v, want the same refusal", pair.name, errOurs, errThem)
 				}
 			}
 		})
+	}
+}
+
+// checkHeaders checks the headers of want, and that no header carries the
+// environment's key.
+func checkHeaders(t *testing.T, name string, h http.Header, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if got := h.Get(k); got != v {
+			t.Errorf("%s: header %s: got %q, want %q", name, k, got, v)
+		}
+	}
+	for k, values := range h {
+		if strings.Contains(strings.Join(values, " "), "env-key") {
+			t.Errorf("%s: header %s: got the environment's key", name, k)
+		}
 	}
 }

@@ -330,12 +330,14 @@ func ServerMessage(msg, raw string, c *Call) string {
 	return msg
 }
 
-// CheckHeaders checks the environment variable that, as the SDKs read it,
+// CustomHeaders reads the environment variable that, as the SDKs read it,
 // adds headers to every request: one "Name: value" a line (lines without
-// a colon are passed over, as the SDKs pass them over). A header the
-// HTTP client would refuse is reported now, naming the variable and the
-// line, instead of failing every request as a network error.
-func CheckHeaders(variable string) error {
+// a colon are passed over, as the SDKs pass them over), each returned as
+// its name and value. A header the HTTP client would refuse is an error
+// naming the variable and the line, given when a client is made instead
+// of failing every request as a network error.
+func CustomHeaders(variable string) ([][2]string, error) {
+	var headers [][2]string
 	for i, line := range strings.Split(os.Getenv(variable), "\n") {
 		name, value, ok := strings.Cut(line, ":")
 		if !ok {
@@ -343,8 +345,9 @@ func CheckHeaders(variable string) error {
 		}
 		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 		if !httpguts.ValidHeaderFieldName(name) || !httpguts.ValidHeaderFieldValue(value) {
-			return fmt.Errorf("%s, line %d: %q is not a header: write one \"Name: value\" a line", variable, i+1, strings.TrimSpace(line))
+			return nil, fmt.Errorf("%s, line %d: %q is not a header: write one \"Name: value\" a line", variable, i+1, strings.TrimSpace(line))
 		}
+		headers = append(headers, [2]string{name, value})
 	}
-	return nil
+	return headers, nil
 }

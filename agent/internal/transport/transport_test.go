@@ -3,6 +3,7 @@ package transport
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,24 +53,28 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-// TestCheckHeaders reads a custom-headers variable as the SDKs do: lines
+// TestCustomHeaders reads a custom-headers variable as the SDKs do: lines
 // without a colon are passed over, and a header the HTTP client would
 // refuse is reported with its line.
-func TestCheckHeaders(t *testing.T) {
+func TestCustomHeaders(t *testing.T) {
 	for _, tt := range []struct {
 		value, want string
+		headers     [][2]string
 	}{
-		{"", ""},
-		{"X-Team: blue\nX-Cost-Center:42\r\n", ""},
-		{"just a note\n", ""},
-		{"X-Team: blue\n:x", `TEST_HEADERS, line 2: ":x" is not a header: write one "Name: value" a line`},
-		{"Bad Name: x", `TEST_HEADERS, line 1: "Bad Name: x" is not a header`},
-		{"X-Ok: a\x01b", `TEST_HEADERS, line 1: "X-Ok: a\x01b" is not a header`},
+		{"", "", nil},
+		{"X-Team: blue\nX-Cost-Center:42\r\n", "", [][2]string{{"X-Team", "blue"}, {"X-Cost-Center", "42"}}},
+		{"just a note\n", "", nil},
+		{"X-Team: blue\n:x", `TEST_HEADERS, line 2: ":x" is not a header: write one "Name: value" a line`, nil},
+		{"Bad Name: x", `TEST_HEADERS, line 1: "Bad Name: x" is not a header`, nil},
+		{"X-Ok: a\x01b", `TEST_HEADERS, line 1: "X-Ok: a\x01b" is not a header`, nil},
 	} {
 		t.Setenv("TEST_HEADERS", tt.value)
-		err := CheckHeaders("TEST_HEADERS")
+		headers, err := CustomHeaders("TEST_HEADERS")
 		if got := fmt.Sprint(err); tt.want == "" && err != nil || tt.want != "" && !strings.HasPrefix(got, tt.want) {
 			t.Errorf("%q: got %v, want %q", tt.value, err, tt.want)
+		}
+		if !slices.Equal(headers, tt.headers) {
+			t.Errorf("%q: got headers %v, want %v", tt.value, headers, tt.headers)
 		}
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 
 	"github.com/unfold-dev/unfold/agent"
-	"github.com/unfold-dev/unfold/agent/anthropic"
-	"github.com/unfold-dev/unfold/agent/openai"
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/session"
@@ -50,20 +48,21 @@ func newModel(f agentFlags) (agent.Model, error) {
 		return nil, errors.New("no model: pass --model NAME (or set UNFOLD_MODEL)")
 	}
 	if f.provider == "anthropic" {
-		return anthropic.New(base, orNone(f.model), anthropic.WithAPIKey(os.Getenv(keyEnv)),
-			anthropic.WithTimeout(f.timeout), anthropic.WithMaxRetries(f.maxRetries))
+		return anthropicModel(base, orNone(f.model), os.Getenv(keyEnv), f)
 	}
 	if base == "" {
 		base = "http://endpoint.not.configured/v1" // a dry run calls none
 	}
-	opts := []openai.Option{openai.WithAPIKey(os.Getenv(keyEnv)), openai.WithTimeout(f.timeout), openai.WithMaxRetries(f.maxRetries)}
-	switch f.api {
-	case "chat":
-		return openai.New(base, orNone(f.model), opts...)
-	case "responses":
-		return openai.NewResponses(base, orNone(f.model), opts...)
+	if f.api != "chat" && f.api != "responses" {
+		return nil, fmt.Errorf("--api %q: want chat or responses", f.api)
 	}
-	return nil, fmt.Errorf("--api %q: want chat or responses", f.api)
+	return openaiModel(base, orNone(f.model), os.Getenv(keyEnv), f)
+}
+
+// builtWithout is the error for a provider whose client this binary was
+// built without.
+func builtWithout(provider, tag string) error {
+	return fmt.Errorf("--provider %s: this unfold was built without the %s client (go build -tags %s); build or install it without that tag to call %s endpoints", provider, provider, tag, provider)
 }
 
 func orNone(model string) string {

@@ -46,6 +46,13 @@ func TestVersionFrom(t *testing.T) {
 			"unfold v0.3.0 (commit 6c3254663368, 2026-11-26T07:25:17Z; go1.26.8" + platform + ")",
 		},
 		{
+			"a build without the model clients",
+			&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: module, Version: "v0.3.0"}, Settings: []debug.BuildSetting{
+				{Key: "-tags", Value: "unfold_noopenai,unfold_noanthropic"},
+			}},
+			"unfold v0.3.0 (go1.26.8" + platform + "; tags unfold_noopenai,unfold_noanthropic)",
+		},
+		{
 			"go run",
 			&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: module, Version: "(devel)"}},
 			"unfold devel (commit not recorded; go1.26.8" + platform + ")",

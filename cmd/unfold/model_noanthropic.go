@@ -1,0 +1,10 @@
+//go:build unfold_noanthropic
+
+package main
+
+import "github.com/unfold-dev/unfold/agent"
+
+// anthropicModel refuses: this build left the Anthropic client out.
+func anthropicModel(string, string, string, agentFlags) (agent.Model, error) {
+	return nil, builtWithout("anthropic", "unfold_noanthropic")
+}

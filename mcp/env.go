@@ -74,7 +74,7 @@ func (s *conn) syncScreens() {
 		want[name] = "The screen of the " + name + " environment (" + sum + "): its state and how to use it, read live."
 	}
 	if len(s.o.LoadErrors()) > 0 {
-		want[orchestrator.ScreenName] = "The screen of the orchestrator: spec files that failed to load."
+		want[orchestrator.ScreenName] = "The screen of the orchestrator: spec files that did not load, and why."
 	}
 	var gone []string
 	for uri := range s.screens {

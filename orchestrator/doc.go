@@ -59,7 +59,8 @@
 // start nothing). Files are validated against [SpecSchema]; a bad file is skipped with a
 // [*SpecError] naming the file and the field, and shown on the orchestrator's
 // own screen ([ScreenName]). Files added, changed or removed are picked up
-// before the next command ([Orchestrator.ReloadSpecs]); the env directory
+// before the next command ([Orchestrator.ReloadSpecs]), unless
+// [WithoutSpecReload] keeps the environments as loaded; the env directory
 // is watched, so a command pays one system call for it when nothing
 // changed. A process environment's protocol lets it send
 // output while a command runs and ask for input; its processes end with it

@@ -39,6 +39,9 @@ type Orchestrator struct {
 	processes   ProcessFactory
 	budget      int    // tokens a response may take, unless a call or registration says; 0: the environment's default
 	project     string // the project directory, for output saved under context/output; "" when none
+	// fixedSpecs says why spec files that change after LoadSpecs are not
+	// loaded (WithoutSpecReload); "" when they are.
+	fixedSpecs string
 
 	// mu guards envs, names, loadErrs, gen, specs and closed.
 	mu       sync.RWMutex
@@ -72,7 +75,8 @@ type entry struct {
 }
 
 // Option configures an [Orchestrator]: [WithSession], [WithMaxLines],
-// [WithMaxLineBytes], [WithOutputBudget] and [WithProject].
+// [WithMaxLineBytes], [WithOutputBudget], [WithProject],
+// [WithInteractive], [WithProcesses] and [WithoutSpecReload].
 type Option func(*Orchestrator)
 
 // WithSession makes the orchestrator dispatch a [CommandExecuted] event to

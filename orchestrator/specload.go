@@ -35,6 +35,7 @@ import (
 // The directory is watched (see [Orchestrator.ReloadSpecs]) from before it
 // is first read, so that nothing written meanwhile is missed; where no
 // watch can be made, every command reads the directory again instead.
+// [WithoutSpecReload] keeps the environments as LoadSpecs made them.
 func (o *Orchestrator) LoadSpecs(projectDir string) error {
 	abs, err := filepath.Abs(projectDir)
 	if err != nil {
@@ -59,6 +60,18 @@ func (o *Orchestrator) LoadSpecs(projectDir string) error {
 		return fmt.Errorf("orchestrator: load specs: %w", err)
 	}
 	return o.syncSpecs(set, seen)
+}
+
+// WithoutSpecReload keeps the environments of the spec files as
+// [Orchestrator.LoadSpecs] made them: a spec file added, changed or
+// removed afterwards changes nothing, and is reported among the load
+// errors ([Orchestrator.LoadErrors], the orchestrator's screen) as not
+// loaded, because of reason ("no environment runs programs"), until the
+// program starts again. A front end whose environments run no program the
+// model chooses wants this: a spec file the model writes, with an editor,
+// would otherwise give it a program to run that the user did not allow.
+func WithoutSpecReload(reason string) Option {
+	return func(o *Orchestrator) { o.fixedSpecs = reason }
 }
 
 // specWatch tells whether the env directory changed since it was last
@@ -205,7 +218,64 @@ func (o *Orchestrator) ReloadSpecs() {
 	if !set.changed(seen) {
 		return
 	}
+	if o.fixedSpecs != "" {
+		o.noteSpecChanges(set, seen)
+		return
+	}
 	_ = o.syncSpecs(set, seen)
+}
+
+// noteSpecChanges reports the spec files that differ from those loaded,
+// as the holder of reloadMu, when they are not reloaded
+// ([WithoutSpecReload]): the environments stay as they are.
+func (o *Orchestrator) noteSpecChanges(set *specSet, seen map[string]fileStat) {
+	not := func(file, what, then string) error {
+		return &SpecError{File: "env/" + file, Msg: fmt.Sprintf("%s after the environments were loaded; %s, because %s: start again to load the change", what, then, o.fixedSpecs)}
+	}
+	var notes []error
+	for _, file := range slices.Sorted(maps.Keys(seen)) {
+		st := seen[file]
+		f := set.files[file]
+		switch {
+		case f == nil:
+			notes = append(notes, not(file, "added", "not loaded"))
+		case !f.mod.Equal(st.mod) || f.size != st.size:
+			data, err := readfile.Read(filepath.Join(set.dir, "env", file), maxSpecBytes)
+			if err == nil && sha256.Sum256(data) == f.sum {
+				f.mod, f.size = st.mod, st.size // touched, not changed
+				continue
+			}
+			notes = append(notes, not(file, "changed", "its environment stays as it was loaded"))
+		}
+	}
+	for _, file := range slices.Sorted(maps.Keys(set.files)) {
+		if _, ok := seen[file]; !ok {
+			notes = append(notes, not(file, "removed", "its environment stays"))
+		}
+	}
+	o.setLoadErrors(append(set.errors(), notes...))
+}
+
+// errors returns the load errors of the files, in name order.
+func (s *specSet) errors() []error {
+	var errs []error
+	for _, file := range slices.Sorted(maps.Keys(s.files)) {
+		if f := s.files[file]; f.err != nil {
+			errs = append(errs, f.err)
+		}
+	}
+	return errs
+}
+
+// setLoadErrors makes errs the load errors, and counts a generation when
+// they say something else than before.
+func (o *Orchestrator) setLoadErrors(errs []error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !sameErrors(o.loadErrs, errs) {
+		o.gen++
+	}
+	o.loadErrs = errs
 }
 
 // syncSpecs brings the environments in line with the files seen, as the
@@ -260,18 +330,8 @@ func (o *Orchestrator) syncSpecs(set *specSet, seen map[string]fileStat) error {
 		}
 		f.name, f.err = o.loadSpec(set.dir, path, rel, data)
 	}
-	var errs []error
-	for _, file := range names {
-		if f := set.files[file]; f != nil && f.err != nil {
-			errs = append(errs, f.err)
-		}
-	}
-	o.mu.Lock()
-	if !sameErrors(o.loadErrs, errs) {
-		o.gen++
-	}
-	o.loadErrs = errs
-	o.mu.Unlock()
+	errs := set.errors()
+	o.setLoadErrors(errs)
 	for _, e := range gone {
 		_ = closeEnv(e)
 	}

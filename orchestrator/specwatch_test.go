@@ -280,3 +280,65 @@ func TestGeneration(t *testing.T) {
 		}
 	}, true)
 }
+
+// TestWithoutSpecReload: with spec reloads off, the environments stay as
+// LoadSpecs made them; each file added, changed or removed afterwards is
+// reported with the reason, and a file touched but not changed, or
+// changed back, is not.
+func TestWithoutSpecReload(t *testing.T) {
+	for _, watched := range []bool{true, false} {
+		t.Run(fmt.Sprintf("watched=%v", watched), func(t *testing.T) {
+			if !watched {
+				withWatch(t, nil)
+			}
+			dir := writeProject(t, map[string]string{"a.json": shSpec("a as loaded"), "b.json": shSpec("b as loaded")})
+			o := mustNew(t, trivialProcesses(), WithoutSpecReload("no environment runs programs"))
+			defer o.Close()
+			if err := o.LoadSpecs(dir); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			check := func(step string, want ...string) {
+				t.Helper()
+				if res := o.Execute(ctx, "a", "x"); !res.Response.Success {
+					t.Fatalf("%s: a: %+v", step, res.Response)
+				}
+				if got := o.Names(); !slices.Equal(got, []string{"a", "b"}) {
+					t.Errorf("%s: environments %v, want [a b] as loaded", step, got)
+				}
+				if got, _ := o.Summary("a"); got != "a as loaded" {
+					t.Errorf("%s: a's summary %q, want the one loaded", step, got)
+				}
+				var got []string
+				for _, err := range o.LoadErrors() {
+					got = append(got, err.Error())
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s: load errors\n%q\nwant\n%q", step, got, want)
+				}
+			}
+			check("at the start")
+			gen := o.Generation()
+
+			writeSpec(t, dir, "pwn.json", shSpec("added"))
+			writeSpec(t, dir, "a.json", shSpec("a changed"))
+			if err := os.Remove(filepath.Join(dir, "env", "b.json")); err != nil {
+				t.Fatal(err)
+			}
+			check("after changes",
+				"env/a.json: changed after the environments were loaded; its environment stays as it was loaded, because no environment runs programs: start again to load the change",
+				"env/pwn.json: added after the environments were loaded; not loaded, because no environment runs programs: start again to load the change",
+				"env/b.json: removed after the environments were loaded; its environment stays, because no environment runs programs: start again to load the change")
+			if o.Generation() == gen {
+				t.Error("the generation did not change with the load errors")
+			}
+
+			writeSpec(t, dir, "b.json", shSpec("b as loaded"))
+			writeSpec(t, dir, "a.json", shSpec("a as loaded"))
+			if err := os.Remove(filepath.Join(dir, "env", "pwn.json")); err != nil {
+				t.Fatal(err)
+			}
+			check("after changing back")
+		})
+	}
+}

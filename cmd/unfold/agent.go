@@ -29,7 +29,10 @@ prompt file given with --prompt) as its system message and the environments'
 screens (bash, python, editor, and the project's env/*.json) in its newest
 message, runs commands through them and opens summarized sections as it
 needs them. Spec files added, changed or removed in DIR/env during the run
-(by the model's commands or anyone) reach the model at its next request.
+(by the model's commands or anyone) reach the model at its next request;
+with the editor but neither bash nor python (--builtins editor), they
+load only at the start, as a spec file the model wrote would let it run a
+program, and changes are reported instead.
 Progress goes to stderr, the final answer to stdout.
 
 Skills in DIR/.claude/skills, DIR/.agents/skills and DIR/skills, and in

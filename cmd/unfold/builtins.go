@@ -28,6 +28,9 @@ type builtin struct {
 	// opts are registration options; without orchestrator.OnDemand the
 	// environment's prompt section renders in full from the first turn.
 	opts []orchestrator.RegisterOption
+	// runs: the environment runs any program the model names. writes: it
+	// writes files the model names. See fixedSpecs.
+	runs, writes bool
 }
 
 // builtins lists the built-in environments, in registration order. Each
@@ -35,13 +38,13 @@ type builtin struct {
 var builtins = []builtin{
 	{name: "bash", new: func(project string, _ *session.Session) (envs.Env, error) {
 		return bash.New(bash.WithDir(project))
-	}},
+	}, runs: true, writes: true},
 	{name: "python", new: func(project string, _ *session.Session) (envs.Env, error) {
 		return python.New(python.WithDir(project))
-	}},
+	}, runs: true, writes: true},
 	{name: editor.Name, new: func(project string, sess *session.Session) (envs.Env, error) {
 		return editor.New(project, sess)
-	}},
+	}, writes: true},
 }
 
 // newOrchestrator builds the orchestrator serve and repl share: a session,
@@ -71,6 +74,9 @@ func assemble(project, names string, stderr io.Writer, newEnv func(builtin) (env
 	if err != nil {
 		return nil, err
 	}
+	if why := fixedSpecs(chosen); why != "" {
+		opts = append(opts, orchestrator.WithoutSpecReload(why))
+	}
 	o, err := orchestrator.New(opts...)
 	if err != nil {
 		return nil, err
@@ -90,6 +96,25 @@ func assemble(project, names string, stderr io.Writer, newEnv func(builtin) (env
 		return nil, err
 	}
 	return o, nil
+}
+
+// fixedSpecs says why the project's spec files load only when the command
+// starts, or is "" when changes to them are loaded as the run goes on.
+// They are fixed when an environment writes files and none runs programs
+// (the editor without bash and python): a spec file the model wrote would
+// give it a program to run that the user did not allow.
+func fixedSpecs(chosen []builtin) string {
+	writes := false
+	for _, b := range chosen {
+		if b.runs {
+			return ""
+		}
+		writes = writes || b.writes
+	}
+	if !writes {
+		return ""
+	}
+	return "no environment of this run runs programs (bash, python), and a spec file written during it could make one"
 }
 
 // loadSpecs loads the project's spec files into o, reporting those that

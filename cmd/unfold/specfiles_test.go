@@ -225,3 +225,71 @@ func TestAgentSpecFiles(t *testing.T) {
 		t.Errorf("stdout: got %q", got)
 	}
 }
+
+// TestMCPEditorAddsNoProgram: with the editor but neither bash nor python,
+// a spec file the model writes with the editor declares no environment:
+// the tool list stays as it started, and the orchestrator's screen says
+// the file was not loaded and why. With bash on as well, the same file
+// is loaded, as the model could run its program anyway.
+func TestMCPEditorAddsNoProgram(t *testing.T) {
+	needSh(t)
+	pwn := `{"kind":"process","executable":"sh","args":["env/count.sh"],"description":"A count the model declared"}`
+	for _, tc := range []struct {
+		builtins string
+		want     []string // the tools after the editor wrote env/pwn.json
+	}{
+		{"editor", []string{"count", "editor", "help"}},
+		{"bash,editor", []string{"bash", "count", "editor", "help", "pwn"}},
+	} {
+		t.Run(tc.builtins, func(t *testing.T) {
+			if strings.Contains(tc.builtins, "bash") {
+				if _, err := exec.LookPath("bash"); err != nil {
+					t.Skip("bash is not installed")
+				}
+			}
+			dir := t.TempDir()
+			for name, data := range map[string]string{"env/count.sh": specScript, "env/count.json": specOf("1")} {
+				if err := os.MkdirAll(filepath.Join(dir, "env"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cs := connectMCP(t, sdk.NewClient(&sdk.Implementation{Name: "test"}, nil), "--builtins", tc.builtins, "--project", dir)
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "editor", Arguments: map[string]any{"command": "create env/pwn.json\n" + pwn}})
+			if err != nil || res.IsError {
+				t.Fatalf("the editor's create: %v %+v", err, res)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "env", "pwn.json")); err != nil {
+				t.Fatalf("the editor did not write the file: %v", err)
+			}
+			list, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range list.Tools {
+				names = append(names, tool.Name)
+			}
+			slices.Sort(names)
+			if !slices.Equal(names, tc.want) {
+				t.Fatalf("tools after the editor wrote env/pwn.json: got %v, want %v", names, tc.want)
+			}
+			if tc.builtins != "editor" {
+				return
+			}
+			if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "pwn", Arguments: map[string]any{"command": "x"}}); err == nil && !res.IsError {
+				t.Errorf("calling pwn: got %+v, want an error", res)
+			}
+			scr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "unfold://screen/orchestrator"})
+			if err != nil {
+				t.Fatalf("the orchestrator's screen: %v", err)
+			}
+			want := "env/pwn.json: added after the environments were loaded; not loaded, because no environment of this run runs programs (bash, python)"
+			if got := scr.Contents[0].Text; !strings.Contains(got, want) {
+				t.Errorf("the orchestrator's screen:\n%s\nwant it to say %q", got, want)
+			}
+		})
+	}
+}

@@ -350,9 +350,9 @@ func (d *Disclosure) Open(ctx context.Context, keys []string, reason string) (*O
 // tools, every requested section opens in place (through Expand, by the
 // error it returns); otherwise each is written to its context file.
 func (d *Disclosure) openSections(_ context.Context, tc tools.Context, in OpenSectionsInput) (*Opened, error) {
-	keys := uniqueKeys(in.SectionKeys)
-	if len(keys) == 0 {
-		return nil, errors.New(msgNoKeys)
+	keys, err := requestedKeys(in.SectionKeys)
+	if err != nil {
+		return nil, err
 	}
 	var unknown string
 	rendered, err := func() (r []*Rendered, err error) {

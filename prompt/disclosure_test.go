@@ -137,9 +137,10 @@ func TestDisclosureFailuresChangeNothing(t *testing.T) {
 		{[]string{"notes", "nope"}, "Section 'nope' does not exist in this prompt."},
 		{[]string{"shell", "intro"}, "Section 'intro' is already expanded."},
 		{[]string{"guide.old"}, "Section 'guide.old' does not exist in this prompt."},
+		{manyKeys(1025), "At most 1024 section keys can be opened at a time; 1025 were given. Open the sections needed now."},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprint(tt.keys), func(t *testing.T) {
+		t.Run(fmt.Sprint(len(tt.keys), tt.keys[:min(len(tt.keys), 2)]), func(t *testing.T) {
 			d, sess, fs := twoParts(t)
 			seq := sess.Seq()
 			res, err := open(t, d, tt.keys...)
@@ -372,4 +373,13 @@ func TestDisclosureAddRemove(t *testing.T) {
 	if r := d.Rendered(1); !strings.Contains(r.Text(), "The shell is ready.") {
 		t.Errorf("added back: got %q, want the shell open as it was", r.Text())
 	}
+}
+
+// manyKeys returns n different keys of no section.
+func manyKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("nope-%d", i)
+	}
+	return keys
 }

@@ -145,6 +145,7 @@ const openSectionsDescription = "Open summarized sections of this prompt. Sectio
 // The failures open_sections answers with (docs/design.md, exact).
 const (
 	msgNoKeys       = "At least one section key must be provided."
+	msgTooManyKeys  = "At most %d section keys can be opened at a time; %d were given. Open the sections needed now."
 	msgUnknown      = "Section '%s' does not exist in this prompt."
 	msgExpanded     = "Section '%s' is already expanded."
 	msgNoFilesystem = "Cannot write context files: no filesystem available."
@@ -164,9 +165,9 @@ func (r *Rendered) openSectionsTool() *tools.Tool {
 // openSections is the open_sections handler, bound to this render: what is
 // "already expanded" is what the model was shown.
 func (r *Rendered) openSections(_ context.Context, tc tools.Context, in OpenSectionsInput) (OpenSectionsResult, error) {
-	keys := uniqueKeys(in.SectionKeys)
-	if len(keys) == 0 {
-		return OpenSectionsResult{}, errors.New(msgNoKeys)
+	keys, err := requestedKeys(in.SectionKeys)
+	if err != nil {
+		return OpenSectionsResult{}, err
 	}
 	req, err := r.request(keys)
 	if err != nil {
@@ -179,12 +180,32 @@ func (r *Rendered) openSections(_ context.Context, tc tools.Context, in OpenSect
 	return OpenSectionsResult{WrittenFiles: files}, err
 }
 
+// maxOpenKeys bounds the keys of one open_sections call, so that one call
+// cannot hold the prompt for long: more than any prompt a model reads has
+// sections to open at once.
+const maxOpenKeys = 1024
+
+// requestedKeys returns the keys of an open_sections call without repeats,
+// or its failure: none, or more than maxOpenKeys.
+func requestedKeys(keys []string) ([]string, error) {
+	keys = uniqueKeys(keys)
+	switch {
+	case len(keys) == 0:
+		return nil, errors.New(msgNoKeys)
+	case len(keys) > maxOpenKeys:
+		return nil, fmt.Errorf(msgTooManyKeys, maxOpenKeys, len(keys))
+	}
+	return keys, nil
+}
+
 // uniqueKeys returns keys without repeats, in first-seen order: a key listed
 // twice opens once.
 func uniqueKeys(keys []string) []string {
 	out := make([]string, 0, len(keys))
+	seen := make(map[string]bool, len(keys))
 	for _, k := range keys {
-		if !slices.Contains(out, k) {
+		if !seen[k] {
+			seen[k] = true
 			out = append(out, k)
 		}
 	}

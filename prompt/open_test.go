@@ -100,6 +100,25 @@ func TestOpenSectionsEmptyList(t *testing.T) {
 	}
 }
 
+// TestOpenSectionsManyKeys: a call with more different keys than one may
+// open is refused before any key is looked at; repeats open once.
+func TestOpenSectionsManyKeys(t *testing.T) {
+	p, sess := openFixture(t)
+	fs := afero.NewMemMapFs()
+	args, _ := json.Marshal(map[string]any{"section_keys": manyKeys(1025), "reason": "r"})
+	res, err := call(t, p, sess, fs, string(args))
+	wantFailure(t, res, err, "At most 1024 section keys can be opened at a time; 1025 were given. Open the sections needed now.")
+
+	args, _ = json.Marshal(map[string]any{"section_keys": slices.Repeat([]string{"guide"}, 1024), "reason": "r"})
+	res, err = call(t, p, sess, fs, string(args))
+	if err != nil || !res.Success {
+		t.Fatalf("1024 repeats of one key: got %+v, %v; want it opened", res, err)
+	}
+	if got := files(t, fs); !slices.Equal(got, []string{"context/guide.md"}) {
+		t.Errorf("files written: %v, want context/guide.md once", got)
+	}
+}
+
 func TestOpenSectionsUnknownKey(t *testing.T) {
 	p, sess := openFixture(t)
 	fs := afero.NewMemMapFs()

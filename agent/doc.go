@@ -15,7 +15,8 @@
 //	fmt.Println(res.Answer)
 //
 // The run ends when the model answers without tool calls, when the step limit
-// is reached ([ErrStepLimit]) or when the context ends. A tool that fails
+// is reached ([ErrStepLimit]) or when the context ends. Of one reply, the
+// first [MaxToolCalls] calls run; the others are answered without running. A tool that fails
 // (bad arguments, an unknown name, a handler error) is a failed result the
 // model reads; the loop goes on.
 //

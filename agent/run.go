@@ -384,6 +384,12 @@ func (r *run) loop() error {
 			return nil
 		}
 		for i, c := range resp.Message.ToolCalls {
+			if i == MaxToolCalls {
+				for _, rest := range resp.Message.ToolCalls[i:] {
+					r.add(Message{Role: RoleTool, ToolCallID: rest.ID, Content: tooManyCalls})
+				}
+				break
+			}
 			res, err := r.call(c.Name, c.Arguments, c.ID)
 			r.add(Message{Role: RoleTool, ToolCallID: c.ID, Content: resultText(res), Loads: r.takeLoads()})
 			if err != nil {
@@ -484,6 +490,15 @@ func orEmpty(args string) string {
 	}
 	return args
 }
+
+// MaxToolCalls bounds the tool calls of one reply that run: those after
+// it are answered without running (one model reply cannot make a step
+// run without end). The model adapters of this module stop reading a
+// reply that makes more than 1,024.
+const MaxToolCalls = 128
+
+// tooManyCalls answers a call past MaxToolCalls.
+var tooManyCalls = fmt.Sprintf("This call did not run: one reply may make at most %d tool calls. Make it again in a later reply if it is still needed.", MaxToolCalls)
 
 // notRun answers a tool call the run stopped before running.
 const notRun = "This call did not run: the run stopped before it. Call it again if it is still needed."

@@ -237,6 +237,9 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Me
 			stopped = true
 		case "content_block_start":
 			if ev.ContentBlock.Type == "tool_use" {
+				if len(tool) == transport.MaxToolCalls {
+					return agent.Response{}, transport.TooManyCalls
+				}
 				tool[ev.Index] = len(tool)
 				if onDelta != nil {
 					onDelta(agent.Delta{ToolIndex: tool[ev.Index], ToolName: ev.ContentBlock.Name})
@@ -328,6 +331,9 @@ func parseMessage(raw []byte) (agent.Response, error) {
 			args := string(blk.Input)
 			if args == "" {
 				args = "{}"
+			}
+			if len(out.Message.ToolCalls) == transport.MaxToolCalls {
+				return agent.Response{}, transport.TooManyCalls
 			}
 			out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: blk.ID, Name: blk.Name, Arguments: args})
 		}

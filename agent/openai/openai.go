@@ -168,6 +168,10 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 			size += len(ch.Delta.Content) + len(ch.Delta.Refusal)
 			for _, tc := range ch.Delta.ToolCalls {
 				size += len(tc.Function.Arguments) + len(tc.Function.Name)
+				if tc.Index < 0 || tc.Index >= transport.MaxToolCalls {
+					// Before the accumulator makes room up to the index.
+					return agent.Response{}, transport.TooManyCalls
+				}
 			}
 		}
 		if size > MaxReplyBytes {
@@ -229,6 +233,9 @@ func fromCompletion(cc *sdk.ChatCompletion) (agent.Response, error) {
 		return agent.Response{}, errUnusable
 	}
 	choice := cc.Choices[0]
+	if len(choice.Message.ToolCalls) > transport.MaxToolCalls {
+		return agent.Response{}, transport.TooManyCalls
+	}
 	out := agent.Response{
 		Message:      agent.Message{Role: agent.RoleAssistant, Content: choice.Message.Content},
 		FinishReason: choice.FinishReason,

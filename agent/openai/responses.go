@@ -111,6 +111,9 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 			}
 		case "response.output_item.added":
 			if ev.Item.Type == "function_call" {
+				if len(calls) == transport.MaxToolCalls {
+					return agent.Response{}, transport.TooManyCalls
+				}
 				calls[ev.Item.ID] = len(calls)
 				if req.OnDelta != nil {
 					req.OnDelta(agent.Delta{ToolIndex: calls[ev.Item.ID], ToolName: ev.Item.Name})
@@ -223,6 +226,9 @@ func parseResponse(raw []byte) (agent.Response, error) {
 			var args string
 			if err := json.Unmarshal(it.Arguments, &args); err != nil {
 				return agent.Response{}, fmt.Errorf("output item %d: function call arguments: %w", i, err)
+			}
+			if len(out.Message.ToolCalls) == transport.MaxToolCalls {
+				return agent.Response{}, transport.TooManyCalls
 			}
 			out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: it.CallID, Name: it.Name, Arguments: args})
 		}

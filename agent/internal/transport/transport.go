@@ -39,6 +39,13 @@ const (
 // headBytes is how much of a reply's body is kept to quote.
 const headBytes = 200
 
+// MaxToolCalls bounds the tool calls of one reply an adapter reads: past
+// it, the reply is refused (agent.MaxToolCalls of them run).
+const MaxToolCalls = 1024
+
+// TooManyCalls is the error for a reply past MaxToolCalls.
+var TooManyCalls = fmt.Errorf("the reply makes more than %d tool calls; stopped reading it", MaxToolCalls)
+
 // MaxBodyBytes bounds a reply body read whole (an endpoint that answered a
 // streaming request with one JSON document).
 const MaxBodyBytes = 8 << 20

@@ -59,8 +59,9 @@ func WithBackoff(base, ceiling time.Duration) Option {
 	return func(o *options) { o.Policy.BaseDelay, o.Policy.MaxDelay = base, ceiling }
 }
 
-// WithTimeout bounds each attempt of a request, its streamed reply
-// included (default: none).
+// WithTimeout bounds each request: its attempts, the waits between them
+// and its streamed reply (default: none). An attempt that runs out of time
+// is not made again.
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.Timeout = d } }
 
 // WithHTTPClient sends the requests with c.
@@ -126,9 +127,6 @@ func (o options) own() []option.RequestOption {
 		option.WithAPIKey(o.APIKey),
 		option.WithMaxRetries(o.Policy.MaxRetries),
 		option.WithMiddleware(transport.Middleware),
-	}
-	if o.Timeout > 0 {
-		ro = append(ro, option.WithRequestTimeout(o.Timeout))
 	}
 	if o.HTTPClient != nil {
 		ro = append(ro, option.WithHTTPClient(o.HTTPClient))
@@ -201,8 +199,10 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 	if err != nil {
 		return agent.Response{}, err
 	}
+	bounded, cancel := transport.Deadline(ctx, c.opts.Timeout)
+	defer cancel()
 	call := &transport.Call{Policy: c.opts.Policy, OnRetry: req.OnRetry, Stream: true}
-	resp, err := c.stream(transport.With(ctx, call), call, params, req.OnDelta)
+	resp, err := c.stream(transport.With(bounded, call), call, params, req.OnDelta)
 	if err == nil {
 		return resp, nil
 	}
@@ -263,6 +263,9 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Me
 		if streamed {
 			return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
 		}
+		return agent.Response{}, err
+	}
+	if err := call.BodyErr(); err != nil {
 		return agent.Response{}, err
 	}
 	if body := call.Body(); body != nil && !streamed {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/unfold-dev/unfold/agent"
 	"github.com/unfold-dev/unfold/agent/internal/scripted"
+	"github.com/unfold-dev/unfold/agent/internal/transport"
 )
 
 func newClient(t *testing.T, url string, opts ...Option) *Client {
@@ -221,6 +222,22 @@ func TestFailures(t *testing.T) {
 		_, err := newClient(t, srv.URL, WithTimeout(100*time.Millisecond), WithMaxRetries(0)).Complete(context.Background(), agent.Request{Messages: hello})
 		if err == nil || !strings.Contains(err.Error(), "within 100ms (the request timeout)") {
 			t.Errorf("got %v, want the timeout named", err)
+		}
+	})
+	t.Run("stalls, not tried again", func(t *testing.T) {
+		srv := scripted.NewMessages(t, scripted.Reply{Stall: true}, scripted.Reply{Content: "too late"})
+		var retries []agent.Retry
+		_, err := newClient(t, srv.URL, WithTimeout(100*time.Millisecond)).Complete(context.Background(), agent.Request{Messages: hello, OnRetry: func(r agent.Retry) { retries = append(retries, r) }})
+		if err == nil || !strings.Contains(err.Error(), "within 100ms (the request timeout)") || strings.Contains(err.Error(), "attempts") || len(srv.Bodies()) != 1 || len(retries) != 0 {
+			t.Errorf("got %v after %d requests and retries %+v, want the timeout named after one attempt", err, len(srv.Bodies()), retries)
+		}
+	})
+	t.Run("a document over 8 MiB, not asked for again", func(t *testing.T) {
+		big := `{"pad":"` + strings.Repeat("x", transport.MaxBodyBytes) + `"}`
+		srv := scripted.NewMessages(t, scripted.Reply{RawType: "application/json", Raw: big}, scripted.Reply{Content: "again"})
+		_, err := newClient(t, srv.URL).Complete(context.Background(), agent.Request{Messages: hello})
+		if err == nil || !strings.Contains(err.Error(), "the reply is over 8388608 bytes") || len(srv.Bodies()) != 1 {
+			t.Errorf("got %v after %d requests, want the size named after one attempt", err, len(srv.Bodies()))
 		}
 	})
 	t.Run("one document for a stream", func(t *testing.T) {

@@ -33,10 +33,10 @@
 // agent.Request.OnDelta. The SDK retries a request that got no reply, or
 // 408, 409, 429, a 5xx or 529 (overloaded), up to [WithMaxRetries] times,
 // after Retry-After or a backoff; each retry is told to
-// agent.Request.OnRetry. [WithTimeout] bounds each attempt. A failure
-// comes back as a *StatusError (status, error type, message), or names
-// the reply that could not be used, the timeout, or the endpoint that
-// could not be reached.
+// agent.Request.OnRetry. [WithTimeout] bounds each request, retries
+// included. A failure comes back as a *StatusError (status, error type,
+// message), or names the reply that could not be used, the timeout, or
+// the endpoint that could not be reached.
 //
 // A reply keeps its content blocks, thinking included, as [agent.Native]
 // data under the API name [NativeMessages], and goes back to the API as

@@ -10,6 +10,7 @@ import (
 
 	"github.com/unfold-dev/unfold/agent"
 	"github.com/unfold-dev/unfold/agent/internal/scripted"
+	"github.com/unfold-dev/unfold/agent/internal/transport"
 )
 
 // endpoint is a scripted server of one API and a client of it.
@@ -85,6 +86,22 @@ func TestFailures(t *testing.T) {
 				_, err := m.Complete(context.Background(), agent.Request{Messages: hello})
 				if err == nil || !strings.Contains(err.Error(), "no complete reply from") || !strings.Contains(err.Error(), "within 100ms (the request timeout)") {
 					t.Errorf("got %v, want the timeout named", err)
+				}
+			})
+			t.Run("stalls, not tried again", func(t *testing.T) {
+				m, n := ep.start(t, []scripted.Reply{{Stall: true}, {Content: "too late"}}, WithTimeout(100*time.Millisecond))
+				var retries []agent.Retry
+				_, err := m.Complete(context.Background(), agent.Request{Messages: hello, OnRetry: func(r agent.Retry) { retries = append(retries, r) }})
+				if err == nil || !strings.Contains(err.Error(), "within 100ms (the request timeout)") || n() != 1 || len(retries) != 0 {
+					t.Errorf("got %v after %d requests and retries %+v, want the timeout named after one attempt", err, n(), retries)
+				}
+			})
+			t.Run("a document over 8 MiB, not asked for again", func(t *testing.T) {
+				big := `{"pad":"` + strings.Repeat("x", transport.MaxBodyBytes) + `"}`
+				m, n := ep.start(t, []scripted.Reply{{RawType: "application/json", Raw: big}, {Content: "again"}})
+				_, err := m.Complete(context.Background(), agent.Request{Messages: hello})
+				if err == nil || !strings.Contains(err.Error(), "the reply is over 8388608 bytes") || n() != 1 {
+					t.Errorf("got %v after %d requests, want the size named after one attempt", err, n())
 				}
 			})
 			t.Run("one document for a stream", func(t *testing.T) {

@@ -82,12 +82,14 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 	if err != nil {
 		return agent.Response{}, err
 	}
+	bounded, cancel := transport.Deadline(ctx, c.opts.Timeout)
+	defer cancel()
 	return complete(ctx, &c.noStream, c.opts.Policy, req,
 		func(call *transport.Call) (agent.Response, error) {
-			return c.stream(transport.With(ctx, call), call, params, req)
+			return c.stream(transport.With(bounded, call), call, params, req)
 		},
 		func(call *transport.Call) (agent.Response, error) {
-			cc, err := c.chat.Completions.New(transport.With(ctx, call), params)
+			cc, err := c.chat.Completions.New(transport.With(bounded, call), params)
 			if err != nil {
 				return agent.Response{}, err
 			}
@@ -188,6 +190,9 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 		if streamed {
 			return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
 		}
+		return agent.Response{}, err
+	}
+	if err := call.BodyErr(); err != nil {
 		return agent.Response{}, err
 	}
 	if body := call.Body(); body != nil && !streamed {

@@ -58,8 +58,9 @@ func WithBackoff(base, ceiling time.Duration) Option {
 	return func(o *options) { o.Policy.BaseDelay, o.Policy.MaxDelay = base, ceiling }
 }
 
-// WithTimeout bounds each attempt of a request, its streamed reply
-// included (default: none).
+// WithTimeout bounds each request: its attempts, the waits between them
+// and its streamed reply (default: none). An attempt that runs out of time
+// is not made again.
 func WithTimeout(d time.Duration) Option {
 	return func(o *options) { o.Timeout = d }
 }
@@ -124,9 +125,6 @@ func (o options) own() []option.RequestOption {
 		option.WithMaxRetries(o.Policy.MaxRetries),
 		option.WithMaxRetryDelay(o.Policy.MaxDelay),
 		option.WithMiddleware(transport.Middleware),
-	}
-	if o.Timeout > 0 {
-		ro = append(ro, option.WithRequestTimeout(o.Timeout))
 	}
 	if o.HTTPClient != nil {
 		ro = append(ro, option.WithHTTPClient(o.HTTPClient))

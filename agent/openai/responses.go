@@ -63,12 +63,14 @@ func (c *Responses) Complete(ctx context.Context, req agent.Request) (agent.Resp
 	if err != nil {
 		return agent.Response{}, err
 	}
+	bounded, cancel := transport.Deadline(ctx, c.opts.Timeout)
+	defer cancel()
 	return complete(ctx, &c.noStream, c.opts.Policy, req,
 		func(call *transport.Call) (agent.Response, error) {
-			return c.stream(transport.With(ctx, call), call, params, req)
+			return c.stream(transport.With(bounded, call), call, params, req)
 		},
 		func(call *transport.Call) (agent.Response, error) {
-			r, err := c.api.New(transport.With(ctx, call), params)
+			r, err := c.api.New(transport.With(bounded, call), params)
 			if err != nil {
 				return agent.Response{}, err
 			}
@@ -135,6 +137,9 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 		if streamed {
 			return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
 		}
+		return agent.Response{}, err
+	}
+	if err := call.BodyErr(); err != nil {
 		return agent.Response{}, err
 	}
 	if body := call.Body(); body != nil && !streamed {

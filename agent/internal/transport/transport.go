@@ -70,6 +70,7 @@ type Call struct {
 	attempts int
 	last     Reply
 	body     []byte
+	bodyErr  error // the reply's body was refused (too big): not retried
 }
 
 // Reply is what came back to one attempt.
@@ -101,6 +102,15 @@ func (c *Call) Attempts() int {
 	return c.attempts
 }
 
+// BodyErr returns why the body of a 200 reply to a streaming request that
+// was not an event stream was refused (it is over MaxBodyBytes), or nil.
+// Such a reply is not asked for again: it came, and may have been billed.
+func (c *Call) BodyErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bodyErr
+}
+
 // Body returns the whole body of a 200 reply to a streaming request that
 // was not an event stream, or nil.
 func (c *Call) Body() []byte {
@@ -129,19 +139,25 @@ func Middleware(req *http.Request, next func(*http.Request) (*http.Response, err
 		if c.Stream && res.StatusCode == http.StatusOK && !isEventStream(res.Header.Get("Content-Type")) {
 			body, rerr := io.ReadAll(io.LimitReader(res.Body, MaxBodyBytes+1))
 			res.Body.Close()
-			if rerr == nil && len(body) > MaxBodyBytes {
-				rerr = fmt.Errorf("the reply is over %d bytes", MaxBodyBytes)
-			}
+			tooBig := rerr == nil && len(body) > MaxBodyBytes
 			c.mu.Lock()
 			c.last.Head = head(body)
-			if rerr == nil {
+			switch {
+			case tooBig:
+				c.bodyErr = fmt.Errorf("the reply is over %d bytes", MaxBodyBytes)
+			case rerr == nil:
 				c.body = body
 			}
 			c.mu.Unlock()
 			// The SDK's stream reads nothing; the adapter reads Body.
 			res.Body = io.NopCloser(strings.NewReader(""))
+			if tooBig {
+				// The reply came: asking again would bill it again.
+				res.Header.Set("x-should-retry", "false")
+				return res, nil
+			}
 			if rerr != nil {
-				return nil, rerr
+				return nil, rerr // cut off: retried as no reply
 			}
 		} else {
 			res.Body = &headReader{ReadCloser: res.Body, c: c}
@@ -290,6 +306,16 @@ func (r Reply) Describe() string {
 		s += ", empty body"
 	}
 	return s
+}
+
+// Deadline bounds a whole model call by timeout, its retries, their waits
+// and its streamed reply included; a timeout of 0 bounds nothing. An
+// attempt that runs out of time is not made again: the call is over.
+func Deadline(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, timeout)
 }
 
 // Failure is the error for a model call that failed, named from what the

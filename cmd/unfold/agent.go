@@ -95,7 +95,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.model, "model", os.Getenv("UNFOLD_MODEL"), "the model `name` (default $UNFOLD_MODEL)")
 	fs.StringVar(&f.keyEnv, "api-key-env", "", "the environment `variable` holding the API key (default OPENAI_API_KEY, or ANTHROPIC_API_KEY)")
 	fs.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "stop after this many model calls")
-	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "bound each model request, its streamed reply included (0: no bound)")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "bound each model request, its retries and streamed reply included (0: no bound)")
 	fs.IntVar(&f.maxRetries, "max-retries", 4, "retry a request that got no reply, 429 or a 5xx status this many times")
 	fs.StringVar(&f.disclosure, "disclosure", "default", "where opened sections go: append (keep the system message and tools, for the prompt cache) or rerender")
 	fs.StringVar(&f.prices, "prices", "", "a JSON `file` of model prices in US dollars per million tokens: {\"model\": {\"input\": 1.25, \"cached_input\": 0.125, \"output\": 10}}")

@@ -33,9 +33,11 @@
 // A server's manifest (tools, instructions, version, resources, prompts)
 // is cached in CacheDir (.unfold/mcp/NAME.json in a project), keyed by a
 // hash of its configuration. With the manifest cached, a server is not
-// started until one of its tools is called; without it, [New] starts it to
-// list what it offers. When a server says its lists changed, the gateway
-// lists them again, updates the cache and tells its subscribers
+// started until one of its tools is called; without it, [New] starts it in
+// the background to list what it offers ([Gateway.Wait] waits for that),
+// and find_tools and call_tool start again one that failed. When a server says its lists changed, the gateway
+// lists them again (one list at a time, the newest answer kept), updates
+// the cache and tells its subscribers
 // ([Gateway.Subscribe]), who build the section again and replace it
 // (prompt.Disclosure.Replace).
 //

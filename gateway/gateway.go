@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Options configures a Gateway.
@@ -33,6 +34,15 @@ type Gateway struct {
 	log      *slog.Logger
 	key      string
 
+	// ctx bounds what runs in the background (the first starts, the
+	// re-lists); Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	starts sync.WaitGroup // the first starts New began
+	ready  chan struct{}  // closed when they ended
+
+	changes atomic.Uint64 // how many times a manifest changed
+
 	// mu guards subs and next.
 	mu   sync.Mutex
 	subs map[int]func(*Upstream)
@@ -40,12 +50,16 @@ type Gateway struct {
 }
 
 // New returns a gateway for servers. A server whose manifest is cached
-// for its configuration is not started; the others are started now, in
-// parallel, to list what they offer (and stay running). A server that
-// fails to start does not fail New: its section says so, and it is tried
-// again when used.
+// for its configuration is not started; the others start in the
+// background, in parallel, to list what they offer (and stay running):
+// New does not wait for them, and their sections say they are starting
+// until they have listed their tools, when the subscribers are told
+// ([Gateway.Subscribe]); [Gateway.Wait] waits for them. A server that
+// fails to start does not fail New: its section says so, and find_tools
+// and call_tool try it again, with backoff. ctx bounds the starts and
+// everything the gateway does in the background.
 func New(ctx context.Context, servers []ServerConfig, opts Options) (*Gateway, error) {
-	g := &Gateway{cacheDir: opts.CacheDir, log: opts.Logger, key: opts.Key, subs: map[int]func(*Upstream){}}
+	g := &Gateway{cacheDir: opts.CacheDir, log: opts.Logger, key: opts.Key, subs: map[int]func(*Upstream){}, ready: make(chan struct{})}
 	if g.log == nil {
 		g.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -71,20 +85,57 @@ func New(ctx context.Context, servers []ServerConfig, opts Options) (*Gateway, e
 		}
 		g.ups = append(g.ups, u)
 	}
-	var wg sync.WaitGroup
+	g.ctx, g.cancel = context.WithCancel(ctx)
 	for _, u := range g.ups {
 		if u.cached || opts.CachedOnly {
 			continue
 		}
-		wg.Go(func() {
-			if _, err := u.session(ctx); err != nil {
+		// Marked as starting now, so that a section built before the
+		// goroutine runs says so.
+		u.mu.Lock()
+		u.starting = make(chan struct{})
+		u.mu.Unlock()
+		g.starts.Go(func() {
+			if _, err := u.run(g.ctx); err != nil {
 				g.log.Warn("gateway: starting an MCP server", "server", u.cfg.Name, "err", err)
+				g.changed(u) // its section says why
 			}
 		})
 	}
-	wg.Wait()
+	go func() {
+		g.starts.Wait()
+		close(g.ready)
+	}()
 	return g, nil
 }
+
+// Wait waits until the servers New started have listed what they offer
+// or failed, or until ctx is done (its error then).
+func (g *Gateway) Wait(ctx context.Context) error {
+	select {
+	case <-g.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Starting returns the names of the servers being started, in
+// configuration order.
+func (g *Gateway) Starting() []string {
+	var names []string
+	for _, u := range g.ups {
+		if u.Starting() {
+			names = append(names, u.cfg.Name)
+		}
+	}
+	return names
+}
+
+// Changes counts the changes of the servers' manifests (each call of the
+// subscribers): a caller that builds the section, then subscribes, builds
+// it again when the count moved in between.
+func (g *Gateway) Changes() uint64 { return g.changes.Load() }
 
 // Key returns the key of the gateway's section.
 func (g *Gateway) Key() string { return g.key }
@@ -122,6 +173,7 @@ func (g *Gateway) Subscribe(fn func(*Upstream)) (cancel func()) {
 
 // changed tells the subscribers that u's manifest changed.
 func (g *Gateway) changed(u *Upstream) {
+	g.changes.Add(1)
 	g.mu.Lock()
 	fns := make([]func(*Upstream), 0, len(g.subs))
 	for _, fn := range g.subs {
@@ -133,13 +185,15 @@ func (g *Gateway) changed(u *Upstream) {
 	}
 }
 
-// Close stops every running server.
+// Close stops every running server, and the starts under way.
 func (g *Gateway) Close() error {
+	g.cancel()
 	var errs []error
 	for _, u := range g.ups {
 		if err := u.close(); err != nil {
 			errs = append(errs, fmt.Errorf("gateway: close %s: %w", u.cfg.Name, err))
 		}
 	}
+	g.starts.Wait()
 	return errors.Join(errs...)
 }

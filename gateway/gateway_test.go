@@ -126,6 +126,9 @@ func newGateway(t *testing.T, opts gateway.Options, cfgs ...gateway.ServerConfig
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
+	if err := g.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	return g
 }
 

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/unfold-dev/unfold/prompt"
@@ -188,9 +189,14 @@ func newFindTools(g *Gateway, entries []entry) (*tools.Tool, error) {
 		"ranks every tool by its name, description and argument names, opens the best matches " +
 		"(they are offered as SERVER" + Separator + "TOOL from then on) and answers with their descriptions and input schemas. " +
 		"Call them by name, or with " + CallToolName + "."
-	t, err := tools.New(FindToolsName, desc, func(_ context.Context, _ tools.Context, in FindToolsInput) (string, error) {
+	t, err := tools.New(FindToolsName, desc, func(ctx context.Context, _ tools.Context, in FindToolsInput) (string, error) {
 		if strings.TrimSpace(in.Query) == "" {
 			return "", errors.New("give a query: words for what the tool should do")
+		}
+		entries, ix := entries, ix
+		if more := g.retry(ctx, ""); len(more) > 0 {
+			entries = append(slices.Clip(entries), more...)
+			ix = newIndex(entries)
 		}
 		limit := in.Limit
 		if limit <= 0 {
@@ -218,6 +224,36 @@ func newFindTools(g *Gateway, entries []entry) (*tools.Tool, error) {
 	}
 	// It opens tools (the session's tool list grows) and calls none.
 	return t.WithHints(tools.Hints{Idempotent: true}), nil
+}
+
+// retry waits for the servers whose tools are not known yet (all of
+// them, or the one called only): those being started, and those that
+// failed to start, which it starts again. It returns the entries of those
+// that listed their tools. A server that fails again waits longer before
+// the next try (see [Upstream]), so that a dead one is not hammered.
+func (g *Gateway) retry(ctx context.Context, only string) []entry {
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex // guards out
+		out []entry
+	)
+	for _, u := range g.ups {
+		if only != "" && u.cfg.Name != only || !u.unlisted() {
+			continue
+		}
+		wg.Go(func() {
+			if _, err := u.session(ctx); err != nil {
+				g.log.Warn("gateway: starting an MCP server again", "server", u.cfg.Name, "err", err)
+				return
+			}
+			_, es := g.serverSection(u)
+			mu.Lock()
+			out = append(out, es...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // compactJSON removes insignificant space.
@@ -249,10 +285,18 @@ func newCallTool(g *Gateway, entries []entry) (*tools.Tool, error) {
 		if err := json.Unmarshal(args, &in); err != nil {
 			return tools.Result{Message: "Invalid arguments: " + err.Error()}, nil
 		}
+		entries := entries
+		if more := g.retry(ctx, in.Server); len(more) > 0 {
+			entries = append(slices.Clip(entries), more...)
+		}
 		i := slices.IndexFunc(entries, func(e entry) bool { return e.up.cfg.Name == in.Server && e.tool.Name == in.Tool })
 		if i < 0 {
-			if _, ok := g.Upstream(in.Server); !ok {
+			u, ok := g.Upstream(in.Server)
+			if !ok {
 				return tools.Result{Message: fmt.Sprintf("No MCP server %q; the servers are %s.", in.Server, serverNames(g))}, nil
+			}
+			if u.unlisted() {
+				return tools.Result{Message: fmt.Sprintf("The MCP server %s did not start, so its tools are not known: %v", in.Server, u.Err())}, nil
 			}
 			return tools.Result{Message: fmt.Sprintf("The MCP server %s has no tool %q; %s lists its tools.", in.Server, in.Tool, FindToolsName)}, nil
 		}

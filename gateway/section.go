@@ -163,8 +163,11 @@ func (g *Gateway) serverSection(u *Upstream) (*section.Section, []entry) {
 	}
 	brief := about + ": "
 	switch {
+	case m.ConfigHash == "" && u.Starting():
+		summary += ". It is starting: its tools are offered once it has listed them."
+		brief += "starting."
 	case m.ConfigHash == "":
-		summary += fmt.Sprintf(". Its tools are not known yet: it did not start (%s); opening it tries again.", shorten(errText(u.Err()), maxSummary))
+		summary += fmt.Sprintf(". Its tools are not known yet: it did not start (%s); %s and %s try it again.", shorten(errText(u.Err()), maxSummary), FindToolsName, CallToolName)
 		brief += "not started yet."
 	default:
 		summary += fmt.Sprintf(". Tools: %s.", strings.Join(names, ", "))

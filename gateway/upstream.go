@@ -49,6 +49,11 @@ type Upstream struct {
 	failures int           // consecutive failed starts or calls
 	retryAt  time.Time
 	lastErr  error
+	closed   bool // the gateway closed: nothing starts any more
+	// dirty says the server's lists changed since they were last fetched;
+	// relisting says the re-list loop runs (one per server, so that an
+	// older answer never replaces a newer one).
+	dirty, relisting bool
 
 	progress sync.Map     // upstream progress token (string) -> func(*sdk.ProgressNotificationParams)
 	next     atomic.Int64 // progress tokens
@@ -72,6 +77,21 @@ func (u *Upstream) Running() bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.cs != nil
+}
+
+// Starting reports whether the server is being started.
+func (u *Upstream) Starting() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.starting != nil
+}
+
+// unlisted reports a server whose tools are not known yet: it is being
+// started, or it failed to start.
+func (u *Upstream) unlisted() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return !u.cached && (u.starting != nil || u.lastErr != nil)
 }
 
 // Err returns why the server last failed, nil after a success.
@@ -100,6 +120,10 @@ func (u *Upstream) session(ctx context.Context) (*sdk.ClientSession, error) {
 				return nil, ctx.Err()
 			}
 		}
+		if u.closed {
+			u.mu.Unlock()
+			return nil, fmt.Errorf("%s: the gateway is closed", u.cfg.Name)
+		}
 		if now := time.Now(); now.Before(u.retryAt) {
 			err := fmt.Errorf("%s: it failed %d times in a row (last: %v); it is started again in %s",
 				u.cfg.Name, u.failures, u.lastErr, u.retryAt.Sub(now).Round(100*time.Millisecond))
@@ -108,19 +132,32 @@ func (u *Upstream) session(ctx context.Context) (*sdk.ClientSession, error) {
 		}
 		u.starting = make(chan struct{})
 		u.mu.Unlock()
-		cs, err := u.start(ctx)
-		u.mu.Lock()
-		close(u.starting)
-		u.starting = nil
-		if err != nil {
-			u.failLocked(err)
-			u.mu.Unlock()
-			return nil, err
-		}
-		u.cs = cs
-		u.mu.Unlock()
-		return cs, nil
+		return u.run(ctx)
 	}
+}
+
+// run starts the server; the caller set u.starting, which run closes.
+func (u *Upstream) run(ctx context.Context) (*sdk.ClientSession, error) {
+	cs, err := u.start(ctx)
+	u.mu.Lock()
+	close(u.starting)
+	u.starting = nil
+	switch {
+	case err != nil:
+		u.failLocked(err)
+	case u.closed:
+		// Closed while it started: it must not outlive the gateway.
+		err = fmt.Errorf("%s: the gateway is closed", u.cfg.Name)
+		defer cs.Close()
+	default:
+		u.cs = cs
+		u.relistLocked() // when the lists changed while it started
+	}
+	u.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return cs, nil
 }
 
 // failLocked records a failure and sets when the server may start again.
@@ -156,7 +193,7 @@ func (u *Upstream) start(ctx context.Context) (*sdk.ClientSession, error) {
 	fetch := !u.cached
 	u.mu.Unlock()
 	if fetch {
-		if err := u.refresh(startCtx, cs); err != nil {
+		if err := u.refresh(startCtx, cs, false); err != nil {
 			_ = cs.Close()
 			return nil, u.fault("list what it offers", err)
 		}
@@ -232,36 +269,68 @@ func (f *Fault) Error() string { return f.msg }
 func (f *Fault) Unwrap() error { return f.err }
 
 // refresh lists what the server offers, caches it and tells the gateway.
-func (u *Upstream) refresh(ctx context.Context, cs *sdk.ClientSession) error {
+// With current set, the answer is kept only while cs is still the
+// server's connection.
+func (u *Upstream) refresh(ctx context.Context, cs *sdk.ClientSession, current bool) error {
 	m, err := fetchManifest(ctx, cs, u.cfg)
 	if err != nil {
 		return err
 	}
 	u.mu.Lock()
+	if current && u.cs != cs {
+		u.mu.Unlock()
+		return nil // a newer connection lists for itself
+	}
 	u.man, u.cached = m, true
-	u.mu.Unlock()
+	// The cache is written under the lock, so that it holds the newest
+	// answer too.
 	if err := writeManifest(u.g.cacheDir, u.cfg.Name, m); err != nil {
 		u.g.log.Warn("gateway: caching a manifest", "server", u.cfg.Name, "err", err)
 	}
+	u.mu.Unlock()
 	u.g.changed(u)
 	return nil
 }
 
-// relist refreshes the manifest after the server said its lists changed.
+// relist lists again after the server said its lists changed. One loop
+// per server does it: a notification that comes while a list is under
+// way makes the loop list once more when it ends, so that many
+// notifications make few lists, and the manifest kept is always the
+// answer to the newest one.
 func (u *Upstream) relist() {
 	u.mu.Lock()
-	cs := u.cs
-	u.mu.Unlock()
-	if cs == nil {
+	defer u.mu.Unlock()
+	u.dirty = true
+	u.relistLocked()
+}
+
+// relistLocked starts the re-list loop when a list is due and the loop
+// does not run.
+func (u *Upstream) relistLocked() {
+	if !u.dirty || u.relisting || u.cs == nil || u.closed {
 		return
 	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), u.cfg.timeout())
-		defer cancel()
-		if err := u.refresh(ctx, cs); err != nil {
+	u.relisting = true
+	go u.relistLoop()
+}
+
+func (u *Upstream) relistLoop() {
+	for {
+		u.mu.Lock()
+		cs := u.cs
+		if !u.dirty || cs == nil || u.closed {
+			u.relisting = false
+			u.mu.Unlock()
+			return
+		}
+		u.dirty = false
+		u.mu.Unlock()
+		ctx, cancel := context.WithTimeout(u.g.ctx, u.cfg.timeout())
+		if err := u.refresh(ctx, cs, true); err != nil {
 			u.g.log.Warn("gateway: listing again after list_changed", "server", u.cfg.Name, "err", err)
 		}
-	}()
+		cancel()
+	}
 }
 
 // stop closes the connection, so that the next use starts the server again.
@@ -278,7 +347,7 @@ func (u *Upstream) stop(cs *sdk.ClientSession) {
 func (u *Upstream) close() error {
 	u.mu.Lock()
 	cs := u.cs
-	u.cs = nil
+	u.cs, u.closed = nil, true
 	u.mu.Unlock()
 	if cs == nil {
 		return nil

@@ -97,11 +97,15 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 	if opts.Prompt, err = skillsPrompt(opts); err != nil {
 		return nil, err
 	}
+	var changes uint64
 	if opts.Prompt != nil || opts.Gateway != nil {
 		if s.sess == nil {
 			return nil, errors.New("a prompt or a gateway needs the orchestrator's session; create the orchestrator with orchestrator.WithSession")
 		}
 		s.tmpl, s.params, s.gw = opts.Prompt, opts.Params, opts.Gateway
+		if s.gw != nil {
+			changes = s.gw.Changes() // see the subscription below
+		}
 		p, err := s.composePrompt()
 		if err != nil {
 			return nil, err
@@ -134,6 +138,9 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 	if s.gw != nil {
 		s.syncUpstreams()
 		s.unsubscribe = s.gw.Subscribe(s.upstreamChanged)
+		if s.gw.Changes() != changes {
+			s.upstreamChanged(nil) // a server changed before the subscription
+		}
 	}
 	return s, nil
 }

@@ -99,6 +99,9 @@ func BenchmarkToolsListTokens(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if err := g.Wait(b.Context()); err != nil {
+		b.Fatal(err)
+	}
 	b.Cleanup(func() { g.Close() })
 	cs := throughUnfold(b, g)
 	lazy := count.Count(listJSON(b, cs))
@@ -127,6 +130,9 @@ func BenchmarkProxiedCall(b *testing.B) {
 	d := direct(b, cfgs[0])
 	g, err := gateway.New(b.Context(), cfgs, gateway.Options{})
 	if err != nil {
+		b.Fatal(err)
+	}
+	if err := g.Wait(b.Context()); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { g.Close() })
@@ -183,6 +189,9 @@ func BenchmarkColdFirstCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if err := g.Wait(b.Context()); err != nil {
+		b.Fatal(err)
+	}
 	g.Close()
 	args := json.RawMessage(`{"message":"ping"}`)
 	var viaUnfold, own []time.Duration
@@ -190,6 +199,9 @@ func BenchmarkColdFirstCall(b *testing.B) {
 		start := time.Now()
 		g, err := gateway.New(b.Context(), cfgs, gateway.Options{CacheDir: cache})
 		if err != nil {
+			b.Fatal(err)
+		}
+		if err := g.Wait(b.Context()); err != nil {
 			b.Fatal(err)
 		}
 		u, _ := g.Upstream("everything")

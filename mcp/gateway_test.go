@@ -76,6 +76,9 @@ func TestGatewayOverMCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
+	if err := g.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	_, c := setup(t, mcp.Options{Gateway: g}, func(*orchestrator.Orchestrator, *session.Session) {})
 	progress := make(chan string, 4)
 	if got, want := toolNames(listTools(t, c)), []string{"call_tool", "find_tools", "help", "open_sections"}; !slices.Equal(got, want) {

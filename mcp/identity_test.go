@@ -111,6 +111,9 @@ func newTestGateway(t *testing.T, cfgs ...gateway.ServerConfig) *gateway.Gateway
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
+	if err := g.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	return g
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -183,12 +182,20 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	g, err := startGateway(context.Background(), dir, mcpFiles, f.dryRun, stderr)
+	// Signals stop the run, the start included; the environments close
+	// within the grace.
+	stop := stopOnSignal("agent", stderr)
+	defer stop.stop()
+	g, err := startGateway(stop.ctx, dir, mcpFiles, f.dryRun, stderr)
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	if g != nil {
 		defer g.Close()
+		if err := waitGateway(stop.ctx, g, stderr); err != nil {
+			fmt.Fprintf(stderr, "unfold agent: stopped by %s while MCP servers started\n", stop.name())
+			return stop.code()
+		}
 	}
 	p, err := agentPrompt(f.promptPath, f.paramsPath, dir, set, g)
 	if err != nil {
@@ -211,9 +218,6 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 
-	// Signals stop the run; the environments close within the grace.
-	stop := stopOnSignal("agent", stderr)
-	defer stop.stop()
 	var o *orchestrator.Orchestrator
 	if f.dryRun {
 		o, err = dryOrchestrator(dir, f.names, stderr)

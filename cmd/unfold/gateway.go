@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/unfold-dev/unfold/gateway"
@@ -15,10 +16,31 @@ import (
 )
 
 // upstreamEnv is set in the environment of every upstream server unfold
-// starts: an `unfold mcp` started that way does not read the project's
-// .mcp.json, so a configuration that lists unfold itself does not start it
-// again and again.
+// starts, to how deep it is nested: 1 below the first unfold, 2 below an
+// unfold that was itself started as an upstream server, and so on. An
+// unfold started that way does not read the project's .mcp.json, and one
+// nested maxNesting deep or deeper starts no MCP server at all: a
+// configuration that reaches unfold again, through a wrapper script or
+// another install, cannot start it again and again.
 const upstreamEnv = "UNFOLD_MCP_UPSTREAM"
+
+// maxNesting is how deep an unfold that still starts MCP servers (those of
+// its --mcp-config files) may be nested.
+const maxNesting = 1
+
+// nesting returns how deep this unfold is nested as an upstream server of
+// another: 0 when it was not started that way.
+func nesting() int {
+	v := strings.TrimSpace(os.Getenv(upstreamEnv))
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 1 // set by an older unfold, or by hand
+	}
+	return n
+}
 
 // mcpConfigs is the repeatable --mcp-config flag.
 type mcpConfigs []string
@@ -37,13 +59,18 @@ const mcpConfigUsage = "an MCP configuration `FILE` ({\"mcpServers\": ...}, as C
 // Manifests are cached in DIR/.unfold/mcp; with cachedOnly, no server
 // starts to list what it offers.
 func startGateway(ctx context.Context, project string, files []string, cachedOnly bool, stderr io.Writer) (*gateway.Gateway, error) {
-	root := project
-	if os.Getenv(upstreamEnv) != "" {
+	root, depth := project, nesting()
+	if depth > 0 {
 		root = "" // started by another unfold as an upstream server
 	}
 	cfgs, err := gateway.LoadConfigs(root, files, nil)
 	if err != nil || len(cfgs) == 0 {
 		return nil, err
+	}
+	if depth > maxNesting {
+		fmt.Fprintf(stderr, "unfold: the MCP servers of %s are left out: this unfold is an upstream server of an unfold that is itself one (%s=%d), and unfold nests no deeper, so that a configuration that reaches unfold again cannot start it without end\n",
+			strings.Join(files, ", "), upstreamEnv, depth)
+		return nil, nil
 	}
 	cfgs = withoutSelf(cfgs, stderr)
 	for i := range cfgs {
@@ -51,7 +78,7 @@ func startGateway(ctx context.Context, project string, files []string, cachedOnl
 			if cfgs[i].Env == nil {
 				cfgs[i].Env = map[string]string{}
 			}
-			cfgs[i].Env[upstreamEnv] = "1"
+			cfgs[i].Env[upstreamEnv] = strconv.Itoa(depth + 1)
 		}
 	}
 	return gateway.New(ctx, cfgs, gateway.Options{
@@ -59,6 +86,21 @@ func startGateway(ctx context.Context, project string, files []string, cachedOnl
 		CachedOnly: cachedOnly,
 		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
+}
+
+// waitGateway waits for the MCP servers g starts to list their tools,
+// saying which ones it waits for; ctx's error when ctx ends first.
+func waitGateway(ctx context.Context, g *gateway.Gateway, stderr io.Writer) error {
+	names := g.Starting()
+	if len(names) == 0 {
+		return g.Wait(ctx)
+	}
+	fmt.Fprintf(stderr, "unfold: waiting for MCP servers to start: %s (Ctrl-C stops)\n", strings.Join(names, ", "))
+	if err := g.Wait(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "unfold: done waiting for MCP servers (a failure is reported above)")
+	return nil
 }
 
 // withGateway adds the gateway's section to t; t itself without a gateway.

@@ -65,13 +65,14 @@ func TestMCPInspectorGateway(t *testing.T) {
 	if want := []string{"call_tool", "find_tools", "help", "open_sections"}; !slices.Equal(names, want) {
 		t.Errorf("got tools %v at start, want %v", names, want)
 	}
+
+	// The servers start in the background; find_tools waits for them.
+	found := inspect(t, dir, project, "--method", "tools/call", "--tool-name", "find_tools", "--tool-arg", "query=sum of two numbers", "limit=1")
 	for _, name := range []string{"everything", "filesystem", "memory"} {
 		if _, err := os.Stat(filepath.Join(project, gateway.CacheDir, name+".json")); err != nil {
 			t.Errorf("manifest of %s not cached: %v", name, err)
 		}
 	}
-
-	found := inspect(t, dir, project, "--method", "tools/call", "--tool-name", "find_tools", "--tool-arg", "query=sum of two numbers", "limit=1")
 	text := found["content"].([]any)[0].(map[string]any)["text"].(string)
 	for _, want := range []string{"New tools: everything__get-sum.", `"First number"`} {
 		if !strings.Contains(text, want) {

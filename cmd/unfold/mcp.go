@@ -55,7 +55,11 @@ its tools as NAME__TOOL (clients are told the list changed), find_tools
 searches every tool and opens the best matches, and call_tool calls an open
 tool for clients that keep their first tool list. Their manifests are
 cached in DIR/.unfold/mcp, so a server starts only when a tool of it is
-called.
+called. A server without a cached manifest starts in the background: its
+section says it is starting until it has listed its tools; one that failed
+to start is tried again by find_tools and call_tool. An unfold started as
+an upstream server by another reads no .mcp.json, and one nested deeper
+than that starts no MCP server at all.
 
 Every MCP session has environments of its own: two HTTP clients never share
 a shell. An HTTP session idle for 30 minutes ends and its environments are
@@ -155,7 +159,12 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	opts.Skills = set
 
-	g, err := startGateway(context.Background(), *project, mcpFiles, false, stderr)
+	// Signals are handled from here on. The upstream servers start in the
+	// background: the client is answered while a slow one starts, and
+	// its section joins when it is ready.
+	stop := stopOnSignal("mcp", stderr)
+	defer stop.stop()
+	g, err := startGateway(stop.ctx, *project, mcpFiles, false, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
 		return 1
@@ -164,8 +173,6 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		defer g.Close()
 		opts.Gateway = g
 	}
-	stop := stopOnSignal("mcp", stderr)
-	defer stop.stop()
 	factory := func(context.Context) (*orchestrator.Orchestrator, error) {
 		return newOrchestrator(*project, orchestrator.DefaultMaxLineBytes, *names, stderr, orchestrator.WithOutputBudget(*outputBudget))
 	}

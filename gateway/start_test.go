@@ -1,0 +1,247 @@
+package gateway_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/gateway"
+	"github.com/unfold-dev/unfold/prompt"
+)
+
+// follow replaces the gateway's section in d whenever a server changes,
+// as unfold mcp does.
+func follow(t *testing.T, g *gateway.Gateway, d *prompt.Disclosure) {
+	t.Helper()
+	t.Cleanup(g.Subscribe(func(*gateway.Upstream) {
+		sec, err := g.Section()
+		if err == nil {
+			err = d.Replace(0, prompt.MustNew("test", "gw", sec).MustBind())
+		}
+		if err != nil {
+			t.Errorf("replace the section: %v", err)
+		}
+	}))
+}
+
+// TestRetryAfterFailedStart: a server that failed to start is started
+// again by find_tools, with backoff while it keeps failing, and its tools
+// are found and called once it starts.
+func TestRetryAfterFailedStart(t *testing.T) {
+	up := newUpstream(t)
+	up.fail.Store(true)
+	cfg := up.config("mem")
+	var attempts atomic.Int32
+	connect := cfg.Connect
+	cfg.Connect = func(ctx context.Context) (sdk.Transport, error) {
+		attempts.Add(1)
+		return connect(ctx)
+	}
+	g := newGateway(t, gateway.Options{}, cfg)
+	d := disclosure(t, g)
+	follow(t, g, d)
+	if text := d.Rendered(0).Text(); !strings.Contains(text, "it did not start (MCP server mem: start: cannot reach the server); find_tools and call_tool try it again.") {
+		t.Errorf("the summary does not say how it is tried again:\n%s", text)
+	}
+
+	// Failing again: the next failure waits (the backoff) before a try.
+	if res := call(t, d, gateway.FindToolsName, gateway.FindToolsInput{Query: "echo"}); res.Success {
+		t.Errorf("find_tools found %q while the server fails", res.Message)
+	}
+	if got := attempts.Load(); got != 2 {
+		t.Errorf("got %d starts after one find_tools, want 2 (New's and its)", got)
+	}
+	call(t, d, gateway.FindToolsName, gateway.FindToolsInput{Query: "echo"})
+	if got := attempts.Load(); got != 2 {
+		t.Errorf("got %d starts, want 2: the backoff should hold the third", got)
+	}
+	res := call(t, d, gateway.CallToolName, gateway.CallToolInput{Server: "mem", Tool: "echo"})
+	if want := "The MCP server mem did not start, so its tools are not known: MCP server mem: start: cannot reach the server"; res.Message != want {
+		t.Errorf("call_tool during the backoff: got %q, want %q", res.Message, want)
+	}
+	if got := attempts.Load(); got != 2 {
+		t.Errorf("got %d starts, want 2: the backoff should hold call_tool's", got)
+	}
+
+	// It works now; after the backoff, find_tools starts it and opens
+	// its tool.
+	up.fail.Store(false)
+	u, _ := g.Upstream("mem")
+	for !strings.Contains(call(t, d, gateway.FindToolsName, gateway.FindToolsInput{Query: "echo a message", Limit: 1}).Message, "mem__echo") {
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("never found after the backoff; last error %v", u.Err())
+		case <-time.After(100 * time.Millisecond): // the backoff is a second
+		}
+	}
+	if !slices.Contains(toolNames(d.Tools()), "mem__echo") {
+		t.Errorf("got tools %v, want mem__echo open", toolNames(d.Tools()))
+	}
+	res = call(t, d, gateway.CallToolName, gateway.CallToolInput{Server: "mem", Tool: "echo", Arguments: map[string]any{"message": "back"}})
+	if !res.Success || res.Message != "back" {
+		t.Errorf("call_tool: got %+v", res)
+	}
+}
+
+// TestCallToolStartsFailedServer: call_tool starts a server that failed
+// at first, and its tools open.
+func TestCallToolStartsFailedServer(t *testing.T) {
+	up := newUpstream(t)
+	up.fail.Store(true)
+	g := newGateway(t, gateway.Options{}, up.config("mem"))
+	d := disclosure(t, g)
+	follow(t, g, d)
+	up.fail.Store(false)
+	res := call(t, d, gateway.CallToolName, gateway.CallToolInput{Server: "mem", Tool: "echo", Arguments: map[string]any{"message": "hi"}})
+	if want := `open_sections with key "mcp.mem.tools.echo"`; !strings.Contains(res.Message, want) {
+		t.Errorf("call_tool: got %q, want the server started and %q", res.Message, want)
+	}
+	open(t, d, "mcp.mem")
+	res = call(t, d, gateway.CallToolName, gateway.CallToolInput{Server: "mem", Tool: "echo", Arguments: map[string]any{"message": "hi"}})
+	if !res.Success || res.Message != "hi" {
+		t.Errorf("call_tool: got %+v, want the server started again and the call made", res)
+	}
+}
+
+// TestNewDoesNotWait: New returns while a server starts; its section
+// says so until it has listed its tools, when the subscribers are told;
+// Close stops a start under way.
+func TestNewDoesNotWait(t *testing.T) {
+	up := newUpstream(t)
+	release := make(chan struct{})
+	cfg := up.config("mem")
+	connect := cfg.Connect
+	cfg.Connect = func(ctx context.Context) (sdk.Transport, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return connect(ctx)
+	}
+	stuck := gateway.ServerConfig{Name: "stuck", Timeout: time.Hour, Connect: func(ctx context.Context) (sdk.Transport, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	g, err := gateway.New(t.Context(), []gateway.ServerConfig{cfg, stuck}, gateway.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan string, 4)
+	defer g.Subscribe(func(u *gateway.Upstream) { changed <- u.Name() })()
+	if got := g.Starting(); !slices.Equal(got, []string{"mem", "stuck"}) {
+		t.Errorf("starting: got %v", got)
+	}
+	d := disclosure(t, g)
+	if text := d.Rendered(0).Text(); !strings.Contains(text, "MCP server mem. It is starting: its tools are offered once it has listed them.") {
+		t.Errorf("the section does not say mem is starting:\n%s", text)
+	}
+	close(release)
+	if name := <-changed; name != "mem" {
+		t.Errorf("got a change of %s, want mem", name)
+	}
+	if text := disclosure(t, g).Rendered(0).Text(); !strings.Contains(text, "Tools: echo, get_sum") {
+		t.Errorf("mem's section does not list its tools:\n%s", text)
+	}
+	closed := make(chan error)
+	go func() { closed <- g.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(time.Minute): // a guard against a hang only
+		t.Fatal("Close did not stop the start under way")
+	}
+	if err := g.Wait(t.Context()); err != nil {
+		t.Errorf("wait after close: %v", err)
+	}
+}
+
+// TestRelistOrdered: the server says its tools changed twice, and answers
+// the first list after the second; the manifest kept is the newest.
+func TestRelistOrdered(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "re", Version: "1"}, nil)
+	addTool := func(name string) {
+		sdk.AddTool(srv, &sdk.Tool{Name: name}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{}, nil, nil
+		})
+	}
+	addTool("v1")
+	var (
+		mu       sync.Mutex // guards lists, inFlight and most
+		lists    int
+		inFlight int
+		most     int
+	)
+	second := make(chan struct{}) // closed when the second re-list arrives
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method != "tools/list" {
+				return next(ctx, method, req)
+			}
+			mu.Lock()
+			lists++
+			n := lists
+			inFlight++
+			most = max(most, inFlight)
+			mu.Unlock()
+			defer func() {
+				mu.Lock()
+				inFlight--
+				mu.Unlock()
+			}()
+			switch n {
+			case 2: // the first re-list: list v2, then change to v3 before answering
+				res, err := next(ctx, method, req)
+				srv.RemoveTools("v2")
+				addTool("v3")
+				// Answer after the next list if the client sends it now
+				// (it must not); the wait is a guard only.
+				select {
+				case <-second:
+				case <-time.After(2 * time.Second):
+				}
+				return res, err
+			case 3:
+				close(second)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	cfg := gateway.ServerConfig{Name: "re", Timeout: time.Minute, Connect: func(ctx context.Context) (sdk.Transport, error) {
+		st, ct := sdk.NewInMemoryTransports()
+		if _, err := srv.Connect(ctx, st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}}
+	g := newGateway(t, gateway.Options{CacheDir: t.TempDir()}, cfg)
+	changed := make(chan []string, 8)
+	defer g.Subscribe(func(u *gateway.Upstream) {
+		var names []string
+		for _, tool := range u.Manifest().Tools {
+			names = append(names, tool.Name)
+		}
+		changed <- names
+	})()
+	srv.RemoveTools("v1")
+	addTool("v2") // list_changed: the first re-list
+	for names := range changed {
+		if slices.Equal(names, []string{"v3"}) {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most > 1 {
+		t.Errorf("%d lists ran at once, want one at a time", most)
+	}
+	u, _ := g.Upstream("re")
+	if got := u.Manifest().Tools; len(got) != 1 || got[0].Name != "v3" {
+		t.Errorf("got the manifest's tools %v, want v3", got)
+	}
+}

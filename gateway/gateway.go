@@ -39,6 +39,7 @@ type Gateway struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	starts sync.WaitGroup // the first starts New began
+	bg     sync.WaitGroup // the re-list loops
 	ready  chan struct{}  // closed when they ended
 
 	changes atomic.Uint64 // how many times a manifest changed
@@ -195,5 +196,6 @@ func (g *Gateway) Close() error {
 		}
 	}
 	g.starts.Wait()
+	g.bg.Wait()
 	return errors.Join(errs...)
 }

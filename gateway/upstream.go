@@ -311,7 +311,7 @@ func (u *Upstream) relistLocked() {
 		return
 	}
 	u.relisting = true
-	go u.relistLoop()
+	u.g.bg.Go(u.relistLoop)
 }
 
 func (u *Upstream) relistLoop() {
@@ -326,7 +326,7 @@ func (u *Upstream) relistLoop() {
 		u.dirty = false
 		u.mu.Unlock()
 		ctx, cancel := context.WithTimeout(u.g.ctx, u.cfg.timeout())
-		if err := u.refresh(ctx, cs, true); err != nil {
+		if err := u.refresh(ctx, cs, true); err != nil && u.g.ctx.Err() == nil {
 			u.g.log.Warn("gateway: listing again after list_changed", "server", u.cfg.Name, "err", err)
 		}
 		cancel()

@@ -69,7 +69,11 @@ func readPid(t *testing.T, pidFile string, exited <-chan struct{}, stderr func()
 // starting, and SIGTERM while it starts stops unfold (143) and the server.
 func TestMCPSlowUpstream(t *testing.T) {
 	project, pidFile := hangingProject(t)
-	cmd := exec.Command(binary, "mcp", "--builtins", "none", "--project", project)
+	promptFile := filepath.Join(project, "p.md")
+	if err := os.WriteFile(promptFile, []byte("# Task\n\nWork.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "mcp", "--builtins", "none", "--project", project, "--prompt", promptFile)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var stderr lockedBuffer
@@ -94,7 +98,7 @@ func TestMCPSlowUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read the prompt: %v", err)
 	}
-	if text := res.Contents[0].Text; !strings.Contains(text, "MCP server slow: It is starting") {
+	if text := res.Contents[0].Text; !strings.Contains(text, "MCP server slow. It is starting") {
 		t.Errorf("the prompt does not say slow is starting:\n%s", text)
 	}
 

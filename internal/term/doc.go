@@ -1,6 +1,6 @@
-// Package term holds what the pseudo-terminal environments (bash,
-// interactive) share: turning terminal output into plain text, and running
-// a program on a pseudo-terminal.
+// Package term holds what the environments share about terminals: turning
+// terminal output into plain text (bash, interactive, python), and running
+// a program on a pseudo-terminal (bash, interactive).
 //
 // # Output
 //

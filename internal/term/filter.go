@@ -52,8 +52,12 @@ func (f *Filter) Write(p []byte) (int, error) {
 				continue
 			}
 		}
-		f.byte(p[0])
-		p = p[1:]
+		if k := f.text(p); k > 0 {
+			p = p[k:]
+		} else {
+			f.byte(p[0])
+			p = p[1:]
+		}
 		if len(f.line) >= MaxLine {
 			if err := f.Flush(); err != nil {
 				return 0, err
@@ -62,6 +66,34 @@ func (f *Filter) Write(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// text takes the printable bytes and tabs p starts with, as byte would
+// one at a time, but a run at once: appended at the end of the line (up
+// to MaxLine), or written over it while both are ASCII. It returns how
+// many bytes it took; none outside the normal state. A line with no
+// newline, or a progress bar redrawn after a carriage return, then costs
+// a copy rather than a call per byte.
+func (f *Filter) text(p []byte) int {
+	if f.state != stNormal {
+		return 0
+	}
+	n := 0
+	if f.col == len(f.line) {
+		for room := MaxLine - len(f.line); n < len(p) && n < room && isText(p[n]); n++ {
+		}
+		f.line = append(f.line, p[:n]...)
+		f.col = len(f.line)
+		return n
+	}
+	for rest := f.line[f.col:]; n < len(p) && n < len(rest) && p[n] < utf8.RuneSelf && rest[n] < utf8.RuneSelf && isText(p[n]); n++ {
+	}
+	copy(f.line[f.col:], p[:n])
+	f.col += n
+	return n
+}
+
+// isText reports whether c is a byte put on the line as it is.
+func isText(c byte) bool { return c == '\t' || (c >= 0x20 && c != 0x7f) }
 
 // plainPrefix returns the length of p's prefix that holds only printable
 // bytes, tabs and newlines.
@@ -137,7 +169,7 @@ func (f *Filter) byte(c byte) {
 			_, size := utf8.DecodeLastRune(f.line[:f.col])
 			f.col -= size
 		}
-	case c == '\t' || (c >= 0x20 && c != 0x7f):
+	case isText(c):
 		f.put(c)
 	}
 }

@@ -2,6 +2,7 @@ package term
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +45,44 @@ func TestFilter(t *testing.T) {
 		f.Write(bytes.Repeat([]byte("x"), 3*MaxLine))
 		if len(f.Line()) >= MaxLine {
 			t.Errorf("held line: got %d bytes, want less than %d", len(f.Line()), MaxLine)
+		}
+	})
+}
+
+// FuzzFilterRuns checks that Write, which takes runs of text at once,
+// leaves the same text as the filter fed one byte at a time, however the
+// input is cut into writes.
+func FuzzFilterRuns(f *testing.F) {
+	for _, seed := range []string{
+		"\rprogress 10%\rprogress 100%\n",
+		"abc\b\bX\rcafé\r\xc3\n",
+		"caf\xc3\xa9\rcafe\n\x1b[1mbold\x1b[0m\r12",
+		"\x1b]0;title\x07text\tand tab\r\x7fover\n",
+		strings.Repeat("long ", MaxLine/4) + "\r" + strings.Repeat("é", 100),
+	} {
+		f.Add([]byte(seed), uint16(7))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, size uint16) {
+		var want bytes.Buffer
+		ref := NewFilter(&want)
+		for _, c := range in {
+			ref.byte(c)
+			if len(ref.line) >= MaxLine {
+				ref.Flush()
+			}
+		}
+		ref.Flush()
+		var got bytes.Buffer
+		fl := NewFilter(&got)
+		n := max(int(size), 1)
+		for p := in; len(p) > 0; {
+			k := min(n, len(p))
+			fl.Write(p[:k])
+			p = p[k:]
+		}
+		fl.Flush()
+		if got.String() != want.String() {
+			t.Errorf("in writes of %d: got %q, want %q (byte by byte)", n, got.String(), want.String())
 		}
 	})
 }

@@ -9,9 +9,13 @@
 // the repr of a final expression statement (nothing for None). Output of
 // the code and of anything it starts (os.system, subprocess) is captured at
 // the file-descriptor level: fds 1 and 2 share one pipe, so stdout and
-// stderr arrive in the order they were written. An exception shows its full
-// traceback with the lines of the code (cells are named <cell-N>) and none
-// of the driver's frames; a SyntaxError points at its line:
+// stderr arrive in the order they were written. The output reads as a
+// terminal would show it, as bash's does (see internal/term): escape
+// sequences are dropped, and carriage returns and backspaces are applied,
+// so a progress bar (tqdm, pip) comes back as its final state, not as
+// every frame it drew. An exception shows its full traceback with the
+// lines of the code (cells are named <cell-N>) and none of the driver's
+// frames; a SyntaxError points at its line:
 //
 //	r, err := python.New(python.WithDir(project))
 //	...
@@ -92,7 +96,9 @@
 // past it in a spool file ([envs.Spool]); the Go side drains the pipe while
 // the code runs, so neither side holds more. Output that arrives between
 // commands (a thread, a process the code started) comes with the next
-// response, marked as such. The interpreter starts with the first command.
+// response, marked as such, within 8 KB, head and tail (the whole of it
+// saved like a command's output past the limit), so that it cannot push
+// the command's own output out of the response. The interpreter starts with the first command.
 // Close ends it and its process group: end of input, then SIGTERM, then
 // SIGKILL; then whatever it started that left its process group (see
 // internal/procs). [WithResources] sets resource limits on it.

@@ -177,7 +177,7 @@ func start(ctx context.Context, o options, dir string) (*proc, reply, error) {
 // the interpreter printed (a missing module, a version too old).
 func (p *proc) failedStart(err error) error {
 	p.kill()
-	out, _ := p.out.sync()
+	out, _ := p.out.sync(backgroundLimit)
 	p.stop()
 	msg := strings.TrimSpace(out.String())
 	if err == nil {

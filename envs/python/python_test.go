@@ -203,7 +203,7 @@ func TestExecute(t *testing.T) {
 		}},
 		{"output that looks like protocol", []step{
 			{code: "print('{\"status\": \"ok\", \"success\": true}')\nprint('\\x00\\x1bunfold-sync-')\n1/0",
-				has: []string{`{"status": "ok", "success": true}`, "unfold-sync-", "ZeroDivisionError"}},
+				has: []string{`{"status": "ok", "success": true}`, "\nnfold-sync-\n", "ZeroDivisionError"}}, // ESC u is an escape sequence
 			{code: "import os\nos.write(1, b'\\n' * 3)\nNone", want: exactly("\n\n"), success: true},
 		}},
 		{"output between commands goes to a later one", []step{

@@ -41,11 +41,10 @@ type outcome struct {
 // background returns what the interpreter wrote since the last command
 // (background threads, processes it started), or "".
 func (p *proc) background() string {
-	if p.out.idle() {
-		return ""
+	if sk := p.out.between(); sk != nil {
+		return sk.String()
 	}
-	sk, _ := p.out.sync()
-	return sk.String()
+	return ""
 }
 
 // begin sends code to the driver as a new cell.
@@ -89,7 +88,11 @@ func (p *proc) interrupt(c *cell, why string, grace time.Duration) {
 func (p *proc) wait(ctx context.Context, c *cell, limits envs.Limits, grace time.Duration) outcome {
 	var o outcome
 	o.wait(ctx, p, c, limits, grace)
-	sk, _ := p.out.sync()
+	next := backgroundLimit // what comes after the cell's end
+	if o.running != "" {
+		next = p.out.limit // the cell runs on
+	}
+	sk, _ := p.out.sync(next)
 	o.output = sk.String()
 	return o
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // smallOutput is how much output a sink keeps in a plain slice before it
@@ -19,41 +20,70 @@ import (
 // more than running them.
 const smallOutput = 64 << 10
 
-// sink collects the output of one command. Its fields are guarded by the
-// stream's mutex while the stream owns it, and owned by the command after
-// the hand-off.
+// backgroundLimit bounds what a response shows of the output written
+// between commands (background threads, processes a cell started), head
+// and tail, as bash's environment does; past it the whole of that output
+// goes to a spool file like a command's. A thread that prints on cannot
+// push the next command's own output out of the response.
+const backgroundLimit = 8 << 10
+
+// sink collects the output of one command as a terminal would show it:
+// escape sequences dropped, carriage returns and backspaces applied (see
+// [term.Filter]), so a progress bar comes back as its final state, and the
+// spool file holds the same text as the response. Its fields are guarded
+// by the stream's mutex while the stream owns it, and owned by the command
+// after the hand-off.
 type sink struct {
+	f    *term.Filter // what is written goes through it to text
+	text sinkText
+}
+
+// sinkText holds what the filter passes on.
+type sinkText struct {
 	limit int
 	spool *envs.Spool
 	small []byte
 	big   *envs.Output
 }
 
-func newSink(limit int, spool *envs.Spool) *sink { return &sink{limit: limit, spool: spool} }
-
-func (s *sink) write(p []byte) {
-	if s.big == nil {
-		if len(s.small)+len(p) <= min(smallOutput, s.limit) {
-			s.small = append(s.small, p...)
-			return
-		}
-		s.big = s.spool.Output(s.limit)
-		_, _ = s.big.Write(s.small)
-		s.small = nil
-	}
-	_, _ = s.big.Write(p)
+func newSink(limit int, spool *envs.Spool) *sink {
+	s := &sink{text: sinkText{limit: limit, spool: spool}}
+	s.f = term.NewFilter(&s.text)
+	return s
 }
 
-// empty reports whether nothing was written to s.
-func (s *sink) empty() bool { return s.big == nil && len(s.small) == 0 }
+func (s *sink) write(p []byte) { _, _ = s.f.Write(p) }
+
+// end passes on the unfinished line: the output is complete.
+func (s *sink) end() { _ = s.f.Flush() }
+
+// Write keeps p. It never fails.
+func (t *sinkText) Write(p []byte) (int, error) {
+	if t.big == nil {
+		if len(t.small)+len(p) <= min(smallOutput, t.limit) {
+			t.small = append(t.small, p...)
+			return len(p), nil
+		}
+		t.big = t.spool.Output(t.limit)
+		_, _ = t.big.Write(t.small)
+		t.small = nil
+	}
+	return t.big.Write(p)
+}
+
+// empty reports whether nothing was written to s that a terminal would
+// show.
+func (s *sink) empty() bool {
+	return s.text.big == nil && len(s.text.small) == 0 && len(s.f.Line()) == 0
+}
 
 // String returns the output as valid UTF-8, with the notice of
-// [envs.Output] when some was dropped.
+// [envs.Output] when some was dropped. Call it after end.
 func (s *sink) String() string {
-	if s.big != nil {
-		return s.big.String()
+	if s.text.big != nil {
+		return s.text.big.String()
 	}
-	return strings.ToValidUTF8(string(s.small), "\uFFFD")
+	return strings.ToValidUTF8(string(s.text.small), "\uFFFD")
 }
 
 // stream drains the pipe the interpreter's fds 1 and 2 write to, into the
@@ -62,15 +92,16 @@ func (s *sink) String() string {
 // driver has replied. Everything the interpreter wrote before replying is
 // in the pipe ahead of the marker, and code cannot forge a marker it never
 // sees. Output written between commands (background threads, subprocesses)
-// is kept for the next command.
+// is kept for the next command, within [backgroundLimit].
 type stream struct {
 	r, w  *os.File
 	limit int
 	spool *envs.Spool // where sinks keep the whole output past the limit
 
-	mu     sync.Mutex // guards cur and marker
+	mu     sync.Mutex // guards cur, marker and next
 	cur    *sink
 	marker []byte // the marker being waited for; nil when none
+	next   int    // the limit of the sink that follows the marker
 
 	handoff chan *sink    // the sink that ended at the marker
 	done    chan struct{} // closed when the reader goroutine returns
@@ -78,7 +109,7 @@ type stream struct {
 }
 
 func newStream(r, w *os.File, limit int, spool *envs.Spool) *stream {
-	s := &stream{r: r, w: w, limit: limit, spool: spool, cur: newSink(limit, spool),
+	s := &stream{r: r, w: w, limit: limit, spool: spool, cur: newSink(backgroundLimit, spool),
 		handoff: make(chan *sink, 1), done: make(chan struct{}), changed: make(chan struct{}, 1)}
 	go s.read()
 	return s
@@ -113,9 +144,10 @@ func (s *stream) consume(data []byte) []byte {
 	for len(s.marker) > 0 {
 		if i := bytes.Index(data, s.marker); i >= 0 {
 			s.cur.write(data[:i])
+			s.cur.end()
 			s.handoff <- s.cur // capacity 1, and one marker at a time
 			data = data[i+len(s.marker):]
-			s.cur, s.marker = newSink(s.limit, s.spool), nil
+			s.cur, s.marker = newSink(s.next, s.spool), nil
 			break
 		}
 		k := partialSuffix(data, s.marker)
@@ -137,25 +169,33 @@ func partialSuffix(data, marker []byte) int {
 	return 0
 }
 
-// idle reports whether nothing has been written since the last sync, as
-// far as the reader has read.
-func (s *stream) idle() bool {
+// between returns what was written since the last sync, as far as the
+// reader has read, or nil when that is nothing a terminal would show.
+// Output from then on goes to a sink for a command, of the full limit.
+func (s *stream) between() *sink {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cur.empty()
+	if s.cur.empty() {
+		s.cur.text.limit = s.limit
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.Unlock()
+	out, _ := s.sync(s.limit)
+	return out
 }
 
 // errStreamClosed is returned by sync when the stream was closed first.
 var errStreamClosed = errors.New("output stream closed")
 
 // sync returns everything written to the pipe so far, ending the current
-// sink. Only one sync may run at a time.
-func (s *stream) sync() (*sink, error) {
+// sink; the next one keeps at most next bytes in memory. Only one sync may
+// run at a time.
+func (s *stream) sync(next int) (*sink, error) {
 	var raw [12]byte
 	_, _ = rand.Read(raw[:])
 	marker := fmt.Appendf(nil, "\x00\x1bunfold-sync-%s\x00", hex.EncodeToString(raw[:]))
 	s.mu.Lock()
-	s.marker = marker
+	s.marker, s.next = marker, next
 	s.mu.Unlock()
 	if _, err := s.w.Write(marker); err != nil {
 		return s.abandon(), fmt.Errorf("python: output marker: %w", err)
@@ -178,7 +218,8 @@ func (s *stream) abandon() *sink {
 	default:
 	}
 	out := s.cur
-	s.cur, s.marker = newSink(s.limit, s.spool), nil
+	out.end()
+	s.cur, s.marker = newSink(s.next, s.spool), nil
 	return out
 }
 

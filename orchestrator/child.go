@@ -26,7 +26,7 @@ type child struct {
 	group   *procs.Group // the process and everything it started
 	stdin   *os.File
 	stdout  *os.File
-	lines   chan readLine // replies; closed at the end of stdout
+	lines   chan message  // replies, and lines sent while a command runs; closed at the end of stdout
 	exited  chan struct{} // closed once Wait returned
 	waitErr error         // valid after exited is closed
 	stderr  *tailBuffer   // the end of stderr
@@ -39,6 +39,24 @@ type child struct {
 	// sendMu serializes writes to stdin. Closing stdin does not take it
 	// (os.File allows Close during Write, and it unblocks the Write).
 	sendMu sync.Mutex
+
+	// mu guards the fields below, which tell the lines that answer a
+	// request from lines no request waits for.
+	mu       sync.Mutex
+	expect   string        // the type of the request whose reply is awaited; "" when none is
+	answered string        // the request last asked, as messages name it
+	got      int64         // bytes read from stdout
+	lined    int64         // bytes of stdout made into lines
+	extra    []byte        // the first line that came when no request waited for one (clipped); nil when none
+	extraTo  string        // the request that line followed
+	noticed  chan struct{} // capacity 1: extra was set
+}
+
+// message is a line of the process's stdout, read as a reply.
+type message struct {
+	readLine
+	rep   reply
+	valid bool // the line is a protocol reply: JSON with a type, not over the limit
 }
 
 func startChild(spec ProcessSpec, maxLine int) (*child, error) {
@@ -70,7 +88,8 @@ func startChild(spec ProcessSpec, maxLine int) (*child, error) {
 		stdin:      stdinW,
 		stdout:     stdoutR,
 		stderrPipe: stderrR,
-		lines:      make(chan readLine, 1),
+		lines:      make(chan message, 1),
+		noticed:    make(chan struct{}, 1),
 		exited:     make(chan struct{}),
 		stderr:     &tailBuffer{limit: maxStderrTail},
 		stderrDone: make(chan struct{}),
@@ -102,21 +121,85 @@ func startChild(spec ProcessSpec, maxLine int) (*child, error) {
 		defer close(c.stderrDone)
 		_, _ = io.Copy(c.stderr, stderrR)
 	}()
-	go func() {
-		defer close(c.lines)
-		lr := &lineReader{br: bufio.NewReaderSize(stdoutR, 64<<10), limit: maxLine}
-		for {
-			l := lr.next()
-			if l.err != nil {
-				return
-			}
-			l.data = bytes.Clone(l.data)
-			c.lines <- l
-		}
-	}()
+	go c.readStdout(stdoutR, maxLine)
 	return c, nil
 }
 
+// readStdout turns stdout into messages. A line that comes when no request
+// waits for one is kept aside as extra, never taken as the reply to a
+// later request; ask reports it.
+func (c *child) readStdout(stdout *os.File, maxLine int) {
+	defer close(c.lines)
+	br := bufio.NewReaderSize(newStdoutPipe(c, stdout), 64<<10)
+	lr := &lineReader{br: br, limit: maxLine}
+	for {
+		l := lr.next()
+		if l.err != nil {
+			return
+		}
+		m := message{readLine: l}
+		if l.tooLong == 0 {
+			m.data = bytes.Clone(l.data)
+			err := json.Unmarshal(m.data, &m.rep)
+			m.valid = err == nil && m.rep.Type != "" && (m.rep.Type != "error" || m.rep.Message != nil)
+		}
+		c.mu.Lock()
+		c.lined = c.got - int64(br.Buffered())
+		asked := c.expect != ""
+		switch {
+		case !asked && c.extra == nil:
+			c.extra, c.extraTo = []byte(clip(string(m.data))), c.answered
+			if m.tooLong > 0 {
+				c.extra = fmt.Appendf(nil, "(a line of %d bytes)", m.tooLong)
+			}
+			c.noticed <- struct{}{}
+		case asked && (c.expect != "execute" || !m.valid || (m.rep.Type != "output" && m.rep.Type != "input")):
+			c.expect = "" // the reply: nothing more is asked
+		}
+		c.mu.Unlock()
+		if asked {
+			c.lines <- m
+		}
+	}
+}
+
+// unread reports whether the process wrote bytes that are not in a line
+// yet: read, or still in the pipe. c.mu is held.
+func (c *child) unread() bool { return c.got > c.lined || pipeReadable(c.stdout) }
+
+// ask readies c for the reply to req, an execute or screen request, which
+// the caller sends next. It fails, and nothing is to be sent, when the
+// process wrote a line that no request waited for: in the pipe or read,
+// so before req was sent. The caller stops the process.
+func (c *child) ask(req request) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.expect == "" && c.extra == nil && c.unread() {
+		// Bytes came unasked: give the reader a moment to make them a
+		// line, to show it.
+		c.mu.Unlock()
+		select {
+		case <-c.noticed:
+		case <-time.After(stderrLinger):
+		}
+		c.mu.Lock()
+		if c.extra == nil {
+			c.extra, c.extraTo = []byte("(part of a line)"), c.answered
+		}
+	}
+	if c.extra != nil {
+		return fmt.Errorf("the process wrote a line after its reply to %s, when no request was waiting for one: %q. "+
+			"Each request gets one reply line, and output or input lines come only while a command runs; write logs to stderr, not stdout. "+
+			"The process was stopped and restarts on the next command", c.extraTo, c.extra)
+	}
+	c.expect = req.Type
+	if req.Type == "execute" {
+		c.answered = fmt.Sprintf("the command %q", clip(req.Command))
+	} else {
+		c.answered = "a " + req.Type + " request"
+	}
+	return nil
+}
 func (c *child) send(req request) error {
 	b, err := json.Marshal(req)
 	if err != nil {

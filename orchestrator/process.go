@@ -182,9 +182,14 @@ func (p *Process) Screen() (envs.Screen, error) {
 	if err != nil {
 		return envs.Screen{}, err
 	}
+	req := request{Type: "screen"}
+	if err := c.ask(req); err != nil {
+		p.kill(c, "it broke the protocol")
+		return envs.Screen{}, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.screenTimeout)
 	defer cancel()
-	rep, _, err := p.exchange(ctx, c, request{Type: "screen"}, false)
+	rep, _, err := p.exchange(ctx, c, req, false)
 	if err != nil {
 		return envs.Screen{}, err
 	}
@@ -302,7 +307,8 @@ func interruptReason(ctx context.Context) string {
 	return "the command was cancelled"
 }
 
-// exchange sends req and waits for one reply line. When ctx ends first and
+// exchange sends req, which c was readied for with ask, and waits for one
+// reply line. When ctx ends first and
 // interrupt is set, the process gets SIGINT and the grace period to answer
 // (interrupted reports that it did); otherwise, or when it does not answer,
 // it is killed.
@@ -320,20 +326,20 @@ func (p *Process) exchange(ctx context.Context, c *child, req request, interrupt
 				p.kill(c, reason)
 				return reply{}, interrupted, fmt.Errorf("cannot send the request to the process (%s); it restarts on the next command%s", reason, c.stderrNote())
 			}
-		case l, ok := <-c.lines:
+		case m, ok := <-c.lines:
 			if !ok {
 				reason := p.waitReason(c)
 				p.kill(c, reason)
 				return reply{}, interrupted, fmt.Errorf("the process stopped before answering (%s); it restarts on the next command, and its state was lost%s", reason, c.stderrNote())
 			}
-			if l.tooLong > 0 {
-				return reply{}, interrupted, fmt.Errorf("the process sent a reply of %d bytes, more than the limit of %d; the reply was discarded", l.tooLong, p.maxLine)
+			if m.tooLong > 0 {
+				return reply{}, interrupted, fmt.Errorf("the process sent a reply of %d bytes, more than the limit of %d; the reply was discarded", m.tooLong, p.maxLine)
 			}
-			if err := json.Unmarshal(l.data, &rep); err != nil || rep.Type == "" || (rep.Type == "error" && rep.Message == nil) {
+			if !m.valid {
 				p.kill(c, "it broke the protocol")
-				return reply{}, interrupted, fmt.Errorf("the process wrote a line that is not a protocol reply: %q (write logs to stderr, not stdout). The process was stopped and restarts on the next command", clip(string(l.data)))
+				return reply{}, interrupted, fmt.Errorf("the process wrote a line that is not a protocol reply: %q (write logs to stderr, not stdout). The process was stopped and restarts on the next command", clip(string(m.data)))
 			}
-			return rep, interrupted, nil
+			return m.rep, interrupted, nil
 		case <-deadline:
 			deadline = nil
 			if !interrupt {

@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -88,9 +87,14 @@ func (p *Process) execute(ctx context.Context, command string, limits envs.Limit
 	case r == nil && key:
 		return envs.Response{Output: note + envs.IdleNote(strings.TrimSpace(command)), Success: true}, nil
 	case r == nil:
+		req := request{Type: "execute", Command: command}
+		if err := c.ask(req); err != nil {
+			p.kill(c, "it broke the protocol")
+			return envs.Response{}, fmt.Errorf("%s%w. This command was not sent to it: send it again", note, err)
+		}
 		r = &running{child: c, command: command, began: time.Now(), out: p.spool.Output(p.spec.OutputLimit)}
 		p.setRunning(r)
-		if err := p.sendRunning(ctx, r, request{Type: "execute", Command: command}); err != nil {
+		if err := p.sendRunning(ctx, r, req); err != nil {
 			return envs.Response{}, fmt.Errorf("%s%w", note, err)
 		}
 	case command == "":
@@ -187,23 +191,23 @@ func (p *Process) await(ctx context.Context, r *running, limits envs.Limits, not
 			wake = timer.C
 		}
 		select {
-		case l, ok := <-c.lines:
+		case m, ok := <-c.lines:
 			if !ok {
 				reason := p.waitReason(c)
 				p.kill(c, reason)
 				p.setRunning(nil)
 				return envs.Response{}, fmt.Errorf("%s%sthe process stopped before answering (%s); it restarts on the next command, and its state was lost%s", note, r.output(), reason, c.stderrNote())
 			}
-			if l.tooLong > 0 {
+			if m.tooLong > 0 {
 				p.setRunning(nil)
-				return envs.Response{}, fmt.Errorf("%sthe process sent a reply of %d bytes, more than the limit of %d; the reply was discarded", note, l.tooLong, p.maxLine)
+				return envs.Response{}, fmt.Errorf("%sthe process sent a reply of %d bytes, more than the limit of %d; the reply was discarded", note, m.tooLong, p.maxLine)
 			}
-			var rep reply
-			if err := json.Unmarshal(l.data, &rep); err != nil || rep.Type == "" || (rep.Type == "error" && rep.Message == nil) {
+			if !m.valid {
 				p.kill(c, "it broke the protocol")
 				p.setRunning(nil)
-				return envs.Response{}, fmt.Errorf("%sthe process wrote a line that is not a protocol reply: %q (write logs to stderr, not stdout). The process was stopped and restarts on the next command", note, clip(string(l.data)))
+				return envs.Response{}, fmt.Errorf("%sthe process wrote a line that is not a protocol reply: %q (write logs to stderr, not stdout). The process was stopped and restarts on the next command", note, clip(string(m.data)))
 			}
+			rep := m.rep
 			switch rep.Type {
 			case "output":
 				if rep.Output != nil {

@@ -35,11 +35,13 @@
 // hash of its configuration. With the manifest cached, a server is not
 // started until one of its tools is called; without it, [New] starts it in
 // the background to list what it offers ([Gateway.Wait] waits for that),
-// and find_tools and call_tool start again one that failed. When a server says its lists changed, the gateway
-// lists them again (one list at a time, the newest answer kept), updates
-// the cache and tells its subscribers
-// ([Gateway.Subscribe]), who build the section again and replace it
-// (prompt.Disclosure.Replace).
+// and find_tools and call_tool start again one that failed. When a server
+// says its lists changed, the gateway lists them again (one list at a
+// time, the newest answer kept), updates the cache and tells its
+// subscribers ([Gateway.Subscribe]), who build the section again and
+// replace it (prompt.Disclosure.Replace); one that built the section
+// before it subscribed builds it again if [Gateway.Changes] moved
+// meanwhile.
 //
 // # Faults stay local
 //

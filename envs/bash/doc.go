@@ -116,6 +116,17 @@
 // the program turned the terminal's echo off, as read -s does); answers
 // are typed with the terminal's echo off, so none appears in the output.
 //
+// What a program leaves of an answer (read -n 1 takes one key of "yes")
+// is never run as a command. Before typing an answer the environment
+// sends the shell a signal (RTMIN+7) whose trap has the shell, at its next
+// prompt and before its marker, discard what is typed and not read; the
+// response then says "N bytes of the answer were not read by the program
+// and were discarded". Should the trap be gone, the next command waits for
+// the shell to be back at its prompt and discards what waits in the
+// terminal first, and a marker counts only above every marker of the
+// shell's seen so far, so a line the shell ran meanwhile cannot end a
+// later command: each response holds its own command's output.
+//
 // Output is returned as printed: the newline that ends the last line goes,
 // blank lines before it stay. Past the token budget ([WithBudget], 8,000
 // by default) or the output limit the response keeps the head and the tail

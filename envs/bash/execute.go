@@ -113,6 +113,10 @@ func (s *Shell) execute(ctx context.Context, command string, limits envs.Limits)
 	if envs.IsInterrupt(command) || envs.IsEndOfInput(command) {
 		return envs.Response{Output: envs.IdleNote(strings.TrimSpace(command)), Success: true}, nil
 	}
+	if p.answered {
+		p.answered = false
+		p.settleInput()
+	}
 	// Blank lines alone are no news (the shell writes one when a Ctrl-C
 	// meets its prompt).
 	if bg := strings.Trim(p.stream.background(), "\n"); bg != "" {
@@ -160,8 +164,15 @@ func (s *Shell) resume(ctx context.Context, p *proc, j *job, command string, lim
 		} else if !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
+		j.newline = text != command
 		j.waiting, j.hidden = "", false
-		if _, err := p.master.Write([]byte(text)); err != nil {
+		// Before the answer goes out, the shell learns that one is coming:
+		// at its next prompt it discards what the program left unread,
+		// rather than read it as a command line (see signalAnswer).
+		p.answered = true
+		if err := p.signalAnswer(); err != nil {
+			o = s.died(p)
+		} else if _, err := p.master.Write([]byte(text)); err != nil {
 			o = s.died(p)
 		} else {
 			o = s.await(ctx, p, j, limits)
@@ -223,6 +234,15 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 	if o.bare || o.fr != nil && o.fr.psLen != p.psLen {
 		o, cut, cutAfter, extraOut = s.restorePrompt(ctx, p, o, out)
 	}
+	if records, n := p.stream.takeDrained(); records > 0 {
+		// The newline typed after the answer is not the agent's text.
+		if j.newline {
+			n--
+		}
+		if n > 0 {
+			extra = joinNote(fmt.Sprintf("[%d bytes of the answer were not read by the program and were discarded.]", n), extra)
+		}
+	}
 	if o.fr != nil {
 		p.number = o.fr.number
 		if o.fr.override || o.fr.jobCount > 0 && !o.fr.listed {
@@ -280,6 +300,14 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 		s.jobs = nil
 	}
 	return resp
+}
+
+// joinNote joins two notes of a response, either of which may be "".
+func joinNote(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "\n" + b
 }
 
 // mayBreak reports whether command may leave the shell unable to run

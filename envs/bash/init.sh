@@ -52,6 +52,14 @@
 # failure under set -e and turns set -e off. trap is wrapped so that a
 # user's ERR trap runs after ours instead of replacing it.
 #
+# An answer typed to a command may be read only in part (read -n 1 takes
+# one key of "yes"). The environment sends RTMIN+7 before it types one;
+# the trap (__unfold_answered, run once the program that reads is done,
+# or at once in the read builtin) puts __unfold_drain first in
+# PROMPT_COMMAND for one prompt, which reads and discards what is typed
+# and not read, so that the shell never runs it as a command, and prints
+# the tag, 0x1c, the count and the end tag before the marker.
+#
 # The line that sources the command file (__unfold_src) fails whenever the
 # command's last part did, which then had its ERR trap already, or was
 # exempt from set -e and the trap (the left side of an && list, say). At a
@@ -149,6 +157,27 @@ __unfold_err() {
 	fi
 	if [[ -n $__unfold_uerr ]]; then builtin eval "$__unfold_uerr"; fi
 }
+__unfold_pcd=__unfold_drain
+__unfold_answered() {
+	if [[ ${PROMPT_COMMAND-} != *"$__unfold_pcd"* ]]; then
+		PROMPT_COMMAND=$__unfold_pcd${PROMPT_COMMAND:+$'\n'$PROMPT_COMMAND}
+	fi
+}
+__unfold_drain() {
+	local - LC_ALL=C x n=0
+	builtin set +xv
+	PROMPT_COMMAND=${PROMPT_COMMAND/"$__unfold_pcd"/}
+	PROMPT_COMMAND=${PROMPT_COMMAND#$'\n'}
+	if [[ -z $PROMPT_COMMAND ]]; then builtin unset PROMPT_COMMAND; fi
+	while builtin read -t 0; do
+		x=
+		IFS= builtin read -r -N 4096 -t 0.01 x || :
+		n=$((n + ${#x}))
+		if [[ -z $x ]]; then break; fi
+	done
+	{ builtin printf '\036%s\034%d\036%s\036' "$__unfold_secret" "$n" "$__unfold_secret"; } 2>/dev/null
+}
+builtin trap __unfold_answered RTMIN+7
 builtin trap __unfold_err ERR
 builtin set -E
 exit() {

@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -36,6 +38,7 @@ type proc struct {
 	quotedFile  string        // file quoted for the shell
 	line        []byte        // the line typed for the last command, reused
 	noTyping    bool          // a command may have defined aliases or changed the line editor: source every command
+	answered    bool          // an answer was typed to the last command
 	number      int64         // the command number of the last marker that counted
 	secret      string        // the session's secret, in the marker's tag
 	psLen       int           // the length of PS1 as the shell set it up
@@ -278,4 +281,38 @@ func describeExit(err error) string {
 		return err.Error()
 	}
 	return "exited with status 0"
+}
+
+// sigAnswered is the signal that tells the shell an answer is being typed
+// to its command: RTMIN+7 as bash names it, where glibc's SIGRTMIN is 34.
+// Its trap (see __unfold_answered in init.sh) runs once the program that
+// reads the answer is done, or at once when the shell's read builtin
+// waits; at its next prompt the shell then discards what was typed and
+// not read, and says how much, before its marker.
+const sigAnswered = syscall.Signal(34 + 7)
+
+// signalAnswer tells the shell that an answer is about to be typed, when
+// the shell catches sigAnswered: a command that reset its trap would be
+// killed by it.
+func (p *proc) signalAnswer() error {
+	if !catches(p.pid, sigAnswered) {
+		return nil
+	}
+	return syscall.Kill(p.pid, sigAnswered)
+}
+
+// catches reports whether process pid has a handler for sig, from the
+// SigCgt mask in /proc/<pid>/status.
+func catches(pid int, sig syscall.Signal) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	_, rest, ok := bytes.Cut(b, []byte("\nSigCgt:\t"))
+	if !ok {
+		return false
+	}
+	mask, _, _ := bytes.Cut(rest, []byte("\n"))
+	m, err := strconv.ParseUint(string(mask), 16, 64)
+	return err == nil && m&(1<<(sig-1)) != 0
 }

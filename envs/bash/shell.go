@@ -141,6 +141,7 @@ type job struct {
 	last    string       // the last non-empty line of the output returned so far
 	waiting string       // the question, when it waits for input
 	hidden  bool         // the question asks for a secret
+	newline bool         // a newline was typed after the last answer, which did not hold it
 }
 
 var (

@@ -1256,3 +1256,65 @@ func TestAliasesAndLineEditing(t *testing.T) {
 	want(t, s, "echo $KEEP", "kept", true)
 	want(t, s, "pwd_check=1; echo ok_done", "ok_done", true)
 }
+
+// TestAnswerPartlyRead: a program that reads only part of an answer (one
+// key, one byte) leaves the rest unread; the rest is discarded and said
+// so, never run as a command, and every later response holds its own
+// command's output.
+func TestAnswerPartlyRead(t *testing.T) {
+	cases := []struct {
+		name, command, answer, output string
+		discarded                     int
+	}{
+		{"read builtin", "read -n 1 -p 'Continue? ' a; echo got=$a", "yes; echo INJECTED", "got=y", len("es; echo INJECTED")},
+		{"program", "dd bs=1 count=2 status=none; echo; echo after", "yes; echo INJECTED", "ye\nafter", len("s; echo INJECTED")},
+		{"key and newline", "read -n 1 -p 'Continue? ' a; echo got=$a", "y", "got=y", 0},
+		{"whole line", "read -p 'Name? ' a; echo got=$a", "bob", "got=bob", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newShell(t)
+			if resp := run(t, s, c.command); !resp.Waiting {
+				t.Fatalf("got %+v, want it waiting for input", resp)
+			}
+			resp := run(t, s, c.answer)
+			note := fmt.Sprintf("[%d bytes of the answer were not read by the program and were discarded.]", c.discarded)
+			wantOut := c.output
+			if c.discarded > 0 {
+				wantOut += "\n" + note
+			}
+			if resp.Output != wantOut || resp.Running {
+				t.Errorf("answer: got %+v, want output %q", resp, wantOut)
+			}
+			for _, cmd := range []string{"echo one", "echo two", "echo three"} {
+				want(t, s, cmd, strings.TrimPrefix(cmd, "echo "), true)
+			}
+		})
+	}
+}
+
+// TestStrayLineKeepsResponsesInOrder: should the shell run what a program
+// left of an answer (here it ignores the signal that has it discard the rest), the
+// line's marker cannot end a later command: every response still holds
+// its own command's output.
+func TestStrayLineKeepsResponsesInOrder(t *testing.T) {
+	for _, reset := range []string{"builtin trap '' RTMIN+7", "trap - RTMIN+7"} {
+		t.Run(reset, func(t *testing.T) { strayLine(t, reset) })
+	}
+}
+
+func strayLine(t *testing.T, reset string) {
+	s := newShell(t)
+	run(t, s, reset)
+	if resp := run(t, s, "read -n 1 -p 'Continue? ' a; echo got=$a"); !resp.Waiting {
+		t.Fatalf("got %+v, want it waiting for input", resp)
+	}
+	want(t, s, "yes; echo INJECTED", "got=y", true)
+	for _, cmd := range []string{"echo one", "echo two", "echo three"} {
+		word := strings.TrimPrefix(cmd, "echo ")
+		resp := run(t, s, cmd)
+		if resp.Output != word && !strings.HasSuffix(resp.Output, "INJECTED\n"+word) {
+			t.Errorf("Execute(%q): got %q, want %q, perhaps after the stray line's output", cmd, resp.Output, word)
+		}
+	}
+}

@@ -40,8 +40,11 @@ type stream struct {
 	end     []byte     // the tag that ends a marker
 	active  bool       // a command's marker is expected
 	after   int64      // the number the expected marker must exceed
+	seen    int64      // the highest number of this shell's markers seen, counted or not
 	pid     int        // the shell's process ID, which the marker must carry
 	repeats int        // markers of this shell's dropped: repeated prompts
+	drained int        // bytes of an answer the shell discarded before its marker
+	drains  int        // the discard records that came
 	cwd     string     // the working directory of the last marker
 	pend    []byte     // the end of the last chunk, when it may begin a tag
 	inFrame bool       // a tag came: frame holds what came from it on
@@ -67,12 +70,15 @@ func (s *stream) resetBackground() {
 }
 
 // expect starts a command: output goes to out until a marker whose number
-// is above after. Bytes held back as the possible start of a marker stay
-// held: they complete a repeated prompt, or are the command's output.
+// is above after, and above every marker of this shell's seen so far: a
+// line the shell ran between commands (typed to a program that did not
+// read it all, say) cannot end the command with its marker. Bytes held
+// back as the possible start of a marker stay held: they complete a
+// repeated prompt, or are the command's output.
 func (s *stream) expect(after int64, out *envs.Output) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.active, s.after = true, after
+	s.active, s.after = true, max(after, s.seen)
 	s.redirect(out)
 	select {
 	case <-s.done:
@@ -216,6 +222,8 @@ func (s *stream) feed(p []byte) {
 // after. Another marker (a repeated prompt, or an old one replayed) is
 // dropped, as is the prompt printed with promptvars off (its fields not
 // expanded: the shell is then seen back at its prompt without a marker),
+// a discard record (the tag, 0x1c and a count, written before the marker
+// once an answer was typed: see __unfold_drain in init.sh) is counted,
 // and what is not a marker at all is output. scan returns what
 // follows, to be looked at again.
 func (s *stream) scan() []byte {
@@ -240,6 +248,16 @@ func (s *stream) scan() []byte {
 	fr := frame{cwd: s.cwd}
 	ok, unexpanded := false, false
 	begin := bytes.LastIndex(s.frame[:e], s.tag)
+	if begin >= 0 && s.frame[begin+len(s.tag)] == 0x1c {
+		if n, err := strconv.Atoi(string(s.frame[begin+len(s.tag)+1 : e])); err == nil && n >= 0 {
+			_, _ = s.w().Write(s.frame[:begin])
+			s.drained += n
+			s.drains++
+			next := append([]byte(nil), s.frame[e+len(s.end):]...)
+			s.inFrame, s.frame = false, s.frame[:0]
+			return next
+		}
+	}
 	if begin >= 0 {
 		fields := s.frame[begin+len(s.tag) : e]
 		unexpanded = bytes.HasPrefix(fields, []byte("\x1f$$\x1f"))
@@ -255,6 +273,9 @@ func (s *stream) scan() []byte {
 	_, _ = s.w().Write(s.frame[:begin])
 	if ok {
 		s.cwd = fr.cwd
+		if fr.pid == s.pid {
+			s.seen = max(s.seen, fr.number)
+		}
 	}
 	if ok && s.active && fr.pid == s.pid && fr.number > s.after {
 		_ = s.outf.Flush()
@@ -271,6 +292,16 @@ func (s *stream) scan() []byte {
 	next := append([]byte(nil), s.frame[e+len(s.end):]...)
 	s.inFrame, s.frame = false, s.frame[:0]
 	return next
+}
+
+// takeDrained returns how many discard records came and the bytes they
+// count, and clears both.
+func (s *stream) takeDrained() (records, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	records, n = s.drains, s.drained
+	s.drains, s.drained = 0, 0
+	return records, n
 }
 
 // partialTag returns the length of the longest end of data that is a

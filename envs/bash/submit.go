@@ -44,6 +44,31 @@ func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
 	return err
 }
 
+// inputSettle bounds the wait, after a command that was given an answer,
+// for the shell to be back at its prompt with nothing typed waiting.
+const inputSettle = 200 * time.Millisecond
+
+// settleInput makes sure, before a command that follows one given an
+// answer, that no line of the answer is left for the shell to read as a
+// command, should the shell not have discarded it (its trap removed, say):
+// it reads what the terminal holds (a marker of a line the shell ran
+// meanwhile then cannot end the command) until the shell is back at its
+// prompt, and discards what is still typed and not read.
+func (p *proc) settleInput() {
+	deadline := time.Now().Add(inputSettle)
+	for {
+		p.pending()
+		if !p.promptKnown || p.atPrompt() || !time.Now().Before(deadline) || !p.alive() {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !p.inputRead() {
+		_ = term.FlushInput(p.tty)
+		p.pending()
+	}
+}
+
 // fixWait bounds the wait for the follow-up line's marker.
 const fixWait = 5 * time.Second
 

@@ -127,6 +127,12 @@
 // shell's seen so far, so a line the shell ran meanwhile cannot end a
 // later command: each response holds its own command's output.
 //
+// Line editing stays off: a shell started without it stops printing its
+// prompt when a sourced command turns it on, so after set -o vi or set -o
+// emacs the shell, found back at its prompt without its marker, is given
+// the line that puts PS1 back, which turns line editing off again; the
+// response says so.
+//
 // Output is returned as printed: the newline that ends the last line goes,
 // blank lines before it stay. Past the token budget ([WithBudget], 8,000
 // by default) or the output limit the response keeps the head and the tail

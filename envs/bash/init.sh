@@ -34,6 +34,10 @@
 # (see fixLine in init.go), which switches PROMPT_COMMAND to the variant
 # that also prints the tag, 0x1d and the output of jobs -l before the
 # prompt; that variant switches back once the jobs are gone.
+# __unfold_guard also turns line editing off: set -o vi and set -o emacs
+# turn it on, after which a shell started with --noediting no longer
+# prints its prompt for a sourced command, which is then back at its
+# prompt without a marker. Nothing is spent on this for other commands.
 # __unfold_fix and __unfold_guard give back the status they are given (in
 # an && list, so that set -e and the ERR trap ignore it) and the last
 # argument, so $? and $_ stay the command's. These switches, done by
@@ -111,6 +115,11 @@ __unfold_acts() {
 	[[ $1 == *'$('* || $1 == *$'\x60'* || $1 == *'$['* || $1 == *'++'* || $1 == *'--'* || $1 == *=* ]]
 }
 __unfold_guard() {
+	# Before local -, which would turn line editing on again on return.
+	if [[ :$SHELLOPTS: == *:@(vi|emacs):* ]]; then
+		builtin set +o vi +o emacs
+		builtin printf '%s\n' "[set -o vi/emacs: line editing stays off in this shell: it is driven through a terminal by a program, and with editing on it would stop printing its prompt.]" >&2
+	fi
 	local -
 	builtin set +xv
 	local pre=${PS1-} suf=

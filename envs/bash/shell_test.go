@@ -1293,6 +1293,28 @@ func TestAnswerPartlyRead(t *testing.T) {
 	}
 }
 
+// TestLineEditingStaysOff: turning line editing on (which stops a shell
+// started without it printing its prompt) is undone with a note, in a
+// list, a compound command or alone, and the shell and its state live.
+func TestLineEditingStaysOff(t *testing.T) {
+	note := "[set -o vi/emacs: line editing stays off in this shell: it is driven through a terminal by a program, and with editing on it would stop printing its prompt.]"
+	for _, command := range []string{"x=keep; set -o vi", "set -o emacs; true", "if true; then set -o vi; fi", "set -o vi"} {
+		t.Run(command, func(t *testing.T) {
+			s := newShell(t)
+			want(t, s, "y=kept", "", true)
+			want(t, s, command, note, true)
+			want(t, s, "echo $y; shopt -qo vi || shopt -qo emacs || echo off", "kept\noff", true)
+		})
+	}
+	t.Run("after a change of PS1, twice", func(t *testing.T) {
+		s := newShell(t)
+		want(t, s, "PS1='$ '", "", true)
+		want(t, s, "set -o vi; y=kept", note, true)
+		want(t, s, "set -o emacs", note, true)
+		want(t, s, "echo $y; shopt -qo vi || shopt -qo emacs || echo off", "kept\noff", true)
+	})
+}
+
 // TestStrayLineKeepsResponsesInOrder: should the shell run what a program
 // left of an answer (here it ignores the signal that has it discard the rest), the
 // line's marker cannot end a later command: every response still holds

@@ -119,7 +119,7 @@ const maxTyped = 512
 // the terminal itself would act on (control characters, erase and kill
 // characters). It leaves out blank lines, quotes, $, operators, brackets,
 // and words that are reserved or that act differently in a sourced file
-// (return). Everything else goes through the command file, which costs a
+// (return, set). Everything else goes through the command file, which costs a
 // few microseconds more.
 func typable(command string) bool {
 	if len(command) == 0 || len(command) > maxTyped {
@@ -147,12 +147,14 @@ func typable(command string) bool {
 }
 
 // reserved holds bash's reserved words, which open or close compound
-// commands, and builtins that behave differently when typed and sourced.
+// commands, and builtins that behave differently when typed and sourced:
+// return, and set, whose -o vi and -o emacs are undone only for a
+// sourced command (see __unfold_guard in init.sh).
 var reserved = map[string]bool{
 	"if": true, "then": true, "else": true, "elif": true, "fi": true,
 	"case": true, "esac": true, "for": true, "select": true, "while": true,
 	"until": true, "do": true, "done": true, "in": true, "function": true,
-	"time": true, "coproc": true, "return": true,
+	"time": true, "coproc": true, "return": true, "set": true,
 }
 
 // writeCommand replaces the command file's content with command.

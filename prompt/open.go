@@ -144,12 +144,15 @@ const openSectionsDescription = "Open summarized sections of this prompt. Sectio
 
 // The failures open_sections answers with (docs/design.md, exact).
 const (
-	msgNoKeys       = "At least one section key must be provided."
-	msgTooManyKeys  = "At most %d section keys can be opened at a time; %d were given. Open the sections needed now."
-	msgUnknown      = "Section '%s' does not exist in this prompt."
-	msgExpanded     = "Section '%s' is already expanded."
-	msgNoFilesystem = "Cannot write context files: no filesystem available."
-	msgWriteFailed  = "Failed to write context for '%s': %v"
+	msgNoKeys      = "At least one section key must be provided."
+	msgTooManyKeys = "At most %d section keys can be opened at a time; %d were given. Open the sections needed now."
+	msgUnknown     = "Section '%s' does not exist in this prompt."
+	msgExpanded    = "Section '%s' is already expanded."
+	// msgSummarizedBelow follows msgExpanded when sections below carry
+	// tools and are summarized.
+	msgSummarizedBelow = "These sections in it, with tools, are summarized: %s; open them by these keys."
+	msgNoFilesystem    = "Cannot write context files: no filesystem available."
+	msgWriteFailed     = "Failed to write context for '%s': %v"
 )
 
 // openSectionsHints are open_sections' account of itself: it changes what
@@ -238,12 +241,33 @@ func (r *Rendered) request(keys []string) (openRequest, error) {
 			return openRequest{}, fmt.Errorf(msgUnknown, key)
 		}
 		if r.st[i].is(visibleF) && r.st[i].mode == visibility.Full {
-			return openRequest{}, fmt.Errorf(msgExpanded, key)
+			return openRequest{}, r.expandedError(key, i)
 		}
 		req.withTools = req.withTools || pr.hasTools(i)
 		req.idx = append(req.idx, i)
 	}
 	return req, nil
+}
+
+// expandedError is the failure of opening node i, shown in full already.
+// When sections below it that carry tools are summarized (a section's
+// tools opened one by one), it names them, so that the model can open
+// them in one call: opening i again would not.
+func (r *Rendered) expandedError(key string, i int) error {
+	t := r.p.t
+	var keys []string
+	for j := i + 1; j < t.nodes[i].end && len(keys) < maxOpenKeys; {
+		if r.pr.enabled(j) && r.pr.hasTools(j) && r.st[j].is(visibleF) && r.st[j].mode == visibility.Summary {
+			keys = append(keys, "'"+t.nodes[j].path+"'")
+			j = t.nodes[j].end
+			continue
+		}
+		j++
+	}
+	if len(keys) == 0 {
+		return fmt.Errorf(msgExpanded, key)
+	}
+	return fmt.Errorf(msgExpanded+" "+msgSummarizedBelow, key, strings.Join(keys, ", "))
 }
 
 // overrides returns FULL for every node of idx and for each of its

@@ -1,13 +1,9 @@
 package orchestrator
 
 import (
-	"errors"
 	"io"
-	"io/fs"
-	"math/rand/v2"
-	"os"
-	"path"
-	"strconv"
+
+	"github.com/unfold-dev/unfold/rootfs"
 )
 
 // outputDir is where, under the project directory, the whole output of
@@ -29,40 +25,11 @@ func (o *Orchestrator) saver(name string) func(io.Reader) (string, error) {
 		return nil
 	}
 	return func(output io.Reader) (string, error) {
-		root, err := os.OpenRoot(o.project)
+		fsys, err := rootfs.New(o.project)
 		if err != nil {
 			return "", err
 		}
-		defer root.Close()
-		if err := root.MkdirAll(outputDir, 0o755); err != nil {
-			return "", err
-		}
-		return saveNew(root, outputDir, name, output)
+		defer fsys.Close()
+		return rootfs.SaveNew(fsys, outputDir, name, output)
 	}
-}
-
-// saveNew writes output to a new file in dir of root, named
-// prefix-<random>.txt as os.CreateTemp names files, and returns its name
-// relative to root; on failure no file is left.
-func saveNew(root *os.Root, dir, prefix string, output io.Reader) (string, error) {
-	for range 100 {
-		rel := path.Join(dir, prefix+"-"+strconv.FormatUint(uint64(rand.Uint32()), 10)+".txt")
-		f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		_, err = io.Copy(f, output)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			_ = root.Remove(rel)
-			return "", err
-		}
-		return rel, nil
-	}
-	return "", errors.New("save output: no free file name in " + dir)
 }

@@ -2,14 +2,19 @@ package gateway_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/rootfs"
 	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/tokens"
 )
 
 // TestAgentOpensAServer runs the agent loop over a prompt holding the
@@ -76,4 +81,54 @@ func TestAgentOpensAServer(t *testing.T) {
 
 func toolCall(name, args string) agent.Response {
 	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: name, Name: name, Arguments: args}}}}
+}
+
+// TestAgentGetsACutResult runs the agent loop over a tool whose result is
+// 2 MB: the model reads at most the output budget of it, as it reads an
+// environment's output.
+func TestAgentGetsACutResult(t *testing.T) {
+	cfg, whole := bigServer(t)
+	g := newGateway(t, gateway.Options{}, cfg)
+	sec, err := g.Section()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := prompt.MustNew("test", "agent", section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Read the log."}), sec).MustBind()
+	dir := t.TempDir()
+	fs, err := rootfs.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fs.Close() })
+	var step int
+	var got string
+	a, err := agent.New(agent.ModelFunc(func(_ context.Context, req agent.Request) (agent.Response, error) {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleTool {
+			got = last.Content
+		}
+		step++
+		switch step {
+		case 1:
+			return toolCall("find_tools", `{"query":"dump log","limit":1}`), nil
+		case 2:
+			return toolCall("big__dump", `{}`), nil
+		}
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
+	}), p, agent.WithFS(fs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(t.Context(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if n := tokens.Estimate.Count(got); n > envs.DefaultBudget || !strings.Contains(got, "left out here to fit the budget of 8000 tokens") {
+		t.Errorf("the model read %d tokens (%d bytes) of the result, want at most %d and a note", n, len(got), envs.DefaultBudget)
+	}
+	m := savedIn.FindStringSubmatch(got)
+	if m == nil {
+		t.Fatalf("the note names no file:\n%.2000s", got)
+	}
+	if saved, err := os.ReadFile(filepath.Join(dir, m[1])); err != nil || string(saved) != whole {
+		t.Errorf("the saved file holds %d bytes (%v), want the whole %d", len(saved), err, len(whole))
+	}
 }

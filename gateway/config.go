@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -85,8 +87,9 @@ var serverName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // LoadConfigs reads the project's .mcp.json (when there is one) and each of
 // files, in order, with ${VAR} and ${VAR:-default} expanded from lookup
 // (nil: the process environment). A name declared twice is an error
-// naming both files.
-func LoadConfigs(project string, files []string, lookup func(string) (string, bool)) ([]ServerConfig, error) {
+// naming both files. Servers left out (see ParseConfig) come back as
+// skipped, one error each, for the caller to warn about.
+func LoadConfigs(project string, files []string, lookup func(string) (string, bool)) (servers []ServerConfig, skipped []error, err error) {
 	var paths []string
 	if project != "" {
 		p := project + string(os.PathSeparator) + ProjectConfig
@@ -99,21 +102,29 @@ func LoadConfigs(project string, files []string, lookup func(string) (string, bo
 	for _, p := range paths {
 		data, err := readfile.Read(p, MaxConfigBytes)
 		if err != nil {
-			return nil, fmt.Errorf("gateway: %w", err)
+			return nil, nil, fmt.Errorf("gateway: %w", err)
 		}
-		list, err := ParseConfig(p, data, lookup)
+		list, skip, err := ParseConfig(p, data, lookup)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		skipped = append(skipped, skip...)
 		for _, c := range list {
 			if i := slices.IndexFunc(out, func(o ServerConfig) bool { return strings.EqualFold(o.Name, c.Name) }); i >= 0 {
-				return nil, fmt.Errorf("gateway: %s: server %q: declared in %s too; keep one, or rename one", p, c.Name, out[i].File)
+				return nil, nil, fmt.Errorf("gateway: %s: server %q: declared in %s too; keep one, or rename one", p, c.Name, out[i].File)
 			}
 			out = append(out, c)
 		}
 	}
-	return out, nil
+	return out, skipped, nil
 }
+
+// Timeouts a file may set, in seconds: below a millisecond no call can
+// finish, and above a day a hung server is never noticed.
+const (
+	minTimeout = 0.001
+	maxTimeout = 24 * 60 * 60
+)
 
 // rawServer is a server entry as written. Fields other clients use
 // (autoApprove, alwaysAllow, ...) are ignored.
@@ -132,123 +143,157 @@ type rawServer struct {
 // ParseConfig reads the mcpServers format of Claude Code, Claude Desktop and
 // Cursor: {"mcpServers": {"NAME": {"command", "args", "env"} or {"type":
 // "http", "url", "headers"}}}. Errors name the file, the server and the
-// field. Servers marked "disabled" are left out.
-func ParseConfig(file string, data []byte, lookup func(string) (string, bool)) ([]ServerConfig, error) {
+// field. Servers marked "disabled" are left out; so are servers the file
+// declares for other clients ("type": "sse", or a type unfold does not
+// know) and servers that use a variable that is not set: each comes back
+// in skipped, an error that names the file, the server and what to do,
+// and the other servers are read.
+func ParseConfig(file string, data []byte, lookup func(string) (string, bool)) (servers []ServerConfig, skipped []error, err error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
 	var doc struct {
-		Servers map[string]json.RawMessage `json:"mcpServers"`
+		Servers *map[string]json.RawMessage `json:"mcpServers"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("gateway: %s: not a JSON object with \"mcpServers\": %v", file, err)
+		return nil, nil, fmt.Errorf("gateway: %s: not a JSON object with \"mcpServers\": %v", file, err)
 	}
-	names := make([]string, 0, len(doc.Servers))
-	for n := range doc.Servers {
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, fmt.Errorf("gateway: %s: text after the JSON object, at byte %d; remove it (a file holds one object)", file, dec.InputOffset())
+	}
+	if doc.Servers == nil || *doc.Servers == nil {
+		return nil, nil, fmt.Errorf("gateway: %s: no \"mcpServers\" object; write the servers as {\"mcpServers\": {\"NAME\": {\"command\": ...}}} (a file of another format, such as VS Code's \"servers\", is not read)", file)
+	}
+	names := make([]string, 0, len(*doc.Servers))
+	for n := range *doc.Servers {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	var out []ServerConfig
 	for _, name := range names {
-		fail := func(field, format string, args ...any) error {
-			at := fmt.Sprintf("gateway: %s: server %q", file, name)
-			if field != "" {
-				at += ": " + field
-			}
-			return fmt.Errorf(at+": "+format, args...)
+		c, err := parseServer(file, name, (*doc.Servers)[name], lookup)
+		var skip *skipError
+		switch {
+		case errors.As(err, &skip):
+			skipped = append(skipped, skip.err)
+		case err != nil:
+			return nil, nil, err
+		case c.Name != "": // not disabled
+			servers = append(servers, c)
 		}
-		if !serverName().MatchString(name) {
-			return nil, fail("", "names may use letters, digits, '_' and '-' (at most 32, starting with a letter or digit): they become part of tool names")
-		}
-		var raw rawServer
-		if err := json.Unmarshal(doc.Servers[name], &raw); err != nil {
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) && te.Field != "" {
-				return nil, fail(te.Field, "want %s, got a JSON %s", te.Type, te.Value)
-			}
-			return nil, fail("", "want an object: %v", err)
-		}
-		if raw.Disabled != nil && *raw.Disabled {
-			continue
-		}
-		c := ServerConfig{Name: name, File: file}
-		expand := func(field, s string) (string, error) {
-			v, err := expandVars(s, lookup)
-			if err != nil {
-				return "", fail(field, "%v", err)
-			}
-			return v, nil
-		}
-		kind := "stdio"
-		if raw.Type != nil {
-			kind = *raw.Type
-		} else if raw.URL != nil && raw.Command == nil {
-			kind = "http"
-		}
-		var err error
-		switch kind {
-		case "stdio":
-			if raw.Command == nil || strings.TrimSpace(*raw.Command) == "" {
-				return nil, fail("command", "missing: a stdio server needs the program to start")
-			}
-			if c.Command, err = expand("command", *raw.Command); err != nil {
-				return nil, err
-			}
-			if raw.Args != nil {
-				for i, a := range *raw.Args {
-					v, err := expand(fmt.Sprintf("args[%d]", i), a)
-					if err != nil {
-						return nil, err
-					}
-					c.Args = append(c.Args, v)
-				}
-			}
-			if raw.Env != nil {
-				c.Env = map[string]string{}
-				for k, v := range *raw.Env {
-					if c.Env[k], err = expand("env."+k, v); err != nil {
-						return nil, err
-					}
-				}
-			}
-			if raw.Cwd != nil {
-				if c.Dir, err = expand("cwd", *raw.Cwd); err != nil {
-					return nil, err
-				}
-			}
-		case "http", "streamable-http":
-			if raw.URL == nil || strings.TrimSpace(*raw.URL) == "" {
-				return nil, fail("url", "missing: an http server needs its endpoint")
-			}
-			if c.URL, err = expand("url", *raw.URL); err != nil {
-				return nil, err
-			}
-			if !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://") {
-				return nil, fail("url", "%q is not an http:// or https:// address", c.URL)
-			}
-			if raw.Headers != nil {
-				c.Headers = map[string]string{}
-				for k, v := range *raw.Headers {
-					if c.Headers[k], err = expand("headers."+k, v); err != nil {
-						return nil, err
-					}
-				}
-			}
-		case "sse":
-			return nil, fail("type", `"sse" servers are not supported; use the server's streamable HTTP endpoint with "type": "http"`)
-		default:
-			return nil, fail("type", `unknown type %q; want "stdio" or "http"`, kind)
-		}
-		if raw.Timeout != nil {
-			if *raw.Timeout <= 0 {
-				return nil, fail("timeout", "want a positive number of seconds, got %v", *raw.Timeout)
-			}
-			c.Timeout = time.Duration(*raw.Timeout * float64(time.Second))
-		}
-		out = append(out, c)
 	}
-	return out, nil
+	return servers, skipped, nil
+}
+
+// skipError is a server ParseConfig leaves out, the other servers read.
+type skipError struct{ err error }
+
+func (e *skipError) Error() string { return e.err.Error() }
+
+// parseServer reads the entry of server name in file: the zero
+// ServerConfig when it is disabled, a *skipError when it is left out.
+func parseServer(file, name string, entry json.RawMessage, lookup func(string) (string, bool)) (ServerConfig, error) {
+	fail := func(field, format string, args ...any) error {
+		at := fmt.Sprintf("gateway: %s: server %q", file, name)
+		if field != "" {
+			at += ": " + field
+		}
+		return fmt.Errorf(at+": "+format, args...)
+	}
+	if !serverName().MatchString(name) {
+		return ServerConfig{}, fail("", "names may use letters, digits, '_' and '-' (at most 32, starting with a letter or digit): they become part of tool names")
+	}
+	var raw rawServer
+	if err := json.Unmarshal(entry, &raw); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return ServerConfig{}, fail(te.Field, "want %s, got a JSON %s", te.Type, te.Value)
+		}
+		return ServerConfig{}, fail("", "want an object: %v", err)
+	}
+	if raw.Disabled != nil && *raw.Disabled {
+		return ServerConfig{}, nil
+	}
+	c := ServerConfig{Name: name, File: file}
+	expand := func(field, s string) (string, error) {
+		v, err := expandVars(s, lookup)
+		if err != nil {
+			// The file may be right for an environment other than this
+			// one: the other servers still start.
+			return "", &skipError{fail(field, "%v; the server is left out", err)}
+		}
+		return v, nil
+	}
+	kind := "stdio"
+	if raw.Type != nil {
+		kind = *raw.Type
+	} else if raw.URL != nil && raw.Command == nil {
+		kind = "http"
+	}
+	var err error
+	switch kind {
+	case "stdio":
+		if raw.Command == nil || strings.TrimSpace(*raw.Command) == "" {
+			return ServerConfig{}, fail("command", "missing: a stdio server needs the program to start")
+		}
+		if c.Command, err = expand("command", *raw.Command); err != nil {
+			return ServerConfig{}, err
+		}
+		if raw.Args != nil {
+			for i, a := range *raw.Args {
+				v, err := expand(fmt.Sprintf("args[%d]", i), a)
+				if err != nil {
+					return ServerConfig{}, err
+				}
+				c.Args = append(c.Args, v)
+			}
+		}
+		if raw.Env != nil {
+			c.Env = map[string]string{}
+			keys := slices.Sorted(maps.Keys(*raw.Env))
+			for _, k := range keys {
+				if c.Env[k], err = expand("env."+k, (*raw.Env)[k]); err != nil {
+					return ServerConfig{}, err
+				}
+			}
+		}
+		if raw.Cwd != nil {
+			if c.Dir, err = expand("cwd", *raw.Cwd); err != nil {
+				return ServerConfig{}, err
+			}
+		}
+	case "http", "streamable-http":
+		if raw.URL == nil || strings.TrimSpace(*raw.URL) == "" {
+			return ServerConfig{}, fail("url", "missing: an http server needs its endpoint")
+		}
+		if c.URL, err = expand("url", *raw.URL); err != nil {
+			return ServerConfig{}, err
+		}
+		if !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://") {
+			return ServerConfig{}, fail("url", "%q is not an http:// or https:// address", c.URL)
+		}
+		if raw.Headers != nil {
+			c.Headers = map[string]string{}
+			keys := slices.Sorted(maps.Keys(*raw.Headers))
+			for _, k := range keys {
+				if c.Headers[k], err = expand("headers."+k, (*raw.Headers)[k]); err != nil {
+					return ServerConfig{}, err
+				}
+			}
+		}
+	case "sse":
+		// Other clients reading the same file use it.
+		return ServerConfig{}, &skipError{fail("type", `"sse" servers are not supported, so the server is left out; use the server's streamable HTTP endpoint with "type": "http"`)}
+	default:
+		return ServerConfig{}, &skipError{fail("type", `unknown type %q, so the server is left out; want "stdio" or "http"`, kind)}
+	}
+	if raw.Timeout != nil {
+		if t := *raw.Timeout; !(t >= minTimeout && t <= maxTimeout) {
+			return ServerConfig{}, fail("timeout", "want seconds from %v to %v, got %v; write a number in that range, or leave it out for %v", minTimeout, maxTimeout, t, DefaultTimeout)
+		}
+		c.Timeout = time.Duration(*raw.Timeout * float64(time.Second))
+	}
+	return c, nil
 }
 
 // varRef matches ${VAR} and ${VAR:-default}.

@@ -7,7 +7,9 @@
 // [LoadConfigs] reads the project's .mcp.json and any other file in the
 // mcpServers format Claude Code, Claude Desktop and Cursor use, with ${VAR}
 // and ${VAR:-default} expanded; a bad entry is an error naming the file,
-// the server and the field. A configuration file is at most
+// the server and the field. An entry unfold cannot start here (an "sse"
+// server, a variable not set) is left out and returned as a warning, so
+// that the other servers start. A configuration file is at most
 // [MaxConfigBytes], a cached manifest at most [MaxManifestBytes]; a call
 // waits [DefaultTimeout] unless the server's configuration says otherwise,
 // and [Upstream.Config] gives a server's configuration back.
@@ -27,6 +29,14 @@
 // expansion by key); call_tool ([CallToolInput]) calls an open tool by
 // server and tool name, its arguments checked against the tool's schema,
 // for clients that do not see tools added after the start.
+//
+// Text from a server (instructions, descriptions) shows as written
+// ([section.Literal]). Tool names are unique across the gateway: a name
+// another tool has taken gets a suffix ("-2"), in configuration order. A
+// tool whose input schema is not an object is left out with a warning. A
+// result whose text passes [Options].OutputBudget tokens is cut as an
+// environment's output is ([envs.Limits.Fit]), the whole saved under
+// [OutputDir] of the call's file system.
 //
 // # Four states, paid for when used
 //

@@ -23,6 +23,9 @@ type Options struct {
 	// CachedOnly starts no server in New: a server without a cached
 	// manifest shows as not started until it is used (for a dry run).
 	CachedOnly bool
+	// OutputBudget bounds the tokens of a tool's result (0:
+	// envs.DefaultBudget; negative: no bound): see Section.
+	OutputBudget int
 }
 
 // Gateway holds the configured upstream servers. Create it with New; it
@@ -33,6 +36,7 @@ type Gateway struct {
 	cacheDir string
 	log      *slog.Logger
 	key      string
+	budget   int // Options.OutputBudget
 
 	// ctx bounds what runs in the background (the first starts, the
 	// re-lists); Close cancels it.
@@ -60,7 +64,7 @@ type Gateway struct {
 // and call_tool try it again, with backoff. ctx bounds the starts and
 // everything the gateway does in the background.
 func New(ctx context.Context, servers []ServerConfig, opts Options) (*Gateway, error) {
-	g := &Gateway{cacheDir: opts.CacheDir, log: opts.Logger, key: opts.Key, subs: map[int]func(*Upstream){}, ready: make(chan struct{})}
+	g := &Gateway{cacheDir: opts.CacheDir, log: opts.Logger, key: opts.Key, budget: opts.OutputBudget, subs: map[int]func(*Upstream){}, ready: make(chan struct{})}
 	if g.log == nil {
 		g.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

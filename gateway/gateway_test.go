@@ -458,7 +458,7 @@ func TestHTTPUpstream(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
-	cfgs, err := gateway.ParseConfig("a.json", []byte(`{"mcpServers": {
+	cfgs, _, err := gateway.ParseConfig("a.json", []byte(`{"mcpServers": {
   "web": {"type": "http", "url": "`+hs.URL+`", "headers": {"Authorization": "Bearer ${KEY}"}},
   "bad": {"type": "http", "url": "`+hs.URL+`", "headers": {"Authorization": "Bearer nope"}, "timeout": 5}
 }}`), env(map[string]string{"KEY": "k1"}))

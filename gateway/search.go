@@ -246,7 +246,7 @@ func (g *Gateway) retry(ctx context.Context, only string) []entry {
 				g.log.Warn("gateway: starting an MCP server again", "server", u.cfg.Name, "err", err)
 				return
 			}
-			_, es := g.serverSection(u)
+			_, es := g.serverSection(u, g.takenBefore(u))
 			mu.Lock()
 			out = append(out, es...)
 			mu.Unlock()

@@ -86,13 +86,15 @@ const toolsKey = "tools"
 // counts them. Opening a server
 // (open_sections with key "mcp.NAME") offers all its tools, as NAME__TOOL
 // with the server's schemas; opening "mcp.NAME.tools.TOOL" offers that tool
-// alone. A section is immutable: call Section again after a change
-// (Subscribe) and replace it.
+// alone. A tool's result is cut to Options.OutputBudget, its whole saved
+// under OutputDir of the call's file system. A section is immutable: call
+// Section again after a change (Subscribe) and replace it.
 func (g *Gateway) Section() (*section.Section, error) {
 	var servers []*section.Section
 	var all []entry
+	names := map[string]bool{FindToolsName: true, CallToolName: true}
 	for _, u := range g.ups {
-		sec, entries := g.serverSection(u)
+		sec, entries := g.serverSection(u, names)
 		servers = append(servers, sec)
 		all = append(all, entries...)
 	}
@@ -115,25 +117,53 @@ func (g *Gateway) Section() (*section.Section, error) {
 	}), nil
 }
 
-// serverSection builds one server's section and its tools.
-func (g *Gateway) serverSection(u *Upstream) (*section.Section, []entry) {
+// takenBefore returns the tool names the servers before u offer, as
+// Section names them: with it, serverSection gives u's tools the names
+// Section gives them.
+func (g *Gateway) takenBefore(u *Upstream) map[string]bool {
+	taken := map[string]bool{FindToolsName: true, CallToolName: true}
+	for _, o := range g.ups {
+		if o == u {
+			break
+		}
+		g.serverSection(o, taken)
+	}
+	return taken
+}
+
+// serverSection builds one server's section and its tools. taken holds
+// the tool names the sections built before it offer; each of its tools
+// adds its own.
+func (g *Gateway) serverSection(u *Upstream, taken map[string]bool) (*section.Section, []entry) {
 	m := u.Manifest()
 	key := sectionKey(u.cfg.Name)
 	server := g.key + "." + key
 	base := server + "." + toolsKey
 	var entries []entry
 	used := map[string]bool{}
+	declared := map[string]bool{}
 	for _, tool := range m.Tools {
+		if declared[tool.Name] {
+			g.log.Warn("gateway: a tool left out", "server", u.cfg.Name, "tool", tool.Name, "err", "the server lists this name twice; the first one is offered")
+			continue
+		}
+		declared[tool.Name] = true
+		name := uniqueName(ToolName(u.cfg.Name, tool.Name), taken)
+		t, err := proxyTool(u, tool, name, g.budget)
+		if err != nil {
+			g.log.Warn("gateway: a tool left out", "server", u.cfg.Name, "tool", tool.Name, "err", err)
+			continue
+		}
+		if name != ToolName(u.cfg.Name, tool.Name) {
+			g.log.Warn("gateway: a tool renamed", "server", u.cfg.Name, "tool", tool.Name, "name", name,
+				"why", ToolName(u.cfg.Name, tool.Name)+" is the name of another tool")
+		}
+		taken[name] = true
 		k := sectionKey(tool.Name)
 		for n := 2; used[k]; n++ {
 			k = sectionKey(tool.Name) + "-" + strconv.Itoa(n)
 		}
 		used[k] = true
-		t, err := proxyTool(u, tool)
-		if err != nil {
-			g.log.Warn("gateway: a tool left out", "server", u.cfg.Name, "tool", tool.Name, "err", err)
-			continue
-		}
 		entries = append(entries, entry{up: u, tool: tool, t: t, path: base + "." + k, server: server})
 	}
 	paths := make([]string, len(entries))
@@ -146,7 +176,7 @@ func (g *Gateway) serverSection(u *Upstream) (*section.Section, []entry) {
 		children[i] = section.New(section.Spec[section.None]{
 			Key:     e.path[len(base)+1:],
 			Title:   e.tool.Name,
-			Summary: firstSentence(e.tool.Description, 120),
+			Summary: section.Literal(firstSentence(e.tool.Description, 120)),
 			Tools:   []*tools.Tool{e.t},
 			Visibility: visibility.FromSession(func(sess *session.Session) visibility.Mode {
 				return toolMode(visibility.Get(sess), e.path, paths)
@@ -177,12 +207,14 @@ func (g *Gateway) serverSection(u *Upstream) (*section.Section, []entry) {
 	if m.Instructions != "" {
 		body = about + ". Its instructions:\n\n" + m.Instructions
 	}
+	// Every text but the keys comes from the server (its instructions,
+	// version, tool names, errors): it shows as written.
 	return section.New(section.Spec[section.None]{
 		Key:        key,
 		Title:      u.cfg.Name,
-		Body:       body,
-		Summary:    summary,
-		Brief:      brief,
+		Body:       section.Literal(body),
+		Summary:    section.Literal(summary),
+		Brief:      section.Literal(brief),
 		Priority:   u.cfg.Priority,
 		Visibility: visibility.Const(visibility.Summary),
 		// The tools are one child, so that the summary's suffix names it
@@ -196,11 +228,34 @@ func (g *Gateway) serverSection(u *Upstream) (*section.Section, []entry) {
 	}), entries
 }
 
-// proxyTool is the unfold tool that calls tool on u.
-func proxyTool(u *Upstream, tool *sdk.Tool) (*tools.Tool, error) {
+// uniqueName returns name, or when taken holds it already, name with the
+// first free suffix "-2", "-3", ... (cut to fit the length tool names may
+// have): the same servers and tools, in the same order, get the same names.
+func uniqueName(name string, taken map[string]bool) string {
+	out := name
+	for n := 2; taken[out]; n++ {
+		suffix := "-" + strconv.Itoa(n)
+		out = name[:min(len(name), tools.MaxNameLen-len(suffix))] + suffix
+	}
+	return out
+}
+
+// proxyTool is the unfold tool, called name, that calls tool on u; its
+// result is cut to budget tokens (see fitResult).
+func proxyTool(u *Upstream, tool *sdk.Tool, name string, budget int) (*tools.Tool, error) {
 	input, err := json.Marshal(tool.InputSchema)
 	if err != nil || string(input) == "null" {
 		input = []byte(`{"type":"object"}`)
+	}
+	// MCP requires an object schema (and the SDK that serves the tool
+	// again refuses any other): "type" must be "object" itself, not a
+	// list that holds it.
+	var top struct {
+		Type any `json:"type"`
+	}
+	if err := json.Unmarshal(input, &top); err != nil || top.Type != "object" {
+		got, _ := json.Marshal(top.Type)
+		return nil, fmt.Errorf(`input schema: MCP tools take an object: want "type": "object" at the top, got %s`, got)
 	}
 	var output json.RawMessage
 	if tool.OutputSchema != nil {
@@ -210,17 +265,22 @@ func proxyTool(u *Upstream, tool *sdk.Tool) (*tools.Tool, error) {
 	if desc == "" {
 		desc = fmt.Sprintf("The tool %s of the MCP server %s.", tool.Name, u.cfg.Name)
 	}
-	name := tool.Name
-	t, err := tools.NewRaw(ToolName(u.cfg.Name, tool.Name), desc, input, output,
-		func(ctx context.Context, _ tools.Context, args json.RawMessage) (tools.Result, error) {
-			res, err := u.CallTool(ctx, name, args)
+	upstreamName := tool.Name
+	t, err := tools.NewRaw(name, desc, input, output,
+		func(ctx context.Context, tc tools.Context, args json.RawMessage) (tools.Result, error) {
+			res, err := u.CallTool(ctx, upstreamName, args)
 			if err != nil {
 				if ctx.Err() != nil {
 					return tools.Result{Message: err.Error()}, err
 				}
 				return tools.Result{Message: err.Error()}, nil
 			}
-			return tools.Result{Message: ResultText(res), Value: res, Success: !res.IsError}, nil
+			text := ResultText(res)
+			if cut, ok := fitResult(text, budget, name, tc.FS); ok {
+				res = &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: cut}}, IsError: res.IsError}
+				text = cut
+			}
+			return tools.Result{Message: text, Value: res, Success: !res.IsError}, nil
 		})
 	if err != nil || tool.Annotations == nil {
 		return t, err

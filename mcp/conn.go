@@ -280,10 +280,28 @@ func (s *conn) sync() error {
 			st.OutputSchema = w.t.OutputSchema()
 			h = s.callEnv
 		}
-		s.srv.AddTool(st, h)
+		if err := addTool(s.srv, st, h); err != nil {
+			s.log.Warn("mcp: a tool left out", "tool", name, "err", err)
+			continue
+		}
 		s.offered[name] = offered{w.desc, hints}
 		s.tools[name] = st
 	}
+	return nil
+}
+
+// addTool adds t to srv, or returns why the SDK refused it. The SDK
+// panics on a tool it cannot serve (an input schema whose type is not
+// "object", say) before it changes anything; a tool that reached the
+// prompt from elsewhere (an upstream server) must not bring down every
+// session, so the panic becomes an error.
+func addTool(srv *sdk.Server, t *sdk.Tool, h sdk.ToolHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	srv.AddTool(t, h)
 	return nil
 }
 
@@ -361,7 +379,8 @@ func (s *conn) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 		return nil, err
 	}
 	if up, ok := res.Value.(*sdk.CallToolResult); ok {
-		// An upstream server's result goes back whole.
+		// An upstream server's result goes back as the gateway gave it
+		// (its text cut to the output budget when longer).
 		return up, nil
 	}
 	msg := res.Message

@@ -186,7 +186,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// within the grace.
 	stop := stopOnSignal("agent", stderr)
 	defer stop.stop()
-	g, err := startGateway(stop.ctx, dir, mcpFiles, f.dryRun, stderr)
+	g, err := startGateway(stop.ctx, dir, mcpFiles, f.dryRun, f.outputBudget, stderr)
 	if err != nil {
 		return usageErr("%v", err)
 	}

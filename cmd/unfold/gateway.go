@@ -57,15 +57,23 @@ const mcpConfigUsage = "an MCP configuration `FILE` ({\"mcpServers\": ...}, as C
 // startGateway reads the project's .mcp.json and the files given, and
 // starts a gateway for their servers; nil when none is configured.
 // Manifests are cached in DIR/.unfold/mcp; with cachedOnly, no server
-// starts to list what it offers.
-func startGateway(ctx context.Context, project string, files []string, cachedOnly bool, stderr io.Writer) (*gateway.Gateway, error) {
+// starts to list what it offers. Tool results are cut to budget tokens.
+// A server the files declare but unfold cannot start (an "sse" server, a
+// variable not set) is left out with a warning on stderr.
+func startGateway(ctx context.Context, project string, files []string, cachedOnly bool, budget int, stderr io.Writer) (*gateway.Gateway, error) {
 	root, depth := project, nesting()
 	if depth > 0 {
 		root = "" // started by another unfold as an upstream server
 	}
-	cfgs, err := gateway.LoadConfigs(root, files, nil)
-	if err != nil || len(cfgs) == 0 {
+	cfgs, skipped, err := gateway.LoadConfigs(root, files, nil)
+	if err != nil {
 		return nil, err
+	}
+	for _, err := range skipped {
+		fmt.Fprintf(stderr, "unfold: %v\n", err)
+	}
+	if len(cfgs) == 0 {
+		return nil, nil
 	}
 	if depth > maxNesting {
 		fmt.Fprintf(stderr, "unfold: the MCP servers of %s are left out: this unfold is an upstream server of an unfold that is itself one (%s=%d), and unfold nests no deeper, so that a configuration that reaches unfold again cannot start it without end\n",
@@ -82,9 +90,10 @@ func startGateway(ctx context.Context, project string, files []string, cachedOnl
 		}
 	}
 	return gateway.New(ctx, cfgs, gateway.Options{
-		CacheDir:   filepath.Join(project, gateway.CacheDir),
-		CachedOnly: cachedOnly,
-		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		CacheDir:     filepath.Join(project, gateway.CacheDir),
+		CachedOnly:   cachedOnly,
+		OutputBudget: budget,
+		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 }
 

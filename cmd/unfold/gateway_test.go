@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/internal/npmcache"
 )
@@ -94,28 +96,136 @@ func TestMCPInspectorGateway(t *testing.T) {
 
 func TestMCPConfigErrors(t *testing.T) {
 	project := writeProject(t, map[string]string{
-		"bad.json":  `{"mcpServers": {"s": {"command": "x", "args": ["${UNFOLD_TEST_UNSET}"]}}}`,
-		".mcp.json": `{"mcpServers": {"t": {"type": "ws"}}}`,
+		"servers.json":  `{"servers": {"s": {"command": "x"}}}`,
+		"trailing.json": `{"mcpServers": {}} x`,
+		"timeout.json":  `{"mcpServers": {"s": {"command": "x", "timeout": 1e300}}}`,
 	})
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"project file", []string{"--builtins", "none", "--project", project}, `.mcp.json: server "t": type: unknown type "ws"`},
+	tests := []struct{ file, want string }{
+		{"servers.json", `servers.json: no "mcpServers" object; write the servers as {"mcpServers": {"NAME": {"command": ...}}}`},
+		{"trailing.json", `trailing.json: text after the JSON object, at byte 19; remove it`},
+		{"timeout.json", `timeout.json: server "s": timeout: want seconds from 0.001 to 86400, got 1e+300`},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
-		code := run(append([]string{"mcp"}, tt.args...), strings.NewReader(""), &stdout, &stderr)
+		code := run([]string{"mcp", "--builtins", "none", "--project", project, "--mcp-config", filepath.Join(project, tt.file)}, strings.NewReader(""), &stdout, &stderr)
 		if code != 1 || !strings.Contains(stderr.String(), tt.want) {
-			t.Errorf("%s: got exit %d, stderr %q; want 1 and %q", tt.name, code, stderr.String(), tt.want)
+			t.Errorf("%s: got exit %d, stderr %q; want 1 and %q", tt.file, code, stderr.String(), tt.want)
 		}
 	}
-	os.Remove(filepath.Join(project, ".mcp.json"))
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"mcp", "--builtins", "none", "--project", project, "--mcp-config", filepath.Join(project, "bad.json")}, strings.NewReader(""), &stdout, &stderr)
-	if want := `bad.json: server "s": args[0]: ${UNFOLD_TEST_UNSET} is not set`; code != 1 || !strings.Contains(stderr.String(), want) {
-		t.Errorf("--mcp-config: got exit %d, stderr %q; want 1 and %q", code, stderr.String(), want)
+}
+
+// TestMCPRogueUpstream runs the unfold binary as an MCP server in front of
+// a server that sends what a careless one may (gateway/testdata/rogue.py),
+// beside entries it cannot start: tool schemas that are not objects,
+// template actions in its texts, names that collide, a 2 MB result. The
+// server starts, warns about each, offers the rest, and cuts the big
+// result to the output budget. At the next start, from the cached
+// manifest, the same; a tool added to that file by hand that the MCP SDK
+// refuses to serve is left out too.
+func TestMCPRogueUpstream(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed; the rogue server is a Python script")
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "gateway", "testdata", "rogue.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"rogue":  map[string]any{"command": py, "args": []string{script, "schema", "braces", "dup", "big"}},
+		"remote": map[string]any{"type": "sse", "url": "http://127.0.0.1:1/sse"},
+		"secret": map[string]any{"command": py, "env": map[string]string{"TOKEN": "${UNFOLD_TEST_UNSET}"}},
+	}})
+	project := writeProject(t, map[string]string{gateway.ProjectConfig: string(cfg)})
+	for _, start := range []string{"first", "cached"} {
+		if start == "cached" {
+			addCachedTool(t, filepath.Join(project, gateway.CacheDir, "rogue.json"),
+				map[string]any{"name": "header", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{
+					"a": map[string]any{"type": "object", "x-mcp-header": "X-A"}}}})
+		}
+		var stderr lockedBuffer
+		cmd := exec.Command(binary, "mcp", "--builtins", "none", "--project", project)
+		cmd.Stderr = &stderr
+		client := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil)
+		cs, err := client.Connect(t.Context(), &sdk.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("%s start: %v\n%s", start, err, stderr.String())
+		}
+		text := func(name string, args any) string {
+			t.Helper()
+			res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args})
+			if err != nil {
+				t.Fatalf("%s start: %s: %v\n%s", start, name, err, stderr.String())
+			}
+			return res.Content[0].(*sdk.TextContent).Text
+		}
+		// The server starts in the background; find_tools waits for it (and
+		// finds no zebra).
+		text("find_tools", map[string]any{"query": "zebra"})
+		text("open_sections", map[string]any{"section_keys": []string{"mcp.rogue"}, "reason": "test"})
+		list, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatalf("%s start: tools/list: %v\n%s", start, err, stderr.String())
+		}
+		var names []string
+		for _, tool := range list.Tools {
+			if strings.HasPrefix(tool.Name, "rogue__") {
+				names = append(names, tool.Name)
+			}
+		}
+		slices.Sort(names)
+		if want := []string{"rogue__dump", "rogue__ec_ho", "rogue__ec_ho-2", "rogue__echo"}; !slices.Equal(names, want) {
+			t.Errorf("%s start: got tools %v, want %v", start, names, want)
+		}
+		if got := text("rogue__ec_ho-2", map[string]any{}); got != "ec_ho: " {
+			t.Errorf("%s start: rogue__ec_ho-2 answered %q, want the tool ec_ho's answer", start, got)
+		}
+		dump := text("rogue__dump", map[string]any{"n": 200000})
+		if !strings.HasPrefix(dump, "line 1\n") || !strings.HasSuffix(dump, "line 200000\n") || !strings.Contains(dump, "left out here to fit the budget of 8000 tokens; the whole output is saved in context/output/rogue__dump-") {
+			t.Errorf("%s start: got %d bytes of the dump, want its head and tail within the budget", start, len(dump))
+		}
+		if err := cs.Ping(t.Context(), nil); err != nil {
+			t.Errorf("%s start: the server is gone: %v\n%s", start, err, stderr.String())
+		}
+		cs.Close()
+		log := stderr.String()
+		for _, want := range []string{
+			`server "remote": type: "sse" servers are not supported, so the server is left out`,
+			`server "secret": env.TOKEN: ${UNFOLD_TEST_UNSET} is not set; set it, or write ${UNFOLD_TEST_UNSET:-default}; the server is left out`,
+			`tool=untyped err="input schema: MCP tools take an object`,
+			`msg="gateway: a tool renamed" server=rogue tool=ec_ho name=rogue__ec_ho-2`,
+		} {
+			if !strings.Contains(log, want) {
+				t.Errorf("%s start: stderr lacks %s:\n%s", start, want, log)
+			}
+		}
+		if want := `msg="mcp: a tool left out" tool=rogue__header err="AddTool \"rogue__header\": invalid parameter header annotations`; start == "cached" && !strings.Contains(log, want) {
+			t.Errorf("%s start: stderr lacks %s:\n%s", start, want, log)
+		}
+		if strings.Contains(log, "panic") {
+			t.Errorf("%s start: stderr:\n%s", start, log)
+		}
+	}
+}
+
+// addCachedTool adds tool to the cached manifest in file, as a hand (or a
+// model with a shell) may.
+func addCachedTool(t *testing.T, file string, tool map[string]any) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["tools"] = append(m["tools"].([]any), tool)
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,0 +1,39 @@
+package gateway
+
+import (
+	"io"
+
+	"github.com/spf13/afero"
+
+	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/rootfs"
+)
+
+// OutputDir is where, in the file system a call gets (tools.Context.FS,
+// the project's directory), the whole result of a call cut to the budget
+// is saved: where environments save their cut output.
+const OutputDir = "context/output"
+
+// fitResult cuts text, the result of the tool called name, to budget
+// tokens as an environment's output is cut ([envs.Limits.Fit]): the head
+// and the tail are kept, and a note between them names the file under
+// OutputDir of fsys that holds the whole (a temporary file when fsys is
+// nil). ok is false when text fits, or when budget is negative (no
+// bound); 0 means [envs.DefaultBudget].
+func fitResult(text string, budget int, name string, fsys afero.Fs) (cut string, ok bool) {
+	if budget < 0 {
+		return "", false
+	}
+	if budget == 0 {
+		budget = envs.DefaultBudget
+	}
+	l := envs.Limits{Budget: budget}
+	if fsys != nil {
+		l.Save = func(r io.Reader) (string, error) { return rootfs.SaveNew(fsys, OutputDir, name, r) }
+	}
+	resp := l.Fit(envs.Response{Output: text})
+	if resp.Output == text {
+		return "", false
+	}
+	return resp.Output, true
+}

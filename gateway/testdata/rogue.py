@@ -1,0 +1,59 @@
+# A stdio MCP server that sends what a careless or hostile server may:
+# the modes, given as arguments, add to its one good tool, echo.
+#   schema  tools whose input schemas are not objects
+#   header  a tool whose schema the MCP Go SDK refuses to serve
+#   braces  template actions in its instructions and a description
+#   dup     a tool listed twice, and names that differ only in '.' and '_'
+#   big     a tool, dump, whose result is "line N\n" for N up to its argument n
+import json
+import sys
+
+modes = set(sys.argv[1:])
+tools = [{"name": "echo", "description": "Echo text back.",
+          "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
+instructions = "A rogue server for tests."
+if "schema" in modes:
+    tools += [{"name": "untyped", "inputSchema": {"properties": {}}},
+              {"name": "string", "inputSchema": {"type": "string"}},
+              {"name": "nullable", "inputSchema": {"type": ["object", "null"]}}]
+if "header" in modes:
+    tools.append({"name": "header", "inputSchema": {"type": "object", "properties": {
+        "a": {"type": "object", "x-mcp-header": "X-A"}}}})
+if "braces" in modes:
+    tools[0]["description"] = "Render {{name}} placeholders. Also {{.Foo}} and {{\"x\"}}."
+    instructions = "Use {{ carefully."
+if "dup" in modes:
+    tools += [dict(tools[0]), {"name": "ec.ho", "inputSchema": {"type": "object"}},
+              {"name": "ec_ho", "inputSchema": {"type": "object"}}]
+if "big" in modes:
+    tools.append({"name": "dump", "description": "Dump a log of n lines.",
+                  "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}})
+
+
+def call(params):
+    args = params.get("arguments") or {}
+    if params["name"] == "dump":
+        text = "".join("line %d\n" % i for i in range(1, args.get("n", 0) + 1))
+    else:
+        text = "%s: %s" % (params["name"], args.get("text", ""))
+    return {"content": [{"type": "text", "text": text}]}
+
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, mid = msg.get("method"), msg.get("id")
+    if mid is None:
+        continue
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "rogue", "version": "1"}, "instructions": instructions}
+    elif method == "tools/list":
+        result = {"tools": tools}
+    elif method == "tools/call":
+        result = call(msg["params"])
+    elif method == "ping":
+        result = {}
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "no such method"}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}), flush=True)

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -180,5 +181,73 @@ func TestSkillsWithPrompt(t *testing.T) {
 	got, err := c.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "assistant"})
 	if err != nil || !strings.Contains(got.Messages[0].Content.(*sdk.TextContent).Text, "### 2.3. pdf (skills.pdf)") {
 		t.Errorf("the prompt's own MCP prompt: got %v, %v, want the skills in it", got, err)
+	}
+}
+
+// TestSkillLinksOutside serves a skill on disk whose references/ holds a
+// link to a file outside it and a listed file that becomes such a link:
+// neither is served, and the skill's prompt names neither.
+func TestSkillLinksOutside(t *testing.T) {
+	base := t.TempDir()
+	refs := filepath.Join(base, "skills", "demo", "references")
+	if err := os.MkdirAll(refs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(base, "secret.txt")
+	for name, data := range map[string]string{
+		filepath.Join(base, "skills", "demo", skills.FileName): "---\nname: demo\ndescription: A demo.\n---\nRead references/.\n",
+		filepath.Join(refs, "real.md"):                         "# Real\n",
+		secret:                                                 "TOP SECRET\n",
+	} {
+		if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(secret, filepath.Join(refs, "notes.md")); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	set, err := skills.Load(filepath.Join(base, "skills"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, c := setup(t, mcp.Options{Skills: set}, withCounter(t))
+
+	resources, err := c.ListResources(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range resources.Resources {
+		if strings.HasPrefix(r.URI, mcp.SkillURIPrefix) {
+			uris = append(uris, r.URI)
+		}
+	}
+	if want := []string{"unfold://skill/demo", "unfold://skill/demo/references/real.md"}; !slices.Equal(uris, want) {
+		t.Errorf("resources: got %v, want %v", uris, want)
+	}
+	if _, err := c.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "unfold://skill/demo/references/notes.md"}); err == nil {
+		t.Errorf("the link leading out: got no error")
+	}
+	got, err := c.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := got.Messages[0].Content.(*sdk.TextContent).Text; strings.Contains(text, "unfold://skill/demo/references/notes.md") || !strings.Contains(text, "outside the skill's directory") {
+		t.Errorf("prompt demo: got %q, want the link left out, and said so", text)
+	}
+
+	// A listed file replaced by a link leading out is not read.
+	real := filepath.Join(refs, "real.md")
+	if err := os.Remove(real); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, real); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "unfold://skill/demo/references/real.md"})
+	if err == nil {
+		t.Errorf("a listed file now a link leading out: got %v, want an error", res.Contents[0].Text)
+	} else if !strings.Contains(err.Error(), "outside the skill's directory") {
+		t.Errorf("a listed file now a link leading out: got %v, want an error saying it leads outside", err)
 	}
 }

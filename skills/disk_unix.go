@@ -3,8 +3,11 @@
 package skills
 
 import (
+	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"path"
 	"syscall"
 )
 
@@ -13,16 +16,40 @@ const openFlags = syscall.O_NONBLOCK
 
 // openHead opens name to read its start with system calls alone: setting
 // up an os.File (registering it with the poller, a finalizer) costs as
-// much as reading a front matter does.
+// much as reading a front matter does. A name that is a symbolic link is
+// opened through an [os.Root] on its directory, so that a link leading
+// out of the directory fails with errOutside.
 func (d diskFS) openHead(name string) (io.ReadCloser, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	fd, err := openRetry(d.prefix+name, syscall.O_RDONLY|syscall.O_CLOEXEC|openFlags)
+	fd, err := openRetry(d.prefix+name, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|openFlags)
+	if err == syscall.ELOOP {
+		return d.openLink(name)
+	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	return fdFile(fd), nil
+}
+
+// openLink opens name, a symbolic link, through an [os.Root] on its
+// directory.
+func (d diskFS) openLink(name string) (io.ReadCloser, error) {
+	dir, file := path.Split(name)
+	root, err := os.OpenRoot(d.prefix + dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close() // the file stays open
+	f, err := root.OpenFile(file, os.O_RDONLY|openFlags, 0)
+	if isEscape(err) {
+		return nil, fmt.Errorf("%s %w", file, errOutside)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // openRetry opens path with open(2), again when a signal interrupts it.

@@ -236,6 +236,9 @@ func loadSkill(f Folder, dir string, buf *buffers) (*Skill, []Problem) {
 	if f.Dir != "" {
 		k.Dir = filepath.Join(f.Dir, dir)
 	}
+	if d, ok := f.FS.(diskFS); ok {
+		k.disk = d.prefix + dir
+	}
 	return k, nil
 }
 
@@ -257,15 +260,46 @@ func misnamed(f Folder, dir string) []Problem {
 }
 
 // listFiles lists the skill's resource files, once, reading directories
-// only.
+// only. On disk, a resource folder or a link that leads outside the
+// skill's directory is left out, and noted in k.outside.
 func (k *Skill) listFiles() {
 	k.list.Do(func() {
 		buf := direntBuffers.Get().(*[]byte) // see readDir
 		defer direntBuffers.Put(buf)
+		var root *os.Root // the skill's directory on disk, to resolve links
+		if k.disk != "" {
+			r, err := os.OpenRoot(k.disk)
+			if err != nil {
+				return // the skill's directory cannot be read: no files
+			}
+			defer r.Close()
+			root = r
+		}
 		for _, res := range resources {
-			k.listDir(res, 0, buf)
+			if root != nil {
+				fi, err := root.Lstat(res)
+				if err != nil {
+					continue // missing, or cannot be read
+				}
+				if fi.Mode()&fs.ModeSymlink != 0 {
+					if _, err := k.statLink(root, res); err != nil {
+						continue
+					}
+				}
+			}
+			k.listDir(root, res, 0, buf)
 		}
 	})
+}
+
+// statLink looks at what the link at p leads to, through root, noting p
+// in k.outside when it leads out of root.
+func (k *Skill) statLink(root *os.Root, p string) (fs.FileInfo, error) {
+	fi, err := root.Stat(p)
+	if isEscape(err) && len(k.outside) < MaxFiles {
+		k.outside = append(k.outside, p)
+	}
+	return fi, err
 }
 
 // direntBuffers are the buffers listing skills' files reads directories
@@ -278,8 +312,10 @@ const maxDepth = 16
 // listDir lists the regular files under dir, a path relative to the
 // skill's directory, in path order, hidden ones left out. A folder that
 // is missing or cannot be read has nothing to list; links to folders are
-// not followed.
-func (k *Skill) listDir(dir string, depth int, buf *[]byte) {
+// not followed. root is the skill's directory on disk (nil when it is
+// not on disk): a link counts when it resolves to a regular file inside
+// it.
+func (k *Skill) listDir(root *os.Root, dir string, depth int, buf *[]byte) {
 	entries, err := readDir(k.fsys, k.root+"/"+dir, buf)
 	if err != nil {
 		return
@@ -292,9 +328,13 @@ func (k *Skill) listDir(dir string, depth int, buf *[]byte) {
 		switch t := e.mode; {
 		case t.IsDir():
 			if depth < maxDepth {
-				k.listDir(p, depth+1, buf)
+				k.listDir(root, p, depth+1, buf)
 			}
 			continue
+		case t&fs.ModeSymlink != 0 && root != nil:
+			if fi, err := k.statLink(root, p); err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
 		case t&fs.ModeSymlink != 0:
 			// A link counts when it leads to a regular file.
 			if fi, err := fs.Stat(k.fsys, k.root+"/"+p); err != nil || !fi.Mode().IsRegular() {

@@ -10,7 +10,8 @@ import (
 type Rule string
 
 // The rules. Every rule but [RuleUnique] is about one skill alone; the
-// reference validator checks the same ones.
+// reference validator checks the same ones, but for [RuleLinks] and
+// [RuleSkillSize], which are this package's own.
 const (
 	// RuleSkillFile: a skill directory holds a file named exactly SKILL.md
 	// that can be read.
@@ -56,10 +57,21 @@ const (
 	RuleUnique Rule = "name-unique"
 	// RuleFolderSize: a skills folder holds at most MaxSkills directories.
 	RuleFolderSize Rule = "folder-size"
+	// RuleLinks: no file of a skill, nor its scripts/, references/ or
+	// assets/ folder, is a symbolic link leading outside the skill's
+	// directory; such a link is never read (see [Skill.LinksOutside]).
+	// [Validate] checks it; [Load] leaves the link out and keeps the skill.
+	RuleLinks Rule = "links-inside"
+	// RuleSkillSize: SKILL.md is at most MaxSkillBytes, so that its
+	// instructions can be read. [Validate] checks it; [Load] reads only
+	// the front matter, and the skill's section says when its
+	// instructions cannot be read.
+	RuleSkillSize Rule = "skill-size"
 )
 
 // Problem is a rule a skill breaks: the skill is left out, and the others
-// load.
+// load ([RuleLinks] and [RuleSkillSize], which [Validate] alone reports,
+// leave nothing out of a load).
 type Problem struct {
 	// File is the file or directory at fault, as named on disk when the
 	// skills folder is (see [Folder]): most often a SKILL.md.

@@ -153,6 +153,9 @@ func (k *Skill) Text() string {
 	if n := k.Omitted(); n > 0 {
 		facts = append(facts, fmt.Sprintf("- Files: %d more than the %d listed below; list the skill's directory to see them.", n, MaxFiles))
 	}
+	if out := k.LinksOutside(); len(out) > 0 {
+		facts = append(facts, fmt.Sprintf("- Left out: `%s`: symbolic links leading outside the skill's directory, which are not read.", strings.Join(out, "`, `")))
+	}
 	if len(facts) > 0 {
 		blocks = append(blocks, strings.Join(facts, "\n"))
 	}

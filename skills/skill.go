@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -49,10 +50,15 @@ type Skill struct {
 	fsys fs.FS
 	root string // the skill's directory in fsys
 	file string // SKILL.md as problems name it
+	// disk is the skill's directory on disk when fsys is a folder on disk
+	// ([Load]); its files are then read through an [os.Root] on it, so
+	// that no path, symbolic links included, leads out of it.
+	disk string
 
-	list    sync.Once // lists files and omitted, when first asked for
+	list    sync.Once // lists files, omitted and outside, when first asked for
 	files   []string
 	omitted int
+	outside []string // links leading out of the directory, left out
 }
 
 // File is what a skill's file is, from its start: what its section shows
@@ -73,7 +79,7 @@ type File struct {
 // front matter, trimmed: the instructions the agent follows once it uses
 // the skill.
 func (k *Skill) Instructions() (string, error) {
-	data, err := readAll(k.fsys, path.Join(k.root, FileName), MaxSkillBytes)
+	data, err := k.readAll(FileName, MaxSkillBytes)
 	if err != nil {
 		return "", fmt.Errorf("skills: %s: %w", k.Name, err)
 	}
@@ -97,6 +103,18 @@ func (k *Skill) Files() []string {
 func (k *Skill) Omitted() int {
 	k.listFiles()
 	return k.omitted
+}
+
+// LinksOutside returns the paths under scripts/, references/ and assets/
+// (or those folders themselves) that are symbolic links leading outside
+// the skill's directory on disk, in the order [Skill.Files] would list
+// them, at most MaxFiles. [Skill.Files] leaves them out and nothing reads
+// them: a skill cannot show a file it does not hold (a cloned skill's
+// link to ~/.ssh, say). Links inside the directory are files like others.
+// Only a skill loaded from disk ([Load]) has any.
+func (k *Skill) LinksOutside() []string {
+	k.listFiles()
+	return slices.Clone(k.outside)
 }
 
 // listed reports whether p is one of the skill's files.
@@ -125,12 +143,14 @@ func (k *Skill) notListed(p string) error {
 }
 
 // ReadFile reads the listed file at p whole, up to MaxFileBytes. Only listed
-// files can be read, so p cannot leave the skill's directory.
+// files can be read, and on disk they are read through an [os.Root] on the
+// skill's directory, so p cannot leave it, even when a file listed is
+// replaced by a link leading out.
 func (k *Skill) ReadFile(p string) ([]byte, error) {
 	if !k.listed(p) {
 		return nil, k.notListed(p)
 	}
-	data, err := readAll(k.fsys, path.Join(k.root, p), MaxFileBytes)
+	data, err := k.readAll(p, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("skills: %s: %w", k.Name, err)
 	}
@@ -140,7 +160,7 @@ func (k *Skill) ReadFile(p string) ([]byte, error) {
 // readHead reads the start of the listed file at p, up to limit bytes, and
 // returns them with the file's size.
 func (k *Skill) readHead(p string, limit int64) (head []byte, size int64, err error) {
-	f, err := k.fsys.Open(path.Join(k.root, p))
+	f, err := k.open(p)
 	if err != nil {
 		return nil, 0, fmt.Errorf("skills: %s: %w", k.Name, err)
 	}
@@ -159,13 +179,53 @@ func (k *Skill) readHead(p string, limit int64) (head []byte, size int64, err er
 // errTooBig is wrapped by reads over their limit.
 var errTooBig = errors.New("file too large")
 
-// readAll reads name from fsys, failing past limit bytes.
-func readAll(fsys fs.FS, name string, limit int64) ([]byte, error) {
-	f, err := fsys.Open(name)
+// errOutside is wrapped by opening a file of a skill on disk that leads
+// outside its directory.
+var errOutside = errors.New("leads outside the skill's directory (through a symbolic link), so it is not read: copy the file into the skill or remove the link")
+
+// open opens the file at p, a slash-separated path in the skill's
+// directory: on disk through an [os.Root] on the directory, so that a
+// path leading out of it, through ".." or a symbolic link, fails with
+// errOutside.
+func (k *Skill) open(p string) (fs.File, error) {
+	name := path.Join(k.root, p) // as errors name it
+	if k.disk == "" {
+		return k.fsys.Open(name)
+	}
+	root, err := os.OpenRoot(k.disk)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close() // the file stays open
+	f, err := root.OpenFile(p, os.O_RDONLY|openFlags, 0)
+	if isEscape(err) {
+		return nil, fmt.Errorf("%s %w", name, errOutside)
+	}
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: pe.Err} // as os.DirFS has it
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// isEscape reports whether err is an [os.Root] refusing a path that leads
+// outside it. The os package does not export that error; its text is
+// stable.
+func isEscape(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
+
+// readAll reads the file at p in the skill's directory, failing past
+// limit bytes.
+func (k *Skill) readAll(p string, limit int64) ([]byte, error) {
+	f, err := k.open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	name := path.Join(k.root, p)
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)

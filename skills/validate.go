@@ -13,21 +13,20 @@ import (
 type Report struct {
 	Valid    []string  // the names of the valid skills, by name
 	Problems []Problem // each naming its file, line and rule
+
+	invalid int // skills with problems
 }
 
 // Checked returns how many skills were checked: the valid ones and those
 // with problems.
-func (r *Report) Checked() int {
-	files := map[string]bool{}
-	for _, p := range r.Problems {
-		files[filepath.Dir(p.File)] = true
-	}
-	return len(r.Valid) + len(files)
-}
+func (r *Report) Checked() int { return len(r.Valid) + r.invalid }
 
 // Validate checks the skills at dir the way the format's reference
-// validator does: dir is one skill (it holds a SKILL.md) or a folder of
-// skills. A dir with no skill, or one that cannot be read, is an error.
+// validator does, and also that each SKILL.md can be read whole
+// ([RuleSkillSize]) and that no file of a skill is a link leading out of
+// its directory ([RuleLinks]): dir is one skill (it holds a SKILL.md) or a
+// folder of skills. A dir with no skill, or one that cannot be read, is
+// an error.
 func Validate(dir string) (*Report, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -61,10 +60,45 @@ func Validate(dir string) (*Report, error) {
 		return nil, fmt.Errorf("skills: validate %s: no skill found: want %s or NAME/%s in it", dir, FileName, FileName)
 	}
 	r := &Report{Problems: problems}
+	dirs := map[string]bool{} // of the skills with problems
+	for _, p := range problems {
+		dirs[filepath.Dir(p.File)] = true
+	}
+	r.invalid = len(dirs)
 	for _, k := range skills {
+		if ps := k.check(); len(ps) > 0 {
+			r.Problems = append(r.Problems, ps...)
+			r.invalid++
+			continue
+		}
 		r.Valid = append(r.Valid, k.Name)
 	}
 	return r, nil
+}
+
+// check returns the problems of a loaded skill that loading leaves to its
+// use: a SKILL.md too large to read its instructions, and links leading
+// outside its directory.
+func (k *Skill) check() []Problem {
+	var problems []Problem
+	f, err := k.open(FileName)
+	if err == nil {
+		var fi fs.FileInfo
+		fi, err = f.Stat()
+		f.Close()
+		if err == nil && fi.Size() > MaxSkillBytes {
+			problems = append(problems, Problem{File: k.file, Rule: RuleSkillSize,
+				Message: fmt.Sprintf("%s is %d bytes, over the limit of %d MiB: its instructions can never be read; move details into references/", FileName, fi.Size(), MaxSkillBytes>>20)})
+		}
+	}
+	if err != nil {
+		problems = append(problems, Problem{File: k.file, Rule: RuleSkillFile, Message: fmt.Sprintf("cannot read %s: %v", FileName, err)})
+	}
+	for _, p := range k.LinksOutside() {
+		problems = append(problems, Problem{File: filepath.Join(k.Dir, filepath.FromSlash(p)), Rule: RuleLinks,
+			Message: "a symbolic link leading outside the skill's directory: it is neither listed nor read; copy what it points to into the skill, or remove it"})
+	}
+	return problems
 }
 
 // isSkill reports whether fsys is a skill's directory: it holds a file

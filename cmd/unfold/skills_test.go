@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -154,5 +156,52 @@ func TestMCPSkills(t *testing.T) {
 	code, stderr := stop()
 	if code != 0 || !strings.Contains(stderr, "unfold mcp: skill left out:") {
 		t.Errorf("got exit %d, stderr %q; want 0 and the broken skill reported", code, stderr)
+	}
+}
+
+// TestSkillLinksOutsideBinary runs the real binary on a project whose
+// skill links to a file outside the project, and another skill whose
+// SKILL.md is over the size limit: render leaves the link out and shows
+// nothing of the file, and validate reports both skills.
+func TestSkillLinksOutsideBinary(t *testing.T) {
+	project := writeProject(t, map[string]string{
+		"skills/demo/SKILL.md":           "---\nname: demo\ndescription: A demo.\n---\nRead references/.\n",
+		"skills/demo/references/real.md": "# Real notes\n",
+		"skills/huge/SKILL.md":           "---\nname: huge\ndescription: Too long to read.\n---\n" + strings.Repeat("Do this.\n", 130_000),
+		"prompt.md":                      "# Assistant\n\nYou help.\n",
+	})
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(secret, []byte("TOP SECRET outside the project\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(project, "skills", "demo", "references", "notes.md")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+
+	out, err := exec.Command(binary, "render", filepath.Join(project, "prompt.md"), "--project", project, "--open", "skills.demo").CombinedOutput()
+	if err != nil {
+		t.Fatalf("render: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "TOP SECRET") || strings.Contains(string(out), "references-notes-md") ||
+		!strings.Contains(string(out), "- Left out: `references/notes.md`: symbolic links leading outside the skill's directory") {
+		t.Errorf("render: got the link listed or read, or not said to be left out:\n%s", out)
+	}
+
+	cmd := exec.Command(binary, "skills", "validate", filepath.Join(project, "skills"))
+	out, err = cmd.Output()
+	if cmd.ProcessState.ExitCode() != 1 {
+		t.Errorf("validate: got exit %v, want 1", err)
+	}
+	for _, w := range []string{
+		link + ": a symbolic link leading outside the skill's directory",
+		"(links-inside)",
+		filepath.Join(project, "skills", "huge", "SKILL.md") + ": SKILL.md is 1170050 bytes, over the limit of 1 MiB",
+		"(skill-size)",
+		": 2 skills checked, 0 valid",
+	} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("validate: got no %q in:\n%s", w, out)
+		}
 	}
 }

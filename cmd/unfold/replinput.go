@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/peterh/liner"
@@ -103,22 +102,25 @@ const maxHistoryLine = 4000
 
 // lineEditor edits lines on the terminal, with a history of the lines typed.
 type lineEditor struct {
-	st   *liner.State
-	file string // where the history is kept, "" for none
+	st      *liner.State
+	history *historyFile // nil for none
+	last    string       // the last line in the editor's history
 }
 
-func newLineEditor(historyFile string, stderr io.Writer) *lineEditor {
-	e := &lineEditor{st: liner.NewLiner(), file: historyFile}
+func newLineEditor(path string, stderr io.Writer) *lineEditor {
+	e := &lineEditor{st: liner.NewLiner()}
 	e.st.SetCtrlCAborts(true)
-	if historyFile != "" {
-		f, err := os.Open(historyFile)
-		if err == nil {
-			_, err = e.st.ReadHistory(f)
-			f.Close()
-		}
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(stderr, "unfold repl: history %s: %v; starting with what could be read\n", historyFile, err)
-		}
+	if path == "" {
+		return e
+	}
+	e.history = &historyFile{path: path}
+	lines, err := e.history.load(liner.HistoryLimit)
+	if err != nil {
+		fmt.Fprintf(stderr, "unfold repl: history %s: %v\n", path, err)
+	}
+	if len(lines) > 0 {
+		e.st.ReadHistory(strings.NewReader(strings.Join(lines, "\n") + "\n"))
+		e.last = lines[len(lines)-1]
 	}
 	return e
 }
@@ -137,34 +139,22 @@ func (e *lineEditor) ReadLine(prompt string) (string, error) {
 	case len(line) > maxReplInput:
 		return "", errLineTooLong
 	}
-	if strings.TrimSpace(line) != "" && len(line) <= maxHistoryLine {
+	if strings.TrimSpace(line) != "" && len(line) <= maxHistoryLine && line != e.last {
 		e.st.AppendHistory(line)
+		e.last = line
+		if e.history != nil {
+			e.history.add(line)
+		}
 	}
 	return line, nil
 }
 
-// Close gives the terminal back and writes the history, through a
-// temporary file renamed into place so that a failed write keeps the old
-// history.
+// Close gives the terminal back and adds the lines typed to the history
+// file (see [historyFile.save]).
 func (e *lineEditor) Close() error {
 	err := e.st.Close()
-	if e.file == "" {
+	if e.history == nil {
 		return err
 	}
-	f, ferr := os.CreateTemp(filepath.Dir(e.file), "."+filepath.Base(e.file)+".*")
-	if ferr != nil {
-		return errors.Join(err, fmt.Errorf("save history: %w", ferr))
-	}
-	_, ferr = e.st.WriteHistory(f)
-	if cerr := f.Close(); ferr == nil {
-		ferr = cerr
-	}
-	if ferr == nil {
-		ferr = os.Rename(f.Name(), e.file)
-	}
-	if ferr != nil {
-		os.Remove(f.Name())
-		return errors.Join(err, fmt.Errorf("save history to %s: %w", e.file, ferr))
-	}
-	return err
+	return errors.Join(err, e.history.save())
 }

@@ -114,7 +114,8 @@ func (h *historyFile) save() error {
 		data = append(data, '\n')
 	}
 	data = append(data, strings.Join(h.added, "\n")+"\n"...)
-	if err := renameio.WriteFile(target, data, 0o600, renameio.WithExistingPermissions()); err != nil {
+	// WriteFile keeps an existing file's mode.
+	if err := renameio.WriteFile(target, data, 0o600); err != nil {
 		return fmt.Errorf("save history to %s: %w", h.path, err)
 	}
 	h.added = nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/unfold-dev/unfold/promptfile"
 	"github.com/unfold-dev/unfold/prompttest"
+	"github.com/unfold-dev/unfold/session"
 )
 
 func golden(t *testing.T, name, got string) {
@@ -137,5 +138,33 @@ func TestSummaryTemplate(t *testing.T) {
 	}
 	if want := "### 1.1. B (a.b)\n\n3 open issues\n\n---\n"; !strings.Contains(r.Text(), want) {
 		t.Errorf("got %q, want it to contain %q", r.Text(), want)
+	}
+}
+
+// TestParamWrongType renders a template reading a field of a param given
+// as another type: the error names the param, the type wanted and the
+// type given.
+func TestParamWrongType(t *testing.T) {
+	for _, tc := range []struct{ params, src, want string }{
+		{`{"n":"str"}`, "# A\n{{.n.x}}\n", `p.md:1: heading "A": body template: .n.x: param "n" is a string, not an object: it has no key "x"; give "n" as a JSON object with "x"`},
+		{`{"n":{"m":3}}`, "# A\nx\n\n## B {visibility=summary summary=\"{{.n.m.k}}\"}\nbody\n", `p.md:4: heading "B": summary template: .n.m.k: param "n.m" is a number, not an object: it has no key "k"; give "n.m" as a JSON object with "k"`},
+		{`{"n":[1]}`, "# A\n{{.n.x}}\n", `param "n" is an array, not an object`},
+	} {
+		f, err := promptfile.Parse("p.md", []byte(tc.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		params, err := promptfile.DecodeParams([]byte(tc.params))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := f.Bind(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.Render(session.New(), nil)
+		if err = f.Locate(err); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("params %s, %q: got %v, want %q", tc.params, tc.src, err, tc.want)
+		}
 	}
 }

@@ -292,8 +292,10 @@ func (c *compiled) execute(params any) (text string, ok bool, err error) {
 		return text, true, err
 	case c.tmpl != nil:
 		b := boundedBuilder{max: MaxBodyBytes}
-		err = c.tmpl.Execute(&b, params)
-		return b.String(), true, err
+		if err = c.tmpl.Execute(&b, params); err != nil {
+			return "", true, explainField(err, params)
+		}
+		return b.String(), true, nil
 	}
 	return "", false, nil
 }
@@ -439,8 +441,9 @@ func (s *Section) Body(params any) (text string, err error) {
 		return s.simple.execute(paramsOrZero(s, params))
 	case s.body != nil:
 		b := boundedBuilder{max: MaxBodyBytes}
-		if err := s.body.Execute(&b, paramsOrZero(s, params)); err != nil {
-			return "", fmt.Errorf("body template: %w", err)
+		dot := paramsOrZero(s, params)
+		if err := s.body.Execute(&b, dot); err != nil {
+			return "", fmt.Errorf("body template: %w", explainField(err, dot))
 		}
 		return b.String(), nil
 	}

@@ -267,7 +267,62 @@ func DecodeParams(data []byte) (Params, error) {
 	if !ok {
 		return nil, fmt.Errorf("promptfile: params: want a JSON object, got %s", jsonKind(v))
 	}
+	if err := checkDuplicates(data); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// checkDuplicates refuses a key given twice in one object of data, a JSON
+// value already decoded: encoding/json keeps the last one silently.
+func checkDuplicates(data []byte) error {
+	return checkValue(json.NewDecoder(bytes.NewReader(data)), data, "")
+}
+
+// checkValue reads the next value of dec, named path, refusing a key given
+// twice in any object in it.
+func checkValue(dec *json.Decoder, data []byte, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil // decoding refused what is not JSON already
+	}
+	switch tok {
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if err := checkValue(dec, data, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case json.Delim('{'):
+		keys := map[string]bool{}
+		for dec.More() {
+			at := dec.InputOffset()
+			tok, err := dec.Token()
+			if err != nil {
+				return nil
+			}
+			key, _ := tok.(string)
+			name := key
+			if path != "" {
+				name = path + "." + key
+			}
+			if keys[key] {
+				if i := bytes.IndexByte(data[at:], '"'); i >= 0 {
+					at += int64(i) // the key itself, past a comma and spaces
+				}
+				line := 1 + bytes.Count(data[:at], []byte("\n"))
+				return fmt.Errorf("promptfile: params: line %d: key %q given twice; give each key once", line, name)
+			}
+			keys[key] = true
+			if err := checkValue(dec, data, name); err != nil {
+				return err
+			}
+		}
+	default:
+		return nil
+	}
+	dec.Token() // the closing delimiter
+	return nil
 }
 
 func jsonKind(v any) string {

@@ -96,6 +96,10 @@ func TestDecodeParams(t *testing.T) {
 		{`{`, "not JSON"},
 		{`{} {}`, "more than one JSON value"},
 		{`"s"`, "got a string"},
+		{`{"task":"a","task":"b"}`, `line 1: key "task" given twice`},
+		{"{\n  \"a\": {\"b\": 1,\n   \"b\": 2}\n}", `line 3: key "a.b" given twice`},
+		{`{"a":[{"b":1},{"b":2,"c":{},"b":3}]}`, `key "a[1].b" given twice`},
+		{`{"a":{"b":1},"c":{"b":2}}`, ""},
 	} {
 		_, err := promptfile.DecodeParams([]byte(tc.in))
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {

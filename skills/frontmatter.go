@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -160,6 +162,22 @@ func (c *checker) fail(line int, rule Rule, format string, args ...any) {
 	c.problems = append(c.problems, Problem{File: c.file, Line: line, Rule: rule, Message: fmt.Sprintf(format, args...)})
 }
 
+// yamlPosition is a position in the YAML as go-yaml's messages give it:
+// "[line:column]".
+var yamlPosition = regexp.MustCompile(`at \[(\d+):\d+\]`)
+
+// fileLines rewrites the positions in a go-yaml message, lines of the
+// front matter, as lines of the file.
+func (c *checker) fileLines(msg string) string {
+	return yamlPosition.ReplaceAllStringFunc(msg, func(m string) string {
+		line, err := strconv.Atoi(yamlPosition.FindStringSubmatch(m)[1])
+		if err != nil {
+			return m
+		}
+		return fmt.Sprintf("on line %d of the file", line+c.offset)
+	})
+}
+
 // parseFields parses the front matter's YAML and checks every field
 // against the format. dir is the skill directory's name, which name must
 // match. The fields are meaningful only when no problem is reported.
@@ -175,7 +193,7 @@ func (c *checker) parseFields(yml []byte, dir string) fields {
 				line = tk.Position.Line
 			}
 		}
-		c.fail(line, RuleYAML, "invalid YAML in the front matter: %s", msg)
+		c.fail(line, RuleYAML, "invalid YAML in the front matter: %s", c.fileLines(msg))
 		return f
 	}
 	var body ast.Node

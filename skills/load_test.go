@@ -88,7 +88,7 @@ func TestFrontMatter(t *testing.T) {
 		{"not a mapping", "", "---\n- name\n- demo\n---\n", skills.RuleFrontMatter, 2, "must be a YAML mapping", 0},
 		{"a scalar", "", "---\njust text\n---\n", skills.RuleFrontMatter, 2, "must be a YAML mapping", 0},
 		{"empty", "", "---\n---\nbody\n", skills.RuleNameRequired, 1, "name is missing", 1},
-		{"duplicate key", "", "---\nname: demo\nname: demo\ndescription: d\n---\n", skills.RuleYAML, 3, "already defined", 0},
+		{"duplicate key", "", "---\nname: demo\nname: demo\ndescription: d\n---\n", skills.RuleYAML, 3, `mapping key "name" already defined on line 2 of the file`, 0},
 		{"tab indent", "", "---\nname: demo\n\tdescription: d\n---\n", skills.RuleYAML, 3, "invalid YAML", 0},
 		{"null name", "", "---\nname:\ndescription: d\n---\n", skills.RuleNameRequired, 2, "non-empty string", 0},
 		{"name list", "", "---\nname: [demo]\ndescription: d\n---\n", skills.RuleNameRequired, 2, "non-empty string", 0},

@@ -322,6 +322,9 @@ func agentPrompt(path, paramsPath, dir string, set *skills.Set, g *gateway.Gatew
 		if err != nil {
 			return nil, err
 		}
+		if err := skillsClash(path, f, set); err != nil {
+			return nil, err
+		}
 		t, err := withSkills(f.Template(), set)
 		if err == nil {
 			t, err = withGateway(t, g)

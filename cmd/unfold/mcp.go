@@ -127,6 +127,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		FS:      cfs,
 		Logger:  slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
+	var file *promptfile.File // the --prompt file
 	if *promptPath != "" {
 		f, err := promptfile.Load(*promptPath)
 		if err != nil {
@@ -149,13 +150,19 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if params == nil {
 			params = promptfile.Params{}
 		}
-		opts.Prompt, opts.Params = f.Template(), []any{params}
+		opts.Prompt, opts.Params, file = f.Template(), []any{params}, f
 	}
 
 	set, err := loadSkills(*project, *skillDirs, stderr, "mcp")
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
 		return 1
+	}
+	if file != nil {
+		if err := skillsClash(*promptPath, file, set); err != nil {
+			fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
+			return 1
+		}
 	}
 	opts.Skills = set
 

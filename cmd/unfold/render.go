@@ -139,6 +139,9 @@ func renderFile(file, paramsPath, open string, budget int, counter tokens.Counte
 			return nil, fmt.Errorf("--params: %s: %w", paramsPath, err)
 		}
 	}
+	if err := skillsClash(file, f, set); err != nil {
+		return nil, err
+	}
 	t, err := withSkills(f.Template(), set)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/promptfile"
 	"github.com/unfold-dev/unfold/skills"
 )
 
@@ -72,6 +73,19 @@ func loadSkills(project string, dirs []string, stderr io.Writer, cmd string) (*s
 		return nil, nil
 	}
 	return set, nil
+}
+
+// skillsClash refuses the prompt file f, read from name, when a top-level
+// heading has the key the skills section takes, naming its line: the
+// skills section would clash with it.
+func skillsClash(name string, f *promptfile.File, set *skills.Set) error {
+	if set == nil || set.Len() == 0 {
+		return nil
+	}
+	if line := f.Line(skills.SectionKey); line > 0 {
+		return fmt.Errorf("%s:%d: the heading's key is %q, which the skills section takes: give the heading another key, as in \"# Skills {#my-skills}\"", name, line, skills.SectionKey)
+	}
+	return nil
 }
 
 // withSkills returns t with the skills section after its own sections, or

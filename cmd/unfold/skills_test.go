@@ -205,3 +205,31 @@ func TestSkillLinksOutsideBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestSkillsHeadingClash runs the real binary on a prompt file with a
+// heading "# Skills" and skills to add: render and mcp refuse it, naming
+// the heading's line and what to do.
+func TestSkillsHeadingClash(t *testing.T) {
+	project := writeProject(t, map[string]string{
+		"skills/demo/SKILL.md": "---\nname: demo\ndescription: A demo.\n---\nDo it.\n",
+		"prompt.md":            "# Intro\n\nHello.\n\n# Skills\n\nMine.\n",
+		"renamed.md":           "# Intro\n\nHello.\n\n# Skills {#my-skills}\n\nMine.\n",
+	})
+	file := filepath.Join(project, "prompt.md")
+	want := file + `:5: the heading's key is "skills", which the skills section takes: give the heading another key, as in "# Skills {#my-skills}"`
+	for _, args := range [][]string{
+		{"render", file, "--project", project},
+		{"mcp", "--prompt", file, "--project", project},
+	} {
+		cmd := exec.Command(binary, args...)
+		cmd.Stdin = strings.NewReader("")
+		out, _ := cmd.CombinedOutput()
+		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), want) {
+			t.Errorf("%s: got exit %d and %q, want 1 and %q", args[0], cmd.ProcessState.ExitCode(), out, want)
+		}
+	}
+	out, err := exec.Command(binary, "render", filepath.Join(project, "renamed.md"), "--project", project).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "(my-skills)") || !strings.Contains(string(out), "(skills.demo)") {
+		t.Errorf("the heading given another key: got %v and:\n%s", err, out)
+	}
+}

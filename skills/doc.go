@@ -48,6 +48,16 @@
 // named pipe where a SKILL.md should be reads as empty, a problem, rather
 // than holding up the load.
 //
+// # Confinement
+//
+// A skill loaded from disk ([Load]) is read through an [os.Root] on its
+// directory: a file, or a resource folder, that is a symbolic link
+// leading out of the directory is not listed, its section names it as
+// left out ([Skill.LinksOutside]), and reading a listed file that has
+// become such a link fails. A SKILL.md that links out is a problem. Links
+// inside the directory are followed. A folder given to [LoadFolders] is
+// confined by its own [fs.FS].
+//
 // # Validation
 //
 // The front matter is parsed with github.com/goccy/go-yaml and checked
@@ -57,8 +67,9 @@
 // 1,024 characters), and the optional license, compatibility (at most 500
 // characters), metadata (strings to strings) and allowed-tools; no other
 // field. A skill that breaks a rule is a [Problem] naming its file, line
-// and [Rule], and is left out; the others load. `unfold skills validate
-// DIR` prints the problems of a folder.
+// and [Rule], and is left out; the others load. [Validate] also reports a
+// SKILL.md over [MaxSkillBytes] and links leading out of a skill's
+// directory. `unfold skills validate DIR` prints the problems of a folder.
 //
 // # Budgets
 //

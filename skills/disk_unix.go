@@ -3,10 +3,8 @@
 package skills
 
 import (
-	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"syscall"
 )
@@ -37,15 +35,7 @@ func (d diskFS) openHead(name string) (io.ReadCloser, error) {
 // directory.
 func (d diskFS) openLink(name string) (io.ReadCloser, error) {
 	dir, file := path.Split(name)
-	root, err := os.OpenRoot(d.prefix + dir)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close() // the file stays open
-	f, err := root.OpenFile(file, os.O_RDONLY|openFlags, 0)
-	if isEscape(err) {
-		return nil, fmt.Errorf("%s %w", file, errOutside)
-	}
+	f, err := openInside(d.prefix+dir, file, file)
 	if err != nil {
 		return nil, err
 	}

@@ -192,7 +192,17 @@ func (k *Skill) open(p string) (fs.File, error) {
 	if k.disk == "" {
 		return k.fsys.Open(name)
 	}
-	root, err := os.OpenRoot(k.disk)
+	f, err := openInside(k.disk, p, name)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// openInside opens p, a slash-separated path in the directory dir on
+// disk, through an [os.Root] on dir; errors name it name.
+func openInside(dir, p, name string) (*os.File, error) {
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -204,10 +214,7 @@ func (k *Skill) open(p string) (fs.File, error) {
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: pe.Err} // as os.DirFS has it
 	}
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
+	return f, err
 }
 
 // isEscape reports whether err is an [os.Root] refusing a path that leads

@@ -7,12 +7,16 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 	"text/template"
 )
 
 // fieldFailure matches text/template's failure to read a field of a value
-// that has no fields: the expression, then the field.
-var fieldFailure = regexp.MustCompile(`at <(\.[\pL\pN_.]+)>: can't evaluate field ([\pL\pN_]+) in type`)
+// that has no fields: the expression, then the field. It is compiled on
+// first use, so that loading the package costs nothing.
+var fieldFailure = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`at <(\.[\pL\pN_.]+)>: can't evaluate field ([\pL\pN_]+) in type`)
+})
 
 // paramError is a template's failure to read a key of a param that is no
 // object, said in terms of the params.
@@ -34,7 +38,7 @@ func explainField(err error, params any) error {
 	if !errors.As(err, &ee) {
 		return err
 	}
-	m := fieldFailure.FindStringSubmatch(ee.Error())
+	m := fieldFailure().FindStringSubmatch(ee.Error())
 	if m == nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
@@ -163,14 +164,15 @@ func (c *checker) fail(line int, rule Rule, format string, args ...any) {
 }
 
 // yamlPosition is a position in the YAML as go-yaml's messages give it:
-// "[line:column]".
-var yamlPosition = regexp.MustCompile(`at \[(\d+):\d+\]`)
+// "[line:column]". It is compiled on first use.
+var yamlPosition = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`at \[(\d+):\d+\]`) })
 
 // fileLines rewrites the positions in a go-yaml message, lines of the
 // front matter, as lines of the file.
 func (c *checker) fileLines(msg string) string {
-	return yamlPosition.ReplaceAllStringFunc(msg, func(m string) string {
-		line, err := strconv.Atoi(yamlPosition.FindStringSubmatch(m)[1])
+	re := yamlPosition()
+	return re.ReplaceAllStringFunc(msg, func(m string) string {
+		line, err := strconv.Atoi(re.FindStringSubmatch(m)[1])
 		if err != nil {
 			return m
 		}

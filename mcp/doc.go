@@ -109,7 +109,10 @@
 // [Server.Run] serves one session (stdio, or the SDK's in-memory transport
 // in tests). [StdioTransport] answers a line that is not a JSON-RPC message,
 // or one past its size limit, with a JSON-RPC error and goes on: the
-// session keeps its state ([DefaultMaxFrameBytes] by default).
+// session keeps its state ([DefaultMaxFrameBytes] by default). It stops
+// reading while [DefaultMaxInFlight] requests wait for their answers to be
+// written, so a client that stops reading cannot make the server's memory
+// grow.
 // [Server.Handler] serves streamable HTTP: request bodies have a size limit
 // and a read timeout ([DefaultMaxBodyBytes], [DefaultBodyTimeout]), a
 // session idle for [HTTPOptions].SessionTimeout ([DefaultSessionTimeout])

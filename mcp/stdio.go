@@ -14,9 +14,15 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// DefaultMaxFrameBytes bounds one JSON-RPC line read by [StdioTransport]
-// when its MaxFrameBytes is 0.
-const DefaultMaxFrameBytes = 16 << 20
+// Defaults of [StdioTransport].
+const (
+	// DefaultMaxFrameBytes bounds one JSON-RPC line read when
+	// MaxFrameBytes is 0.
+	DefaultMaxFrameBytes = 16 << 20
+	// DefaultMaxInFlight bounds the requests read and not yet answered
+	// when MaxInFlight is 0.
+	DefaultMaxInFlight = 256
+)
 
 // StdioTransport serves one session over newline-delimited JSON-RPC on a
 // reader and a writer (a process's stdin and stdout), like the SDK's
@@ -26,6 +32,13 @@ const DefaultMaxFrameBytes = 16 << 20
 // when it has one), and a line longer than MaxFrameBytes is skipped to its
 // end and answered with an invalid-request error. The session, its
 // environments and its state go on.
+//
+// Reading applies back-pressure: once MaxInFlight requests were read whose
+// answers are not written yet, no further line is read until one is. A
+// client that sends requests and stops reading the answers thus fills the
+// pipe and waits, instead of making the server queue without bound. A line
+// behind the bound (a notification such as a cancellation too) waits as
+// well.
 type StdioTransport struct {
 	Reader io.ReadCloser
 	Writer io.WriteCloser
@@ -33,6 +46,9 @@ type StdioTransport struct {
 	// DefaultMaxFrameBytes. Past it, the line is read to its end in
 	// pieces and dropped: memory stays bounded.
 	MaxFrameBytes int
+	// MaxInFlight bounds the requests read and not answered yet; 0 means
+	// DefaultMaxInFlight.
+	MaxInFlight int
 }
 
 var _ sdk.Transport = (*StdioTransport)(nil)
@@ -43,12 +59,18 @@ func (t *StdioTransport) Connect(context.Context) (sdk.Connection, error) {
 	if limit <= 0 {
 		limit = DefaultMaxFrameBytes
 	}
+	maxInFlight := t.MaxInFlight
+	if maxInFlight <= 0 {
+		maxInFlight = DefaultMaxInFlight
+	}
 	c := &stdioConn{
-		r:      t.Reader,
-		w:      t.Writer,
-		limit:  limit,
-		frames: make(chan frame),
-		done:   make(chan struct{}),
+		r:           t.Reader,
+		w:           t.Writer,
+		limit:       limit,
+		maxInFlight: maxInFlight,
+		frames:      make(chan frame),
+		room:        make(chan struct{}, 1),
+		done:        make(chan struct{}),
 	}
 	go c.readLoop()
 	return c, nil
@@ -63,12 +85,21 @@ type frame struct {
 
 // stdioConn is the connection of a StdioTransport.
 type stdioConn struct {
-	r     io.ReadCloser
-	w     io.WriteCloser
-	limit int
+	r           io.ReadCloser
+	w           io.WriteCloser
+	limit       int
+	maxInFlight int
 
 	frames chan frame // from readLoop, the one goroutine that reads r
 	wmu    sync.Mutex // serializes writes to w
+
+	// fmu guards inFlight, the requests Read returned whose responses
+	// Write has not written yet.
+	fmu      sync.Mutex
+	inFlight int
+	// room receives a token when a response was written, waking a Read
+	// that waits for inFlight to go below maxInFlight.
+	room chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -121,8 +152,12 @@ func (c *stdioConn) readFrame(br *bufio.Reader) frame {
 }
 
 // Read returns the next message, answering the lines that are not one.
+// While maxInFlight requests wait for their responses, it reads nothing.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
+		if err := c.waitRoom(ctx); err != nil {
+			return nil, err
+		}
 		var f frame
 		select {
 		case <-ctx.Done():
@@ -142,9 +177,48 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		msg, err := jsonrpc.DecodeMessage(f.line)
 		if err == nil {
+			if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+				c.fmu.Lock()
+				c.inFlight++
+				c.fmu.Unlock()
+			}
 			return msg, nil
 		}
 		c.rejectLine(f.line, err)
+	}
+}
+
+// waitRoom waits until fewer than maxInFlight requests wait for their
+// responses.
+func (c *stdioConn) waitRoom(ctx context.Context) error {
+	for {
+		c.fmu.Lock()
+		full := c.inFlight >= c.maxInFlight
+		c.fmu.Unlock()
+		if !full {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.done:
+			return io.EOF
+		case <-c.room:
+		}
+	}
+}
+
+// answered counts a response written (or that failed to be), making room
+// for the next request.
+func (c *stdioConn) answered() {
+	c.fmu.Lock()
+	if c.inFlight > 0 {
+		c.inFlight--
+	}
+	c.fmu.Unlock()
+	select {
+	case c.room <- struct{}{}:
+	default:
 	}
 }
 
@@ -208,8 +282,12 @@ func (c *stdioConn) reject(id json.RawMessage, code int, message string) {
 	_ = c.write(append(data, '\n'))
 }
 
-// Write implements sdk.Connection.
+// Write implements sdk.Connection. A response makes room for the next
+// request once written (see Read).
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		defer c.answered()
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

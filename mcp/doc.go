@@ -79,7 +79,8 @@
 // like them. Each skill is also an MCP prompt named after it, giving its
 // instructions and the addresses of its files, and resources: its
 // instructions at unfold://skill/<name> and each file at
-// unfold://skill/<name>/<path> ([SkillURIPrefix]), for clients without
+// unfold://skill/<name>/<path> ([SkillURIPrefix]; each path segment
+// percent-encoded, so 100%done.py is 100%25done.py), for clients without
 // skills support.
 //
 // # Other MCP servers
@@ -88,7 +89,10 @@
 // put behind this one: each is a section of the prompt, summarized until
 // opened, whose tools are then offered as SERVER__TOOL, with find_tools and
 // call_tool; results, progress and cancellation pass through, the servers'
-// resources and prompts are listed under their names, and a server's
+// resources and prompts are listed under their names (an address in the
+// unfold: scheme, one another server registered, or one that does not
+// parse is left out with a warning: no server replaces unfold's resources
+// or another's), and a server's
 // list_changed reaches the client (the section is built again and replaces
 // the old one through prompt.Disclosure.Replace).
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"mime"
+	"net/url"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -16,7 +17,8 @@ import (
 
 // SkillURIPrefix is followed by a skill's name (its instructions) or by
 // its name, a slash and a file's path (the file): unfold://skill/pdf,
-// unfold://skill/pdf/scripts/extract.py.
+// unfold://skill/pdf/scripts/extract.py. Each segment of the path is
+// percent-encoded (url.PathEscape): scripts/100%25done.py.
 const SkillURIPrefix = "unfold://skill/"
 
 // skillsPrompt returns the template to serve: opts.Prompt with the skills
@@ -53,16 +55,19 @@ func (s *conn) addSkills(set *skills.Set) {
 		if s.tmpl != nil && s.tmpl.Key() == k.Name {
 			s.log.Warn("mcp: a skill has the name of the server's prompt; it is not offered as a prompt", "skill", k.Name)
 		} else {
-			s.srv.AddPrompt(&sdk.Prompt{Name: k.Name, Title: "Skill: " + k.Name, Description: k.Description},
+			err := s.addPrompt(&sdk.Prompt{Name: k.Name, Title: "Skill: " + k.Name, Description: k.Description},
 				func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 					return &sdk.GetPromptResult{
 						Description: k.Description,
 						Messages:    []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: skillPromptText(k)}}},
 					}, nil
 				})
+			if err != nil {
+				s.log.Warn("mcp: a skill is not offered as a prompt", "skill", k.Name, "err", err)
+			}
 		}
-		uri := SkillURIPrefix + k.Name
-		s.srv.AddResource(&sdk.Resource{
+		uri := skillURI(k.Name)
+		err := s.addResource(&sdk.Resource{
 			URI: uri, Name: "skill-" + k.Name, Title: "Skill: " + k.Name,
 			Description: k.Description, MIMEType: "text/markdown",
 		}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
@@ -72,9 +77,12 @@ func (s *conn) addSkills(set *skills.Set) {
 			}
 			return textResource(uri, "text/markdown", text), nil
 		})
+		if err != nil {
+			s.log.Warn("mcp: a skill's instructions are not offered as a resource", "skill", k.Name, "err", err)
+		}
 		for _, p := range k.Files() {
-			fileURI := uri + "/" + p
-			s.srv.AddResource(&sdk.Resource{
+			fileURI := skillURI(k.Name, p)
+			err := s.addResource(&sdk.Resource{
 				URI: fileURI, Name: "skill-" + k.Name + "-" + p, Title: k.Name + ": " + p,
 				Description: "A file of the skill " + k.Name + ".", MIMEType: mimeType(p, nil),
 			}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
@@ -88,8 +96,22 @@ func (s *conn) addSkills(set *skills.Set) {
 				}
 				return textResource(fileURI, mt, string(data)), nil
 			})
+			if err != nil {
+				s.log.Warn("mcp: a skill's file is not offered as a resource", "skill", k.Name, "file", p, "err", err)
+			}
 		}
 	}
+}
+
+// skillURI is the address of a skill's instructions, or with a file's
+// path, of that file: each segment percent-encoded, so that any file name
+// (100%done.py) makes a valid address.
+func skillURI(name string, file ...string) string {
+	uri := SkillURIPrefix + url.PathEscape(name)
+	for _, p := range file {
+		uri += "/" + escapePath(p)
+	}
+	return uri
 }
 
 // skillPromptText is what a skill's MCP prompt says: the skill opened, and
@@ -101,7 +123,7 @@ func skillPromptText(k *skills.Skill) string {
 	if files := k.Files(); len(files) > 0 {
 		b.WriteString("\n\nIts files, to read as resources when the instructions point to them:\n")
 		for _, p := range files {
-			b.WriteString("- " + p + ": " + SkillURIPrefix + k.Name + "/" + p + "\n")
+			b.WriteString("- " + p + ": " + skillURI(k.Name, p) + "\n")
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")

@@ -251,3 +251,53 @@ func TestSkillLinksOutside(t *testing.T) {
 		t.Errorf("a listed file now a link leading out: got %v, want an error saying it leads outside", err)
 	}
 }
+
+// TestSkillFileNamesEscaped serves a skill whose file names are not valid
+// in a URI as they are (a '%', a space, a '#', a '?'): the server starts,
+// each file's address is percent-encoded, the skill's prompt names those
+// addresses, and each reads back its file.
+func TestSkillFileNamesEscaped(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"SKILL.md":                "---\nname: odd\ndescription: Files with odd names.\n---\n\nRun the scripts.\n",
+		"scripts/100%done.py":     "print(100)\n",
+		"scripts/a b#c?d.sh":      "echo odd\n",
+		"references/%zz/notes.md": "# Notes\n",
+		"scripts/plain_name.py":   "print(1)\n",
+	}
+	for name, data := range files {
+		p := filepath.Join(dir, "odd", name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := skills.LoadFolders(skills.Folder{FS: os.DirFS(dir), Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Len() != 1 {
+		t.Fatalf("got %d skills, want 1: %v", set.Len(), set.Problems())
+	}
+	_, c := setup(t, mcp.Options{Skills: set}, withCounter(t))
+	got, err := c.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "odd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := got.Messages[0].Content.(*sdk.TextContent).Text
+	for name, uri := range map[string]string{
+		"scripts/100%done.py":     "unfold://skill/odd/scripts/100%25done.py",
+		"scripts/a b#c?d.sh":      "unfold://skill/odd/scripts/a%20b%23c%3Fd.sh",
+		"references/%zz/notes.md": "unfold://skill/odd/references/%25zz/notes.md",
+		"scripts/plain_name.py":   "unfold://skill/odd/scripts/plain_name.py",
+	} {
+		if w := "- " + name + ": " + uri; !strings.Contains(text, w) {
+			t.Errorf("prompt odd: got no %q in:\n%s", w, text)
+		}
+		if body := readText(t, c, uri); body.Text != files[name] {
+			t.Errorf("read %s: got %q, want %q", uri, body.Text, files[name])
+		}
+	}
+}

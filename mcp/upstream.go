@@ -38,7 +38,10 @@ func (s *conn) upstreamChanged(*gateway.Upstream) {
 
 // syncUpstreams registers each upstream server's resources, templates and
 // prompts as its manifest has them, replacing what it registered before.
-// Prompts are named SERVER__PROMPT; resources keep their addresses.
+// Prompts are named SERVER__PROMPT; resources keep their addresses. An
+// upstream resource never replaces unfold's own or another server's: an
+// address in the unfold: scheme, or one an earlier server registered, is
+// left out with a warning, and so is one the SDK cannot parse.
 func (s *conn) syncUpstreams() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -55,19 +58,39 @@ func (s *conn) syncUpstreams() {
 				s.srv.RemovePrompts(old.prompts...)
 			}
 		}
+		uris, templates := s.upstreamTaken(u.Name())
 		l := &listed{}
+		skip := func(kind, addr string, err error) {
+			s.log.Warn("mcp: an upstream server's "+kind+" is left out", "server", u.Name(), kind, addr, "err", err)
+		}
 		for _, r := range m.Resources {
 			res := *r
 			res.Name = u.Name() + gateway.Separator + r.Name
 			res.Title = u.Name() + ": " + orName(r.Title, r.Name)
-			s.srv.AddResource(&res, readUpstream(u))
+			err := upstreamAddress(r.URI, scheme(r.URI), uris)
+			if err == nil {
+				err = s.addResource(&res, readUpstream(u))
+			}
+			if err != nil {
+				skip("resource", r.URI, err)
+				continue
+			}
+			uris[r.URI] = u.Name()
 			l.uris = append(l.uris, r.URI)
 		}
 		for _, t := range m.ResourceTemplates {
 			tmpl := *t
 			tmpl.Name = u.Name() + gateway.Separator + t.Name
 			tmpl.Title = u.Name() + ": " + orName(t.Title, t.Name)
-			s.srv.AddResourceTemplate(&tmpl, readUpstream(u))
+			err := upstreamAddress(t.URITemplate, scheme(t.URITemplate), templates)
+			if err == nil {
+				err = s.addResourceTemplate(&tmpl, readUpstream(u))
+			}
+			if err != nil {
+				skip("template", t.URITemplate, err)
+				continue
+			}
+			templates[t.URITemplate] = u.Name()
 			l.templates = append(l.templates, t.URITemplate)
 		}
 		for _, p := range m.Prompts {
@@ -75,13 +98,48 @@ func (s *conn) syncUpstreams() {
 			pr.Name = u.Name() + gateway.Separator + p.Name
 			pr.Title = u.Name() + ": " + orName(p.Title, p.Name)
 			name := p.Name
-			s.srv.AddPrompt(&pr, func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			if err := s.addPrompt(&pr, func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 				return u.GetPrompt(ctx, name, req.Params.Arguments)
-			})
+			}); err != nil {
+				skip("prompt", pr.Name, err)
+				continue
+			}
 			l.prompts = append(l.prompts, pr.Name)
 		}
 		s.upstream[u.Name()] = l
 	}
+}
+
+// upstreamTaken returns the resource addresses and templates the upstream
+// servers other than name registered, each mapped to its server.
+func (s *conn) upstreamTaken(name string) (uris, templates map[string]string) {
+	uris, templates = make(map[string]string), make(map[string]string)
+	for server, l := range s.upstream {
+		if server == name {
+			continue
+		}
+		for _, u := range l.uris {
+			uris[u] = server
+		}
+		for _, t := range l.templates {
+			templates[t] = server
+		}
+	}
+	return uris, templates
+}
+
+// upstreamAddress returns why an upstream server may not register addr (a
+// resource's URI or a template), whose scheme is sch: it is in unfold's
+// own scheme, or another server registered it (taken maps addresses to
+// their servers).
+func upstreamAddress(addr, sch string, taken map[string]string) error {
+	if sch == ownScheme {
+		return fmt.Errorf("%q is in the %s: scheme of this server's own resources", addr, ownScheme)
+	}
+	if other, ok := taken[addr]; ok {
+		return fmt.Errorf("%q is registered by the server %s already", addr, other)
+	}
+	return nil
 }
 
 // gatewayInstructions tells clients about the upstream servers: each one's

@@ -120,7 +120,8 @@
 // [Server.Handler] serves streamable HTTP: request bodies have a size limit
 // and a read timeout ([DefaultMaxBodyBytes], [DefaultBodyTimeout]), a
 // session idle for [HTTPOptions].SessionTimeout ([DefaultSessionTimeout])
-// ends, a call whose client closed the response
-// stream is cancelled, and with [HTTPOptions].Token every request must
+// ends, at most [HTTPOptions].MaxSessions ([DefaultMaxSessions]) sessions
+// are open at once (one more is refused with 503 Service Unavailable), a
+// call whose client closed the response stream is cancelled, and with [HTTPOptions].Token every request must
 // carry that bearer token.
 package mcp

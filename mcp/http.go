@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -20,6 +21,9 @@ const (
 	DefaultSessionTimeout = 30 * time.Minute
 	DefaultBodyTimeout    = 30 * time.Second
 	DefaultMaxBodyBytes   = 4 << 20
+	// DefaultMaxSessions bounds the sessions open at once: each holds
+	// environments (a bash process, ...) until it ends.
+	DefaultMaxSessions = 32
 )
 
 // HTTPOptions configures [Server.Handler]. The zero value uses the
@@ -36,6 +40,11 @@ type HTTPOptions struct {
 	// DefaultMaxBodyBytes).
 	BodyTimeout  time.Duration
 	MaxBodyBytes int64
+	// MaxSessions bounds the sessions open at once (0:
+	// DefaultMaxSessions). A request that would start one more gets 503
+	// Service Unavailable until a session ends (deleted by its client,
+	// or idle for SessionTimeout).
+	MaxSessions int
 }
 
 // sessionHeader is the streamable HTTP transport's session header.
@@ -52,6 +61,11 @@ type httpHandler struct {
 	// base answers the SDK's protocol-version checks for requests of
 	// sessions that exist already (or not); it serves no session.
 	base *sdk.Server
+
+	// mu guards open, the sessions started and not ended yet (counting
+	// those being started).
+	mu   sync.Mutex
+	open int
 }
 
 // connKey carries, in a request's context, the conn a new session is served
@@ -75,6 +89,9 @@ func (s *Server) Handler(opts HTTPOptions) http.Handler {
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
 	}
 	h := &httpHandler{s: s, opts: opts, base: sdk.NewServer(implementation(s.opts), nil)}
 	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{
@@ -127,15 +144,31 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if r.Header.Get(sessionHeader) == "" {
+		// Only initialize starts a session that outlives the request; the
+		// others (server/discover, ...) are served and closed at once.
+		starts := initializes(body)
+		if starts && !h.reserve() {
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, fmt.Sprintf("starting a session: %d sessions are open, the most this server allows; end one (DELETE with its %s header) or wait until one is idle for %s",
+				h.opts.MaxSessions, sessionHeader, h.opts.SessionTimeout), http.StatusServiceUnavailable)
+			return
+		}
 		c, err := h.s.build(r.Context())
 		if err != nil {
+			if starts {
+				h.free()
+			}
 			http.Error(w, "starting a session: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		// The SDK creates the session with c's server (see server) and
 		// closes it again if it does not initialize; c goes when its
-		// session does.
-		defer h.s.watch(c)
+		// session does, and so does its place.
+		if starts {
+			defer h.s.watch(c, h.free)
+		} else {
+			defer h.s.watch(c)
+		}
 		r = r.WithContext(context.WithValue(r.Context(), connKey{}, c))
 		h.sdk.ServeHTTP(w, r)
 		return
@@ -150,6 +183,25 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// reserve takes a place for a new session, reporting whether there was
+// one.
+func (h *httpHandler) reserve() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.open >= h.opts.MaxSessions {
+		return false
+	}
+	h.open++
+	return true
+}
+
+// free gives back a session's place.
+func (h *httpHandler) free() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.open--
+}
+
 // readBody reads the request body within the body timeout and size limit.
 func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	rc := http.NewResponseController(w)
@@ -161,27 +213,45 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	return io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 }
 
-// callIDs returns the ids of the requests in a POST body: one message or a
-// batch.
-func callIDs(body []byte) []json.RawMessage {
-	type msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	var list []msg
-	var one msg
+// bodyMessage is what ServeHTTP looks at in a message of a POST body.
+type bodyMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// bodyMessages returns the messages of a POST body: one message or a
+// batch; none when it is neither.
+func bodyMessages(body []byte) []bodyMessage {
+	var list []bodyMessage
+	var one bodyMessage
 	if json.Unmarshal(body, &one) == nil {
-		list = []msg{one}
-	} else if json.Unmarshal(body, &list) != nil {
+		return []bodyMessage{one}
+	}
+	if json.Unmarshal(body, &list) != nil {
 		return nil
 	}
+	return list
+}
+
+// callIDs returns the ids of the requests in a POST body.
+func callIDs(body []byte) []json.RawMessage {
 	var ids []json.RawMessage
-	for _, m := range list {
+	for _, m := range bodyMessages(body) {
 		if m.Method != "" && validID(m.ID) {
 			ids = append(ids, m.ID)
 		}
 	}
 	return ids
+}
+
+// initializes reports whether a POST body holds an initialize request.
+func initializes(body []byte) bool {
+	for _, m := range bodyMessages(body) {
+		if m.Method == "initialize" {
+			return true
+		}
+	}
+	return false
 }
 
 // cancel delivers notifications/cancelled for the request id to the

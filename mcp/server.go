@@ -137,8 +137,8 @@ func (s *Server) release(c *conn) {
 }
 
 // watch releases c once its SDK server has no session left: the session
-// ended, or never started.
-func (s *Server) watch(c *conn) {
+// ended, or never started; then it calls each of then.
+func (s *Server) watch(c *conn, then ...func()) {
 	var sessions []*sdk.ServerSession
 	for ss := range c.srv.Sessions() {
 		sessions = append(sessions, ss)
@@ -148,6 +148,9 @@ func (s *Server) watch(c *conn) {
 			_ = ss.Wait()
 		}
 		s.release(c)
+		for _, f := range then {
+			f()
+		}
 	}()
 }
 

@@ -20,7 +20,7 @@ import (
 	"github.com/unfold-dev/unfold/rootfs"
 )
 
-const mcpHelp = `Usage: unfold mcp [--project DIR] [--prompt FILE.md] [--skills DIR] [--mcp-config FILE] [--http ADDR [--token-file FILE]]
+const mcpHelp = `Usage: unfold mcp [--project DIR] [--prompt FILE.md] [--skills DIR] [--mcp-config FILE] [--http ADDR [--token-file FILE] [--max-sessions N]]
 
 Serves the environments over the Model Context Protocol, on stdin and stdout
 (for clients that start the server) or, with --http, over streamable HTTP at
@@ -63,8 +63,10 @@ than that starts no MCP server at all.
 
 Every MCP session has environments of its own: two HTTP clients never share
 a shell. An HTTP session idle for 30 minutes ends and its environments are
-shut down; a call whose client closed the connection is cancelled. Serving
-on an address other than loopback needs a bearer token, read from
+shut down; a call whose client closed the connection is cancelled. At most
+--max-sessions sessions are open at once (default 32); past it, a client
+that starts one gets 503 until a session ends. Serving on an address other
+than loopback needs a bearer token, read from
 --token-file or from the ` + tokenEnv + ` environment variable; with a token,
 every request must carry it (Authorization: Bearer TOKEN).
 
@@ -87,6 +89,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	addr := fs.String("http", "", "serve streamable HTTP on `ADDR` (like 127.0.0.1:8080; port 0 picks one) instead of stdio")
 	var mcpFiles mcpConfigs
 	fs.Var(&mcpFiles, "mcp-config", mcpConfigUsage)
+	maxSessions := fs.Int("max-sessions", mcp.DefaultMaxSessions, "with --http, the most sessions open at once (`N`), each with environments of its own")
 	tokenFile := fs.String("token-file", "", "a `FILE` holding the bearer token HTTP clients must send (default: $"+tokenEnv+"); required off loopback")
 	skillDirs := skillsFlag(fs)
 	if code := parseFlags(fs, mcpHelp, args, stdout, stderr); code >= 0 {
@@ -109,6 +112,10 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		if err := checkAddr(*addr, token != ""); err != nil {
 			fmt.Fprintf(stderr, "unfold mcp: --http %s: %v\n", *addr, err)
+			return 2
+		}
+		if *maxSessions <= 0 {
+			fmt.Fprintf(stderr, "unfold mcp: --max-sessions %d: give a number of sessions above 0\n", *maxSessions)
 			return 2
 		}
 	} else if *tokenFile != "" {
@@ -196,7 +203,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *addr != "" {
 		var ln net.Listener
 		if ln, err = net.Listen("tcp", *addr); err == nil {
-			err = serveHTTP(ctx, s.Handler(mcp.HTTPOptions{Token: token}), ln, defaultHTTPTimeouts, stderr)
+			err = serveHTTP(ctx, s.Handler(mcp.HTTPOptions{Token: token, MaxSessions: *maxSessions}), ln, defaultHTTPTimeouts, stderr)
 		}
 		closeServer(s, stderr)
 		if err != nil && !errors.Is(err, context.Canceled) {

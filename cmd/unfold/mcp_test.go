@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/mcp"
 )
 
 // tallyEnv is a process environment in POSIX sh that counts its commands.
@@ -310,6 +313,7 @@ func TestMCPFlags(t *testing.T) {
 		{"missing prompt", []string{"--builtins", "none", "--project", project, "--prompt", filepath.Join(project, "none.md")}, 1, "no such file"},
 		{"bad prompt", []string{"--builtins", "none", "--project", project, "--prompt", filepath.Join(project, "bad.md")}, 1, "no summary"},
 		{"stray argument", []string{"extra"}, 2, `unfold mcp: unexpected arguments ["extra"]`},
+		{"no sessions", []string{"--http", "127.0.0.1:0", "--max-sessions", "0"}, 2, "unfold mcp: --max-sessions 0: give a number of sessions above 0"},
 		{"output budget", []string{"--output-budget", "-5"}, 2, "unfold mcp: --output-budget must be 1 or more, got -5"},
 	}
 	for _, tt := range tests {
@@ -321,6 +325,9 @@ func TestMCPFlags(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), tt.wantStderr) {
 				t.Errorf("got stderr %q, want it to contain %q", stderr.String(), tt.wantStderr)
+			}
+			if tt.name == "help" && !strings.Contains(stdout.String(), fmt.Sprintf("--max-sessions sessions are open at once (default %d)", mcp.DefaultMaxSessions)) {
+				t.Errorf("got stdout %q, want the default of --max-sessions", stdout.String())
 			}
 			if tt.name == "help" && !strings.Contains(stdout.String(), "Usage: unfold mcp") {
 				t.Errorf("got stdout %q, want the usage", stdout.String())

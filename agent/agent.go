@@ -369,11 +369,15 @@ func (a *Agent) Run(ctx context.Context, task string) (*Result, error) {
 	return r.finish(r.loop())
 }
 
-// Resume continues the conversation a transcript holds: it replays the
+// Resume continues the conversation a transcript holds (that of its last
+// run that was not a resume, [Transcript.Messages]): it replays the
 // session events the transcript saved ([Transcript.SessionLog]) into the
 // agent's session (which must not have events of its own yet, see
-// session.ReplayLog), restores the messages and goes on. A non-empty followUp is added as a user message;
-// tool calls the transcript left unanswered are answered as not run.
+// session.ReplayLog), restores the messages and goes on. A non-empty
+// followUp is added as a user message. A tool call the transcript left
+// without a result is answered after its reply's results: as not run when
+// it never started, and as possibly done when it was running when the run
+// stopped (its call record is there, its result is not).
 func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*Result, error) {
 	if tr == nil {
 		return nil, errors.New("agent: resume: nil transcript")
@@ -393,21 +397,14 @@ func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*R
 	}
 	// The restored messages are in the transcript already: append this
 	// run to the same file to keep one transcript that resumes again.
-	msgs := tr.Messages()
-	r.msgs = append(r.msgs, msgs...)
 	// Every tool call must have a result before the conversation goes on:
-	// answer the calls the stopped run left open.
-	answered := map[string]bool{}
-	for _, m := range msgs {
-		if m.Role == RoleTool {
-			answered[m.ToolCallID] = true
-		}
-	}
-	for _, m := range msgs {
-		for _, c := range m.ToolCalls {
-			if !answered[c.ID] {
-				r.add(Message{Role: RoleTool, ToolCallID: c.ID, Content: notRun})
-			}
+	// the calls the stopped run left open are answered in place.
+	msgs, added := tr.resumed()
+	for i, m := range msgs {
+		if added[i] {
+			r.add(m)
+		} else {
+			r.msgs = append(r.msgs, m)
 		}
 	}
 	var b strings.Builder

@@ -165,12 +165,13 @@ func TestSystemMessageStableAcrossSteps(t *testing.T) {
 	}
 }
 
-func TestContentOnlyOpenThenReadWithBash(t *testing.T) {
+// bashOrchestrator is an orchestrator with a real bash in dir, on a fresh
+// session.
+func bashOrchestrator(t *testing.T, dir string) (*orchestrator.Orchestrator, *session.Session) {
+	t.Helper()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash not installed")
 	}
-	f := newFixture(t)
-	dir := t.TempDir()
 	sess := session.New()
 	o, err := orchestrator.New(orchestrator.WithSession(sess))
 	if err != nil {
@@ -184,6 +185,13 @@ func TestContentOnlyOpenThenReadWithBash(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = o.Close() })
+	return o, sess
+}
+
+func TestContentOnlyOpenThenReadWithBash(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir()
+	o, sess := bashOrchestrator(t, dir)
 	srv := scripted.New(t,
 		scripted.Calls(call("c1", "open_sections", `{"section_keys":["reference"],"reason":"need the word"}`)),
 		scripted.Calls(call("c2", "bash", `{"command":"cat context/reference.md"}`)),

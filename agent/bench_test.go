@@ -1,10 +1,14 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,4 +86,60 @@ func BenchmarkStep(b *testing.B) {
 	}
 	slices.Sort(medians)
 	b.ReportMetric(float64(medians[len(medians)/2].Nanoseconds()), "ns/step-median")
+}
+
+// BenchmarkReadTranscript reads a transcript of 20 steps, each with a
+// 1 MB tool result (recorded twice: the tool record and the tool message)
+// and a render report, keeping every record or only what a resume needs;
+// both give the same conversation. B/op is the memory each keeps.
+func BenchmarkReadTranscript(b *testing.B) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	big := strings.Repeat("output line\n", 1<<20/12)
+	write := func(r agent.Record) {
+		if err := enc.Encode(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	write(agent.Record{Kind: agent.KindRun, Task: "go"})
+	write(agent.Record{Kind: agent.KindMessage, Message: &agent.Message{Role: agent.RoleUser, Content: "go"}})
+	for i := range 20 {
+		id := fmt.Sprintf("c%d", i)
+		write(agent.Record{Kind: agent.KindMessage, Message: &agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: id, Name: "bash", Arguments: `{"command":"cat log"}`}}}})
+		write(agent.Record{Kind: agent.KindCall, Tool: &agent.ToolRecord{ID: id, Name: "bash", Arguments: `{"command":"cat log"}`}})
+		write(agent.Record{Kind: agent.KindTool, Tool: &agent.ToolRecord{ID: id, Name: "bash", Arguments: `{"command":"cat log"}`, Success: true, Result: big}})
+		write(agent.Record{Kind: agent.KindMessage, Message: &agent.Message{Role: agent.RoleTool, ToolCallID: id, Content: big}})
+		write(agent.Record{Kind: agent.KindRender, Render: &agent.RenderRecord{Report: []agent.SectionRecord{{Path: "task", Visible: true, Mode: "full"}}}, Message: &agent.Message{Role: agent.RoleSystem, Content: big}})
+	}
+	data := buf.Bytes()
+	want, err := agent.ReadTranscript(bytes.NewReader(data))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, read := range []struct {
+		name string
+		f    func(io.Reader) (*agent.Transcript, error)
+	}{{"records", agent.ReadTranscript}, {"resume", agent.ReadForResume}} {
+		b.Run(read.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			var kept uint64
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				tr, err := read.f(bytes.NewReader(data))
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				kept = after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
+				if !slices.EqualFunc(tr.Messages(), want.Messages(), func(x, y agent.Message) bool { return x.Content == y.Content && x.ToolCallID == y.ToolCallID }) {
+					b.Fatal("the conversations differ")
+				}
+			}
+			b.ReportMetric(float64(kept), "kept-B")
+		})
+	}
 }

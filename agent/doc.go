@@ -76,8 +76,15 @@
 //
 // With [WithTranscript], a run writes JSON lines ([Record]): messages,
 // tool calls and results, render reports, expansions, timings, token usage,
-// and the session events. [ReadTranscript] reads them back, and
-// [Agent.Resume] continues the conversation with the session replayed.
+// and the session events. Each tool call is recorded as it starts
+// ([KindCall]) and as it ends, with the session events it caused, so a run
+// killed in the middle of a step loses nothing that finished. The run stops
+// at the first record it cannot write, so nothing runs unrecorded.
+// [ReadTranscript] reads a transcript back ([ReadForResume] keeps only what
+// a resume needs), leaving out a last line cut short by a crash, and
+// [Agent.Resume] continues the conversation of its last run with the
+// session replayed: a call that was running when the run stopped is
+// answered as one that may have taken effect.
 //
 // # Dry run
 //

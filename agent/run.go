@@ -110,7 +110,7 @@ func (r *run) finish(err error) (*Result, error) {
 	}
 	r.record(end)
 	if werr := r.tw.err(); werr != nil && err == nil {
-		err = fmt.Errorf("agent: transcript: %w", werr)
+		err = werr
 	}
 	return res, err
 }
@@ -372,6 +372,9 @@ func (r *run) loop() error {
 		if err := r.ctx.Err(); err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
+		if err := r.tw.err(); err != nil {
+			return err
+		}
 		r.step++
 		resp, err := r.complete(true)
 		if err != nil {
@@ -407,7 +410,6 @@ func (r *run) loop() error {
 		if obs := r.screenUpdate(false); obs != "" {
 			r.add(Message{Role: RoleUser, Content: obs})
 		}
-		r.saveSession()
 	}
 	return fmt.Errorf("%w (%d steps)", ErrStepLimit, r.a.cfg.MaxSteps)
 }
@@ -427,8 +429,16 @@ func (r *run) call(name, args, id string) (tools.Result, error) {
 	return r.timed(name, args, id, func() (tools.Result, error) { return r.dispatch(name, args) })
 }
 
-// timed runs f as the call of a tool, recording it and its timing.
+// timed runs f as the call of a tool, recording it and its timing: a call
+// record before it starts, so a resume knows it may have taken effect, and
+// after it the result and the session events it caused, so a run stopped
+// later in the step keeps them. A call that cannot be recorded does not
+// start.
 func (r *run) timed(name, args, id string, f func() (tools.Result, error)) (tools.Result, error) {
+	r.record(Record{Kind: KindCall, Tool: &ToolRecord{ID: id, Name: name, Arguments: args}})
+	if err := r.tw.err(); err != nil {
+		return tools.Result{Message: notRun}, err
+	}
 	t0 := r.a.cfg.Now()
 	res, err := f()
 	took := r.a.cfg.Now().Sub(t0)
@@ -437,6 +447,7 @@ func (r *run) timed(name, args, id string, f func() (tools.Result, error)) (tool
 		tr.Error = err.Error()
 	}
 	r.record(Record{Kind: KindTool, Tool: &tr, ElapsedMS: ms(took)})
+	r.saveSession()
 	r.progress(Progress{Kind: "tool", Tool: name, Success: res.Success && err == nil})
 	return res, err
 }
@@ -499,6 +510,3 @@ const MaxToolCalls = 128
 
 // tooManyCalls answers a call past MaxToolCalls.
 var tooManyCalls = fmt.Sprintf("This call did not run: one reply may make at most %d tool calls. Make it again in a later reply if it is still needed.", MaxToolCalls)
-
-// notRun answers a tool call the run stopped before running.
-const notRun = "This call did not run: the run stopped before it. Call it again if it is still needed."

@@ -12,11 +12,8 @@ import (
 
 	"github.com/unfold-dev/unfold/agent"
 	"github.com/unfold-dev/unfold/agent/internal/scripted"
-	"github.com/unfold-dev/unfold/envs/bash"
-	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/section"
-	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/skills"
 )
 
@@ -44,19 +41,7 @@ func TestSkillLevels(t *testing.T) {
 		t.Fatal(err)
 	}
 	project := t.TempDir()
-	sess := session.New()
-	o, err := orchestrator.New(orchestrator.WithSession(sess))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh, err := bash.New(bash.WithDir(project))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Register("bash", sh); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = o.Close() })
+	o, sess := bashOrchestrator(t, project)
 
 	var dir string // the skill's directory, as the model reads it
 	srv := scripted.NewFunc(t, func(n int, req scripted.Request) scripted.Reply {

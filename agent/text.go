@@ -28,6 +28,9 @@ func (r *run) textLoop() error {
 		if err := r.ctx.Err(); err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
+		if err := r.tw.err(); err != nil {
+			return err
+		}
 		r.step++
 		var act action
 		var perr error
@@ -75,7 +78,6 @@ func (r *run) textLoop() error {
 			text += "\n\n" + sc
 		}
 		r.add(Message{Role: RoleUser, Content: text})
-		r.saveSession()
 	}
 	return fmt.Errorf("%w (%d steps)", ErrStepLimit, r.a.cfg.MaxSteps)
 }

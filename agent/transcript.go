@@ -2,9 +2,11 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,13 +14,14 @@ import (
 )
 
 // The kinds of transcript records, a [Record]'s Kind: [KindRun],
-// [KindRender], [KindMessage], [KindModel], [KindTool], [KindExpansion],
+// [KindRender], [KindMessage], [KindModel], [KindCall], [KindTool], [KindExpansion],
 // [KindSession], [KindError] and [KindEnd].
 const (
 	KindRun       = "run"       // a run started: the task, the action mode
 	KindRender    = "render"    // what the model is shown changed: the report, what opened or closed, the system message when it changed
 	KindMessage   = "message"   // a message joined the conversation
 	KindModel     = "model"     // a model call ended: usage (with the prefix shared with the previous request), timing
+	KindCall      = "call"      // a tool call is starting: its ID, name and arguments (a text action's ID is empty)
 	KindTool      = "tool"      // a tool call ran: arguments, result, timing
 	KindExpansion = "expansion" // open_sections opened tool-bearing sections
 	KindSession   = "session"   // session events, as session.WriteLog lines
@@ -103,7 +106,8 @@ type ExpansionRecord struct {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// transcriptWriter writes records as JSON lines and keeps the first error.
+// transcriptWriter writes records as JSON lines and keeps the first error;
+// the run stops at it ([run.recorded]), so nothing runs unrecorded.
 type transcriptWriter struct {
 	enc  *json.Encoder
 	werr error
@@ -124,38 +128,79 @@ func (t *transcriptWriter) write(rec Record) {
 	}
 }
 
+// err returns the first write error, worded for the end of the run.
 func (t *transcriptWriter) err() error {
-	if t == nil {
+	if t == nil || t.werr == nil {
 		return nil
 	}
-	return t.werr
+	return fmt.Errorf("agent: transcript: %w; the run stops so that nothing goes unrecorded", t.werr)
 }
 
-// Transcript is a transcript read back.
+// Transcript is a transcript read back: its records and the conversation
+// [Agent.Resume] continues.
 type Transcript struct {
+	// Records are the lines read, in order; empty when read with
+	// [ReadForResume].
 	Records []Record
+	// Incomplete is the number of the last line when a run stopped while
+	// writing it, so it was cut short and left out, else 0; Complete is
+	// then the length in bytes of the lines before it.
+	Incomplete int
+	Complete   int64
+
+	conv  conversation
+	built bool // conv holds the records
 }
 
 // ReadTranscript reads the JSON lines a run wrote. A line that is not a
-// record, or is longer than [MaxTranscriptLine], is an error naming it.
-func ReadTranscript(r io.Reader) (*Transcript, error) {
+// record, or is longer than [MaxTranscriptLine], is an error naming it;
+// a last line cut short (the run stopped while writing it) is left out
+// and named in [Transcript.Incomplete].
+func ReadTranscript(r io.Reader) (*Transcript, error) { return readTranscript(r, true) }
+
+// ReadForResume reads a transcript as [ReadTranscript] does, keeping only
+// what [Agent.Resume] needs (the conversation, the calls started, the
+// session events, the last answer): the memory it takes follows the
+// conversation, not the size of the file.
+func ReadForResume(r io.Reader) (*Transcript, error) { return readTranscript(r, false) }
+
+func readTranscript(r io.Reader, keep bool) (*Transcript, error) {
+	complete := true      // the last line read ended with a newline
+	var start, next int64 // the offsets of the last line read and of the one after
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxTranscriptLine)
-	tr := &Transcript{}
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		if adv > 0 {
+			complete = data[adv-1] == '\n'
+			start, next = next, next+int64(adv)
+		}
+		return adv, tok, err
+	})
+	tr := &Transcript{built: true, conv: conversation{reply: -1}}
 	line := 0
 	for sc.Scan() {
 		line++
 		if strings.TrimSpace(sc.Text()) == "" {
 			continue
 		}
-		var rec Record
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return nil, fmt.Errorf("agent: read transcript: line %d: %w", line, err)
+		rec, err := decodeLine(sc.Bytes(), keep)
+		if err != nil && !complete {
+			// The last line has no newline and no whole record: the run
+			// stopped while writing it.
+			tr.Incomplete, tr.Complete = line, start
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("agent: read transcript: line %d: %w; only the last line may be cut short (by a run that stopped while writing it)", line, err)
 		}
 		if rec.Kind == "" {
 			return nil, fmt.Errorf("agent: read transcript: line %d: no kind; is this a transcript?", line)
 		}
-		tr.Records = append(tr.Records, rec)
+		if keep {
+			tr.Records = append(tr.Records, rec)
+		}
+		tr.conv.add(rec)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("agent: read transcript: line %d: %w", line+1, err)
@@ -163,40 +208,230 @@ func ReadTranscript(r io.Reader) (*Transcript, error) {
 	return tr, nil
 }
 
-// Messages returns the conversation without its system message, which a
-// resumed run renders afresh.
-func (t *Transcript) Messages() []Message {
-	var out []Message
-	for _, r := range t.Records {
-		if r.Kind == KindMessage && r.Message != nil && r.Message.Role != RoleSystem {
-			out = append(out, *r.Message)
+// resumeKinds are the records [ReadForResume] decodes whole; it checks
+// the others are JSON records and skips them.
+var resumeKinds = map[string]bool{KindRun: true, KindMessage: true, KindCall: true, KindSession: true, KindEnd: true}
+
+// decodeLine decodes a record; with all false, only the kinds a resume
+// needs are decoded whole, and the others checked to be JSON.
+func decodeLine(line []byte, all bool) (Record, error) {
+	var rec Record
+	if all {
+		return rec, json.Unmarshal(line, &rec)
+	}
+	kind, ok := leadingKind(line)
+	if !ok {
+		if err := json.Unmarshal(line, &kindOnly{&kind}); err != nil {
+			return rec, err
 		}
+	}
+	if resumeKinds[kind] || !json.Valid(line) {
+		// Decoding a line that is not JSON names its syntax error.
+		return rec, json.Unmarshal(line, &rec)
+	}
+	rec.Kind = kind
+	return rec, nil
+}
+
+// leadingKind returns the kind of a record line as a run writes it, with
+// the kind first: the other records are skipped without decoding them.
+func leadingKind(line []byte) (string, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"kind":"`))
+	if !ok {
+		return "", false
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
+}
+
+// kindOnly decodes a record's kind alone.
+type kindOnly struct {
+	Kind *string `json:"kind"`
+}
+
+// conversation is what a resume continues: the last run's conversation
+// (from the last run that was not itself a resume), the calls its
+// replies started, and the session's events.
+type conversation struct {
+	turns   []turn
+	reply   int // the index of the last assistant message in turns, or -1
+	session []json.RawMessage
+	answer  string
+}
+
+// turn is a message of the conversation; for an assistant message, the
+// calls it made that started and those that have a result.
+type turn struct {
+	msg      Message
+	started  map[string]bool // by call ID; a text action's is ""
+	pending  map[string]bool // calls without a result yet, by ID
+	answered int             // tool messages directly after it
+}
+
+func (c *conversation) add(rec Record) {
+	switch rec.Kind {
+	case KindRun:
+		if !rec.Resumed {
+			// A new run starts a new conversation; only resumes continue one.
+			c.turns, c.reply = nil, -1
+		}
+	case KindMessage:
+		if m := rec.Message; m != nil && m.Role != RoleSystem {
+			c.addMessage(*m)
+		}
+	case KindCall:
+		if rec.Tool != nil && c.reply >= 0 {
+			t := &c.turns[c.reply]
+			if t.started == nil {
+				t.started = map[string]bool{}
+			}
+			t.started[rec.Tool.ID] = true
+		}
+	case KindSession:
+		for _, e := range rec.Events {
+			var head struct {
+				Seq uint64 `json:"seq"`
+			}
+			if json.Unmarshal(e, &head) == nil && head.Seq == 1 {
+				// A new session's first event: the log starts again.
+				c.session = nil
+			}
+			c.session = append(c.session, e)
+		}
+	case KindEnd:
+		c.answer = rec.Answer
+	}
+}
+
+// addMessage appends m, or, for a tool message, places it after the tool
+// messages of the reply whose call it answers: IDs are unique within a
+// reply only, and a resume answers a call the stopped run left open after
+// the messages that follow it.
+func (c *conversation) addMessage(m Message) {
+	if m.Role == RoleAssistant {
+		t := turn{msg: m}
+		if len(m.ToolCalls) > 0 {
+			t.pending = make(map[string]bool, len(m.ToolCalls))
+			for _, tc := range m.ToolCalls {
+				t.pending[tc.ID] = true
+			}
+		}
+		c.turns = append(c.turns, t)
+		c.reply = len(c.turns) - 1
+		return
+	}
+	if m.Role == RoleTool {
+		for i := c.reply; i >= 0; i-- {
+			t := &c.turns[i]
+			if !t.pending[m.ToolCallID] {
+				continue
+			}
+			delete(t.pending, m.ToolCallID)
+			at := i + 1 + t.answered
+			t.answered++
+			c.turns = slices.Insert(c.turns, at, turn{msg: m})
+			if at <= c.reply {
+				c.reply++
+			}
+			return
+		}
+	}
+	c.turns = append(c.turns, turn{msg: m})
+}
+
+// build reads the records of a transcript made by hand.
+func (t *Transcript) build() *conversation {
+	if !t.built {
+		t.conv = conversation{reply: -1}
+		for _, r := range t.Records {
+			t.conv.add(r)
+		}
+		t.built = true
+	}
+	return &t.conv
+}
+
+// Messages returns the conversation a resume continues, without its system
+// message, which a resumed run renders afresh: that of the last run that
+// was not a resume, and of the resumes after it.
+func (t *Transcript) Messages() []Message {
+	c := t.build()
+	out := make([]Message, len(c.turns))
+	for i, tn := range c.turns {
+		out[i] = tn.msg
 	}
 	return out
 }
 
-// SessionLog returns the session events the runs saved, as the JSON lines
-// session.Session.ReplayLog reads; [Agent.Resume] replays them.
-func (t *Transcript) SessionLog() string {
-	var b strings.Builder
-	for _, r := range t.Records {
-		if r.Kind != KindSession {
+// resumed returns the conversation with every call answered, for
+// [Agent.Resume]: a call with no result is answered with what is known of
+// it, that it did not run or that it was running when the run stopped.
+// added says which messages are such answers. A text action that was
+// running is answered the same way, as an observation.
+func (t *Transcript) resumed() (msgs []Message, added []bool) {
+	c := t.build()
+	answer := func(m Message, add bool) {
+		msgs = append(msgs, m)
+		added = append(added, add)
+	}
+	var open *turn // the last reply with calls left unanswered
+	for i := range c.turns {
+		tn := &c.turns[i]
+		if tn.msg.Role != RoleTool && open != nil {
+			answerOpen(open, answer)
+			open = nil
+		}
+		answer(tn.msg, false)
+		if len(tn.pending) > 0 {
+			open = tn
+		}
+	}
+	if open != nil {
+		answerOpen(open, answer)
+	}
+	if n := len(c.turns); n > 0 {
+		if last := c.turns[n-1]; last.msg.Role == RoleAssistant && len(last.msg.ToolCalls) == 0 && last.started[""] {
+			answer(Message{Role: RoleUser, Content: "Observation:\n" + wasRunning}, true)
+		}
+	}
+	return msgs, added
+}
+
+func answerOpen(t *turn, answer func(Message, bool)) {
+	for _, tc := range t.msg.ToolCalls {
+		if !t.pending[tc.ID] {
 			continue
 		}
-		for _, e := range r.Events {
-			b.Write(e)
-			b.WriteByte('\n')
+		text := notRun
+		if t.started[tc.ID] {
+			text = wasRunning
 		}
+		answer(Message{Role: RoleTool, ToolCallID: tc.ID, Content: text}, true)
+	}
+}
+
+// notRun answers a tool call the run stopped before starting.
+const notRun = "This call did not run: the run stopped before it. Call it again if it is still needed."
+
+// wasRunning answers a tool call, or a text action, that had started when
+// the run stopped and has no result.
+const wasRunning = "This call was running when the run stopped, and its result was lost: it may have taken effect, in part or in whole. Check before calling it again."
+
+// SessionLog returns the session events the runs saved, as the JSON lines
+// session.Session.ReplayLog reads; [Agent.Resume] replays them. The log
+// starts at the last session's first event (seq 1): two runs with fresh
+// sessions in one file do not mix.
+func (t *Transcript) SessionLog() string {
+	var b strings.Builder
+	for _, e := range t.build().session {
+		b.Write(e)
+		b.WriteByte('\n')
 	}
 	return b.String()
 }
 
 // Answer returns the last final answer the transcript holds.
-func (t *Transcript) Answer() string {
-	for i := len(t.Records) - 1; i >= 0; i-- {
-		if t.Records[i].Kind == KindEnd {
-			return t.Records[i].Answer
-		}
-	}
-	return ""
-}
+func (t *Transcript) Answer() string { return t.build().answer }

@@ -56,7 +56,12 @@ offered from the start. With
 Requests that get no reply, 429 or a 5xx status are retried with backoff
 (each retry shown); --timeout bounds each request. The run ends with the
 tokens it used, the part a prefix cache could serve and what it cost at the
-model's list price (--prices FILE overrides the table). --dry-run prints
+model's list price (--prices FILE overrides the table).
+--transcript FILE records the run as it goes, each tool call as it starts
+and as it ends; a write that fails stops the run (an answer already given
+is still printed). --resume FILE continues the last run in FILE: a call
+that was running when that run was killed is reported to the model as
+possibly done, to check rather than repeat. --dry-run prints
 the first request and exits: nothing starts, no model is called, nothing
 is written. Ctrl-C stops the run (exit status 130).
 
@@ -99,8 +104,8 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.disclosure, "disclosure", "default", "where opened sections go: append (keep the system message and tools, for the prompt cache) or rerender")
 	fs.StringVar(&f.prices, "prices", "", "a JSON `file` of model prices in US dollars per million tokens: {\"model\": {\"input\": 1.25, \"cached_input\": 0.125, \"output\": 10}}")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the first request that would be sent and exit: start nothing, call no model, write nothing")
-	fs.StringVar(&f.transcript, "transcript", "", "append the run to this JSON-lines `file`")
-	fs.StringVar(&f.resume, "resume", "", "continue the run saved in this transcript `file` (the task, if any, is a follow-up); the run is appended to it")
+	fs.StringVar(&f.transcript, "transcript", "", "append the run to this JSON-lines `file` (--resume FILE continues the last run in it)")
+	fs.StringVar(&f.resume, "resume", "", "continue the last run saved in this transcript `file` (the task, if any, is a follow-up); the run is appended to it")
 	fs.StringVar(&f.actions, "actions", "native", "how the model acts: native (tool calling) or text (fenced blocks and JSON actions)")
 	fs.StringVar(&f.promptPath, "prompt", "", "a prompt `file` (markdown, as unfold render reads) to use instead of the default instructions")
 	fs.StringVar(&f.paramsPath, "params", "", "a JSON `file` with the params the prompt file's templates see")
@@ -205,11 +210,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var tr *agent.Transcript
 	tpath := f.transcript
 	if f.resume != "" {
-		data, err := readfile.Read(f.resume, agent.MaxTranscriptLine)
-		if err == nil {
-			tr, err = agent.ReadTranscript(strings.NewReader(string(data)))
-		}
-		if err != nil {
+		if tr, err = readResume(f.resume, stderr); err != nil {
 			fmt.Fprintf(stderr, "unfold agent: --resume: %v\n", err)
 			return 1
 		}
@@ -276,7 +277,11 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if tpath != "" {
-		tf, err := os.OpenFile(tpath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		var cut int64 = -1
+		if tr != nil && tr.Incomplete > 0 && tpath == f.resume {
+			cut = tr.Complete
+		}
+		tf, err := openTranscript(tpath, cut)
 		if err != nil {
 			fmt.Fprintf(stderr, "unfold agent: --transcript: %v\n", err)
 			return 1
@@ -301,6 +306,11 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if res != nil {
 		printTotals(stderr, res, priced)
 	}
+	if res != nil && (err == nil || res.Answer != "") {
+		// An answer the model gave is printed even when the run then
+		// failed (a transcript that could not be written).
+		fmt.Fprintln(stdout, res.Answer)
+	}
 	if stop.signal() != nil {
 		fmt.Fprintf(stderr, "unfold agent: stopped by %s\n", stop.name())
 		return stop.code()
@@ -309,8 +319,74 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "unfold agent: %v\n", err)
 		return 1
 	}
-	fmt.Fprintln(stdout, res.Answer)
 	return 0
+}
+
+// readResume reads the transcript a run resumes as a stream: each line is
+// bounded (agent.MaxTranscriptLine), the file is not, and only what the
+// resume needs is kept. A last line cut short by a run that stopped while
+// writing it is left out, with a note.
+func readResume(path string, stderr io.Writer) (*agent.Transcript, error) {
+	f, err := readfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tr, err := agent.ReadForResume(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if tr.Incomplete > 0 {
+		fmt.Fprintf(stderr, "unfold agent: --resume: %s: line %d was cut short (the run stopped while writing it); resuming without it\n", path, tr.Incomplete)
+	}
+	return tr, nil
+}
+
+// openTranscript opens the transcript a run appends to. In a regular
+// file, cut, when 0 or more, is the length of the complete lines before a
+// last line cut short, which is removed first; and a file that does not
+// end with a newline gets one, so the first record starts a line of its
+// own.
+func openTranscript(path string, cut int64) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := endLines(f, path, cut); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+func endLines(f *os.File, path string, cut int64) error {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return err
+	}
+	size := fi.Size()
+	if cut >= 0 && cut < size {
+		if err := f.Truncate(cut); err != nil {
+			return err
+		}
+		size = cut
+	}
+	if size == 0 {
+		return nil
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	last := make([]byte, 1)
+	if _, err := r.ReadAt(last, size-1); err != nil {
+		return err
+	}
+	if last[0] != '\n' {
+		_, err = f.Write([]byte{'\n'})
+	}
+	return err
 }
 
 // agentPrompt loads the prompt file with its params, or builds the default

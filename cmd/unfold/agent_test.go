@@ -20,7 +20,7 @@ import (
 )
 
 // fakeEndpoint answers chat completions with the replies in order, streamed;
-// a reply starting with "call " is a tool call "call <name> <args>".
+// a reply starting with "call " is tool calls, one a line: "call <name> <args>".
 func fakeEndpoint(t *testing.T, replies ...string) (string, *[]map[string]any) {
 	t.Helper()
 	var mu sync.Mutex
@@ -40,12 +40,20 @@ func fakeEndpoint(t *testing.T, replies ...string) (string, *[]map[string]any) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		delta := map[string]any{"role": "assistant", "content": replies[n]}
 		finish := "stop"
-		if rest, ok := strings.CutPrefix(replies[n], "call "); ok {
-			name, args, _ := strings.Cut(rest, " ")
-			delta = map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{
-				"index": 0, "id": fmt.Sprintf("call%d", n), "type": "function",
-				"function": map[string]any{"name": name, "arguments": args},
-			}}}
+		if strings.HasPrefix(replies[n], "call ") {
+			var calls []any
+			for i, line := range strings.Split(replies[n], "\n") {
+				name, args, _ := strings.Cut(strings.TrimPrefix(line, "call "), " ")
+				id := fmt.Sprintf("call%d", n)
+				if i > 0 {
+					id += fmt.Sprintf("_%d", i)
+				}
+				calls = append(calls, map[string]any{
+					"index": i, "id": id, "type": "function",
+					"function": map[string]any{"name": name, "arguments": args},
+				})
+			}
+			delta = map[string]any{"role": "assistant", "tool_calls": calls}
 			finish = "tool_calls"
 		}
 		for _, c := range []map[string]any{

@@ -188,6 +188,38 @@ func TestResumeReusedCallIDs(t *testing.T) {
 	}
 }
 
+// TestResumeTextActionKilled: in text-action mode, an action running when
+// the process was killed is answered with an observation that says it may
+// have taken effect.
+func TestResumeTextActionKilled(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var disk diskWriter
+	srv := scripted.New(t, scripted.Text(`{"tool": "crash", "input": {}}`))
+	a, _ := bashAgent(t, dir, newModel(t, srv), agent.WithTranscript(&disk), agent.WithTools(crashTool(dir, &disk, cancel)), agent.WithActions(agent.ActionsText))
+	_, _ = a.Run(ctx, "go")
+	tr, err := agent.ReadTranscript(bytes.NewReader(disk.bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := scripted.New(t, scripted.Text(`{"final": "done"}`))
+	b, _ := bashAgent(t, dir, newModel(t, srv2), agent.WithTools(crashTool(dir, &disk, cancel)), agent.WithActions(agent.ActionsText))
+	if _, err := b.Resume(context.Background(), tr, ""); err != nil {
+		t.Fatal(err)
+	}
+	msgs := srv2.Requests()[0].Messages
+	got := ""
+	for i, m := range msgs[:len(msgs)-1] {
+		if m["role"] == "assistant" {
+			got, _ = msgs[i+1]["content"].(string)
+		}
+	}
+	if !strings.HasPrefix(got, "Observation:") || !strings.Contains(got, "may have taken effect") {
+		t.Errorf("the message after the action: got %q, want an observation that the action may have taken effect", got)
+	}
+}
+
 // TestResumeLastRun: two fresh runs written to one transcript resume as
 // the last one: its conversation and its session.
 func TestResumeLastRun(t *testing.T) {

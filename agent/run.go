@@ -410,6 +410,7 @@ func (r *run) loop() error {
 		if obs := r.screenUpdate(false); obs != "" {
 			r.add(Message{Role: RoleUser, Content: obs})
 		}
+		r.saveSession() // the events of the refresh
 	}
 	return fmt.Errorf("%w (%d steps)", ErrStepLimit, r.a.cfg.MaxSteps)
 }

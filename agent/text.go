@@ -78,6 +78,7 @@ func (r *run) textLoop() error {
 			text += "\n\n" + sc
 		}
 		r.add(Message{Role: RoleUser, Content: text})
+		r.saveSession() // the events of the refresh
 	}
 	return fmt.Errorf("%w (%d steps)", ErrStepLimit, r.a.cfg.MaxSteps)
 }

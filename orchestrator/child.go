@@ -188,9 +188,13 @@ func (c *child) ask(req request) error {
 		}
 	}
 	if c.extra != nil {
-		return fmt.Errorf("the process wrote a line after its reply to %s, when no request was waiting for one: %q. "+
+		when := "after its reply to " + c.extraTo
+		if c.extraTo == "" {
+			when = "before its first request"
+		}
+		return fmt.Errorf("the process wrote a line %s, when no request was waiting for one: %q. "+
 			"Each request gets one reply line, and output or input lines come only while a command runs; write logs to stderr, not stdout. "+
-			"The process was stopped and restarts on the next command", c.extraTo, c.extra)
+			"The process was stopped and restarts on the next command", when, c.extra)
 	}
 	c.expect = req.Type
 	if req.Type == "execute" {

@@ -118,6 +118,38 @@ func TestProcessExtraLine(t *testing.T) {
 		}
 		wantErr(t, err, `the command "late"`, `"{\"type\":\"response\",\"output\":\"STALE ANSWER\",\"success\":true}"`)
 	})
+	t.Run("before the first request", func(t *testing.T) {
+		sh, err := exec.LookPath("sh")
+		if err != nil {
+			t.Skipf("sh is not installed (%v)", err)
+		}
+		dir := t.TempDir()
+		script := "echo hello banner; : > written\n" + extraLineScript
+		if err := os.WriteFile(filepath.Join(dir, "env.sh"), []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewProcess(ProcessSpec{Name: "counter", Executable: sh, Args: []string{filepath.Join(dir, "env.sh")}, Dir: dir, Description: "Counter"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		if _, _, err := p.ensure(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(dir, "written")); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the process did not write its banner")
+			}
+		}
+		_, err = p.Execute(ctx, "next")
+		want := `the process wrote a line before its first request, when no request was waiting for one: "hello banner"`
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got error %v, want one containing %q", err, want)
+		}
+	})
 	t.Run("output and input lines while a command runs", func(t *testing.T) {
 		p, _ := newExtraLineProcess(t)
 		resp, errText := execute(t, p, ctx, "wait")

@@ -113,6 +113,10 @@ type specSet struct {
 	// pending is set when the watch saw a change that was not loaded yet
 	// (reading the directory failed): it is read again next time.
 	pending bool
+	// unloaded holds, with WithoutSpecReload, the stat of each file seen
+	// changed and not loaded, so that it is not read again until it
+	// changes once more.
+	unloaded map[string]fileStat
 }
 
 // stopWatch closes the watch, if any; the set reads the directory before
@@ -240,12 +244,23 @@ func (o *Orchestrator) noteSpecChanges(set *specSet, seen map[string]fileStat) {
 		case f == nil:
 			notes = append(notes, not(file, "added", "not loaded"))
 		case !f.mod.Equal(st.mod) || f.size != st.size:
-			data, err := readfile.Read(filepath.Join(set.dir, "env", file), maxSpecBytes)
-			if err == nil && sha256.Sum256(data) == f.sum {
-				f.mod, f.size = st.mod, st.size // touched, not changed
-				continue
+			if c, ok := set.unloaded[file]; !ok || !c.mod.Equal(st.mod) || c.size != st.size {
+				data, err := readfile.Read(filepath.Join(set.dir, "env", file), maxSpecBytes)
+				if err == nil && sha256.Sum256(data) == f.sum {
+					f.mod, f.size = st.mod, st.size // touched, not changed
+					delete(set.unloaded, file)
+					continue
+				}
+				if set.unloaded == nil {
+					set.unloaded = map[string]fileStat{}
+				}
+				set.unloaded[file] = st
 			}
-			notes = append(notes, not(file, "changed", "its environment stays as it was loaded"))
+			if f.name == "" {
+				notes = append(notes, not(file, "changed", "not loaded"))
+			} else {
+				notes = append(notes, not(file, "changed", "its environment stays as it was loaded"))
+			}
 		}
 	}
 	for _, file := range slices.Sorted(maps.Keys(set.files)) {

@@ -339,6 +339,28 @@ func TestWithoutSpecReload(t *testing.T) {
 				t.Fatal(err)
 			}
 			check("after changing back")
+
 		})
+	}
+}
+
+// TestWithoutSpecReloadBroken: a spec file that failed to load, then
+// changed, has no environment to keep: the note says it is not loaded.
+func TestWithoutSpecReloadBroken(t *testing.T) {
+	dir := writeProject(t, map[string]string{"c.json": "{"})
+	o := mustNew(t, trivialProcesses(), WithoutSpecReload("no environment runs programs"))
+	defer o.Close()
+	if err := o.LoadSpecs(dir); err == nil {
+		t.Fatal("the broken file loaded")
+	}
+	writeSpec(t, dir, "c.json", shSpec("fixed"))
+	o.ReloadSpecs()
+	errs := o.LoadErrors()
+	want := "env/c.json: changed after the environments were loaded; not loaded, because no environment runs programs: start again to load the change"
+	if len(errs) != 2 || errs[1].Error() != want {
+		t.Errorf("load errors: %v, want the first error and then %q", errs, want)
+	}
+	if names := o.Names(); len(names) != 0 {
+		t.Errorf("environments: %v, want none", names)
 	}
 }

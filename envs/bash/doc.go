@@ -118,14 +118,19 @@
 //
 // What a program leaves of an answer (read -n 1 takes one key of "yes")
 // is never run as a command. Before typing an answer the environment
-// sends the shell a signal (RTMIN+7) whose trap has the shell, at its next
-// prompt and before its marker, discard what is typed and not read; the
-// response then says "N bytes of the answer were not read by the program
-// and were discarded". Should the trap be gone, the next command waits for
-// the shell to be back at its prompt and discards what waits in the
-// terminal first, and a marker counts only above every marker of the
-// shell's seen so far, so a line the shell ran meanwhile cannot end a
-// later command: each response holds its own command's output.
+// sends the shell a signal (41, RTMIN+7 in glibc's numbering) whose trap
+// has the shell, at its next prompt and before its marker, discard what
+// is typed and not read; the response then says "N bytes of the answer
+// were not read by the program and were discarded" (set -x shows none of
+// it). Should the discard not run (the trap reset, or PROMPT_COMMAND
+// replaced after the trap ran), the next command waits up to 200 ms for
+// the shell to be back at its prompt and discards what still waits in the
+// terminal; a line the shell read before that runs as a command, and its
+// output comes before the next command's, in that command's response. It
+// cannot end that command early: the next command's line first sets a new
+// id (keeping $? and $_), which the marker carries, and only a marker with
+// that id ends the command, so each response holds its own command's
+// output.
 //
 // Line editing stays off: a shell started without it stops printing its
 // prompt when a sourced command turns it on, so after set -o vi or set -o

@@ -113,7 +113,8 @@ func (s *Shell) execute(ctx context.Context, command string, limits envs.Limits)
 	if envs.IsInterrupt(command) || envs.IsEndOfInput(command) {
 		return envs.Response{Output: envs.IdleNote(strings.TrimSpace(command)), Success: true}, nil
 	}
-	if p.answered {
+	answered := p.answered
+	if answered {
 		p.answered = false
 		p.settleInput()
 	}
@@ -125,7 +126,7 @@ func (s *Shell) execute(ctx context.Context, command string, limits envs.Limits)
 	out := s.spool.Output(s.limit)
 	j = &job{command: command, began: time.Now(), pend: out}
 	var o outcome
-	if err := s.submit(p, command, out); err != nil {
+	if err := s.submit(p, command, answered, out); err != nil {
 		o = s.died(p)
 	} else {
 		o = s.await(ctx, p, j, limits)
@@ -240,7 +241,11 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 			n--
 		}
 		if n > 0 {
-			extra = joinNote(fmt.Sprintf("[%d bytes of the answer were not read by the program and were discarded.]", n), extra)
+			note := fmt.Sprintf("[%d bytes of the answer were not read by the program and were discarded.]", n)
+			if n == 1 {
+				note = "[1 byte of the answer was not read by the program and was discarded.]"
+			}
+			extra = joinNote(note, extra)
 		}
 	}
 	if o.fr != nil {

@@ -37,6 +37,14 @@ func initLine(path, secret, sourceLine string) string {
 // while it runs, which would print the secret.
 const guardLine = "\\__unfold_guard %s \"$_\"&&\\: \"$_\"\n"
 
+// idPrefix begins the line typed for a command that sets a new id (the
+// argument), which the marker then carries (see [Shell.submit]). It gives
+// back $? and $_ as the last command left them, and runs in a group with
+// its standard error to /dev/null, so that set -x shows none of it; its
+// status, in an && list, is ignored by set -e and the ERR trap. The
+// backslashes keep aliases out of it.
+const idPrefix = "{ \\__unfold_id %d $? \"$_\"&&\\: \"$_\";} 2>/dev/null;"
+
 // fixLine is the follow-up line typed after a marker that counts jobs
 // without listing them or that carries a status from exit or set -e: it
 // lists the jobs at the next prompt and gives back status (the argument)

@@ -12,7 +12,8 @@
 # the secret), 0x1f, the shell's process ID ($$, so that a nested
 # interactive bash that inherited PS1 through set -a cannot pass for this
 # one), 0x1f, the command number (the prompt escape \#, which grows by one
-# with every command the shell runs), 0x1f, the number of jobs (\j), 0x1f,
+# with every command the shell runs), 0x1f, the id the last line that set
+# one gave (see __unfold_id below), 0x1f, the number of jobs (\j), 0x1f,
 # the exit status, 0x1f, the length of PS1 (which tells a prompt that a
 # command added to), 0x1f, the working directory, and the end tag (the
 # tag and 0x1e). The line typed for a command is the command itself, or the
@@ -57,12 +58,19 @@
 # user's ERR trap runs after ours instead of replacing it.
 #
 # An answer typed to a command may be read only in part (read -n 1 takes
-# one key of "yes"). The environment sends RTMIN+7 before it types one;
-# the trap (__unfold_answered, run once the program that reads is done,
-# or at once in the read builtin) puts __unfold_drain first in
-# PROMPT_COMMAND for one prompt, which reads and discards what is typed
-# and not read, so that the shell never runs it as a command, and prints
-# the tag, 0x1c, the count and the end tag before the marker.
+# one key of "yes"). The environment sends signal 41 (RTMIN+7 in glibc's
+# numbering, trapped by number so that both sides agree whatever the C
+# library) before it types one; the trap (__unfold_answered, run once the
+# program that reads is done, or at once in the read builtin) puts
+# __unfold_drain first in PROMPT_COMMAND for one prompt, which reads and
+# discards what is typed and not read, so that the shell never runs it as
+# a command, and prints the tag, 0x1c, the count and the end tag before
+# the marker. Both run in a group with standard error to /dev/null, so
+# that set -x shows nothing of them. Should the discard not run, the
+# shell may run a line of the answer as a command; so the next command's
+# line begins with __unfold_id (see idPrefix in init.go), which sets the
+# id the marker carries, and gives back $? and $_: the environment takes
+# only a marker with that id for the command's.
 #
 # The line that sources the command file (__unfold_src) fails whenever the
 # command's last part did, which then had its ERR trap already, or was
@@ -75,7 +83,8 @@ builtin unset HISTFILE PROMPT_COMMAND MAILCHECK
 PS0= PS1= PS2=
 __unfold_secret=$1 __unfold_src=$2
 __unfold_pid=$BASHPID __unfold_uerr=
-__unfold_ps1='\036'$__unfold_secret'\037$$\037\#\037\j\037$?\037${#PS1}\037$PWD\036'$__unfold_secret'\036'
+__unfold_cid=0
+__unfold_ps1='\036'$__unfold_secret'\037$$\037\#\037$__unfold_cid\037\j\037$?\037${#PS1}\037$PWD\036'$__unfold_secret'\036'
 __unfold_pcg='PS1=$__unfold_ps1'
 __unfold_pc=
 __unfold_pcj='PS1=$__unfold_ps1;__unfold_jobs'
@@ -166,7 +175,8 @@ __unfold_err() {
 	fi
 	if [[ -n $__unfold_uerr ]]; then builtin eval "$__unfold_uerr"; fi
 }
-__unfold_pcd=__unfold_drain
+__unfold_pcd='{ __unfold_drain; } 2>/dev/null'
+__unfold_id() { __unfold_cid=$1; return "$2"; }
 __unfold_answered() {
 	if [[ ${PROMPT_COMMAND-} != *"$__unfold_pcd"* ]]; then
 		PROMPT_COMMAND=$__unfold_pcd${PROMPT_COMMAND:+$'\n'$PROMPT_COMMAND}
@@ -186,7 +196,7 @@ __unfold_drain() {
 	done
 	{ builtin printf '\036%s\034%d\036%s\036' "$__unfold_secret" "$n" "$__unfold_secret"; } 2>/dev/null
 }
-builtin trap __unfold_answered RTMIN+7
+builtin trap '{ __unfold_answered; } 2>/dev/null' 41
 builtin trap __unfold_err ERR
 builtin set -E
 exit() {

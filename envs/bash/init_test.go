@@ -1,9 +1,12 @@
 package bash
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/unfold-dev/unfold/internal/procs"
 )
 
 // TestInitScriptSyntax checks init.sh, as embedded, with bash -n; the
@@ -31,5 +34,22 @@ func TestInitScriptSyntax(t *testing.T) {
 				t.Errorf("bash -n: got error %v and output %q, want ok %v", err, out, tt.wantOK)
 			}
 		})
+	}
+}
+
+// TestAnswerSignalCaught: the shell catches the very signal number the
+// environment sends before an answer (init.sh traps it by number, as
+// bashes built on other C libraries name real-time signals differently).
+func TestAnswerSignalCaught(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	p, err := startProc("bash", t.TempDir(), os.Environ(), procs.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.stop()
+	if !catches(p.pid, sigAnswered) {
+		t.Errorf("the shell does not catch signal %d, which is sent before an answer", int(sigAnswered))
 	}
 }

@@ -40,6 +40,7 @@ type proc struct {
 	noTyping    bool          // a command may have defined aliases or changed the line editor: source every command
 	answered    bool          // an answer was typed to the last command
 	number      int64         // the command number of the last marker that counted
+	id          int64         // the id the last line that set one gave; markers carry it
 	secret      string        // the session's secret, in the marker's tag
 	psLen       int           // the length of PS1 as the shell set it up
 	promptRead  term.ReadCall // how the shell reads a command line, once known
@@ -145,7 +146,7 @@ func startProc(bashPath, dir string, env []string, resources procs.Limits) (*pro
 	p.idle.Stop()
 	p.readMu.Lock()
 	go p.wait()
-	p.stream.expect(p.number, envs.NewOutput(4<<10))
+	p.stream.expect(p.number, p.id, envs.NewOutput(4<<10))
 	// The init script learns the line that sources the command file, as
 	// submit types it, from its arguments.
 	if _, err := p.master.Write([]byte(initLine(init, secret, ". "+p.quotedFile))); err != nil {
@@ -284,12 +285,13 @@ func describeExit(err error) string {
 }
 
 // sigAnswered is the signal that tells the shell an answer is being typed
-// to its command: RTMIN+7 as bash names it, where glibc's SIGRTMIN is 34.
-// Its trap (see __unfold_answered in init.sh) runs once the program that
-// reads the answer is done, or at once when the shell's read builtin
-// waits; at its next prompt the shell then discards what was typed and
-// not read, and says how much, before its marker.
-const sigAnswered = syscall.Signal(34 + 7)
+// to its command: 41, RTMIN+7 as a bash built with glibc names it (musl's
+// SIGRTMIN differs, so init.sh traps the number). Its trap (see
+// __unfold_answered in init.sh) runs once the program that reads the
+// answer is done, or at once when the shell's read builtin waits; at its
+// next prompt the shell then discards what was typed and not read, and
+// says how much, before its marker.
+const sigAnswered = syscall.Signal(41)
 
 // signalAnswer tells the shell that an answer is about to be typed, when
 // the shell catches sigAnswered: a command that reset its trap would be

@@ -153,7 +153,7 @@ const guardGrace = 500 * time.Millisecond
 // came before it is the command's output, and goes to out.
 func (p *proc) guard(ctx context.Context, status string, out *envs.Output, limit int) (fr frame, before, after, extra string, ok bool) {
 	mine := envs.NewOutput(limit)
-	p.stream.expect(p.number, mine)
+	p.stream.expect(p.number, p.id, mine)
 	if _, err := fmt.Fprintf(p.master, guardLine, status); err != nil {
 		return frame{}, "", "", "", false
 	}
@@ -177,7 +177,7 @@ func (p *proc) guard(ctx context.Context, status string, out *envs.Output, limit
 		}
 		_, _ = out.Write([]byte(text))
 		mine = envs.NewOutput(limit)
-		p.stream.expect(p.number, mine)
+		p.stream.expect(p.number, p.id, mine)
 	}
 	return frame{}, "", "", "", false
 }

@@ -1270,6 +1270,7 @@ func TestAnswerPartlyRead(t *testing.T) {
 		{"program", "dd bs=1 count=2 status=none; echo; echo after", "yes; echo INJECTED", "ye\nafter", len("s; echo INJECTED")},
 		{"key and newline", "read -n 1 -p 'Continue? ' a; echo got=$a", "y", "got=y", 0},
 		{"whole line", "read -p 'Name? ' a; echo got=$a", "bob", "got=bob", 0},
+		{"one byte", "read -n 1 -p 'Continue? ' a; echo got=$a", "yz", "got=y", 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -1279,6 +1280,9 @@ func TestAnswerPartlyRead(t *testing.T) {
 			}
 			resp := run(t, s, c.answer)
 			note := fmt.Sprintf("[%d bytes of the answer were not read by the program and were discarded.]", c.discarded)
+			if c.discarded == 1 {
+				note = "[1 byte of the answer was not read by the program and was discarded.]"
+			}
 			wantOut := c.output
 			if c.discarded > 0 {
 				wantOut += "\n" + note
@@ -1316,27 +1320,69 @@ func TestLineEditingStaysOff(t *testing.T) {
 }
 
 // TestStrayLineKeepsResponsesInOrder: should the shell run what a program
-// left of an answer (here it ignores the signal that has it discard the rest), the
-// line's marker cannot end a later command: every response still holds
-// its own command's output.
+// left of an answer (its trap ignored or reset, or the discard dropped
+// from PROMPT_COMMAND after the trap ran), even a line that runs longer
+// than the wait for the shell to settle, the line's marker cannot end a
+// later command: every response still holds its own command's output.
 func TestStrayLineKeepsResponsesInOrder(t *testing.T) {
-	for _, reset := range []string{"builtin trap '' RTMIN+7", "trap - RTMIN+7"} {
-		t.Run(reset, func(t *testing.T) { strayLine(t, reset) })
+	const command = "read -n 1 -p 'Continue? ' a; echo got=$a"
+	for _, c := range []struct{ setup, command, answer string }{
+		{"builtin trap '' 41", command, "yes; echo INJECTED"},
+		{"trap - 41", command, "yes; echo INJECTED"},
+		{"trap - 41", command, "ysleep 0.5; echo INJECTED"},
+		{"true", "read -n 1 -p 'Continue? ' a; PROMPT_COMMAND=; echo got=$a", "ysleep 0.5; echo INJECTED"},
+	} {
+		t.Run(c.setup+" "+c.answer, func(t *testing.T) { strayLine(t, c.setup, c.command, c.answer) })
 	}
 }
 
-func strayLine(t *testing.T, reset string) {
+func strayLine(t *testing.T, setup, command, answer string) {
 	s := newShell(t)
-	run(t, s, reset)
-	if resp := run(t, s, "read -n 1 -p 'Continue? ' a; echo got=$a"); !resp.Waiting {
+	run(t, s, setup)
+	if resp := run(t, s, command); !resp.Waiting {
 		t.Fatalf("got %+v, want it waiting for input", resp)
 	}
-	want(t, s, "yes; echo INJECTED", "got=y", true)
+	want(t, s, answer, "got=y", true)
 	for _, cmd := range []string{"echo one", "echo two", "echo three"} {
 		word := strings.TrimPrefix(cmd, "echo ")
 		resp := run(t, s, cmd)
 		if resp.Output != word && !strings.HasSuffix(resp.Output, "INJECTED\n"+word) {
 			t.Errorf("Execute(%q): got %q, want %q, perhaps after the stray line's output", cmd, resp.Output, word)
 		}
+	}
+}
+
+// TestAfterAnswerStatus: the command after one that was given an answer
+// sees $? as that command left it, typed or sourced, with the discard in
+// place or not, under set -e too, and set -x shows none of the answer's
+// handling. ($_ it cannot see: the command's own words set it first.)
+func TestAfterAnswerStatus(t *testing.T) {
+	for _, c := range []struct{ name, setup, ends, next, output string }{
+		{"status, sourced", "true", "! : last", `echo "$?"`, "1"},
+		{"status, typed", "true", "! : last", "show_status", "1"},
+		{"discard dropped", "PROMPT_COMMAND=", "! : last", `echo "$?"`, "1"},
+		{"set -e", "set -e", "! : last", `echo "$?"`, "1"},
+		{"set -x", "set -x", ": last", `echo "$?" 2>/dev/null`, "0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newShell(t)
+			run(t, s, `show_status() { echo "$?"; }`)
+			run(t, s, c.setup)
+			if resp := run(t, s, "read -n 1 -p 'Continue? ' a; "+c.ends); !resp.Waiting {
+				t.Fatalf("got %+v, want it waiting for input", resp)
+			}
+			resp := run(t, s, "yes")
+			if resp.Running || strings.Contains(resp.Output, "__unfold") {
+				t.Errorf("answer: got %+v, want it done and none of the answer's handling shown", resp)
+			}
+			// Under set -x the output begins with the trace of the line.
+			resp = run(t, s, c.next)
+			if !strings.HasSuffix(resp.Output, c.output) || strings.Contains(resp.Output, "__unfold") {
+				t.Errorf("Execute(%q): got %q, want it to end in %q, and none of the answer's handling shown", c.next, resp.Output, c.output)
+			}
+			if resp = run(t, s, "echo after"); !strings.HasSuffix(resp.Output, "after") || strings.Contains(resp.Output, "__unfold") {
+				t.Errorf("Execute(%q): got %q, want it to end in %q, and none of the answer's handling shown", "echo after", resp.Output, "after")
+			}
+		})
 	}
 }

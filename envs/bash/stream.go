@@ -21,6 +21,7 @@ const (
 type frame struct {
 	pid      int   // the process ID of the shell that printed it
 	number   int64 // the command number: markers count only when it grew
+	id       int64 // the id the last line that set one gave (see [proc.submit])
 	status   int
 	override bool // the status came from exit or set -e, in place of $?
 	psLen    int  // the length of PS1 (as if it held $? where it holds the override)
@@ -40,7 +41,8 @@ type stream struct {
 	end     []byte     // the tag that ends a marker
 	active  bool       // a command's marker is expected
 	after   int64      // the number the expected marker must exceed
-	seen    int64      // the highest number of this shell's markers seen, counted or not
+	id      int64      // the id the expected marker must carry
+	anyID   bool       // a marker of any id may end the command (see repeatEnds)
 	pid     int        // the shell's process ID, which the marker must carry
 	repeats int        // markers of this shell's dropped: repeated prompts
 	drained int        // bytes of an answer the shell discarded before its marker
@@ -70,15 +72,16 @@ func (s *stream) resetBackground() {
 }
 
 // expect starts a command: output goes to out until a marker whose number
-// is above after, and above every marker of this shell's seen so far: a
-// line the shell ran between commands (typed to a program that did not
-// read it all, say) cannot end the command with its marker. Bytes held
-// back as the possible start of a marker stay held: they complete a
-// repeated prompt, or are the command's output.
-func (s *stream) expect(after int64, out *envs.Output) {
+// is above after and that carries id, the one the command's line set or,
+// for a line that set none, the last one set: a line the shell ran before
+// it (typed to a program that did not read it all, say) cannot end the
+// command with its marker. Bytes held back as the possible start of a
+// marker stay held: they complete a repeated prompt, or are the command's
+// output.
+func (s *stream) expect(after, id int64, out *envs.Output) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.active, s.after = true, max(after, s.seen)
+	s.active, s.after, s.id, s.anyID = true, after, id, false
 	s.redirect(out)
 	select {
 	case <-s.done:
@@ -121,15 +124,17 @@ func (s *stream) finish() {
 	s.active, s.out, s.outf = false, nil, nil
 }
 
-// repeatEnds lets a marker that repeats the last counted number end the
-// command too: after Ctrl-C reached the shell at its prompt, before it
-// read the command's line, which the terminal then discarded, the shell
-// prompts again without having run anything.
+// repeatEnds lets a marker that repeats the last counted number (and the
+// id before the line's) end the command too: after Ctrl-C reached the
+// shell at its prompt, before it read the command's line, which the
+// terminal then discarded, the shell prompts again without having run
+// anything.
 func (s *stream) repeatEnds() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.active {
 		s.after--
+		s.anyID = true
 	}
 }
 
@@ -273,11 +278,8 @@ func (s *stream) scan() []byte {
 	_, _ = s.w().Write(s.frame[:begin])
 	if ok {
 		s.cwd = fr.cwd
-		if fr.pid == s.pid {
-			s.seen = max(s.seen, fr.number)
-		}
 	}
-	if ok && s.active && fr.pid == s.pid && fr.number > s.after {
+	if ok && s.active && fr.pid == s.pid && fr.number > s.after && (fr.id == s.id || s.anyID) {
 		_ = s.outf.Flush()
 		s.active = false
 		select {
@@ -316,7 +318,7 @@ func partialTag(data, tag []byte) int {
 }
 
 // parseFields reads what follows a marker's last tag, up to its end tag:
-// 0x1f and the fields process ID, command number, job count, status (with
+// 0x1f and the fields process ID, command number, id, job count, status (with
 // a leading + when it came from exit or set -e), the length of PS1 and
 // working directory, separated by 0x1f. It reports whether b has that
 // shape. A working directory equal to fr.cwd (the last marker's) keeps
@@ -326,25 +328,26 @@ func parseFields(fr *frame, b []byte) bool {
 	if !ok {
 		return false
 	}
-	var fields [5][]byte
+	var fields [6][]byte
 	for i := range fields {
 		if fields[i], rest, ok = bytes.Cut(rest, []byte{0x1f}); !ok {
 			return false
 		}
 	}
-	var err0, err1, err2, err3, err4 error
+	var err0, err1, err2, err3, err4, err5 error
 	fr.pid, err0 = strconv.Atoi(string(fields[0]))
 	fr.number, err1 = strconv.ParseInt(string(fields[1]), 10, 64)
-	fr.jobCount, err2 = strconv.Atoi(string(fields[2]))
-	status, override := bytes.CutPrefix(fields[3], []byte{'+'})
+	fr.id, err5 = strconv.ParseInt(string(fields[2]), 10, 64)
+	fr.jobCount, err2 = strconv.Atoi(string(fields[3]))
+	status, override := bytes.CutPrefix(fields[4], []byte{'+'})
 	fr.status, err3 = strconv.Atoi(string(status))
-	fr.psLen, err4 = strconv.Atoi(string(fields[4]))
-	if err0 != nil || err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+	fr.psLen, err4 = strconv.Atoi(string(fields[5]))
+	if err0 != nil || err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
 		return false
 	}
 	if override {
 		// The one-shot prompt holds "+N" where the template has "$?".
-		fr.psLen -= len(fields[3]) - len("$?")
+		fr.psLen -= len(fields[4]) - len("$?")
 	}
 	fr.override = override
 	if string(rest) == fr.cwd {

@@ -12,9 +12,14 @@ import (
 
 // submit starts command: it types the command itself, when [typable]
 // says typing it is safe, or else the sourcing of the command file holding
-// it, in one write. The marker's command number, not a nonce set by the
-// line, tells the command's marker from older ones.
-func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
+// it, in one write. The marker's command number tells the command's
+// marker from older ones. With newID (after a command that was given an
+// answer, which the shell may run what is left of as command lines
+// before this one), the line first sets a new id, which the marker
+// carries, and only a marker with that id ends the command: a left-over
+// line that runs longer than settleInput waits cannot end it. The id is
+// set by [idPrefix], which keeps $? and $_ as the last command left them.
+func (s *Shell) submit(p *proc, command string, newID bool, out *envs.Output) error {
 	if mayChangeTyping(command) {
 		p.noTyping = true
 	}
@@ -24,11 +29,15 @@ func (s *Shell) submit(p *proc, command string, out *envs.Output) error {
 			return err
 		}
 	}
-	p.stream.expect(p.number, out)
+	line := p.line[:0]
+	if newID {
+		p.id++
+		line = fmt.Appendf(line, idPrefix, p.id)
+	}
+	p.stream.expect(p.number, p.id, out)
 	if _, err := term.FixModes(p.master); err != nil {
 		return err
 	}
-	line := p.line[:0]
 	if direct {
 		line = append(line, command...)
 	} else {
@@ -77,7 +86,7 @@ const fixWait = 5 * time.Second
 // shell lists its jobs from now on while it has any, and $? becomes fr's
 // status. The jobs go into fr; output, if any, into out.
 func (s *Shell) fix(p *proc, fr *frame, out *envs.Output) {
-	p.stream.expect(p.number, out)
+	p.stream.expect(p.number, p.id, out)
 	if _, err := fmt.Fprintf(p.master, fixLine, fr.status); err != nil {
 		return
 	}

@@ -26,7 +26,7 @@ func testMarker(secret string, pid, number, jobs int, status, cwd string) string
 	if strings.HasPrefix(status, "+") {
 		psLen += len(status) - len("$?")
 	}
-	return fmt.Sprintf("%s\x1f%d\x1f%d\x1f%d\x1f%s\x1f%d\x1f%s%s\x1e", tag, pid, number, jobs, status, psLen, cwd, tag)
+	return fmt.Sprintf("%s\x1f%d\x1f%d\x1f0\x1f%d\x1f%s\x1f%d\x1f%s%s\x1e", tag, pid, number, jobs, status, psLen, cwd, tag)
 }
 
 // visible is text as the output filter keeps it: control characters other
@@ -83,7 +83,7 @@ func TestStreamMarker(t *testing.T) {
 			for size := 1; size <= len(c.in); size++ {
 				s := newStream(secret, testPID)
 				out := envs.NewOutput(0)
-				s.expect(c.after, out)
+				s.expect(c.after, 0, out)
 				feedChunks(s, c.in, size)
 				var fr frame
 				select {
@@ -112,7 +112,7 @@ func TestStreamNoMarker(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := newStream("S", testPID)
 			out := envs.NewOutput(0)
-			s.expect(4, out)
+			s.expect(4, 0, out)
 			s.feed([]byte(c.in))
 			select {
 			case fr := <-s.done:
@@ -136,7 +136,7 @@ func TestStreamBackground(t *testing.T) {
 	for size := 1; size <= len(marker(5)); size++ {
 		s := newStream(secret, testPID)
 		out := envs.NewOutput(0)
-		s.expect(4, out)
+		s.expect(4, 0, out)
 		repeated := marker(5)
 		cut := min(size, len(repeated)-1)
 		feedChunks(s, "cmd\n"+marker(5)+"job done\n"+repeated[:cut], size)
@@ -153,7 +153,7 @@ func TestStreamBackground(t *testing.T) {
 			t.Fatalf("chunks of %d: background got %q, want %q", size, got, "job done\n")
 		}
 		out = envs.NewOutput(0)
-		s.expect(5, out)
+		s.expect(5, 0, out)
 		feedChunks(s, repeated[cut:]+"next\n"+marker(6), size)
 		var fr frame
 		select {
@@ -172,7 +172,7 @@ func TestStreamBackground(t *testing.T) {
 // ends the command.
 func TestStreamRepeatEnds(t *testing.T) {
 	s := newStream("S", testPID)
-	s.expect(5, envs.NewOutput(0))
+	s.expect(5, 0, envs.NewOutput(0))
 	s.feed([]byte(testMarker("S", testPID, 5, 0, "130", "/")))
 	select {
 	case fr := <-s.done:
@@ -303,5 +303,42 @@ func TestSpinFor(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	if got := spinFor(0); got != 0 {
 		t.Errorf("Spin 0 with GOMAXPROCS 1: got %v, want none", got)
+	}
+}
+
+// TestStreamID: a marker ends the command only when it carries the id
+// the command's line set; after repeatEnds, one with an earlier id does.
+func TestStreamID(t *testing.T) {
+	s := newStream("S", testPID)
+	withID := func(number, id int) string {
+		return strings.Replace(testMarker("S", testPID, number, 0, "0", "/"), fmt.Sprintf("\x1f%d\x1f0\x1f", number), fmt.Sprintf("\x1f%d\x1f%d\x1f", number, id), 1)
+	}
+	out := envs.NewOutput(0)
+	s.expect(5, 3, out)
+	s.feed([]byte("stray\n" + withID(6, 2)))
+	select {
+	case fr := <-s.done:
+		t.Fatalf("marker of id 2: got frame %+v, want none", fr)
+	default:
+	}
+	s.feed([]byte("mine\n" + withID(7, 3)))
+	select {
+	case fr := <-s.done:
+		if fr.number != 7 || fr.id != 3 || out.String() != "stray\nmine\n" {
+			t.Errorf("got frame %+v and output %q, want number 7, id 3, output %q", fr, out.String(), "stray\nmine\n")
+		}
+	default:
+		t.Fatal("marker of id 3: got no frame")
+	}
+	s.expect(7, 4, envs.NewOutput(0))
+	s.repeatEnds()
+	s.feed([]byte(withID(7, 3)))
+	select {
+	case fr := <-s.done:
+		if fr.number != 7 || fr.id != 3 {
+			t.Errorf("after repeatEnds: got frame %+v, want number 7, id 3", fr)
+		}
+	default:
+		t.Fatal("after repeatEnds: got no frame")
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // linkedSkill writes a skill "demo" to a new folder whose references/
-// holds a file, a link to it, a link to a secret outside the skills
+// holds a file, a link to it (relative and absolute), a link to a secret outside the skills
 // folder, and a link to a folder outside. It returns the skills folder
 // and the secret's path.
 func linkedSkill(t *testing.T) (folder, secret string) {
@@ -39,6 +39,7 @@ func linkedSkill(t *testing.T) (folder, secret string) {
 	}
 	links := map[string]string{
 		filepath.Join(refs, "inside.md"):         "real.md",
+		filepath.Join(refs, "absolute.md"):       filepath.Join(refs, "real.md"),
 		filepath.Join(refs, "notes.md"):          secret,
 		filepath.Join(refs, "relative.md"):       "../../../outside/secret.txt",
 		filepath.Join(folder, "demo", "assets"):  filepath.Join(outside, "dir"),
@@ -65,7 +66,7 @@ func TestLinksOutside(t *testing.T) {
 	if !ok {
 		t.Fatalf("demo not loaded: %v", set.Problems())
 	}
-	wantFiles := []string{"scripts/inside.md", "scripts/real.md", "references/inside.md", "references/real.md"}
+	wantFiles := []string{"scripts/absolute.md", "scripts/inside.md", "scripts/real.md", "references/absolute.md", "references/inside.md", "references/real.md"}
 	if got := k.Files(); !slices.Equal(got, wantFiles) {
 		t.Errorf("got files %v, want %v", got, wantFiles)
 	}
@@ -78,8 +79,10 @@ func TestLinksOutside(t *testing.T) {
 			t.Errorf("ReadFile(%s) read %q, want an error", p, data)
 		}
 	}
-	if data, err := k.ReadFile("references/inside.md"); err != nil || string(data) != "# Real notes\n" {
-		t.Errorf("ReadFile(references/inside.md) = %q, %v; want the linked file", data, err)
+	for _, p := range []string{"references/inside.md", "references/absolute.md", "scripts/absolute.md"} {
+		if data, err := k.ReadFile(p); err != nil || string(data) != "# Real notes\n" {
+			t.Errorf("ReadFile(%s) = %q, %v; want the linked file", p, data, err)
+		}
 	}
 	text := k.Text()
 	if !strings.Contains(text, "references/notes.md") || !strings.Contains(text, "outside the skill's directory") {

@@ -296,8 +296,13 @@ func (k *Skill) listFiles() {
 // in k.outside when it leads out of root.
 func (k *Skill) statLink(root *os.Root, p string) (fs.FileInfo, error) {
 	fi, err := root.Stat(p)
-	if isEscape(err) && len(k.outside) < MaxFiles {
-		k.outside = append(k.outside, p)
+	if isEscape(err) {
+		if rel, ok := inside(k.disk, p); ok {
+			return root.Stat(rel)
+		}
+		if len(k.outside) < MaxFiles {
+			k.outside = append(k.outside, p)
+		}
 	}
 	return fi, err
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -209,12 +210,37 @@ func openInside(dir, p, name string) (*os.File, error) {
 	defer root.Close() // the file stays open
 	f, err := root.OpenFile(p, os.O_RDONLY|openFlags, 0)
 	if isEscape(err) {
-		return nil, fmt.Errorf("%s %w", name, errOutside)
+		rel, ok := inside(dir, p)
+		if !ok {
+			return nil, fmt.Errorf("%s %w", name, errOutside)
+		}
+		f, err = root.OpenFile(rel, os.O_RDONLY|openFlags, 0)
 	}
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: pe.Err} // as os.DirFS has it
 	}
 	return f, err
+}
+
+// inside returns the path in dir, with no link on it, that p leads to
+// when p leads through a link the root refuses though it stays inside
+// (one with an absolute target, which an [os.Root] never follows). The
+// path found is opened through the root again, so a link changed
+// meanwhile still cannot lead out.
+func inside(dir, p string) (string, bool) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", false
+	}
+	target, err := filepath.EvalSymlinks(filepath.Join(dir, filepath.FromSlash(p)))
+	if err != nil {
+		return "", false
+	}
+	rel, err := filepath.Rel(real, target)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }
 
 // isEscape reports whether err is an [os.Root] refusing a path that leads

@@ -24,6 +24,7 @@ const (
 	forkPoll       = 500 * time.Microsecond
 	forkPollMax    = 8 * time.Millisecond
 	forkAgain      = 10 * time.Millisecond
+	maxResend      = 4
 	interruptRetry = 300 * time.Millisecond
 )
 
@@ -85,10 +86,12 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 //     and not read yet is discarded, as Ctrl-C discards it. Each job gets it
 //     once, and a loop that goes on to its next job (the last one had
 //     ended, or was just forked and took the signal as the shell would,
-//     exiting instead of dying of it) gets it again. A job signalled
-//     within forkAgain of appearing that still runs the shell's program
-//     (not exec'd yet, or a subshell) gets it a second time after
-//     forkAgain.
+//     exiting instead of dying of it) gets it again. A job that ran the
+//     shell's program when signalled (not exec'd yet, or a subshell) may
+//     have taken the signal as the shell, early, before its own handling
+//     was in place: it gets it again after forkAgain, doubled each time,
+//     up to maxResend times, as long as it ran the shell's program at the
+//     last one (on a busy machine a subshell ignored two within 10 ms).
 //   - A shell that holds the terminal and waits for its next line (or for
 //     the read builtin's) gets Ctrl-C typed, which also discards the
 //     command's line when the shell has not read it yet; but not once a
@@ -105,7 +108,8 @@ func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, e
 		since   time.Time // when it became the foreground
 		sent    = -1      // the job last signalled
 		sentAt  time.Time // when
-		resent  bool      // it got the signal a second time
+		asShell bool      // it ran the shell's program just before
+		resent  int       // the times it got the signal again
 		shellAt time.Time // when the shell last got the signal
 		jobSeen bool      // a job held the terminal at some look
 		poll    = forkPoll
@@ -131,12 +135,19 @@ func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, e
 			// A job just forked runs the shell's program until it execs
 			// (a subshell never does), and early on takes the signal as
 			// the shell would, which need not end it: such a job gets it
-			// once more after forkAgain.
-			again := pg == sent && !resent && now.Sub(sentAt) >= forkAgain && sentAt.Sub(since) < forkAgain &&
-				p.exe != "" && term.Executable(pg) == p.exe
+			// again (see above).
+			again := pg == sent && resent < maxResend && now.Sub(sentAt) >= forkAgain<<resent && asShell
 			if pg != sent || again {
+				// What the job ran when signalled, not what it runs now:
+				// one that took the signal as the shell and then exec'd
+				// a program (sleep, say) runs on unsignalled.
+				asShell = p.exe != "" && term.Executable(pg) == p.exe
 				sigint(pg)
-				resent = pg == sent
+				if pg == sent {
+					resent++
+				} else {
+					resent = 0
+				}
 				sent, sentAt, j.signalled = pg, now, true
 			}
 		case !shellDue:

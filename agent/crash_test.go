@@ -250,6 +250,32 @@ func TestResumeLastRun(t *testing.T) {
 	}
 }
 
+// TestResumeLastRunNoEvents: the last run recorded no session event (it
+// answered at once), so there is no session to replay: the first run's
+// events are not its.
+func TestResumeLastRunNoEvents(t *testing.T) {
+	dir := t.TempDir()
+	var disk diskWriter
+	for _, reply := range [][]scripted.Reply{
+		{scripted.Calls(call("c1", "bash", `{"command":"echo hi"}`)), scripted.Text("done")},
+		{scripted.Text("done at once")},
+	} {
+		a, _ := bashAgent(t, dir, newModel(t, scripted.New(t, reply...)), agent.WithTranscript(&disk))
+		if _, err := a.Run(context.Background(), "go"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, read := range []func(io.Reader) (*agent.Transcript, error){agent.ReadTranscript, agent.ReadForResume} {
+		tr, err := read(bytes.NewReader(disk.bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if log := tr.SessionLog(); strings.Contains(log, "echo hi") || strings.Contains(log, `"seq":1,`) && strings.Contains(log, "bash") {
+			t.Errorf("the second run's session log holds the first run's events:\n%s", log)
+		}
+	}
+}
+
 // TestReadTranscriptCutShort: a last line cut short by a run that stopped
 // while writing it is left out and named; a bad line elsewhere is still an
 // error.

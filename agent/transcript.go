@@ -275,8 +275,9 @@ func (c *conversation) add(rec Record) {
 	switch rec.Kind {
 	case KindRun:
 		if !rec.Resumed {
-			// A new run starts a new conversation; only resumes continue one.
-			c.turns, c.reply = nil, -1
+			// A new run starts a new conversation and a new session (even
+			// one that records no event); only resumes continue them.
+			c.turns, c.reply, c.session = nil, -1, nil
 		}
 	case KindMessage:
 		if m := rec.Message; m != nil && m.Role != RoleSystem {
@@ -422,8 +423,9 @@ const wasRunning = "This call was running when the run stopped, and its result w
 
 // SessionLog returns the session events the runs saved, as the JSON lines
 // session.Session.ReplayLog reads; [Agent.Resume] replays them. The log
-// starts at the last session's first event (seq 1): two runs with fresh
-// sessions in one file do not mix.
+// starts with the last run that is not a resume (or at the last
+// session's first event, seq 1): two runs with fresh sessions in one file
+// do not mix.
 func (t *Transcript) SessionLog() string {
 	var b strings.Builder
 	for _, e := range t.build().session {

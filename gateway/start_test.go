@@ -178,9 +178,10 @@ func TestRelistOrdered(t *testing.T) {
 		most     int
 	)
 	second := make(chan struct{}) // closed when the second re-list arrives
+	var checking atomic.Bool      // the test's own client lists the tools
 	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			if method != "tools/list" {
+			if method != "tools/list" || checking.Load() {
 				return next(ctx, method, req)
 			}
 			mu.Lock()
@@ -229,10 +230,43 @@ func TestRelistOrdered(t *testing.T) {
 		changed <- names
 	})()
 	srv.RemoveTools("v1")
-	addTool("v2") // list_changed: the first re-list
-	for names := range changed {
-		if slices.Equal(names, []string{"v3"}) {
-			break
+	addTool("v2") // list_changed: the first re-list (or two, when they come apart)
+	// The lists settle on what the server has at last: v3, and v2 too
+	// when the first re-list answered before v2 was added. A client of
+	// its own asks the server.
+	serverTools := func() []string {
+		checking.Store(true)
+		defer checking.Store(false)
+		st, ct := sdk.NewInMemoryTransports()
+		ss, err := srv.Connect(t.Context(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ss.Close()
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "check"}, nil).Connect(t.Context(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		var names []string
+		for tool, err := range cs.Tools(t.Context(), nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, tool.Name)
+		}
+		slices.Sort(names)
+		return names
+	}
+	wait, cancel := context.WithTimeout(t.Context(), time.Minute) // a guard against a hang only
+	defer cancel()
+	for done := false; !done; {
+		select {
+		case names := <-changed:
+			slices.Sort(names)
+			done = slices.Contains(names, "v3") && slices.Equal(names, serverTools())
+		case <-wait.Done():
+			t.Fatal("the lists never settled on the server's tools")
 		}
 	}
 	mu.Lock()
@@ -241,7 +275,12 @@ func TestRelistOrdered(t *testing.T) {
 		t.Errorf("%d lists ran at once, want one at a time", most)
 	}
 	u, _ := g.Upstream("re")
-	if got := u.Manifest().Tools; len(got) != 1 || got[0].Name != "v3" {
-		t.Errorf("got the manifest's tools %v, want v3", got)
+	var got []string
+	for _, tool := range u.Manifest().Tools {
+		got = append(got, tool.Name)
+	}
+	slices.Sort(got)
+	if want := serverTools(); !slices.Equal(got, want) {
+		t.Errorf("got the manifest's tools %v, want the server's %v", got, want)
 	}
 }

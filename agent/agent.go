@@ -88,13 +88,17 @@ type config struct {
 	Disclosure   Disclosure
 	Price        *Price
 	NoBridge     bool
+	ChangesAt    uint64                         // WithPromptChanges
+	Changes      func() uint64                  // WithPromptChanges
+	Rebuild      func() (*prompt.Prompt, error) // WithPromptChanges
 }
 
 // Option configures an [Agent]: [WithSession], [WithFS], [WithBudget] and
 // [WithCounter], [WithOrchestrator], [WithTools], [WithToolBridge],
 // [WithHelp], [WithMaxSteps], [WithActions], [WithTranscript],
 // [WithDryRun], [WithOnDelta], [WithOnProgress] (each [Progress] of a
-// run, for display), [WithDisclosure], [WithPrice] and [WithClock].
+// run, for display), [WithDisclosure], [WithPrice], [WithClock] and
+// [WithPromptChanges].
 type Option func(*config)
 
 // WithSession sets the session that holds visibility overrides and
@@ -122,6 +126,19 @@ func WithBudget(budget int, counter tokens.Counter) Option {
 // a budget.
 func WithCounter(counter tokens.Counter) Option {
 	return func(c *config) { c.Counter = counter }
+}
+
+// WithPromptChanges follows a prompt whose sections change while a run
+// goes on, such as one holding the section of a
+// [github.com/unfold-dev/unfold/gateway.Gateway], whose servers may list
+// their tools late or change them: changes counts the changes (the
+// gateway's Changes), at is its count read before the prompt given to
+// [New] was built, and build builds the prompt again. When the count moved, before each step and before a tool call's
+// sections open, the new prompt replaces the old one with the session's
+// openings kept, so that the keys a tool asks to open are there. On an
+// error the run goes on with the prompt as it was, until the next change.
+func WithPromptChanges(at uint64, changes func() uint64, build func() (*prompt.Prompt, error)) Option {
+	return func(c *config) { c.ChangesAt, c.Changes, c.Rebuild = at, changes, build }
 }
 
 // WithOrchestrator adds a section per environment, rendered into the newest
@@ -238,10 +255,11 @@ type Agent struct {
 	fs   afero.Fs // cfg.FS, behind an in-memory layer in dry-run
 	// disc renders the prompt (part 0) and, with environments, their
 	// sections (part 1), and opens their sections.
-	disc    *prompt.Disclosure
-	screens bool                   // disc has the environments' part
-	envTool map[string]*tools.Tool // each environment's command tool, for text mode
-	envGen  uint64                 // the orchestrator's generation the environments were taken at
+	disc      *prompt.Disclosure
+	screens   bool                   // disc has the environments' part
+	envTool   map[string]*tools.Tool // each environment's command tool, for text mode
+	envGen    uint64                 // the orchestrator's generation the environments were taken at
+	promptGen uint64                 // the count of WithPromptChanges the prompt was built at
 }
 
 // New returns an agent that runs model over the prompt p (its stable
@@ -273,6 +291,9 @@ func New(model Model, p *prompt.Prompt, opts ...Option) (*Agent, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if (cfg.Changes == nil) != (cfg.Rebuild == nil) {
+		return nil, errors.New("agent: new: WithPromptChanges needs both the count of changes and the build")
+	}
 	if cfg.Disclosure < DisclosureDefault || cfg.Disclosure > DisclosureAppend {
 		return nil, fmt.Errorf("agent: new: unknown disclosure %d", cfg.Disclosure)
 	}
@@ -283,6 +304,7 @@ func New(model Model, p *prompt.Prompt, opts ...Option) (*Agent, error) {
 		}
 	}
 	a := &Agent{cfg: cfg, sess: cfg.Session, fs: cfg.FS, envTool: map[string]*tools.Tool{}}
+	a.promptGen = cfg.ChangesAt
 	parts := []prompt.Part{{Prompt: cfg.Prompt, Options: stableOptions(cfg)}}
 	if o := cfg.Orchestrator; o != nil {
 		if a.sess == nil {

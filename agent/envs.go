@@ -94,3 +94,22 @@ func (a *Agent) followEnvs() error {
 	a.keepEnvs(st)
 	return nil
 }
+
+// followPrompt builds the prompt again and puts it in place of the old
+// one when its count of changes moved ([WithPromptChanges]). On an error
+// the agent goes on with the prompt as it was, until it changes again.
+func (a *Agent) followPrompt() error {
+	if a.cfg.Changes == nil {
+		return nil
+	}
+	n := a.cfg.Changes()
+	if n == a.promptGen {
+		return nil
+	}
+	a.promptGen = n // told once for this change
+	p, err := a.cfg.Rebuild()
+	if err == nil {
+		err = a.disc.Replace(0, p)
+	}
+	return err
+}

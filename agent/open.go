@@ -35,6 +35,9 @@ func (r *run) expand(err error) (tools.Result, error) {
 	if r.expansions > MaxExpansions {
 		return tools.Result{Message: ErrExpansionLimit.Error()}, ErrExpansionLimit
 	}
+	// The tool may have changed the prompt (a server it started listed
+	// its tools): the keys it asks to open are in the new one.
+	r.followPrompt()
 	op, err := r.a.disc.Expand(err)
 	if err != nil {
 		return tools.Result{Message: err.Error()}, fmt.Errorf("agent: %w", err)

@@ -146,16 +146,25 @@ func (r *run) saveSession() {
 }
 
 // refresh follows the environments (spec files added, changed or
-// removed), renders both prompts again, as after a command, and updates
-// the run.
+// removed) and the prompt ([WithPromptChanges]), renders both prompts
+// again, as after a command, and updates the run.
 func (r *run) refresh() error {
 	if err := r.a.followEnvs(); err != nil {
 		r.record(Record{Kind: KindError, Error: "the environments changed, and their sections could not be built again: " + err.Error()})
 	}
+	r.followPrompt()
 	if err := r.a.disc.Render(); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
 	return r.update()
+}
+
+// followPrompt follows the prompt's changes ([WithPromptChanges]),
+// recording an error.
+func (r *run) followPrompt() {
+	if err := r.a.followPrompt(); err != nil {
+		r.record(Record{Kind: KindError, Error: "the prompt changed, and it could not be built again: " + err.Error()})
+	}
 }
 
 // update takes the disclosure's latest renders: it rebuilds the offered

@@ -132,3 +132,58 @@ func TestAgentGetsACutResult(t *testing.T) {
 		t.Errorf("the saved file holds %d bytes (%v), want the whole %d", len(saved), err, len(whole))
 	}
 }
+
+// TestAgentFindsAServerThatCameBack runs the agent loop over the section
+// of a server that failed its first start and works now: find_tools
+// starts it, the agent's prompt follows the gateway's change, and the
+// tool it opens is there to open and call.
+func TestAgentFindsAServerThatCameBack(t *testing.T) {
+	up := newUpstream(t)
+	up.fail.Store(true)
+	g := newGateway(t, gateway.Options{}, up.config("mem"))
+	build := func() (*prompt.Prompt, error) {
+		sec, err := g.Section()
+		if err != nil {
+			return nil, err
+		}
+		return prompt.MustNew("test", "agent",
+			section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Echo a word."}),
+			sec,
+		).Bind()
+	}
+	at := g.Changes()
+	p, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	up.fail.Store(false)
+	var step int
+	var answers []string
+	model := agent.ModelFunc(func(_ context.Context, req agent.Request) (agent.Response, error) {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleTool {
+			answers = append(answers, last.Content)
+		}
+		step++
+		switch step {
+		case 1:
+			return toolCall("find_tools", `{"query":"echo a message","limit":1}`), nil
+		case 2:
+			return toolCall("mem__echo", `{"message":"back"}`), nil
+		}
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
+	})
+	a, err := agent.New(model, p, agent.WithPromptChanges(at, g.Changes, build))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Run(t.Context(), "echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Answer != "done" {
+		t.Errorf("got answer %q", res.Answer)
+	}
+	if len(answers) != 2 || !strings.Contains(answers[0], "New tools: mem__echo.") || answers[1] != "back" {
+		t.Errorf("got tool answers %q", answers)
+	}
+}

@@ -202,6 +202,10 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return stop.code()
 		}
 	}
+	var changes uint64 // the gateway's, when the prompt was built
+	if g != nil {
+		changes = g.Changes()
+	}
 	p, err := agentPrompt(f.promptPath, f.paramsPath, dir, set, g)
 	if err != nil {
 		return usageErr("%v", err)
@@ -252,6 +256,13 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		agent.WithFS(cfs), agent.WithBudget(f.budget, counter),
 		agent.WithMaxSteps(f.maxSteps), agent.WithActions(mode), agent.WithDisclosure(disclosure),
 		agent.WithOnProgress(prog.report),
+	}
+	if g != nil {
+		// A server started again by find_tools or call_tool, or one
+		// whose tools changed, shows in the prompt built again.
+		opts = append(opts, agent.WithPromptChanges(changes, g.Changes, func() (*prompt.Prompt, error) {
+			return agentPrompt(f.promptPath, f.paramsPath, dir, set, g)
+		}))
 	}
 	price, priced := prices.Lookup(f.model)
 	if priced {

@@ -9,7 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
+	"time"
 	"unicode"
 
 	"github.com/unfold-dev/unfold/prompt"
@@ -194,10 +194,12 @@ func newFindTools(g *Gateway, entries []entry) (*tools.Tool, error) {
 			return "", errors.New("give a query: words for what the tool should do")
 		}
 		entries, ix := entries, ix
-		if more := g.retry(ctx, ""); len(more) > 0 {
+		more, starting := g.retry(ctx, "")
+		if len(more) > 0 {
 			entries = append(slices.Clip(entries), more...)
 			ix = newIndex(entries)
 		}
+		note := stillStarting(starting)
 		limit := in.Limit
 		if limit <= 0 {
 			limit = defaultMatches
@@ -205,7 +207,11 @@ func newFindTools(g *Gateway, entries []entry) (*tools.Tool, error) {
 		limit = min(limit, maxMatches)
 		hits := ix.search(in.Query)
 		if len(hits) == 0 {
-			return "", fmt.Errorf("no tool matches %q; the servers are %s; try other words", in.Query, strings.Join(servers, ", "))
+			msg := fmt.Sprintf("no tool matches %q; the servers are %s; try other words", in.Query, strings.Join(servers, ", "))
+			if note != "" {
+				msg += ". " + note
+			}
+			return "", errors.New(msg)
 		}
 		hits = hits[:min(limit, len(hits))]
 		var b strings.Builder
@@ -217,6 +223,9 @@ func newFindTools(g *Gateway, entries []entry) (*tools.Tool, error) {
 			fmt.Fprintf(&b, "\n\n%s (server %s, tool %s): %s\nInput schema: %s", e.t.Name(), e.up.cfg.Name, e.tool.Name,
 				shorten(e.tool.Description, 400), compactJSON(e.t.InputSchema()))
 		}
+		if note != "" {
+			b.WriteString("\n\n" + note)
+		}
 		return "", tools.Halt(&prompt.VisibilityExpansionError{Keys: keys, Reason: "find_tools: " + in.Query, Answer: b.String()})
 	})
 	if err != nil {
@@ -226,34 +235,56 @@ func newFindTools(g *Gateway, entries []entry) (*tools.Tool, error) {
 	return t.WithHints(tools.Hints{Idempotent: true}), nil
 }
 
-// retry waits for the servers whose tools are not known yet (all of
-// them, or the one called only): those being started, and those that
-// failed to start, which it starts again. It returns the entries of those
-// that listed their tools. A server that fails again waits longer before
-// the next try (see [Upstream]), so that a dead one is not hammered.
-func (g *Gateway) retry(ctx context.Context, only string) []entry {
-	var (
-		wg  sync.WaitGroup
-		mu  sync.Mutex // guards out
-		out []entry
-	)
+// retryWait bounds how long a call of find_tools or call_tool waits for
+// the servers it starts: a server that hangs at its start keeps starting
+// in the background, and the call goes on with what is known.
+const retryWait = 2 * time.Second
+
+// retry starts again the servers whose tools are not known yet (all of
+// them, or the one called only) that failed to start, in the background,
+// and waits at most retryWait for them and for those being started. It
+// returns the entries of those that listed their tools, and the names of
+// those still starting. A server that fails again waits longer before the
+// next try (see [Upstream]), so that a dead one is not hammered.
+func (g *Gateway) retry(ctx context.Context, only string) (more []entry, starting []string) {
+	var ups []*Upstream
+	var waits []<-chan struct{}
 	for _, u := range g.ups {
 		if only != "" && u.cfg.Name != only || !u.unlisted() {
 			continue
 		}
-		wg.Go(func() {
-			if _, err := u.session(ctx); err != nil {
-				g.log.Warn("gateway: starting an MCP server again", "server", u.cfg.Name, "err", err)
-				return
-			}
-			_, es := g.serverSection(u, g.takenBefore(u))
-			mu.Lock()
-			out = append(out, es...)
-			mu.Unlock()
-		})
+		ups = append(ups, u)
+		waits = append(waits, u.begin())
 	}
-	wg.Wait()
-	return out
+	if len(ups) == 0 {
+		return nil, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, retryWait)
+	defer cancel()
+	for i, u := range ups {
+		if waits[i] != nil {
+			select {
+			case <-waits[i]:
+			case <-wctx.Done():
+			}
+		}
+		switch {
+		case u.Starting():
+			starting = append(starting, u.cfg.Name)
+		case !u.unlisted():
+			_, es := g.serverSection(u, g.takenBefore(u))
+			more = append(more, es...)
+		}
+	}
+	return more, starting
+}
+
+// stillStarting says which servers are still starting, for an answer.
+func stillStarting(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Still starting, not searched yet: %s; ask again in a moment for its tools.", strings.Join(names, ", "))
 }
 
 // compactJSON removes insignificant space.
@@ -286,7 +317,8 @@ func newCallTool(g *Gateway, entries []entry) (*tools.Tool, error) {
 			return tools.Result{Message: "Invalid arguments: " + err.Error()}, nil
 		}
 		entries := entries
-		if more := g.retry(ctx, in.Server); len(more) > 0 {
+		more, starting := g.retry(ctx, in.Server)
+		if len(more) > 0 {
 			entries = append(slices.Clip(entries), more...)
 		}
 		i := slices.IndexFunc(entries, func(e entry) bool { return e.up.cfg.Name == in.Server && e.tool.Name == in.Tool })
@@ -294,6 +326,9 @@ func newCallTool(g *Gateway, entries []entry) (*tools.Tool, error) {
 			u, ok := g.Upstream(in.Server)
 			if !ok {
 				return tools.Result{Message: fmt.Sprintf("No MCP server %q; the servers are %s.", in.Server, serverNames(g))}, nil
+			}
+			if len(starting) > 0 {
+				return tools.Result{Message: fmt.Sprintf("The MCP server %s is still starting, so its tools are not known yet; call again in a moment.", in.Server)}, nil
 			}
 			if u.unlisted() {
 				return tools.Result{Message: fmt.Sprintf("The MCP server %s did not start, so its tools are not known: %v", in.Server, u.Err())}, nil

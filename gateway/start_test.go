@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/tools"
 )
 
 // follow replaces the gateway's section in d whenever a server changes,
@@ -282,5 +285,74 @@ func TestRelistOrdered(t *testing.T) {
 	slices.Sort(got)
 	if want := serverTools(); !slices.Equal(got, want) {
 		t.Errorf("got the manifest's tools %v, want the server's %v", got, want)
+	}
+}
+
+// TestRetryDoesNotWaitForAHangingStart: find_tools and call_tool start a
+// server again in the background and do not wait for it while it hangs:
+// find_tools answers with the other server's tools and names the one
+// still starting.
+func TestRetryDoesNotWaitForAHangingStart(t *testing.T) {
+	var hang atomic.Bool
+	entered := make(chan struct{}, 4)
+	release := make(chan struct{})
+	stuck := gateway.ServerConfig{Name: "stuck", Timeout: time.Hour, Connect: func(ctx context.Context) (sdk.Transport, error) {
+		if !hang.Load() {
+			return nil, errors.New("cannot reach the server")
+		}
+		entered <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("gave up")
+	}}
+	g := newGateway(t, gateway.Options{}, newUpstream(t).config("mem"), stuck)
+	t.Cleanup(func() { close(release) }) // before the gateway's Close
+	d := disclosure(t, g)
+	follow(t, g, d)
+	hang.Store(true)
+
+	// Guards against a hang: without the bound, the call waits for the
+	// start's timeout of an hour.
+	calls := func(name string, args any) tools.Result {
+		t.Helper()
+		type answer struct {
+			res tools.Result
+			err error
+		}
+		done := make(chan answer, 1)
+		data, _ := json.Marshal(args)
+		tool := find(d.Tools(), name)
+		go func() {
+			res, err := d.Call(t.Context(), tool, data)
+			done <- answer{res, err}
+		}()
+		select {
+		case a := <-done:
+			if a.err != nil {
+				t.Fatalf("%s: %v", name, a.err)
+			}
+			return a.res
+		case <-time.After(time.Minute):
+			t.Fatalf("%s waits for the server that hangs at its start", name)
+		}
+		return tools.Result{}
+	}
+	res := calls(gateway.FindToolsName, gateway.FindToolsInput{Query: "echo a message", Limit: 1})
+	select {
+	case <-entered:
+	default:
+		t.Fatal("find_tools did not start the failed server again")
+	}
+	if !strings.Contains(res.Message, "mem__echo") || !strings.Contains(res.Message, "Still starting, not searched yet: stuck;") {
+		t.Errorf("find_tools: got %q, want mem's tool and stuck named as starting", res.Message)
+	}
+	res = calls(gateway.CallToolName, gateway.CallToolInput{Server: "stuck", Tool: "any"})
+	if want := "The MCP server stuck is still starting, so its tools are not known yet; call again in a moment."; res.Message != want {
+		t.Errorf("call_tool: got %q, want %q", res.Message, want)
+	}
+	if !slices.Equal(g.Starting(), []string{"stuck"}) {
+		t.Errorf("starting: got %v, want stuck still blocked", g.Starting())
 	}
 }

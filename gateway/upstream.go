@@ -136,6 +136,29 @@ func (u *Upstream) session(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 }
 
+// begin returns a channel closed when the server's start ends: the start
+// under way, or one begun now in the background when the server is not
+// running and the backoff allows; nil when there is neither.
+func (u *Upstream) begin() <-chan struct{} {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.starting != nil {
+		return u.starting
+	}
+	if u.cs != nil || u.closed || time.Now().Before(u.retryAt) {
+		return nil
+	}
+	u.starting = make(chan struct{})
+	// Not closed yet, so Close has not begun waiting for g.bg.
+	u.g.bg.Go(func() {
+		if _, err := u.run(u.g.ctx); err != nil {
+			u.g.log.Warn("gateway: starting an MCP server again", "server", u.cfg.Name, "err", err)
+			u.g.changed(u) // its section says why
+		}
+	})
+	return u.starting
+}
+
 // run starts the server; the caller set u.starting, which run closes.
 func (u *Upstream) run(ctx context.Context) (*sdk.ClientSession, error) {
 	cs, err := u.start(ctx)

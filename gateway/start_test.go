@@ -47,6 +47,8 @@ func TestRetryAfterFailedStart(t *testing.T) {
 		return connect(ctx)
 	}
 	g := newGateway(t, gateway.Options{}, cfg)
+	u, _ := g.Upstream("mem")
+	release := gateway.HoldBackoff(u)
 	d := disclosure(t, g)
 	follow(t, g, d)
 	if text := d.Rendered(0).Text(); !strings.Contains(text, "it did not start (MCP server mem: start: cannot reach the server); find_tools and call_tool try it again.") {
@@ -75,12 +77,12 @@ func TestRetryAfterFailedStart(t *testing.T) {
 	// It works now; after the backoff, find_tools starts it and opens
 	// its tool.
 	up.fail.Store(false)
-	u, _ := g.Upstream("mem")
+	release()
 	for !strings.Contains(call(t, d, gateway.FindToolsName, gateway.FindToolsInput{Query: "echo a message", Limit: 1}).Message, "mem__echo") {
 		select {
 		case <-t.Context().Done():
 			t.Fatalf("never found after the backoff; last error %v", u.Err())
-		case <-time.After(100 * time.Millisecond): // the backoff is a second
+		case <-time.After(100 * time.Millisecond): // a start may be under way
 		}
 	}
 	if !slices.Contains(toolNames(d.Tools()), "mem__echo") {

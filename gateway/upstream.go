@@ -48,6 +48,7 @@ type Upstream struct {
 	starting chan struct{} // closed when a start in progress ends
 	failures int           // consecutive failed starts or calls
 	retryAt  time.Time
+	backoff  time.Duration // set by tests: every backoff, instead of the doubling one
 	lastErr  error
 	closed   bool // the gateway closed: nothing starts any more
 	// dirty says the server's lists changed since they were last fetched;
@@ -188,8 +189,11 @@ func (u *Upstream) failLocked(err error) {
 	u.failures++
 	u.lastErr = err
 	if u.failures > 1 {
-		d := minBackoff << min(u.failures-2, 5)
-		u.retryAt = time.Now().Add(min(d, maxBackoff))
+		d := min(minBackoff<<min(u.failures-2, 5), maxBackoff)
+		if u.backoff > 0 {
+			d = u.backoff // a test's
+		}
+		u.retryAt = time.Now().Add(d)
 	}
 }
 

@@ -101,7 +101,8 @@ func New(ctx context.Context, servers []ServerConfig, opts Options) (*Gateway, e
 		u.starting = make(chan struct{})
 		u.mu.Unlock()
 		g.starts.Go(func() {
-			if _, err := u.run(g.ctx); err != nil {
+			if _, err := u.run(g.ctx); err != nil && g.ctx.Err() == nil {
+				// (Not when the gateway closed meanwhile: that is no fault.)
 				g.log.Warn("gateway: starting an MCP server", "server", u.cfg.Name, "err", err)
 				g.changed(u) // its section says why
 			}

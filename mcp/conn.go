@@ -295,14 +295,8 @@ func (s *conn) sync() error {
 // "object", say) before it changes anything; a tool that reached the
 // prompt from elsewhere (an upstream server) must not bring down every
 // session, so the panic becomes an error.
-func addTool(srv *sdk.Server, t *sdk.Tool, h sdk.ToolHandler) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	srv.AddTool(t, h)
-	return nil
+func addTool(srv *sdk.Server, t *sdk.Tool, h sdk.ToolHandler) error {
+	return guard(func() { srv.AddTool(t, h) })
 }
 
 // refresh syncs after a call changed something, logging a failure: the

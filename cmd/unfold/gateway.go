@@ -19,7 +19,7 @@ import (
 // starts, to how deep it is nested: 1 below the first unfold, 2 below an
 // unfold that was itself started as an upstream server, and so on. An
 // unfold started that way does not read the project's .mcp.json, and one
-// nested maxNesting deep or deeper starts no MCP server at all: a
+// nested deeper than maxNesting starts no MCP server at all: a
 // configuration that reaches unfold again, through a wrapper script or
 // another install, cannot start it again and again.
 const upstreamEnv = "UNFOLD_MCP_UPSTREAM"

@@ -121,6 +121,9 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	} else if *tokenFile != "" {
 		fmt.Fprintln(stderr, "unfold mcp: --token-file needs --http")
 		return 2
+	} else if given(fs, "max-sessions") {
+		fmt.Fprintln(stderr, "unfold mcp: --max-sessions needs --http: on stdio there is one session")
+		return 2
 	}
 	// Context files stay inside the project, symbolic links included.
 	cfs, err := rootfs.New(*project)
@@ -322,3 +325,10 @@ func serveHTTP(ctx context.Context, h http.Handler, ln net.Listener, timeouts ht
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// given reports whether the flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}

@@ -308,6 +308,7 @@ func TestMCPFlags(t *testing.T) {
 		{"empty token file", []string{"--http", "0.0.0.0:8080", "--token-file", filepath.Join(project, "empty")}, 2, "the file is empty"},
 		{"missing token file", []string{"--http", "0.0.0.0:8080", "--token-file", filepath.Join(project, "none")}, 2, "--token-file"},
 		{"token file without http", []string{"--token-file", filepath.Join(project, "token")}, 2, "unfold mcp: --token-file needs --http"},
+		{"max sessions without http", []string{"--max-sessions", "4"}, 2, "unfold mcp: --max-sessions needs --http"},
 		{"no port", []string{"--http", "127.0.0.1"}, 2, "unfold mcp: --http 127.0.0.1: want HOST:PORT"},
 		{"params without prompt", []string{"--params", "p.json"}, 2, "unfold mcp: --params needs --prompt"},
 		{"missing prompt", []string{"--builtins", "none", "--project", project, "--prompt", filepath.Join(project, "none.md")}, 1, "no such file"},

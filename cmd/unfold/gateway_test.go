@@ -199,7 +199,7 @@ func TestMCPRogueUpstream(t *testing.T) {
 				t.Errorf("%s start: stderr lacks %s:\n%s", start, want, log)
 			}
 		}
-		if want := `msg="mcp: a tool left out" tool=rogue__header err="AddTool \"rogue__header\": invalid parameter header annotations`; start == "cached" && !strings.Contains(log, want) {
+		if want := `msg="mcp: a tool left out" tool=rogue__header err="the MCP SDK refused it: AddTool \"rogue__header\": invalid parameter header annotations`; start == "cached" && !strings.Contains(log, want) {
 			t.Errorf("%s start: stderr lacks %s:\n%s", start, want, log)
 		}
 		if strings.Contains(log, "panic") {

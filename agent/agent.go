@@ -133,10 +133,11 @@ func WithCounter(counter tokens.Counter) Option {
 // [github.com/unfold-dev/unfold/gateway.Gateway], whose servers may list
 // their tools late or change them: changes counts the changes (the
 // gateway's Changes), at is its count read before the prompt given to
-// [New] was built, and build builds the prompt again. When the count moved, before each step and before a tool call's
-// sections open, the new prompt replaces the old one with the session's
-// openings kept, so that the keys a tool asks to open are there. On an
-// error the run goes on with the prompt as it was, until the next change.
+// [New] was built, and build builds the prompt again. When the count
+// moved, before each step and before a tool call's sections open, the new
+// prompt replaces the old one with the session's openings kept, so that
+// the keys a tool asks to open are there. On an error the run goes on
+// with the prompt as it was, until the next change.
 func WithPromptChanges(at uint64, changes func() uint64, build func() (*prompt.Prompt, error)) Option {
 	return func(c *config) { c.ChangesAt, c.Changes, c.Rebuild = at, changes, build }
 }

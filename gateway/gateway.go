@@ -100,13 +100,7 @@ func New(ctx context.Context, servers []ServerConfig, opts Options) (*Gateway, e
 		u.mu.Lock()
 		u.starting = make(chan struct{})
 		u.mu.Unlock()
-		g.starts.Go(func() {
-			if _, err := u.run(g.ctx); err != nil && g.ctx.Err() == nil {
-				// (Not when the gateway closed meanwhile: that is no fault.)
-				g.log.Warn("gateway: starting an MCP server", "server", u.cfg.Name, "err", err)
-				g.changed(u) // its section says why
-			}
-		})
+		g.starts.Go(func() { u.runReported("gateway: starting an MCP server") })
 	}
 	go func() {
 		g.starts.Wait()

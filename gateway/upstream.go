@@ -151,13 +151,19 @@ func (u *Upstream) begin() <-chan struct{} {
 	}
 	u.starting = make(chan struct{})
 	// Not closed yet, so Close has not begun waiting for g.bg.
-	u.g.bg.Go(func() {
-		if _, err := u.run(u.g.ctx); err != nil {
-			u.g.log.Warn("gateway: starting an MCP server again", "server", u.cfg.Name, "err", err)
-			u.g.changed(u) // its section says why
-		}
-	})
+	u.g.bg.Go(func() { u.runReported("gateway: starting an MCP server again") })
 	return u.starting
+}
+
+// runReported runs the server's start in the background, which the
+// caller marked (u.starting): a failure is logged as what, and the
+// subscribers are told (the server's section says why), unless the
+// gateway closed meanwhile, which is no fault.
+func (u *Upstream) runReported(what string) {
+	if _, err := u.run(u.g.ctx); err != nil && u.g.ctx.Err() == nil {
+		u.g.log.Warn(what, "server", u.cfg.Name, "err", err)
+		u.g.changed(u)
+	}
 }
 
 // run starts the server; the caller set u.starting, which run closes.

@@ -31,28 +31,15 @@ func TestAgentOpensAServer(t *testing.T) {
 		section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Echo a word."}),
 		sec,
 	).MustBind()
-	var step int
 	var offered [][]string
 	var system string
-	var answers []string
-	model := agent.ModelFunc(func(_ context.Context, req agent.Request) (agent.Response, error) {
+	model, answers := findThenCall("echo a message", "mem__echo", `{"message":"unfolded"}`, func(req agent.Request) {
 		var names []string
 		for _, d := range req.Tools {
 			names = append(names, d.Name)
 		}
 		offered = append(offered, names)
 		system = req.Messages[0].Content
-		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleTool {
-			answers = append(answers, last.Content)
-		}
-		step++
-		switch step {
-		case 1:
-			return toolCall("find_tools", `{"query":"echo a message","limit":1}`), nil
-		case 2:
-			return toolCall("mem__echo", `{"message":"unfolded"}`), nil
-		}
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
 	})
 	a, err := agent.New(model, p)
 	if err != nil {
@@ -71,8 +58,8 @@ func TestAgentOpensAServer(t *testing.T) {
 	if !slices.Contains(offered[1], "mem__echo") {
 		t.Errorf("after find_tools, offered %v, want mem__echo", offered[1])
 	}
-	if len(answers) != 2 || !strings.Contains(answers[0], "New tools: mem__echo.") || answers[1] != "unfolded" {
-		t.Errorf("got tool answers %q", answers)
+	if got := *answers; len(got) != 2 || !strings.Contains(got[0], "New tools: mem__echo.") || got[1] != "unfolded" {
+		t.Errorf("got tool answers %q", got)
 	}
 	if !strings.Contains(system, "### 2.1. mem (mcp.mem)") {
 		t.Errorf("the system message lacks the server's section:\n%s", system)
@@ -81,6 +68,30 @@ func TestAgentOpensAServer(t *testing.T) {
 
 func toolCall(name, args string) agent.Response {
 	return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: name, Name: name, Arguments: args}}}}
+}
+
+// findThenCall is a model that calls find_tools with query, then tool
+// with args, then answers "done". It hands each request to seen, when
+// given, and keeps the tool results it reads in answers.
+func findThenCall(query, tool, args string, seen func(agent.Request)) (model agent.Model, answers *[]string) {
+	answers = new([]string)
+	step := 0
+	return agent.ModelFunc(func(_ context.Context, req agent.Request) (agent.Response, error) {
+		if seen != nil {
+			seen(req)
+		}
+		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleTool {
+			*answers = append(*answers, last.Content)
+		}
+		step++
+		switch step {
+		case 1:
+			return toolCall("find_tools", `{"query":"`+query+`","limit":1}`), nil
+		case 2:
+			return toolCall(tool, args), nil
+		}
+		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
+	}), answers
 }
 
 // TestAgentGetsACutResult runs the agent loop over a tool whose result is
@@ -100,27 +111,18 @@ func TestAgentGetsACutResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fs.Close() })
-	var step int
-	var got string
-	a, err := agent.New(agent.ModelFunc(func(_ context.Context, req agent.Request) (agent.Response, error) {
-		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleTool {
-			got = last.Content
-		}
-		step++
-		switch step {
-		case 1:
-			return toolCall("find_tools", `{"query":"dump log","limit":1}`), nil
-		case 2:
-			return toolCall("big__dump", `{}`), nil
-		}
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
-	}), p, agent.WithFS(fs))
+	model, answers := findThenCall("dump log", "big__dump", `{}`, nil)
+	a, err := agent.New(model, p, agent.WithFS(fs))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Run(t.Context(), "go"); err != nil {
 		t.Fatal(err)
 	}
+	if len(*answers) != 2 {
+		t.Fatalf("got %d tool results, want 2", len(*answers))
+	}
+	got := (*answers)[1]
 	if n := tokens.Estimate.Count(got); n > envs.DefaultBudget || !strings.Contains(got, "left out here to fit the budget of 8000 tokens") {
 		t.Errorf("the model read %d tokens (%d bytes) of the result, want at most %d and a note", n, len(got), envs.DefaultBudget)
 	}
@@ -157,21 +159,7 @@ func TestAgentFindsAServerThatCameBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	up.fail.Store(false)
-	var step int
-	var answers []string
-	model := agent.ModelFunc(func(_ context.Context, req agent.Request) (agent.Response, error) {
-		if last := req.Messages[len(req.Messages)-1]; last.Role == agent.RoleTool {
-			answers = append(answers, last.Content)
-		}
-		step++
-		switch step {
-		case 1:
-			return toolCall("find_tools", `{"query":"echo a message","limit":1}`), nil
-		case 2:
-			return toolCall("mem__echo", `{"message":"back"}`), nil
-		}
-		return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
-	})
+	model, answers := findThenCall("echo a message", "mem__echo", `{"message":"back"}`, nil)
 	a, err := agent.New(model, p, agent.WithPromptChanges(at, g.Changes, build))
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +171,7 @@ func TestAgentFindsAServerThatCameBack(t *testing.T) {
 	if res.Answer != "done" {
 		t.Errorf("got answer %q", res.Answer)
 	}
-	if len(answers) != 2 || !strings.Contains(answers[0], "New tools: mem__echo.") || answers[1] != "back" {
-		t.Errorf("got tool answers %q", answers)
+	if got := *answers; len(got) != 2 || !strings.Contains(got[0], "New tools: mem__echo.") || got[1] != "back" {
+		t.Errorf("got tool answers %q", got)
 	}
 }

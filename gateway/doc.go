@@ -36,7 +36,15 @@
 // tool whose input schema is not an object is left out with a warning. A
 // result whose text passes [Options].OutputBudget tokens is cut as an
 // environment's output is ([envs.Limits.Fit]), the whole saved under
-// [OutputDir] of the call's file system.
+// [OutputDir] of the call's file system; structured content counts with
+// the text, and a cut result goes back as text alone.
+//
+// What one server may send is bounded: its instructions to
+// [MaxInstructions] bytes and each tool's description to [MaxDescription]
+// (cut with a note saying so); a tool whose input or output schema passes
+// [MaxSchema] bytes is left out with a warning; a list (tools, resources,
+// resource templates, prompts) past [MaxListed] entries over all its pages
+// makes the server fail to start, with the reason in its section.
 //
 // # Four states, paid for when used
 //

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/unfold-dev/unfold/internal/readfile"
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 )
 
 // CacheDir is where a project keeps the manifests, relative to its root.
@@ -19,6 +21,22 @@ const CacheDir = ".unfold/mcp"
 
 // MaxManifestBytes bounds a cached manifest.
 const MaxManifestBytes = 16 << 20
+
+// Bounds on what one server's manifest may hold, so that a careless or
+// hostile server cannot flood the prompt, the cache or memory
+// (docs/reliability.md): longer texts are cut with a note, a longer
+// schema leaves its tool out, a longer list is refused.
+const (
+	// MaxInstructions bounds a server's instructions, in bytes.
+	MaxInstructions = 16 << 10
+	// MaxDescription bounds a tool's description, in bytes.
+	MaxDescription = 8 << 10
+	// MaxSchema bounds a tool's input or output schema, as JSON.
+	MaxSchema = 64 << 10
+	// MaxListed bounds each list a server gives (tools, resources,
+	// resource templates, prompts), over all its pages.
+	MaxListed = 1000
+)
 
 // Manifest is what an upstream server offers: its identity, instructions,
 // tools, resources and prompts. It is cached per server, keyed by the hash
@@ -50,6 +68,10 @@ func readManifest(dir string, cfg ServerConfig) (m Manifest, ok bool) {
 	if json.Unmarshal(data, &m) != nil || m.ConfigHash != cfg.Hash() {
 		return Manifest{}, false
 	}
+	if max(len(m.Tools), len(m.Resources), len(m.ResourceTemplates), len(m.Prompts)) > MaxListed {
+		return Manifest{}, false
+	}
+	m.cut()
 	return m, true
 }
 
@@ -62,6 +84,10 @@ func writeManifest(dir, name string, m Manifest) error {
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("gateway: cache manifest of %s: %w", name, err)
+	}
+	if len(data) >= MaxManifestBytes {
+		return fmt.Errorf("gateway: cache manifest of %s: it is %d bytes, more than the %d a cached manifest may take; the server starts to list its tools each time instead",
+			name, len(data), MaxManifestBytes)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("gateway: cache manifest of %s: %w", name, err)
@@ -106,6 +132,9 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig)
 			if err != nil {
 				return m, fmt.Errorf("tools/list: %w", err)
 			}
+			if len(m.Tools) == MaxListed {
+				return m, tooMany("tools/list", "tools")
+			}
 			m.Tools = append(m.Tools, t)
 		}
 	}
@@ -114,11 +143,17 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig)
 			if err != nil {
 				return m, fmt.Errorf("resources/list: %w", err)
 			}
+			if len(m.Resources) == MaxListed {
+				return m, tooMany("resources/list", "resources")
+			}
 			m.Resources = append(m.Resources, r)
 		}
 		for r, err := range cs.ResourceTemplates(ctx, nil) {
 			if err != nil {
 				return m, fmt.Errorf("resources/templates/list: %w", err)
+			}
+			if len(m.ResourceTemplates) == MaxListed {
+				return m, tooMany("resources/templates/list", "resource templates")
 			}
 			m.ResourceTemplates = append(m.ResourceTemplates, r)
 		}
@@ -128,8 +163,44 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig)
 			if err != nil {
 				return m, fmt.Errorf("prompts/list: %w", err)
 			}
+			if len(m.Prompts) == MaxListed {
+				return m, tooMany("prompts/list", "prompts")
+			}
 			m.Prompts = append(m.Prompts, p)
 		}
 	}
+	m.cut()
 	return m, nil
+}
+
+// cut cuts the server's texts to their bounds: its instructions to
+// MaxInstructions, each tool's description to MaxDescription.
+func (m *Manifest) cut() {
+	m.Instructions = cutText(m.Instructions, MaxInstructions, "the server's instructions")
+	for _, t := range m.Tools {
+		t.Description = cutText(t.Description, MaxDescription, "the description")
+	}
+}
+
+// tooMany is the error of a list past MaxListed: a server that lists
+// without end (a cursor that never ends) stops there too.
+func tooMany(method, what string) error {
+	return fmt.Errorf("%s: the server lists more than %d %s, more than unfold takes from one server; "+
+		"split them across servers, or leave this one out of the configuration", method, MaxListed, what)
+}
+
+// cutText returns s cut to at most max bytes, a note that says what was
+// cut and how long it was included (so that cutting again changes
+// nothing), at a line or word boundary when one is near and never inside
+// a character; s itself when it fits.
+func cutText(s string, max int, what string) string {
+	if len(s) <= max {
+		return s
+	}
+	note := fmt.Sprintf("\n\n[unfold cut %s here: it was %d bytes]", what, len(s))
+	cut := utf8cut.Prefix(s, max-len(note))
+	if i := strings.LastIndexAny(cut, "\n "); i >= len(cut)/2 {
+		cut = strings.TrimRight(cut[:i], " \n")
+	}
+	return cut + note
 }

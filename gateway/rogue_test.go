@@ -294,3 +294,81 @@ func TestOpenTheRest(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestHugeServerBounded gives a server whose texts are huge: its
+// instructions and a tool's description are cut to their bounds with a
+// note, a tool whose schema is past its bound is left out with a warning,
+// and a short text that comes with 1.4 MB of structured content is cut to
+// the output budget with the whole saved. The cached manifest reads back
+// the same, cut once.
+func TestHugeServerBounded(t *testing.T) {
+	cache := t.TempDir()
+	dir := t.TempDir()
+	fs, err := rootfs.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fs.Close() })
+	cfg := rogue(t, "rogue", "huge")
+	for _, cachedOnly := range []bool{false, true} {
+		var logs logBuffer
+		g := newGateway(t, gateway.Options{CacheDir: cache, CachedOnly: cachedOnly, Logger: logs.logger()}, cfg)
+		sec, err := g.Section()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := prompt.NewDisclosure(session.New(), fs, []prompt.Part{{Prompt: prompt.MustNew("test", "gw", sec).MustBind()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Render(); err != nil {
+			t.Fatal(err)
+		}
+		open(t, d, "mcp.rogue")
+		text := d.Rendered(0).Text()
+		if n := strings.Count(text, "[unfold cut the server's instructions here: it was 102413 bytes]"); n != 1 || len(text) > gateway.MaxInstructions+4<<10 {
+			t.Errorf("cached %v: the prompt is %d bytes and holds the note %d times, want the instructions cut once to %d bytes", cachedOnly, len(text), n, gateway.MaxInstructions)
+		}
+		if got, want := mcpTools(d), []string{"rogue__echo", "rogue__structured", "rogue__wordy"}; !slices.Equal(got, want) {
+			t.Errorf("cached %v: got tools %v, want %v", cachedOnly, got, want)
+		}
+		if want := `tool=vast err="input schema: 131422 bytes of JSON, more than the 65536 unfold takes from one tool"`; !strings.Contains(logs.String(), want) {
+			t.Errorf("cached %v: the log lacks %s:\n%s", cachedOnly, want, logs.String())
+		}
+		desc := find(d.Tools(), "rogue__wordy").Description()
+		if len(desc) > gateway.MaxDescription || !strings.HasPrefix(desc, "Say much. More words here.") ||
+			!strings.HasSuffix(desc, "\n\n[unfold cut the description here: it was 108810 bytes]") {
+			t.Errorf("cached %v: wordy's description is %d bytes, ends %q", cachedOnly, len(desc), desc[max(0, len(desc)-80):])
+		}
+		res := call(t, d, "rogue__structured", nil)
+		up, ok := res.Value.(*sdk.CallToolResult)
+		if !ok || !res.Success {
+			t.Fatalf("cached %v: got %v %#v, want a result", cachedOnly, res.Success, res.Value)
+		}
+		if n := tokens.Estimate.Count(res.Message); n > 8000 || up.StructuredContent != nil || len(up.Content) != 1 {
+			t.Errorf("cached %v: the model reads %d tokens, the MCP result keeps structured content %v, want it cut to 8000 as text", cachedOnly, n, up.StructuredContent != nil)
+		}
+		if !strings.HasPrefix(res.Message, "40000 rows\n{\n \"rows\": [\n  {\n   \"id\": 0,") {
+			t.Errorf("cached %v: the cut result starts %q, want the text then the structured content", cachedOnly, res.Message[:min(60, len(res.Message))])
+		}
+		m := savedIn.FindStringSubmatch(res.Message)
+		if m == nil {
+			t.Fatalf("cached %v: the note names no file:\n%s", cachedOnly, res.Message[len(res.Message)-400:])
+		}
+		saved, err := os.ReadFile(filepath.Join(dir, m[1]))
+		if err != nil || !bytes.HasSuffix(saved, []byte("\"name\": \"row 39999\"\n  }\n ]\n}")) {
+			t.Errorf("cached %v: the saved file holds %d bytes (%v), want the whole structured content", cachedOnly, len(saved), err)
+		}
+	}
+}
+
+// TestEndlessList gives a server whose tools/list names a next page
+// forever: listing stops at MaxListed tools, and the server is reported
+// as not started, with the reason, instead of listing without end.
+func TestEndlessList(t *testing.T) {
+	g := newGateway(t, gateway.Options{}, rogue(t, "rogue", "endless"))
+	text := disclosure(t, g).Rendered(0).Text()
+	if want := "list what it offers: tools/list: the server lists more than 1000 tools, more than unfold takes from one server"; !strings.Contains(text, want) {
+		t.Errorf("the summary does not say why the server did not start:\n%s", text)
+	}
+}

@@ -247,6 +247,9 @@ func proxyTool(u *Upstream, tool *sdk.Tool, name string, budget int) (*tools.Too
 	if err != nil || string(input) == "null" {
 		input = []byte(`{"type":"object"}`)
 	}
+	if len(input) > MaxSchema {
+		return nil, fmt.Errorf("input schema: %d bytes of JSON, more than the %d unfold takes from one tool", len(input), MaxSchema)
+	}
 	// MCP requires an object schema (and the SDK that serves the tool
 	// again refuses any other): "type" must be "object" itself, not a
 	// list that holds it.
@@ -260,6 +263,9 @@ func proxyTool(u *Upstream, tool *sdk.Tool, name string, budget int) (*tools.Too
 	var output json.RawMessage
 	if tool.OutputSchema != nil {
 		output, _ = json.Marshal(tool.OutputSchema)
+		if len(output) > MaxSchema {
+			return nil, fmt.Errorf("output schema: %d bytes of JSON, more than the %d unfold takes from one tool", len(output), MaxSchema)
+		}
 	}
 	desc := strings.TrimSpace(tool.Description)
 	if desc == "" {
@@ -275,8 +281,11 @@ func proxyTool(u *Upstream, tool *sdk.Tool, name string, budget int) (*tools.Too
 				}
 				return tools.Result{Message: err.Error()}, nil
 			}
+			// The structured content counts too: an MCP client gets it
+			// beside the text, and a small text may come with megabytes of
+			// it. A result cut to the budget goes back as text alone.
 			text := ResultText(res)
-			if cut, ok := fitResult(text, budget, name, tc.FS); ok {
+			if cut, ok := fitResult(resultText(res, true), budget, name, tc.FS); ok {
 				res = &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: cut}}, IsError: res.IsError}
 				text = cut
 			}
@@ -302,7 +311,11 @@ func hints(a *sdk.ToolAnnotations) tools.Hints {
 // ResultText is a call's result as text, for models that read text: the
 // text blocks as they are, other blocks described, the structured content
 // as JSON when no block carries text.
-func ResultText(res *sdk.CallToolResult) string {
+func ResultText(res *sdk.CallToolResult) string { return resultText(res, false) }
+
+// resultText is ResultText, with the structured content as indented JSON
+// after the blocks even when some carry text if structured is set.
+func resultText(res *sdk.CallToolResult, structured bool) string {
 	var parts []string
 	hasText := false
 	for _, c := range res.Content {
@@ -325,8 +338,13 @@ func ResultText(res *sdk.CallToolResult) string {
 			}
 		}
 	}
-	if !hasText && res.StructuredContent != nil {
-		if data, err := json.Marshal(res.StructuredContent); err == nil {
+	if (structured || !hasText) && res.StructuredContent != nil {
+		marshal := json.Marshal
+		if structured {
+			// One line per value, so that a cut keeps whole lines of it.
+			marshal = func(v any) ([]byte, error) { return json.MarshalIndent(v, "", " ") }
+		}
+		if data, err := marshal(res.StructuredContent); err == nil {
 			parts = append(parts, string(data))
 		}
 	}

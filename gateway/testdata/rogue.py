@@ -5,6 +5,10 @@
 #   braces  template actions in its instructions and a description
 #   dup     a tool listed twice, and names that differ only in '.' and '_'
 #   big     a tool, dump, whose result is "line N\n" for N up to its argument n
+#   huge    100 KB instructions, a tool with a 100 KB description, one with
+#           a 100 KB schema, and one (structured) whose short text comes
+#           with 1 MB of structured content
+#   endless a tools/list whose every page names one more page
 import json
 import sys
 
@@ -28,6 +32,13 @@ if "dup" in modes:
 if "big" in modes:
     tools.append({"name": "dump", "description": "Dump a log of n lines.",
                   "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}})
+if "huge" in modes:
+    instructions = "Use it well. " + "Mind the rules. " * 6400
+    tools += [{"name": "wordy", "description": "Say much. " + "More words here. " * 6400,
+               "inputSchema": {"type": "object"}},
+              {"name": "vast", "inputSchema": {"type": "object", "properties": {
+                  "p%d" % i: {"type": "string", "description": "a property"} for i in range(2500)}}},
+              {"name": "structured", "inputSchema": {"type": "object"}}]
 
 
 def call(params):
@@ -36,6 +47,9 @@ def call(params):
         text = "".join("line %d\n" % i for i in range(1, args.get("n", 0) + 1))
     else:
         text = "%s: %s" % (params["name"], args.get("text", ""))
+    if params["name"] == "structured":
+        rows = [{"id": i, "name": "row %d" % i} for i in range(40000)]
+        return {"content": [{"type": "text", "text": "40000 rows"}], "structuredContent": {"rows": rows}}
     return {"content": [{"type": "text", "text": text}]}
 
 
@@ -47,6 +61,9 @@ for line in sys.stdin:
     if method == "initialize":
         result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
                   "serverInfo": {"name": "rogue", "version": "1"}, "instructions": instructions}
+    elif method == "tools/list" and "endless" in modes:
+        page = int((msg.get("params") or {}).get("cursor") or 0)
+        result = {"tools": [{"name": "t%d" % page, "inputSchema": {"type": "object"}}], "nextCursor": str(page + 1)}
     elif method == "tools/list":
         result = {"tools": tools}
     elif method == "tools/call":

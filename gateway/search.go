@@ -181,11 +181,7 @@ type FindToolsInput struct {
 // that calls it (an expansion by key), answering with their schemas.
 func newFindTools(g *Gateway, entries []entry) (*tools.Tool, error) {
 	ix := newIndex(entries)
-	var servers []string
-	for _, u := range g.ups {
-		servers = append(servers, fmt.Sprintf("%s (%d tools)", u.cfg.Name, len(u.Manifest().Tools)))
-	}
-	desc := "Search the tools of the MCP servers (" + strings.Join(servers, ", ") + ") by what they do: " +
+	desc := "Search the tools of the MCP servers (" + g.serverList() + ") by what they do: " +
 		"ranks every tool by its name, description and argument names, opens the best matches " +
 		"(they are offered as SERVER" + Separator + "TOOL from then on) and answers with their descriptions and input schemas. " +
 		"Call them by name, or with " + CallToolName + "."
@@ -207,7 +203,8 @@ func newFindTools(g *Gateway, entries []entry) (*tools.Tool, error) {
 		limit = min(limit, maxMatches)
 		hits := ix.search(in.Query)
 		if len(hits) == 0 {
-			msg := fmt.Sprintf("no tool matches %q; the servers are %s; try other words", in.Query, strings.Join(servers, ", "))
+			// Counted now: a server started meanwhile has its tools.
+			msg := fmt.Sprintf("no tool matches %q; the servers are %s; try other words", in.Query, g.serverList())
 			if note != "" {
 				msg += ". " + note
 			}
@@ -233,6 +230,15 @@ func newFindTools(g *Gateway, entries []entry) (*tools.Tool, error) {
 	}
 	// It opens tools (the session's tool list grows) and calls none.
 	return t.WithHints(tools.Hints{Idempotent: true}), nil
+}
+
+// serverList names the servers with the number of tools each offers.
+func (g *Gateway) serverList() string {
+	servers := make([]string, len(g.ups))
+	for i, u := range g.ups {
+		servers[i] = fmt.Sprintf("%s (%d tools)", u.cfg.Name, len(u.Manifest().Tools))
+	}
+	return strings.Join(servers, ", ")
 }
 
 // retryWait bounds how long a call of find_tools or call_tool waits for

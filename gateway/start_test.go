@@ -358,3 +358,19 @@ func TestRetryDoesNotWaitForAHangingStart(t *testing.T) {
 		t.Errorf("starting: got %v, want stuck still blocked", g.Starting())
 	}
 }
+
+// TestNoMatchCountsNow: a find_tools that matches nothing counts each
+// server's tools as they are then, not as they were when the tool was
+// built: a server that failed at first and started for this call has
+// its tools counted.
+func TestNoMatchCountsNow(t *testing.T) {
+	up := newUpstream(t)
+	up.fail.Store(true)
+	g := newGateway(t, gateway.Options{}, up.config("mem"))
+	d := disclosure(t, g)
+	up.fail.Store(false)
+	res := call(t, d, gateway.FindToolsName, gateway.FindToolsInput{Query: "zebra"})
+	if want := `no tool matches "zebra"; the servers are mem (5 tools); try other words`; res.Success || res.Message != want {
+		t.Errorf("got %q, want %q", res.Message, want)
+	}
+}

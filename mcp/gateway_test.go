@@ -3,6 +3,8 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -222,6 +224,63 @@ func drain(ch chan struct{}) {
 		case <-ch:
 		default:
 			return
+		}
+	}
+}
+
+// TestGatewayInstructions reads the instructions a client gets at
+// initialize: a server of 25 tools is named with its first 20 and the
+// count of the rest, one starting and one that did not start say so
+// rather than naming no tool.
+func TestGatewayInstructions(t *testing.T) {
+	many := sdk.NewServer(&sdk.Implementation{Name: "many", Version: "1"}, nil)
+	for i := range 25 {
+		sdk.AddTool(many, &sdk.Tool{Name: fmt.Sprintf("t%02d", i)},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				return nil, nil, nil
+			})
+	}
+	release := make(chan struct{})
+	defer close(release)
+	cfgs := []gateway.ServerConfig{
+		{Name: "many", Connect: func(ctx context.Context) (sdk.Transport, error) {
+			st, ct := sdk.NewInMemoryTransports()
+			if _, err := many.Connect(ctx, st, nil); err != nil {
+				return nil, err
+			}
+			return ct, nil
+		}},
+		{Name: "down", Connect: func(context.Context) (sdk.Transport, error) { return nil, errors.New("refused") }},
+		{Name: "slow", Connect: func(ctx context.Context) (sdk.Transport, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, errors.New("released")
+		}},
+	}
+	g, err := gateway.New(t.Context(), cfgs, gateway.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	up := func(name string) *gateway.Upstream { u, _ := g.Upstream(name); return u }
+	for up("many").Manifest().ConfigHash == "" || up("down").Err() == nil {
+		select {
+		case <-t.Context().Done():
+			t.Fatal("the servers never started")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	_, c := setup(t, mcp.Options{Gateway: g}, func(*orchestrator.Orchestrator, *session.Session) {})
+	ins := c.InitializeResult().Instructions
+	for _, want := range []string{
+		" many (t00, t01, t02, t03, t04, t05, t06, t07, t08, t09, t10, t11, t12, t13, t14, t15, t16, t17, t18, t19 and 5 more);",
+		" down (it did not start; find_tools and call_tool try it again);",
+		" slow (starting; find_tools finds its tools once it has listed them).",
+	} {
+		if !strings.Contains(ins, want) {
+			t.Errorf("the instructions lack %q:\n%s", want, ins)
 		}
 	}
 }

@@ -142,8 +142,12 @@ func upstreamAddress(addr, sch string, taken map[string]string) error {
 	return nil
 }
 
+// maxNamed bounds the tools of one server the instructions name.
+const maxNamed = 20
+
 // gatewayInstructions tells clients about the upstream servers: each one's
-// name, its tools' names and how to open them.
+// name, its tools' names (the first maxNamed) or why they are not known,
+// and how to open them. A client reads them once, at initialize.
 func gatewayInstructions(g *gateway.Gateway) string {
 	var b strings.Builder
 	b.WriteString("MCP servers behind this one, their tools offered once opened:")
@@ -151,16 +155,34 @@ func gatewayInstructions(g *gateway.Gateway) string {
 		if i > 0 {
 			b.WriteString(";")
 		}
-		m := u.Manifest()
-		names := make([]string, len(m.Tools))
-		for j, t := range m.Tools {
-			names[j] = t.Name
-		}
-		fmt.Fprintf(&b, " %s (%s)", u.Name(), strings.Join(names, ", "))
+		fmt.Fprintf(&b, " %s (%s)", u.Name(), upstreamTools(u))
 	}
 	b.WriteString(". Open a server's tools with " + prompt.OpenSectionsName + " (key \"" + g.Key() + ".SERVER\", or \"" + g.Key() + ".SERVER.tools.TOOL\" for one), or find them with " +
 		gateway.FindToolsName + "; call them as SERVER" + gateway.Separator + "TOOL or with " + gateway.CallToolName + ".")
 	return b.String()
+}
+
+// upstreamTools names u's tools for the instructions: the first maxNamed
+// and how many more, or why they are not known yet.
+func upstreamTools(u *gateway.Upstream) string {
+	m := u.Manifest()
+	switch {
+	case m.ConfigHash == "" && u.Starting():
+		return "starting; " + gateway.FindToolsName + " finds its tools once it has listed them"
+	case m.ConfigHash == "":
+		return "it did not start; " + gateway.FindToolsName + " and " + gateway.CallToolName + " try it again"
+	case len(m.Tools) == 0:
+		return "no tools"
+	}
+	names := make([]string, 0, min(len(m.Tools), maxNamed))
+	for _, t := range m.Tools[:min(len(m.Tools), maxNamed)] {
+		names = append(names, t.Name)
+	}
+	list := strings.Join(names, ", ")
+	if more := len(m.Tools) - len(names); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return list
 }
 
 // readUpstream reads a resource from u.

@@ -36,6 +36,7 @@ type Prompt struct {
 	// copies these, as they are, into its text.
 	blocks  [numKinds][]lazyBlock
 	cacheMu sync.Mutex // held while bodies or blocks are filled in
+	kept    int        // bytes of the bodies kept; guarded by cacheMu
 
 	counts atomic.Pointer[countTable] // token counts of fixed blocks, for the counter used last
 }
@@ -375,6 +376,10 @@ func (p *Prompt) body(i int, depth int) (string, error) {
 		p.cacheMu.Lock()
 		if !lb.done.Load() {
 			lb.raw, lb.err = p.execBody(i)
+			if p.kept += len(lb.raw); p.kept > MaxPromptBytes {
+				// Bodies kept are bounded all together, as a render is.
+				lb.raw, lb.err = "", &section.Error{Path: n.path, Err: ErrPromptTooLarge}
+			}
 			lb.text = shiftHeadings(lb.raw, n.depth+2)
 			lb.done.Store(true)
 		}

@@ -1,12 +1,15 @@
 package prompt_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/spf13/afero"
 
 	"github.com/unfold-dev/unfold/internal/faultfs"
+	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/section"
 )
 
 // TestContextFilesDiskFull opens a content-only section while the disk is
@@ -60,5 +63,26 @@ func TestContextFilesDiskFull(t *testing.T) {
 	got, err := afero.ReadFile(fsys, "context/guide.md")
 	if err != nil || string(got) != string(want) {
 		t.Errorf("context/guide.md: got %q, %v, want the healthy disk's %q", got, err, want)
+	}
+}
+
+// TestPromptTooLarge renders three sections whose bodies take 15 MiB
+// each: the third takes the prompt past MaxPromptBytes, and the render
+// fails naming it; two of them render.
+func TestPromptTooLarge(t *testing.T) {
+	type P struct{ S string }
+	big := strings.Repeat("0123456789abcde\n", 15<<16)
+	sec := func(key string) *section.Section {
+		return section.New(section.Spec[P]{Key: key, Title: key, Body: "{{.S}}"})
+	}
+	p := prompt.MustNew("t", "big", sec("a"), sec("b"), sec("c")).MustBind(P{big})
+	_, err := p.Render(nil, nil)
+	var se *section.Error
+	if !errors.Is(err, prompt.ErrPromptTooLarge) || !errors.As(err, &se) || se.Path != "c" {
+		t.Errorf("got %v, want %v at section c", err, prompt.ErrPromptTooLarge)
+	}
+	p = prompt.MustNew("t", "big", sec("a"), sec("b")).MustBind(P{big})
+	if r, err := p.Render(nil, nil); err != nil || len(r.Text()) < 2*len(big) {
+		t.Errorf("two sections: got %v", err)
 	}
 }

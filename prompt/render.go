@@ -302,6 +302,16 @@ func (p *Prompt) size(r *Rendered) (int, error) {
 	return size + 2*max(blocks-1, 0), nil
 }
 
+// MaxPromptBytes bounds a rendered prompt's text, and the bodies a Prompt
+// keeps: sixteen sections that each write the most a body may would
+// otherwise take 256 MiB.
+const MaxPromptBytes = 32 << 20
+
+// ErrPromptTooLarge is the error of a render whose text would pass
+// [MaxPromptBytes], wrapped in a [section.Error] naming the section that
+// took it past.
+var ErrPromptTooLarge = fmt.Errorf("the prompt is larger than %d bytes with this section's body; sections that repeat themselves that much are a mistake", MaxPromptBytes)
+
 // pending reports whether node i's body is a template not executed yet.
 func (p *Prompt) pending(i int) bool {
 	h := p.t.hot[i]
@@ -357,6 +367,11 @@ func (p *Prompt) emit(r *Rendered) error {
 			if plain {
 				freshBodies = append(freshBodies, span{i, from, to, fullBlock})
 			}
+		}
+		if b.Len() > MaxPromptBytes {
+			// Each body is bounded (section.MaxBodyBytes); so is the text
+			// of them all, before the next one runs.
+			return &section.Error{Path: nodes[i].path, Err: ErrPromptTooLarge}
 		}
 		if p.keeps(i, k) {
 			fresh = append(fresh, span{i, start, b.Len(), k})

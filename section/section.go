@@ -150,8 +150,8 @@ type Section struct {
 	key      string
 	title    string
 	bodySrc  string
-	body     *template.Template // nil when the body is static, simple or absent
-	simple   *simpleBody        // the body, when it only references fields
+	body     *guarded    // nil when the body is static, simple or absent
+	simple   *simpleBody // the body, when it only references fields
 	content  func(any) (string, error)
 	summary  string
 	summaryT compiled      // summary as a template, when it has actions
@@ -253,14 +253,14 @@ func New[P any](spec Spec[P]) *Section {
 // simple form, or text/template; neither when the text has no actions.
 type compiled struct {
 	simple *simpleBody
-	tmpl   *template.Template
+	tmpl   *guarded
 }
 
 // compile compiles src, the section's kind of text ("body", "summary" or
 // "brief"), as a template over params of type pt when it has actions: to a
 // simple body when it only references fields (and there are no Funcs), to
 // a text/template otherwise, checked against pt.
-func compile(kind, name, src string, funcs template.FuncMap, pt reflect.Type) (*simpleBody, *template.Template, error) {
+func compile(kind, name, src string, funcs template.FuncMap, pt reflect.Type) (*simpleBody, *guarded, error) {
 	if !strings.Contains(src, "{{") {
 		return nil, nil, nil
 	}
@@ -269,7 +269,7 @@ func compile(kind, name, src string, funcs template.FuncMap, pt reflect.Type) (*
 			return b, nil, nil
 		}
 	}
-	t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(src)
+	t, err := template.New(name).Option("missingkey=error").Funcs(boundedFuncs).Funcs(funcs).Parse(src)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s template: %w", kind, err)
 	}
@@ -280,7 +280,7 @@ func compile(kind, name, src string, funcs template.FuncMap, pt reflect.Type) (*
 		}
 		return nil, nil, err
 	}
-	return nil, t, nil
+	return nil, guard(t), nil
 }
 
 // execute runs the compiled template with params; ok is false when there
@@ -292,7 +292,7 @@ func (c *compiled) execute(params any) (text string, ok bool, err error) {
 		return text, true, err
 	case c.tmpl != nil:
 		b := boundedBuilder{max: MaxBodyBytes}
-		if err = c.tmpl.Execute(&b, params); err != nil {
+		if err = c.tmpl.execute(&b, params); err != nil {
 			return "", true, explainField(err, params)
 		}
 		return b.String(), true, nil
@@ -442,7 +442,7 @@ func (s *Section) Body(params any) (text string, err error) {
 	case s.body != nil:
 		b := boundedBuilder{max: MaxBodyBytes}
 		dot := paramsOrZero(s, params)
-		if err := s.body.Execute(&b, dot); err != nil {
+		if err := s.body.execute(&b, dot); err != nil {
 			return "", fmt.Errorf("body template: %w", explainField(err, dot))
 		}
 		return b.String(), nil

@@ -108,6 +108,7 @@ func Parse(name string, src []byte) (*File, error) {
 		stack []*node
 		prev  *node
 		prevE int // where the previous heading's block ends
+		lines = lineCounter{src: src}
 	)
 	fail := func(line int, heading string, format string, args ...any) {
 		errs = append(errs, &Error{File: name, Line: line, Heading: heading, Err: fmt.Errorf(format, args...)})
@@ -116,7 +117,7 @@ func Parse(name string, src []byte) (*File, error) {
 		if prev != nil {
 			prev.spec.Body = string(src[prevE:end])
 		} else if strings.TrimSpace(string(src[:end])) != "" {
-			fail(lineOf(src, 0), "", "text before the first heading; put it under a heading")
+			fail(1, "", "text before the first heading; put it under a heading")
 		}
 	}
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
@@ -126,7 +127,7 @@ func Parse(name string, src []byte) (*File, error) {
 		}
 		start, end := headingExtent(src, h)
 		flushBody(start)
-		nd := &node{level: h.Level, line: lineOf(src, start)}
+		nd := &node{level: h.Level, line: lines.at(start)}
 		title := headingTitle(src, h)
 		nd.spec.Title = title
 		if strings.HasSuffix(title, "}") && strings.Contains(title, "{") {
@@ -432,8 +433,23 @@ func lineEnd(src []byte, i int) int {
 	return min(i, len(src))
 }
 
-func lineOf(src []byte, offset int) int {
-	return bytes.Count(src[:min(offset, len(src))], []byte("\n")) + 1
+// lineCounter gives the line of offsets in src, counting on from the
+// last one asked for: headings come in order, so a file is counted once,
+// not once per heading.
+type lineCounter struct {
+	src       []byte
+	off, line int
+}
+
+// at returns the line, from 1, of offset in src.
+func (c *lineCounter) at(offset int) int {
+	offset = min(offset, len(c.src))
+	if offset < c.off {
+		c.off, c.line = 0, 0
+	}
+	c.line += bytes.Count(c.src[c.off:offset], []byte("\n"))
+	c.off = offset
+	return c.line + 1
 }
 
 // slug lower-cases s and joins its words with '-', keeping letters, digits

@@ -172,3 +172,41 @@ func TestParamWrongType(t *testing.T) {
 		}
 	}
 }
+
+// manyHeadings is a prompt file of n headings, a line of body under
+// every other one.
+func manyHeadings(n int) []byte {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString("# S" + strconv.Itoa(i) + "\n")
+		if i%2 == 0 {
+			b.WriteString("body\n")
+		}
+	}
+	return []byte(b.String())
+}
+
+// TestLinesOfManyHeadings checks the lines of the headings of a long
+// file, counted on from one heading to the next.
+func TestLinesOfManyHeadings(t *testing.T) {
+	f, err := promptfile.Parse("many.md", manyHeadings(5000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 1, 2, 4999} {
+		if got, want := f.Line("s"+strconv.Itoa(i)), i+i/2+i%2+1; got != want {
+			t.Errorf("heading %d: line %d, want %d", i, got, want)
+		}
+	}
+}
+
+// BenchmarkParseManyHeadings parses a file of 100,000 headings: the time
+// grows with the file, not with its square.
+func BenchmarkParseManyHeadings(b *testing.B) {
+	src := manyHeadings(100_000)
+	for b.Loop() {
+		if _, err := promptfile.Parse("many.md", src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

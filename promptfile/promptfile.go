@@ -253,7 +253,9 @@ func (f *File) Bind(params Params) (*prompt.Prompt, error) {
 }
 
 // DecodeParams decodes a JSON object of params; anything else is an error
-// saying what was found.
+// saying what was found. Numbers become int64 when they are integers that
+// fit (1e6 and 2.0 too), float64 otherwise, so that templates compare (eq .n 7) and format
+// (printf "%.2f" .price) them as numbers.
 func DecodeParams(data []byte) (Params, error) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -271,7 +273,52 @@ func DecodeParams(data []byte) (Params, error) {
 	if err := checkDuplicates(data); err != nil {
 		return nil, err
 	}
+	if _, err := numbers(p, ""); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// numbers returns v, a value decoded with UseNumber, with its numbers
+// turned into what templates compare and format as numbers: an int64 when
+// it is an integer that fits (1e6 and 2.0 too), a float64 otherwise. A number out of
+// float64's range is refused with its path.
+func numbers(v any, path string) (any, error) {
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i, nil
+		}
+		f, err := v.Float64()
+		if err != nil || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("promptfile: params: %s: the number %s is out of range; give it as a string if the text is what is wanted", path, v)
+		}
+		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return int64(f), nil // 1e6 and 2.0 are integers too
+		}
+		return f, nil
+	case map[string]any:
+		for k, e := range v {
+			at := k
+			if path != "" {
+				at = path + "." + k
+			}
+			c, err := numbers(e, at)
+			if err != nil {
+				return nil, err
+			}
+			v[k] = c
+		}
+	case []any:
+		for i, e := range v {
+			c, err := numbers(e, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			v[i] = c
+		}
+	}
+	return v, nil
 }
 
 // checkDuplicates refuses a key given twice in one object of data, a JSON

@@ -145,6 +145,35 @@ func TestSummaryTemplate(t *testing.T) {
 	}
 }
 
+// TestParamNumbers renders templates that compare and format numbers
+// from a params file: integers and fractions are numbers to them, in
+// objects and arrays too; a number past float64's range is refused with
+// its path.
+func TestParamNumbers(t *testing.T) {
+	f, err := promptfile.Parse("p.md", []byte("# A\n"+
+		`price={{printf "%.2f" .price}} count={{printf "%d" .n}} {{if eq .n 7}}seven{{end}} {{if gt .price 3.0}}dear{{end}} `+
+		`{{range .list}}{{printf "%03d" .}} {{end}}{{.big}} {{index .deep.a 0}} {{.million}} {{.two}}`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := promptfile.DecodeParams([]byte(`{"price":3.5,"n":7,"list":[1,2],"big":12345678901234567890,"deep":{"a":[0.25]},"million":1e6,"two":2.0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Bind(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Render(nil, nil)
+	if want := "price=3.50 count=7 seven dear 001 002 1.2345678901234567e+19 0.25 1000000 2"; err != nil || !strings.HasSuffix(r.Text(), want) {
+		t.Errorf("got %v, want the body %q", err, want)
+	}
+	_, err = promptfile.DecodeParams([]byte(`{"a":{"b":[1,1e400]}}`))
+	if want := "promptfile: params: a.b[1]: the number 1e400 is out of range; give it as a string if the text is what is wanted"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
 // TestParamWrongType renders a template reading a field of a param given
 // as another type: the error names the param, the type wanted and the
 // type given.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"strings"
 )
 
@@ -16,16 +17,22 @@ type Price struct {
 	Output      float64 `json:"output"`
 }
 
-// Cost estimates what u cost at p, in US dollars.
+// Cost estimates what u cost at p, in US dollars: never negative (a
+// negative count or price counts as 0) and never past math.MaxFloat64.
 func (p Price) Cost(u Usage) float64 {
 	write := p.CacheWrite
 	if write == 0 {
 		write = p.Input
 	}
-	plain := max(u.PromptTokens-u.CachedTokens-u.CacheWriteTokens, 0)
-	return (float64(plain)*p.Input + float64(u.CachedTokens)*p.CachedInput +
-		float64(u.CacheWriteTokens)*write + float64(u.CompletionTokens)*p.Output) / 1e6
+	prompt, cached, written := nonNegative(u.PromptTokens), nonNegative(u.CachedTokens), nonNegative(u.CacheWriteTokens)
+	plain := max(prompt-cached-written, 0)
+	cost := (plain*max(p.Input, 0) + cached*max(p.CachedInput, 0) +
+		written*max(write, 0) + nonNegative(u.CompletionTokens)*max(p.Output, 0)) / 1e6
+	return min(cost, math.MaxFloat64)
 }
+
+// nonNegative returns n as a float64, 0 if it is negative.
+func nonNegative(n int) float64 { return float64(max(n, 0)) }
 
 // Prices maps model names to prices. A name matches a model whose name is
 // the same or starts with it followed by "-" ("gpt-5" prices

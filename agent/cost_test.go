@@ -54,3 +54,39 @@ func TestPricesLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestCostBounded: counts past any real figure, or negative, never give
+// a negative cost, an infinite one, or a sum that wraps around.
+func TestCostBounded(t *testing.T) {
+	p := agent.Price{Input: 3, CachedInput: 0.3, CacheWrite: 3.75, Output: 15}
+	for _, tt := range []struct {
+		name string
+		u    agent.Usage
+		want float64
+	}{
+		{"negative", agent.Usage{PromptTokens: -100, CompletionTokens: -1000000, CachedTokens: -5, CacheWriteTokens: -7}, 0},
+		{"negative output", agent.Usage{PromptTokens: 1000000, CompletionTokens: -1000000}, 3},
+		{"cached past the prompt", agent.Usage{PromptTokens: 0, CachedTokens: math.MaxInt, CacheWriteTokens: math.MaxInt}, (math.MaxInt*0.3 + math.MaxInt*3.75) / 1e6},
+		{"largest", agent.Usage{PromptTokens: math.MaxInt, CompletionTokens: math.MaxInt}, math.MaxInt * 18 / 1e6},
+	} {
+		if got := p.Cost(tt.u); math.Abs(got-tt.want) > tt.want*1e-12 {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if got := (agent.Price{Input: math.MaxFloat64}).Cost(agent.Usage{PromptTokens: math.MaxInt}); math.IsInf(got, 0) || got != math.MaxFloat64 {
+		t.Errorf("a price past any real one: got %v, want %v", got, math.MaxFloat64)
+	}
+}
+
+// TestUsageAddSaturates: sums held at the ends of int instead of wrapping.
+func TestUsageAddSaturates(t *testing.T) {
+	big := agent.Usage{PromptTokens: math.MaxInt, CompletionTokens: math.MaxInt, CachedTokens: math.MaxInt - 1, CacheWriteTokens: 1, RequestTokens: math.MinInt, PrefixTokens: 5}
+	got := big.Add(agent.Usage{PromptTokens: 1, CompletionTokens: math.MaxInt, CachedTokens: 2, CacheWriteTokens: 2, RequestTokens: -1, PrefixTokens: -7})
+	want := agent.Usage{PromptTokens: math.MaxInt, CompletionTokens: math.MaxInt, CachedTokens: math.MaxInt, CacheWriteTokens: 3, RequestTokens: math.MinInt, PrefixTokens: -2}
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if total := big.Total(); total != math.MaxInt {
+		t.Errorf("total: got %d, want %d", total, math.MaxInt)
+	}
+}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"time"
 )
 
@@ -180,14 +181,27 @@ type Usage struct {
 	PrefixTokens int `json:"prefix_tokens,omitempty"`
 }
 
-// Add returns the sum of u and v.
+// Add returns the sum of u and v. A sum past the range of int stays at
+// its end instead of wrapping around.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{
-		PromptTokens: u.PromptTokens + v.PromptTokens, CompletionTokens: u.CompletionTokens + v.CompletionTokens,
-		CachedTokens: u.CachedTokens + v.CachedTokens, CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
-		RequestTokens: u.RequestTokens + v.RequestTokens, PrefixTokens: u.PrefixTokens + v.PrefixTokens,
+		PromptTokens: addTokens(u.PromptTokens, v.PromptTokens), CompletionTokens: addTokens(u.CompletionTokens, v.CompletionTokens),
+		CachedTokens: addTokens(u.CachedTokens, v.CachedTokens), CacheWriteTokens: addTokens(u.CacheWriteTokens, v.CacheWriteTokens),
+		RequestTokens: addTokens(u.RequestTokens, v.RequestTokens), PrefixTokens: addTokens(u.PrefixTokens, v.PrefixTokens),
 	}
 }
 
-// Total returns prompt plus completion tokens.
-func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
+// Total returns prompt plus completion tokens, as Add sums them.
+func (u Usage) Total() int { return addTokens(u.PromptTokens, u.CompletionTokens) }
+
+// addTokens returns a+b, held at math.MaxInt or math.MinInt when the sum
+// is past them.
+func addTokens(a, b int) int {
+	switch {
+	case b > 0 && a > math.MaxInt-b:
+		return math.MaxInt
+	case b < 0 && a < math.MinInt-b:
+		return math.MinInt
+	}
+	return a + b
+}

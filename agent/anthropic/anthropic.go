@@ -225,7 +225,7 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Me
 	for s.Next() {
 		ev := s.Current()
 		streamed = true
-		size += len(ev.Delta.Text) + len(ev.Delta.PartialJSON) + len(ev.Delta.Thinking)
+		size += kept(ev)
 		if size > transport.MaxBodyBytes {
 			return agent.Response{}, fmt.Errorf("the reply is over %d bytes; stopped reading it", transport.MaxBodyBytes)
 		}
@@ -259,13 +259,13 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Me
 			}
 		}
 	}
+	if err := call.BodyErr(); err != nil {
+		return agent.Response{}, err // before the SDK's error: it is this one, wrapped
+	}
 	if err := s.Err(); err != nil {
 		if streamed {
 			return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
 		}
-		return agent.Response{}, err
-	}
-	if err := call.BodyErr(); err != nil {
 		return agent.Response{}, err
 	}
 	if body := call.Body(); body != nil && !streamed {
@@ -284,6 +284,34 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Me
 	return parseMessage([]byte(acc.RawJSON()))
 }
 
+// kept is how many bytes ev adds to the message the accumulator builds:
+// the message and each block as they start, then each delta's piece (text,
+// tool arguments, thinking, a signature, a citation; a delta of another
+// type, the whole event).
+func kept(ev sdk.MessageStreamEventUnion) int {
+	switch ev.Type {
+	case "message_start":
+		return len(ev.Message.RawJSON())
+	case "content_block_start":
+		return len(ev.ContentBlock.RawJSON())
+	case "content_block_delta":
+		switch d := ev.Delta; d.Type {
+		case "text_delta":
+			return len(d.Text)
+		case "input_json_delta":
+			return len(d.PartialJSON)
+		case "thinking_delta":
+			return len(d.Thinking)
+		case "signature_delta":
+			return len(d.Signature)
+		case "citations_delta":
+			return len(d.Citation.RawJSON())
+		}
+		return len(ev.RawJSON())
+	}
+	return 0
+}
+
 // parseMessage reads a Messages API message: its text, its tool calls and
 // its usage. Its content blocks, whatever their type (thinking, server
 // tool searches and their results), are kept as the message's Native
@@ -294,24 +322,25 @@ func parseMessage(raw []byte) (agent.Response, error) {
 		Content    []json.RawMessage `json:"content"`
 		StopReason string            `json:"stop_reason"`
 		Usage      struct {
-			InputTokens              int `json:"input_tokens"`
-			OutputTokens             int `json:"output_tokens"`
-			CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-			CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+			InputTokens              float64 `json:"input_tokens"`
+			OutputTokens             float64 `json:"output_tokens"`
+			CacheCreationInputTokens float64 `json:"cache_creation_input_tokens"`
+			CacheReadInputTokens     float64 `json:"cache_read_input_tokens"`
 		} `json:"usage"`
 	}
 	if err := json.Unmarshal(raw, &m); err != nil || m.Type != "message" {
 		return agent.Response{}, errUnusable
 	}
-	u := m.Usage
+	input, output := transport.Tokens(m.Usage.InputTokens), transport.Tokens(m.Usage.OutputTokens)
+	write, read := transport.Tokens(m.Usage.CacheCreationInputTokens), transport.Tokens(m.Usage.CacheReadInputTokens)
 	out := agent.Response{
 		Message:      agent.Message{Role: agent.RoleAssistant},
 		FinishReason: m.StopReason,
 		Usage: agent.Usage{
-			PromptTokens:     u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
-			CompletionTokens: u.OutputTokens,
-			CachedTokens:     u.CacheReadInputTokens,
-			CacheWriteTokens: u.CacheCreationInputTokens,
+			PromptTokens:     input + write + read,
+			CompletionTokens: output,
+			CachedTokens:     read,
+			CacheWriteTokens: write,
 		},
 	}
 	var text strings.Builder

@@ -2,8 +2,11 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +20,60 @@ import (
 type endpoint struct {
 	name  string
 	start func(t *testing.T, replies []scripted.Reply, opts ...Option) (agent.Model, func() int)
+	// client is a client of this API at url.
+	client func(t *testing.T, url string, opts ...Option) agent.Model
 	// doc is a reply of this API as one JSON document.
 	doc string
+}
+
+// withUsage returns the endpoint's document with the usage given: input
+// tokens, those of them cached, output tokens (JSON numbers).
+func (ep endpoint) withUsage(t *testing.T, in, cached, out string) string {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(ep.doc), &doc); err != nil {
+		t.Fatal(err)
+	}
+	usage := `{"prompt_tokens":` + in + `,"completion_tokens":` + out + `,"prompt_tokens_details":{"cached_tokens":` + cached + `}}`
+	if ep.name == "responses" {
+		usage = `{"input_tokens":` + in + `,"output_tokens":` + out + `,"input_tokens_details":{"cached_tokens":` + cached + `}}`
+	}
+	doc["usage"] = json.RawMessage(usage)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestUsageClamped: token counts the endpoint reports are read within
+// [0, 2^40], cached ones within the input's, so the cost of a reply is
+// never negative nor absurd.
+func TestUsageClamped(t *testing.T) {
+	for _, ep := range endpoints(t) {
+		for _, tt := range []struct {
+			name, in, cached, out string
+			want                  agent.Usage
+		}{
+			{"negative", "-100", "-5", "-1000000", agent.Usage{}},
+			{"cached past the input", "100", "5000", "7", agent.Usage{PromptTokens: 100, CachedTokens: 100, CompletionTokens: 7}},
+			{"past int64", "9223372036854775807", "9223372036854775807", "9223372036854775807", agent.Usage{PromptTokens: 1 << 40, CachedTokens: 1 << 40, CompletionTokens: 1 << 40}},
+		} {
+			t.Run(ep.name+"/"+tt.name, func(t *testing.T) {
+				m, _ := ep.start(t, []scripted.Reply{{RawType: "application/json", Raw: ep.withUsage(t, tt.in, tt.cached, tt.out)}})
+				resp, err := m.Complete(context.Background(), agent.Request{Messages: hello})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.Usage != tt.want {
+					t.Errorf("got %+v, want %+v", resp.Usage, tt.want)
+				}
+				cost := agent.DefaultPrices()["gpt-5"].Cost(resp.Usage)
+				if cost < 0 || math.IsInf(cost, 0) || cost > 1e9 {
+					t.Errorf("cost: got %v, want a finite figure, not negative", cost)
+				}
+			})
+		}
+	}
 }
 
 func endpoints(t *testing.T) []endpoint {
@@ -29,18 +84,27 @@ func endpoints(t *testing.T) []endpoint {
 	return []endpoint{
 		{"chat completions", func(t *testing.T, replies []scripted.Reply, opts ...Option) (agent.Model, func() int) {
 			srv := scripted.New(t, replies...)
-			c, err := New(srv.URL, "m", append([]Option{WithAPIKey("k"), WithBackoff(time.Millisecond, time.Millisecond)}, opts...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c, func() int { return len(srv.Requests()) }
+			return newChat(t, srv.URL, opts...), func() int { return len(srv.Requests()) }
+		}, func(t *testing.T, url string, opts ...Option) agent.Model {
+			return newChat(t, url, opts...)
 		}, `{"id":"chatcmpl-9","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Checking what runs where before deploying."},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`},
 		{"responses", func(t *testing.T, replies []scripted.Reply, opts ...Option) (agent.Model, func() int) {
 			srv := scripted.NewResponses(t, replies...)
 			c := newResponses(t, srv.URL, opts...)
 			return c, func() int { return len(srv.Bodies()) }
+		}, func(t *testing.T, url string, opts ...Option) agent.Model {
+			return newResponses(t, url, opts...)
 		}, string(fixture)},
 	}
+}
+
+func newChat(t *testing.T, url string, opts ...Option) *Client {
+	t.Helper()
+	c, err := New(url, "m", append([]Option{WithAPIKey("k"), WithBackoff(time.Millisecond, time.Millisecond)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 var hello = []agent.Message{{Role: agent.RoleSystem, Content: "sys"}, {Role: agent.RoleUser, Content: "hi"}}
@@ -104,6 +168,22 @@ func TestFailures(t *testing.T) {
 					t.Errorf("got %v after %d requests, want the size named after one attempt", err, n())
 				}
 			})
+			t.Run("an event that never ends, not asked for again", func(t *testing.T) {
+				flood := scripted.NewFlood(t, "event: x\n", "data: "+strings.Repeat("x", 1<<20)+"\n", 256<<20)
+				m := ep.client(t, flood.URL)
+				allocated, err := allocatedBy(func() error {
+					_, err := m.Complete(context.Background(), agent.Request{Messages: hello})
+					return err
+				})
+				if err == nil || !strings.Contains(err.Error(), "the streamed reply has an event over 16777216 bytes; stopped reading it") || flood.Requests() != 1 {
+					t.Errorf("got %v after %d requests, want the bound named after one attempt", err, flood.Requests())
+				}
+				t.Logf("allocated %d MiB, %d MiB sent", allocated>>20, flood.Sent()>>20)
+				// What was allocated bounds how much the heap grew.
+				if allocated > 128<<20 {
+					t.Errorf("allocated %d MiB reading a reply cut off at 16 MiB (%d MiB sent), want at most 128", allocated>>20, flood.Sent()>>20)
+				}
+			})
 			t.Run("one document for a stream", func(t *testing.T) {
 				m, _ := ep.start(t, []scripted.Reply{{RawType: "application/json", Raw: ep.doc}})
 				var streamed strings.Builder
@@ -132,4 +212,15 @@ func TestFailures(t *testing.T) {
 			})
 		})
 	}
+}
+
+// allocatedBy returns how many bytes the program allocated while f ran,
+// and f's error.
+func allocatedBy(f func() error) (uint64, error) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err := f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc, err
 }

@@ -186,13 +186,13 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 			deltas(chunk, req.OnDelta)
 		}
 	}
+	if err := call.BodyErr(); err != nil {
+		return agent.Response{}, err // before the SDK's error: it is this one, wrapped
+	}
 	if err := s.Err(); err != nil {
 		if streamed {
 			return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
 		}
-		return agent.Response{}, err
-	}
-	if err := call.BodyErr(); err != nil {
 		return agent.Response{}, err
 	}
 	if body := call.Body(); body != nil && !streamed {
@@ -245,9 +245,10 @@ func fromCompletion(cc *sdk.ChatCompletion) (agent.Response, error) {
 		Message:      agent.Message{Role: agent.RoleAssistant, Content: choice.Message.Content},
 		FinishReason: choice.FinishReason,
 		Usage: agent.Usage{
-			PromptTokens:     int(cc.Usage.PromptTokens),
-			CompletionTokens: int(cc.Usage.CompletionTokens),
-			CachedTokens:     int(cc.Usage.PromptTokensDetails.CachedTokens),
+			PromptTokens:     transport.Tokens(float64(cc.Usage.PromptTokens)),
+			CompletionTokens: transport.Tokens(float64(cc.Usage.CompletionTokens)),
+			// Cached tokens are some of the prompt's.
+			CachedTokens: min(transport.Tokens(float64(cc.Usage.PromptTokensDetails.CachedTokens)), transport.Tokens(float64(cc.Usage.PromptTokens))),
 		},
 	}
 	for _, tc := range choice.Message.ToolCalls {

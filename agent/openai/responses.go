@@ -133,13 +133,13 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 			return agent.Response{}, fmt.Errorf("the stream reported an error: %s %s", ev.Code, ev.Message)
 		}
 	}
+	if err := call.BodyErr(); err != nil {
+		return agent.Response{}, err // before the SDK's error: it is this one, wrapped
+	}
 	if err := s.Err(); err != nil {
 		if streamed {
 			return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
 		}
-		return agent.Response{}, err
-	}
-	if err := call.BodyErr(); err != nil {
 		return agent.Response{}, err
 	}
 	if body := call.Body(); body != nil && !streamed {
@@ -181,10 +181,10 @@ func parseResponse(raw []byte) (agent.Response, error) {
 		Status string            `json:"status"`
 		Output []json.RawMessage `json:"output"`
 		Usage  struct {
-			InputTokens        int `json:"input_tokens"`
-			OutputTokens       int `json:"output_tokens"`
+			InputTokens        float64 `json:"input_tokens"`
+			OutputTokens       float64 `json:"output_tokens"`
 			InputTokensDetails struct {
-				CachedTokens int `json:"cached_tokens"`
+				CachedTokens float64 `json:"cached_tokens"`
 			} `json:"input_tokens_details"`
 		} `json:"usage"`
 		Incomplete *struct {
@@ -198,8 +198,9 @@ func parseResponse(raw []byte) (agent.Response, error) {
 		Message:      agent.Message{Role: agent.RoleAssistant},
 		FinishReason: r.Status,
 		Usage: agent.Usage{
-			PromptTokens: r.Usage.InputTokens, CompletionTokens: r.Usage.OutputTokens,
-			CachedTokens: r.Usage.InputTokensDetails.CachedTokens,
+			PromptTokens: transport.Tokens(r.Usage.InputTokens), CompletionTokens: transport.Tokens(r.Usage.OutputTokens),
+			// Cached tokens are some of the input's.
+			CachedTokens: min(transport.Tokens(r.Usage.InputTokensDetails.CachedTokens), transport.Tokens(r.Usage.InputTokens)),
 		},
 	}
 	if r.Incomplete != nil && r.Incomplete.Reason != "" {

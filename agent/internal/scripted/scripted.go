@@ -7,7 +7,8 @@
 // as server-sent events in the API's wire format. With SimulateCache, a
 // server reports the cached tokens its provider's prompt cache would.
 // [Refuse] starts a server that refuses every request and keeps it, for
-// tests of what a client sends.
+// tests of what a client sends. [NewFlood] starts a server whose event
+// stream goes on and on, for tests of the bounds on a reply.
 package scripted
 
 import (

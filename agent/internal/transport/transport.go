@@ -11,6 +11,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -47,8 +48,38 @@ const MaxToolCalls = 1024
 var TooManyCalls = fmt.Errorf("the reply makes more than %d tool calls; stopped reading it", MaxToolCalls)
 
 // MaxBodyBytes bounds a reply body read whole (an endpoint that answered a
-// streaming request with one JSON document).
+// streaming request with one JSON document, a reply to a request that did
+// not stream, an error page), and what the adapters keep of a streamed
+// reply (its text, tool arguments, thinking and signatures).
 const MaxBodyBytes = 8 << 20
+
+// Bounds of a streamed reply (an event stream) as read from the wire. The
+// text a reply carries is bounded by MaxBodyBytes in the adapters; these
+// bound the bytes around it, so that an endpoint that never ends an event
+// or never ends its stream cannot make the SDK's decoder hold it whole.
+const (
+	// MaxEventBytes bounds one event: the bytes from the blank line that
+	// ended the one before to the blank line that ends it. The largest an
+	// API sends (a Responses API response.completed) carries the whole
+	// reply, the instructions and the tools.
+	MaxEventBytes = 2 * MaxBodyBytes
+	// MaxStreamBytes bounds a whole stream: each small delta comes with
+	// its event's framing (type, index, ids), often many times its size.
+	MaxStreamBytes = 16 * MaxBodyBytes
+)
+
+// MaxTokens bounds a token count an endpoint reports (about 10^12, far
+// past any context window), so that the counts of a run, their sums and
+// its cost stay true numbers.
+const MaxTokens = 1 << 40
+
+// Tokens returns n, a token count an endpoint reported, within
+// [0, MaxTokens]: a negative count is taken as 0, a larger one as
+// MaxTokens. A count is read as a float64, so that one too big for an
+// integer is still read.
+func Tokens(n float64) int {
+	return int(min(max(n, 0), MaxTokens))
+}
 
 // Policy is how an adapter retries.
 type Policy struct {
@@ -70,7 +101,7 @@ type Call struct {
 	attempts int
 	last     Reply
 	body     []byte
-	bodyErr  error // the reply's body was refused (too big): not retried
+	bodyErr  error // the reply's body was refused (past a bound): not retried
 }
 
 // Reply is what came back to one attempt.
@@ -102,8 +133,9 @@ func (c *Call) Attempts() int {
 	return c.attempts
 }
 
-// BodyErr returns why the body of a 200 reply to a streaming request that
-// was not an event stream was refused (it is over MaxBodyBytes), or nil.
+// BodyErr returns why the body of a reply was refused, or nil: a body read
+// whole over MaxBodyBytes, or an event stream past MaxEventBytes or
+// MaxStreamBytes (the read that passed the bound failed with this error).
 // Such a reply is not asked for again: it came, and may have been billed.
 func (c *Call) BodyErr() error {
 	c.mu.Lock()
@@ -160,7 +192,11 @@ func Middleware(req *http.Request, next func(*http.Request) (*http.Response, err
 				return nil, rerr // cut off: retried as no reply
 			}
 		} else {
-			res.Body = &headReader{ReadCloser: res.Body, c: c}
+			b := &boundedReader{ReadCloser: res.Body, c: c, limit: MaxBodyBytes, over: errOverBody}
+			if isEventStream(res.Header.Get("Content-Type")) {
+				b.limit, b.over, b.eventLimit = MaxStreamBytes, errOverStream, MaxEventBytes
+			}
+			res.Body = b
 		}
 	}
 	if req.Context().Err() != nil || !willRetry(req, res, err) || attempt > c.Policy.MaxRetries {
@@ -260,22 +296,90 @@ func isEventStream(ct string) bool {
 	return err == nil && mt == "text/event-stream"
 }
 
-// headReader keeps the first bytes read from a body in its Call.
-type headReader struct {
+var (
+	errOverBody   = fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxBodyBytes)
+	errOverStream = fmt.Errorf("the streamed reply is over %d bytes; stopped reading it", MaxStreamBytes)
+	errOverEvent  = fmt.Errorf("the streamed reply has an event over %d bytes; stopped reading it", MaxEventBytes)
+)
+
+// boundedReader keeps the first bytes read from a body in its Call, and
+// fails the read that passes limit bytes, or, in an event stream
+// (eventLimit > 0), eventLimit bytes in one event. The error is kept as
+// the Call's BodyErr.
+type boundedReader struct {
 	io.ReadCloser
-	c *Call
+	c          *Call
+	limit      int64
+	over       error // the error past limit
+	eventLimit int64 // 0: not an event stream
+
+	read  int64 // bytes read
+	event int64 // bytes of the event being read
+	line  int64 // bytes of the line being read, its ending left out
+	cr    bool  // the last byte was a carriage return
+	err   error // the bound passed: every later read fails with it
 }
 
-func (h *headReader) Read(p []byte) (int, error) {
-	n, err := h.ReadCloser.Read(p)
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.ReadCloser.Read(p)
 	if n > 0 {
-		h.c.mu.Lock()
-		if room := headBytes - len(h.c.last.Head); room > 0 {
-			h.c.last.Head = append(h.c.last.Head, p[:min(n, room)]...)
+		b.c.mu.Lock()
+		if room := headBytes - len(b.c.last.Head); room > 0 {
+			b.c.last.Head = append(b.c.last.Head, p[:min(n, room)]...)
 		}
-		h.c.mu.Unlock()
+		b.c.mu.Unlock()
+	}
+	b.read += int64(n)
+	switch {
+	case b.read > b.limit:
+		b.err = b.over
+	case b.eventLimit > 0 && b.events(p[:n]) > b.eventLimit:
+		b.err = errOverEvent
+	}
+	if b.err != nil {
+		b.c.mu.Lock()
+		b.c.bodyErr = b.err
+		b.c.mu.Unlock()
+		return 0, b.err
 	}
 	return n, err
+}
+
+// events follows the event stream's lines through p and returns the size
+// of the event not yet ended. An event ends at a blank line; a line ends
+// at "\r\n", "\n" or "\r".
+func (b *boundedReader) events(p []byte) int64 {
+	for len(p) > 0 {
+		end := bytes.IndexByte(p, '\n')
+		if end < 0 {
+			end = len(p)
+		}
+		if cr := bytes.IndexByte(p[:end], '\r'); cr >= 0 {
+			end = cr
+		}
+		if end > 0 {
+			b.line += int64(end)
+			b.event += int64(end)
+			b.cr = false
+		}
+		if end == len(p) {
+			break
+		}
+		switch c := p[end]; {
+		case c == '\n' && b.cr:
+			// The second byte of "\r\n": the line already ended.
+		case b.line == 0:
+			b.event = 0 // a blank line: the event ended
+		default:
+			b.event++
+		}
+		b.line, b.cr = 0, p[end] == '\r'
+		p = p[end+1:]
+	}
+	return b.event
 }
 
 func head(b []byte) []byte {

@@ -1,8 +1,13 @@
 package transport
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -75,6 +80,102 @@ func TestCustomHeaders(t *testing.T) {
 		}
 		if !slices.Equal(headers, tt.headers) {
 			t.Errorf("%q: got headers %v, want %v", tt.value, headers, tt.headers)
+		}
+	}
+}
+
+// readThrough reads a body from srv through Middleware, as the SDKs do,
+// and returns how many bytes it read and the read's error.
+func readThrough(t *testing.T, url string) (int64, error, *Call) {
+	t.Helper()
+	c := &Call{Stream: true}
+	req, err := http.NewRequestWithContext(With(context.Background(), c), http.MethodPost, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Middleware(req, http.DefaultTransport.RoundTrip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	n, err := io.Copy(io.Discard, res.Body)
+	return n, err, c
+}
+
+// serve starts a server that answers with contentType and status, then
+// body written again and again until total bytes are sent or the client
+// goes away.
+func serve(t *testing.T, contentType string, status int, body string, total int) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(status)
+		for sent := 0; sent < total; sent += len(body) {
+			if _, err := io.WriteString(w, body); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestBodyBounds: a streamed reply is read up to the end of an event over
+// MaxEventBytes or of a stream over MaxStreamBytes, a body read whole up
+// to MaxBodyBytes; the read that passes the bound fails with the Call's
+// BodyErr. Events within the bounds, whatever their line endings, are
+// read whole.
+func TestBodyBounds(t *testing.T) {
+	mib := strings.Repeat("x", 1<<20)
+	for _, tt := range []struct {
+		name, contentType string
+		status            int
+		body              string
+		total             int
+		want              string // "": read whole
+		limit             int64  // bytes read at most
+	}{
+		{"an event that never ends", "text/event-stream", 200, "data: " + mib + "\n", 64 << 20,
+			"the streamed reply has an event over 16777216 bytes; stopped reading it", MaxEventBytes + 64<<10},
+		{"a line that never ends", "text/event-stream; charset=utf-8", 200, mib, 64 << 20,
+			"the streamed reply has an event over 16777216 bytes", MaxEventBytes + 64<<10},
+		{"a stream that never ends", "text/event-stream", 200, "event: ping\ndata: " + mib[:64<<10] + "\n\n", MaxStreamBytes + 1<<20,
+			"the streamed reply is over 134217728 bytes; stopped reading it", MaxStreamBytes + 64<<10},
+		{"an error page", "text/html", 500, mib, 64 << 20,
+			"the reply is over 8388608 bytes; stopped reading it", MaxBodyBytes + 64<<10},
+		{"events of 12 MiB, lines ended by \\n", "text/event-stream", 200, strings.Repeat("data: "+mib+"\n", 12) + "\n", 48 << 20, "", 48 << 20},
+		{"events of 12 MiB, lines ended by \\r\\n", "text/event-stream", 200, strings.Repeat("data: "+mib+"\r\n", 12) + "\r\n", 48 << 20, "", 48 << 20},
+		{"events of 12 MiB, lines ended by \\r", "text/event-stream", 200, strings.Repeat("data: "+mib+"\r", 12) + "\r", 48 << 20, "", 48 << 20},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n, err, c := readThrough(t, serve(t, tt.contentType, tt.status, tt.body, tt.total))
+			if tt.want == "" {
+				if err != nil || n < int64(tt.total) || c.BodyErr() != nil {
+					t.Errorf("got %d bytes, %v, body error %v; want %d bytes read whole", n, err, c.BodyErr(), tt.total)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) || !errors.Is(c.BodyErr(), err) {
+				t.Errorf("got %v, body error %v; want %q", err, c.BodyErr(), tt.want)
+			}
+			if n > tt.limit {
+				t.Errorf("read %d bytes, want at most %d", n, tt.limit)
+			}
+		})
+	}
+}
+
+// TestTokens: a token count an endpoint reports is read within
+// [0, MaxTokens].
+func TestTokens(t *testing.T) {
+	for _, tt := range []struct {
+		in   float64
+		want int
+	}{
+		{0, 0}, {1234, 1234}, {-1, 0}, {-1e6, 0}, {MaxTokens, MaxTokens},
+		{math.MaxInt64, MaxTokens}, {1e30, MaxTokens}, {math.Inf(1), MaxTokens}, {math.Inf(-1), 0},
+	} {
+		if got := Tokens(tt.in); got != tt.want {
+			t.Errorf("Tokens(%g): got %d, want %d", tt.in, got, tt.want)
 		}
 	}
 }

@@ -136,6 +136,8 @@ func TestBodyBounds(t *testing.T) {
 	}{
 		{"an event that never ends", "text/event-stream", 200, "data: " + mib + "\n", 64 << 20,
 			"the streamed reply has an event over 16777216 bytes; stopped reading it", MaxEventBytes + 64<<10},
+		{"an event that never ends, lines ended by \\r\\n", "text/event-stream", 200, "data: " + mib + "\r\n", 64 << 20,
+			"the streamed reply has an event over 16777216 bytes; stopped reading it", MaxEventBytes + 64<<10},
 		{"a line that never ends", "text/event-stream; charset=utf-8", 200, mib, 64 << 20,
 			"the streamed reply has an event over 16777216 bytes", MaxEventBytes + 64<<10},
 		{"a stream that never ends", "text/event-stream", 200, "event: ping\ndata: " + mib[:64<<10] + "\n\n", MaxStreamBytes + 1<<20,

@@ -2,6 +2,8 @@ package prompt
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -333,15 +335,16 @@ func (r *Rendered) writeContext(fs afero.Fs, i int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := path.Join(ContextDir, r.p.t.nodes[i].path+".md")
+	name := path.Join(ContextDir, contextName(r.p.t.nodes[i].path))
 	if err := fs.MkdirAll(ContextDir, 0o755); err != nil {
 		return "", err
 	}
 	// A temporary file of its own, so concurrent opens of one section
-	// never rename each other's file away.
-	f, err := afero.TempFile(fs, ContextDir, "."+r.p.t.nodes[i].path+".*.tmp")
+	// never rename each other's file away; short, so that it fits where
+	// the file's name does.
+	f, err := afero.TempFile(fs, ContextDir, ".open-*.tmp")
 	if err != nil {
-		return "", err
+		return "", fileError(err, "", name)
 	}
 	tmp := f.Name()
 	_, err = f.Write([]byte(doc))
@@ -361,8 +364,24 @@ func (r *Rendered) writeContext(fs afero.Fs, i int) (string, error) {
 	return name, nil
 }
 
-// fileError names the context file rather than the temporary one, which the
-// model never sees.
+// maxContextName bounds a context file's name: a file system's names take
+// 255 bytes.
+const maxContextName = 255
+
+// contextName is the name of the context file of the section at path,
+// under ContextDir: the path and ".md", or, for a path too long to be a
+// file's name (nested long keys), its start, a hash of the whole and
+// ".md".
+func contextName(path string) string {
+	if len(path)+len(".md") <= maxContextName {
+		return path + ".md"
+	}
+	sum := sha256.Sum256([]byte(path))
+	return path[:200] + "-" + hex.EncodeToString(sum[:8]) + ".md"
+}
+
+// fileError names the context file rather than the temporary one (tmp,
+// "" when it was not made), which the model never sees.
 func fileError(err error, tmp, name string) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
@@ -371,6 +390,9 @@ func fileError(err error, tmp, name string) error {
 	var le *os.LinkError
 	if errors.As(err, &le) {
 		return le.Err
+	}
+	if tmp == "" {
+		return err
 	}
 	return errors.New(strings.ReplaceAll(err.Error(), tmp, name))
 }

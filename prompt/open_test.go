@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -443,5 +444,33 @@ func TestOpenSectionsConcurrent(t *testing.T) {
 	got, err := afero.ReadFile(fs, "context/guide.md")
 	if err != nil || string(got) != want {
 		t.Errorf("context/guide.md: got %q, %v; want %q", got, err, want)
+	}
+}
+
+// TestLongPathContextFile opens a section four levels down whose keys
+// take 64 bytes each: its path is too long to be a file's name, so its
+// context file is named by the path's start and a hash, which the
+// summary names; the file is written on a real file system.
+func TestLongPathContextFile(t *testing.T) {
+	key := func(c string) string { return strings.Repeat(c, 64) }
+	leaf := summarized(key("d"), "Leaf", "The leaf's body.", "A leaf.", nil)
+	p := prompt.MustNew("test", "long", text(key("a"), "A", "a", text(key("b"), "B", "b", text(key("c"), "C", "c", leaf)))).MustBind()
+	sess := session.New()
+	fs := afero.NewBasePathFs(afero.NewOsFs(), t.TempDir())
+	r, err := p.Render(sess, fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := key("a") + "." + key("b") + "." + key("c") + "." + key("d")
+	name := regexp.MustCompile(`written to (context/\S+\.md) for you`).FindStringSubmatch(r.Text())
+	if name == nil || len(name[1]) > len("context/")+255 || !strings.HasPrefix(name[1], "context/"+path[:200]+"-") {
+		t.Fatalf("the summary names %v, want a name of at most 255 bytes starting with the path", name)
+	}
+	res, err := call(t, p, sess, fs, `{"section_keys":["`+path+`"],"reason":"read it"}`)
+	if err != nil || !res.Success || res.Message != "Section content written to: "+name[1] {
+		t.Fatalf("got %+v, %v", res, err)
+	}
+	if got, err := afero.ReadFile(fs, name[1]); err != nil || !strings.Contains(string(got), "The leaf's body.") {
+		t.Errorf("the file holds %q, %v", got, err)
 	}
 }

@@ -39,24 +39,24 @@ func writeSuffixAs(b *strings.Builder, path string, kids enabledKids, hasTools, 
 		b.WriteString("[This section is summarized. To view full content, call `open_sections` with key \"")
 		b.WriteString(path)
 		b.WriteString("\". The content will be written to context/")
-		b.WriteString(path)
-		b.WriteString(".md for you to read.]")
+		b.WriteString(contextName(path))
+		b.WriteString(" for you to read.]")
 	case compact:
 		b.WriteString("[This section is summarized. Call `open_sections` with key \"")
 		b.WriteString(path)
 		b.WriteString("\" to write content (including ")
 		kids.writeCount(b)
 		b.WriteString(") to context/")
-		b.WriteString(path)
-		b.WriteString(".md.]")
+		b.WriteString(contextName(path))
+		b.WriteString(".]")
 	default:
 		b.WriteString("[This section is summarized. Call `open_sections` with key \"")
 		b.WriteString(path)
 		b.WriteString("\" to write content (including subsections: ")
 		kids.writeKeys(b)
 		b.WriteString(") to context/")
-		b.WriteString(path)
-		b.WriteString(".md.]")
+		b.WriteString(contextName(path))
+		b.WriteString(".]")
 	}
 }
 

@@ -336,7 +336,11 @@ func (p *Prompt) summaryText(i int, k blockKind) (string, error) {
 	if err != nil {
 		return "", &section.Error{Path: n.path, Err: err}
 	}
-	return text, nil
+	// A summary may come from params or from elsewhere (a skill's
+	// description): as a body's, its headings go below the section's and
+	// a fence it leaves open is closed, so that it cannot swallow the line
+	// saying how to open it and the sections after it.
+	return markdown.CloseFence(shiftHeadings(text, n.depth+2)), nil
 }
 
 // writeSummary writes node i's SUMMARY block written as k: heading, summary

@@ -353,3 +353,27 @@ func TestOverrideBeforeFirstRender(t *testing.T) {
 		t.Errorf("got log %q, want the override under its name", log.String())
 	}
 }
+
+// TestSummaryMarkdownContained renders summaries whose params open a code
+// fence or hold a top-level heading: the fence is closed before the line
+// that says how to open the section, and the heading goes below the
+// section's, so neither reaches the sections after it.
+func TestSummaryMarkdownContained(t *testing.T) {
+	type P struct{ X string }
+	for _, tt := range []struct{ x, want string }{
+		{"this\n```go\ncode", "See this\n```go\ncode\n```\n\n---\n[This section is summarized."},
+		{"this\n# Injected\n\ntext", "See this\n### Injected\n\ntext\n\n---\n"},
+	} {
+		p := prompt.MustNew("t", "s",
+			section.New(section.Spec[P]{Key: "ref", Title: "Ref", Body: "body", Summary: "See {{.X}}", Visibility: visibility.Const(visibility.Summary)}),
+			text("after", "After", "after body"),
+		).MustBind(P{tt.x})
+		r, err := p.Render(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(r.Text(), tt.want) || !strings.HasSuffix(r.Text(), "\n\n## 2. After (after)\n\nafter body") {
+			t.Errorf("X=%q: got\n%s\nwant it to hold %q and end with the next section", tt.x, r.Text(), tt.want)
+		}
+	}
+}

@@ -271,17 +271,10 @@ func fileKey(p string, taken map[string]bool) string {
 	return key
 }
 
-// closeFences closes a code fence the text leaves open, which would
-// swallow the rest of the prompt.
+// closeFences dedents text and closes a code fence it leaves open, which
+// would swallow the rest of the prompt.
 func closeFences(text string) string {
-	text = markdown.Dedent(text)
-	line := markdown.OpenFence(text)
-	if line == 0 {
-		return text
-	}
-	open := strings.TrimLeft(strings.Split(text, "\n")[line-1], " ")
-	fence := open[:len(open)-len(strings.TrimLeft(open, open[:1]))]
-	return text + "\n" + fence
+	return markdown.CloseFence(markdown.Dedent(text))
 }
 
 // longestRun is the length of the longest run of c in s.

@@ -41,6 +41,18 @@ func OpenFence(text string) int {
 	return open
 }
 
+// CloseFence returns text with a line closing the code fence it leaves
+// open (see OpenFence), so that it cannot swallow what follows it; text
+// itself when every fence is closed.
+func CloseFence(text string) string {
+	line := OpenFence(text)
+	if line == 0 {
+		return text
+	}
+	ch, length, _, _ := fenceLine(strings.Split(text, "\n")[line-1])
+	return text + "\n" + strings.Repeat(string(ch), length)
+}
+
 // fenceLine reports whether line starts a fence, returning its character,
 // length and what follows it.
 func fenceLine(line string) (ch byte, length int, rest string, ok bool) {

@@ -20,6 +20,10 @@ type BudgetError struct {
 	Budget  int             // the budget, in tokens
 	Minimum int             // the smallest prompt reachable, in tokens
 	Largest []SectionTokens // the largest sections of that prompt, largest first (at most 5)
+	// Opened are the sections the session opened, which the budget may
+	// not summarize, in tree order: each with the tokens of all it shows,
+	// its block and those of the sections shown under it.
+	Opened []SectionTokens
 }
 
 // SectionTokens is a section's path and its tokens.
@@ -183,7 +187,26 @@ func (p *Prompt) budgetError(r *Rendered, budget, minimum int) error {
 	if len(largest) > 5 {
 		largest = largest[:5]
 	}
-	return &BudgetError{Budget: budget, Minimum: minimum, Largest: largest}
+	return &BudgetError{Budget: budget, Minimum: minimum, Largest: largest, Opened: p.opened(r)}
+}
+
+// opened lists the sections r shows in full because the session opened
+// them, each with the tokens of all it shows.
+func (p *Prompt) opened(r *Rendered) []SectionTokens {
+	var out []SectionTokens
+	for i, st := range r.st {
+		if !st.is(visibleF) || st.mode != visibility.Full || st.why != visibility.Overridden {
+			continue
+		}
+		n := 0
+		for j := i; j < p.t.nodes[i].end; j++ {
+			if r.st[j].is(visibleF) {
+				n += int(r.tokens[j])
+			}
+		}
+		out = append(out, SectionTokens{Path: p.t.nodes[i].path, Tokens: n})
+	}
+	return out
 }
 
 // budgetOrder returns the template's sections in the order a budget gives

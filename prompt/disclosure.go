@@ -103,21 +103,25 @@ func (d *Disclosure) Render() error {
 	return d.render()
 }
 
-// render renders every part, after unfolding what the session shows in
-// full; when it fails, the parts stay as they were, matching the renders
-// kept. The holder of mu calls it.
-func (d *Disclosure) render() error {
+// render renders every part with the session. The holder of mu calls it.
+func (d *Disclosure) render() error { return d.renderIn(d.sess) }
+
+// renderIn renders every part with sess (the disclosure's session, or a
+// transaction's view of it), after unfolding what sess shows in full;
+// when it fails, the parts stay as they were, matching the renders kept.
+// The holder of mu calls it.
+func (d *Disclosure) renderIn(sess *session.Session) error {
 	old := d.parts // changed only by unfolding, which needs a copy to undo
 	if d.folded() {
 		old = slices.Clone(d.parts)
 	}
-	if err := d.unfoldOpened(); err != nil {
+	if err := d.unfoldOpened(sess); err != nil {
 		d.parts = old
 		return err
 	}
 	out := make([]*Rendered, len(d.parts))
 	for i, part := range d.parts {
-		r, err := part.Prompt.Render(d.sess, d.fs, part.Options...)
+		r, err := part.Prompt.Render(sess, d.fs, part.Options...)
 		if err != nil {
 			d.parts = old
 			return err
@@ -219,8 +223,20 @@ func (d *Disclosure) Deferred() []DeferredTools {
 // session and filesystem. When t asks for sections to open
 // ([ErrVisibilityExpansion], as open_sections does for sections with
 // tools), Call opens them through [Disclosure.Expand] and answers with the
-// opening. Other errors are t's (see [tools.Tool.Call]).
+// opening; an opening refused ([*OpenError]: with the sections open, the
+// prompts did not render, or did not fit their budget) is a failed result
+// that says why, and changes nothing. Other errors are t's (see
+// [tools.Tool.Call]).
 func (d *Disclosure) Call(ctx context.Context, t *tools.Tool, args json.RawMessage) (tools.Result, error) {
+	res, err := d.call(ctx, t, args)
+	if refused, ok := errors.AsType[*OpenError](err); ok {
+		return tools.Result{Message: refused.Error()}, nil
+	}
+	return res, err
+}
+
+// call is Call with a refused opening left an error, for Open.
+func (d *Disclosure) call(ctx context.Context, t *tools.Tool, args json.RawMessage) (tools.Result, error) {
 	res, err := t.Call(ctx, d.ToolContext(), args)
 	if errors.Is(err, ErrVisibilityExpansion) {
 		op, err := d.Expand(err)
@@ -233,9 +249,14 @@ func (d *Disclosure) Call(ctx context.Context, t *tools.Tool, args json.RawMessa
 }
 
 // Expand opens what an expansion error asks for (a join of several is
-// opened at once): it dispatches the overrides to the session, renders
-// every part again and returns what opened, with the tools now offered that
-// were not before.
+// opened at once): it renders every part again with the overrides on
+// trial, dispatches them to the session once the render succeeded, and
+// returns what opened, with the tools now offered that were not before.
+//
+// A failed opening changes nothing: no event reaches the session, and the
+// parts and their renders stay as they were. When the render with the
+// overrides fails, as when the sections do not fit a part's budget, the
+// error is an [*OpenError] whose message, written for the model, says so.
 func (d *Disclosure) Expand(err error) (*Opened, error) {
 	list := expansions(err)
 	if len(list) == 0 {
@@ -243,6 +264,18 @@ func (d *Disclosure) Expand(err error) (*Opened, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	parts, rendered := slices.Clone(d.parts), d.rendered
+	op, err := d.expand(list)
+	if err != nil {
+		d.parts, d.rendered = parts, rendered
+		return nil, err
+	}
+	return op, nil
+}
+
+// expand is Expand once the lock is held; on failure the caller puts the
+// parts and renders back.
+func (d *Disclosure) expand(list []*VisibilityExpansionError) (*Opened, error) {
 	before := map[string]bool{}
 	for _, t := range d.tools() {
 		before[t.Name()] = true
@@ -278,11 +311,8 @@ func (d *Disclosure) Expand(err error) (*Opened, error) {
 			all[p] = m
 		}
 	}
-	if err := all.Apply(d.sess); err != nil {
-		return nil, err
-	}
 	op.Paths = all.Paths()
-	if err := d.render(); err != nil {
+	if err := d.renderOpening(op.Keys, all); err != nil {
 		return nil, fmt.Errorf("prompt: expand: %w", err)
 	}
 	for _, t := range d.tools() {
@@ -291,6 +321,7 @@ func (d *Disclosure) Expand(err error) (*Opened, error) {
 		}
 	}
 	if d.content {
+		var err error
 		if op.Content, err = d.standalone(op.Keys); err != nil {
 			return nil, fmt.Errorf("prompt: expand: %w", err)
 		}
@@ -328,13 +359,14 @@ func (d *Disclosure) overridesFor(keys []string) (Overrides, error) {
 
 // Open opens the sections at keys as an open_sections call would, without
 // a model: it checks them, and opens those with tools in place or writes
-// the others to context files.
+// the others to context files. An opening refused is an [*OpenError], and
+// changes nothing.
 func (d *Disclosure) Open(ctx context.Context, keys []string, reason string) (*Opened, error) {
 	args, err := json.Marshal(OpenSectionsInput{SectionKeys: keys, Reason: reason})
 	if err != nil {
 		return nil, fmt.Errorf("prompt: open: %w", err)
 	}
-	res, err := d.Call(ctx, d.open, args)
+	res, err := d.call(ctx, d.open, args)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/visibility"
 )
 
@@ -202,17 +203,17 @@ func (d *Disclosure) unfold(keys []string) error {
 }
 
 // unfoldOpened unfolds the folded sections at or above the paths the
-// session's overrides show in full: opened in an earlier render, or in an
-// earlier run of a session read back. The holder of mu calls it before
-// every render.
-func (d *Disclosure) unfoldOpened() error {
+// overrides of sess show in full: opened in an earlier render, or in an
+// earlier run of a session read back, or on trial. The holder of mu calls
+// it before every render.
+func (d *Disclosure) unfoldOpened(sess *session.Session) error {
 	if !d.folded() {
 		return nil
 	}
-	if err := visibility.Register(d.sess); err != nil {
+	if err := visibility.Register(sess); err != nil {
 		return err
 	}
-	ov := visibility.Get(d.sess)
+	ov := visibility.Get(sess)
 	var full []string
 	for _, p := range ov.Paths() {
 		if m, _ := ov.Mode(p); m == visibility.Full {

@@ -1,0 +1,141 @@
+package prompt
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/unfold-dev/unfold/visibility"
+)
+
+// OpenError says that an opening was refused: with the requested sections
+// shown in full, the prompts did not render; most often, a part did not fit
+// its token budget (Err is then a [*BudgetError]). Nothing changed. Its
+// message is written for the model, as a failed tool result.
+type OpenError struct {
+	Keys []string // the requested keys, in request order
+	// Sections are, when a budget could not be met, the requested
+	// sections with the tokens each would take in full, in tree order.
+	Sections []SectionTokens
+	Err      error // the render's error
+}
+
+func (e *OpenError) Error() string {
+	be, ok := errors.AsType[*BudgetError](e.Err)
+	if !ok {
+		return fmt.Sprintf("%s could not be opened: %v. Nothing was opened.", sectionsNamed(e.Keys), e.Err)
+	}
+	named := e.Keys
+	if len(e.Sections) > 0 {
+		named = make([]string, len(e.Sections))
+		for i, s := range e.Sections {
+			named[i] = fmt.Sprintf("%s (%d tokens)", s.Path, s.Tokens)
+		}
+	}
+	it, them := "it", "it"
+	verb := "does"
+	if len(named) > 1 {
+		it, them, verb = "them", "them", "do"
+	}
+	return fmt.Sprintf("%s %s not fit the token budget of %d tokens: with %s open the prompt would take at least %d tokens. Nothing was opened. Open fewer or smaller sections, or go on without %s.",
+		sectionsNamed(named), verb, be.Budget, it, be.Minimum, them)
+}
+
+// Unwrap returns the render's error, so errors.Is(err, ErrOverBudget)
+// tells a budget apart.
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// sectionsNamed is "Section a" or "Sections a, b".
+func sectionsNamed(names []string) string {
+	if len(names) == 1 {
+		return "Section " + names[0]
+	}
+	return "Sections " + strings.Join(names, ", ")
+}
+
+// renderOpening renders every part with ov on trial: dispatched to a
+// transaction's view of the session, committed when every part rendered
+// and discarded otherwise, so that a refused opening leaves no event in
+// the session. A failed render is an [*OpenError] for keys. The holder of
+// mu calls it, and puts the parts back when it fails.
+func (d *Disclosure) renderOpening(keys []string, ov Overrides) error {
+	tx := d.sess.Begin()
+	if err := ov.Apply(tx.Session()); err != nil {
+		tx.Discard()
+		return err
+	}
+	if err := d.renderIn(tx.Session()); err != nil {
+		tx.Discard()
+		refused := &OpenError{Keys: keys, Err: err}
+		if be, ok := errors.AsType[*BudgetError](err); ok {
+			for _, s := range be.Opened {
+				if slices.Contains(keys, s.Path) {
+					refused.Sections = append(refused.Sections, s)
+				}
+			}
+		}
+		return refused
+	}
+	return tx.Commit()
+}
+
+// Refit renders every part, as [Disclosure.Render] does, and when a part
+// does not fit its budget with the sections the session opened (a session
+// saved by a run with a larger budget, or one whose openings were never
+// checked against a budget), closes them, the most recently opened first,
+// until every part renders. It returns the paths it closed, in the order
+// closed. Closing dispatches a visibility.ClearOverride event for each, all
+// at once when the render succeeded; when even closing them all does not
+// help, Refit dispatches nothing and returns the render's error.
+func (d *Disclosure) Refit() ([]string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	err := d.render()
+	if !errors.Is(err, ErrOverBudget) {
+		return nil, err
+	}
+	tx := d.sess.Begin()
+	var closed []string
+	for _, p := range d.openedNewestFirst() {
+		if cerr := tx.Session().Dispatch(visibility.ClearOverride{Path: p}); cerr != nil {
+			tx.Discard()
+			return nil, fmt.Errorf("prompt: refit: %w", cerr)
+		}
+		closed = append(closed, p)
+		if d.renderIn(tx.Session()) == nil {
+			if cerr := tx.Commit(); cerr != nil {
+				return nil, fmt.Errorf("prompt: refit: %w", cerr)
+			}
+			return closed, nil
+		}
+	}
+	tx.Discard()
+	return nil, err
+}
+
+// openedNewestFirst lists the paths the session's overrides show in full,
+// the most recently opened first by the session's log; those whose opening
+// the log no longer holds come last, deepest and latest first.
+func (d *Disclosure) openedNewestFirst() []string {
+	ov := visibility.Get(d.sess)
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if m, ok := ov.Mode(p); ok && m == visibility.Full && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	events := d.sess.Events()
+	for i := len(events) - 1; i >= 0; i-- {
+		if e, ok := events[i].Event.(visibility.SetOverride); ok {
+			add(e.Path)
+		}
+	}
+	paths := ov.Paths()
+	for i := len(paths) - 1; i >= 0; i-- {
+		add(paths[i])
+	}
+	return out
+}

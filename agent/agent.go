@@ -381,10 +381,14 @@ func (a *Agent) Run(ctx context.Context, task string) (*Result, error) {
 		return nil, err
 	}
 	r.record(Record{Kind: KindRun, Task: task, Actions: a.cfg.Actions.String(), Disclosure: a.cfg.Disclosure.String()})
-	if err := r.refresh(); err != nil {
+	note, err := r.begin()
+	if err != nil {
 		return r.finish(err)
 	}
 	first := task
+	if note != "" {
+		first += "\n\n" + note
+	}
 	if obs := r.screenUpdate(true); obs != "" {
 		first += "\n\n" + obs
 	}
@@ -400,7 +404,9 @@ func (a *Agent) Run(ctx context.Context, task string) (*Result, error) {
 // followUp is added as a user message. A tool call the transcript left
 // without a result is answered after its reply's results: as not run when
 // it never started, and as possibly done when it was running when the run
-// stopped (its call record is there, its result is not).
+// stopped (its call record is there, its result is not). Sections the
+// saved session opened that do not fit the budget are closed, the most
+// recently opened first ([prompt.Disclosure.Refit]), and the model is told.
 func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*Result, error) {
 	if tr == nil {
 		return nil, errors.New("agent: resume: nil transcript")
@@ -415,7 +421,8 @@ func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*R
 		return nil, err
 	}
 	r.record(Record{Kind: KindRun, Task: followUp, Actions: a.cfg.Actions.String(), Disclosure: a.cfg.Disclosure.String(), Resumed: true})
-	if err := r.refresh(); err != nil {
+	note, err := r.begin()
+	if err != nil {
 		return r.finish(err)
 	}
 	// The restored messages are in the transcript already: append this
@@ -432,11 +439,14 @@ func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*R
 	}
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(followUp))
-	if obs := r.screenUpdate(false); obs != "" {
+	for _, s := range []string{note, r.screenUpdate(false)} {
+		if s == "" {
+			continue
+		}
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
 		}
-		b.WriteString(obs)
+		b.WriteString(s)
 	}
 	if b.Len() > 0 {
 		r.add(Message{Role: RoleUser, Content: b.String()})

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -29,7 +30,9 @@ func (r *run) deferTools() {
 
 // expand opens the sections a tool call asked for, through the
 // disclosure: the overrides go into the session, both prompts render again
-// and the call is answered with what opened and the new tools.
+// and the call is answered with what opened and the new tools. An opening
+// the disclosure refused (the sections do not fit the budget) changed
+// nothing: the call fails with the reason, and the run goes on.
 func (r *run) expand(err error) (tools.Result, error) {
 	r.expansions++
 	if r.expansions > MaxExpansions {
@@ -39,6 +42,10 @@ func (r *run) expand(err error) (tools.Result, error) {
 	// its tools): the keys it asks to open are in the new one.
 	r.followPrompt()
 	op, err := r.a.disc.Expand(err)
+	if refused, ok := errors.AsType[*prompt.OpenError](err); ok {
+		r.progress(Progress{Kind: "expansion", Detail: strings.Join(refused.Keys, ", ")})
+		return tools.Result{Message: refused.Error()}, nil
+	}
 	if err != nil {
 		return tools.Result{Message: err.Error()}, fmt.Errorf("agent: %w", err)
 	}
@@ -65,6 +72,9 @@ func (r *run) openAndCall(name, path, args string) (tools.Result, error) {
 	if err != nil {
 		if r.ctx.Err() != nil {
 			return tools.Result{Message: err.Error()}, fmt.Errorf("agent: %w", err)
+		}
+		if refused, ok := errors.AsType[*prompt.OpenError](err); ok {
+			return tools.Result{Message: fmt.Sprintf("%s belongs to section %q, which was not opened. %v", name, path, refused)}, nil
 		}
 		return tools.Result{Message: fmt.Sprintf("%s belongs to section %q, which could not be opened: %v", name, path, err)}, nil
 	}
@@ -107,4 +117,31 @@ func (r *run) takeLoads() []string {
 	l := r.loads
 	r.loads = nil
 	return l
+}
+
+// begin renders the prompts for a run's start. When the sections the
+// session opened do not fit the budget (a session saved by a run with a
+// larger budget, or by a version that let such an opening through), they
+// are closed, the most recently opened first, until the prompt fits; the
+// returned note tells the model which. Closing them is a session event,
+// saved in the transcript like an opening.
+func (r *run) begin() (note string, err error) {
+	err = r.refresh()
+	if !errors.Is(err, prompt.ErrOverBudget) {
+		return "", err
+	}
+	closed, cerr := r.a.disc.Refit()
+	if cerr != nil || len(closed) == 0 {
+		return "", err
+	}
+	if err := r.refresh(); err != nil {
+		return "", err
+	}
+	r.progress(Progress{Kind: "expansion", Success: true, Detail: "closed " + strings.Join(closed, ", ")})
+	it := "it"
+	if len(closed) > 1 {
+		it = "them"
+	}
+	return fmt.Sprintf("Closed %s: with %s open, the prompt did not fit its token budget of %d tokens. Open a section again only when it is needed.",
+		strings.Join(closed, ", "), it, r.a.cfg.Budget), nil
 }

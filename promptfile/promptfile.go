@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -42,6 +44,7 @@ type File struct {
 	name     string
 	template *prompt.Template
 	lines    map[string]int    // section path -> line of its heading
+	body     map[string]int    // section path -> line its body starts on
 	titles   map[string]string // section path -> its heading's title
 }
 
@@ -90,7 +93,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // node is a heading with its section spec, before the section is built.
 type node struct {
 	level    int
-	line     int
+	line     int // of the heading
+	body     int // the line the body starts on
 	spec     section.Spec[Params]
 	children []*node
 }
@@ -101,6 +105,9 @@ func Parse(name string, src []byte) (*File, error) {
 	if len(src) > MaxSize {
 		return nil, &Error{File: name, Err: fmt.Errorf("%d bytes is over the %d-byte limit", len(src), MaxSize)}
 	}
+	// A byte order mark, as some editors write, is not text before the
+	// first heading.
+	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
 	doc := md().Parser().Parse(text.NewReader(src))
 	var (
 		errs  []error
@@ -127,7 +134,7 @@ func Parse(name string, src []byte) (*File, error) {
 		}
 		start, end := headingExtent(src, h)
 		flushBody(start)
-		nd := &node{level: h.Level, line: lines.at(start)}
+		nd := &node{level: h.Level, line: lines.at(start), body: lines.at(end)}
 		title := headingTitle(src, h)
 		nd.spec.Title = title
 		if strings.HasSuffix(title, "}") && strings.Contains(title, "{") {
@@ -158,7 +165,7 @@ func Parse(name string, src []byte) (*File, error) {
 	if err := duplicates(name, roots); err != nil {
 		return nil, err
 	}
-	f := &File{name: name, lines: map[string]int{}, titles: map[string]string{}}
+	f := &File{name: name, lines: map[string]int{}, body: map[string]int{}, titles: map[string]string{}}
 	sections := f.build(roots, "")
 	if err := section.Validate(sections, prompt.OpenSectionsName); err != nil {
 		return nil, f.locate(err)
@@ -202,7 +209,7 @@ func (f *File) build(nodes []*node, prefix string) []*section.Section {
 		if prefix != "" {
 			path = prefix + "." + path
 		}
-		f.lines[path], f.titles[path] = n.line, n.spec.Title
+		f.lines[path], f.body[path], f.titles[path] = n.line, n.body, n.spec.Title
 		n.spec.Children = f.build(n.children, path)
 		out[i] = section.New(n.spec)
 	}
@@ -230,13 +237,38 @@ func (f *File) locate(err error) error {
 	for _, e := range list {
 		var se *section.Error
 		if errors.As(e, &se) {
-			out = append(out, &Error{File: f.name, Line: f.lines[se.Path], Heading: f.titles[se.Path], Err: se.Err})
+			line, err := f.lines[se.Path], se.Err
+			if m := bodyAt.FindStringSubmatch(err.Error()); m != nil {
+				// text/template counts lines from the body's start.
+				n, _ := strconv.Atoi(m[1])
+				line = f.body[se.Path] + n - 1
+				msg := "body template: column " + m[2] + ": " + m[3]
+				if strings.Contains(m[3], "map has no entry for key") {
+					msg += "; give it in the params"
+				}
+				err = &atLine{err: err, msg: msg}
+			}
+			out = append(out, &Error{File: f.name, Line: line, Heading: f.titles[se.Path], Err: err})
 			continue
 		}
 		out = append(out, &Error{File: f.name, Err: e})
 	}
 	return errors.Join(out...)
 }
+
+// bodyAt finds where in a body text/template says an error is:
+// "body template: template: NAME:LINE:COLUMN: the rest".
+var bodyAt = regexp.MustCompile(`^body template: template: [^:]*:(\d+):(\d+): (?s:(.*))$`)
+
+// atLine is an error with its message told another way (the line it gives
+// moved to the file's), unwrapping to the error.
+type atLine struct {
+	err error
+	msg string
+}
+
+func (e *atLine) Error() string { return e.msg }
+func (e *atLine) Unwrap() error { return e.err }
 
 // Template returns the file's prompt template.
 func (f *File) Template() *prompt.Template { return f.template }
@@ -419,6 +451,9 @@ func applyAttributes(spec *section.Spec[Params], h *ast.Heading) error {
 			spec.Visibility = visibility.Const(m)
 		case "priority":
 			f, ok := a.Value.(float64)
+			if _, quoted := a.Value.([]byte); quoted {
+				return fmt.Errorf("attribute priority=\"%s\": a quoted value is text; write the integer without quotes: priority=%s", attrText(a.Value), attrText(a.Value))
+			}
 			if !ok || f != math.Trunc(f) || math.Abs(f) > 1e9 {
 				return fmt.Errorf("attribute priority=%v: want an integer", attrText(a.Value))
 			}
@@ -426,6 +461,9 @@ func applyAttributes(spec *section.Spec[Params], h *ast.Heading) error {
 		default:
 			return fmt.Errorf("unknown attribute %q: want key (or #id), title, visibility, summary or priority", name)
 		}
+	}
+	if spec.Key == "" {
+		return fmt.Errorf("the title %q gives no key (keys are made of its ASCII letters and digits); give one: {#key}", spec.Title)
 	}
 	return nil
 }

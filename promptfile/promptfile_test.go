@@ -1,6 +1,7 @@
 package promptfile_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -84,8 +85,48 @@ func TestMissingParam(t *testing.T) {
 	}
 	_, err = p.Render(nil, nil)
 	err = f.Locate(err)
-	if err == nil || !strings.Contains(err.Error(), `p.md:1: heading "A": body template:`) || !strings.Contains(err.Error(), `map has no entry for key "name"`) {
-		t.Errorf("got %v, want a missing key error at p.md:1, heading A", err)
+	if want := `p.md:3: heading "A": body template: column 8: executing "a" at <.name>: map has no entry for key "name"; give it in the params`; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// TestBodyErrorLine gives templates that fail on a line of their body:
+// the error names the file's line, under an ATX heading, a setext one, or
+// on the heading's next line, and unwraps to the template's error.
+func TestBodyErrorLine(t *testing.T) {
+	for src, line := range map[string]int{
+		"# Intro\n\nhello\n\n# Ref\n\nline a\nline b\n{{.nope}}\n": 9,
+		"# Ref\nfirst {{.nope}}\n":                                 2,
+		"Ref\n===\n\nx\n{{.nope}}\n":                               5,
+		"\xef\xbb\xbf# A\n{{.nope}}\n":                             2,
+	} {
+		f, err := promptfile.Parse("p.md", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := f.Bind(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.Render(nil, nil)
+		var fe *promptfile.Error
+		if err = f.Locate(err); !errors.As(err, &fe) || fe.Line != line || !strings.Contains(err.Error(), `map has no entry for key "nope"`) {
+			t.Errorf("%q: got %v, want line %d", src, err, line)
+		}
+	}
+}
+
+// TestHeadingErrors gives headings whose attributes or title cannot make
+// a section: the message says what to write instead.
+func TestHeadingErrors(t *testing.T) {
+	for src, want := range map[string]string{
+		"# 日本語\nx\n":                `p.md:1: heading "日本語": the title "日本語" gives no key (keys are made of its ASCII letters and digits); give one: {#key}`,
+		"# A {priority=\"2\"}\nx\n": `p.md:1: heading "A": attribute priority="2": a quoted value is text; write the integer without quotes: priority=2`,
+	} {
+		_, err := promptfile.Parse("p.md", []byte(src))
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: got %v, want %q", src, err, want)
+		}
 	}
 }
 

@@ -99,7 +99,7 @@ func TestRenderErrors(t *testing.T) {
 		{"missing file", []string{filepath.Join(dir, "nope.md")}, 1, "no such file"},
 		{"bad attribute", []string{bad}, 1, `bad.md:3: heading "B": unknown attribute "color"`},
 		{"params not an object", []string{good, "--params", arr}, 1, "want a JSON object, got an array"},
-		{"missing param", []string{good, "--open", "a"}, 1, `good.md:1: heading "A": body template:`},
+		{"missing param", []string{good, "--open", "a"}, 1, `good.md:2: heading "A": body template: column 8:`},
 		{"unknown open key", []string{good, "--open", "zz"}, 1, "--open: prompt: open zz: no such section; the sections are a"},
 		{"bad tokenizer", []string{good, "--tokenizer", "p50k"}, 2, "want o200k, cl100k or estimate"},
 		{"negative budget", []string{good, "--budget", "-3"}, 2, "want a positive number of tokens"},

@@ -23,19 +23,22 @@ type command struct {
 	name    string
 	summary string // one line for `unfold --help`
 	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+	// adopts says that the command runs environments for a long time,
+	// and so reaps the orphans they leave (see adoptOrphans).
+	adopts bool
 }
 
 // commands lists the subcommands in the order `unfold --help` shows them.
 func commands() []command {
 	return []command{
-		{"serve", "run the environments behind the NDJSON orchestrator protocol on stdin and stdout", runServe},
-		{"repl", "drive the same environments by hand: type `env: command` and see the response and the screens", runRepl},
-		{"agent", "run an agent on a task in a project (OpenAI-compatible, Responses or Anthropic API), showing each step and what it cost", runAgent},
-		{"render", "render a prompt file to markdown, under a token budget if asked, or show where its tokens go", runRender},
-		{"mcp", "serve the environments (and a prompt file) over the Model Context Protocol, on stdio or streamable HTTP", runMCP},
-		{"skills", "check Agent Skills folders the way the format's reference validator does", runSkills},
-		{"version", "print the version of this binary and the commit it was built from", runVersion},
-		{"help", "show help for a command", runHelp},
+		{"serve", "run the environments behind the NDJSON orchestrator protocol on stdin and stdout", runServe, true},
+		{"repl", "drive the same environments by hand: type `env: command` and see the response and the screens", runRepl, true},
+		{"agent", "run an agent on a task in a project (OpenAI-compatible, Responses or Anthropic API), showing each step and what it cost", runAgent, true},
+		{"render", "render a prompt file to markdown, under a token budget if asked, or show where its tokens go", runRender, false},
+		{"mcp", "serve the environments (and a prompt file) over the Model Context Protocol, on stdio or streamable HTTP", runMCP, true},
+		{"skills", "check Agent Skills folders the way the format's reference validator does", runSkills, false},
+		{"version", "print the version of this binary and the commit it was built from", runVersion, false},
+		{"help", "show help for a command", runHelp, false},
 	}
 }
 
@@ -81,6 +84,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
+			if c.adopts {
+				defer adoptOrphans(c.name, stderr)()
+			}
 			return c.run(args[1:], stdin, stdout, stderr)
 		}
 	}

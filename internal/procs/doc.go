@@ -21,6 +21,15 @@
 //	...
 //	err = g.Kill() // SIGTERM, then SIGKILL, to every member
 //
+// # Orphans
+//
+// [AdoptOrphans] makes this process a subreaper: what a dead program
+// leaves behind comes to it instead of PID 1, which in many containers
+// never reaps, and it reaps each such orphan when it ends. It reaps only
+// zombie children that no pidfd of the process refers to; os holds one for
+// every child an exec.Cmd or os.Process started until its Wait, so those
+// keep their exit statuses wherever they were started.
+//
 // # Resource limits
 //
 // [Limits] are set on a started process with prlimit(2) and inherited by

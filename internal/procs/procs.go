@@ -189,6 +189,8 @@ func (g *Group) waitGone(d time.Duration, known map[int]bool) bool {
 	for {
 		g.reap(known)
 		if len(g.Members()) == 0 {
+			// Members leaves zombies out: reap those that died since.
+			g.reap(known)
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -200,16 +202,29 @@ func (g *Group) waitGone(d time.Duration, known map[int]bool) bool {
 
 // reap collects the zombies among known that are this process's children
 // (orphans come here when it is a subreaper), other than the program
-// itself, which its exec.Cmd waits for.
+// itself, which its exec.Cmd waits for, and other than any child an
+// os.Process holds (see orphans.go).
 func (g *Group) reap(known map[int]bool) {
 	g.mu.Lock()
 	root := g.root
 	g.mu.Unlock()
+	self := os.Getpid()
+	var zombies []int
 	for pid := range known {
-		if pid != root {
-			var ws syscall.WaitStatus
-			_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		if st, ok := readStat(pid); ok && pid != root && st.ppid == self && st.state == 'Z' {
+			zombies = append(zombies, pid)
 		}
+	}
+	if len(zombies) == 0 {
+		return
+	}
+	if pidfdsHeld() {
+		reapUnheld(zombies)
+		return
+	}
+	for _, pid := range zombies {
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
 	}
 }
 

@@ -4,6 +4,7 @@ package procs
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"syscall"
 )
@@ -74,3 +75,9 @@ func OpenFiles(int) (uint64, error) { return 0, errors.New("procs: open files: n
 
 // Alive reports whether process pid exists.
 func Alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// AdoptOrphans needs Linux; elsewhere it returns an error wrapping
+// [errors.ErrUnsupported].
+func AdoptOrphans() (stop func(), err error) {
+	return nil, fmt.Errorf("procs: adopt orphans: needs Linux: %w", errors.ErrUnsupported)
+}

@@ -304,14 +304,3 @@ func EndSession(sid, leader int) error {
 	}
 	return nil
 }
-
-// BecomeSubreaper makes this process the reaper of its orphaned
-// descendants (Linux PR_SET_CHILD_SUBREAPER), so that [EndSession] can
-// reap what a dead session leader left behind where PID 1 does not.
-func BecomeSubreaper() error {
-	const prSetChildSubreaper = 36
-	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
-		return errno
-	}
-	return nil
-}

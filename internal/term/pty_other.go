@@ -58,9 +58,6 @@ func SignalGroup(int, syscall.Signal) {}
 // EndSession needs Linux; elsewhere it returns [ErrUnsupported].
 func EndSession(int, int) error { return ErrUnsupported }
 
-// BecomeSubreaper needs Linux; elsewhere it returns [ErrUnsupported].
-func BecomeSubreaper() error { return ErrUnsupported }
-
 // ReadCall is a read(2) that a process is blocked in.
 type ReadCall struct {
 	FD         int

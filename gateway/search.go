@@ -243,8 +243,10 @@ func (g *Gateway) serverList() string {
 
 // retryWait bounds how long a call of find_tools or call_tool waits for
 // the servers it starts: a server that hangs at its start keeps starting
-// in the background, and the call goes on with what is known.
-const retryWait = 2 * time.Second
+// in the background, and the call goes on with what is known. Ten
+// seconds, because a server npx fetches for the first time takes a few to
+// start, and a call soon after unfold started should find its tools.
+const retryWait = 10 * time.Second
 
 // retry starts again the servers whose tools are not known yet (all of
 // them, or the one called only) that failed to start, in the background,

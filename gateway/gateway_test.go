@@ -15,6 +15,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/afero"
 
 	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/prompt"
@@ -104,12 +105,18 @@ func (u *upstream) config(name string) gateway.ServerConfig {
 // disclosure renders a prompt holding the gateway's section.
 func disclosure(t *testing.T, g *gateway.Gateway) *prompt.Disclosure {
 	t.Helper()
+	return disclosureIn(t, g, nil)
+}
+
+// disclosureIn is disclosure with fsys as the calls' file system.
+func disclosureIn(t *testing.T, g *gateway.Gateway, fsys afero.Fs) *prompt.Disclosure {
+	t.Helper()
 	sec, err := g.Section()
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := prompt.MustNew("test", "gw", sec).MustBind()
-	d, err := prompt.NewDisclosure(session.New(), nil, []prompt.Part{{Prompt: p}})
+	d, err := prompt.NewDisclosure(session.New(), fsys, []prompt.Part{{Prompt: p}})
 	if err != nil {
 		t.Fatal(err)
 	}

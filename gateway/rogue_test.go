@@ -19,7 +19,6 @@ import (
 	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/rootfs"
-	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/tokens"
 )
 
@@ -226,18 +225,7 @@ func TestResultCutToBudget(t *testing.T) {
 		{"no bound", -1, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			g := newGateway(t, gateway.Options{OutputBudget: tt.budget}, cfg)
-			sec, err := g.Section()
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := prompt.NewDisclosure(session.New(), fs, []prompt.Part{{Prompt: prompt.MustNew("test", "gw", sec).MustBind()}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := d.Render(); err != nil {
-				t.Fatal(err)
-			}
+			d := disclosureIn(t, newGateway(t, gateway.Options{OutputBudget: tt.budget}, cfg), fs)
 			open(t, d, "mcp.big")
 			if res := call(t, d, "big__small", nil); res.Message != "one line" {
 				t.Errorf("small: got %q", res.Message)
@@ -312,18 +300,7 @@ func TestHugeServerBounded(t *testing.T) {
 	cfg := rogue(t, "rogue", "huge")
 	for _, cachedOnly := range []bool{false, true} {
 		var logs logBuffer
-		g := newGateway(t, gateway.Options{CacheDir: cache, CachedOnly: cachedOnly, Logger: logs.logger()}, cfg)
-		sec, err := g.Section()
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := prompt.NewDisclosure(session.New(), fs, []prompt.Part{{Prompt: prompt.MustNew("test", "gw", sec).MustBind()}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Render(); err != nil {
-			t.Fatal(err)
-		}
+		d := disclosureIn(t, newGateway(t, gateway.Options{CacheDir: cache, CachedOnly: cachedOnly, Logger: logs.logger()}, cfg), fs)
 		open(t, d, "mcp.rogue")
 		text := d.Rendered(0).Text()
 		if n := strings.Count(text, "[unfold cut the server's instructions here: it was 102413 bytes]"); n != 1 || len(text) > gateway.MaxInstructions+4<<10 {

@@ -106,20 +106,7 @@ func TestServeBinary(t *testing.T) {
 		t.Skip("sqlite3 is not installed; the test's interactive environment runs it")
 	}
 	project := writeProject(t)
-	cmd := exec.Command(binary, "serve", "--builtins", "none", "--project", project)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdin, stdout, stderr := startBinary(t, "serve", "--builtins", "none", "--project", project)
 	out := bufio.NewReader(stdout)
 	steps := []struct {
 		name  string
@@ -437,4 +424,26 @@ func BenchmarkServeBinary(b *testing.B) {
 			}
 		})
 	}
+}
+
+// startBinary starts the unfold binary with args, its stdin and stdout
+// piped and its stderr kept; it is killed at the end of the test if it is
+// still running.
+func startBinary(t *testing.T, args ...string) (cmd *exec.Cmd, stdin io.WriteCloser, stdout io.ReadCloser, stderr *bytes.Buffer) {
+	t.Helper()
+	cmd = exec.Command(binary, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout, err = cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stderr = &bytes.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd, stdin, stdout, stderr
 }

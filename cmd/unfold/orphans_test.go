@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -83,21 +82,7 @@ func TestServeReapsOrphans(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(binary, "serve", "--builtins", "bash", "--project", project)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	cmd, stdin, stdout, stderr := startBinary(t, "serve", "--builtins", "bash", "--project", project)
 	unfold := cmd.Process.Pid
 	lines := bufio.NewScanner(stdout)
 	lines.Buffer(nil, 1<<20)

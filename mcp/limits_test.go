@@ -322,7 +322,7 @@ done
 	if err := os.WriteFile(filepath.Join(dir, "env", "count.json"), spec("second"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out = run(t, c, "count", map[string]any{"command": "three"}); out.Output != "ran 1" || out.Screen != "1 commands" {
+	if out = run(t, c, "count", map[string]any{"command": "three"}); out.Output != "[count was stopped because env/count.json changed; its state from before was lost.]\nran 1" || out.Screen != "1 commands" {
 		t.Errorf("after the spec file changed: got %+v, want a new environment", out)
 	}
 }

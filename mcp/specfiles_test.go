@@ -154,7 +154,7 @@ func TestSpecFilesFollowed(t *testing.T) {
 			if d := listTools(t, c)["count"].Description; !strings.Contains(d, "(second)") {
 				t.Errorf("changed: got description %q, want the new summary (second)", d)
 			}
-			if out := run(t, c, "count", map[string]any{"command": "two"}); out.Output != "ran 1" {
+			if out := run(t, c, "count", map[string]any{"command": "two"}); out.Output != "[count was stopped because env/count.json changed; its state from before was lost.]\nran 1" {
 				t.Errorf("changed: got %+v, want a new environment's first answer", out)
 			}
 

@@ -43,9 +43,12 @@ type Orchestrator struct {
 	// loaded (WithoutSpecReload); "" when they are.
 	fixedSpecs string
 
-	// mu guards envs, names, loadErrs, gen, specs and closed.
-	mu       sync.RWMutex
-	envs     map[string]*entry
+	// mu guards envs, names, loadErrs, gen, specs, replaced and closed.
+	mu   sync.RWMutex
+	envs map[string]*entry
+	// replaced holds, by name, what the next command to an environment
+	// that its spec file's change replaced or removed must be told.
+	replaced map[string]replacedNote
 	names    []string // sorted environment names
 	loadErrs []error  // spec files that failed to load
 	gen      uint64   // counts the changes to envs and to loadErrs (see Generation)
@@ -66,8 +69,12 @@ type entry struct {
 	reg  registration
 	spec string // the spec file it came from, "" when registered by code
 
-	mu     sync.Mutex // guards hidden
+	mu     sync.Mutex // guards hidden, running and used
 	hidden bool       // the command runs on and waits for a secret: the next text is not recorded
+	// running is the command that ran on when the last call returned; ""
+	// when none did.
+	running string
+	used    bool // a command was sent to it
 
 	toolOnce sync.Once // makes tool, the environment's command tool, once
 	tool     *tools.Tool
@@ -372,8 +379,22 @@ func (o *Orchestrator) run(ctx context.Context, cmd Command) envs.Response {
 	if closed {
 		return envs.Response{Output: "The orchestrator is shut down; no environment accepts commands.", Success: false}
 	}
+	note, noted := o.takeReplaced(name)
 	if !ok {
-		return envs.Response{Output: o.unknown(name), Success: false}
+		out := o.unknown(name)
+		if noted {
+			out = note.text + "\n" + out
+		}
+		return envs.Response{Output: out, Success: false}
+	}
+	if noted && note.lost {
+		// What comes now was meant for the command that was lost: it is
+		// not sent to the new program.
+		out := note.text
+		if cmd.Text != "" && !envs.IsInterrupt(cmd.Text) && !envs.IsEndOfInput(cmd.Text) {
+			out += "\n[The text was not sent: the command it was meant for was lost. Send it again to run it as a command in the new program.]"
+		}
+		return envs.Response{Output: out, Success: false}
 	}
 	limits := envs.Limits{Quiet: cmd.Quiet, Budget: cmp.Or(cmd.Budget, e.reg.budget, o.budget), Save: o.saver(name)}
 	if cmd.Timeout > 0 {
@@ -401,8 +422,18 @@ func (o *Orchestrator) run(ctx context.Context, cmd Command) envs.Response {
 	start := time.Now()
 	resp := runCommand(ctx, e, cmd.Text, limits)
 	elapsed := time.Since(start)
+	if noted {
+		resp.Output = strings.TrimSuffix(note.text+"\n"+resp.Output, "\n")
+	}
 	e.mu.Lock()
 	e.hidden = resp.Running && resp.Hidden
+	e.used = true
+	switch {
+	case !resp.Running:
+		e.running = ""
+	case e.running == "":
+		e.running = cmd.Text
+	}
 	e.mu.Unlock()
 	if o.sess != nil {
 		// The reducer cannot fail; a failure here would be a bug in a reducer

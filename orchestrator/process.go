@@ -43,6 +43,10 @@ type ProcessSpec struct {
 	// spool file (see [envs.Spool]), and the response names the file it
 	// is saved in.
 	OutputLimit int
+	// StartCheck, when set, is called before every start of the process:
+	// an error refuses the start, and the response gives it
+	// ([WithoutSpecReload] sets it for spec files).
+	StartCheck func() error
 }
 
 // Process timing defaults.
@@ -273,6 +277,14 @@ func (p *Process) ensure() (*child, string, error) {
 	note := ""
 	if p.started {
 		note = fmt.Sprintf("[%s had stopped (%s); it was restarted and its earlier state was lost.]\n", p.spec.Name, p.stopped)
+	}
+	if p.spec.StartCheck != nil {
+		if err := p.spec.StartCheck(); err != nil {
+			if p.started {
+				note = fmt.Sprintf("[%s had stopped (%s).]\n", p.spec.Name, p.stopped)
+			}
+			return nil, note, fmt.Errorf("%s was not started: %w", p.spec.Name, err)
+		}
 	}
 	c, err := startChild(p.spec, p.maxLine)
 	if err != nil {

@@ -99,8 +99,8 @@ func serveWith(t *testing.T, project string, bashOpts []bash.Option, pyOpts []py
 // newInteractive makes an interactive spec file's environment, as unfold
 // serve does.
 func newInteractive(s InteractiveSpec) (envs.Env, error) {
-	return interactive.New(interactive.Spec{Name: s.Name, Command: s.Command, Prompt: s.Prompt, Description: s.Description, Dir: s.Dir,
-		Timeout: s.Limits.Wait, Hard: s.Hard, Quiet: s.Limits.Quiet, Budget: s.Limits.Budget, Resources: s.Resources})
+	return interactive.New(interactive.Spec{Name: s.Name, Args: s.Args, Prompt: s.Prompt, Description: s.Description, Dir: s.Dir,
+		Timeout: s.Limits.Wait, Hard: s.Hard, Quiet: s.Limits.Quiet, Budget: s.Limits.Budget, Resources: s.Resources, StartCheck: s.StartCheck})
 }
 
 // send writes one command line.
@@ -375,7 +375,7 @@ func TestServeSpecChanges(t *testing.T) {
 	if err := os.WriteFile(path, []byte(spec("second")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if resp := c.do(map[string]any{"environment": "counter", "command": "get"}); resp.Output != "0" {
+	if resp := c.do(map[string]any{"environment": "counter", "command": "get"}); resp.Output != "[counter was stopped because env/counter.json changed; its state from before was lost.]\n0" {
 		t.Errorf("changed: got %+v, want a new environment, its counter at 0", resp)
 	}
 	if err := os.WriteFile(path, []byte(`{"kind":"process"}`), 0o644); err != nil {
@@ -388,8 +388,8 @@ func TestServeSpecChanges(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if resp := c.do(map[string]any{"environment": "counter", "command": "get"}); !strings.HasPrefix(resp.Output, "Unknown environment: counter") {
-		t.Errorf("removed: got %+v, want an unknown environment", resp)
+	if resp := c.do(map[string]any{"environment": "counter", "command": "get"}); !strings.HasPrefix(resp.Output, "[counter was stopped because env/counter.json changed; its state from before was lost.]\nUnknown environment: counter") {
+		t.Errorf("removed: got %+v, want the note of its change to a broken file, then an unknown environment", resp)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/cmdline"
 	"github.com/unfold-dev/unfold/internal/procs"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/tools"
@@ -119,12 +120,17 @@ type InteractiveSpec struct {
 	Name        string        // environment name (the file name without .json)
 	File        string        // the spec file, relative to the project directory
 	Command     string        // the command line that starts the program
+	Args        []string      // Command split into words; a program word with a slash is resolved from Dir
 	Prompt      string        // regular expression matching the program's prompt; it compiles
 	Description string        // one-line summary
 	Dir         string        // the project directory
 	Limits      envs.Defaults // soft limits: quiet, timeout (wait) and budget
 	Hard        bool          // the timeout interrupts the command
 	Resources   procs.Limits  // resource limits for the program
+	// StartCheck, when set, is called before every start of the program:
+	// an error refuses the start, and the response gives it
+	// ([WithoutSpecReload] sets it).
+	StartCheck func() error
 }
 
 // InteractiveFactory makes the environment for an interactive spec file.
@@ -185,8 +191,21 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string, data []byte) (stri
 	var env envs.Env
 	switch spec.Kind {
 	case "interactive":
-		is := InteractiveSpec{Name: name, File: rel, Command: spec.Command, Prompt: spec.Prompt, Description: spec.Description, Dir: projectDir,
+		args, err := cmdline.Split(spec.Command)
+		if err == nil && len(args) == 0 {
+			err = errors.New("no program in it")
+		}
+		if err != nil {
+			return fail("field \"command\": %v", err)
+		}
+		if args[0], err = resolveProgram(projectDir, "command", args[0]); err != nil {
+			return fail("%v", err)
+		}
+		is := InteractiveSpec{Name: name, File: rel, Command: spec.Command, Args: args, Prompt: spec.Prompt, Description: spec.Description, Dir: projectDir,
 			Limits: spec.limits(), Hard: spec.Hard, Resources: spec.Limits}
+		if o.fixedSpecs != "" {
+			is.StartCheck = newProgramPin(projectDir, projectDir, rel, o.fixedSpecs, args[0], args[1:], nil).check
+		}
 		factory := o.interactive
 		if factory == nil {
 			factory = newUnavailableInteractive
@@ -199,6 +218,9 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string, data []byte) (stri
 		ps, err := processSpec(projectDir, name, rel, spec)
 		if err != nil {
 			return fail("%v", err)
+		}
+		if o.fixedSpecs != "" {
+			ps.StartCheck = newProgramPin(projectDir, ps.Dir, rel, o.fixedSpecs, ps.Executable, ps.Args, ps.Env).check
 		}
 		factory := o.processes
 		if factory == nil {
@@ -263,16 +285,9 @@ func processSpec(projectDir, name, rel string, spec specFile) (ProcessSpec, erro
 			return ProcessSpec{}, fmt.Errorf("field \"dir\": %q is not a directory", spec.Dir)
 		}
 	}
-	exe := spec.Executable
-	if strings.ContainsRune(exe, filepath.Separator) || strings.ContainsRune(exe, '/') {
-		if !filepath.IsAbs(exe) {
-			exe = filepath.Join(projectDir, exe)
-		}
-		if fi, err := os.Stat(exe); err != nil || fi.IsDir() {
-			return ProcessSpec{}, fmt.Errorf("field \"executable\": %q does not exist (relative paths start at the project directory)", spec.Executable)
-		}
-	} else if _, err := exec.LookPath(exe); err != nil {
-		return ProcessSpec{}, fmt.Errorf("field \"executable\": %q is not found in PATH", spec.Executable)
+	exe, err := resolveProgram(projectDir, "executable", spec.Executable)
+	if err != nil {
+		return ProcessSpec{}, err
 	}
 	return ProcessSpec{
 		Name:        name,
@@ -288,4 +303,25 @@ func processSpec(projectDir, name, rel string, spec specFile) (ProcessSpec, erro
 		Budget:      spec.Budget,
 		Resources:   spec.Limits,
 	}, nil
+}
+
+// resolveProgram finds the program a spec file names in field: a word with
+// a slash is a path, a relative one from the project directory (not from
+// the working directory of the program that loads the spec); another word
+// is looked up in PATH, and stays as it is.
+func resolveProgram(projectDir, field, word string) (string, error) {
+	if !strings.ContainsRune(word, filepath.Separator) && !strings.ContainsRune(word, '/') {
+		if _, err := exec.LookPath(word); err != nil {
+			return "", fmt.Errorf("field %q: %q is not found in PATH", field, word)
+		}
+		return word, nil
+	}
+	path := word
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(projectDir, path)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.IsDir() {
+		return "", fmt.Errorf("field %q: %q does not exist (relative paths start at the project directory)", field, word)
+	}
+	return path, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -168,22 +169,22 @@ func TestLoadSpecsTogether(t *testing.T) {
 func TestLoadSpecsInteractiveFactory(t *testing.T) {
 	dir := writeProject(t, map[string]string{
 		"db.json": `{"kind":"interactive","command":"sqlite3","prompt":"sqlite> ","description":"SQLite shell"}`,
-		"no.json": `{"kind":"interactive","command":"nope","prompt":"> ","description":"refused"}`,
+		"no.json": `{"kind":"interactive","command":"cat -u","prompt":"> ","description":"refused"}`,
 	})
 	var got []InteractiveSpec
 	o := mustNew(t, WithInteractive(func(s InteractiveSpec) (envs.Env, error) {
-		if s.Command == "nope" {
-			return nil, errors.New("field \"command\": nope is not installed")
+		if s.Command == "cat -u" {
+			return nil, errors.New("field \"command\": cat is refused")
 		}
 		got = append(got, s)
 		return &testEnv{}, nil
 	}))
 	err := o.LoadSpecs(dir)
-	if err == nil || err.Error() != `env/no.json: field "command": nope is not installed` {
+	if err == nil || err.Error() != `env/no.json: field "command": cat is refused` {
 		t.Errorf("got %v, want the factory's error for env/no.json", err)
 	}
-	want := []InteractiveSpec{{Name: "db", File: "env/db.json", Command: "sqlite3", Prompt: "sqlite> ", Description: "SQLite shell", Dir: dir}}
-	if !slices.Equal(got, want) {
+	want := []InteractiveSpec{{Name: "db", File: "env/db.json", Command: "sqlite3", Args: []string{"sqlite3"}, Prompt: "sqlite> ", Description: "SQLite shell", Dir: dir}}
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got specs %+v, want %+v", got, want)
 	}
 }
@@ -318,7 +319,7 @@ func TestSectionFollowsSpecChanges(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "env", "counter.json"), []byte(changed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if res := o.Execute(ctx, "counter", "get"); res.Response.Output != "0" {
+	if res := o.Execute(ctx, "counter", "get"); res.Response.Output != "[counter was stopped because env/counter.json changed; its state from before was lost.]\n0" {
 		t.Fatalf("after the change: got %+v, want the new environment's 0", res.Response)
 	}
 	if got := text(); !strings.Contains(got, "Counter: 0") || strings.Contains(got, "Counter: 1") {
@@ -386,5 +387,33 @@ func TestCommandToolHints(t *testing.T) {
 		if got, ok := tool.Hints(); !ok || got != w {
 			t.Errorf("%s: got hints %+v (%v), want %+v", name, got, ok, w)
 		}
+	}
+}
+
+// TestLoadSpecsRelativeProgram: an interactive spec file's program given
+// by a relative path starts at the project directory, not at the working
+// directory; a missing one names the field.
+func TestLoadSpecsRelativeProgram(t *testing.T) {
+	dir := writeProject(t, map[string]string{
+		"rel.json":  `{"kind":"interactive","command":"./bin/repl.sh -q","prompt":"> ","description":"REPL"}`,
+		"gone.json": `{"kind":"interactive","command":"bin/gone.sh","prompt":"> ","description":"REPL"}`,
+	})
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bin", "repl.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	o := mustNew(t, WithInteractive(func(s InteractiveSpec) (envs.Env, error) {
+		got = s.Args
+		return &testEnv{}, nil
+	}))
+	err := o.LoadSpecs(dir)
+	if want := `env/gone.json: field "command": "bin/gone.sh" does not exist (relative paths start at the project directory)`; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	if want := []string{filepath.Join(dir, "bin", "repl.sh"), "-q"}; !slices.Equal(got, want) {
+		t.Errorf("got args %q, want %q", got, want)
 	}
 }

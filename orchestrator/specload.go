@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/internal/dirwatch"
 	"github.com/unfold-dev/unfold/internal/readfile"
 )
@@ -297,20 +298,21 @@ func (o *Orchestrator) setLoadErrors(errs []error) {
 // holder of reloadMu, and returns the errors of the files that fail.
 func (o *Orchestrator) syncSpecs(set *specSet, seen map[string]fileStat) error {
 	var gone []*entry
-	drop := func(f *specState) {
+	drop := func(f *specState, removed bool) {
 		if f.name == "" {
 			return
 		}
 		o.mu.Lock()
 		if e := o.envs[f.name]; e != nil && e.spec != "" {
 			gone = append(gone, o.remove(f.name))
+			o.noteReplaced(e, removed)
 		}
 		o.mu.Unlock()
 		f.name = ""
 	}
 	for file, f := range set.files {
 		if _, ok := seen[file]; !ok {
-			drop(f)
+			drop(f, true)
 			delete(set.files, file)
 		}
 	}
@@ -330,7 +332,7 @@ func (o *Orchestrator) syncSpecs(set *specSet, seen map[string]fileStat) error {
 			continue
 		}
 		if f != nil {
-			drop(f)
+			drop(f, false)
 		}
 		f = &specState{mod: st.mod, size: st.size, sum: sum}
 		set.files[file] = f
@@ -369,4 +371,48 @@ func (o *Orchestrator) Generation() uint64 {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	return o.gen
+}
+
+// replacedNote is what the next command to an environment replaced or
+// removed because its spec file changed is told.
+type replacedNote struct {
+	text string
+	lost bool // a command ran on in the old program: what comes next was meant for it
+}
+
+// maxReplacedNotes bounds the notes kept for environments no command was
+// sent to since they were replaced.
+const maxReplacedNotes = 1024
+
+// noteReplaced keeps, under o.mu, the note for the next command to e's
+// name: e was replaced because its spec file changed, or removed with
+// it. An environment never used lost nothing.
+func (o *Orchestrator) noteReplaced(e *entry, removed bool) {
+	e.mu.Lock()
+	running, used := e.running, e.used
+	e.mu.Unlock()
+	if !used || len(o.replaced) >= maxReplacedNotes {
+		return
+	}
+	what := fmt.Sprintf("%s was stopped because %s changed", e.name, e.spec)
+	if removed {
+		what = fmt.Sprintf("%s was stopped because %s was removed", e.name, e.spec)
+	}
+	n := replacedNote{text: "[" + what + "; its state from before was lost.]"}
+	if running != "" {
+		n = replacedNote{lost: true, text: fmt.Sprintf("[%s: the command that was running, %q, was lost with the program's state.]", what, envs.Abbrev(running))}
+	}
+	if o.replaced == nil {
+		o.replaced = map[string]replacedNote{}
+	}
+	o.replaced[e.name] = n
+}
+
+// takeReplaced returns and forgets the note for the next command to name.
+func (o *Orchestrator) takeReplaced(name string) (replacedNote, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n, ok := o.replaced[name]
+	delete(o.replaced, name)
+	return n, ok
 }

@@ -114,7 +114,7 @@ func fixedSpecs(chosen []builtin) string {
 	if !writes {
 		return ""
 	}
-	return "no environment of this run runs programs (bash, python), and a spec file written during it could make one"
+	return "no environment of this run runs programs (bash, python): only the editor is on, and a file it writes could make a program run"
 }
 
 // loadSpecs loads the project's spec files into o, reporting those that
@@ -177,8 +177,8 @@ func chooseBuiltins(names string) ([]builtin, error) {
 // newInteractive makes the environment for an interactive spec file: the
 // program starts on its first command.
 func newInteractive(s orchestrator.InteractiveSpec) (envs.Env, error) {
-	e, err := interactive.New(interactive.Spec{Name: s.Name, Command: s.Command, Prompt: s.Prompt, Description: s.Description, Dir: s.Dir,
-		Timeout: s.Limits.Wait, Hard: s.Hard, Quiet: s.Limits.Quiet, Budget: s.Limits.Budget, Resources: s.Resources})
+	e, err := interactive.New(interactive.Spec{Name: s.Name, Args: s.Args, Prompt: s.Prompt, Description: s.Description, Dir: s.Dir,
+		Timeout: s.Limits.Wait, Hard: s.Hard, Quiet: s.Limits.Quiet, Budget: s.Limits.Budget, Resources: s.Resources, StartCheck: s.StartCheck})
 	if err != nil {
 		return nil, err
 	}

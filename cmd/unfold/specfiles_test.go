@@ -127,7 +127,7 @@ func TestMCPBinarySpecFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "env", "count.json"), []byte(specOf("2")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, ok := call("count", "two"); !ok || out != "ran 1|count 2" {
+	if out, ok := call("count", "two"); !ok || out != "[count was stopped because env/count.json changed; its state from before was lost.]\nran 1|count 2" {
 		t.Errorf("changed: got %q, want a new environment's ran 1|count 2", out)
 	}
 	told("changed")

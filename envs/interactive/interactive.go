@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/cmdline"
 	"github.com/unfold-dev/unfold/internal/procs"
 	"github.com/unfold-dev/unfold/internal/term"
 )
@@ -96,6 +97,9 @@ type Spec struct {
 	// Resources are resource limits set on the program (see
 	// [procs.Limits]).
 	Resources procs.Limits
+	// StartCheck, when set, is called before every start of the program;
+	// an error refuses the start, and the command's response gives it.
+	StartCheck func() error
 	// StartTimeout bounds the wait for the first prompt; 0 means
 	// [DefaultStartTimeout].
 	StartTimeout time.Duration
@@ -163,7 +167,7 @@ func New(spec Spec) (*Env, error) {
 		return fail("both Command and Args are set; use one")
 	case spec.Command != "":
 		var err error
-		if args, err = splitWords(spec.Command); err != nil {
+		if args, err = cmdline.Split(spec.Command); err != nil {
 			return fail("Command: %v", err)
 		}
 	}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// serveDriver drives `unfold serve` line by line.
+type serveDriver struct {
+	t      *testing.T
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	stderr *bytes.Buffer
+}
+
+// serveIn starts `unfold serve` with args, in dir as its working
+// directory; it is stopped at the end of the test.
+func serveIn(t *testing.T, dir string, args ...string) *serveDriver {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
+	cmd.Dir = dir
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &serveDriver{t: t, stdin: stdin, out: bufio.NewReader(stdout), stderr: &bytes.Buffer{}}
+	cmd.Stderr = d.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	return d
+}
+
+// do sends one command and returns the response.
+func (d *serveDriver) do(cmd map[string]any) serveMessage {
+	d.t.Helper()
+	cmd["type"] = "command"
+	b, _ := json.Marshal(cmd)
+	if _, err := d.stdin.Write(append(b, '\n')); err != nil {
+		d.t.Fatal(err)
+	}
+	line, err := d.out.ReadBytes('\n')
+	if err != nil {
+		d.t.Fatalf("reading the answer to %s: %v (stderr: %s)", b, err, d.stderr)
+	}
+	var m serveMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		d.t.Fatalf("answer %q is not JSON: %v", line, err)
+	}
+	return m
+}
+
+// buildProgram is a process environment's program, as in
+// docs/process-environments.md; "die" ends it.
+const buildProgram = `import json, os, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    if req["type"] == "execute":
+        if req["command"] == "die":
+            os._exit(3)
+        print(json.dumps({"type": "response", "output": "built", "success": True}), flush=True)
+    elif req["type"] == "screen":
+        print(json.dumps({"type": "screen", "content": "builder"}), flush=True)
+    else:
+        break
+`
+
+// TestServeEditorCannotChangeAProgram: with only the editor on, the model
+// edits the script a spec file runs; the program, once stopped, is not
+// started again with the edit, and the response says which file changed
+// and what to do.
+func TestServeEditorCannotChangeAProgram(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	project := writeProject(t, map[string]string{
+		"env/build.py":   buildProgram,
+		"env/build.json": `{"kind":"process","executable":"python3","args":["env/build.py"],"description":"builds the project"}`,
+	})
+	marker := filepath.Join(t.TempDir(), "ran")
+	d := serveIn(t, project, "--builtins", "editor", "--project", project)
+	if m := d.do(map[string]any{"environment": "build", "command": "go"}); m.Response.Output != "built" {
+		t.Fatalf("first command: got %+v, want built", m.Response)
+	}
+	if m := d.do(map[string]any{"environment": "editor", "command": "view env/build.py 1-1"}); !m.Response.Success {
+		t.Fatalf("view: %+v", m.Response)
+	}
+	edit := "edit env/build.py 1-1\nimport json, os, sys; open(" + strconvQuote(marker) + ", 'w').write('x')"
+	if m := d.do(map[string]any{"environment": "editor", "command": edit}); !m.Response.Success {
+		t.Fatalf("edit: %+v", m.Response)
+	}
+	d.do(map[string]any{"environment": "build", "command": "die"})
+	m := d.do(map[string]any{"environment": "build", "command": "go"})
+	want := "build was not started: the file env/build.py changed since env/build.json was loaded, and a changed program is not started, because no environment of this run runs programs (bash, python): only the editor is on, and a file it writes could make a program run. Restart to accept the change"
+	if m.Response.Success || !strings.Contains(m.Response.Output, want) {
+		t.Errorf("after the edit: got %q, want it to contain %q", m.Response.Output, want)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the edited program ran")
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestServeRelativeProgram: an interactive spec file's program given by a
+// relative path is found in the project directory, wherever unfold
+// starts.
+func TestServeRelativeProgram(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("sh is not installed")
+	}
+	project := writeProject(t, map[string]string{
+		"bin/repl.sh":     "#!/bin/sh\nwhile printf 'rs> ' && IFS= read -r line; do echo \"got $line\"; done\n",
+		"env/myrepl.json": `{"kind":"interactive","command":"./bin/repl.sh","prompt":"rs> $","description":"a REPL in the project"}`,
+	})
+	if err := os.Chmod(filepath.Join(project, "bin", "repl.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := serveIn(t, t.TempDir(), "--builtins", "none", "--project", project)
+	if m := d.do(map[string]any{"environment": "myrepl", "command": "hi"}); m.Response.Output != "got hi" || !m.Response.Success {
+		t.Errorf("got %+v (stderr %q), want got hi", m.Response, d.stderr)
+	}
+}

@@ -225,7 +225,7 @@ func WithClock(now func() time.Time) Option {
 // Progress is one thing a run did, for display.
 type Progress struct {
 	Step      int           `json:"step"`
-	Kind      string        `json:"kind"` // "request", "retry", "model", "tool", "expansion", "invalid", "answer"
+	Kind      string        `json:"kind"` // "request", "retry", "model", "paused", "tool", "expansion", "invalid", "answer", "stopped"
 	Tool      string        `json:"tool,omitempty"`
 	Success   bool          `json:"success"`
 	Detail    string        `json:"detail,omitempty"`
@@ -370,8 +370,9 @@ func (a *Agent) Disclosure() Disclosure { return a.cfg.Disclosure }
 func (a *Agent) Session() *session.Session { return a.sess }
 
 // Run runs task from a fresh conversation until the model answers without
-// acting, the step limit is reached (ErrStepLimit) or ctx ends. The result
-// holds what was done even when the error is not nil.
+// acting, the step limit is reached (ErrStepLimit), a reply the model did
+// not finish ends it (*StopError) or ctx ends. The result holds what was
+// done even when the error is not nil.
 func (a *Agent) Run(ctx context.Context, task string) (*Result, error) {
 	if strings.TrimSpace(task) == "" {
 		return nil, errors.New("agent: run: empty task; say what the agent should do")

@@ -20,6 +20,17 @@
 // (bad arguments, an unknown name, a handler error) is a failed result the
 // model reads; the loop goes on.
 //
+// # How a reply ends
+//
+// Adapters map their API's stop reasons onto a [Finish]. A reply cut
+// short (FinishTruncated), refused or filtered without tool calls is not
+// an answer: the run ends with a [*StopError] naming the reason, its text
+// in [Result].Answer and the transcript. A tool call the reply was cut in
+// ([ToolCall].Cut) never runs, whatever arguments came: it is answered
+// as cut, for the model to make again; two replies in a row cut in a
+// call end the run. A paused reply (FinishPaused) is sent back as it is
+// for the model to continue its turn.
+//
 // # Opening sections
 //
 // Sections open through a [prompt.Disclosure] of the prompt and the

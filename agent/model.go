@@ -72,6 +72,10 @@ type ToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// Cut says the reply ended while the model was writing this call
+	// (it reached its output token limit): Arguments are what came, and
+	// the loop answers the call without running it.
+	Cut bool `json:"cut,omitempty"`
 }
 
 // ToolDef is a tool as a model sees it: a name, a description and the JSON
@@ -155,9 +159,14 @@ type Delta struct {
 
 // Response is a model's reply.
 type Response struct {
-	Message      Message `json:"message"` // RoleAssistant
-	FinishReason string  `json:"finish_reason,omitempty"`
-	Usage        Usage   `json:"usage"`
+	Message Message `json:"message"` // RoleAssistant
+	// Finish is why the reply ended, which the loop acts on; ""
+	// is FinishComplete.
+	Finish Finish `json:"finish,omitempty"`
+	// FinishReason is the provider's own word for it (stop_reason,
+	// finish_reason), for the transcript.
+	FinishReason string `json:"finish_reason,omitempty"`
+	Usage        Usage  `json:"usage"`
 }
 
 // Usage counts the tokens of one request, or of a whole run. The first

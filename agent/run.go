@@ -45,6 +45,7 @@ type run struct {
 
 	step       int
 	expansions int
+	cuts       int // replies in a row cut while writing a tool call
 	usage      Usage
 	answer     string
 	logSeq     uint64 // session events already in the transcript
@@ -390,28 +391,28 @@ func (r *run) loop() error {
 			return err
 		}
 		r.add(resp.Message)
+		if err := r.stopped(resp); err != nil {
+			return err
+		}
 		if len(resp.Message.ToolCalls) == 0 {
+			if resp.Finish == FinishPaused {
+				// The provider paused the turn: the reply, sent back as
+				// it is, lets the model continue it.
+				r.progress(Progress{Kind: "paused", Success: true})
+				continue
+			}
 			r.answer = resp.Message.Content
 			r.progress(Progress{Kind: "answer", Success: true})
 			return nil
 		}
-		for i, c := range resp.Message.ToolCalls {
-			if i == MaxToolCalls {
-				for _, rest := range resp.Message.ToolCalls[i:] {
-					r.add(Message{Role: RoleTool, ToolCallID: rest.ID, Content: tooManyCalls})
-				}
-				break
-			}
-			res, err := r.call(c.Name, c.Arguments, c.ID)
-			r.add(Message{Role: RoleTool, ToolCallID: c.ID, Content: resultText(res), Loads: r.takeLoads()})
-			if err != nil {
-				// Answer the calls that will not run, so the conversation
-				// stays valid for a resume.
-				for _, rest := range resp.Message.ToolCalls[i+1:] {
-					r.add(Message{Role: RoleTool, ToolCallID: rest.ID, Content: notRun})
-				}
-				return err
-			}
+		cut, err := r.runCalls(resp.Message.ToolCalls)
+		if err != nil {
+			return err
+		}
+		if cut == "" {
+			r.cuts = 0
+		} else if r.cuts++; r.cuts == maxCutReplies {
+			return &StopError{Finish: FinishTruncated, Reason: resp.FinishReason, Call: cut}
 		}
 		if err := r.refresh(); err != nil {
 			return err
@@ -423,100 +424,3 @@ func (r *run) loop() error {
 	}
 	return fmt.Errorf("%w (%d steps)", ErrStepLimit, r.a.cfg.MaxSteps)
 }
-
-// resultText is what the model reads of a result: the message, marked when
-// the call failed.
-func resultText(res tools.Result) string {
-	if res.Success {
-		return res.Message
-	}
-	return "Error: " + res.Message
-}
-
-// call runs one tool call and records it. A Go error ends the run: an
-// infrastructure fault, a cancelled context, or too many expansions.
-func (r *run) call(name, args, id string) (tools.Result, error) {
-	return r.timed(name, args, id, func() (tools.Result, error) { return r.dispatch(name, args) })
-}
-
-// timed runs f as the call of a tool, recording it and its timing: a call
-// record before it starts, so a resume knows it may have taken effect, and
-// after it the result and the session events it caused, so a run stopped
-// later in the step keeps them. A call that cannot be recorded does not
-// start.
-func (r *run) timed(name, args, id string, f func() (tools.Result, error)) (tools.Result, error) {
-	r.record(Record{Kind: KindCall, Tool: &ToolRecord{ID: id, Name: name, Arguments: args}})
-	if err := r.tw.err(); err != nil {
-		return tools.Result{Message: notRun}, err
-	}
-	t0 := r.a.cfg.Now()
-	res, err := f()
-	took := r.a.cfg.Now().Sub(t0)
-	tr := ToolRecord{ID: id, Name: name, Arguments: args, Success: res.Success, Result: res.Message}
-	if err != nil {
-		tr.Error = err.Error()
-	}
-	r.record(Record{Kind: KindTool, Tool: &tr, ElapsedMS: ms(took)})
-	r.saveSession()
-	r.progress(Progress{Kind: "tool", Tool: name, Success: res.Success && err == nil})
-	return res, err
-}
-
-func (r *run) dispatch(name, args string) (tools.Result, error) {
-	if r.bridge != nil && name == UseToolName {
-		return r.useTool(args)
-	}
-	t, ok := r.byName[name]
-	if path, deferred := r.owner[name]; !ok && deferred && featuresOf(r.a.cfg.Model).DefersTools {
-		// The provider showed the tool deferred and the model found it:
-		// open its section, as open_sections would, then call it.
-		return r.openAndCall(name, path, args)
-	}
-	if !ok {
-		msg := fmt.Sprintf("Unknown tool: %s. Available tools: %s.", name, strings.Join(r.toolNames(), ", "))
-		if names := r.bridgedNames(); len(names) > 0 {
-			msg += fmt.Sprintf(" Through %s: %s.", UseToolName, strings.Join(names, ", "))
-		}
-		return tools.Result{Message: msg}, nil
-	}
-	if r.a.cfg.DryRun && t != r.help && name != prompt.OpenSectionsName {
-		return dryRun(name, args), nil
-	}
-	return r.runTool(name, t, args)
-}
-
-// runTool calls t. A Go error from the tool is sections to open, or the
-// end of the run.
-func (r *run) runTool(name string, t *tools.Tool, args string) (tools.Result, error) {
-	res, err := t.Call(r.ctx, r.a.disc.ToolContext(), json.RawMessage(args))
-	if err != nil {
-		if r.ctx.Err() != nil {
-			return res, fmt.Errorf("agent: tool %s: %w", name, err)
-		}
-		if errors.Is(err, prompt.ErrVisibilityExpansion) {
-			return r.expand(err)
-		}
-		return res, fmt.Errorf("agent: tool %s failed: %w", name, err)
-	}
-	return res, nil
-}
-
-func dryRun(name, args string) tools.Result {
-	return tools.Result{Success: true, Message: fmt.Sprintf("Dry run: would call %s with %s. Nothing was run.", name, orEmpty(args))}
-}
-
-func orEmpty(args string) string {
-	if strings.TrimSpace(args) == "" {
-		return "{}"
-	}
-	return args
-}
-
-// MaxToolCalls bounds the tool calls of one reply that run: those after
-// it are answered without running (one model reply cannot make a step
-// run without end). The model adapters of this module stop reading a
-// reply that makes more than 1,024.
-const MaxToolCalls = 128
-
-// tooManyCalls answers a call past MaxToolCalls.
-var tooManyCalls = fmt.Sprintf("This call did not run: one reply may make at most %d tool calls. Make it again in a later reply if it is still needed.", MaxToolCalls)

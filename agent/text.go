@@ -34,18 +34,30 @@ func (r *run) textLoop() error {
 		r.step++
 		var act action
 		var perr error
+		paused := false
 		for try := 0; try < 2; try++ {
 			resp, err := r.complete(false)
 			if err != nil {
 				return err
 			}
 			r.add(resp.Message)
+			if err := r.stopped(resp); err != nil {
+				return err
+			}
+			if paused = resp.Finish == FinishPaused; paused {
+				break
+			}
 			act, perr = r.parseAction(resp.Message.Content)
 			if perr == nil {
 				break
 			}
 			r.progress(Progress{Kind: "invalid", Detail: perr.Error()})
 			r.add(Message{Role: RoleUser, Content: correction})
+		}
+		if paused {
+			// Sent back as it is, the reply goes on in the next step.
+			r.progress(Progress{Kind: "paused", Success: true})
+			continue
 		}
 		if perr != nil {
 			r.record(Record{Kind: KindError, Error: "failed step: " + perr.Error()})

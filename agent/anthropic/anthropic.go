@@ -222,6 +222,7 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Me
 	streamed, stopped := false, false
 	size := 0
 	tool := map[int64]int{} // content block index: tool call index
+	var last partialInput   // the input of the newest tool call, as it came
 	for s.Next() {
 		ev := s.Current()
 		streamed = true
@@ -246,6 +247,9 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Me
 				}
 			}
 		case "content_block_delta":
+			if ev.Delta.Type == "input_json_delta" {
+				last.add(ev.Index, ev.Delta.PartialJSON)
+			}
 			if onDelta == nil {
 				continue
 			}
@@ -281,7 +285,17 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Me
 		}
 		return agent.Response{}, errUnusable
 	}
-	return parseMessage([]byte(acc.RawJSON()))
+	resp, err := parseMessage([]byte(acc.RawJSON()))
+	if err != nil {
+		return resp, err
+	}
+	calls := resp.Message.ToolCalls
+	if i, ok := tool[last.index]; ok && i == len(calls)-1 && calls[i].Cut {
+		// The SDK replaced the cut input, not JSON, with {}: the call
+		// keeps what the model wrote.
+		calls[i].Arguments = last.text.String()
+	}
+	return resp, nil
 }
 
 // kept is how many bytes ev adds to the message the accumulator builds:
@@ -312,10 +326,27 @@ func kept(ev sdk.MessageStreamEventUnion) int {
 	return 0
 }
 
-// parseMessage reads a Messages API message: its text, its tool calls and
-// its usage. Its content blocks, whatever their type (thinking, server
-// tool searches and their results), are kept as the message's Native
-// data, sent back as they are with the next request.
+// partialInput is the input of the newest tool_use block as its deltas
+// brought it.
+type partialInput struct {
+	index int64
+	text  strings.Builder
+}
+
+func (p *partialInput) add(index int64, piece string) {
+	if index != p.index {
+		p.index = index
+		p.text.Reset()
+	}
+	p.text.WriteString(piece)
+}
+
+// parseMessage reads a Messages API message: its text, its tool calls,
+// its stop reason and its usage. Its content blocks, whatever their type
+// (thinking, server tool searches and their results), are kept as the
+// message's Native data, sent back as they are with the next request. A
+// tool call that is the last block of a reply that did not finish is
+// marked cut: the reply ended while the model was writing it.
 func parseMessage(raw []byte) (agent.Response, error) {
 	var m struct {
 		Type       string            `json:"type"`
@@ -335,6 +366,7 @@ func parseMessage(raw []byte) (agent.Response, error) {
 	write, read := transport.Tokens(m.Usage.CacheCreationInputTokens), transport.Tokens(m.Usage.CacheReadInputTokens)
 	out := agent.Response{
 		Message:      agent.Message{Role: agent.RoleAssistant},
+		Finish:       finishOf(m.StopReason),
 		FinishReason: m.StopReason,
 		Usage: agent.Usage{
 			PromptTokens:     input + write + read,
@@ -345,6 +377,7 @@ func parseMessage(raw []byte) (agent.Response, error) {
 	}
 	var text strings.Builder
 	blocks := make([]json.RawMessage, 0, len(m.Content))
+	cut := false // the last block is a tool call the reply ended in
 	for i, b := range m.Content {
 		var blk struct {
 			Type  string          `json:"type"`
@@ -369,11 +402,18 @@ func parseMessage(raw []byte) (agent.Response, error) {
 			}
 			out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: blk.ID, Name: blk.Name, Arguments: args})
 		}
+		cut = blk.Type == "tool_use"
 		clean, err := withoutNulls(b)
 		if err != nil {
 			return agent.Response{}, fmt.Errorf("content block %d: %w", i, err)
 		}
 		blocks = append(blocks, clean)
+	}
+	if cut {
+		switch out.Finish {
+		case agent.FinishTruncated, agent.FinishRefused:
+			out.Message.ToolCalls[len(out.Message.ToolCalls)-1].Cut = true
+		}
 	}
 	out.Message.Content = text.String()
 	data, err := json.Marshal(blocks)
@@ -382,6 +422,20 @@ func parseMessage(raw []byte) (agent.Response, error) {
 	}
 	out.Message.Native = &agent.Native{API: NativeMessages, Data: data}
 	return out, nil
+}
+
+// finishOf maps a stop reason onto the loop's. One it does not know is
+// taken as finished.
+func finishOf(stopReason string) agent.Finish {
+	switch stopReason {
+	case "max_tokens", "model_context_window_exceeded":
+		return agent.FinishTruncated
+	case "refusal":
+		return agent.FinishRefused
+	case "pause_turn":
+		return agent.FinishPaused
+	}
+	return agent.FinishComplete
 }
 
 // withoutNulls drops a block's null fields: a reply's block marks absent

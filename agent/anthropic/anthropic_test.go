@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -251,4 +254,96 @@ func TestFailures(t *testing.T) {
 			t.Errorf("got %+v, %v", resp.Message, err)
 		}
 	})
+}
+
+func sseEvent(typ, data string) string { return "event: " + typ + "\ndata: " + data + "\n\n" }
+
+// stopStream is a streamed message, as the API documents its events,
+// whose content blocks are blocks (each start event's block and its
+// deltas) and which stops for reason.
+func stopStream(reason string, blocks ...[]string) string {
+	s := sseEvent("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`)
+	for i, b := range blocks {
+		s += sseEvent("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":%s}`, i, b[0]))
+		for _, d := range b[1:] {
+			s += sseEvent("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":%s}`, i, d))
+		}
+		s += sseEvent("content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i))
+	}
+	return s + sseEvent("message_delta", `{"type":"message_delta","delta":{"stop_reason":"`+reason+`","stop_sequence":null},"usage":{"output_tokens":8192}}`) +
+		sseEvent("message_stop", `{"type":"message_stop"}`)
+}
+
+// TestStopReasons: each stop reason maps onto the loop's; the tool call
+// a reply ended in while it was cut short is marked cut and keeps the
+// input the model wrote, not the {} the SDK fills in (its block, sent
+// back, keeps {}, which the API takes); calls before it are whole.
+func TestStopReasons(t *testing.T) {
+	text := func(s string) []string {
+		return []string{`{"type":"text","text":""}`, `{"type":"text_delta","text":"` + s + `"}`}
+	}
+	tool := func(id string, pieces ...string) []string {
+		b := []string{`{"type":"tool_use","id":"` + id + `","name":"deploy","input":{}}`}
+		for _, p := range pieces {
+			q, _ := json.Marshal(p)
+			b = append(b, `{"type":"input_json_delta","partial_json":`+string(q)+`}`)
+		}
+		return b
+	}
+	tests := []struct {
+		name   string
+		body   string // an event stream, or one JSON document
+		finish agent.Finish
+		calls  []agent.ToolCall
+	}{
+		{"cut in the second call", stopStream("max_tokens", text("Deploying both."), tool("toolu_1", `{"target":`, ` "web"}`), tool("toolu_2", `{"target": "sta`)),
+			agent.FinishTruncated, []agent.ToolCall{
+				{ID: "toolu_1", Name: "deploy", Arguments: `{"target": "web"}`},
+				{ID: "toolu_2", Name: "deploy", Arguments: `{"target": "sta`, Cut: true},
+			}},
+		{"cut in the text after a call", stopStream("max_tokens", tool("toolu_1", `{"target": "web"}`), text("Now the da")),
+			agent.FinishTruncated, []agent.ToolCall{{ID: "toolu_1", Name: "deploy", Arguments: `{"target": "web"}`}}},
+		{"context window", stopStream("model_context_window_exceeded", tool("toolu_1", `{"tar`)),
+			agent.FinishTruncated, []agent.ToolCall{{ID: "toolu_1", Name: "deploy", Arguments: `{"tar`, Cut: true}}},
+		{"refusal in a call", stopStream("refusal", tool("toolu_1", `{"tar`)),
+			agent.FinishRefused, []agent.ToolCall{{ID: "toolu_1", Name: "deploy", Arguments: `{"tar`, Cut: true}}},
+		{"one document cut in a call", `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_1","name":"deploy","input":{}}],"stop_reason":"max_tokens","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":8192}}`,
+			agent.FinishTruncated, []agent.ToolCall{{ID: "toolu_1", Name: "deploy", Arguments: `{}`, Cut: true}}},
+		{"pause_turn", stopStream("pause_turn", text("Let me look for the deploy tools.")), agent.FinishPaused, nil},
+		{"tool_use", stopStream("tool_use", tool("toolu_1", `{"target": "web"}`)),
+			agent.FinishComplete, []agent.ToolCall{{ID: "toolu_1", Name: "deploy", Arguments: `{"target": "web"}`}}},
+		{"end_turn", stopStream("end_turn", text("Done.")), agent.FinishComplete, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				if strings.HasPrefix(tt.body, "{") {
+					w.Header().Set("Content-Type", "application/json")
+				} else {
+					w.Header().Set("Content-Type", "text/event-stream")
+				}
+				_, _ = io.WriteString(w, tt.body)
+			}))
+			defer srv.Close()
+			resp, err := newClient(t, srv.URL).Complete(context.Background(), agent.Request{Messages: hello})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Finish != tt.finish || !slices.Equal(resp.Message.ToolCalls, tt.calls) {
+				t.Errorf("finish, calls: got %s, %+v, want %s, %+v", resp.Finish, resp.Message.ToolCalls, tt.finish, tt.calls)
+			}
+			var blocks []struct {
+				Type  string
+				Input json.RawMessage
+			}
+			if err := json.Unmarshal(resp.Message.Native.Data, &blocks); err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range blocks {
+				if b.Type == "tool_use" && !json.Valid(b.Input) {
+					t.Errorf("native tool_use input %s is not JSON: the API would refuse it sent back", b.Input)
+				}
+			}
+		})
+	}
 }

@@ -41,4 +41,13 @@
 // A reply keeps its content blocks, thinking included, as [agent.Native]
 // data under the API name [NativeMessages], and goes back to the API as
 // it came.
+//
+// # Stop reasons
+//
+// stop_reason becomes the reply's agent.Finish: max_tokens and
+// model_context_window_exceeded are truncated, refusal refused,
+// pause_turn paused, the others complete. A tool_use block that is the
+// last of a reply cut short is marked agent.ToolCall.Cut, with the input
+// the model wrote as its arguments: the SDK's accumulator replaces such
+// input, not JSON, with {}, which is what goes back to the API.
 package anthropic

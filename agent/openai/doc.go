@@ -51,4 +51,12 @@
 // A Responses reply keeps its output items, reasoning items included, as
 // [agent.Native] data under the API name [NativeResponses], and goes back
 // to the API as it came.
+//
+// # How a reply ends
+//
+// The finish_reason (chat completions) or the response's status and
+// incomplete_details (Responses) becomes the reply's agent.Finish: length
+// and max_output_tokens are truncated, content_filter filtered, a
+// refusal refused (its text is the reply's content). The last tool call
+// of a reply cut short is marked agent.ToolCall.Cut.
 package openai

@@ -232,7 +232,9 @@ func deltas(chunk sdk.ChatCompletionChunk, onDelta func(agent.Delta)) {
 	}
 }
 
-// fromCompletion reads a completion's first choice.
+// fromCompletion reads a completion's first choice. A refusal is the
+// message's text; the last tool call of a reply cut by its token limit
+// or a content filter is marked cut.
 func fromCompletion(cc *sdk.ChatCompletion) (agent.Response, error) {
 	if len(cc.Choices) == 0 {
 		return agent.Response{}, errUnusable
@@ -242,7 +244,8 @@ func fromCompletion(cc *sdk.ChatCompletion) (agent.Response, error) {
 		return agent.Response{}, transport.TooManyCalls
 	}
 	out := agent.Response{
-		Message:      agent.Message{Role: agent.RoleAssistant, Content: choice.Message.Content},
+		Message:      agent.Message{Role: agent.RoleAssistant, Content: choice.Message.Content + choice.Message.Refusal},
+		Finish:       chatFinish(choice.FinishReason, choice.Message.Refusal),
 		FinishReason: choice.FinishReason,
 		Usage: agent.Usage{
 			PromptTokens:     transport.Tokens(float64(cc.Usage.PromptTokens)),
@@ -254,7 +257,24 @@ func fromCompletion(cc *sdk.ChatCompletion) (agent.Response, error) {
 	for _, tc := range choice.Message.ToolCalls {
 		out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
+	if n := len(out.Message.ToolCalls); n > 0 && (out.Finish == agent.FinishTruncated || out.Finish == agent.FinishFiltered) {
+		out.Message.ToolCalls[n-1].Cut = true
+	}
 	return out, nil
+}
+
+// chatFinish maps a finish_reason onto the loop's: a refusal, whatever
+// the reason, is one.
+func chatFinish(reason, refusal string) agent.Finish {
+	switch {
+	case refusal != "":
+		return agent.FinishRefused
+	case reason == "length":
+		return agent.FinishTruncated
+	case reason == "content_filter":
+		return agent.FinishFiltered
+	}
+	return agent.FinishComplete
 }
 
 // params translates a request to the SDK's parameters.
@@ -280,7 +300,7 @@ func (c *Client) params(req agent.Request) (sdk.ChatCompletionNewParams, error) 
 				am.ToolCalls = append(am.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
 					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
 						ID:       tc.ID,
-						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
+						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: sentArguments(tc.Arguments)},
 					},
 				})
 			}
@@ -301,6 +321,17 @@ func (c *Client) params(req agent.Request) (sdk.ChatCompletionNewParams, error) 
 		}))
 	}
 	return p, nil
+}
+
+// sentArguments is a call's arguments as they go back in the history:
+// {} for arguments that are not JSON (a reply cut in the call, a model's
+// slip), which strict servers refuse with the whole request. The call's
+// result says what was wrong with them.
+func sentArguments(args string) string {
+	if !json.Valid([]byte(args)) {
+		return "{}"
+	}
+	return args
 }
 
 func schemaOf(t agent.ToolDef) (map[string]any, error) {

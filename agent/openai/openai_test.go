@@ -178,3 +178,30 @@ func TestRetryWaitEndsAtDeadline(t *testing.T) {
 		t.Errorf("returned after %v, want it to stop waiting at the deadline, long before the 5 s Retry-After", d)
 	}
 }
+
+// TestArgumentsNotJSONSentAsEmpty: a call in the history whose arguments
+// are not JSON (a reply cut in it) goes back with {} in both APIs, since
+// strict servers refuse the whole request for it; its result says what
+// was wrong.
+func TestArgumentsNotJSONSentAsEmpty(t *testing.T) {
+	msgs := []agent.Message{
+		{Role: agent.RoleSystem, Content: "sys"},
+		{Role: agent.RoleUser, Content: "deploy"},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "deploy", Arguments: `{"target": "sta`, Cut: true}}},
+		{Role: agent.RoleTool, ToolCallID: "c1", Content: "Error: This call did not run."},
+	}
+	chat, err := newClient(t, "http://127.0.0.1:1/v1").params(agent.Request{Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := chat.Messages[2].OfAssistant.ToolCalls[0].OfFunction.Function.Arguments; got != "{}" {
+		t.Errorf("chat completions: got %q, want {}", got)
+	}
+	resp, err := newResponses(t, "http://127.0.0.1:1/v1").params(agent.Request{Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Input.OfInputItemList[1].OfFunctionCall.Arguments; got != "{}" {
+		t.Errorf("responses: got %q, want {}", got)
+	}
+}

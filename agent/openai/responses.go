@@ -172,7 +172,9 @@ func failureMessage(raw string) string {
 }
 
 // parseResponse reads a Responses API response object: the text of its
-// messages, its function calls and its usage. Its output items, whatever
+// messages (a refusal among them), its function calls, its status and its
+// usage. A function call the response ended in while incomplete is marked
+// cut. Its output items, whatever
 // their type (reasoning, tool searches, calls), are kept as the message's
 // Native data, sent back as they are with the next request.
 func parseResponse(raw []byte) (agent.Response, error) {
@@ -196,6 +198,7 @@ func parseResponse(raw []byte) (agent.Response, error) {
 	}
 	out := agent.Response{
 		Message:      agent.Message{Role: agent.RoleAssistant},
+		Finish:       agent.FinishComplete,
 		FinishReason: r.Status,
 		Usage: agent.Usage{
 			PromptTokens: transport.Tokens(r.Usage.InputTokens), CompletionTokens: transport.Tokens(r.Usage.OutputTokens),
@@ -206,7 +209,14 @@ func parseResponse(raw []byte) (agent.Response, error) {
 	if r.Incomplete != nil && r.Incomplete.Reason != "" {
 		out.FinishReason = r.Incomplete.Reason
 	}
+	if r.Status == "incomplete" {
+		out.Finish = agent.FinishTruncated
+		if out.FinishReason == "content_filter" {
+			out.Finish = agent.FinishFiltered
+		}
+	}
 	var text strings.Builder
+	refused, cut := false, false // cut: the last item is a function call the reply ended in
 	for i, item := range r.Output {
 		var it struct {
 			Type      string          `json:"type"`
@@ -227,6 +237,7 @@ func parseResponse(raw []byte) (agent.Response, error) {
 			for _, c := range it.Content {
 				text.WriteString(c.Text)
 				text.WriteString(c.Refusal)
+				refused = refused || c.Refusal != ""
 			}
 		case "function_call":
 			var args string
@@ -238,6 +249,13 @@ func parseResponse(raw []byte) (agent.Response, error) {
 			}
 			out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: it.CallID, Name: it.Name, Arguments: args})
 		}
+		cut = it.Type == "function_call"
+	}
+	if n := len(out.Message.ToolCalls); cut && out.Finish != agent.FinishComplete {
+		out.Message.ToolCalls[n-1].Cut = true
+	}
+	if refused {
+		out.Finish = agent.FinishRefused
 	}
 	out.Message.Content = text.String()
 	items, err := json.Marshal(r.Output)
@@ -292,7 +310,7 @@ func (c *Responses) params(req agent.Request) (responses.ResponseNewParams, erro
 				input = append(input, message(m.Content, responses.EasyInputMessageRoleAssistant))
 			}
 			for _, tc := range m.ToolCalls {
-				input = append(input, responses.ResponseInputItemParamOfFunctionCall(tc.Arguments, tc.ID, tc.Name))
+				input = append(input, responses.ResponseInputItemParamOfFunctionCall(sentArguments(tc.Arguments), tc.ID, tc.Name))
 			}
 		default:
 			return p, fmt.Errorf("openai: responses: message %d: unknown role %q", i, m.Role)

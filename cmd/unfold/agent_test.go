@@ -333,3 +333,39 @@ func TestAgentBinaryInterrupt(t *testing.T) {
 		t.Errorf("stderr: got\n%s", stderr.String())
 	}
 }
+
+// TestAgentUnfinishedReply: a reply cut at the output token limit, or a
+// refusal, ends the run with exit 1 and an error naming the reason; the
+// reply's text is still printed.
+func TestAgentUnfinishedReply(t *testing.T) {
+	tests := []struct {
+		name, delta, finish string
+		stdout              string
+		want                []string
+	}{
+		{"length", `{"role":"assistant","content":"The three steps are: 1. back up the datab"}`, "length", "The three steps are: 1. back up the datab\n",
+			[]string{"step 1  stopped: truncated (length)", "unfold agent: agent: the reply was cut short (length): the model reached its output token limit"}},
+		{"refusal", `{"role":"assistant","refusal":"I can't help with deploying that."}`, "stop", "I can't help with deploying that.\n",
+			[]string{"step 1  stopped: refused (stop)", "unfold agent: agent: the model refused to answer\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url, _ := scriptedEndpoint(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprintf(w, "data: %s\n\n", `{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":`+tt.delta+`,"finish_reason":null}]}`)
+				fmt.Fprintf(w, "data: %s\n\n", `{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"`+tt.finish+`"}]}`)
+				fmt.Fprint(w, "data: [DONE]\n\n")
+			})
+			var stdout, stderr bytes.Buffer
+			code := run([]string{"agent", "go", "--project", t.TempDir(), "--base-url", url, "--model", "m", "--builtins", "none"}, strings.NewReader(""), &stdout, &stderr)
+			if code != 1 || stdout.String() != tt.stdout {
+				t.Errorf("exit %d, stdout %q; want 1, %q; stderr:\n%s", code, stdout.String(), tt.stdout, stderr.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr: want %q in\n%s", w, stderr.String())
+				}
+			}
+		})
+	}
+}

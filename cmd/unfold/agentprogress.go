@@ -72,6 +72,10 @@ func (p *progress) report(ev agent.Progress) {
 		what = "no action in the reply; asked again"
 	case "answer":
 		what = "answered"
+	case "paused":
+		what = "paused by the provider; continuing"
+	case "stopped":
+		what = "stopped: " + ev.Detail
 	default:
 		what = ev.Kind
 	}

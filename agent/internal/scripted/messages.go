@@ -1,6 +1,7 @@
 package scripted
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -327,8 +328,14 @@ func (s *MessagesServer) handle(w http.ResponseWriter, r *http.Request) {
 	if reply.Content != "" {
 		add(map[string]any{"type": "text", "text": reply.Content})
 	}
+	cutArgs := map[int]string{} // block index: the input a cut call streams
 	for _, c := range reply.ToolCalls {
-		add(map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": json.RawMessage(c.Args)})
+		in := json.RawMessage(c.Args)
+		if !json.Valid(in) {
+			cutArgs[len(blocks)] = c.Args
+			in = json.RawMessage(`{}`)
+		}
+		add(map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": in})
 	}
 	s.mu.Lock()
 	s.sent = append(s.sent, blocks)
@@ -337,6 +344,7 @@ func (s *MessagesServer) handle(w http.ResponseWriter, r *http.Request) {
 	if len(reply.ToolCalls) > 0 {
 		stop = "tool_use"
 	}
+	stop = cmp.Or(reply.Stop, stop)
 	st := newSSE(w)
 	st.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": fmt.Sprintf("msg_%d", n), "type": "message", "role": "assistant", "model": req.Model, "content": []any{},
@@ -369,6 +377,9 @@ func (s *MessagesServer) handle(w http.ResponseWriter, r *http.Request) {
 			st.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "signature_delta", "signature": b["signature"]}})
 		case "tool_use":
 			in, _ := json.Marshal(b["input"])
+			if cut, ok := cutArgs[i]; ok {
+				in = []byte(cut)
+			}
 			for _, piece := range split(string(in), 3) {
 				st.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": piece}})
 			}

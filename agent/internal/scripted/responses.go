@@ -216,6 +216,11 @@ func (s *ResponsesServer) handle(w http.ResponseWriter, r *http.Request) {
 		"id": fmt.Sprintf("resp_%d", n), "object": "response", "created_at": 1, "status": "completed",
 		"model": req.Model, "output": items, "usage": usage,
 	}
+	done := "response.completed"
+	if reply.Stop != "" {
+		resp["status"], resp["incomplete_details"] = "incomplete", map[string]any{"reason": reply.Stop}
+		done = "response.incomplete"
+	}
 	if !req.Stream {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(resp)
@@ -243,7 +248,7 @@ func (s *ResponsesServer) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		stream.event("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": i, "item": json.RawMessage(raw)})
 	}
-	stream.event("response.completed", map[string]any{"type": "response.completed", "response": resp})
+	stream.event(done, map[string]any{"type": done, "response": resp})
 }
 
 // responseItems is a reply as the Responses API's output items.
@@ -267,13 +272,25 @@ func responseItems(n int, reply Reply, req ResponsesRequest) []json.RawMessage {
 			map[string]any{"type": "tool_search_output", "id": fmt.Sprintf("tso_%d", n), "call_id": nil, "execution": "server", "status": "completed", "tools": loaded},
 		)
 	}
+	status := "completed"
+	if reply.Stop != "" {
+		status = "incomplete"
+	}
 	if reply.Content != "" {
-		items = append(items, map[string]any{"type": "message", "id": fmt.Sprintf("msg_%d", n), "status": "completed", "role": "assistant",
+		items = append(items, map[string]any{"type": "message", "id": fmt.Sprintf("msg_%d", n), "status": status, "role": "assistant",
 			"content": []any{map[string]any{"type": "output_text", "text": reply.Content, "annotations": []any{}}}})
 	}
+	if reply.Refusal != "" {
+		items = append(items, map[string]any{"type": "message", "id": fmt.Sprintf("msg_%d_refusal", n), "status": "completed", "role": "assistant",
+			"content": []any{map[string]any{"type": "refusal", "refusal": reply.Refusal}}})
+	}
 	for i, c := range reply.ToolCalls {
+		st := "completed"
+		if !json.Valid([]byte(c.Args)) {
+			st = status
+		}
 		items = append(items, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d_%d", n, i), "call_id": c.ID, "name": c.Name,
-			"arguments": c.Args, "status": "completed"})
+			"arguments": c.Args, "status": st})
 	}
 	out := make([]json.RawMessage, len(items))
 	for i, it := range items {

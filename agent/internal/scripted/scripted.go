@@ -94,6 +94,15 @@ type Reply struct {
 	// the provider's own tool search before the calls, as its server
 	// would.
 	Search []string
+	// Stop ends the reply with this reason instead of the usual one:
+	// finish_reason (chat completions), stop_reason (Messages), or
+	// status incomplete with this reason (Responses). A last call whose
+	// Args are not JSON is one the reply was cut in: Messages sends its
+	// input {} in the block, as a client's accumulator makes it.
+	Stop string
+	// Refusal is the reply's refusal: delta.refusal (chat completions),
+	// a refusal content part (Responses).
+	Refusal string
 }
 
 // Text returns a reply that says s.
@@ -152,6 +161,22 @@ func NewFunc(t testing.TB, script func(n int, req Request) Reply) *Server {
 	return s
 }
 
+// badArguments names an assistant tool call of req whose arguments are
+// not JSON, which strict servers refuse (vLLM, Ollama and gateways parse
+// them to apply the model's chat template).
+func badArguments(req Request) string {
+	for i, m := range req.Messages {
+		calls, _ := m["tool_calls"].([]any)
+		for j, c := range calls {
+			fn, _ := c.(map[string]any)["function"].(map[string]any)
+			if args, _ := fn["arguments"].(string); !json.Valid([]byte(args)) {
+				return fmt.Sprintf("messages[%d].tool_calls[%d].function.arguments: invalid JSON %q", i, j, args)
+			}
+		}
+	}
+	return ""
+}
+
 // Requests returns the requests so far.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -175,6 +200,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Auth = r.Header.Get("Authorization")
+	if bad := badArguments(req); bad != "" {
+		// As strict OpenAI-compatible servers answer.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": bad, "type": "invalid_request_error"}})
+		return
+	}
 	s.mu.Lock()
 	n := len(s.reqs)
 	s.reqs = append(s.reqs, req)
@@ -215,6 +247,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		if len(calls) > 0 {
 			msg["tool_calls"], finish = calls, "tool_calls"
 		}
+		if reply.Refusal != "" {
+			msg["refusal"] = reply.Refusal
+		}
+		finish = cmp.Or(reply.Stop, finish)
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req.Model,
@@ -246,6 +282,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	for _, piece := range split(reply.Content, 7) {
 		send(chunk(map[string]any{"content": piece}, nil))
 	}
+	for _, piece := range split(reply.Refusal, 7) {
+		send(chunk(map[string]any{"refusal": piece}, nil))
+	}
 	for i, c := range reply.ToolCalls {
 		send(chunk(map[string]any{"tool_calls": []any{map[string]any{
 			"index": i, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": ""},
@@ -260,7 +299,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if len(reply.ToolCalls) > 0 {
 		finish = "tool_calls"
 	}
-	send(chunk(map[string]any{}, finish))
+	send(chunk(map[string]any{}, cmp.Or(reply.Stop, finish)))
 	send(map[string]any{
 		"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": req.Model, "choices": []any{},
 		"usage": usage,

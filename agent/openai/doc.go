@@ -58,5 +58,8 @@
 // incomplete_details (Responses) becomes the reply's agent.Finish: length
 // and max_output_tokens are truncated, content_filter filtered, a
 // refusal refused (its text is the reply's content). The last tool call
-// of a reply cut short is marked agent.ToolCall.Cut.
+// of a reply cut short is marked agent.ToolCall.Cut. A chat completions
+// stream that ends before its choice has a finish_reason is refused ("the
+// stream ended before the reply finished"), as a Responses stream that
+// ends before response.completed or response.incomplete is.
 package openai

@@ -211,6 +211,11 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 	if len(acc.Choices) == 0 {
 		return agent.Response{}, errUnusable
 	}
+	if acc.Choices[0].FinishReason == "" {
+		// The body ended cleanly, but the reply did not: a proxy or a
+		// worker cut it.
+		return agent.Response{}, errors.New("the stream ended before the reply finished")
+	}
 	resp, err := fromCompletion(&acc.ChatCompletion)
 	return resp, err
 }

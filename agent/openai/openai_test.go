@@ -179,6 +179,44 @@ func TestRetryWaitEndsAtDeadline(t *testing.T) {
 	}
 }
 
+// TestStreamEndsEarly: a stream whose body ends cleanly before a chunk
+// gave the choice's finish_reason (a proxy's idle cut, a worker that
+// died behind a gateway) is not taken as the reply, [DONE] or not; one
+// that finished without [DONE] is.
+func TestStreamEndsEarly(t *testing.T) {
+	chunk := func(delta, finish string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + finish + `}]}` + "\n\n"
+	}
+	started := chunk(`{"role":"assistant","content":"Step 1: back up the datab"}`, "null")
+	tests := []struct {
+		name, body string
+		err        string // "" for a reply
+	}{
+		{"no finish_reason, no [DONE]", started, "the stream ended before the reply finished"},
+		{"no finish_reason, then [DONE]", started + "data: [DONE]\n\n", "the stream ended before the reply finished"},
+		{"finished, no [DONE]", started + chunk(`{}`, `"stop"`), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = w.Write([]byte(tt.body))
+			}))
+			defer srv.Close()
+			resp, err := newClient(t, srv.URL).Complete(context.Background(), agent.Request{Messages: hello})
+			if tt.err == "" {
+				if err != nil || resp.Message.Content != "Step 1: back up the datab" || resp.Finish != agent.FinishComplete {
+					t.Errorf("got %+v, %v, want the reply", resp, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("got %+v, %v, want %q", resp, err, tt.err)
+			}
+		})
+	}
+}
+
 // TestArgumentsNotJSONSentAsEmpty: a call in the history whose arguments
 // are not JSON (a reply cut in it) goes back with {} in both APIs, since
 // strict servers refuse the whole request for it; its result says what

@@ -238,7 +238,7 @@ func (f *File) locate(err error) error {
 		var se *section.Error
 		if errors.As(e, &se) {
 			line, err := f.lines[se.Path], se.Err
-			if m := bodyAt.FindStringSubmatch(err.Error()); m != nil {
+			if m := bodyAt().FindStringSubmatch(err.Error()); m != nil {
 				// text/template counts lines from the body's start.
 				n, _ := strconv.Atoi(m[1])
 				line = f.body[se.Path] + n - 1
@@ -258,7 +258,11 @@ func (f *File) locate(err error) error {
 
 // bodyAt finds where in a body text/template says an error is:
 // "body template: template: NAME:LINE:COLUMN: the rest".
-var bodyAt = regexp.MustCompile(`^body template: template: [^:]*:(\d+):(\d+): (?s:(.*))$`)
+// Compiled when first needed, not at start (see docs/design.md, "Front
+// ends").
+var bodyAt = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^body template: template: [^:]*:(\d+):(\d+): (?s:(.*))$`)
+})
 
 // atLine is an error with its message told another way (the line it gives
 // moved to the file's), unwrapping to the error.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -120,7 +121,7 @@ func (s *conn) envDescription(name string) string {
 		fmt.Fprintf(&b, " (%s)", sum)
 	}
 	b.WriteString(". The result is the command's output, whether it succeeded, and the environment's screen after it.")
-	if scr, ok := s.o.Screen(name); ok {
+	if scr, ok := s.o.Preview(name); ok {
 		if h := Help(scr.Content); h != "" {
 			b.WriteString("\n\n")
 			b.WriteString(h)
@@ -134,7 +135,11 @@ func (s *conn) envDescription(name string) string {
 // long for commands not used yet and short for used ones), or else the last
 // paragraph (a shell's or a REPL's usage line). Screens show state first
 // and how to use the environment last; the state is left out so that a tool
-// description changes when the help does, not at every command.
+// description changes when the help does, not at every command. A screen
+// the orchestrator cut (it ends with the note saying so) lost its help, and
+// a last paragraph longer than maxHelpParagraph is state, not a usage line:
+// for those Help returns "", so that no state (a viewed file's lines, say)
+// becomes a tool's description.
 func Help(screen string) string {
 	screen = strings.TrimSpace(strings.ReplaceAll(screen, "\r\n", "\n"))
 	if screen == "" {
@@ -146,11 +151,23 @@ func Help(screen string) string {
 	if i := strings.Index(screen, "\nCommands:\n"); i >= 0 {
 		return screen[i+1:]
 	}
+	if cutNote.MatchString(screen) {
+		return ""
+	}
 	if i := strings.LastIndex(screen, "\n\n"); i >= 0 {
-		return strings.TrimSpace(screen[i+2:])
+		screen = strings.TrimSpace(screen[i+2:])
+	}
+	if len(screen) > maxHelpParagraph {
+		return ""
 	}
 	return screen
 }
+
+// maxHelpParagraph bounds the last paragraph [Help] takes for help.
+const maxHelpParagraph = 4 << 10
+
+// cutNote matches the last line of a screen [orchestrator.Truncate] cut.
+var cutNote = regexp.MustCompile(`\n\[\.\.\. \d+ more (?:lines|bytes) cut: this screen shows at most \d+ (?:lines|bytes)\]$`)
 
 // callEnv runs an environment's tool: the output and the screen as two text
 // blocks (for clients that show text only) and as structured content.

@@ -36,7 +36,7 @@ func (s *conn) helpIndex() tools.HelpIndex {
 		if _, ok := offered[name]; !ok {
 			e.Usage = fmt.Sprintf("its tool is offered once its section is open: call %s with key %q", prompt.OpenSectionsName, sectionKey(name))
 		}
-		if scr, ok := s.o.Screen(name); ok {
+		if scr, ok := s.o.Preview(name); ok {
 			e.Help = Help(scr.Content)
 		}
 		idx.Environments = append(idx.Environments, e)

@@ -13,7 +13,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/unfold-dev/unfold/internal/readfile"
-	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/prompt"
 )
 
@@ -81,21 +80,17 @@ func textResource(uri, mime, text string) *sdk.ReadResourceResult {
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: mime, Text: text}}}
 }
 
-// readScreen reads an environment's screen.
+// readScreen reads an environment's screen, or the orchestrator's own. It
+// is a preview: a client reads a resource when it chooses to, and what it
+// does with it the server cannot tell, so an edit stays checked against
+// the screen that went back with the editor's own command.
 func (s *conn) readScreen(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 	uri := req.Params.URI
-	name, _ := strings.CutPrefix(uri, ScreenURIPrefix)
-	if name == orchestrator.ScreenName {
-		if scr, ok := s.o.Screens()[name]; ok {
-			return textResource(uri, "text/plain", scr.Content), nil
-		}
-		return nil, sdk.ResourceNotFoundError(uri)
-	}
-	scr, ok := s.o.Screen(name)
+	text, ok := s.screenText(uri)
 	if !ok {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
-	return textResource(uri, "text/plain", scr.Content), nil
+	return textResource(uri, "text/plain", text), nil
 }
 
 // readContext reads a context file from the filesystem: a regular file of

@@ -643,6 +643,10 @@ func TestHelp(t *testing.T) {
 		{"last paragraph", "Working directory: /tmp\nLast exit code: 0\n\nAny bash command.", "Any bash command."},
 		{"one paragraph", "Just text\non lines", "Just text\non lines"},
 		{"crlf", "state\r\n\r\nusage\r\n", "usage"},
+		{"cut by lines", "state\n\nline\n[... 3 more lines cut: this screen shows at most 50 lines]", ""},
+		{"cut by bytes", "Views:\n  [1] big.txt\n      1  x\n[... 145561 more bytes cut: this screen shows at most 65536 bytes]", ""},
+		{"cut commands kept", "Views:\n\nCommands:\n  view\n[... 3 more lines cut: this screen shows at most 50 lines]", "Commands:\n  view\n[... 3 more lines cut: this screen shows at most 50 lines]"},
+		{"long last paragraph", "state\n\n" + strings.Repeat("x", 5000), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,8 +10,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/unfold-dev/unfold/orchestrator"
 )
 
 // DefaultScreenPoll is how often a session's subscribed screens are checked
@@ -47,11 +45,8 @@ func (s *conn) screenText(uri string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if name == orchestrator.ScreenName {
-		scr, ok := s.o.Screens()[name]
-		return scr.Content, ok
-	}
-	scr, ok := s.o.Screen(name)
+	// A preview: a screen announced as changed is not one the model saw.
+	scr, ok := s.o.Preview(name)
 	return scr.Content, ok
 }
 

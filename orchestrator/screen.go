@@ -55,8 +55,41 @@ func (o *Orchestrator) Screen(name string) (envs.Screen, bool) {
 	return o.screen(e), true
 }
 
-func (o *Orchestrator) screen(e *entry) envs.Screen {
-	s, err := callScreen(e)
+// Previewer is implemented by environments that remember what their
+// screen showed the agent: the editor checks an edit against the lines its
+// views last drew. Preview returns the screen as Screen does without
+// counting it as shown. It must not block on a running command.
+type Previewer interface {
+	Preview() (envs.Screen, error)
+}
+
+// Preview returns the truncated screen of the environment called name, or
+// the orchestrator's own ([ScreenName]) while spec files fail to load,
+// drawn for something other than the agent (a tool description, a
+// resource a client polls): an environment that is a [Previewer] does not
+// count it as shown. [Orchestrator.Screen] and [Orchestrator.Screens] are
+// for screens that go to the agent.
+func (o *Orchestrator) Preview(name string) (envs.Screen, bool) {
+	o.mu.RLock()
+	e, ok := o.envs[name]
+	loadErrs := o.loadErrs
+	o.mu.RUnlock()
+	if name == ScreenName && !ok {
+		if len(loadErrs) == 0 {
+			return envs.Screen{}, false
+		}
+		return o.fit(envs.Screen{Content: loadErrorScreen(loadErrs)}), true
+	}
+	if !ok {
+		return envs.Screen{}, false
+	}
+	return o.draw(e, true), true
+}
+
+func (o *Orchestrator) screen(e *entry) envs.Screen { return o.draw(e, false) }
+
+func (o *Orchestrator) draw(e *entry, preview bool) envs.Screen {
+	s, err := callScreen(e, preview)
 	if err != nil {
 		return o.fit(envs.Screen{
 			Content:  "[Error getting screen from " + e.name + ":\n" + err.Error() + "]",
@@ -66,13 +99,17 @@ func (o *Orchestrator) screen(e *entry) envs.Screen {
 	return o.fit(s)
 }
 
-// callScreen calls Screen, turning a panic into an error carrying the trace.
-func callScreen(e *entry) (s envs.Screen, err error) {
+// callScreen calls Screen, or Preview for a preview when the environment
+// has it, turning a panic into an error carrying the trace.
+func callScreen(e *entry, preview bool) (s envs.Screen, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = errors.New(panicTrace(p, "callScreen", debug.Stack()))
 		}
 	}()
+	if p, ok := e.env.(Previewer); ok && preview {
+		return p.Preview()
+	}
 	return e.env.Screen()
 }
 

@@ -32,10 +32,11 @@ func SectionKey(name string) (string, error) {
 //
 // An environment's section has the key [SectionKey], the title given with
 // [Title] (default: the name), a live body (the truncated screen of the
-// environment of that name, read at every render, so that it follows spec
-// files that change) and a one-line summary: the environment's
-// [envs.Summarizer] summary, or the [Description], or "<name> environment".
-// The summary is read when Sections is called. Sections render in full,
+// environment of that name, read at every render as an
+// [Orchestrator.Preview], so that it follows spec files that change) and
+// a one-line summary: the environment's [envs.Summarizer] summary, or the
+// [Description], or "<name> environment". The summary is read when
+// Sections is called. Sections render in full,
 // unless a token budget demotes them; an environment registered [OnDemand]
 // renders its summary until the session records a command in it (the
 // session given with [WithSession] must be the one the prompt renders with)
@@ -105,8 +106,10 @@ func (o *Orchestrator) envSection(e *entry, key string) (*section.Section, error
 		Title: title,
 		Content: func(section.None) (string, error) {
 			// By name: a spec file that changed since has put a new
-			// environment in e's place.
-			scr, ok := o.Screen(name)
+			// environment in e's place. A preview: a prompt is rendered
+			// more often than it is sent, and the screen that goes back
+			// with the environment's own command counts as shown.
+			scr, ok := o.Preview(name)
 			if !ok {
 				return "[" + name + " is gone: its spec file was removed or no longer loads.]", nil
 			}

@@ -35,6 +35,10 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 	}
 	var visible []string
 	for _, v := range mine {
+		if len(v.shown.lines) == 0 {
+			visible = append(visible, fmt.Sprintf("none (view [%d] did not fit on the screen)", v.id))
+			continue
+		}
 		visible = append(visible, fmt.Sprintf("%d-%d (view [%d])", v.shown.first, v.shown.last(), v.id))
 	}
 	e.mu.Unlock()

@@ -99,6 +99,12 @@ type Editor struct {
 	views  []*view    // oldest first
 	nextID int
 	undo   undoLog
+
+	// drawMu serializes Screen and Preview, and guards preview: whether
+	// the screen being drawn is a preview, which the state function
+	// reads.
+	drawMu  sync.Mutex
+	preview bool
 }
 
 var (
@@ -255,12 +261,31 @@ func (e *Editor) Execute(ctx context.Context, command string) (envs.Response, er
 }
 
 // Screen returns the views, each file re-read now, then the commands'
-// help. A view whose file is gone or whose start pattern no longer matches
-// is shown once with a mark and removed. MaxLines is the screen's own line
-// count (at least [envs.DefaultMaxLines]): the views are already bounded,
-// and a cut view would hide lines the agent may edit.
-func (e *Editor) Screen() (envs.Screen, error) {
+// help, and counts it as shown to the agent: an edit is checked against
+// the lines the last such screen drew. A view whose file is gone or whose
+// start pattern no longer matches is shown once with a mark and removed.
+// MaxLines is the screen's own line count (at least
+// [envs.DefaultMaxLines]): the views fit a byte budget of their own
+// instead, and a view cut there says which view command shows the next
+// lines.
+//
+// Call Screen for a screen that goes to the agent (the one after the
+// editor's own command, or one the front end shows), and [Editor.Preview]
+// for any other: a screen drawn for a tool description or a resource poll
+// must not make an edit based on older lines pass.
+func (e *Editor) Screen() (envs.Screen, error) { return e.draw(false) }
+
+// Preview returns the screen as [Editor.Screen] does, without counting it
+// as shown: the lines edits are checked against, the views' positions and
+// the views to remove stay as the last Screen or command left them.
+func (e *Editor) Preview() (envs.Screen, error) { return e.draw(true) }
+
+func (e *Editor) draw(preview bool) (envs.Screen, error) {
+	e.drawMu.Lock()
+	e.preview = preview
 	s, err := e.decl.Screen()
+	e.preview = false
+	e.drawMu.Unlock()
 	if err != nil {
 		return s, err
 	}

@@ -10,9 +10,12 @@ import (
 	"strings"
 )
 
-// state renders the views for the screen, re-reading each file once, and
-// removes the views that could not be shown.
+// state renders the views for the screen, re-reading each file once,
+// within maxViewBytes. A screen counted as shown (not a preview) records
+// what each view drew, for edits to be checked against, and removes the
+// views that could not be shown.
 func (e *Editor) state() string {
+	commit := !e.preview // drawMu is held: see draw
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.views) == 0 {
@@ -23,8 +26,10 @@ func (e *Editor) state() string {
 		err error
 	}
 	files := make(map[string]read, len(e.views))
-	var b strings.Builder
+	var b, vb strings.Builder
+	var ends []int
 	b.WriteString("Views:")
+	left := maxViewBytes
 	kept := make([]*view, 0, len(e.views))
 	for i, v := range e.views {
 		if i > 0 {
@@ -41,24 +46,74 @@ func (e *Editor) state() string {
 			v.header(&b)
 			b.WriteByte(' ')
 			b.WriteString(markerOf(r.err))
-			continue
-		}
-		sec, ok := e.resolveView(v, r.t)
-		if !ok {
-			v.header(&b)
-			if v.kind == byPatterns {
-				b.WriteString(" [BROKEN: patterns not found]")
-			} else {
-				fmt.Fprintf(&b, " [BROKEN: line %d is past the end of the file, which has %d lines]", v.from, sec.total)
+			if !commit {
+				kept = append(kept, v)
 			}
 			continue
 		}
-		v.index, v.shown = sec.index, sec
-		v.render(&b, e.opt.gutter)
+		// A preview works on a copy: the view, and what it showed, stay.
+		w := *v
+		sec, ok := e.resolveView(&w, r.t)
+		if !ok {
+			w.header(&b)
+			if w.kind == byPatterns {
+				b.WriteString(" [BROKEN: patterns not found]")
+			} else {
+				fmt.Fprintf(&b, " [BROKEN: line %d is past the end of the file, which has %d lines]", w.from, sec.total)
+			}
+			if !commit {
+				kept = append(kept, v)
+			}
+			continue
+		}
+		w.index, w.shown = sec.index, sec
+		vb.Reset()
+		ends = w.render(&vb, e.opt.gutter, ends[:0])
+		left -= fit(&b, &w, vb.String(), ends, left)
+		if commit {
+			*v = w
+		}
 		kept = append(kept, v)
 	}
 	e.views = kept
 	return b.String()
+}
+
+// fit writes the view w, rendered as text, to b within left bytes, and
+// returns how many it wrote. ends[0] is where the text's header line
+// ends, ends[i] where its line i ends. A view that does not fit is cut
+// after the last line that does, with a note naming the view command that
+// shows the lines cut (the header and the note are written even when they
+// alone do not fit: they are short); w then shows only the lines written.
+func fit(b *strings.Builder, w *view, text string, ends []int, left int) int {
+	if len(text) <= left {
+		b.WriteString(text)
+		return len(text)
+	}
+	n := 0 // lines that fit
+	if len(ends) == len(w.shown.lines)+1 && ends[len(ends)-1]+5 <= left {
+		// The lines fit; the note after them is short.
+		b.WriteString(text)
+		return len(text)
+	}
+	for n+1 < len(ends) && ends[n+1]+len(cutNote(w, w.shown.first+n+1))+5 <= left {
+		n++
+	}
+	note := cutNote(w, w.shown.first+n)
+	b.WriteString(text[:ends[n]])
+	b.WriteString("\n    ")
+	b.WriteString(note)
+	w.shown.lines = w.shown.lines[:n]
+	w.shown.truncated = true
+	return ends[n] + len(note) + 5
+}
+
+// cutNote says that the screen has no room for a view's lines from
+// line next on, and which view command shows them.
+func cutNote(w *view, next int) string {
+	last := w.shown.last()
+	return fmt.Sprintf("[TRUNCATED: the views fill the screen's %d bytes, so lines %d-%d of this view are not shown and cannot be edited: close a view, or view %s %d-%d shows them]",
+		maxViewBytes, next, last, quotePath(w.path), next, last)
 }
 
 // resolveView finds what v shows of the file t now. A view by lines whose

@@ -16,6 +16,11 @@ const (
 	maxViewLines = 1000
 	// maxShownLine is how many bytes of one line a screen shows.
 	maxShownLine = 1000
+	// maxViewBytes is how many bytes the views of one screen take. The
+	// orchestrator cuts a screen past 64 KiB, which would hide lines an
+	// edit could still name, and the commands' help after them: the views
+	// stay within this, and the help within the rest.
+	maxViewBytes = 56 << 10
 )
 
 // relocateBudget bounds the lines relocate compares.
@@ -261,8 +266,9 @@ func (v *view) describe(b *strings.Builder) {
 }
 
 // render writes the view as the screen shows it; with gutter, each line
-// is numbered "path:N" instead of "N".
-func (v *view) render(b *strings.Builder, gutter bool) {
+// is numbered "path:N" instead of "N". It appends to ends where its
+// header line ends in b, then where each line ends, and returns ends.
+func (v *view) render(b *strings.Builder, gutter bool, ends []int) []int {
 	v.header(b)
 	v.describe(b)
 	if v.kind == byPatterns {
@@ -291,8 +297,12 @@ func (v *view) render(b *strings.Builder, gutter bool) {
 		prefix = "  " + strings.ToValidUTF8(v.path, "\uFFFD") + ":"
 		width = len(strconv.Itoa(v.shown.last()))
 	}
+	ends = append(ends, b.Len())
 	var num []byte
 	for i, line := range v.shown.lines {
+		if i > 0 {
+			ends = append(ends, b.Len())
+		}
 		b.WriteByte('\n')
 		num = strconv.AppendInt(num[:0], int64(v.shown.first+i), 10)
 		if gutter {
@@ -312,6 +322,9 @@ func (v *view) render(b *strings.Builder, gutter bool) {
 		b.WriteString("  ")
 		writeLine(b, line, maxShownLine)
 	}
+	if len(v.shown.lines) > 0 {
+		ends = append(ends, b.Len())
+	}
 	switch {
 	case !v.shown.truncated:
 	case v.kind == byPatterns:
@@ -322,6 +335,7 @@ func (v *view) render(b *strings.Builder, gutter bool) {
 		fmt.Fprintf(b, "\n    [TRUNCATED: the file has %d lines; a view shows at most %d: view %s %d-%d shows the next ones]",
 			v.shown.total, maxViewLines, quotePath(v.path), next, min(v.shown.total, next+maxViewLines-1))
 	}
+	return ends
 }
 
 // pad writes n spaces.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/spf13/afero"
@@ -185,10 +186,11 @@ func TestWriteFailureLeavesFile(t *testing.T) {
 	}
 }
 
-func TestWriteFailureReadOnlyDir(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("running as root: a read-only directory does not stop root from writing")
-	}
+// TestEditInReadOnlyDir edits a writable file in a directory the editor
+// may not make files in: it is written in place, and no message names a
+// temporary file. Root may make files anywhere, so there the directory
+// refusing the temporary file is injected.
+func TestEditInReadOnlyDir(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "ro", "f.txt")
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
@@ -197,20 +199,133 @@ func TestWriteFailureReadOnlyDir(t *testing.T) {
 	if err := os.WriteFile(file, []byte("a\nb\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(filepath.Dir(file), 0o555); err != nil {
-		t.Fatal(err)
+	var e *Editor
+	var err error
+	if os.Geteuid() == 0 {
+		e, err = NewFs(hookFs{Fs: afero.NewBasePathFs(afero.NewOsFs(), dir), denyTemp: true}, nil)
+	} else {
+		if err := os.Chmod(filepath.Dir(file), 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(filepath.Dir(file), 0o755) })
+		e, err = New(dir, nil)
 	}
-	t.Cleanup(func() { _ = os.Chmod(filepath.Dir(file), 0o755) })
-	e, err := New(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
 	ok(t, e, "view ro/f.txt /a/ /b/")
-	if got := fail(t, e, "edit ro/f.txt 1-1\nA"); !strings.Contains(got, "the file was left as it was") {
-		t.Errorf("got %q, want it to say the file was left as it was", got)
+	if got := ok(t, e, "edit ro/f.txt 1-1\nA"); strings.Contains(got, ".unfold-") {
+		t.Errorf("got %q, naming a temporary file", got)
 	}
+	if b, _ := os.ReadFile(file); string(b) != "A\nb\n" {
+		t.Errorf("file: got %q, want the edit written in place", b)
+	}
+	ok(t, e, "undo ro/f.txt")
 	if b, _ := os.ReadFile(file); string(b) != "a\nb\n" {
-		t.Errorf("file: got %q, want it intact", b)
+		t.Errorf("file: got %q after undo, want it as it was", b)
 	}
+}
+
+// hookFs runs a hook when the editor makes its temporary file, which is
+// refused with denyTemp.
+type hookFs struct {
+	afero.Fs
+	hook     func()
+	denyTemp bool
+}
+
+func (h hookFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
+	if flag&os.O_EXCL != 0 && strings.Contains(name, ".unfold-") {
+		if h.hook != nil {
+			h.hook()
+		}
+		if h.denyTemp {
+			return nil, &os.PathError{Op: "open", Path: name, Err: syscall.EACCES}
+		}
+	}
+	return h.Fs.OpenFile(name, flag, perm)
+}
+
+// TestWriterMeanwhile has another program write to the file while an edit
+// or an undo writes it (after the editor read it, before the new content
+// takes its place): the edit is refused, nothing is written, and what the
+// other program wrote is kept, whether the file is replaced by a rename
+// or written in place.
+func TestWriterMeanwhile(t *testing.T) {
+	const content = "header\nbody\n"
+	tests := []struct {
+		name     string
+		denyTemp bool // written in place
+		write    func(path string) error
+		want     string
+	}{
+		{"append", false, func(p string) error { return appendTo(p, "APPENDED\n") }, content + "APPENDED\n"},
+		{"append, in place", true, func(p string) error { return appendTo(p, "APPENDED\n") }, content + "APPENDED\n"},
+		{"same size", false, func(p string) error { return os.WriteFile(p, []byte("HEADER\nbody\n"), 0o644) }, "HEADER\nbody\n"},
+		{"same size, time put back", false, func(p string) error {
+			fi, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, []byte("HEADER\nbody\n"), 0o644); err != nil {
+				return err
+			}
+			return os.Chtimes(p, fi.ModTime(), fi.ModTime())
+		}, "HEADER\nbody\n"},
+	}
+	for _, tt := range tests {
+		for _, cmd := range []string{"edit", "undo"} {
+			t.Run(tt.name+", "+cmd, func(t *testing.T) {
+				dir := t.TempDir()
+				file := filepath.Join(dir, "log.txt")
+				if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				fsys := &hookFs{Fs: afero.NewBasePathFs(afero.NewOsFs(), dir), denyTemp: tt.denyTemp}
+				e, err := NewFs(fsys, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer e.Close()
+				ok(t, e, "view log.txt 1-2")
+				if cmd == "undo" {
+					ok(t, e, "edit log.txt 2-2\nbody")
+				}
+				var hookErr error
+				fsys.hook = func() { hookErr = tt.write(file) }
+				var got string
+				if cmd == "undo" {
+					got = fail(t, e, "undo log.txt")
+				} else {
+					got = fail(t, e, "edit log.txt 1-1\nEDITED")
+				}
+				if hookErr != nil {
+					t.Fatal(hookErr)
+				}
+				if !strings.Contains(got, "log.txt changed while") || !strings.Contains(got, "another program wrote to it") {
+					t.Errorf("got %q, want a refusal saying another program wrote to the file", got)
+				}
+				if b, _ := os.ReadFile(file); string(b) != tt.want {
+					t.Errorf("file: got %q, want %q: the other program's change kept", b, tt.want)
+				}
+				if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+					t.Errorf("temporary files left: %v", left)
+				}
+			})
+		}
+	}
+}
+
+// appendTo appends text to the file at p.
+func appendTo(p, text string) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

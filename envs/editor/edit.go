@@ -86,7 +86,9 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 	if int64(len(raw)) > e.opt.maxFileSize {
 		return "", fmt.Errorf("the edit would make %s %s, more than %s, the editor's limit for one file; nothing was written", p, formatSize(int64(len(raw))), formatSize(e.opt.maxFileSize))
 	}
-	if err := replaceContent(e.fs, target, f, fi, t.raw, raw); err != nil {
+	if err := replaceContent(e.fs, target, f, fi, t.raw, raw); errors.Is(err, errChanged) {
+		return "", fmt.Errorf("%s changed while the edit was being written: another program wrote to it after the editor read it. The edit was refused and nothing was written, so that change is kept; the screen shows the file now: check the lines and edit again", p)
+	} else if err != nil {
 		return "", fmt.Errorf("could not write %s: %v; the file was left as it was", p, err)
 	}
 	e.mu.Lock()

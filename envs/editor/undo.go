@@ -3,6 +3,7 @@ package editor
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -128,7 +129,9 @@ func (e *Editor) undoEdit(_ context.Context, c command) (string, error) {
 	if sha256.Sum256(cur) != step.after {
 		return "", fmt.Errorf("%s changed since the editor's last edit of it (lines %d-%d), so undo would lose those changes; nothing was restored. View the file to see it as it is now", p, step.from, step.to)
 	}
-	if err := replaceContent(e.fs, target, f, fi, cur, step.before); err != nil {
+	if err := replaceContent(e.fs, target, f, fi, cur, step.before); errors.Is(err, errChanged) {
+		return "", fmt.Errorf("%s changed while undo was writing it: another program wrote to it after the editor read it. Nothing was restored, so that change is kept; view the file to see it as it is now", p)
+	} else if err != nil {
 		return "", fmt.Errorf("could not write %s: %v; the file was left as it was", p, err)
 	}
 	restored, rerr := decodeText(step.before, fi, p, e.fallback)

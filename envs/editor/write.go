@@ -22,38 +22,75 @@ const maxLinkHops = 40
 // the old one's owner.
 var errOwnerNotKept = errors.New("the owner cannot be kept by a rename")
 
+// errNoTemp stops a write by rename that could not make its temporary
+// file: the directory is not writable, though the file may be.
+var errNoTemp = errors.New("the directory does not let a file be made in it")
+
+// errChanged refuses a write to a file that another program wrote to
+// since the editor read it: writing would throw those bytes away.
+var errChanged = errors.New("the file changed while the new content was being written (another program wrote to it)")
+
 // replaceContent writes data as the whole content of the file f, open for
 // reading and writing at target, which fi describes and which held old.
 // It keeps the file's owner, mode and hard links: a file with one link
-// whose owner a new file can have is replaced by a temporary file renamed
-// over it (a failure leaves it as it was); any other is written in place,
-// and a failure there writes the old bytes back. A filesystem that reports
-// no owner or links (an in-memory one) is always written by rename.
+// whose owner a new file can have, in a directory a file can be made in,
+// is replaced by a temporary file renamed over it (a failure leaves it as
+// it was); any other is written in place, and a failure there writes the
+// old bytes back. A filesystem that reports no owner or links (an
+// in-memory one) is always written by rename. Right before the rename or
+// the write in place, the file is checked against fi: when another
+// program changed it meanwhile, nothing is written and the error wraps
+// errChanged.
 func replaceContent(fsys afero.Fs, target string, f afero.File, fi fs.FileInfo, old, data []byte) error {
 	st, _ := fi.Sys().(*syscall.Stat_t)
 	if st != nil && st.Nlink > 1 {
-		return writeInPlace(f, old, data)
+		return writeInPlace(f, fi, old, data)
 	}
-	err := writeRenamed(fsys, target, fi, st, data)
-	if errors.Is(err, errOwnerNotKept) {
-		return writeInPlace(f, old, data)
+	err := writeRenamed(fsys, target, f, fi, st, data)
+	if errors.Is(err, errOwnerNotKept) || errors.Is(err, errNoTemp) {
+		return writeInPlace(f, fi, old, data)
 	}
 	return err
 }
 
+// unchanged returns errChanged when the open file f no longer has the
+// size, modification time and (where the system reports it) change time
+// fi gave when it was read.
+func unchanged(f afero.File, fi fs.FileInfo) error {
+	now, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
+		return errChanged
+	}
+	st, ok1 := fi.Sys().(*syscall.Stat_t)
+	nst, ok2 := now.Sys().(*syscall.Stat_t)
+	if ok1 && ok2 && nst.Ctim != st.Ctim {
+		return errChanged
+	}
+	return nil
+}
+
 // writeRenamed writes data to a temporary file beside target, gives it
 // target's mode (and owner, when st is not nil), checks that target is
-// still the file st describes, and renames it over target. On any failure
-// the temporary file is removed and target is left as it was.
-func writeRenamed(fsys afero.Fs, target string, fi fs.FileInfo, st *syscall.Stat_t, data []byte) error {
+// still the file st describes, unchanged since orig, open on it, was read
+// (see unchanged), and renames it over target. On any failure the
+// temporary file is removed and target is left as it was. A temporary
+// file the directory does not allow fails with errNoTemp.
+func writeRenamed(fsys afero.Fs, target string, orig afero.File, fi fs.FileInfo, st *syscall.Stat_t, data []byte) (err error) {
+	defer func() { err = hideTemp(err) }()
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := path.Join(path.Dir(target), "."+path.Base(target)+".unfold-"+hex.EncodeToString(rnd[:])+".tmp")
 	mode := fi.Mode()
 	perm := mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm&fs.ModePerm)
+	if errors.Is(err, fs.ErrPermission) {
+		return errNoTemp
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot make a file beside it: %w", hideTemp(err))
 	}
 	fail := func(err error) error {
 		_ = f.Close()
@@ -91,11 +128,30 @@ func writeRenamed(fsys afero.Fs, target string, fi fs.FileInfo, st *syscall.Stat
 			return err
 		}
 	}
+	if err := unchanged(orig, fi); err != nil {
+		_ = fsys.Remove(tmp)
+		return err
+	}
 	if err := fsys.Rename(tmp, target); err != nil {
 		_ = fsys.Remove(tmp)
 		return err
 	}
 	return nil
+}
+
+// hideTemp drops the name of a temporary file from err, an error of an
+// operation on it: that file is the editor's business, and the message
+// says what failed. Other errors are returned as they are.
+func hideTemp(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && strings.Contains(pe.Path, ".unfold-") {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 // sameFile checks that target is still the file st describes, not one put
@@ -117,10 +173,14 @@ func sameFile(fsys afero.Fs, target string, st *syscall.Stat_t) error {
 	return nil
 }
 
-// writeInPlace overwrites f with data and cuts it to data's length. If
-// that fails, it writes old back, which needs no more room than the file
-// had, and returns the first error.
-func writeInPlace(f afero.File, old, data []byte) error {
+// writeInPlace overwrites f with data and cuts it to data's length, once
+// f is checked unchanged since fi described it. If that fails, it writes
+// old back, which needs no more room than the file had, and returns the
+// first error.
+func writeInPlace(f afero.File, fi fs.FileInfo, old, data []byte) error {
+	if err := unchanged(f, fi); err != nil {
+		return err
+	}
 	restore := func(cause error) error {
 		if _, err := f.WriteAt(old, 0); err == nil {
 			_ = f.Truncate(int64(len(old)))

@@ -379,7 +379,7 @@ func matchIndex(data []byte, p *pattern, n int) int {
 	}
 	count := 0
 	for off := 0; ; count++ {
-		o := p.next(data, off, limit)
+		o := p.next(nil, data, off, limit) // a literal pattern: cheap
 		if o < 0 {
 			return count
 		}

@@ -95,10 +95,10 @@ func TestLiteralPattern(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !p.matchLine([]byte(line)) {
+			if !p.matchLine(nil, []byte(line)) {
 				t.Errorf("/%s/ does not match %q", src, line)
 			}
-			if p.matchLine([]byte(line + "x")) {
+			if p.matchLine(nil, []byte(line+"x")) {
 				t.Errorf("/%s/ matches %q", src, line+"x")
 			}
 			c, err := parse("view f /" + src + "/ /x/")
@@ -189,7 +189,7 @@ func FuzzView(f *testing.F) {
 		}
 		var got []int
 		for off := 0; ; {
-			o := sp.next(b, off, len(b))
+			o := sp.next(nil, b, off, len(b))
 			if o < 0 {
 				break
 			}
@@ -204,7 +204,7 @@ func FuzzView(f *testing.F) {
 		if len(b) == 0 && sp.re.Match(nil) {
 			matches = 1
 		}
-		sec, ok := resolve(b, sp, ep, 1, true)
+		sec, ok := resolve(nil, b, sp, ep, 1, true)
 		if ok != (matches > 0) || (ok && sec.count != matches) {
 			t.Fatalf("resolve: got ok %v count %d, want %d matches", ok, sec.count, matches)
 		}

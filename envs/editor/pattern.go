@@ -2,10 +2,12 @@ package editor
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -19,7 +21,78 @@ type pattern struct {
 	// without running the expression, which is what keeps screens of
 	// large files fast.
 	lit []byte
+	// insts is the size of the compiled program: the work of matching
+	// grows with it times the bytes matched.
+	insts int
 }
+
+// maxMatchWork bounds the work of matching one line: its bytes times the
+// size of the pattern's program. Go's regular expressions take time in
+// proportion to both and cannot be stopped during a match (a counted
+// repetition of a class took seconds over one line of a minified bundle),
+// so a line past the bound is not matched: the screen or command says the
+// pattern is too costly there.
+const maxMatchWork = 20_000_000
+
+// matchTime bounds the time the patterns of one screen, or of one
+// command, take; the clock is read between lines.
+var matchTime = 2 * time.Second
+
+// clockWork is how much work passes between two readings of the clock.
+const clockWork = 1_000_000
+
+// work bounds the matching of one screen or command (see maxMatchWork and
+// matchTime) and tells when it ran out. A nil *work bounds nothing.
+type work struct {
+	ctx      context.Context // nil: not cancelled
+	deadline time.Time       // zero: none
+	// skip makes a line too costly to match count as not matching (and
+	// counted in skipped) instead of running out: search goes on.
+	skip    bool
+	skipped int
+	since   int64 // work since the clock was last read
+	out     bool
+}
+
+// newWork returns a bound that ends with ctx (nil for none) or after d
+// (0 for none).
+func newWork(ctx context.Context, d time.Duration) *work {
+	w := &work{ctx: ctx}
+	if d > 0 {
+		w.deadline = time.Now().Add(d)
+	}
+	return w
+}
+
+// allow reports whether p may be run over a line of n bytes.
+func (w *work) allow(p *pattern, n int) bool {
+	if w == nil {
+		return true
+	}
+	if w.out {
+		return false
+	}
+	cost := int64(n+1) * int64(p.insts)
+	if cost > maxMatchWork {
+		if w.skip {
+			w.skipped++
+			return false
+		}
+		w.out = true
+		return false
+	}
+	if w.since += cost + 64; w.since >= clockWork {
+		w.since = 0
+		if w.ctx != nil && w.ctx.Err() != nil || !w.deadline.IsZero() && time.Now().After(w.deadline) {
+			w.out = true
+			return false
+		}
+	}
+	return true
+}
+
+// ranOut reports whether the work stopped before it was done.
+func (w *work) ranOut() bool { return w != nil && w.out }
 
 // compilePattern compiles src, naming which pattern it is in errors.
 func compilePattern(which, src string) (*pattern, error) {
@@ -27,10 +100,14 @@ func compilePattern(which, src string) (*pattern, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid %s pattern /%s/: %v (patterns are Go RE2 regular expressions)", which, clip(src, 60), unwrapSyntax(err))
 	}
-	p := &pattern{src: src, re: re}
+	p := &pattern{src: src, re: re, insts: len(src) + 1}
 	if tree, err := syntax.Parse(src, syntax.Perl); err == nil {
-		if lit := requiredLiteral(tree.Simplify()); lit != "" {
+		tree = tree.Simplify()
+		if lit := requiredLiteral(tree); lit != "" {
 			p.lit = []byte(lit)
+		}
+		if prog, err := syntax.Compile(tree); err == nil {
+			p.insts = len(prog.Inst)
 		}
 	}
 	return p, nil
@@ -90,15 +167,16 @@ func requiredLiteral(re *syntax.Regexp) string {
 	return ""
 }
 
-// matchLine reports whether line, without its ending, matches.
-func (p *pattern) matchLine(line []byte) bool {
-	return p.re.Match(line)
+// matchLine reports whether line, without its ending, matches, within w:
+// false when w ran out (see work.ranOut).
+func (p *pattern) matchLine(w *work, line []byte) bool {
+	return w.allow(p, len(line)) && p.re.Match(line)
 }
 
 // next returns the offset of the first line that starts in data[off:limit]
-// and matches, or -1. off must be a line start and limit a line boundary
-// (the start of a line, or len(data)).
-func (p *pattern) next(data []byte, off, limit int) int {
+// and matches within w, or -1 (also when w ran out). off must be a line
+// start and limit a line boundary (the start of a line, or len(data)).
+func (p *pattern) next(w *work, data []byte, off, limit int) int {
 	for off < limit {
 		if p.lit != nil {
 			i := bytes.Index(data[off:limit], p.lit)
@@ -108,8 +186,11 @@ func (p *pattern) next(data []byte, off, limit int) int {
 			off += bytes.LastIndexByte(data[off:off+i], '\n') + 1
 		}
 		end := lineEnd(data, off)
-		if p.re.Match(lineText(data, off, end)) {
+		if p.matchLine(w, lineText(data, off, end)) {
 			return off
+		}
+		if w.ranOut() {
+			return -1
 		}
 		off = end + 1
 	}

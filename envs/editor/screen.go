@@ -26,6 +26,7 @@ func (e *Editor) state() string {
 		err error
 	}
 	files := make(map[string]read, len(e.views))
+	wk := newWork(nil, matchTime)
 	var b, vb strings.Builder
 	var ends []int
 	b.WriteString("Views:")
@@ -53,7 +54,26 @@ func (e *Editor) state() string {
 		}
 		// A preview works on a copy: the view, and what it showed, stay.
 		w := *v
-		sec, ok := e.resolveView(&w, r.t)
+		sec, ok := e.resolveView(&w, r.t, wk)
+		if wk.ranOut() && w.kind == byPatterns {
+			// The view shows its lines shown last, marked, until a
+			// screen has the time to match its patterns.
+			w = *v
+			vb.Reset()
+			ends = w.render(&vb, e.opt.gutter, ends[:0])
+			text := vb.String()
+			mark := "\n    " + slowMarker
+			text = text[:ends[0]] + mark + text[ends[0]:]
+			for i := range ends {
+				ends[i] += len(mark)
+			}
+			left -= fit(&b, &w, text, ends, left)
+			if commit {
+				*v = w
+			}
+			kept = append(kept, v)
+			continue
+		}
 		if !ok {
 			w.header(&b)
 			if w.kind == byPatterns {
@@ -119,11 +139,12 @@ func cutNote(w *view, next int) string {
 // resolveView finds what v shows of the file t now. A view by lines whose
 // lines the file no longer has at its numbers, because lines were added or
 // removed above them outside the editor, moves to where those lines are
-// now, when they are somewhere. ok is false when the view cannot be shown.
-func (e *Editor) resolveView(v *view, t *text) (sec section, ok bool) {
+// now, when they are somewhere. ok is false when the view cannot be shown,
+// or its patterns ran out of w (see work.ranOut).
+func (e *Editor) resolveView(v *view, t *text, w *work) (sec section, ok bool) {
 	switch v.kind {
 	case byPatterns:
-		sec, ok = resolve(t.data, v.start, v.end, v.index, false)
+		sec, ok = resolve(w, t.data, v.start, v.end, v.index, false)
 	case byLines:
 		if sh := v.shown; len(sh.lines) > 0 {
 			off := lineStart(t.data, sh.first)
@@ -176,7 +197,20 @@ func (e *Editor) noSuchView(id int) error {
 	return fmt.Errorf("no view [%d]; open views: %s", id, strings.Join(ids, ", "))
 }
 
-func (e *Editor) view(_ context.Context, c command) (string, error) {
+// slowMarker follows a view whose patterns a screen ran out of time or
+// work for.
+const slowMarker = "[SLOW: matching the patterns took too long on this file, so the view is not shown now; its lines shown last can still be edited. Use a pattern with a literal part, or a view by lines (view <file> <start>-<end>)]"
+
+// tooCostly explains a command whose patterns ran out of work (see work),
+// or that was interrupted.
+func tooCostly(ctx context.Context, p string) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted while matching the patterns in %s: %v", p, context.Cause(ctx))
+	}
+	return fmt.Errorf("matching the patterns takes too long on %s (its lines are long, or the patterns large): use a pattern with a literal part, or a view by lines (view %s <start>-<end>)", p, quotePath(p))
+}
+
+func (e *Editor) view(ctx context.Context, c command) (string, error) {
 	p, err := e.cleanPath(c.path)
 	if err != nil {
 		return "", err
@@ -208,7 +242,11 @@ func (e *Editor) view(_ context.Context, c command) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w; view not created", err)
 	}
-	sec, ok := e.resolveView(v, t)
+	wk := newWork(ctx, matchTime)
+	sec, ok := e.resolveView(v, t, wk)
+	if wk.ranOut() {
+		return "", tooCostly(ctx, p)
+	}
 	if !ok {
 		if c.kind == byPatterns {
 			return "", fmt.Errorf("no line of %s matches the start pattern /%s/; view not created", p, c.start)
@@ -260,7 +298,7 @@ func (e *Editor) prevMatch(ctx context.Context, c command) (string, error) {
 
 // move shows the view's next (step +1) or previous (-1) match, wrapping
 // around.
-func (e *Editor) move(_ context.Context, c command, step int) (string, error) {
+func (e *Editor) move(ctx context.Context, c command, step int) (string, error) {
 	e.mu.Lock()
 	v := e.find(c.id)
 	if v == nil {
@@ -278,7 +316,11 @@ func (e *Editor) move(_ context.Context, c command, step int) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("view [%d]: %w", c.id, err)
 	}
-	sec, ok := resolve(t.data, start, end, index+step, true)
+	wk := newWork(ctx, matchTime)
+	sec, ok := resolve(wk, t.data, start, end, index+step, true)
+	if wk.ranOut() {
+		return "", fmt.Errorf("view [%d]: %w", c.id, tooCostly(ctx, p))
+	}
 	if !ok {
 		return "", fmt.Errorf("view [%d]: no line of %s matches /%s/ any more; the screen shows it broken and removes it", c.id, p, start.src)
 	}

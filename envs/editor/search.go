@@ -23,6 +23,7 @@ var errStopWalk = errors.New("file limit reached")
 // skipped. The walks hand it the files in path order.
 type searcher struct {
 	pat        *pattern
+	work       *work // skips lines too costly to match; ends with the command
 	glob       *glob
 	fallback   *namedEncoding
 	limit      int64 // largest file read
@@ -85,7 +86,7 @@ func (s *searcher) scan(name string, raw []byte) {
 	data := t.data
 	cur, line := 0, 1
 	for off := 0; ; {
-		o := s.pat.next(data, off, len(data))
+		o := s.pat.next(s.work, data, off, len(data))
 		if o < 0 {
 			break
 		}
@@ -115,7 +116,9 @@ func (e *Editor) search(ctx context.Context, c command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s := &searcher{pat: pat, glob: g, fallback: e.fallback, limit: e.opt.maxFileSize, maxMatches: e.opt.maxMatches, maxFiles: e.opt.maxFiles}
+	wk := newWork(ctx, 0)
+	wk.skip = true
+	s := &searcher{pat: pat, work: wk, glob: g, fallback: e.fallback, limit: e.opt.maxFileSize, maxMatches: e.opt.maxMatches, maxFiles: e.opt.maxFiles}
 	var ig, probe ignorer
 	ig.pushFrom(e.fs, ".")
 	// A glob that names an ignored folder searches it: no rule applies.
@@ -168,6 +171,9 @@ func (e *Editor) search(ctx context.Context, c command) (string, error) {
 	}
 	if s.stopped {
 		fmt.Fprintf(&b, "\nStopped after %d files; narrow the glob to search the rest", e.opt.maxFiles)
+	}
+	if wk.skipped > 0 {
+		fmt.Fprintf(&b, "\nNot searched: %s too long for this pattern to match in reasonable time; a pattern with a literal part searches them", plural(wk.skipped, "line"))
 	}
 	return b.String(), nil
 }

@@ -71,11 +71,12 @@ func (s section) contains(from, to int) bool {
 // resolve finds every line matching start and shows the one at index: from
 // it to the first line after it matching end, at most maxViewLines lines.
 // With wrap, index counts around (-1 is the last match); without, it is
-// clamped to the matches there are. ok is false when no line matches start.
-func resolve(data []byte, start, end *pattern, index int, wrap bool) (sec section, ok bool) {
+// clamped to the matches there are. ok is false when no line matches start,
+// or when w ran out (see work.ranOut).
+func resolve(w *work, data []byte, start, end *pattern, index int, wrap bool) (sec section, ok bool) {
 	if len(data) == 0 {
 		// An empty file has one line, empty.
-		if !start.matchLine(nil) {
+		if !start.matchLine(w, nil) {
 			return section{}, false
 		}
 		return section{count: 1, first: 1, lines: []string{""}, truncated: true}, true
@@ -84,7 +85,7 @@ func resolve(data []byte, start, end *pattern, index int, wrap bool) (sec sectio
 	lastOff, lastLine := -1, 0
 	cur, curLine := 0, 1
 	for off := 0; ; {
-		o := start.next(data, off, len(data))
+		o := start.next(w, data, off, len(data))
 		if o < 0 {
 			break
 		}
@@ -97,7 +98,7 @@ func resolve(data []byte, start, end *pattern, index int, wrap bool) (sec sectio
 		count++
 		off = lineEnd(data, o) + 1
 	}
-	if count == 0 {
+	if count == 0 || w.ranOut() {
 		return section{}, false
 	}
 	target := index
@@ -111,15 +112,21 @@ func resolve(data []byte, start, end *pattern, index int, wrap bool) (sec sectio
 		selOff, selLine = lastOff, lastLine
 	case target != index:
 		selOff, selLine = nthMatch(data, start, target)
+		if selOff < 0 {
+			return section{}, false
+		}
 	}
 	sec = section{count: count, index: target, first: selLine, truncated: true}
 	for p := selOff; p < len(data) && len(sec.lines) < maxViewLines; {
 		e := lineEnd(data, p)
 		text := lineText(data, p, e)
 		sec.lines = append(sec.lines, string(text))
-		if p != selOff && (end.lit == nil || bytes.Contains(text, end.lit)) && end.matchLine(text) {
+		if p != selOff && (end.lit == nil || bytes.Contains(text, end.lit)) && end.matchLine(w, text) {
 			sec.truncated = false
 			break
+		}
+		if w.ranOut() {
+			return section{}, false
 		}
 		p = e + 1
 	}
@@ -221,11 +228,15 @@ func abs(n int) int {
 }
 
 // nthMatch returns the offset and line number of the line matching p at
-// index n, 0-based, which must exist.
+// index n, 0-based, which must exist: a line resolve matched p against
+// within its work, so here without a bound; off is -1 should it not.
 func nthMatch(data []byte, p *pattern, n int) (off, line int) {
 	cur, curLine := 0, 1
 	for off := 0; ; n-- {
-		o := p.next(data, off, len(data))
+		o := p.next(nil, data, off, len(data))
+		if o < 0 {
+			return -1, 0
+		}
 		curLine += bytes.Count(data[cur:o], []byte{'\n'})
 		cur = o
 		if n == 0 {

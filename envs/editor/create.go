@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/afero"
 	"github.com/unfold-dev/unfold/internal/readfile"
@@ -23,10 +24,16 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 		switch m := fi.Mode(); {
 		case m.IsDir():
 			return "", fmt.Errorf("%s is a directory; create makes files", p)
-		case !m.IsRegular() && m&fs.ModeSymlink == 0:
+		case m&fs.ModeSymlink != 0:
+			if _, err := e.fs.Stat(p); errors.Is(err, fs.ErrNotExist) {
+				return "", danglingError(e.fs, p)
+			}
+		case !m.IsRegular():
 			return "", fmt.Errorf("%s already exists and is %s, not a regular file; create makes new regular files, so nothing was written", p, readfile.Kind(m))
 		}
 		return "", fmt.Errorf("%s already exists; create only makes new files, so nothing was written.\nTo change it, open a view of the lines (view %s /<start>/ /<end>/), then edit them (edit %s <start>-<end>)", p, q, q)
+	} else if errors.Is(err, syscall.ENOTDIR) {
+		return "", notDirError(e.fs, p)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", classify(p, err)
 	}
@@ -38,6 +45,10 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 		return "", fmt.Errorf("the content is %s, more than %s, the editor's limit for one file; nothing was created", formatSize(int64(len(content))), formatSize(e.opt.maxFileSize))
 	}
 	if dir := path.Dir(p); dir != "." {
+		if fileOnPath(e.fs, p) != "" {
+			// Some filesystems (an in-memory one) would make it.
+			return "", notDirError(e.fs, p)
+		}
 		if err := e.fs.MkdirAll(dir, 0o755); err != nil {
 			return "", fmt.Errorf("cannot create the directory %s: %w", dir, classify(dir, err))
 		}
@@ -68,4 +79,43 @@ func lstat(fsys afero.Fs, name string) (fs.FileInfo, error) {
 		return fi, err
 	}
 	return fsys.Stat(name)
+}
+
+// notDirError explains a path to create that goes through a file, as
+// though it were a directory.
+func notDirError(fsys afero.Fs, p string) error {
+	file := fileOnPath(fsys, p)
+	if file == "" {
+		return fmt.Errorf("a directory on the way to %s is not a directory; nothing was created", p)
+	}
+	return fmt.Errorf("%s is a file, not a directory, so %s cannot be created in it; nothing was created. Choose a path whose directories are directories (or are not there yet: create makes them)", file, p)
+}
+
+// fileOnPath returns the first of p's parent directories that exists and
+// is not a directory, or "".
+func fileOnPath(fsys afero.Fs, p string) string {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		dir := strings.Join(parts[:i], "/")
+		fi, err := fsys.Stat(dir)
+		if err != nil {
+			return ""
+		}
+		if !fi.IsDir() {
+			return dir
+		}
+	}
+	return ""
+}
+
+// danglingError explains a path to create that is a symbolic link to
+// nothing.
+func danglingError(fsys afero.Fs, p string) error {
+	to := ""
+	if lr, ok := fsys.(afero.LinkReader); ok {
+		if dest, err := lr.ReadlinkIfPossible(p); err == nil {
+			to = " (to " + strings.ToValidUTF8(dest, "\uFFFD") + ")"
+		}
+	}
+	return fmt.Errorf("%s is a symbolic link%s to a file that does not exist; create does not write through links, so nothing was created. Create the file the link names, or remove the link and create %s", p, to, p)
 }

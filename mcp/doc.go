@@ -65,7 +65,11 @@
 // and every [Options].ScreenPoll for changes no call made (a background
 // job's output), a subscribed screen whose content changed is announced
 // once with notifications/resources/updated (every [DefaultScreenPoll] by
-// default). Other resources refuse a subscription.
+// default). Other resources refuse a subscription. Reads, polls and tool
+// descriptions draw previews ([orchestrator.Orchestrator.Preview]): only
+// the screen an environment's tool returns with its command counts as
+// shown to the model, so an edit based on lines the model never saw is
+// refused.
 //
 // The context files open_sections writes are unfold://context/<key>.md, listed
 // once written and readable through the resource template

@@ -22,6 +22,13 @@
 // ([DefaultMaxLines] when 0) with a line saying how many lines were cut
 // ([Truncate]).
 //
+// Some environments remember what their screen showed the agent (the
+// editor checks an edit against the lines its views last drew): the
+// screens [Orchestrator.Run], [Orchestrator.Screens], [Orchestrator.Screen]
+// and the command tool return count as shown, while [Orchestrator.Preview]
+// and the prompt sections' bodies draw previews ([Previewer]), which a
+// front end uses for anything the agent may not see.
+//
 // [Orchestrator.Run] runs a [Command] with its limits: a timeout counted
 // from its arrival (soft, giving control back while the command runs on;
 // or hard), a quiet limit, a token budget. Commands to one environment take

@@ -43,6 +43,34 @@
 // is marked truncated only when the file has more, saying which view shows
 // the next ones. [WithPathGutters] numbers lines "path:N" instead of "N".
 //
+// The views of one screen take at most 56 KiB, so that with the commands'
+// help they fit the 64 KiB the orchestrator keeps of a screen. A view past
+// that is cut after the last line that fits, with a note naming the lines
+// cut and the view command that shows them; a view opened after the
+// budget ran out shows its header and that note only.
+//
+// Matching patterns is bounded: one line may cost at most 20,000,000 units
+// of its bytes times the size of the pattern's compiled program, and the
+// patterns of one screen or one command at most 2 seconds. A view command
+// past the bound is refused, saying why; a view already open is marked
+// "[SLOW: ...]" and shows the lines it showed last, which stay editable;
+// search leaves such lines out and counts them.
+//
+// # What counts as shown
+//
+// An edit is checked against the lines the views showed the agent, not
+// against what any drawing of the screen found. [Editor.Screen] counts as
+// shown: call it for the screen that goes back with the editor's own
+// command, or for one the front end shows (unfold serve sends every
+// screen with every response). [Editor.Preview] draws the same screen
+// without counting it, and leaves the views as they were: the
+// orchestrator draws previews for prompt sections, and unfold mcp for its
+// tool descriptions, screen resources and their poller, none of which
+// the model may have seen. A view whose file is gone is removed only
+// after a screen counted as shown showed it. The view, next_match and
+// prev_match commands count what they found as shown, and an edit counts
+// the lines it wrote.
+//
 // At most five views are kept: opening a sixth closes the oldest, and the
 // response says so. A view whose file is gone shows "[ERROR: file not
 // found]", one whose start pattern no longer matches "[BROKEN: patterns not
@@ -106,10 +134,14 @@
 // give a new file is then written to a temporary file in its directory,
 // given its owner and mode, and renamed over it after checking that the
 // path still holds the file that was read, so a failed write leaves it
-// intact. Any other file (more than one hard link, or an owner the editor
-// cannot give) is written in place through the open file, and a failed
-// write puts the old bytes back. Owner, mode and hard links are kept
-// either way.
+// intact. Any other file (more than one hard link, an owner the editor
+// cannot give, or a directory the editor may not make a file in) is
+// written in place through the open file, and a failed write puts the old
+// bytes back. Owner, mode and hard links are kept either way. Right before
+// the rename, or the write in place, the open file's size, modification
+// time and change time are compared with those it had when it was read:
+// when another program wrote to it meanwhile, the edit (or undo) is
+// refused and nothing is written, so no one else's bytes are lost.
 //
 // # Search and create
 //
@@ -126,7 +158,8 @@
 // file with one open, so it runs about as fast as grep -rn (see
 // bench/RESULTS.md). create refuses a file that exists, pointing to view
 // and edit instead, and makes missing parent directories; create with no
-// content makes an empty file.
+// content makes an empty file. A path through a file ("a.txt/b.txt") is
+// refused naming the file, and a symbolic link to nothing saying so.
 //
 // # Limits
 //
@@ -150,8 +183,9 @@
 //
 // # Registering
 //
-// The editor is an [envs.Env], [envs.Closer] and [envs.Summarizer] named
-// [Name]; its help usage is recorded in the session given to [New]:
+// The editor is an [envs.Env], [envs.Closer], [envs.Summarizer] and an
+// orchestrator.Previewer named [Name]; its help usage is recorded in the
+// session given to [New]:
 //
 //	ed, err := editor.New(projectDir, sess)
 //	if err != nil {

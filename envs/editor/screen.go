@@ -116,7 +116,9 @@ func fit(b *strings.Builder, w *view, text string, ends []int, left int) int {
 		b.WriteString(text)
 		return len(text)
 	}
-	for n+1 < len(ends) && ends[n+1]+len(cutNote(w, w.shown.first+n+1))+5 <= left {
+	// The note is longest for the last line's number.
+	room := left - len(cutNote(w, w.shown.last())) - 5
+	for n+1 < len(ends) && ends[n+1] <= room {
 		n++
 	}
 	note := cutNote(w, w.shown.first+n)

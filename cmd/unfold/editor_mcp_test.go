@@ -82,19 +82,7 @@ func TestMCPStaleEditRefused(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			project := writeProject(t, map[string]string{"a.txt": "one\ntwo\nthree\n", "prompt.md": "# Assistant\n\nYou edit files.\n"})
-			updated := make(chan string, 16)
-			acked := make(chan struct{}, 4)
-			client := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
-				ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
-			})
-			client.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
-				return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-					if method == "notifications/subscriptions/acknowledged" {
-						acked <- struct{}{}
-					}
-					return next(ctx, method, req)
-				}
-			})
+			client, updated, acked := watchingClient()
 			args := []string{"--builtins", tc.builtins, "--project", project}
 			if tc.prompt {
 				args = append(args, "--prompt", filepath.Join(project, "prompt.md"))
@@ -104,17 +92,7 @@ func TestMCPStaleEditRefused(t *testing.T) {
 				t.Fatalf("view: %s", out)
 			}
 			if tc.name == "subscription" {
-				if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "unfold://screen/editor"}); err != nil {
-					t.Fatal(err)
-				}
-				if cs.InitializeResult().ProtocolVersion >= "2026-07-28" {
-					// Subscribe sent subscriptions/listen without waiting for it.
-					select {
-					case <-acked:
-					case <-ctx.Done():
-						t.Fatal("the subscription was never acknowledged")
-					}
-				}
+				subscribe(ctx, t, cs, acked, "unfold://screen/editor")
 			}
 			file := filepath.Join(project, "a.txt")
 			if err := os.WriteFile(file, []byte("one\nUSER CHANGE\nthree\n"), 0o644); err != nil {

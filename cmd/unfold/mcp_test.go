@@ -400,6 +400,43 @@ func connectMCP(t *testing.T, client *sdk.Client, args ...string) (context.Conte
 	return ctx, cs
 }
 
+// watchingClient returns a client that sends the URIs of the resources
+// the server announces as updated to updated, and a value to acked for
+// every subscription the server acknowledges.
+func watchingClient() (client *sdk.Client, updated <-chan string, acked <-chan struct{}) {
+	up := make(chan string, 16)
+	ack := make(chan struct{}, 4)
+	client = sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { up <- req.Params.URI },
+	})
+	client.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "notifications/subscriptions/acknowledged" {
+				ack <- struct{}{}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return client, up, ack
+}
+
+// subscribe subscribes to the resource at uri and, in the protocol where
+// the subscription is acknowledged, waits for that.
+func subscribe(ctx context.Context, t *testing.T, cs *sdk.ClientSession, acked <-chan struct{}, uri string) {
+	t.Helper()
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if cs.InitializeResult().ProtocolVersion >= "2026-07-28" {
+		// Subscribe sent subscriptions/listen without waiting for it.
+		select {
+		case <-acked:
+		case <-ctx.Done():
+			t.Fatal("the subscription was never acknowledged")
+		}
+	}
+}
+
 // TestMCPBinaryAnnotationsAndScreens drives `unfold mcp` with bash and the
 // editor on stdio with the Go SDK's client: its instructions name the
 // environments, every tool says what it does (the shell may reach the
@@ -409,19 +446,7 @@ func TestMCPBinaryAnnotationsAndScreens(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed; the test runs the bash environment")
 	}
-	updated := make(chan string, 16)
-	acked := make(chan struct{}, 4)
-	client := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
-	})
-	client.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
-		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			if method == "notifications/subscriptions/acknowledged" {
-				acked <- struct{}{}
-			}
-			return next(ctx, method, req)
-		}
-	})
+	client, updated, acked := watchingClient()
 	ctx, cs := connectMCP(t, client, "--builtins", "bash,editor", "--project", t.TempDir())
 	init := cs.InitializeResult()
 	if !strings.Contains(init.Instructions, "Persistent environments (bash, editor)") {
@@ -456,17 +481,7 @@ func TestMCPBinaryAnnotationsAndScreens(t *testing.T) {
 	}
 
 	const screen = "unfold://screen/bash"
-	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: screen}); err != nil {
-		t.Fatal(err)
-	}
-	if init.ProtocolVersion >= "2026-07-28" {
-		// Subscribe sent subscriptions/listen without waiting for it.
-		select {
-		case <-acked:
-		case <-ctx.Done():
-			t.Fatal("the subscription was never acknowledged")
-		}
-	}
+	subscribe(ctx, t, cs, acked, screen)
 	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "cd / && false"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -88,22 +88,31 @@ func bigFile(n, width int) string {
 	return b.String()
 }
 
+// fitting runs the view commands and returns the screen, failing the test
+// unless it keeps within the 64 KiB the orchestrator keeps of a screen,
+// the commands' help included.
+func fitting(t *testing.T, e *Editor, views ...string) string {
+	t.Helper()
+	for _, v := range views {
+		ok(t, e, v)
+	}
+	got := screen(t, e)
+	if len(got) > 64<<10 || !strings.Contains(got, "\n\nCommands:\n") {
+		t.Fatalf("got a screen of %d bytes, want at most 64 KiB with the commands' help", len(got))
+	}
+	return got
+}
+
 // TestViewsFitScreen opens views whose lines are more than a screen holds
 // (the orchestrator cuts screens past 64 KiB): the views are cut at their
 // own budget with a note naming the view command that shows the rest, the
 // commands' help is still there, and the lines cut are not editable.
 func TestViewsFitScreen(t *testing.T) {
-	const screenLimit = 64 << 10
 	files := map[string]string{"big.txt": bigFile(1000, 200), "small.txt": "alpha\nbeta\n"}
 
 	t.Run("big after small", func(t *testing.T) {
 		e, fsys := newMem(t, files)
-		ok(t, e, "view small.txt")
-		ok(t, e, "view big.txt")
-		got := screen(t, e)
-		if len(got) > screenLimit || !strings.Contains(got, "\n\nCommands:\n") {
-			t.Fatalf("got a screen of %d bytes, want at most %d with the commands' help", len(got), screenLimit)
-		}
+		got := fitting(t, e, "view small.txt", "view big.txt")
 		last := 0
 		for n := 1; n <= 1000; n++ {
 			if strings.Contains(got, fmt.Sprintf("  line %04d ", n)) {
@@ -133,12 +142,7 @@ func TestViewsFitScreen(t *testing.T) {
 
 	t.Run("small after big", func(t *testing.T) {
 		e, _ := newMem(t, files)
-		ok(t, e, "view big.txt")
-		ok(t, e, "view small.txt")
-		got := screen(t, e)
-		if len(got) > screenLimit || !strings.Contains(got, "\n\nCommands:\n") {
-			t.Fatalf("got a screen of %d bytes, want at most %d with the commands' help", len(got), screenLimit)
-		}
+		got := fitting(t, e, "view big.txt", "view small.txt")
 		if !strings.Contains(got, "[2] small.txt (whole file)\n    [TRUNCATED: the views fill the screen's") {
 			t.Errorf("the second view is not marked as cut:\n%s", got[len(got)-2000:])
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -151,7 +150,7 @@ func Help(screen string) string {
 	if i := strings.Index(screen, "\nCommands:\n"); i >= 0 {
 		return screen[i+1:]
 	}
-	if cutNote.MatchString(screen) {
+	if wasCut(screen) {
 		return ""
 	}
 	if i := strings.LastIndex(screen, "\n\n"); i >= 0 {
@@ -166,8 +165,13 @@ func Help(screen string) string {
 // maxHelpParagraph bounds the last paragraph [Help] takes for help.
 const maxHelpParagraph = 4 << 10
 
-// cutNote matches the last line of a screen [orchestrator.Truncate] cut.
-var cutNote = regexp.MustCompile(`\n\[\.\.\. \d+ more (?:lines|bytes) cut: this screen shows at most \d+ (?:lines|bytes)\]$`)
+// wasCut reports whether screen ends with the line [orchestrator.Truncate]
+// adds to a screen it cut.
+func wasCut(screen string) bool {
+	last := screen[strings.LastIndexByte(screen, '\n')+1:]
+	return strings.HasPrefix(last, "[... ") && strings.HasSuffix(last, "]") &&
+		(strings.Contains(last, " more lines cut: this screen shows at most ") || strings.Contains(last, " more bytes cut: this screen shows at most "))
+}
 
 // callEnv runs an environment's tool: the output and the screen as two text
 // blocks (for clients that show text only) and as structured content.

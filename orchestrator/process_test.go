@@ -317,9 +317,19 @@ func TestProcessCloseDuringBlockedWrite(t *testing.T) {
 		_, errText := execute(t, p, context.Background(), strings.Repeat("x", 1<<20))
 		done <- errText
 	}()
-	// Wait until the command holds the process.
-	for p.run.TryLock() {
-		p.run.Unlock()
+	// Wait until the command holds the process and has started it: it
+	// then writes, or is about to.
+	started := func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.child != nil
+	}
+	for {
+		if p.run.TryLock() {
+			p.run.Unlock() // the command has not taken the process yet
+		} else if started() {
+			break
+		}
 		time.Sleep(time.Millisecond)
 	}
 	if err := p.Close(); err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 )
 
 // DefaultOutputLimit is how many bytes of a command's output an environment
@@ -202,7 +204,7 @@ func (o *Output) spooledString() string {
 	t.Grow(len(o.tail))
 	o.ring(&t)
 	tail := t.String()
-	headEnd := len(o.head) - partialRune(o.head)
+	headEnd := len(o.head) - utf8cut.Partial(o.head)
 	tailStart := 0
 	for tailStart < min(len(tail), utf8.UTFMax-1) && !utf8.RuneStart(tail[tailStart]) {
 		tailStart++
@@ -219,20 +221,6 @@ func (o *Output) spooledString() string {
 		d.note = "\n" + d.note
 	}
 	return strings.ToValidUTF8(string(o.head[:headEnd]), "\uFFFD") + d.note + strings.ToValidUTF8(tail[tailStart:], "\uFFFD")
-}
-
-// partialRune returns how many bytes at the end of b begin a character
-// that does not end there.
-func partialRune(b []byte) int {
-	for k := 1; k <= min(len(b), utf8.UTFMax-1); k++ {
-		if utf8.RuneStart(b[len(b)-k]) {
-			if utf8.FullRune(b[len(b)-k:]) {
-				return 0
-			}
-			return k
-		}
-	}
-	return 0
 }
 
 // formatBytes formats n bytes for people: "512 B", "1.5 KB", "10.0 MB".

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 	"github.com/unfold-dev/unfold/tokens"
 )
 
@@ -413,7 +414,7 @@ func (v *validReader) fill() {
 	v.ncut = 0
 	if err != nil {
 		v.eof = true
-	} else if k := partialRune(data); k > 0 {
+	} else if k := utf8cut.Partial(data); k > 0 {
 		v.ncut = copy(v.cut[:], data[len(data)-k:])
 		data = data[:len(data)-k]
 	}

@@ -31,3 +31,25 @@ func TestPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestPartial(t *testing.T) {
+	for _, c := range []struct {
+		b    string
+		want int
+	}{
+		{"", 0},
+		{"caf", 0},
+		{"café", 0},
+		{"caf\xc3", 1},           // the first of é's two bytes
+		{"\xe6\x97", 2},          // two of 日's three bytes
+		{"a\xf0\x9f\x98", 3},     // three of an emoji's four bytes
+		{"a\xf0\x9f\x98\x80", 0}, // the emoji whole
+		{"a\xff", 0},             // no byte can make it valid
+		{"a\x80", 0},             // a stray continuation byte
+		{"\x80\x80\x80\x80", 0},  // no start within reach
+	} {
+		if got := Partial([]byte(c.b)); got != c.want {
+			t.Errorf("Partial(%q) = %d, want %d", c.b, got, c.want)
+		}
+	}
+}

@@ -66,7 +66,8 @@ type Response struct {
 	// the next command's text is typed to it.
 	Waiting bool `json:"waiting,omitempty"`
 	// Prompt is, while Waiting, the last line of the output: most likely
-	// the question.
+	// the question. It is at most [MaxQuestion] characters (see
+	// [ClipQuestion]).
 	Prompt string `json:"prompt,omitempty"`
 	// Hidden reports, while Waiting, that the answer is a secret (the
 	// program asks for a password, or turned echo off): it is not shown,

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Defaults of the soft limits, for environments given none.
@@ -122,8 +123,10 @@ func RunningNote(why string) string {
 }
 
 // WaitingNote is the note ending a response whose command waits for
-// input; prompt is the last line of its output, hidden reports a secret.
+// input; prompt is the last line of its output (clipped by
+// [ClipQuestion]), hidden reports a secret.
 func WaitingNote(prompt string, hidden bool) string {
+	prompt = ClipQuestion(prompt)
 	if hidden {
 		return fmt.Sprintf("[Waiting for a secret (a password?): %q. Send it as the next command: it is typed to the program with a newline, is not shown, and transcripts record it as hidden. "+
 			"An empty command keeps waiting, %s interrupts it, %s ends its input.]", prompt, Interrupt, EndOfInput)
@@ -242,6 +245,28 @@ func LastLine(text string) string {
 		text = text[i+1:]
 	}
 	return strings.TrimSpace(text)
+}
+
+// MaxQuestion is how many characters of a question [ClipQuestion] keeps.
+const MaxQuestion = 200
+
+// ClipQuestion bounds the question of a command that waits for input: a
+// program may print megabytes without a newline before it reads. It keeps
+// the last [MaxQuestion] characters, where the question usually is, and
+// puts "…" in front when it cut any. Clipping twice changes nothing.
+func ClipQuestion(q string) string {
+	if len(q) <= MaxQuestion {
+		return q
+	}
+	i := len(q)
+	for n := 0; n < MaxQuestion && i > 0; n++ {
+		_, size := utf8.DecodeLastRuneInString(q[:i])
+		i -= size
+	}
+	if i == 0 {
+		return q
+	}
+	return "…" + q[i:]
 }
 
 // Abbrev shortens a command for a screen: its first line, at most 80

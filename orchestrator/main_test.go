@@ -40,6 +40,7 @@ func TestMain(m *testing.M) {
 //	phased <first> <file> <second>
 //	               send the output first, wait for file, answer second
 //	ask <question> send the question, ask for input, answer "got <line>"
+//	asklong <n>    ask for input with a question of n "Q"s and a "?"
 //	flood <n>      answer with the lines "line 1" to "line n"
 //	sh <script>    run script with sh, answer with its output
 //
@@ -154,8 +155,13 @@ func fakeProcess(mode string) int {
 			} else {
 				respond(f[2], true)
 			}
-		case "ask":
-			send(map[string]any{"type": "output", "output": arg})
+		case "ask", "asklong":
+			if word == "asklong" {
+				n, _ := strconv.Atoi(arg)
+				arg = strings.Repeat("Q", n) + "?"
+			} else {
+				send(map[string]any{"type": "output", "output": arg})
+			}
 			send(map[string]any{"type": "input", "prompt": arg})
 			select {
 			case <-ints:

@@ -425,6 +425,9 @@ func (o *Orchestrator) run(ctx context.Context, cmd Command) envs.Response {
 	if noted {
 		resp.Output = strings.TrimSuffix(note.text+"\n"+resp.Output, "\n")
 	}
+	// An environment of someone else's may pass a program's question on
+	// whole; it goes to the model as it is.
+	resp.Prompt = envs.ClipQuestion(resp.Prompt)
 	e.mu.Lock()
 	e.hidden = resp.Running && resp.Hidden
 	e.used = true

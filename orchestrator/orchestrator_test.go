@@ -332,3 +332,21 @@ func TestNewOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestRunClipsQuestion: an environment that passes a program's question
+// on whole, however long, reaches the caller with it clipped.
+func TestRunClipsQuestion(t *testing.T) {
+	o := mustNew(t)
+	long := strings.Repeat("é", 100000) + "?"
+	err := o.Register("asker", &testEnv{execute: func(context.Context, string) (envs.Response, error) {
+		return envs.Response{Output: "asking", Running: true, Waiting: true, Prompt: long}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = o.Close() })
+	got := o.Run(context.Background(), Command{Environment: "asker", Text: "go"}).Response.Prompt
+	if want := "…" + strings.Repeat("é", envs.MaxQuestion-1) + "?"; got != want {
+		t.Errorf("got a prompt of %d bytes, want %d: the last %d characters after …", len(got), len(want), envs.MaxQuestion)
+	}
+}

@@ -73,6 +73,24 @@ func TestProcessCommands(t *testing.T) {
 	}
 }
 
+// TestProcessLongQuestion: a question of megabytes is clipped to its end
+// in the prompt field and in the note, and the answer still reaches the
+// process.
+func TestProcessLongQuestion(t *testing.T) {
+	p := newFake(t, "counter")
+	resp, errText := execute(t, p, context.Background(), "asklong 2000000")
+	want := "…" + strings.Repeat("Q", envs.MaxQuestion-1) + "?"
+	if errText != "" || !resp.Waiting || resp.Prompt != want {
+		t.Fatalf("got %d bytes of prompt %.20q..., waiting %v (error %q); want the question's last %d characters after …", len(resp.Prompt), resp.Prompt, resp.Waiting, errText, envs.MaxQuestion)
+	}
+	if n := len(resp.Output); n > 2*envs.MaxQuestion+400 {
+		t.Errorf("got %d bytes of output, want the note with the clipped question only", n)
+	}
+	if resp, errText = execute(t, p, context.Background(), "yes"); errText != "" || resp.Output != "got yes" {
+		t.Errorf("answer: got %+v (error %q), want got yes", resp, errText)
+	}
+}
+
 func TestProcessInterruptAnswered(t *testing.T) {
 	p := newFake(t, "counter")
 	p.Screen() // started, with its SIGINT handler installed

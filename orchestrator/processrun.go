@@ -217,7 +217,7 @@ func (p *Process) await(ctx context.Context, r *running, limits envs.Limits, not
 				continue
 			case "input":
 				r.waiting = true
-				r.prompt = strings.TrimSpace(cmp.Or(derefString(rep.Prompt), envs.LastLine(r.out.String())))
+				r.prompt = envs.ClipQuestion(strings.TrimSpace(cmp.Or(derefString(rep.Prompt), envs.LastLine(r.out.String()))))
 				if r.prompt == "" {
 					r.prompt = "(no prompt text)"
 				}

@@ -203,6 +203,7 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 	out := j.pend
 	secret := false
 	if o.waiting != "" {
+		o.waiting = envs.ClipQuestion(o.waiting)
 		// A secret: the question asks for one, or the program turned echo
 		// off to read it.
 		secret = envs.SecretPrompt(o.waiting) || term.EchoOff(p.master)

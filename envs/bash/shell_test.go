@@ -894,6 +894,7 @@ func TestWaitingForInput(t *testing.T) {
 		{"a password prompt", "python3 -c 'import getpass; getpass.getpass()'", "Password:", true},
 		{"read -s", "read -s -p 'Token: ' tok", "Token:", true},
 		{"echo turned off, plain words", "read -s -p 'Enter value: ' v", "Enter value:", true},
+		{"a question of 300,000 characters", `read -p "$(printf 'Q%.0s' {1..300000})? " x`, "…" + strings.Repeat("Q", envs.MaxQuestion-1) + "?", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if strings.HasPrefix(c.command, "python3") {

@@ -11,7 +11,11 @@
 // # Commands
 //
 // The program starts with the first command (and [Spec.Init] commands
-// after it). Each command is typed at the prompt; the response is the
+// after it). Its start is part of that command, under the same limits: a
+// soft limit gives control back while it starts on (the command is typed
+// once its prompt shows, on a later empty command), and a hard limit,
+// cancellation or [envs.Interrupt] stops it; [Spec.StartTimeout] bounds
+// the start on its own. Each command is typed at the prompt; the response is the
 // output up to the next prompt, as plain text, without the program's echo
 // of the input and without the prompts printed between its lines. A
 // command is done when the prompt ends the output, the program has read
@@ -32,13 +36,27 @@
 // hidden as a secret when the question asks for one or the program turned
 // the terminal's echo off.
 // When the context is done (a hard limit; [Spec.Hard] makes Timeout one),
-// or [envs.Interrupt] comes, the program gets Ctrl-C and the response says
-// "Command timed out (no prompt detected)". If the prompt comes back the
+// or [envs.Interrupt] comes, the program gets Ctrl-C, and the response
+// says which ("Command timed out (no prompt detected)" for a hard limit,
+// "Interrupted (C-c)" for the key). If the prompt comes back the
 // program keeps its state; otherwise it is stopped and starts again with
 // the next command, which says the state was lost. A program that exits
 // (.quit, quit) is reported, and the next command starts it again. Close
 // ends what it started, processes that left its session included;
 // [Spec.Resources] sets resource limits on it.
+//
+// # What is typed
+//
+// A command is at most [MaxCommand] bytes, and so is an answer. A program
+// that reads its terminal in canonical mode (Python's input() without
+// readline, and other programs without a line editor) gets at most 4,095
+// bytes of a line: the kernel's line discipline drops the rest without a
+// word. A longer line to such a program is refused, with what to do, and
+// nothing is typed; line editors (readline, as in sqlite3) read in raw
+// mode and get lines of any length. The question of a command that waits
+// is its last line, clipped to its last [envs.MaxQuestion] characters,
+// and a character whose bytes a soft limit split is shown whole in the
+// next response.
 //
 // # Screen
 //

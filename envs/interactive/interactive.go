@@ -20,9 +20,8 @@ import (
 	"github.com/unfold-dev/unfold/internal/term"
 )
 
-// Defaults for a [Spec] that leaves them at zero.
+// Bounds of what is typed.
 const (
-	DefaultStartTimeout = 10 * time.Second
 	// MaxCommand bounds a command's text: programs read it from a terminal,
 	// which is not made for megabytes of typing.
 	MaxCommand = 64 << 10
@@ -100,8 +99,14 @@ type Spec struct {
 	// StartCheck, when set, is called before every start of the program;
 	// an error refuses the start, and the command's response gives it.
 	StartCheck func() error
-	// StartTimeout bounds the wait for the first prompt; 0 means
-	// [DefaultStartTimeout].
+	// StartTimeout bounds the wait for the first prompt, counted from the
+	// program's start: past it the program is stopped and the command
+	// fails, saying so. 0 means no bound of its own: the start is part
+	// of the command that caused it, under that command's limits (its
+	// time limit returns with Running set while the program starts on,
+	// and the command is typed once its prompt shows; a hard limit or
+	// cancellation stops the program). The quiet limit does not count
+	// while the program starts.
 	StartTimeout time.Duration
 	// OutputLimit is how many bytes of a command's output are kept in
 	// memory, head and tail; 0 means [envs.DefaultOutputLimit]. Past it
@@ -139,6 +144,9 @@ type job struct {
 	last    string // the last non-empty line of the output returned so far
 	waiting string // the question, when it waits for input
 	hidden  bool
+	// starting reports that the program has not shown its first prompt
+	// yet: command is typed once it does.
+	starting bool
 }
 
 var (
@@ -218,43 +226,13 @@ func New(spec Spec) (*Env, error) {
 	if name == "" {
 		name = filepath.Base(args[0])
 	}
-	if spec.StartTimeout <= 0 {
-		spec.StartTimeout = DefaultStartTimeout
+	if spec.StartTimeout < 0 {
+		return fail("StartTimeout is %v; use 0 for no bound of its own or a positive duration", spec.StartTimeout)
 	}
 	if err := spec.Resources.Check(); err != nil {
 		return fail("Resources: %v", err)
 	}
 	return &Env{name: name, args: args, prompt: re, lead: lead, cont: cont, spec: spec, spool: envs.NewSpool("", 0), turn: envs.NewQueue()}, nil
-}
-
-// Summary returns the description.
-func (e *Env) Summary() string { return e.spec.Description }
-
-// Screen shows the description, whether the program runs, and how to use
-// the environment. It does not wait for a running command.
-func (e *Env) Screen() (envs.Screen, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var status string
-	switch {
-	case e.closed:
-		status = "closed"
-	case e.p != nil && e.p.alive():
-		status = fmt.Sprintf("running (pid %d)", e.p.pid)
-	case e.lastExit != "":
-		status = fmt.Sprintf("stopped (%s); it starts again with the next command", e.lastExit)
-	default:
-		status = "not started; it starts with the first command"
-	}
-	if j := e.running; j != nil {
-		status += fmt.Sprintf("\nRunning: %s (for %v)", envs.Abbrev(j.command), envs.Round(time.Since(j.began)))
-		if j.waiting != "" {
-			status += fmt.Sprintf("\nWaiting for input: %q (the next command is typed as the answer)", j.waiting)
-		}
-	}
-	content := fmt.Sprintf("%s\nStatus: %s\n\nEach command is typed at the %s prompt and its output returned. The program and its state persist across commands.",
-		e.spec.Description, status, e.name)
-	return envs.Screen{Content: content, MaxLines: MaxLines}, nil
 }
 
 // Execute runs command with the environment's own limits; see
@@ -312,6 +290,9 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 		if j != nil {
 			e.setRunning(nil)
 			out := fmt.Sprintf("[%s ended while the command ran; it starts again with the next command.]", e.name)
+			if j.starting {
+				out = fmt.Sprintf("[%s %s before it showed its prompt, so the command was not run; it starts again with the next command.]", e.name, p.status)
+			}
 			if command != "" && !key {
 				out += "\n[The text was not run. Send it again to run it as a command.]"
 			}
@@ -320,18 +301,28 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 		if key {
 			return envs.Response{Output: envs.IdleNote(strings.TrimSpace(command)), Success: true}, nil
 		}
-		np, err := e.start()
+		if len(command) > MaxCommand {
+			return envs.Response{Output: e.tooLong(len(command))}, nil
+		}
+		np, err := e.launch()
 		if errors.Is(err, envs.ErrClosed) {
-			// Closed while the program started.
 			return envs.Response{}, fmt.Errorf("interactive: execute %s: %w", e.name, err)
 		}
 		if err != nil {
 			return envs.Response{Output: fmt.Sprintf("Failed to start %s: %v", e.name, err)}, nil
 		}
-		if p != nil {
+		if p != nil && p.ready {
 			notes = append(notes, fmt.Sprintf("[Started %s again; its state from before was lost.]", e.name))
 		}
-		p = np
+		p, j = np, &job{command: command, began: time.Now(), starting: true}
+		command = ""
+	}
+	if j != nil && j.starting {
+		resp, ready, err := e.starting(ctx, p, j, command, limits, notes)
+		if !ready {
+			return resp, err
+		}
+		command, j = j.command, nil
 	}
 	var out string
 	var o result
@@ -340,8 +331,11 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 	case j == nil && key:
 		return envs.Response{Output: envs.IdleNote(strings.TrimSpace(command)), Success: true}, nil
 	case j == nil && len(command) > MaxCommand:
-		return envs.Response{Output: fmt.Sprintf("Command too long: %d bytes; at most %d can be typed at the %s prompt. Put the input in a file and load it with the program's own command (such as .read in sqlite3 or source in gdb).", len(command), MaxCommand, e.name)}, nil
+		return envs.Response{Output: strings.Join(append(notes, e.tooLong(len(command))), "\n")}, nil
 	case j == nil:
+		if msg := e.cut(p, command, "the command"); msg != "" {
+			return envs.Response{Output: strings.Join(append(notes, msg), "\n")}, nil
+		}
 		j = &job{command: command, began: time.Now()}
 		out, o = p.send(ctx, command, limits, e.spec.OutputLimit)
 	case command == "":
@@ -367,6 +361,13 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 		}
 		out, o = p.await(ctx, limits, e.spec.OutputLimit)
 	default:
+		msg := e.cut(p, command, "the answer")
+		if len(command) > MaxCommand {
+			msg = fmt.Sprintf("Answer too long: %d bytes; at most %d can be typed to %s. Put the text in a file and have the program read it from there.", len(command), MaxCommand, e.name)
+		}
+		if msg != "" {
+			return envs.Response{Output: msg + "\n" + envs.WaitingNote(j.waiting, j.hidden), Running: true, Waiting: true, Prompt: j.waiting, Hidden: j.hidden}, nil
+		}
 		j.waiting, j.hidden = "", false
 		if err := p.typeLine(command); err != nil {
 			o = exited
@@ -379,7 +380,7 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 	case soft:
 		return e.runsOn(p, j, text, "", "", notes), nil
 	case asking:
-		q := envs.LastLine(text)
+		q := envs.ClipQuestion(envs.LastLine(text))
 		if q == "" {
 			q = cmp.Or(j.last, "(no prompt text)")
 		}
@@ -398,12 +399,22 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 	case incomplete:
 		parts = append(parts, fmt.Sprintf("[The input is incomplete: %s shows its continuation prompt and waits for more (a missing ; or closing bracket?). The next command continues it.]", e.name))
 	case interrupted:
-		parts = append(parts, "Command timed out (no prompt detected)", fmt.Sprintf("[%s: sent Ctrl-C; %s is at its prompt again and keeps its state.]", stopWord(ctx), e.name))
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			parts = append(parts, "Command timed out (no prompt detected)")
+		}
+		parts = append(parts, fmt.Sprintf("[%s: sent Ctrl-C; %s is at its prompt again and keeps its state.]", stopWord(ctx), e.name))
 	case stopped:
 		e.mu.Lock()
 		e.lastExit = "stopped after Ctrl-C did not bring its prompt back"
 		e.mu.Unlock()
-		parts = append(parts, "Command timed out (no prompt detected)", fmt.Sprintf("[%s: sent Ctrl-C, but %s did not show its prompt again, so it was stopped. It starts again with the next command; its state is lost.]", stopWord(ctx), e.name))
+		why := stopWord(ctx)
+		if envs.IsInterrupt(command) {
+			// Nothing timed out: the caller interrupted the command.
+			why = "Interrupted (" + envs.Interrupt + ")"
+		} else if why == "Timed out" {
+			parts = append(parts, "Command timed out (no prompt detected)")
+		}
+		parts = append(parts, fmt.Sprintf("[%s: sent Ctrl-C, but %s did not show its prompt again, so it was stopped. It starts again with the next command; its state is lost.]", why, e.name))
 	}
 	if envs.IsInterrupt(command) {
 		success = false
@@ -422,7 +433,7 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 // asks question, else note, else the running note).
 func (e *Env) runsOn(p *proc, j *job, text, question, note string, notes []string) envs.Response {
 	if l := envs.LastLine(text); l != "" {
-		j.last = l
+		j.last = envs.ClipQuestion(l)
 	}
 	// A secret: the question asks for one, or the program turned echo off
 	// to read it.

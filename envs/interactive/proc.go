@@ -16,6 +16,7 @@ import (
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/internal/procs"
 	"github.com/unfold-dev/unfold/internal/term"
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 )
 
 // result is how waiting for the prompt ended.
@@ -57,6 +58,8 @@ const recheck = 5 * time.Millisecond
 type proc struct {
 	cmd    *exec.Cmd
 	pid    int
+	began  time.Time    // when it was started
+	ready  bool         // it showed its first prompt and ran the init commands; set by the holder of the turn
 	group  *procs.Group // the program and everything it started
 	master *os.File
 	slave  *os.File // kept open to ask how much typed input is unread
@@ -110,6 +113,7 @@ func startProc(args []string, dir string, env []string, prompt, cont, lead *rege
 	p := &proc{
 		cmd:      cmd,
 		pid:      cmd.Process.Pid,
+		began:    time.Now(),
 		group:    group,
 		master:   master,
 		slave:    slave,
@@ -201,15 +205,6 @@ func (p *proc) wait(ctx context.Context) (string, result) {
 	return text, o
 }
 
-// typeLine types text and a newline, unless it ends with one.
-func (p *proc) typeLine(text string) error {
-	if len(text) == 0 || text[len(text)-1] != '\n' {
-		text += "\n"
-	}
-	_, err := p.master.Write([]byte(text))
-	return err
-}
-
 // await waits for the prompt of the command under way (see waitPrompt)
 // and returns the output since the last call, handing the output of a
 // command that runs on to a new buffer.
@@ -223,8 +218,10 @@ func (p *proc) await(ctx context.Context, limits envs.Limits, outputLimit int) (
 	if o == soft || o == asking {
 		// The unfinished line (a question, say) is shown now and kept for
 		// the prompt to be recognized at its end; when it is finished, what
-		// was shown is not written again.
+		// was shown is not written again. A character not complete yet
+		// is held back for the next response, which completes it.
 		line := p.f.Line()
+		line = line[:len(line)-utf8cut.Partial(line)]
 		text := p.out.String() + strings.ToValidUTF8(string(line), "\uFFFD")
 		p.out, p.skip = p.spool.Output(outputLimit), append(p.skip[:0], line...)
 		return text, o

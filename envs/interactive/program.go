@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/internal/term"
 )
 
-// start starts the program and waits for its first prompt, then sends the
-// init commands.
-func (e *Env) start() (*proc, error) {
+// launch starts the program, unless Spec.StartCheck refuses. It is the
+// environment's from then on, so that Close stops it while it starts.
+func (e *Env) launch() (*proc, error) {
 	if e.spec.StartCheck != nil {
 		if err := e.spec.StartCheck(); err != nil {
 			return nil, err
@@ -23,23 +24,6 @@ func (e *Env) start() (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), e.spec.StartTimeout)
-	defer cancel()
-	fail := func(what string) (*proc, error) {
-		_ = p.stop()
-		return nil, errors.New(what)
-	}
-	if _, o := p.wait(ctx); o != done {
-		return fail(fmt.Sprintf("no prompt matching %q within %v (%s)", e.spec.Prompt, e.spec.StartTimeout, describe(o, p)))
-	}
-	for _, c := range e.spec.Init {
-		if _, o := p.send(ctx, c, envs.Limits{Quiet: -1}, 0); o != done {
-			return fail(fmt.Sprintf("init command %q: %s", c, describe(o, p)))
-		}
-	}
-	// The output of commands from now on keeps its whole past the limit
-	// (the init commands' is dropped).
-	p.spool = e.spool
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -51,12 +35,108 @@ func (e *Env) start() (*proc, error) {
 	return p, nil
 }
 
+// errStart is why a program could not be started; the response says it.
+type errStart struct{ why string }
+
+func (err *errStart) Error() string { return err.why }
+
+// boot waits for the first prompt of p, a program just launched, then
+// sends the init commands. The wait ends as a command's does: at the
+// time limit (soft; p goes on starting, and boot may be called again),
+// or when ctx ends (cancelled; p is stopped). The quiet limit does not
+// count: programs start without a word. Spec.StartTimeout, counted
+// from the launch, bounds it too: past it p is stopped and the error
+// says so, as it does when the program exits first.
+func (e *Env) boot(ctx context.Context, p *proc, limits envs.Limits) (result, error) {
+	bound := ctx
+	if e.spec.StartTimeout > 0 {
+		var cancel context.CancelFunc
+		bound, cancel = context.WithDeadline(ctx, p.began.Add(e.spec.StartTimeout))
+		defer cancel()
+	}
+	fail := func(why string) (result, error) {
+		_ = p.stop()
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.lastExit = "did not start"
+		if e.closed {
+			return exited, envs.ErrClosed
+		}
+		return exited, &errStart{why}
+	}
+	limits.Quiet = -1
+	switch o := p.waitPrompt(bound, limits); {
+	case o == soft:
+		return soft, nil
+	case o == cancelled && ctx.Err() != nil:
+		_ = p.stop()
+		e.mu.Lock()
+		e.lastExit = "stopped while it started"
+		e.mu.Unlock()
+		return cancelled, nil
+	case o == cancelled:
+		return fail(fmt.Sprintf("no prompt matching %q within %v, the start timeout (StartTimeout)%s", e.spec.Prompt, e.spec.StartTimeout, p.lastWords()))
+	case o == asking:
+		return fail(fmt.Sprintf("it waits for input before showing a prompt matching %q%s", e.spec.Prompt, p.lastWords()))
+	case o != done:
+		return fail(fmt.Sprintf("no prompt matching %q (%s)%s", e.spec.Prompt, describe(o, p), p.lastWords()))
+	}
+	for _, c := range e.spec.Init {
+		if _, o := p.send(bound, c, envs.Limits{Quiet: -1}, 0); o != done {
+			return fail(fmt.Sprintf("init command %q: %s", c, describe(o, p)))
+		}
+	}
+	// The output of commands from now on keeps its whole past the limit
+	// (the start's and the init commands' is dropped).
+	p.spool = e.spool
+	p.ready = true
+	return done, nil
+}
+
+// starting continues a command j that waits for the first prompt of p, a
+// program launched for it: an empty command waits for the prompt (see
+// [Env.boot]), C-c stops the program, other text is refused. It reports
+// ready once the prompt shows, and j's command is to be typed; until
+// then, resp is the response.
+func (e *Env) starting(ctx context.Context, p *proc, j *job, command string, limits envs.Limits, notes []string) (resp envs.Response, ready bool, err error) {
+	switch {
+	case envs.IsInterrupt(command):
+		e.setRunning(nil)
+		_ = p.stop()
+		e.mu.Lock()
+		e.lastExit = "stopped while it started"
+		e.mu.Unlock()
+		return envs.Response{Output: fmt.Sprintf("[Interrupted (%s): %s had not shown its prompt yet, so it was stopped and the command was not run. It starts again with the next command.]", envs.Interrupt, e.name)}, false, nil
+	case command != "":
+		return envs.Response{Output: fmt.Sprintf("[%s is still starting (its prompt has not shown yet), so the text was not typed. Send an empty command to wait for it, or %s to stop it.]", e.name, envs.Interrupt), Running: true}, false, nil
+	}
+	o, err := e.boot(ctx, p, limits)
+	switch {
+	case errors.Is(err, envs.ErrClosed):
+		return envs.Response{}, false, fmt.Errorf("interactive: execute %s: %w", e.name, err)
+	case err != nil:
+		e.setRunning(nil)
+		return envs.Response{Output: strings.Join(append(notes, fmt.Sprintf("Failed to start %s: %v", e.name, err)), "\n")}, false, nil
+	case o == soft:
+		e.setRunning(j)
+		return envs.Response{Output: strings.Join(append(notes, fmt.Sprintf("[Still starting (%s): %s has not shown its prompt yet, after %v%s. The command is typed once it does. Send an empty command to wait for it, or %s to stop it.]",
+			p.softWhy, e.name, envs.Round(time.Since(p.began)), p.lastWords(), envs.Interrupt)), "\n"), Running: true}, false, nil
+	case o == cancelled:
+		e.setRunning(nil)
+		return envs.Response{Output: strings.Join(append(notes, fmt.Sprintf("[%s: %s had not shown its prompt yet, so it was stopped and the command was not run. It starts again with the next command.]", stopWord(ctx), e.name)), "\n")}, false, nil
+	}
+	e.setRunning(nil)
+	return envs.Response{}, true, nil
+}
+
 func describe(o result, p *proc) string {
 	switch o {
 	case exited:
 		return "the program " + p.status
 	case done:
 		return "done"
+	case cancelled:
+		return "timed out"
 	default:
 		return "no prompt"
 	}
@@ -100,4 +180,17 @@ func cleanOutput(out, command string, lead *regexp.Regexp) string {
 		kept = append(kept, line)
 	}
 	return strings.Join(kept, "\n")
+}
+
+// lastWords says how the program's output so far ends, for a message
+// about a start that failed: most often the prompt is not what the spec
+// says it is.
+func (p *proc) lastWords() string {
+	p.mu.Lock()
+	last := envs.LastLine(p.out.String() + strings.ToValidUTF8(string(p.f.Line()), "\uFFFD"))
+	p.mu.Unlock()
+	if last == "" {
+		return "; it printed nothing"
+	}
+	return fmt.Sprintf("; its output ends with %q", envs.ClipQuestion(last))
 }

@@ -1,0 +1,133 @@
+//go:build linux
+
+package interactive_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/envs/interactive"
+)
+
+// lineReader is a program that reads its terminal in canonical mode, as
+// Python's input() does without the readline module: the line discipline
+// edits each line.
+const lineReader = `
+import sys
+while True:
+    line = input("fk> ")
+    if line.startswith("ask"):
+        name = input("Q" * int(line[4:] or 0) + "Your name? ")
+        print("hi", len(name))
+    elif line.startswith("split "):
+        sys.stdout.buffer.write(b"caf\xc3")
+        sys.stdout.flush()
+        open(line[6:]).read()
+        sys.stdout.buffer.write(b"\xa9 ok\n")
+        sys.stdout.flush()
+    else:
+        print("got", len(line))
+`
+
+func newLineReader(t *testing.T) *interactive.Env {
+	t.Helper()
+	need(t, "python3")
+	script := filepath.Join(t.TempDir(), "fk.py")
+	if err := os.WriteFile(script, []byte(lineReader), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	discard := func(r io.Reader) (string, error) {
+		_, err := io.Copy(io.Discard, r)
+		return "(discarded)", err
+	}
+	return newEnv(t, interactive.Spec{Name: "fk", Command: "python3 '" + script + "'", Prompt: `fk> `, Description: "line reader", Save: discard})
+}
+
+// TestLongLines: a line longer than the terminal's line discipline keeps
+// is refused, with what to do, for a program that reads its terminal in
+// canonical mode, in a command and in an answer; nothing is typed, and
+// an answer refused leaves the question waiting.
+func TestLongLines(t *testing.T) {
+	e := newLineReader(t)
+	long := func(line int, what string, n int) string {
+		return "Line too long: line " + itoa(line) + " of " + what + " has " + itoa(n) + " bytes, and fk reads its terminal a line at a time (canonical mode), which keeps at most 4095 bytes of a line and drops the rest. Nothing was typed. " +
+			"Put the text in a file and have the program read it from there (such as open() in Python), or split it into shorter lines."
+	}
+	want(t, e, strings.Repeat("A", 4095), "got 4095", true)
+	want(t, e, strings.Repeat("A", 10000), long(1, "the command", 10000), false)
+	want(t, e, "x\n"+strings.Repeat("A", 4096), long(2, "the command", 4096), false)
+	if resp := run(t, e, "ask", 30*time.Second); !resp.Waiting || resp.Prompt != "Your name?" {
+		t.Fatalf("ask: got %+v, want it waiting", resp)
+	}
+	for _, c := range []struct{ answer, output string }{
+		{strings.Repeat("B", 5000), long(1, "the answer", 5000)},
+		{strings.Repeat("B", interactive.MaxCommand+1), "Answer too long: 65537 bytes; at most 65536 can be typed to fk. Put the text in a file and have the program read it from there."},
+	} {
+		resp := run(t, e, c.answer, 30*time.Second)
+		if !resp.Waiting || resp.Prompt != "Your name?" || !strings.HasPrefix(resp.Output, c.output+"\n[Waiting for input: \"Your name?\"") {
+			t.Errorf("answer of %d bytes: got %+v, want %q and the question still waiting", len(c.answer), resp, c.output)
+		}
+	}
+	want(t, e, strings.Repeat("B", 4095), "hi 4095", true)
+}
+
+// TestLongLinesLineEditor: a program that reads its terminal with a line
+// editor, in raw mode, gets a long line whole.
+func TestLongLinesLineEditor(t *testing.T) {
+	e := newEnv(t, sqliteSpec)
+	want(t, e, "select length('"+strings.Repeat("B", 10000)+"');", "10000", true)
+}
+
+// TestLongQuestion: a question of megabytes is clipped to its end in the
+// prompt field, the note and the screen.
+func TestLongQuestion(t *testing.T) {
+	e := newLineReader(t)
+	resp := run(t, e, "ask 2000000", 60*time.Second)
+	q := "…" + strings.Repeat("Q", envs.MaxQuestion-10) + "Your name?"
+	if !resp.Waiting || resp.Prompt != q || !strings.HasSuffix(resp.Output, envs.WaitingNote(q, false)) {
+		t.Fatalf("got %d bytes of prompt %.20q, waiting %v; want the question's last %d characters", len(resp.Prompt), resp.Prompt, resp.Waiting, envs.MaxQuestion)
+	}
+	if s, _ := e.Screen(); len(s.Content) > 1000 || !strings.Contains(s.Content, q) {
+		t.Errorf("screen: got %d bytes, want the clipped question only", len(s.Content))
+	}
+	want(t, e, "Ada", "hi 3", true)
+}
+
+// TestSplitCharacter: a character whose bytes come on both sides of a
+// soft limit is shown whole, in the second response.
+func TestSplitCharacter(t *testing.T) {
+	e := newLineReader(t)
+	fifo := filepath.Join(t.TempDir(), "go")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first, err := e.ExecuteLimited(context.Background(), "split "+fifo, envs.Limits{Quiet: 300 * time.Millisecond})
+	if err != nil || !first.Running || !strings.HasPrefix(first.Output, "caf\n[Still running") {
+		t.Fatalf("first: got %+v, %v; want caf and the command running on", first, err)
+	}
+	if err := os.WriteFile(fifo, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want(t, e, "", "é ok", true)
+}
+
+// TestInterruptStops: C-c to a program that ignores Ctrl-C says that it
+// was interrupted and stopped, not that it timed out.
+func TestInterruptStops(t *testing.T) {
+	e := newEnv(t, pythonSpec)
+	resp, err := e.ExecuteLimited(context.Background(), "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(1000)", envs.Limits{Quiet: 300 * time.Millisecond})
+	if err != nil || !resp.Running {
+		t.Fatalf("got %+v, %v; want it running on", resp, err)
+	}
+	want(t, e, "C-c", "[Interrupted (C-c): sent Ctrl-C, but python3 did not show its prompt again, so it was stopped. It starts again with the next command; its state is lost.]", false)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

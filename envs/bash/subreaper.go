@@ -13,7 +13,8 @@ import (
 // (as in many containers) they stay zombies after [Shell.Close] ends them,
 // or after they end by themselves; with it they come to this process,
 // which reaps them, and never a child that an exec.Cmd of the program
-// waits for. It affects the whole process: call it once, early, in
+// waits for (a child started with syscall.ForkExec, which holds no
+// os.Process, is taken for an orphan). It affects the whole process: call it once, early, in
 // programs that run shells for a long time. It fails on platforms other
 // than Linux, and on Linux before 5.4.
 func BecomeSubreaper() error {

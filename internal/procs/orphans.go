@@ -61,7 +61,10 @@ var adoption struct {
 // Only zombie children that no os.Process of this program holds are
 // reaped (see the comment at the top of orphans.go), so exec.Cmd.Wait
 // keeps working for every child the program started, wherever it was
-// started. Calls nest: the last stop turns the subreaper off. Elsewhere
+// started. A child started without an os.Process (syscall.ForkExec, or a
+// Process released) is reaped like an orphan: wait for such children
+// before adopting, or start them through os/exec. Calls nest: the last
+// stop turns the subreaper off. Elsewhere
 // than on Linux it returns an error wrapping [errors.ErrUnsupported].
 func AdoptOrphans() (stop func(), err error) {
 	adoption.mu.Lock()
@@ -145,9 +148,16 @@ func reapOrphans() {
 	reapUnheld(zombies)
 }
 
+// reapMu makes reaping passes take turns: a pass counts the pidfds
+// another pass opened as held, so two at once would each leave the
+// zombie to the other, and it would stay until the next SIGCHLD.
+var reapMu sync.Mutex
+
 // reapUnheld reaps those of pids that are zombie children of this process
 // and that no pidfd of it, other than the ones opened here, refers to.
 func reapUnheld(pids []int) {
+	reapMu.Lock()
+	defer reapMu.Unlock()
 	own := make(map[int]int, len(pids)) // pid to the pidfd opened here
 	defer func() {
 		for _, fd := range own {

@@ -3,6 +3,7 @@ package section
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"text/template"
 	"text/template/parse"
@@ -91,9 +92,18 @@ func boundedPrintf(format string, args ...any) (string, error) {
 	verb:
 	}
 	if star {
+		// fmt takes a width from an argument of any integer type.
 		for _, a := range args {
-			if n, ok := a.(int); ok && (n > maxWidth || n < -maxWidth) {
-				return "", fmt.Errorf("printf: the argument %d may be a width or precision (the format has '*'), more than the %d a format may give", n, maxWidth)
+			v := reflect.ValueOf(a)
+			big := false
+			switch v.Kind() {
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+				big = v.Int() > maxWidth || v.Int() < -maxWidth
+			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+				big = v.Uint() > maxWidth
+			}
+			if big {
+				return "", fmt.Errorf("printf: the argument %v may be a width or precision (the format has '*'), more than the %d a format may give", a, maxWidth)
 			}
 		}
 	}
@@ -101,50 +111,61 @@ func boundedPrintf(format string, args ...any) (string, error) {
 }
 
 // guard puts the bounds on t, parsed with boundedFuncs: a call of stepFunc
-// starts every range body and every template t defines.
+// starts every range body and, when any template is called, every
+// template, the top one too (a body may call itself by the section's
+// key).
 func guard(t *template.Template) *guarded {
 	g := &guarded{t: t}
+	var trees []*parse.ListNode
+	calls := false
 	for _, tt := range t.Templates() {
 		if tt.Tree == nil || tt.Root == nil {
 			continue
 		}
-		if tt != t {
-			// A defined template: calls of it, and recursion, count.
-			prependStep(tt.Root)
-			g.steps = true
+		trees = append(trees, tt.Root)
+		ranges, called := guardNodes(tt.Root)
+		g.steps = g.steps || ranges
+		calls = calls || called
+	}
+	if calls {
+		for _, root := range trees {
+			prependStep(root)
 		}
-		if guardRanges(tt.Root) {
-			g.steps = true
-		}
+		g.steps = true
 	}
 	return g
 }
 
-// guardRanges puts a call of stepFunc first in every range body under n,
-// and reports whether there was one.
-func guardRanges(n parse.Node) bool {
-	found := false
+// guardNodes puts a call of stepFunc first in every range body under n,
+// and reports whether there was a range, and whether a template is called.
+func guardNodes(n parse.Node) (ranges, calls bool) {
+	walk := func(l *parse.ListNode) {
+		if l == nil {
+			return
+		}
+		for _, c := range l.Nodes {
+			r, k := guardNodes(c)
+			ranges, calls = ranges || r, calls || k
+		}
+	}
 	switch n := n.(type) {
 	case *parse.ListNode:
-		if n == nil {
-			return false
-		}
-		for _, c := range n.Nodes {
-			found = guardRanges(c) || found
-		}
+		walk(n)
 	case *parse.RangeNode:
-		guardRanges(n.List)
-		guardRanges(n.ElseList)
+		walk(n.List)
+		walk(n.ElseList)
 		prependStep(n.List)
-		found = true
+		ranges = true
 	case *parse.IfNode:
-		found = guardRanges(n.List)
-		found = guardRanges(n.ElseList) || found
+		walk(n.List)
+		walk(n.ElseList)
 	case *parse.WithNode:
-		found = guardRanges(n.List)
-		found = guardRanges(n.ElseList) || found
+		walk(n.List)
+		walk(n.ElseList)
+	case *parse.TemplateNode:
+		calls = true
 	}
-	return found
+	return ranges, calls
 }
 
 // prependStep puts a call of stepFunc first in list.

@@ -59,6 +59,8 @@ func TestTemplateWorkLimit(t *testing.T) {
 		{"nested loops", "{{range 1000}}{{range 1000}}{{end}}{{end}}", section.ErrTooManySteps, ""},
 		{"templates that call each other twice", recurse + `{{define "s"}}{{if .}}{{template "s" false}}{{end}}{{end}}{{template "s" true}}` +
 			`{{define "t"}}{{template "t" .}}{{end}}{{range 1}}{{template "u"}}{{end}}{{define "u"}}{{range 20000}}{{end}}{{end}}`, section.ErrTooManySteps, ""},
+		{"a body that calls itself by the section's key", `{{if eq (printf "%T" .) "string"}}{{if .}}{{template "k" (slice . 1)}}{{template "k" (slice . 1)}}{{end}}` +
+			`{{else}}{{template "k" "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}{{end}}`, section.ErrTooManySteps, ""},
 		{"a string that doubles", `{{$x := "xxxxxxxxxxxxxxxx"}}{{range 40}}{{$x = print $x $x}}{{end}}{{len $x}}`, nil, "print: its result is 33554432 bytes, more than the 16777216 a body may hold"},
 		{"printf doubling", `{{$x := "xxxxxxxxxxxxxxxx"}}{{range 40}}{{$x = printf "%s%s" $x $x}}{{end}}`, nil, "printf: its result is"},
 		{"a printf width", `{{printf "%01000000000d" 1}}`, nil, "printf: the width or precision 01000000000 is more than the 65536"},
@@ -75,6 +77,12 @@ func TestTemplateWorkLimit(t *testing.T) {
 				t.Errorf("got %d bytes and error %v, want %v %q", len(text), err, tt.want, tt.says)
 			}
 		})
+	}
+	// A width of another integer type, as params files give (int64).
+	type W struct{ W int64 }
+	wide := section.New(section.Spec[W]{Key: "k", Title: "K", Body: `{{printf "%*d" .W 1}}`})
+	if text, err := wide.Body(W{900_000}); err == nil || !strings.Contains(err.Error(), "printf: the argument 900000 may be a width") {
+		t.Errorf("an int64 width: got %d bytes, %v; want it refused", len(text), err)
 	}
 	// Inside the bounds: loops of 10,000 iterations in all, a width at
 	// the bound, strings up to MaxBodyBytes.

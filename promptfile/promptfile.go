@@ -289,8 +289,8 @@ func (f *File) Bind(params Params) (*prompt.Prompt, error) {
 }
 
 // DecodeParams decodes a JSON object of params; anything else is an error
-// saying what was found. Numbers become int64 when they are integers that
-// fit (1e6 and 2.0 too), float64 otherwise, so that templates compare (eq .n 7) and format
+// saying what was found. Numbers become int64 when they are written as
+// integers (7) and fit, float64 otherwise (7.0, 7e0, 3.5), so that templates compare (eq .n 7) and format
 // (printf "%.2f" .price) them as numbers.
 func DecodeParams(data []byte) (Params, error) {
 	var v any
@@ -317,20 +317,20 @@ func DecodeParams(data []byte) (Params, error) {
 
 // numbers returns v, a value decoded with UseNumber, with its numbers
 // turned into what templates compare and format as numbers: an int64 when
-// it is an integer that fits (1e6 and 2.0 too), a float64 otherwise. A number out of
+// it is written as an integer (7) and fits, a float64 otherwise (7.0, 7e0). A number out of
 // float64's range is refused with its path.
 func numbers(v any, path string) (any, error) {
 	switch v := v.(type) {
 	case json.Number:
-		if i, err := v.Int64(); err == nil {
-			return i, nil
+		// As written: 7 is an integer, 7.0 and 7e0 are not.
+		if !strings.ContainsAny(string(v), ".eE") {
+			if i, err := v.Int64(); err == nil {
+				return i, nil
+			}
 		}
 		f, err := v.Float64()
 		if err != nil || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("promptfile: params: %s: the number %s is out of range; give it as a string if the text is what is wanted", path, v)
-		}
-		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-			return int64(f), nil // 1e6 and 2.0 are integers too
 		}
 		return f, nil
 	case map[string]any:

@@ -193,11 +193,11 @@ func TestSummaryTemplate(t *testing.T) {
 func TestParamNumbers(t *testing.T) {
 	f, err := promptfile.Parse("p.md", []byte("# A\n"+
 		`price={{printf "%.2f" .price}} count={{printf "%d" .n}} {{if eq .n 7}}seven{{end}} {{if gt .price 3.0}}dear{{end}} `+
-		`{{range .list}}{{printf "%03d" .}} {{end}}{{.big}} {{index .deep.a 0}} {{.million}} {{.two}}`+"\n"))
+		`{{range .list}}{{printf "%03d" .}} {{end}}{{.big}} {{index .deep.a 0}} {{.million}} {{printf "%.1f" .two}} {{.three}}`+"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	params, err := promptfile.DecodeParams([]byte(`{"price":3.5,"n":7,"list":[1,2],"big":12345678901234567890,"deep":{"a":[0.25]},"million":1e6,"two":2.0}`))
+	params, err := promptfile.DecodeParams([]byte(`{"price":3.5,"n":7,"list":[1,2],"big":12345678901234567890,"deep":{"a":[0.25]},"million":1e6,"two":2.0,"three":3}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestParamNumbers(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := p.Render(nil, nil)
-	if want := "price=3.50 count=7 seven dear 001 002 1.2345678901234567e+19 0.25 1000000 2"; err != nil || !strings.HasSuffix(r.Text(), want) {
+	if want := "price=3.50 count=7 seven dear 001 002 1.2345678901234567e+19 0.25 1e+06 2.0 3"; err != nil || !strings.HasSuffix(r.Text(), want) {
 		t.Errorf("got %v, want the body %q", err, want)
 	}
 	_, err = promptfile.DecodeParams([]byte(`{"a":{"b":[1,1e400]}}`))

@@ -302,7 +302,7 @@ func (c *Responses) params(req agent.Request) (responses.ResponseNewParams, erro
 					return p, fmt.Errorf("openai: responses: message %d: native output items: %w", i, err)
 				}
 				for _, it := range items {
-					input = append(input, param.Override[responses.ResponseInputItemUnionParam](it))
+					input = append(input, param.Override[responses.ResponseInputItemUnionParam](sentItem(it)))
 				}
 				continue
 			}
@@ -323,6 +323,31 @@ func (c *Responses) params(req agent.Request) (responses.ResponseNewParams, erro
 	}
 	p.Tools = tools
 	return p, nil
+}
+
+// sentItem is an output item as it goes back in the input: as it came,
+// but for a function call cut by the output limit, whose arguments are
+// not JSON (the API takes "a JSON string"): it goes back with {} and as
+// completed, as sentArguments sends such calls to chat completions. The
+// call was answered as not run; the transcript keeps what came.
+func sentItem(it json.RawMessage) json.RawMessage {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(it, &fields) != nil || string(fields["type"]) != `"function_call"` {
+		return it
+	}
+	var args string
+	if json.Unmarshal(fields["arguments"], &args) == nil && json.Valid([]byte(args)) {
+		return it
+	}
+	fields["arguments"] = json.RawMessage(`"{}"`)
+	if _, ok := fields["status"]; ok {
+		fields["status"] = json.RawMessage(`"completed"`)
+	}
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return it
+	}
+	return out
 }
 
 // message is a message item, its type spelled out.

@@ -312,18 +312,23 @@ func (d *Disclosure) expand(list []*VisibilityExpansionError) (*Opened, error) {
 		}
 	}
 	op.Paths = all.Paths()
-	if err := d.renderOpening(op.Keys, all); err != nil {
+	// The answer's content is built from the trial render, before the
+	// opening is committed: an opening whose content cannot be built
+	// changes nothing either.
+	content := func() error {
+		if !d.content {
+			return nil
+		}
+		var err error
+		op.Content, err = d.standalone(op.Keys)
+		return err
+	}
+	if err := d.renderOpening(op.Keys, all, content); err != nil {
 		return nil, fmt.Errorf("prompt: expand: %w", err)
 	}
 	for _, t := range d.tools() {
 		if !before[t.Name()] {
 			op.NewTools = append(op.NewTools, t.Name())
-		}
-	}
-	if d.content {
-		var err error
-		if op.Content, err = d.standalone(op.Keys); err != nil {
-			return nil, fmt.Errorf("prompt: expand: %w", err)
 		}
 	}
 	return op, nil

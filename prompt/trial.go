@@ -56,10 +56,11 @@ func sectionsNamed(names []string) string {
 
 // renderOpening renders every part with ov on trial: dispatched to a
 // transaction's view of the session, committed when every part rendered
-// and discarded otherwise, so that a refused opening leaves no event in
-// the session. A failed render is an [*OpenError] for keys. The holder of
+// and then succeeded (it builds what the answer needs from the trial
+// renders), discarded otherwise, so that a refused opening leaves no event
+// in the session. A failed render or then is an [*OpenError] for keys. The holder of
 // mu calls it, and puts the parts back when it fails.
-func (d *Disclosure) renderOpening(keys []string, ov Overrides) error {
+func (d *Disclosure) renderOpening(keys []string, ov Overrides, then func() error) error {
 	tx := d.sess.Begin()
 	if err := ov.Apply(tx.Session()); err != nil {
 		tx.Discard()
@@ -76,6 +77,10 @@ func (d *Disclosure) renderOpening(keys []string, ov Overrides) error {
 			}
 		}
 		return refused
+	}
+	if err := then(); err != nil {
+		tx.Discard()
+		return &OpenError{Keys: keys, Err: err}
 	}
 	return tx.Commit()
 }

@@ -269,3 +269,37 @@ func TestDisclosureOpeningOverBudgetFolded(t *testing.T) {
 		})
 	}
 }
+
+// TestContentAnswerThatFailsChangesNothing opens, with the content in
+// the answer, a section whose render succeeds but whose content cannot be
+// built (a child summarized in the prompt fails in full): the opening is
+// refused and leaves no event in the session.
+func TestContentAnswerThatFailsChangesNothing(t *testing.T) {
+	sess := session.New()
+	p := prompt.MustNew("test", "broken",
+		text("task", "Task", "Do it."),
+		summarized("a", "A", "Tools of A.", "A's tools.", []*tools.Tool{echoTool("a_tool")},
+			section.New(section.Spec[none]{Key: "feed", Title: "Feed", Summary: "A feed.", Visibility: visibility.Const(visibility.Summary),
+				Content: func(none) (string, error) { return "", errors.New("the feed is down") }})),
+	).MustBind()
+	d, err := prompt.NewDisclosure(sess, nil, []prompt.Part{{Prompt: p}}, prompt.WithContentAnswers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Render(); err != nil {
+		t.Fatal(err)
+	}
+	seq := sess.Seq()
+	_, err = d.Open(context.Background(), []string{"a"}, "")
+	if _, ok := errors.AsType[*prompt.OpenError](err); !ok || !strings.Contains(err.Error(), "the feed is down") {
+		t.Errorf("got %v, want the opening refused", err)
+	}
+	if sess.Seq() != seq {
+		t.Errorf("the refused opening dispatched %v", sess.Events()[seq:])
+	}
+	for _, tl := range d.Tools() {
+		if tl.Name() == "a_tool" {
+			t.Errorf("a_tool is offered after the refused opening")
+		}
+	}
+}

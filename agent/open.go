@@ -130,12 +130,12 @@ func (r *run) begin() (note string, err error) {
 	if !errors.Is(err, prompt.ErrOverBudget) {
 		return "", err
 	}
-	closed, cerr := r.a.disc.Refit()
-	if cerr != nil || len(closed) == 0 {
-		return "", err
+	closed, err := r.a.disc.Refit()
+	if err != nil {
+		return "", err // the budget error, or why closing failed
 	}
-	if err := r.refresh(); err != nil {
-		return "", err
+	if err := r.refresh(); err != nil || len(closed) == 0 {
+		return "", err // with nothing closed, it fits now
 	}
 	r.progress(Progress{Kind: "expansion", Success: true, Detail: "closed " + strings.Join(closed, ", ")})
 	it := "it"

@@ -82,7 +82,12 @@ func (e *Env) boot(ctx context.Context, p *proc, limits envs.Limits) (result, er
 		return fail(fmt.Sprintf("no prompt matching %q (%s)%s", e.spec.Prompt, describe(o, p), p.lastWords()))
 	}
 	for _, c := range e.spec.Init {
-		if _, o := p.send(bound, c, envs.Limits{Quiet: -1}, 0); o != done {
+		// Bounded by the call's time limit too: an init command that never
+		// brings the prompt back fails the start instead of holding it.
+		switch _, o := p.send(bound, c, envs.Limits{Quiet: -1, Until: limits.Until}, 0); {
+		case o == soft:
+			return fail(fmt.Sprintf("init command %q did not bring the prompt back within the call's time limit%s", c, p.lastWords()))
+		case o != done:
 			return fail(fmt.Sprintf("init command %q: %s", c, describe(o, p)))
 		}
 	}

@@ -140,3 +140,25 @@ func TestStartThenRun(t *testing.T) {
 
 // regexpTime matches the time a start took in a note.
 var regexpTime = regexp.MustCompile(`after [0-9.]+m?s;`)
+
+// TestInitUnderTheCall gives an init command that never brings the
+// prompt back: a call with a soft limit fails the start at that limit,
+// saying which init command, instead of waiting for it forever.
+func TestInitUnderTheCall(t *testing.T) {
+	spec := pythonSpec
+	spec.Init = []string{"import time; time.sleep(600)"}
+	e := newEnv(t, spec)
+	done := make(chan envs.Response, 1)
+	go func() {
+		resp, _ := e.ExecuteLimited(context.Background(), "1+1", envs.Limits{Until: time.Now().Add(time.Second)})
+		done <- resp
+	}()
+	select {
+	case resp := <-done:
+		if want := `init command "import time; time.sleep(600)" did not bring the prompt back within the call's time limit`; !strings.Contains(resp.Output, want) {
+			t.Errorf("got %q, want it to say %q", resp.Output, want)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the call waits for the init command")
+	}
+}

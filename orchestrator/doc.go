@@ -67,7 +67,9 @@
 // [*SpecError] naming the file and the field, and shown on the orchestrator's
 // own screen ([ScreenName]). Files added, changed or removed are picked up
 // before the next command ([Orchestrator.ReloadSpecs]), unless
-// [WithoutSpecReload] keeps the environments as loaded; the env directory
+// [WithoutSpecReload] keeps the environments as loaded (a writer then asks
+// [Orchestrator.ProgramFile] before it writes a file a loaded program is
+// made of); the env directory
 // is watched, so a command pays one system call for it when nothing
 // changed. A process environment's protocol lets it send
 // output while a command runs and ask for input; its processes end with it

@@ -42,6 +42,10 @@ type Orchestrator struct {
 	// fixedSpecs says why spec files that change after LoadSpecs are not
 	// loaded (WithoutSpecReload); "" when they are.
 	fixedSpecs string
+	// pins are the programs of the spec files loaded while fixedSpecs is
+	// set (see ProgramFile); pinsMu guards them.
+	pinsMu sync.Mutex
+	pins   []*programPin
 
 	// mu guards envs, names, loadErrs, gen, specs, replaced and closed.
 	mu   sync.RWMutex

@@ -97,6 +97,50 @@ func newProgramPin(projectDir, workDir, file, reason, exe string, args []string,
 	return p
 }
 
+// pin keeps p, for ProgramFile, and returns its check.
+func (o *Orchestrator) pin(p *programPin) func() error {
+	o.pinsMu.Lock()
+	defer o.pinsMu.Unlock()
+	o.pins = append(o.pins, p)
+	return p.check
+}
+
+// ProgramFile returns an error when spec files are fixed
+// ([WithoutSpecReload]) and path, absolute, is one of the files the
+// program of a loaded spec file is made of (its executable, or a file of
+// the project its command line or variables name; the same file through
+// another path too); nil otherwise. An environment that writes files the
+// model names, and none that runs programs (the editor alone), asks it
+// before each write and refuses such a file: changing it would change
+// what the program runs. A start checks the files too (a changed program
+// is not started), but a write refused never races a start.
+func (o *Orchestrator) ProgramFile(path string) error {
+	o.pinsMu.Lock()
+	pins := o.pins
+	o.pinsMu.Unlock()
+	path = filepath.Clean(path)
+	var fi os.FileInfo
+	for _, p := range pins {
+		for _, f := range append([]pinnedFile{p.exe}, p.words...) {
+			same := f.path == path
+			if !same && f.path != "" {
+				if fi == nil {
+					if fi, _ = os.Stat(path); fi == nil {
+						continue
+					}
+				}
+				if pf, err := os.Stat(f.path); err == nil {
+					same = os.SameFile(fi, pf)
+				}
+			}
+			if same {
+				return fmt.Errorf("%s is part of the program %s starts, so it is kept as it is: %s. Restart with bash or python on to change it", f.word, p.file, p.reason)
+			}
+		}
+	}
+	return nil
+}
+
 // seeFile reads what path holds now. A file that cannot be read counts as
 // absent.
 func seeFile(path string) fileSeen {

@@ -204,7 +204,7 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string, data []byte) (stri
 		is := InteractiveSpec{Name: name, File: rel, Command: spec.Command, Args: args, Prompt: spec.Prompt, Description: spec.Description, Dir: projectDir,
 			Limits: spec.limits(), Hard: spec.Hard, Resources: spec.Limits}
 		if o.fixedSpecs != "" {
-			is.StartCheck = newProgramPin(projectDir, projectDir, rel, o.fixedSpecs, args[0], args[1:], nil).check
+			is.StartCheck = o.pin(newProgramPin(projectDir, projectDir, rel, o.fixedSpecs, args[0], args[1:], nil))
 		}
 		factory := o.interactive
 		if factory == nil {
@@ -220,7 +220,7 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string, data []byte) (stri
 			return fail("%v", err)
 		}
 		if o.fixedSpecs != "" {
-			ps.StartCheck = newProgramPin(projectDir, ps.Dir, rel, o.fixedSpecs, ps.Executable, ps.Args, ps.Env).check
+			ps.StartCheck = o.pin(newProgramPin(projectDir, ps.Dir, rel, o.fixedSpecs, ps.Executable, ps.Args, ps.Env))
 		}
 		factory := o.processes
 		if factory == nil {

@@ -83,6 +83,11 @@ func assemble(project, names string, stderr io.Writer, newEnv func(builtin) (env
 	}
 	for _, b := range chosen {
 		env, err := newEnv(b)
+		if ed, ok := env.(*editor.Editor); ok && err == nil && fixedSpecs(chosen) != "" {
+			// With spec files fixed, the editor keeps the files of their
+			// programs as they are.
+			ed.SetWriteCheck(o.ProgramFile)
+		}
 		if err == nil {
 			err = o.Register(b.name, env, b.opts...)
 		}

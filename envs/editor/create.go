@@ -37,6 +37,9 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", classify(p, err)
 	}
+	if err := e.mayWrite(p); err != nil {
+		return "", fmt.Errorf("%w; nothing was written", err)
+	}
 	content := c.content
 	if content != "" && !strings.HasSuffix(content, "\n") {
 		content += "\n"

@@ -59,6 +59,9 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w; nothing was written", err)
 	}
+	if err := e.mayWrite(target); err != nil {
+		return "", fmt.Errorf("%w; nothing was written", err)
+	}
 	f, fi, err := openRegular(e.fs, target, true, e.opt.maxFileSize)
 	if err != nil {
 		return "", writeError(p, err)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/afero"
 
@@ -105,6 +106,31 @@ type Editor struct {
 	// reads.
 	drawMu  sync.Mutex
 	preview bool
+
+	writeCheck atomic.Pointer[func(path string) error] // see SetWriteCheck
+}
+
+// SetWriteCheck makes every write of the editor (create, edit, undo) ask
+// check first, with the absolute path of the file to be written (an editor
+// made with [NewFs] gives the path in its filesystem); an error refuses
+// the write, nothing is written, and the command's answer gives the
+// error. A program that lets the model write files but not run programs
+// uses it to keep the files of the programs it runs as they are.
+func (e *Editor) SetWriteCheck(check func(path string) error) {
+	e.writeCheck.Store(&check)
+}
+
+// mayWrite asks the write check, if any, about target, a path in e.fs.
+func (e *Editor) mayWrite(target string) error {
+	check := e.writeCheck.Load()
+	if check == nil || *check == nil {
+		return nil
+	}
+	path := target
+	if len(e.rootDirs) > 0 {
+		path = filepath.Join(e.rootDirs[0], filepath.FromSlash(target))
+	}
+	return (*check)(path)
 }
 
 var (

@@ -2,11 +2,15 @@ package editor_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/afero"
 
+	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/envs/editor"
 	"github.com/unfold-dev/unfold/internal/faultfs"
 )
@@ -86,5 +90,60 @@ func TestDiskFull(t *testing.T) {
 	}
 	if fi, err := mem.Stat("main.go"); err != nil || fi.Mode().Perm() != 0o640 {
 		t.Errorf("main.go mode: got %v, %v, want 0640 kept", fi.Mode(), err)
+	}
+}
+
+// TestWriteCheck refuses, through SetWriteCheck, every write to one file:
+// an edit, an undo and a create of it are refused with the check's
+// reason and write nothing, and other files are written.
+func TestWriteCheck(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "keep.py")
+	if err := os.WriteFile(keep, []byte("print(1)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := editor.New(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	do := func(command string) envs.Response {
+		t.Helper()
+		r, err := e.Execute(ctx, command)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := do("view keep.py 1-1"); !r.Success {
+		t.Fatal(r.Output)
+	}
+	if r := do("edit keep.py 1-1\nprint(2)"); !r.Success {
+		t.Fatal(r.Output)
+	}
+	e.SetWriteCheck(func(path string) error {
+		if path == keep || path == filepath.Join(dir, "new.py") {
+			return errors.New(filepath.Base(path) + " is kept")
+		}
+		return nil
+	})
+	for _, c := range []string{"view keep.py 1-1", "edit keep.py 1-1\nprint(3)", "undo keep.py", "create new.py\nprint(4)"} {
+		r := do(c)
+		if c == "view keep.py 1-1" {
+			continue
+		}
+		if r.Success || !strings.Contains(r.Output, " is kept; nothing was ") {
+			t.Errorf("%q: got %+v, want it refused", c, r)
+		}
+	}
+	if got, _ := os.ReadFile(keep); string(got) != "print(2)\n" {
+		t.Errorf("keep.py holds %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.py")); err == nil {
+		t.Error("new.py was created")
+	}
+	if r := do("create other.py\nprint(5)"); !r.Success {
+		t.Errorf("create other.py: %+v", r)
 	}
 }

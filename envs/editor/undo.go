@@ -126,6 +126,9 @@ func (e *Editor) undoEdit(_ context.Context, c command) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w; nothing was restored", err)
 	}
+	if err := e.mayWrite(target); err != nil {
+		return "", fmt.Errorf("%w; nothing was restored", err)
+	}
 	if sha256.Sum256(cur) != step.after {
 		return "", fmt.Errorf("%s changed since the editor's last edit of it (lines %d-%d), so undo would lose those changes; nothing was restored. View the file to see it as it is now", p, step.from, step.to)
 	}

@@ -201,7 +201,7 @@ func (e *Editor) noSuchView(id int) error {
 
 // slowMarker follows a view whose patterns a screen ran out of time or
 // work for.
-const slowMarker = "[SLOW: matching the patterns took too long on this file, so the view is not shown now; its lines shown last can still be edited. Use a pattern with a literal part, or a view by lines (view <file> <start>-<end>)]"
+const slowMarker = "[SLOW: matching the patterns took too long on this file, so the view is not shown now; its lines shown last can still be edited. Use a smaller pattern (fewer repeats, shorter alternatives), or a view by lines (view <file> <start>-<end>)]"
 
 // tooCostly explains a command whose patterns ran out of work (see work),
 // or that was interrupted.
@@ -209,7 +209,7 @@ func tooCostly(ctx context.Context, p string) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("interrupted while matching the patterns in %s: %v", p, context.Cause(ctx))
 	}
-	return fmt.Errorf("matching the patterns takes too long on %s (its lines are long, or the patterns large): use a pattern with a literal part, or a view by lines (view %s <start>-<end>)", p, quotePath(p))
+	return fmt.Errorf("matching the patterns takes too long on %s (its lines are long, or the patterns large): use a smaller pattern (fewer repeats, shorter alternatives), or a view by lines (view %s <start>-<end>)", p, quotePath(p))
 }
 
 func (e *Editor) view(ctx context.Context, c command) (string, error) {

@@ -131,6 +131,10 @@ func (e *Editor) search(ctx context.Context, c command) (string, error) {
 	if errors.Is(err, errStopWalk) {
 		err = nil
 	}
+	if err == nil && ctx.Err() != nil {
+		// The walk ended with the file it was in cut short.
+		err = ctx.Err()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("search interrupted after %s: %v", plural(s.read, "file"), context.Cause(ctx))
@@ -173,7 +177,7 @@ func (e *Editor) search(ctx context.Context, c command) (string, error) {
 		fmt.Fprintf(&b, "\nStopped after %d files; narrow the glob to search the rest", e.opt.maxFiles)
 	}
 	if wk.skipped > 0 {
-		fmt.Fprintf(&b, "\nNot searched: %s too long for this pattern to match in reasonable time; a pattern with a literal part searches them", plural(wk.skipped, "line"))
+		fmt.Fprintf(&b, "\nNot searched: %s too long for this pattern to match in reasonable time; a smaller pattern (fewer repeats, shorter alternatives) searches them", plural(wk.skipped, "line"))
 	}
 	return b.String(), nil
 }

@@ -757,3 +757,48 @@ func TestAppendDisclosure(t *testing.T) {
 		}
 	})
 }
+
+// TestEditAfterScreenUpdate: bash changes a file the editor shows; the
+// next request carries the editor's new screen, and the model's edit of
+// the lines it now sees is taken, not refused as stale.
+func TestEditAfterScreenUpdate(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, sess := bashOrchestrator(t, dir)
+	ed, err := editor.New(dir, sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Register("editor", ed); err != nil {
+		t.Fatal(err)
+	}
+	srv := scripted.New(t,
+		scripted.Calls(call("c1", "editor", `{"command":"view a.txt 1-1"}`)),
+		scripted.Calls(call("c2", "bash", `{"command":"printf 'changed\\n' > a.txt"}`)),
+		scripted.Calls(call("c3", "editor", `{"command":"edit a.txt 1-1\nfinal"}`)),
+		scripted.Text("done"),
+	)
+	a, err := agent.New(newModel(t, srv), f.prompt, agent.WithSession(sess), agent.WithOrchestrator(o), agent.WithFS(afero.NewBasePathFs(afero.NewOsFs(), dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(context.Background(), "Edit a.txt."); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("requests: got %d, want 4", len(reqs))
+	}
+	if last := reqs[2].Last(); !strings.Contains(last, "changed") {
+		t.Errorf("the request after bash does not show the changed line: %q", last)
+	}
+	if got, _ := reqs[3].ToolResult("c3"); !strings.Contains(got, "Edited a.txt") {
+		t.Errorf("edit: got %q, want it taken", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "final\n" {
+		t.Errorf("a.txt holds %q", b)
+	}
+}

@@ -353,6 +353,12 @@ func (r *run) complete(withTools bool) (Response, error) {
 		r.progress(Progress{Kind: "retry", Retry: &rt, Detail: rt.Reason})
 	}
 	lay := r.layoutOf(req)
+	if o := r.a.cfg.Orchestrator; o != nil && r.screens != nil {
+		// The request carries the screens (or says they are unchanged):
+		// they count as shown, as the screens of serve's responses do,
+		// so that the editor takes an edit of lines the model now sees.
+		o.Screens()
+	}
 	r.progress(Progress{Kind: "request"})
 	t0 := r.a.cfg.Now()
 	resp, err := r.a.cfg.Model.Complete(r.ctx, req)

@@ -62,7 +62,9 @@
 // against what any drawing of the screen found. [Editor.Screen] counts as
 // shown: call it for the screen that goes back with the editor's own
 // command, or for one the front end shows (unfold serve sends every
-// screen with every response). [Editor.Preview] draws the same screen
+// screen with every response; the agent loop's requests carry the
+// screens, and it counts them as shown when it sends one).
+// [Editor.Preview] draws the same screen
 // without counting it, and leaves the views as they were: the
 // orchestrator draws previews for prompt sections, and unfold mcp for its
 // tool descriptions, screen resources and their poller, none of which

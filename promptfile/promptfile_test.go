@@ -74,8 +74,11 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-func TestMissingParam(t *testing.T) {
-	f, err := promptfile.Parse("p.md", []byte("# A\n\nHello {{.name}}\n"))
+// renderError renders the prompt file src without params and returns
+// the error, located in the file.
+func renderError(t *testing.T, src string) error {
+	t.Helper()
+	f, err := promptfile.Parse("p.md", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +87,11 @@ func TestMissingParam(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = p.Render(nil, nil)
-	err = f.Locate(err)
+	return f.Locate(err)
+}
+
+func TestMissingParam(t *testing.T) {
+	err := renderError(t, "# A\n\nHello {{.name}}\n")
 	if want := `p.md:3: heading "A": body template: column 8: executing "a" at <.name>: map has no entry for key "name"; give it in the params`; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
 	}
@@ -100,17 +107,9 @@ func TestBodyErrorLine(t *testing.T) {
 		"Ref\n===\n\nx\n{{.nope}}\n":                               5,
 		"\xef\xbb\xbf# A\n{{.nope}}\n":                             2,
 	} {
-		f, err := promptfile.Parse("p.md", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := f.Bind(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = p.Render(nil, nil)
+		err := renderError(t, src)
 		var fe *promptfile.Error
-		if err = f.Locate(err); !errors.As(err, &fe) || fe.Line != line || !strings.Contains(err.Error(), `map has no entry for key "nope"`) {
+		if !errors.As(err, &fe) || fe.Line != line || !strings.Contains(err.Error(), `map has no entry for key "nope"`) {
 			t.Errorf("%q: got %v, want line %d", src, err, line)
 		}
 	}

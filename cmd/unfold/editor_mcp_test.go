@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,38 +125,10 @@ func TestServeScreensCountAsShown(t *testing.T) {
 		t.Skip("bash is not installed; the test runs the bash environment")
 	}
 	project := writeProject(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
-	cmd := exec.Command(binary, "serve", "--builtins", "editor,bash", "--project", project)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Wait()
-	})
-	out := bufio.NewReader(stdout)
+	d := serveIn(t, project, "--builtins", "editor,bash", "--project", project)
 	send := func(env, command string) serveMessage {
 		t.Helper()
-		line, _ := json.Marshal(map[string]string{"type": "command", "environment": env, "command": command})
-		if _, err := stdin.Write(append(line, '\n')); err != nil {
-			t.Fatal(err)
-		}
-		reply, err := out.ReadBytes('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m serveMessage
-		if err := json.Unmarshal(reply, &m); err != nil {
-			t.Fatalf("%v: %s", err, reply)
-		}
-		return m
+		return d.do(map[string]any{"environment": env, "command": command})
 	}
 	if m := send("editor", "view a.txt 1-3"); !m.Response.Success {
 		t.Fatalf("view: %+v", m.Response)

@@ -431,7 +431,15 @@ func BenchmarkServeBinary(b *testing.B) {
 // still running.
 func startBinary(t *testing.T, args ...string) (cmd *exec.Cmd, stdin io.WriteCloser, stdout io.ReadCloser, stderr *bytes.Buffer) {
 	t.Helper()
+	return startBinaryIn(t, "", args...)
+}
+
+// startBinaryIn is startBinary with dir as the working directory ("" for
+// the test's).
+func startBinaryIn(t *testing.T, dir string, args ...string) (cmd *exec.Cmd, stdin io.WriteCloser, stdout io.ReadCloser, stderr *bytes.Buffer) {
+	t.Helper()
 	cmd = exec.Command(binary, args...)
+	cmd.Dir = dir
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -24,26 +24,12 @@ type serveDriver struct {
 // directory; it is stopped at the end of the test.
 func serveIn(t *testing.T, dir string, args ...string) *serveDriver {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
-	cmd.Dir = dir
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &serveDriver{t: t, stdin: stdin, out: bufio.NewReader(stdout), stderr: &bytes.Buffer{}}
-	cmd.Stderr = d.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdin, stdout, stderr := startBinaryIn(t, dir, append([]string{"serve"}, args...)...)
 	t.Cleanup(func() {
 		stdin.Close()
 		_ = cmd.Wait()
 	})
-	return d
+	return &serveDriver{t: t, stdin: stdin, out: bufio.NewReader(stdout), stderr: stderr}
 }
 
 // do sends one command and returns the response.

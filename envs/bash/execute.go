@@ -165,6 +165,14 @@ func (s *Shell) resume(ctx context.Context, p *proc, j *job, command string, lim
 		} else if !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
+		if line, n := term.LongLine(p.master, text); line > 0 {
+			// The line discipline would drop the end of the line, and the
+			// program would read the rest as it is.
+			parts = append(parts, fmt.Sprintf("[Not typed: line %d of the answer has %d bytes, and the program reads its terminal a line at a time, which keeps at most %d bytes of a line and drops the rest. "+
+				"Put the text in a file and have the program read it from there, or split it into shorter lines.]", line, n, term.MaxCanonLine))
+			o = outcome{waiting: j.waiting} // it still waits
+			break
+		}
 		j.newline = text != command
 		j.waiting, j.hidden = "", false
 		// Before the answer goes out, the shell learns that one is coming:

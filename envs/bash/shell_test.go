@@ -1395,3 +1395,21 @@ func TestAfterAnswerStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestLongAnswer answers a program that reads its terminal a line at a
+// time with a line over 4,095 bytes: it is not typed (the line discipline
+// would drop its end), the program still waits, and a shorter answer
+// goes through whole.
+func TestLongAnswer(t *testing.T) {
+	s := newShell(t)
+	if resp := runWithin(t, s, 30*time.Second, `read -r x; echo "got ${#x}"`); !resp.Waiting {
+		t.Fatalf("got %+v, want it waiting", resp)
+	}
+	resp := runWithin(t, s, 30*time.Second, strings.Repeat("a", 10000))
+	if !resp.Running || !resp.Waiting || !strings.Contains(resp.Output, "[Not typed: line 1 of the answer has 10000 bytes") {
+		t.Errorf("got %+v, want the answer refused and the program still waiting", resp)
+	}
+	if resp := runWithin(t, s, 30*time.Second, strings.Repeat("b", 4095)); resp.Output != "got 4095" || !resp.Success {
+		t.Errorf("got %+v, want got 4095", resp)
+	}
+}

@@ -2,7 +2,6 @@ package interactive
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/unfold-dev/unfold/internal/term"
 )
@@ -22,17 +21,12 @@ func (p *proc) typeLine(text string) error {
 // bytes of a line, and the line discipline drops the rest silently.
 // Line editors read the terminal in raw mode and take any length.
 func (e *Env) cut(p *proc, text, what string) string {
-	for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		if len(line) <= term.MaxCanonLine {
-			continue
-		}
-		if !term.Canonical(p.slave) {
-			return ""
-		}
-		return fmt.Sprintf("Line too long: line %d of %s has %d bytes, and %s reads its terminal a line at a time (canonical mode), which keeps at most %d bytes of a line and drops the rest. Nothing was typed. "+
-			"Put the text in a file and have the program read it from there (such as open() in Python), or split it into shorter lines.", i+1, what, len(line), e.name, term.MaxCanonLine)
+	line, n := term.LongLine(p.slave, text)
+	if line == 0 {
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("Line too long: line %d of %s has %d bytes, and %s reads its terminal a line at a time (canonical mode), which keeps at most %d bytes of a line and drops the rest. Nothing was typed. "+
+		"Put the text in a file and have the program read it from there (such as open() in Python), or split it into shorter lines.", line, what, n, e.name, term.MaxCanonLine)
 }
 
 // tooLong is the response to a command of n bytes, more than MaxCommand.

@@ -115,6 +115,10 @@
 // output) and says whether it asks for a secret (its words ask for one, or
 // the program turned the terminal's echo off, as read -s does); answers
 // are typed with the terminal's echo off, so none appears in the output.
+// An answer with a line over 4,095 bytes to a program that reads the
+// terminal a line at a time (canonical mode) is not typed: the line
+// discipline would drop its end. The response says so and the program
+// still waits.
 //
 // What a program leaves of an answer (read -n 1 takes one key of "yes")
 // is never run as a command. Before typing an answer the environment

@@ -3,8 +3,9 @@ package section
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
-	"strconv"
+	"strings"
 	"text/template"
 	"text/template/parse"
 )
@@ -61,35 +62,36 @@ func bounded(name, s string) (string, error) {
 	return s, nil
 }
 
+// formatNumbers returns the largest number a printf format's verbs give
+// (as a width, a precision or an argument index), and whether one takes
+// its width or precision from an argument ('*').
+func formatNumbers(format string) (most int, star bool) {
+	inVerb, n := false, 0
+	for i := 0; i < len(format); i++ {
+		switch c := format[i]; {
+		case !inVerb:
+			inVerb = c == '%'
+		case c >= '0' && c <= '9':
+			n = min(n*10+int(c-'0'), math.MaxInt32)
+			most = max(most, n)
+		case c == '*':
+			star, n = true, 0
+		case strings.IndexByte("+-# .[]", c) >= 0:
+			n = 0
+		default: // the verb, or the second % of %%
+			inVerb, n = false, 0
+		}
+	}
+	return most, star
+}
+
 // boundedPrintf is printf with widths and precisions bounded by maxWidth:
 // a number in the format, or any integer argument when the format takes
 // one with '*'.
 func boundedPrintf(format string, args ...any) (string, error) {
-	star := false
-	for i := 0; i < len(format); i++ {
-		if format[i] != '%' {
-			continue
-		}
-		for i++; i < len(format); i++ {
-			c := format[i]
-			switch {
-			case c == '*':
-				star = true
-			case c >= '0' && c <= '9':
-				j := i
-				for j < len(format) && format[j] >= '0' && format[j] <= '9' {
-					j++
-				}
-				if n, err := strconv.Atoi(format[i:j]); err != nil || n > maxWidth {
-					return "", fmt.Errorf("printf: the width or precision %s is more than the %d a format may give", format[i:j], maxWidth)
-				}
-				i = j - 1
-			case c == '+' || c == '-' || c == '#' || c == ' ' || c == '.' || c == '[' || c == ']':
-			default:
-				goto verb
-			}
-		}
-	verb:
+	most, star := formatNumbers(format)
+	if most > maxWidth {
+		return "", fmt.Errorf("printf: the width or precision %d is more than the %d a format may give", most, maxWidth)
 	}
 	if star {
 		// fmt takes a width from an argument of any integer type.

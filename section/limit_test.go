@@ -63,7 +63,7 @@ func TestTemplateWorkLimit(t *testing.T) {
 			`{{else}}{{template "k" "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}{{end}}`, section.ErrTooManySteps, ""},
 		{"a string that doubles", `{{$x := "xxxxxxxxxxxxxxxx"}}{{range 40}}{{$x = print $x $x}}{{end}}{{len $x}}`, nil, "print: its result is 33554432 bytes, more than the 16777216 a body may hold"},
 		{"printf doubling", `{{$x := "xxxxxxxxxxxxxxxx"}}{{range 40}}{{$x = printf "%s%s" $x $x}}{{end}}`, nil, "printf: its result is"},
-		{"a printf width", `{{printf "%01000000000d" 1}}`, nil, "printf: the width or precision 01000000000 is more than the 65536"},
+		{"a printf width", `{{printf "%01000000000d" 1}}`, nil, "printf: the width or precision 1000000000 is more than the 65536"},
 		{"a printf width from an argument", `{{printf "%*d" 1000000000 1}}`, nil, "printf: the argument 1000000000 may be a width"},
 	}
 	for _, tt := range tests {

@@ -267,9 +267,6 @@ func (p *Prompt) enable(sess *session.Session) prepared {
 	return pr
 }
 
-// hasSummary reports whether node i has a summary to render as SUMMARY.
-func (p *Prompt) hasSummary(i int) bool { return p.t.hot[i].is(summarized) }
-
 // summaryBlock returns node i's SUMMARY block written as k, as a render
 // whose enabled sections are pr's shows it.
 func (p *Prompt) summaryBlock(pr *prepared, i int, k blockKind) (string, error) {

@@ -299,17 +299,6 @@ func (t *Template) index(path string) (int, bool) {
 	return i, ok
 }
 
-// pathsTaking returns the paths of the sections that take params of type pt.
-func (t *Template) pathsTaking(pt reflect.Type) []string {
-	var paths []string
-	for _, n := range t.nodes {
-		if n.sec.ParamsType() == pt {
-			paths = append(paths, n.path)
-		}
-	}
-	return paths
-}
-
 // Paths returns the dotted path of every section, depth first.
 func (t *Template) Paths() []string {
 	ps := make([]string, len(t.nodes))

@@ -221,7 +221,7 @@ var writeTargets = []string{"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/
 // redirect refuses a redirection that writes a file.
 func (c *checker) redirect(r *syntax.Redirect) error {
 	switch r.Op {
-	case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
 	case syntax.DplOut:
 		if a := c.arg(r.Word); a.static && (a.val == "-" || isNumber(a.val)) {
 			return nil

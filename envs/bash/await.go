@@ -166,10 +166,3 @@ func stopReason(ctx context.Context, start time.Time) string {
 	}
 	return "[Cancelled."
 }
-
-func stopWord(err error) string {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "the deadline had passed"
-	}
-	return "the command was cancelled"
-}

@@ -26,7 +26,7 @@ func (e *Editor) state() string {
 		err error
 	}
 	files := make(map[string]read, len(e.views))
-	wk := newWork(nil, matchTime)
+	wk := newWork(context.Background(), matchTime)
 	var b, vb strings.Builder
 	var ends []int
 	b.WriteString("Views:")

@@ -195,16 +195,6 @@ func (p *proc) send(ctx context.Context, command string, limits envs.Limits, out
 	return p.await(ctx, limits, outputLimit)
 }
 
-// wait waits for the prompt without typing anything.
-func (p *proc) wait(ctx context.Context) (string, result) {
-	o := p.waitPrompt(ctx, envs.Limits{Quiet: -1})
-	p.mu.Lock()
-	_ = p.f.Flush()
-	text := p.out.String()
-	p.mu.Unlock()
-	return text, o
-}
-
 // await waits for the prompt of the command under way (see waitPrompt)
 // and returns the output since the last call, handing the output of a
 // command that runs on to a new buffer.

@@ -141,18 +141,18 @@ func (s *stream) read() {
 // consume writes data to the current sink up to the marker, if any, and
 // returns the bytes it kept back because they may be the marker's start.
 func (s *stream) consume(data []byte) []byte {
-	for len(s.marker) > 0 {
-		if i := bytes.Index(data, s.marker); i >= 0 {
-			s.cur.write(data[:i])
-			s.cur.end()
-			s.handoff <- s.cur // capacity 1, and one marker at a time
-			data = data[i+len(s.marker):]
-			s.cur, s.marker = newSink(s.next, s.spool), nil
-			break
+	if len(s.marker) > 0 {
+		i := bytes.Index(data, s.marker)
+		if i < 0 {
+			k := partialSuffix(data, s.marker)
+			s.cur.write(data[:len(data)-k])
+			return data[len(data)-k:]
 		}
-		k := partialSuffix(data, s.marker)
-		s.cur.write(data[:len(data)-k])
-		return data[len(data)-k:]
+		s.cur.write(data[:i])
+		s.cur.end()
+		s.handoff <- s.cur // capacity 1, and one marker at a time
+		data = data[i+len(s.marker):]
+		s.cur, s.marker = newSink(s.next, s.spool), nil
 	}
 	s.cur.write(data)
 	return nil

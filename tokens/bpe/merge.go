@@ -8,7 +8,8 @@ package bpe
 
 // smallChunk is the longest chunk merged by scanning for the lowest rank on
 // every step, in arrays on the stack; longer chunks use a heap, so that a
-// long run of punctuation or whitespace costs O(n log n), not O(n²).
+// long chunk costs O(n log n), not O(n²), or, when its bytes come in long
+// runs, the run merge (mergeRuns).
 const smallChunk = 64
 
 // scratch holds the buffers of the heap merge, kept across the chunks of
@@ -25,6 +26,9 @@ func (v *vocab) encodedLen(chunk string, sc *scratch) int {
 	}
 	if len(chunk) <= smallChunk {
 		return v.mergeSmall(chunk)
+	}
+	if longRuns(chunk) {
+		return v.mergeRuns(chunk)
 	}
 	return v.mergeLarge(chunk, sc)
 }
@@ -88,6 +92,11 @@ func (v *vocab) mergeLarge(chunk string, sc *scratch) int {
 		sc.nodes = make([]mergeNode, n)
 	}
 	nodes := sc.nodes[:n]
+	// Each merge pops a candidate and pushes two at most, so the heap
+	// holds 2n at most: room for them all at once, not grown by doubling.
+	if cap(sc.heap) < 2*int(n) {
+		sc.heap = make(mergeHeap, 0, 2*n)
+	}
 	h := sc.heap[:0]
 	for i := range n {
 		nodes[i] = mergeNode{prev: i - 1, next: i + 1, rank: noRank}

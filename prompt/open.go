@@ -337,7 +337,7 @@ func (r *Rendered) writeContext(fs afero.Fs, i int) (string, error) {
 	}
 	name := path.Join(ContextDir, contextName(r.p.t.nodes[i].path))
 	if err := fs.MkdirAll(ContextDir, 0o755); err != nil {
-		return "", err
+		return "", inTheWay(fs, ContextDir, true, err)
 	}
 	// A temporary file of its own, so concurrent opens of one section
 	// never rename each other's file away; short, so that it fits where
@@ -359,9 +359,24 @@ func (r *Rendered) writeContext(fs afero.Fs, i int) (string, error) {
 	}
 	if err != nil {
 		_ = fs.Remove(tmp)
-		return "", fileError(err, tmp, name)
+		return "", inTheWay(fs, name, false, fileError(err, tmp, name))
 	}
 	return name, nil
+}
+
+// inTheWay says what stands where the context directory (dir) or a
+// context file goes when that is what made err: a file where the directory
+// goes, a directory where the file goes.
+func inTheWay(fs afero.Fs, name string, dir bool, err error) error {
+	fi, serr := fs.Stat(name)
+	switch {
+	case serr != nil || fi.IsDir() == dir:
+		return err
+	case dir:
+		return fmt.Errorf("%s is a file, not a directory; move or remove it so that context files can be written in a directory of that name", name)
+	default:
+		return fmt.Errorf("%s is a directory, not a file; move or remove it so that the section's context file can be written there", name)
+	}
 }
 
 // maxContextName bounds a context file's name: a file system's names take

@@ -408,9 +408,17 @@ func (a *Agent) Run(ctx context.Context, task string) (*Result, error) {
 // stopped (its call record is there, its result is not). Sections the
 // saved session opened that do not fit the budget are closed, the most
 // recently opened first ([prompt.Disclosure.Refit]), and the model is told.
+// The run's records continue those read: the transcript written
+// ([WithTranscript]) must be the one read, or a copy of it from
+// [Transcript.Start], to resume again. A transcript with no run, or whose
+// first run is itself a resume (its conversation is in another file), is
+// refused.
 func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*Result, error) {
 	if tr == nil {
 		return nil, errors.New("agent: resume: nil transcript")
+	}
+	if err := tr.resumable(); err != nil {
+		return nil, fmt.Errorf("agent: resume: transcript: %w", err)
 	}
 	if log := tr.SessionLog(); len(log) > 0 {
 		if err := a.sess.ReplayLog(strings.NewReader(log)); err != nil {
@@ -426,8 +434,8 @@ func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*R
 	if err != nil {
 		return r.finish(err)
 	}
-	// The restored messages are in the transcript already: append this
-	// run to the same file to keep one transcript that resumes again.
+	// The restored messages are in the transcript already (or in its
+	// copy): they are not recorded again.
 	// Every tool call must have a result before the conversation goes on:
 	// the calls the stopped run left open are answered in place.
 	msgs, added := tr.resumed()

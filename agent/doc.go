@@ -95,7 +95,10 @@
 // a resume needs), leaving out a last line cut short by a crash, and
 // [Agent.Resume] continues the conversation of its last run with the
 // session replayed: a call that was running when the run stopped is
-// answered as one that may have taken effect.
+// answered as one that may have taken effect. Its records continue the
+// file read: a run resumed into another file needs the file's bytes from
+// [Transcript.Start] copied there first. A transcript with no run, or
+// whose first run is a resume, is refused.
 //
 // # Dry run
 //

@@ -133,3 +133,34 @@ func TestTextActionNestedInputFirst(t *testing.T) {
 		t.Errorf("the echo action did not run; the observation was %q", got)
 	}
 }
+
+// TestResumeRefusesNoConversation: Resume refuses a transcript read whole
+// (ReadTranscript does not check it) that holds no run, or whose first run
+// is a resume, before the model is called.
+func TestResumeRefusesNoConversation(t *testing.T) {
+	p := prompt.MustNew("test", "resume", section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Work."})).MustBind()
+	for _, tt := range []struct{ name, data, want string }{
+		{"no run", `{"kind":"future_thing"}` + "\n", `agent: resume: transcript: it holds no run to resume, only records of kinds not understood ("future_thing")`},
+		{"a resume first", `{"kind":"run","resumed":true}` + "\n" + `{"kind":"message","message":{"role":"user","content":"more"}}` + "\n",
+			"agent: resume: transcript: its first run resumes a conversation that is not in it"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rt, err := agent.ReadTranscript(strings.NewReader(tt.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := 0
+			m := agent.ModelFunc(func(context.Context, agent.Request) (agent.Response, error) {
+				calls++
+				return agent.Response{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}}, nil
+			})
+			a, err := agent.New(m, p, agent.WithSession(session.New()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Resume(context.Background(), rt, "go on"); err == nil || !strings.Contains(err.Error(), tt.want) || calls != 0 {
+				t.Errorf("got %v after %d model calls, want %q before any", err, calls, tt.want)
+			}
+		})
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -147,6 +149,11 @@ type Transcript struct {
 	// then the length in bytes of the lines before it.
 	Incomplete int
 	Complete   int64
+	// Start is the offset in bytes of the line of the last run that was
+	// not a resume: the conversation a resume continues starts there, so
+	// the file's bytes from Start (up to Complete when a line was cut
+	// short) resume as the whole file does.
+	Start int64
 
 	conv  conversation
 	built bool // conv holds the records
@@ -200,12 +207,35 @@ func readTranscript(r io.Reader, keep bool) (*Transcript, error) {
 		if keep {
 			tr.Records = append(tr.Records, rec)
 		}
+		if rec.Kind == KindRun && !rec.Resumed {
+			tr.Start = start
+		}
 		tr.conv.add(rec)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("agent: read transcript: line %d: %w", line+1, err)
 	}
+	if !keep {
+		if err := tr.resumable(); err != nil {
+			return nil, fmt.Errorf("agent: read transcript: %w", err)
+		}
+	}
 	return tr, nil
+}
+
+// resumable says why the transcript cannot be resumed, if it cannot: it
+// holds no run, or its last conversation is in another file.
+func (t *Transcript) resumable() error {
+	c := t.build()
+	switch {
+	case c.continued:
+		return errors.New("its first run resumes a conversation that is not in it: it continues another transcript (a resumed run written to a file of its own); resume that transcript, or the two joined, that one first")
+	case !c.run && len(c.unknown) > 0:
+		return fmt.Errorf("it holds no run to resume, only records of kinds not understood (%s); is this a transcript, of this version?", strings.Join(c.unknown, ", "))
+	case !c.run:
+		return errors.New("it holds no run to resume; is this a transcript?")
+	}
+	return nil
 }
 
 // resumeKinds are the records [ReadForResume] decodes whole; it checks
@@ -260,7 +290,15 @@ type conversation struct {
 	reply   int // the index of the last assistant message in turns, or -1
 	session []json.RawMessage
 	answer  string
+
+	run       bool     // a run record was read
+	fresh     bool     // a run that was not a resume was read
+	continued bool     // a resume came before any such run: its conversation is in another file
+	unknown   []string // record kinds not understood, the first few
 }
+
+// maxUnknown bounds the record kinds not understood a conversation names.
+const maxUnknown = 4
 
 // turn is a message of the conversation; for an assistant message, the
 // calls it made that started and those that have a result.
@@ -274,10 +312,14 @@ type turn struct {
 func (c *conversation) add(rec Record) {
 	switch rec.Kind {
 	case KindRun:
+		c.run = true
 		if !rec.Resumed {
 			// A new run starts a new conversation and a new session (even
 			// one that records no event); only resumes continue them.
 			c.turns, c.reply, c.session = nil, -1, nil
+			c.fresh, c.continued = true, false
+		} else if !c.fresh {
+			c.continued = true
 		}
 	case KindMessage:
 		if m := rec.Message; m != nil && m.Role != RoleSystem {
@@ -304,6 +346,17 @@ func (c *conversation) add(rec Record) {
 		}
 	case KindEnd:
 		c.answer = rec.Answer
+	case KindRender, KindModel, KindTool, KindExpansion, KindError:
+	default:
+		// A newer version's kind, or not a transcript: named if there
+		// turns out to be no run to resume.
+		k := rec.Kind
+		if len(k) > 40 {
+			k = k[:40] + "..."
+		}
+		if len(c.unknown) < maxUnknown && !slices.Contains(c.unknown, strconv.Quote(k)) {
+			c.unknown = append(c.unknown, strconv.Quote(k))
+		}
 	}
 }
 

@@ -59,9 +59,13 @@ tokens it used, the part a prefix cache could serve and what it cost at the
 model's list price (--prices FILE overrides the table).
 --transcript FILE records the run as it goes, each tool call as it starts
 and as it ends; a write that fails stops the run (an answer already given
-is still printed). --resume FILE continues the last run in FILE: a call
-that was running when that run was killed is reported to the model as
-possibly done, to check rather than repeat. --dry-run prints
+is still printed). A last line a stopped run cut short is removed first.
+--resume FILE continues the last run in FILE: a call that was running
+when that run was killed is reported to the model as possibly done, to
+check rather than repeat; the run is appended to FILE, or, with
+--transcript OTHER, to OTHER, after a copy of the conversation resumed,
+so that OTHER resumes on its own. A file another run writes is refused
+(each run locks its transcript). --dry-run prints
 the first request and exits: nothing starts, no model is called, nothing
 is written. Ctrl-C stops the run (exit status 130).
 
@@ -212,15 +216,14 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	var tr *agent.Transcript
-	tpath := f.transcript
-	if f.resume != "" {
-		if tr, err = readResume(f.resume, stderr); err != nil {
-			fmt.Fprintf(stderr, "unfold agent: --resume: %v\n", err)
+	var tf *os.File
+	if !f.dryRun && (f.transcript != "" || f.resume != "") {
+		// Opened, locked and read before anything starts.
+		if tr, tf, err = openTranscripts(f.resume, f.transcript, stderr); err != nil {
+			fmt.Fprintf(stderr, "unfold agent: %v\n", err)
 			return 1
 		}
-		if tpath == "" {
-			tpath = f.resume
-		}
+		defer tf.Close()
 	}
 
 	var o *orchestrator.Orchestrator
@@ -287,17 +290,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		printPreview(stdout, f, a.Disclosure(), pv)
 		return 0
 	}
-	if tpath != "" {
-		var cut int64 = -1
-		if tr != nil && tr.Incomplete > 0 && tpath == f.resume {
-			cut = tr.Complete
-		}
-		tf, err := openTranscript(tpath, cut)
-		if err != nil {
-			fmt.Fprintf(stderr, "unfold agent: --transcript: %v\n", err)
-			return 1
-		}
-		defer tf.Close()
+	if tf != nil {
 		opts = append(opts, agent.WithTranscript(tf))
 	}
 	a, err := agent.New(m, p, opts...)
@@ -331,73 +324,6 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// readResume reads the transcript a run resumes as a stream: each line is
-// bounded (agent.MaxTranscriptLine), the file is not, and only what the
-// resume needs is kept. A last line cut short by a run that stopped while
-// writing it is left out, with a note.
-func readResume(path string, stderr io.Writer) (*agent.Transcript, error) {
-	f, err := readfile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	tr, err := agent.ReadForResume(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if tr.Incomplete > 0 {
-		fmt.Fprintf(stderr, "unfold agent: --resume: %s: line %d was cut short (the run stopped while writing it); resuming without it\n", path, tr.Incomplete)
-	}
-	return tr, nil
-}
-
-// openTranscript opens the transcript a run appends to. In a regular
-// file, cut, when 0 or more, is the length of the complete lines before a
-// last line cut short, which is removed first; and a file that does not
-// end with a newline gets one, so the first record starts a line of its
-// own.
-func openTranscript(path string, cut int64) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := endLines(f, path, cut); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return f, nil
-}
-
-func endLines(f *os.File, path string, cut int64) error {
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return err
-	}
-	size := fi.Size()
-	if cut >= 0 && cut < size {
-		if err := f.Truncate(cut); err != nil {
-			return err
-		}
-		size = cut
-	}
-	if size == 0 {
-		return nil
-	}
-	r, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	last := make([]byte, 1)
-	if _, err := r.ReadAt(last, size-1); err != nil {
-		return err
-	}
-	if last[0] != '\n' {
-		_, err = f.Write([]byte{'\n'})
-	}
-	return err
 }
 
 // agentPrompt loads the prompt file with its params, or builds the default

@@ -93,7 +93,12 @@ func TestAgentResumeLargeTranscript(t *testing.T) {
 		t.Fatalf("transcript: %v, %d bytes; want over %d", err, fi.Size(), agent.MaxTranscriptLine)
 	}
 	var stderr bytes.Buffer
-	tr, err := readResume(tpath, &stderr)
+	rf, err := os.Open(tpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	tr, err := readResume(rf, tpath, &stderr)
 	if err != nil {
 		t.Fatalf("--resume of %s: %v", tpath, err)
 	}

@@ -58,6 +58,10 @@ type ServerConfig struct {
 	// Connect, when set, makes the transport instead of Command or URL (an
 	// in-memory server, in tests and programs).
 	Connect func(ctx context.Context) (sdk.Transport, error) `json:"-"`
+
+	// masks maps the values variables were expanded to (and their
+	// escaped forms) to their ${VAR} references, for messages (mask.go).
+	masks map[string]string
 }
 
 // timeout is the per-call bound.
@@ -222,6 +226,7 @@ func parseServer(file, name string, entry json.RawMessage, lookup func(string) (
 			// one: the other servers still start.
 			return "", &skipError{fail(field, "%v; the server is left out", err)}
 		}
+		c.noteVars(s, lookup)
 		return v, nil
 	}
 	kind := "stdio"
@@ -270,7 +275,7 @@ func parseServer(file, name string, entry json.RawMessage, lookup func(string) (
 			return ServerConfig{}, err
 		}
 		if !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://") {
-			return ServerConfig{}, fail("url", "%q is not an http:// or https:// address", c.URL)
+			return ServerConfig{}, fail("url", "%q is not an http:// or https:// address", *raw.URL)
 		}
 		if raw.Headers != nil {
 			c.Headers = map[string]string{}

@@ -53,13 +53,17 @@
 // hash of its configuration. With the manifest cached, a server is not
 // started until one of its tools is called; without it, [New] starts it in
 // the background to list what it offers ([Gateway.Wait] waits for that),
-// and find_tools and call_tool start again one that failed. When a server
-// says its lists changed, the gateway lists them again (one list at a
-// time, the newest answer kept), updates the cache and tells its
-// subscribers ([Gateway.Subscribe]), who build the section again and
-// replace it (prompt.Disclosure.Replace); one that built the section
-// before it subscribed builds it again if [Gateway.Changes] moved
-// meanwhile.
+// and find_tools and call_tool start again one that failed. A server
+// started with its manifest from the cache is listed again in the
+// background (it may have been updated since), and so is one that answers
+// a call with "invalid params" (an unknown tool). When a server says its
+// lists changed, the gateway lists them again (one list at a time, at
+// most one per half second, the newest answer kept). A list that differs
+// from the manifest updates the cache and tells the subscribers
+// ([Gateway.Subscribe]), who build the section again and replace it
+// (prompt.Disclosure.Replace); one that built the section before it
+// subscribed builds it again if [Gateway.Changes] moved meanwhile. A list
+// that does not differ changes nothing.
 //
 // # Faults stay local
 //
@@ -67,5 +71,15 @@
 // answers garbage makes the call fail with an error naming it and showing
 // the tail of its stderr ([*Fault]); it is stopped and started again on
 // next use, waiting longer after each failure in a row. The other servers
-// and the session go on.
+// and the session go on. In a server's errors, the values of the
+// variables its configuration expanded show as ${VAR}: a key in a URL
+// reaches neither the model nor a log.
+//
+// # HTTP servers
+//
+// The configured headers go only to the server's origin (its scheme, host
+// and port, or its host over https): a redirect to another origin is
+// followed without them. An answer's body, unless it is an event stream,
+// is read up to [MaxResponseBytes]; a longer one fails the request with
+// an error naming the server.
 package gateway

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -180,6 +181,17 @@ func (m *Manifest) cut() {
 	for _, t := range m.Tools {
 		t.Description = cutText(t.Description, MaxDescription, "the description")
 	}
+}
+
+// same reports whether m and o hold the same, whenever each was listed.
+func (m Manifest) same(o Manifest) bool {
+	m.Fetched, o.Fetched = time.Time{}, time.Time{}
+	a, err := json.Marshal(m)
+	if err != nil {
+		return false
+	}
+	b, err := json.Marshal(o)
+	return err == nil && bytes.Equal(a, b)
 }
 
 // tooMany is the error of a list past MaxListed: a server that lists

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -27,6 +26,12 @@ const (
 
 // stderrTail is how much of a server's stderr is kept for its errors.
 const stderrTail = 2 << 10
+
+// relistGap is the least time between two lists of one server after it
+// said its lists changed: a server that says so without end (every
+// millisecond, or each time it is listed) is listed twice a second, not
+// as fast as it answers.
+const relistGap = 500 * time.Millisecond
 
 // Upstream is one configured MCP server: its manifest (cached, or fetched
 // when it first starts), and a connection started on first use. A server
@@ -204,7 +209,10 @@ func (u *Upstream) failLocked(err error) {
 }
 
 // start connects to the server, lists what it offers when the manifest is
-// not known yet (or is stale), and watches the connection end.
+// not known yet, and watches the connection end. A manifest from the
+// cache may be older than the server (it was updated since): the server
+// is listed again in the background once it runs (see run), and a list
+// that differs replaces the manifest, the cache and the offer.
 func (u *Upstream) start(ctx context.Context) (*sdk.ClientSession, error) {
 	startCtx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
 	defer cancel()
@@ -224,6 +232,7 @@ func (u *Upstream) start(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	u.mu.Lock()
 	fetch := !u.cached
+	u.dirty = u.dirty || !fetch
 	u.mu.Unlock()
 	if fetch {
 		if err := u.refresh(startCtx, cs, false); err != nil {
@@ -263,32 +272,24 @@ func (u *Upstream) transport(ctx context.Context) (sdk.Transport, error) {
 		cmd.Stderr = u.tail
 		return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
 	case u.cfg.URL != "":
-		return &sdk.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: &http.Client{Transport: headers(u.cfg.Headers)}}, nil
+		client, err := httpClient(u.cfg.Name, u.cfg.URL, u.cfg.Headers)
+		if err != nil {
+			return nil, err
+		}
+		return &sdk.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client}, nil
 	}
 	return nil, errors.New("no command or url")
 }
 
-// headers adds fixed headers to every request.
-type headers map[string]string
-
-func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h) > 0 {
-		r = r.Clone(r.Context())
-		for k, v := range h {
-			r.Header.Set(k, v)
-		}
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // fault is an error naming the server and what it was doing, with the tail
-// of its stderr.
+// of its stderr; the values of the configuration's variables show as
+// ${VAR} (a key in the URL).
 func (u *Upstream) fault(doing string, err error) error {
 	msg := fmt.Sprintf("MCP server %s: %s: %v", u.cfg.Name, doing, err)
 	if t := strings.TrimSpace(u.tail.String()); t != "" {
 		msg += "\nIts stderr ends with:\n" + t
 	}
-	return &Fault{Server: u.cfg.Name, msg: msg, err: err}
+	return &Fault{Server: u.cfg.Name, msg: u.cfg.mask(msg), err: err}
 }
 
 // Fault is an upstream server's failure, as the model reads it.
@@ -301,9 +302,9 @@ type Fault struct {
 func (f *Fault) Error() string { return f.msg }
 func (f *Fault) Unwrap() error { return f.err }
 
-// refresh lists what the server offers, caches it and tells the gateway.
-// With current set, the answer is kept only while cs is still the
-// server's connection.
+// refresh lists what the server offers, caches it and tells the gateway,
+// unless it is what the manifest holds already. With current set, the
+// answer is kept only while cs is still the server's connection.
 func (u *Upstream) refresh(ctx context.Context, cs *sdk.ClientSession, current bool) error {
 	m, err := fetchManifest(ctx, cs, u.cfg)
 	if err != nil {
@@ -313,6 +314,10 @@ func (u *Upstream) refresh(ctx context.Context, cs *sdk.ClientSession, current b
 	if current && u.cs != cs {
 		u.mu.Unlock()
 		return nil // a newer connection lists for itself
+	}
+	if u.cached && m.same(u.man) {
+		u.mu.Unlock()
+		return nil // no write, and the subscribers rebuild nothing
 	}
 	u.man, u.cached = m, true
 	// The cache is written under the lock, so that it holds the newest
@@ -327,9 +332,9 @@ func (u *Upstream) refresh(ctx context.Context, cs *sdk.ClientSession, current b
 
 // relist lists again after the server said its lists changed. One loop
 // per server does it: a notification that comes while a list is under
-// way makes the loop list once more when it ends, so that many
-// notifications make few lists, and the manifest kept is always the
-// answer to the newest one.
+// way, or less than relistGap after it, makes the loop list once more
+// relistGap after the last one, so that many notifications make few
+// lists, and the manifest kept is always the answer to the newest one.
 func (u *Upstream) relist() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -348,7 +353,14 @@ func (u *Upstream) relistLocked() {
 }
 
 func (u *Upstream) relistLoop() {
+	var last time.Time
 	for {
+		if !last.IsZero() {
+			select {
+			case <-time.After(relistGap - time.Since(last)):
+			case <-u.g.ctx.Done():
+			}
+		}
 		u.mu.Lock()
 		cs := u.cs
 		if !u.dirty || cs == nil || u.closed {
@@ -358,9 +370,10 @@ func (u *Upstream) relistLoop() {
 		}
 		u.dirty = false
 		u.mu.Unlock()
+		last = time.Now()
 		ctx, cancel := context.WithTimeout(u.g.ctx, u.cfg.timeout())
 		if err := u.refresh(ctx, cs, true); err != nil && u.g.ctx.Err() == nil {
-			u.g.log.Warn("gateway: listing again after list_changed", "server", u.cfg.Name, "err", err)
+			u.g.log.Warn("gateway: listing again", "server", u.cfg.Name, "err", u.cfg.maskErr(err))
 		}
 		cancel()
 	}
@@ -443,7 +456,14 @@ func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessa
 	} else if isToolError(err) {
 		// A JSON-RPC error about this call (unknown tool, invalid params):
 		// the server itself is fine.
-		return nil, fmt.Errorf("MCP server %s: tool %s: %w", u.cfg.Name, tool, err)
+		err = fmt.Errorf("MCP server %s: tool %s: %w", u.cfg.Name, tool, err)
+		if invalidParams(err) {
+			// The server may have changed since it was listed (the manifest
+			// came from the cache, or it changed without saying so).
+			u.relist()
+			err = fmt.Errorf("%w (unfold lists the server's tools again: %s shows the current ones)", err, FindToolsName)
+		}
+		return nil, u.cfg.maskErr(err)
 	}
 	f := u.fault("call "+tool, err)
 	u.mu.Lock()
@@ -460,6 +480,13 @@ func isToolError(err error) bool {
 	return errors.As(err, &we)
 }
 
+// invalidParams reports the JSON-RPC error MCP answers a call of an
+// unknown tool with (and one with arguments the tool does not take).
+func invalidParams(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidParams
+}
+
 // ReadResource reads uri from the server, starting it if needed.
 func (u *Upstream) ReadResource(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
 	cs, err := u.session(ctx)
@@ -470,7 +497,7 @@ func (u *Upstream) ReadResource(ctx context.Context, uri string) (*sdk.ReadResou
 	defer cancel()
 	res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
 	if err != nil {
-		return nil, fmt.Errorf("MCP server %s: read %s: %w", u.cfg.Name, uri, err)
+		return nil, u.cfg.maskErr(fmt.Errorf("MCP server %s: read %s: %w", u.cfg.Name, uri, err))
 	}
 	return res, nil
 }
@@ -485,7 +512,7 @@ func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]s
 	defer cancel()
 	res, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: args})
 	if err != nil {
-		return nil, fmt.Errorf("MCP server %s: prompt %s: %w", u.cfg.Name, name, err)
+		return nil, u.cfg.maskErr(fmt.Errorf("MCP server %s: prompt %s: %w", u.cfg.Name, name, err))
 	}
 	return res, nil
 }

@@ -1,0 +1,197 @@
+package gateway_test
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/gateway"
+)
+
+// httpConfig parses one http server entry named name, as a file gives it.
+func httpConfig(t *testing.T, name, entry string, vars map[string]string) gateway.ServerConfig {
+	t.Helper()
+	cfgs, skipped, err := gateway.ParseConfig("a.json", []byte(`{"mcpServers": {"`+name+`": `+entry+`}}`), env(vars))
+	if err != nil || len(skipped) > 0 || len(cfgs) != 1 {
+		t.Fatalf("parse %s: got %v, skipped %v, %v", entry, cfgs, skipped, err)
+	}
+	return cfgs[0]
+}
+
+// TestHTTPBodyBounded: a server that answers with a body far past
+// MaxResponseBytes fails to start with an error that names it and the
+// bound, and the body is not read past the bound.
+func TestHTTPBodyBounded(t *testing.T) {
+	const chunk, chunks = 1 << 20, 64
+	var sent atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		blank := []byte(strings.Repeat(" ", chunk))
+		for range chunks {
+			n, err := w.Write(blank)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(hs.Close)
+	var logs logBuffer
+	g := newGateway(t, gateway.Options{Logger: logs.logger()}, httpConfig(t, "big", `{"type": "http", "url": "`+hs.URL+`", "timeout": 30}`, nil))
+	u, _ := g.Upstream("big")
+	err := u.Err()
+	want := "MCP server big answered with an HTTP body over 16 MiB, more than unfold reads from one answer"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "MCP server big: start:") {
+		t.Fatalf("got %v, want a start error with %q", err, want)
+	}
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("the log lacks %q:\n%s", want, logs.String())
+	}
+	d := disclosure(t, g)
+	if text := d.Rendered(0).Text(); !strings.Contains(text, "over 16 MiB") {
+		t.Errorf("the section does not say why the server did not start:\n%s", text)
+	}
+	hs.Close() // waits for the handler, so that sent is final
+	if got := sent.Load(); got >= chunks*chunk {
+		t.Errorf("the server sent its whole body (%d bytes): the client read past the bound", got)
+	}
+}
+
+// TestHeadersStayWithTheirOrigin: the configured headers reach the
+// configured server, and a server it redirects to on the same origin, but
+// not a server on another origin that a redirect points to.
+func TestHeadersStayWithTheirOrigin(t *testing.T) {
+	u := newUpstream(t)
+	mcp := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return u.srv }, nil)
+	var mu sync.Mutex // guards seen
+	seen := map[string][]string{}
+	record := func(who string, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[who] = append(seen[who], r.Header.Get("Authorization")+"|"+r.Header.Get("X-Api-Key"))
+	}
+	// other is another origin (another port), an MCP server that wants no
+	// token.
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record("other", r)
+		mcp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(other.Close)
+	// home redirects /moved to its own /mcp, which wants the token, and
+	// /away to the other origin.
+	home := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record("home "+r.URL.Path, r)
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, "/mcp", http.StatusTemporaryRedirect)
+		case "/away":
+			http.Redirect(w, r, other.URL+"/collect", http.StatusTemporaryRedirect)
+		case "/mcp":
+			if r.Header.Get("Authorization") != "Bearer TOPSECRET" {
+				http.Error(w, "wrong token", http.StatusUnauthorized)
+				return
+			}
+			mcp.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(home.Close)
+	hdr := `"headers": {"Authorization": "Bearer ${TOKEN}", "X-Api-Key": "k-${TOKEN}"}`
+	vars := map[string]string{"TOKEN": "TOPSECRET"}
+	g := newGateway(t, gateway.Options{},
+		httpConfig(t, "same", `{"type": "http", "url": "`+home.URL+`/moved", `+hdr+`}`, vars),
+		httpConfig(t, "away", `{"type": "http", "url": "`+home.URL+`/away", `+hdr+`}`, vars))
+	for _, name := range []string{"same", "away"} {
+		up, _ := g.Upstream(name)
+		if err := up.Err(); err != nil || len(up.Manifest().Tools) == 0 {
+			t.Errorf("%s: got %v and %d tools, want it started", name, err, len(up.Manifest().Tools))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen["other"]) == 0 {
+		t.Fatal("the redirect to the other origin was not followed")
+	}
+	for _, h := range seen["other"] {
+		if h != "|" {
+			t.Errorf("the other origin got the headers %q, want none", h)
+		}
+	}
+	for _, path := range []string{"home /moved", "home /away", "home /mcp"} {
+		if len(seen[path]) == 0 {
+			t.Errorf("%s: no request", path)
+		}
+		for _, h := range seen[path] {
+			if h != "Bearer TOPSECRET|k-TOPSECRET" {
+				t.Errorf("%s got the headers %q, want the configured ones", path, h)
+			}
+		}
+	}
+}
+
+// closedPort returns an address on 127.0.0.1 where nothing listens.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// TestURLSecretsMasked: servers whose URL holds a key from a variable, in
+// its query or its path, fail to start; the key shows nowhere (the
+// prompt, find_tools, call_tool, the log, the cache), and the messages
+// show the URL as written, with ${VAR}.
+func TestURLSecretsMasked(t *testing.T) {
+	addr := closedPort(t)
+	vars := map[string]string{"KEY": "SEKRIT-123", "ZKEY": "ZAP/SECRET 456"}
+	cache := t.TempDir()
+	var logs logBuffer
+	g := newGateway(t, gateway.Options{CacheDir: cache, Logger: logs.logger()},
+		httpConfig(t, "web", `{"type": "http", "url": "http://`+addr+`/mcp?api_key=${KEY}"}`, vars),
+		httpConfig(t, "zap", `{"type": "http", "url": "http://`+addr+`/api/s/${ZKEY}/mcp", "headers": {"Authorization": "Bearer ${KEY}"}}`, vars))
+	d := disclosure(t, g)
+	texts := map[string]string{
+		"the prompt":          d.Rendered(0).Text(),
+		"the log":             logs.String(),
+		"find_tools":          call(t, d, gateway.FindToolsName, gateway.FindToolsInput{Query: "echo"}).Message,
+		"call_tool web":       call(t, d, gateway.CallToolName, map[string]any{"server": "web", "tool": "x"}).Message,
+		"call_tool zap":       call(t, d, gateway.CallToolName, map[string]any{"server": "zap", "tool": "x"}).Message,
+		"the prompt at last":  d.Rendered(0).Text(),
+		"the log at last":     "", // read below, after the retries
+		"the cache directory": "",
+	}
+	for _, name := range []string{"web", "zap"} {
+		up, _ := g.Upstream(name)
+		texts["Err of "+name] = up.Err().Error()
+	}
+	g.Close()
+	texts["the log at last"] = logs.String()
+	filepath.Walk(cache, func(path string, _ os.FileInfo, _ error) error {
+		data, _ := os.ReadFile(path)
+		texts["the cache directory"] += path + "\n" + string(data)
+		return nil
+	})
+	for where, text := range texts {
+		for _, secret := range []string{"SEKRIT", "ZAP/SECRET", "ZAP%2FSECRET", "SECRET%20456", "SECRET+456"} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s shows the secret %q:\n%s", where, secret, text)
+			}
+		}
+	}
+	for _, want := range []string{"/mcp?api_key=${KEY}", "/api/s/${ZKEY}/mcp"} {
+		if !strings.Contains(texts["the prompt"], want) || !strings.Contains(texts["the log"], want) {
+			t.Errorf("the prompt and the log should show the URL as written, %q:\n%s\n%s", want, texts["the prompt"], texts["the log"])
+		}
+	}
+}

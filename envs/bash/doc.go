@@ -150,9 +150,26 @@
 // # Faults
 //
 // exit, and a failure under set -e, would end an interactive shell; here
-// they stop the command and say why, and the shell stays. When the shell
-// ends anyway (builtin exit, killed from outside, or it no longer answers
-// after a timeout), or a command leaves it unable to go on (exec
+// they stop the command and say why, and the shell stays, in posix mode
+// too (exit and trap are disabled as builtins, so that the functions that
+// guard them run first; builtin exit fails, enable exit first to end the
+// shell). A function named builtin or enable is removed, and builtin
+// enabled again, as soon as the shell's own code runs, or the command
+// that named it ends, and the response says so; errtrace turned off (set
+// +E) is turned on again after the command, saying so: without it a
+// failure under set -e in a function ends the shell, which the response
+// then says, as it does when set +E and such a failure come in one
+// command. Under set -x nothing of the shell's prompt code shows (it
+// holds the marker's secret), and of exit and the ERR trap only their
+// first lines (unless BASH_XTRACEFD sends the trace elsewhere than
+// standard error: then the prompt code shows too). A command that leaves
+// the terminal's modes changed (stty -icanon min 0, with which the shell
+// would read an end of file at its prompt) has them set back as soon as
+// its marker comes, and IGNOREEOF keeps the shell alive meanwhile. C-c to
+// the shell's own read where ^C typed does nothing (stty -isig, another
+// interrupt character) sends it SIGINT instead. When the shell ends
+// anyway (enable exit; builtin exit, killed from outside, or it no longer
+// answers after a timeout), or a command leaves it unable to go on (exec
 // >/dev/null sends its output away, ulimit -n 3 keeps it from opening its
 // command file: looked at after commands that say exec or ulimit), the
 // shell is ended, the response says why, and the next command starts a

@@ -240,6 +240,9 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 	s.mu.Lock()
 	s.running = nil
 	s.mu.Unlock()
+	if !o.died {
+		o = s.fixModes(p, o)
+	}
 	var cut, cutAfter, extraOut string
 	if o.bare || o.fr != nil && o.fr.psLen != p.psLen {
 		o, cut, cutAfter, extraOut = s.restorePrompt(ctx, p, o, out)
@@ -259,8 +262,8 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 	}
 	if o.fr != nil {
 		p.number = o.fr.number
-		if o.fr.override || o.fr.jobCount > 0 && !o.fr.listed {
-			s.fix(p, o.fr, out)
+		if check := mayUnguard(j.command); check || o.fr.override || o.fr.jobCount > 0 && !o.fr.listed {
+			s.fix(p, o.fr, check, out)
 		}
 		if mayBreak(j.command) {
 			if why := broken(p); why != "" {

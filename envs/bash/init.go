@@ -33,9 +33,10 @@ func initLine(path, secret, sourceLine string) string {
 // marker left out; and left empty when they hold a command substitution,
 // arithmetic or an assignment, which would run again) so that they can be
 // cut from the output, and gives back the status (the argument, or $?
-// when the marker is missing) and $_. It turns xtrace and verbose off
-// while it runs, which would print the secret.
-const guardLine = "\\__unfold_guard %s \"$_\"&&\\: \"$_\"\n"
+// when the marker is missing) and $_. It runs in a group with its
+// standard error to /dev/null, and turns xtrace and verbose off, so that
+// set -x shows none of it (it would show the secret).
+const guardLine = "{ \\__unfold_guard %s \"$_\"&&\\: \"$_\";} 2>/dev/null\n"
 
 // idPrefix begins the line typed for a command that sets a new id (the
 // argument), which the marker then carries (see [Shell.submit]). It gives
@@ -46,10 +47,14 @@ const guardLine = "\\__unfold_guard %s \"$_\"&&\\: \"$_\"\n"
 const idPrefix = "{ \\__unfold_id %d $? \"$_\"&&\\: \"$_\";} 2>/dev/null;"
 
 // fixLine is the follow-up line typed after a marker that counts jobs
-// without listing them or that carries a status from exit or set -e: it
-// lists the jobs at the next prompt and gives back status (the argument)
-// and $_. The backslashes keep aliases out of it.
-const fixLine = "\\__unfold_fix %d \"$_\"&&\\: \"$_\"\n"
+// without listing them, that carries a status from exit or set -e, or
+// that ends a command that may have undone the shell's guards (see
+// [mayUnguard]): it lists the jobs at the next prompt, puts the guards
+// back when its second argument is 1 (__unfold_check in init.sh, which
+// says what it put back), and gives back status (the first argument) and
+// $_. It runs in a group with its standard error to /dev/null, so that
+// set -x shows none of it. The backslashes keep aliases out of it.
+const fixLine = "{ \\__unfold_fix %d %d \"$_\"&&\\: \"$_\";} 2>/dev/null\n"
 
 // quote quotes s for bash as one word.
 func quote(s string) string {

@@ -78,19 +78,69 @@
 # terminal nothing more would happen, so the ERR trap does nothing for
 # that line; as set -e would still end the shell there, it turns set -e
 # off until the next prompt, whose PROMPT_COMMAND turns it on again.
+#
+# Posix mode (set -o posix, or assigning POSIXLY_CORRECT) finds the POSIX
+# special builtins, exit and trap among them, before functions. Both are
+# disabled as builtins, so that the functions named for them run in posix
+# mode too; they enable the builtin for the moment they run it (in a
+# subshell, exit enables it and exits). So builtin exit fails; enable
+# exit first to end the shell on purpose.
+#
+# Everything here calls bash's commands through builtin, which a function
+# named builtin (or enable -n builtin) would take over: the secret would
+# reach it, and exit and set -e would end the shell. __unfold_own, run
+# first by each of the functions that the prompt, the traps and exit run
+# in the shell itself, turns posix mode on for the moment, in which unset
+# and export, special builtins, come before functions: it removes
+# functions named builtin and enable, saying so, and enables builtin.
+# The environment also types __unfold_fix, which runs __unfold_check,
+# after a command that names builtin, enable, errtrace or +E, or that may
+# run other code (source, ., eval): it does the same, and turns errtrace
+# (set -E) on again, saying so, since without it a failure under set -e
+# in a function would end the shell before the ERR trap could stop it.
+#
+# What the shell runs at its prompt runs in a group with standard error
+# to /dev/null, and the functions turn xtrace and verbose off, so that set
+# -x shows none of it (it would show the secret). IGNOREEOF keeps an end
+# of file read at the prompt, as a terminal left with VMIN 0 by a command
+# gives, from ending the shell; the environment sets the terminal's modes
+# back as soon as the command's marker comes.
 builtin set +o history +H
 builtin unset HISTFILE PROMPT_COMMAND MAILCHECK
-PS0= PS1= PS2=
+PS0= PS1= PS2= IGNOREEOF=1000000000
 __unfold_secret=$1 __unfold_src=$2
 __unfold_pid=$BASHPID __unfold_uerr=
 __unfold_cid=0
 __unfold_ps1='\036'$__unfold_secret'\037$$\037\#\037$__unfold_cid\037\j\037$?\037${#PS1}\037$PWD\036'$__unfold_secret'\036'
-__unfold_pcg='PS1=$__unfold_ps1'
+__unfold_pcg='{ PS1=$__unfold_ps1; } 2>/dev/null'
 __unfold_pc=
-__unfold_pcj='PS1=$__unfold_ps1;__unfold_jobs'
+__unfold_pcj='{ PS1=$__unfold_ps1;__unfold_jobs; } 2>/dev/null'
 __unfold_jq='\j'
 __unfold_pco=
-__unfold_pce='PS1=$__unfold_ps1;builtin set -e;__unfold_setpc "$__unfold_pc"'
+__unfold_pce='{ PS1=$__unfold_ps1;__unfold_own;builtin set -e;__unfold_setpc "$__unfold_pc"; } 2>/dev/null'
+__unfold_own() {
+	# Posix mode for the moment: unset and export come before functions.
+	__unfold_opc=${POSIXLY_CORRECT-$'\1'}
+	POSIXLY_CORRECT=y
+	local f
+	for f in builtin enable; do
+		if export -fn "$f" 2>/dev/null; then
+			unset -f "$f"
+			# To standard output: the prompt's own standard error goes to /dev/null.
+			builtin printf '%s\n' "[$f: the shell function named $f was removed: this persistent shell runs bash's $f command to keep its state through exit and set -e and to mark the end of each command, which the function took over. Give the function another name.]"
+		fi
+	done
+	enable builtin
+	if [[ $__unfold_opc == $'\1' ]]; then unset -v POSIXLY_CORRECT; else POSIXLY_CORRECT=$__unfold_opc; fi
+}
+__unfold_check() {
+	__unfold_own
+	builtin enable -n exit trap
+	if [[ $- != *E* ]]; then
+		builtin set -E
+		builtin printf '%s\n' "[set +E: errtrace is on again: without it a failure under set -e inside a function would end this persistent shell and lose its state (working directory, variables, background jobs).]"
+	fi
+}
 __unfold_ours() {
 	local s
 	for s in "$__unfold_pco" "$__unfold_pce" "$__unfold_pcj" "$__unfold_pcg"; do
@@ -111,6 +161,9 @@ __unfold_setpc() {
 	if [[ $pc == *[![:space:]]* ]]; then PROMPT_COMMAND=$pc; else PROMPT_COMMAND=; fi
 }
 __unfold_jobs() {
+	local -
+	__unfold_own
+	builtin set +xv
 	if ((${__unfold_jq@P})); then
 		builtin printf '\036%s\035' "$__unfold_secret"
 		builtin jobs -l
@@ -118,16 +171,22 @@ __unfold_jobs() {
 		__unfold_setpc "$__unfold_pc"
 	fi
 }
-__unfold_fix() { __unfold_setpc "$__unfold_pcj"; return "$1"; }
+__unfold_fix() {
+	if (($2)); then __unfold_check; fi
+	__unfold_setpc "$__unfold_pcj"
+	return "$1"
+}
 __unfold_status() { return "$1"; }
 __unfold_acts() {
 	[[ $1 == *'$('* || $1 == *$'\x60'* || $1 == *'$['* || $1 == *'++'* || $1 == *'--'* || $1 == *=* ]]
 }
 __unfold_guard() {
+	__unfold_own
 	# Before local -, which would turn line editing on again on return.
+	# To standard output: the line's standard error goes to /dev/null.
 	if [[ :$SHELLOPTS: == *:@(vi|emacs):* ]]; then
 		builtin set +o vi +o emacs
-		builtin printf '%s\n' "[set -o vi/emacs: line editing stays off in this shell: it is driven through a terminal by a program, and with editing on it would stop printing its prompt.]" >&2
+		builtin printf '%s\n' "[set -o vi/emacs: line editing stays off in this shell: it is driven through a terminal by a program, and with editing on it would stop printing its prompt.]"
 	fi
 	local -
 	builtin set +xv
@@ -154,25 +213,37 @@ __unfold_guard() {
 }
 __unfold_abort() {
 	# __unfold_pco still names an earlier one-shot, should one be there.
-	local seg="PS1=\${__unfold_ps1/'\$?'/+$1};__unfold_setpc \"\$__unfold_pc\""
+	local seg="{ PS1=\${__unfold_ps1/'\$?'/+$1};__unfold_setpc \"\$__unfold_pc\"; } 2>/dev/null"
 	__unfold_setpc "$seg"
 	__unfold_pco=$seg
 	builtin kill -INT "$__unfold_pid"
 }
 __unfold_err() {
-	local s=$?
+	# xtrace and verbose off while it runs (not with local -, which would
+	# turn set -e on again), and back on before it returns or stops the
+	# command, or runs the user's ERR trap.
+	local s=$? x=${-//[^xv]/}
+	{
+		if [[ $BASHPID == "$__unfold_pid" ]]; then __unfold_own; fi
+		builtin set +xv
+	} 2>/dev/null
 	if [[ $BASH_COMMAND == "$__unfold_src" && $BASHPID == "$__unfold_pid" ]]; then
 		if [[ $- == *e* ]]; then
 			builtin set +e
 			__unfold_setpc "$__unfold_pce"
 		fi
+		if [[ -n $x ]]; then builtin set -"$x"; fi
 		return "$s"
 	fi
 	if [[ $BASHPID == "$__unfold_pid" && $- == *e* ]]; then
 		builtin set +e
 		builtin printf '%s\n' "[set -e: stopped at a failing command (status $s): $BASH_COMMAND. In this persistent shell set -e would exit the shell and lose its state, so the command was stopped instead and set -e is off again. To stop at the first failure, use a subshell: ( set -e; ... )]" >&2
-		__unfold_abort "$s"
+		{
+			if [[ -n $x ]]; then builtin set -"$x"; fi
+			__unfold_abort "$s"
+		} 2>/dev/null
 	fi
+	if [[ -n $x ]]; then builtin set -"$x"; fi
 	if [[ -n $__unfold_uerr ]]; then builtin eval "$__unfold_uerr"; fi
 }
 __unfold_pcd='{ __unfold_drain; } 2>/dev/null'
@@ -184,6 +255,7 @@ __unfold_answered() {
 }
 __unfold_drain() {
 	local - LC_ALL=C x n=0
+	__unfold_own
 	builtin set +xv
 	PROMPT_COMMAND=${PROMPT_COMMAND/"$__unfold_pcd"/}
 	PROMPT_COMMAND=${PROMPT_COMMAND#$'\n'}
@@ -200,13 +272,26 @@ builtin trap '{ __unfold_answered; } 2>/dev/null' 41
 builtin trap __unfold_err ERR
 builtin set -E
 exit() {
-	local s=$?
-	if [[ $BASHPID != "$__unfold_pid" ]]; then builtin exit "$@"; fi
+	# local - puts xtrace and verbose back as the command stops.
+	local - s=$?
+	if [[ $BASHPID != "$__unfold_pid" ]]; then
+		# A subshell: posix mode finds exit, enabled again, before this
+		# function, and unset before a function named enable.
+		POSIXLY_CORRECT=y
+		unset -f enable
+		enable exit
+		if (($#)); then exit "$@"; fi
+		exit "$s"
+	fi
+	{
+		__unfold_own
+		builtin set +xv
+	} 2>/dev/null
 	# The status bash's exit would give, and its complaint about a bad
 	# argument, from a subshell; in a condition, so that neither set -e
 	# nor an ERR trap sees it.
 	if (( $# )); then
-		if ( builtin exit "$@" ); then s=0; else s=$?; fi
+		if ( builtin enable exit; builtin exit "$@" ); then s=0; else s=$?; fi
 	fi
 	builtin printf '%s\n' "[exit: the shell stays open: exiting would end this persistent shell and lose its state (working directory, variables, background jobs). The command stopped here with status $s.]" >&2
 	__unfold_abort "$s"
@@ -224,10 +309,15 @@ trap() {
 			fi
 		done
 		if (( ${#rest[@]} == 0 )); then return 0; fi
-		builtin trap -- "$a" "${rest[@]}"
-		return
+		builtin set -- -- "$a" "${rest[@]}"
 	fi
+	if [[ $BASHPID == "$__unfold_pid" ]]; then { __unfold_own; } 2>/dev/null; fi
+	builtin enable trap
 	builtin trap "$@"
+	local s=$?
+	builtin enable -n trap
+	return "$s"
 }
+builtin enable -n exit trap
 builtin shopt -s promptvars
 PS1=$__unfold_ps1

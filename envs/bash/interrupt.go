@@ -38,6 +38,10 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 	p.stream.repeatEnds()
 	repeats := p.stream.repeated()
 	if o, j, ok := s.interruptJob(p, time.Now().Add(interruptGrace)); ok {
+		if !o.died {
+			// The shell may end on reading its next line yet.
+			o = s.fixModes(p, o)
+		}
 		switch {
 		case o.died:
 			o.note = why + "]\n" + o.note
@@ -94,7 +98,10 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 //     last one (on a busy machine a subshell ignored two within 10 ms).
 //   - A shell that holds the terminal and waits for its next line (or for
 //     the read builtin's) gets Ctrl-C typed, which also discards the
-//     command's line when the shell has not read it yet; but not once a
+//     command's line when the shell has not read it yet; or, when ^C
+//     would not interrupt (the command turned the terminal's signals off
+//     or chose another interrupt character), and again every
+//     interruptRetry, SIGINT after the input is discarded; but not once a
 //     job was seen (the shell is then back at its prompt, its marker on
 //     the way), and not at its prompt with nothing typed waiting (the
 //     command ended without a marker; [Shell.ended] tells).
@@ -156,7 +163,13 @@ func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, e
 			// lose the command's status), or about to read the command's
 			// line: settle tells which.
 		case !jobSeen && term.ReadsTerminal(p.pid, p.tty):
-			_, _ = p.master.Write([]byte{3})
+			if shellAt.IsZero() && term.InterruptKey(p.master) {
+				_, _ = p.master.Write([]byte{3})
+			} else {
+				// ^C typed would not interrupt (signals off, another
+				// interrupt character), or did not: the signal itself.
+				sigint(p.pid)
+			}
 			shellAt, j.signalled, j.shell = now, true, true
 		case now.Sub(since) >= forkWait:
 			sigint(p.pid)

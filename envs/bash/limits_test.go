@@ -38,7 +38,7 @@ func TestBrokenShell(t *testing.T) {
 		{"output sent away", "exec >/dev/null", "[The shell can no longer run commands: its standard output goes to /dev/null instead of the terminal", false},
 		{"output closed", "exec 1>&-", "[The shell can no longer run commands: its standard output is closed", false},
 		{"too few files", "ulimit -n 3", "[The shell can no longer run commands: it may open only 3 files (ulimit -n)", false},
-		{"builtin exit", "builtin exit 3", "[The shell ended during this command (exited with status 3).", false},
+		{"builtin exit", "enable exit; builtin exit 3", "[The shell ended during this command (exited with status 3).", false},
 		{"exit", "exit 3", "[exit: the shell stays open", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

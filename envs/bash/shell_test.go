@@ -1336,7 +1336,7 @@ func TestLineEditingStaysOff(t *testing.T) {
 func TestStrayLineKeepsResponsesInOrder(t *testing.T) {
 	const command = "read -n 1 -p 'Continue? ' a; echo got=$a"
 	for _, c := range []struct{ setup, command, answer string }{
-		{"builtin trap '' 41", command, "yes; echo INJECTED"},
+		{"enable trap; builtin trap '' 41", command, "yes; echo INJECTED"},
 		{"trap - 41", command, "yes; echo INJECTED"},
 		{"trap - 41", command, "ysleep 0.5; echo INJECTED"},
 		{"true", "read -n 1 -p 'Continue? ' a; PROMPT_COMMAND=; echo got=$a", "ysleep 0.5; echo INJECTED"},

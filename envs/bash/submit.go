@@ -82,12 +82,18 @@ func (p *proc) settleInput() {
 const fixWait = 5 * time.Second
 
 // fix types the follow-up line after fr, a marker that counts jobs
-// without listing them or whose status came from exit or set -e: the
-// shell lists its jobs from now on while it has any, and $? becomes fr's
-// status. The jobs go into fr; output, if any, into out.
-func (s *Shell) fix(p *proc, fr *frame, out *envs.Output) {
+// without listing them, whose status came from exit or set -e, or that
+// ends a command that may have undone the shell's guards (check): the
+// shell lists its jobs from now on while it has any, puts its guards back
+// when check is set, and $? becomes fr's status. The jobs go into fr;
+// output (what the guards say they put back), if any, into out.
+func (s *Shell) fix(p *proc, fr *frame, check bool, out *envs.Output) {
 	p.stream.expect(p.number, p.id, out)
-	if _, err := fmt.Fprintf(p.master, fixLine, fr.status); err != nil {
+	c := 0
+	if check {
+		c = 1
+	}
+	if _, err := fmt.Fprintf(p.master, fixLine, fr.status, c); err != nil {
 		return
 	}
 	if next, ev := p.next(context.Background(), time.Now().Add(fixWait)); ev == evFrame {
@@ -111,8 +117,26 @@ func mayChangeTyping(command string) bool {
 	return false
 }
 
+// mayUnguard reports whether command may undo what keeps the shell alive
+// through exit and set -e and what marks a command's end (see
+// __unfold_check in init.sh): define a function named builtin or enable,
+// disable builtin, enable exit or trap again, turn errtrace off (set +E,
+// set +o errtrace), or run code its words do not show (source, ., eval).
+func mayUnguard(command string) bool {
+	for w := range strings.FieldsFuncSeq(command, isSeparator) {
+		switch w {
+		case "builtin", "enable", "errtrace", "source", ".", "eval":
+			return true
+		}
+		if len(w) > 1 && w[0] == '+' && strings.IndexByte(w, 'E') > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // isSeparator reports whether r separates words of a command for the
-// look at its words that mayChangeTyping and mayBreak take.
+// look at its words that mayChangeTyping, mayUnguard and mayBreak take.
 func isSeparator(r rune) bool {
 	return r == ' ' || r == '\t' || r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')'
 }

@@ -107,8 +107,9 @@ func ioctl(f *os.File, req, arg uintptr) error {
 // FixModes sets the modes the environments rely on (no echo, no output
 // processing so a newline stays a newline, canonical input, signals, ^C as
 // the interrupt character, the echo flags [EchoOff] looks at as a fresh
-// terminal has them) on the terminal of master, when a program left
-// them changed. On a pty master the mode ioctls act on the slave. It
+// terminal has them, and VMIN 1 and VTIME 0, with which a read waits for
+// input, should a program turn canonical input off again) on the terminal
+// of master, when a program left them changed. On a pty master the mode ioctls act on the slave. It
 // reports whether anything had to change.
 func FixModes(master *os.File) (bool, error) {
 	var t syscall.Termios
@@ -160,6 +161,19 @@ var editChars = [...]struct {
 	{syscall.VINTR, 3}, {syscall.VQUIT, 0x1c}, {syscall.VERASE, 0x7f}, {syscall.VKILL, 0x15},
 	{syscall.VEOF, 4}, {syscall.VEOL, 0}, {syscall.VEOL2, 0}, {syscall.VWERASE, 0x17},
 	{syscall.VLNEXT, 0x16}, {syscall.VREPRINT, 0x12}, {syscall.VSUSP, 0x1a},
+	{syscall.VMIN, 1}, {syscall.VTIME, 0},
+}
+
+// InterruptKey reports whether ^C typed to master's terminal sends SIGINT
+// to its foreground process group: signals are on (ISIG) and the interrupt
+// character is ^C. A program may have changed either (stty -isig, stty intr
+// ^X, a raw mode left behind).
+func InterruptKey(master *os.File) bool {
+	var t syscall.Termios
+	if err := ioctl(master, syscall.TCGETS, uintptr(unsafe.Pointer(&t))); err != nil {
+		return false
+	}
+	return t.Lflag&syscall.ISIG != 0 && t.Cc[syscall.VINTR] == 3
 }
 
 // Foreground returns the foreground process group of master's terminal.

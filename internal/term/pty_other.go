@@ -25,6 +25,9 @@ func FixModes(*os.File) (bool, error) { return false, ErrUnsupported }
 // EchoOff needs Linux; elsewhere it reports false.
 func EchoOff(*os.File) bool { return false }
 
+// InterruptKey needs Linux; elsewhere it reports false.
+func InterruptKey(*os.File) bool { return false }
+
 // Foreground needs Linux; elsewhere it returns [ErrUnsupported].
 func Foreground(*os.File) (int, error) { return 0, ErrUnsupported }
 

@@ -80,6 +80,57 @@ func TestFixModes(t *testing.T) {
 	}
 }
 
+// TestFixModesRead: the modes a command leaves for polling a key (no
+// canonical input, VMIN 0, VTIME 0, in which a read returns at once with
+// nothing) and the ones that keep ^C from interrupting (no ISIG, another
+// interrupt character) are set back; InterruptKey tells the latter.
+func TestFixModesRead(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		stty []string
+		key  bool // ^C still interrupts
+	}{
+		{"poll a key", []string{"-icanon", "min", "0", "time", "0"}, true},
+		{"VMIN alone", []string{"min", "0"}, true},
+		{"VTIME alone", []string{"time", "5"}, true},
+		{"no signals", []string{"-isig"}, false},
+		{"another interrupt character", []string{"intr", "^X"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			master, _, err := term.OpenPTY()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer master.Close()
+			if !term.InterruptKey(master) {
+				t.Fatalf("InterruptKey after OpenPTY: got false, want true")
+			}
+			if err := exec.Command("stty", append([]string{"-F", ttyName(t, master)}, c.stty...)...).Run(); err != nil {
+				t.Skipf("stty: %v", err)
+			}
+			if got := term.InterruptKey(master); got != c.key {
+				t.Errorf("InterruptKey after stty %v: got %v, want %v", c.stty, got, c.key)
+			}
+			if changed, err := term.FixModes(master); err != nil || !changed {
+				t.Errorf("FixModes after stty %v: got %v, %v, want true, nil", c.stty, changed, err)
+			}
+			if changed, err := term.FixModes(master); err != nil || changed {
+				t.Errorf("FixModes again: got %v, %v, want false, nil", changed, err)
+			}
+			if !term.InterruptKey(master) {
+				t.Errorf("InterruptKey after FixModes: got false, want true")
+			}
+			out, err := exec.Command("stty", "-F", ttyName(t, master), "-a").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(out), "min = 1; time = 0;") {
+				t.Errorf("stty -a after FixModes: got %q, want min = 1; time = 0", out)
+			}
+		})
+	}
+}
+
 // TestEchoOff: a program reading a line with echo turned off (bash's
 // read -s, stty -echok) is seen; one reading with the terminal as opened,
 // or a line editor in raw mode, is not.

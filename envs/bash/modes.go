@@ -1,0 +1,40 @@
+package bash
+
+import (
+	"time"
+
+	"github.com/unfold-dev/unfold/internal/term"
+)
+
+// eofNotice is what bash prints when it reads an end of file at its prompt
+// and IGNOREEOF keeps it going (see init.sh).
+const eofNotice = "Use \"exit\" to leave the shell.\n"
+
+// fixModes sets the terminal's modes back ([term.FixModes]) once a command
+// is over. A command that left canonical input off with VMIN 0 (a loop
+// polling for a key, interrupted before it set the terminal back) has the
+// shell's read of its next line return at once with nothing: an end of
+// file, which IGNOREEOF has the shell answer with a notice and its prompt
+// again rather than exit, until the modes are back. So when it set
+// anything back, fixModes waits (up to inputSettle) for the shell to wait
+// for its next line, drops the notices from the output between commands,
+// and, should the shell have ended all the same, returns the outcome of a
+// shell that died: a response never says the state was kept when it was
+// not.
+func (s *Shell) fixModes(p *proc, o outcome) outcome {
+	if changed, err := term.FixModes(p.master); err != nil || !changed {
+		return o
+	}
+	deadline := time.Now().Add(inputSettle)
+	for p.alive() && !p.atPrompt() && time.Now().Before(deadline) {
+		p.pending()
+		time.Sleep(time.Millisecond)
+	}
+	p.pending()
+	p.stream.dropBackground(eofNotice)
+	p.settle()
+	if !p.alive() {
+		return s.died(p)
+	}
+	return o
+}

@@ -120,7 +120,7 @@ func (s *Shell) execute(ctx context.Context, command string, limits envs.Limits)
 	}
 	// Blank lines alone are no news (the shell writes one when a Ctrl-C
 	// meets its prompt).
-	if bg := strings.Trim(p.stream.background(), "\n"); bg != "" {
+	if bg := strings.Trim(dropNotices(p.stream.background()), "\n"); bg != "" {
 		parts = append(parts, "[Output since the last command (background jobs):]\n"+bg)
 	}
 	out := s.spool.Output(s.limit)
@@ -222,7 +222,7 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 		// unfinished so far (a question, say) is this one's.
 		pend := s.spool.Output(s.limit)
 		p.stream.Redirect(pend)
-		text := envs.TrimOutput(out.String())
+		text := envs.TrimOutput(dropNotices(out.String()))
 		if last := envs.LastLine(text); last != "" {
 			j.last = last
 		}
@@ -277,7 +277,7 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 	if o.shellSignalled {
 		copies = 3
 	}
-	text := cutPrompt(out.String(), cut, copies) + extraOut
+	text := cutPrompt(dropNotices(out.String()), cut, copies) + extraOut
 	if o.note == "" && (o.fr == nil || !o.fr.override) {
 		// As printed: blank lines at the end stay.
 		text = envs.TrimOutput(text)
@@ -292,7 +292,7 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 	if cutAfter != "" {
 		// The changed prompt's end came after the marker, as output
 		// between commands.
-		bg := p.stream.background()
+		bg := dropNotices(p.stream.background())
 		if promptAt(bg, 0, cutAfter) {
 			bg = bg[len(cutAfter):]
 		}

@@ -103,8 +103,9 @@
 # to /dev/null, and the functions turn xtrace and verbose off, so that set
 # -x shows none of it (it would show the secret). IGNOREEOF keeps an end
 # of file read at the prompt, as a terminal left with VMIN 0 by a command
-# gives, from ending the shell; the environment sets the terminal's modes
-# back as soon as the command's marker comes.
+# gives, from ending the shell (the environment drops the notices bash
+# prints for it); the environment sets the terminal's modes back as soon
+# as the command's marker comes.
 builtin set +o history +H
 builtin unset HISTFILE PROMPT_COMMAND MAILCHECK
 PS0= PS1= PS2= IGNOREEOF=1000000000

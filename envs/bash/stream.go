@@ -168,24 +168,6 @@ func (s *stream) background() string {
 	return text
 }
 
-// dropBackground removes every copy of text from the output that arrived
-// between commands.
-func (s *stream) dropBackground(text string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_ = s.bgf.Flush()
-	if s.bg.Total() == 0 {
-		return
-	}
-	old := s.bg.String()
-	kept := strings.ReplaceAll(old, text, "")
-	if kept == old {
-		return
-	}
-	s.resetBackground()
-	_, _ = s.bg.Write([]byte(kept))
-}
-
 // lastLine returns the unfinished line of the command's output, or "".
 func (s *stream) lastLine() string {
 	s.mu.Lock()

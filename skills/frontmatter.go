@@ -14,6 +14,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 )
 
@@ -185,7 +186,12 @@ func (c *checker) fileLines(msg string) string {
 // match. The fields are meaningful only when no problem is reported.
 func (c *checker) parseFields(yml []byte, dir string) fields {
 	var f fields
-	file, err := parser.ParseBytes(yml, 0)
+	tks := lexer.Tokenize(string(yml))
+	if tk, msg := checkShape(tks); tk != nil {
+		c.fail(tk.Position.Line, RuleFrontMatter, "%s", msg)
+		return f
+	}
+	file, err := parser.Parse(tks, 0)
 	if err != nil {
 		line, msg := 1, err.Error()
 		var ye yaml.Error

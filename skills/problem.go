@@ -17,7 +17,9 @@ const (
 	// that can be read.
 	RuleSkillFile Rule = "skill-file"
 	// RuleFrontMatter: SKILL.md starts with a line "---", a YAML mapping
-	// follows, and a line "---" closes it within MaxFrontMatterBytes.
+	// follows, and a line "---" closes it within MaxFrontMatterBytes; its
+	// lists and mappings nest at most MaxNesting levels deep, and a
+	// mapping has at most MaxKeys keys.
 	RuleFrontMatter Rule = "front-matter"
 	// RuleYAML: the front matter is valid YAML, with no key given twice.
 	RuleYAML Rule = "yaml"

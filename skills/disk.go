@@ -6,13 +6,15 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/unfold-dev/unfold/internal/readfile"
 )
 
 // diskFS is a folder on disk: os.DirFS, except that on Unix it opens files
-// without waiting (O_NONBLOCK). A named pipe where a file is expected then
-// reads as empty instead of stopping the load until something writes to
-// it, and opening a regular file takes fewer system calls, since the
-// runtime need not switch the file to non-blocking and back.
+// without waiting (O_NONBLOCK). Opening a named pipe where a file is
+// expected then returns at once, and the pipe is refused (see regular),
+// and opening a regular file takes fewer system calls, since the runtime
+// need not switch the file to non-blocking and back.
 type diskFS struct {
 	dirFS         // os.DirFS(dir)
 	prefix string // dir, ending with a slash
@@ -57,7 +59,49 @@ func openHead(fsys fs.FS, name string) (io.ReadCloser, error) {
 	if d, ok := fsys.(diskFS); ok {
 		return d.openHead(name)
 	}
-	return fsys.Open(name)
+	return openRegular(fsys, name)
+}
+
+// openRegular opens the regular file name in fsys, refusing what is not
+// regular, before it is opened and after: an fs.FS may open files as
+// os.DirFS does, waiting for a named pipe's writer. Only the look before
+// the open keeps such a filesystem from waiting, so a file that becomes
+// a named pipe between the two still can.
+func openRegular(fsys fs.FS, name string) (fs.File, error) {
+	fi, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(name, fi); err != nil {
+		return nil, err
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err = f.Stat(); err == nil {
+		err = regular(name, fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// ErrNotRegular is wrapped by the error of a read of a skill's file that
+// is not a regular file: a named pipe, a socket, a device, a directory.
+var ErrNotRegular = readfile.ErrNotRegular
+
+// regular refuses what is not a regular file, as internal/readfile does
+// for prompt files: reading a named pipe waits for a writer, a device may
+// never end.
+func regular(name string, fi fs.FileInfo) error {
+	if fi.Mode().IsRegular() {
+		return nil
+	}
+	return &readfile.Error{Path: name, Err: readfile.ErrNotRegular,
+		Detail: "it is " + readfile.Kind(fi.Mode()) + "; a skill's files are read only when they are regular files: replace it with one"}
 }
 
 // dirEntry is a directory entry as listing a skill's files needs it: its

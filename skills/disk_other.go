@@ -9,4 +9,4 @@ import "io"
 const openFlags = 0
 
 // openHead opens name to read its start.
-func (d diskFS) openHead(name string) (io.ReadCloser, error) { return d.Open(name) }
+func (d diskFS) openHead(name string) (io.ReadCloser, error) { return openRegular(d, name) }

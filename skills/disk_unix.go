@@ -5,6 +5,7 @@ package skills
 import (
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"syscall"
 )
@@ -12,9 +13,11 @@ import (
 // openFlags are added to O_RDONLY when [diskFS] opens a file.
 const openFlags = syscall.O_NONBLOCK
 
-// openHead opens name to read its start with system calls alone: setting
-// up an os.File (registering it with the poller, a finalizer) costs as
-// much as reading a front matter does. A name that is a symbolic link is
+// openHead opens name, a regular file, to read its start with system
+// calls alone: setting up an os.File (registering it with the poller, a
+// finalizer) costs as much as reading a front matter does. A file that is
+// not regular is refused: a named pipe with a writer would fail the read
+// (EAGAIN), or with none read as empty. A name that is a symbolic link is
 // opened through an [os.Root] on its directory, so that a link leading
 // out of the directory fails with errOutside.
 func (d diskFS) openHead(name string) (io.ReadCloser, error) {
@@ -28,7 +31,31 @@ func (d diskFS) openHead(name string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
+	var st syscall.Stat_t
+	if err := fstatRetry(fd, &st); err != nil {
+		syscall.Close(fd)
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		// Rare: let the os package name what it is.
+		f := os.NewFile(uintptr(fd), name)
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		return nil, regular(name, fi)
+	}
 	return fdFile(fd), nil
+}
+
+// fstatRetry is fstat(2), again when a signal interrupts it.
+func fstatRetry(fd int, st *syscall.Stat_t) error {
+	for {
+		if err := syscall.Fstat(fd, st); err != syscall.EINTR {
+			return err
+		}
+	}
 }
 
 // openLink opens name, a symbolic link, through an [os.Root] on its

@@ -44,9 +44,16 @@
 // [MaxShownBytes] of a file shown in its section, [MaxFiles] files listed
 // per skill and [MaxSkills] skills per folder. The format's own limits are
 // [MaxNameLength], [MaxDescriptionLength] and [MaxCompatibilityLength]
-// characters. [Load] opens files without waiting on them (on Unix): a
-// named pipe where a SKILL.md should be reads as empty, a problem, rather
-// than holding up the load.
+// characters. The front matter's shape is bounded before it is parsed:
+// [MaxNesting] levels of lists and mappings, [MaxKeys] keys in a mapping.
+//
+// Only regular files are read: a SKILL.md or a skill's file that is a
+// named pipe, a socket or a device, at the load or when it is read later,
+// is refused with an error that says what it is (wrapping
+// [ErrNotRegular]), rather than a read that waits for a writer. Files on
+// disk are opened without waiting (on Unix) and looked at once open; a
+// folder given to [LoadFolders] has its files looked at before they are
+// opened too, since its [fs.FS] may open them waiting.
 //
 // # Confinement
 //

@@ -184,14 +184,15 @@ var errTooBig = errors.New("file too large")
 // outside its directory.
 var errOutside = errors.New("leads outside the skill's directory (through a symbolic link), so it is not read: copy the file into the skill or remove the link")
 
-// open opens the file at p, a slash-separated path in the skill's
-// directory: on disk through an [os.Root] on the directory, so that a
-// path leading out of it, through ".." or a symbolic link, fails with
-// errOutside.
+// open opens the regular file at p, a slash-separated path in the
+// skill's directory: on disk through an [os.Root] on the directory, so
+// that a path leading out of it, through ".." or a symbolic link, fails
+// with errOutside. A file that is not regular (a named pipe, which would
+// stop the read until something writes to it) is refused.
 func (k *Skill) open(p string) (fs.File, error) {
 	name := path.Join(k.root, p) // as errors name it
 	if k.disk == "" {
-		return k.fsys.Open(name)
+		return openRegular(k.fsys, name)
 	}
 	f, err := openInside(k.disk, p, name)
 	if err != nil {
@@ -200,26 +201,48 @@ func (k *Skill) open(p string) (fs.File, error) {
 	return f, nil
 }
 
-// openInside opens p, a slash-separated path in the directory dir on
-// disk, through an [os.Root] on dir; errors name it name.
+// openInside opens p, a regular file at a slash-separated path in the
+// directory dir on disk, through an [os.Root] on dir; errors name it
+// name. It looks at the file before opening it, so that a device is never
+// opened, and after, without waiting (openFlags), so that what was
+// opened is what was looked at.
 func openInside(dir, p, name string) (*os.File, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close() // the file stays open
-	f, err := root.OpenFile(p, os.O_RDONLY|openFlags, 0)
+	fi, err := root.Stat(p)
 	if isEscape(err) {
 		rel, ok := inside(dir, p)
 		if !ok {
 			return nil, fmt.Errorf("%s %w", name, errOutside)
 		}
-		f, err = root.OpenFile(rel, os.O_RDONLY|openFlags, 0)
+		p = rel
+		fi, err = root.Stat(p)
+	}
+	if err == nil {
+		err = regular(name, fi)
+	}
+	var f *os.File
+	if err == nil {
+		f, err = root.OpenFile(p, os.O_RDONLY|openFlags, 0)
+	}
+	if err == nil {
+		if fi, err = f.Stat(); err == nil {
+			err = regular(name, fi)
+		}
+		if err != nil {
+			f.Close()
+		}
 	}
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: pe.Err} // as os.DirFS has it
 	}
-	return f, err
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // inside returns the path in dir, with no link on it, that p leads to

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/unfold-dev/unfold/internal/printable"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/skills"
 )
@@ -83,7 +84,7 @@ func (s *conn) addSkills(set *skills.Set) {
 		for _, p := range k.Files() {
 			fileURI := skillURI(k.Name, p)
 			err := s.addResource(&sdk.Resource{
-				URI: fileURI, Name: "skill-" + k.Name + "-" + p, Title: k.Name + ": " + p,
+				URI: fileURI, Name: "skill-" + k.Name + "-" + printable.String(p), Title: k.Name + ": " + printable.String(p),
 				Description: "A file of the skill " + k.Name + ".", MIMEType: mimeType(p, nil),
 			}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 				data, err := k.ReadFile(p)
@@ -123,7 +124,7 @@ func skillPromptText(k *skills.Skill) string {
 	if files := k.Files(); len(files) > 0 {
 		b.WriteString("\n\nIts files, to read as resources when the instructions point to them:\n")
 		for _, p := range files {
-			b.WriteString("- " + p + ": " + skillURI(k.Name, p) + "\n")
+			b.WriteString("- " + printable.String(p) + ": " + skillURI(k.Name, p) + "\n") // a name may hold a newline
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")

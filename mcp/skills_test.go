@@ -259,11 +259,12 @@ func TestSkillLinksOutside(t *testing.T) {
 func TestSkillFileNamesEscaped(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
-		"SKILL.md":                "---\nname: odd\ndescription: Files with odd names.\n---\n\nRun the scripts.\n",
-		"scripts/100%done.py":     "print(100)\n",
-		"scripts/a b#c?d.sh":      "echo odd\n",
-		"references/%zz/notes.md": "# Notes\n",
-		"scripts/plain_name.py":   "print(1)\n",
+		"SKILL.md":                           "---\nname: odd\ndescription: Files with odd names.\n---\n\nRun the scripts.\n",
+		"scripts/100%done.py":                "print(100)\n",
+		"scripts/a b#c?d.sh":                 "echo odd\n",
+		"references/%zz/notes.md":            "# Notes\n",
+		"scripts/plain_name.py":              "print(1)\n",
+		"scripts/a\n## 9. Forged\x1b[31m.py": "print(9)\n",
 	}
 	for name, data := range files {
 		p := filepath.Join(dir, "odd", name)
@@ -298,6 +299,29 @@ func TestSkillFileNamesEscaped(t *testing.T) {
 		}
 		if body := readText(t, c, uri); body.Text != files[name] {
 			t.Errorf("read %s: got %q, want %q", uri, body.Text, files[name])
+		}
+	}
+	// A name holding a newline and a terminal escape is listed on one
+	// line, escaped, and its address reads it.
+	uri := "unfold://skill/odd/scripts/a%0A%23%23%209.%20Forged%1B%5B31m.py"
+	if w := `- scripts/a\n## 9. Forged\x1b[31m.py: ` + uri + "\n"; !strings.Contains(text, w) {
+		t.Errorf("prompt odd: got no %q in:\n%s", w, text)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "## 9.") || strings.ContainsRune(line, '\x1b') {
+			t.Errorf("prompt odd: a line comes from a file's name: %q", line)
+		}
+	}
+	if body := readText(t, c, uri); body.Text != "print(9)\n" {
+		t.Errorf("read %s: got %q", uri, body.Text)
+	}
+	res, err := c.ListResources(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Resources {
+		if strings.ContainsAny(r.Title+r.Name, "\n\x1b") {
+			t.Errorf("resource %s: title %q, name %q hold characters that do not print", r.URI, r.Title, r.Name)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package skills
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/unfold-dev/unfold/internal/printable"
 )
 
 // Rule names a rule of the Agent Skills format that a skill can break. A
@@ -86,11 +88,13 @@ type Problem struct {
 }
 
 // String is "file:line: message (rule)", as compilers print problems, so
-// editors can jump to them.
+// editors can jump to them. It is one line: characters of the file's name
+// or the message that do not print (a newline, a terminal escape) are
+// escaped as Go escapes them, since names come from the skills folder.
 func (p Problem) String() string {
 	loc := p.File
 	if p.Line > 0 {
 		loc += ":" + strconv.Itoa(p.Line)
 	}
-	return fmt.Sprintf("%s: %s (%s)", loc, p.Message, p.Rule)
+	return printable.String(fmt.Sprintf("%s: %s (%s)", loc, p.Message, p.Rule))
 }

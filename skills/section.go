@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/unfold-dev/unfold/internal/markdown"
+	"github.com/unfold-dev/unfold/internal/printable"
 	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/visibility"
 )
@@ -120,7 +121,7 @@ func (k *Skill) fileSections(priority int) []*section.Section {
 	for i, p := range files {
 		secs[i] = section.New(section.Spec[section.None]{
 			Key:         fileKey(p, keys),
-			Title:       p,
+			Title:       printable.String(p), // a file's name may hold a newline
 			Content:     func(section.None) (string, error) { return k.fileContent(p), nil },
 			LazySummary: func() string { return k.fileSummary(p) },
 			Visibility:  visibility.Const(visibility.Summary),
@@ -138,7 +139,7 @@ func (k *Skill) fileSections(priority int) []*section.Section {
 func (k *Skill) Text() string {
 	var blocks []string
 	if k.Dir != "" {
-		blocks = append(blocks, fmt.Sprintf("Skill directory: `%s`. Paths in these instructions are relative to it: run the skill's scripts from there.", k.Dir))
+		blocks = append(blocks, fmt.Sprintf("Skill directory: `%s`. Paths in these instructions are relative to it: run the skill's scripts from there.", printable.String(k.Dir)))
 	}
 	var facts []string
 	if k.Compatibility != "" {
@@ -154,14 +155,14 @@ func (k *Skill) Text() string {
 		facts = append(facts, fmt.Sprintf("- Files: %d more than the %d listed below; list the skill's directory to see them.", n, MaxFiles))
 	}
 	if out := k.LinksOutside(); len(out) > 0 {
-		facts = append(facts, fmt.Sprintf("- Left out: `%s`: symbolic links leading outside the skill's directory, which are not read.", strings.Join(out, "`, `")))
+		facts = append(facts, fmt.Sprintf("- Left out: `%s`: symbolic links leading outside the skill's directory, which are not read.", printable.String(strings.Join(out, "`, `"))))
 	}
 	if len(facts) > 0 {
 		blocks = append(blocks, strings.Join(facts, "\n"))
 	}
 	text, err := k.Instructions()
 	if err != nil {
-		text = fmt.Sprintf("The instructions could not be read: %v.", err)
+		text = fmt.Sprintf("The instructions could not be read: %s.", printable.String(err.Error()))
 	}
 	if text != "" {
 		blocks = append(blocks, closeFences(text))
@@ -173,13 +174,10 @@ func (k *Skill) Text() string {
 // markdown file as it is, other text in a code block), or what it is when
 // it is binary or cannot be read.
 func (k *Skill) fileContent(p string) string {
-	where := "`" + p + "`"
-	if k.Dir != "" {
-		where = "`" + path.Join(k.Dir, p) + "`"
-	}
+	where := "`" + printable.String(path.Join(k.Dir, p)) + "`"
 	data, n, err := k.readHead(p, MaxShownBytes)
 	if err != nil {
-		return fmt.Sprintf("Path: %s. The file could not be read: %v.", where, err)
+		return fmt.Sprintf("Path: %s. The file could not be read: %s.", where, printable.String(err.Error()))
 	}
 	more := n > int64(len(data))
 	if isBinary(data, more) {
@@ -209,7 +207,7 @@ func (k *Skill) fileContent(p string) string {
 // fileSummary is a file's section as summarized: its path, size and first
 // heading or line.
 func (k *Skill) fileSummary(p string) string {
-	s := "`" + p + "`"
+	s := "`" + printable.String(p) + "`"
 	f, err := k.Inspect(p)
 	switch {
 	case err != nil:

@@ -16,6 +16,8 @@ import (
 
 	schema "github.com/google/jsonschema-go/jsonschema"
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/unfold-dev/unfold/internal/printable"
 )
 
 // MaxArgs is the largest argument document, in bytes, that [Tool.Call]
@@ -267,27 +269,9 @@ func displayPath(tokens []string) string {
 		if i > 0 {
 			b.WriteByte('/')
 		}
-		pointerEscaper.WriteString(&b, printable(tok))
+		pointerEscaper.WriteString(&b, printable.String(tok))
 		if b.Len() > maxPathLen {
 			break
-		}
-	}
-	return b.String()
-}
-
-// printable escapes the characters of a property name that would not show in
-// a message, such as control characters, the way Go quotes them.
-func printable(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if strconv.IsPrint(r) {
-			b.WriteRune(r)
-		} else {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
 		}
 	}
 	return b.String()

@@ -151,7 +151,7 @@ func TestLimitsDue(t *testing.T) {
 		})
 	}
 	l := envs.Limits{}.Or(envs.Defaults{Quiet: 5 * time.Second}, now)
-	if l.Quiet != 5*time.Second || !l.Until.Equal(now.Add(envs.DefaultWait)) || l.Budget != envs.DefaultBudget {
+	if l.Quiet != 5*time.Second || !l.Until.Equal(now.Add(envs.DefaultWait)) || l.Budget != envs.DefaultBudget || l.SaveLimit != envs.DefaultSaveLimit {
 		t.Errorf("Or: got %+v, want the defaults filled in", l)
 	}
 }

@@ -59,6 +59,13 @@ type Limits struct {
 	// open); nil means a new file in the system's temporary directory
 	// ([SaveTemp]).
 	Save func(output io.Reader) (name string, err error)
+	// SaveLimit bounds the bytes of one saved output whose middle only a
+	// spool file holds (see [Spool.Fit]): past it the saved file keeps the
+	// head and the tail of that middle and marks the place of what it
+	// leaves out, and the response says so. 0 means the environment's
+	// default ([DefaultSaveLimit] unless set otherwise), a negative value
+	// no bound.
+	SaveLimit int64
 }
 
 // Defaults are an environment's own limits, for those a call leaves at
@@ -67,6 +74,8 @@ type Defaults struct {
 	Quiet  time.Duration // 0: DefaultQuiet; negative: none
 	Wait   time.Duration // 0: DefaultWait; negative: none
 	Budget int           // 0: DefaultBudget; negative: none
+	// SaveLimit is 0 for DefaultSaveLimit, negative for none.
+	SaveLimit int64
 }
 
 // Or fills in the limits left at zero from d (and, for what d leaves at
@@ -82,6 +91,9 @@ func (l Limits) Or(d Defaults, start time.Time) Limits {
 	}
 	if l.Budget == 0 {
 		l.Budget = cmp.Or(d.Budget, DefaultBudget)
+	}
+	if l.SaveLimit == 0 {
+		l.SaveLimit = cmp.Or(d.SaveLimit, DefaultSaveLimit)
 	}
 	return l
 }

@@ -83,6 +83,19 @@ func TestSpoolQuickOutput(t *testing.T) {
 	}
 }
 
+// leftOut returns what of saved, the file a response names, the response
+// shown leaves out at its one note.
+func leftOut(saved, shown string) string {
+	i := strings.Index(shown, "[... ")
+	j := i + strings.Index(shown[i:], "]\n") + 2
+	head, tail := shown[:i], shown[j:]
+	if !strings.HasPrefix(saved, head) {
+		// The note's line break, after a head that ends mid-line.
+		head = strings.TrimSuffix(head, "\n")
+	}
+	return saved[len(head) : len(saved)-len(tail)]
+}
+
 // TestSpoolWholeOutput: an output far past its memory limit is kept whole
 // on disk; fitting a response that shows it saves the response's output
 // with the whole output in its place, byte for byte, and removes the
@@ -122,7 +135,7 @@ func TestSpoolWholeOutput(t *testing.T) {
 				if n := tokens.Estimate.Count(resp.Output); n > c.budget {
 					t.Errorf("got %d tokens, want at most %d", n, c.budget)
 				}
-				m := regexp.MustCompile(`(\d+) of (\d+) lines \((\d+) of (\d+) tokens\)`).FindStringSubmatch(resp.Output)
+				m := regexp.MustCompile(`(\d+) of (\d+) lines \(([0-9.]+ [KM]?B) of ([0-9.]+ [KM]?B)\)`).FindStringSubmatch(resp.Output)
 				if m == nil {
 					t.Fatalf("got %q, want a note with the counts", resp.Output)
 				}
@@ -131,13 +144,13 @@ func TestSpoolWholeOutput(t *testing.T) {
 				if m[2] != strconv.Itoa(strings.Count(string(data), "\n")+1) || left+shownLines != strings.Count(string(data), "\n") {
 					t.Errorf("got the counts %q, want %d lines in all, %d of them shown", m[0], strings.Count(string(data), "\n")+1, shownLines)
 				}
-				// Counted in parts, which may split a word or a number
-				// in two: a token or so more.
-				if tok, _ := strconv.Atoi(m[4]); tok < tokens.Estimate.Count(string(data)) || tok > tokens.Estimate.Count(string(data))+4 {
-					t.Errorf("got %s tokens in all, want about %d", m[4], tokens.Estimate.Count(string(data)))
+				if want := fmt.Sprintf("%.1f MB", float64(len(data))/(1<<20)); m[4] != want {
+					t.Errorf("got %s in all, want %s", m[4], want)
 				}
-			} else if !regexp.MustCompile(`\[\.\.\. \d+ lines \(\d+ tokens, [0-9.]+ [KM]B\) left out here, past the 4.0 KB of output kept in memory; the whole output is saved in `).MatchString(resp.Output) {
+			} else if m := regexp.MustCompile(`\[\.\.\. (\d+) lines \([0-9.]+ [KM]B\) left out here, past the 4.0 KB of output kept in memory; the whole output is saved in `).FindStringSubmatch(resp.Output); m == nil {
 				t.Errorf("got %q, want a note saying how much is left out and where it is", resp.Output)
+			} else if left := leftOut(string(data), resp.Output); m[1] != strconv.Itoa(strings.Count(left, "\n")) {
+				t.Errorf("got %s lines left out, want the %d the response does not show", m[1], strings.Count(left, "\n"))
 			}
 			dirs := entries(t, parent)
 			if len(dirs) != 1 {
@@ -186,7 +199,7 @@ func TestSpoolDiskLimit(t *testing.T) {
 	o = sp.Output(4 << 10)
 	writeChunks(t, o, whole)
 	resp = sp.Fit(envs.Limits{Budget: 300, Save: saveIn(t.TempDir())}, envs.Response{Output: o.String()})
-	if !regexp.MustCompile(`to fit the budget of 300 tokens; the whole output is saved in \S+: view it with the editor, or search it with grep\. Of it, [0-9.]+ KB are lost, as the output passed the 100.0 KB an environment keeps on disk; the file marks the place\.\]`).MatchString(resp.Output) {
+	if !regexp.MustCompile(`\[\.\.\. [0-9.]+ MB of the [0-9.]+ MB of output left out here to fit the budget of 300 tokens; the output is saved in \S+, except [0-9.]+ KB of it, lost as the output passed the 100.0 KB an environment keeps on disk \(the file marks the place\): view it with the editor, or search it with grep\.\]`).MatchString(resp.Output) {
 		t.Errorf("under a budget: got %q, want the note to say that part of the output is lost", resp.Output)
 	}
 }
@@ -273,5 +286,53 @@ func TestSpoolSplitCharacters(t *testing.T) {
 	resp := sp.Fit(envs.Limits{Budget: -1, Save: saveIn(t.TempDir())}, envs.Response{Output: shown})
 	if data, err := os.ReadFile(resp.OutputFile); err != nil || string(data) != whole {
 		t.Errorf("the saved file: got %q, %v; want %q", data, err, whole)
+	}
+}
+
+// TestSpoolSaveLimit: an output far past the save limit is saved as its
+// head and its tail, in whole lines, with a line saying how much of the
+// middle is left out; the response says the same instead of "the whole
+// output", and Fit reads back no more of the spool file than it saves.
+func TestSpoolSaveLimit(t *testing.T) {
+	whole := numbered(200000) // 2.3 MB
+	const saveLimit = 64 << 10
+	for _, c := range []struct {
+		name   string
+		budget int
+		note   string
+	}{
+		{"memory limit only", -1, `\[\.\.\. 2\.\d MB of output left out here, past the 4\.0 KB kept in memory; the output is saved in \S+, except 2\.\d MB of its middle, left out as a saved output holds at most 64\.0 KB \(the file marks the place\): view it with the editor, or search it with grep\.\]`},
+		{"and the budget", 300, `\[\.\.\. 2\.\d MB of the 2\.\d MB of output left out here to fit the budget of 300 tokens; the output is saved in \S+, except 2\.\d MB of its middle, left out as a saved output holds at most 64\.0 KB \(the file marks the place\): view it with the editor, or search it with grep\.\]`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sp := envs.NewSpool(t.TempDir(), 0)
+			defer sp.Close()
+			o := sp.Output(4 << 10)
+			writeChunks(t, o, whole)
+			before := envs.SpoolRead()
+			resp := sp.Fit(envs.Limits{Budget: c.budget, Save: saveIn(t.TempDir()), SaveLimit: saveLimit}, envs.Response{Output: o.String()})
+			if read := envs.SpoolRead() - before; read > saveLimit+4*4<<10 {
+				t.Errorf("Fit read %d bytes of the spool file, want at most the %d saved and a few windows", read, saveLimit)
+			}
+			if !regexp.MustCompile(c.note).MatchString(resp.Output) || strings.Contains(resp.Output, "the whole output") {
+				t.Errorf("got %q, want a note saying what the saved file leaves out", resp.Output)
+			}
+			data, err := os.ReadFile(resp.OutputFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(data) > saveLimit+200 {
+				t.Errorf("the saved file: got %d bytes, want at most the limit of %d and a note", len(data), saveLimit)
+			}
+			head, rest, ok := strings.Cut(string(data), "[... ")
+			note, tail, _ := strings.Cut(rest, "\n")
+			if !ok || !strings.HasPrefix(valid(whole), head) || !strings.HasSuffix(head, "\n") || len(head) < 28<<10 ||
+				!strings.HasSuffix(valid(whole), tail) || !strings.HasPrefix(tail, "line ") || len(tail) < 28<<10 {
+				t.Fatalf("the saved file: got a head of %d bytes and a tail of %d, want about 32 KB of whole lines from each end", len(head), len(tail))
+			}
+			if !regexp.MustCompile(`^2\.\d MB of output left out here, as a saved output holds at most 64\.0 KB \.\.\.\]$`).MatchString(note) {
+				t.Errorf("the saved file: got the note %q, want it to say how much is left out there and why", note)
+			}
+		})
 	}
 }

@@ -18,7 +18,7 @@ const OutputDir = "context/output"
 // tokens as an environment's output is cut ([envs.Limits.Fit]): the head
 // and the tail are kept, and a note between them names the file under
 // OutputDir of fsys that holds the whole (a temporary file when fsys is
-// nil). ok is false when text fits, or when budget is negative (no
+// nil); the oldest files saved there go past [envs.DefaultSaveTotal]. ok is false when text fits, or when budget is negative (no
 // bound); 0 means [envs.DefaultBudget].
 func fitResult(text string, budget int, name string, fsys afero.Fs) (cut string, ok bool) {
 	if budget < 0 {
@@ -29,7 +29,9 @@ func fitResult(text string, budget int, name string, fsys afero.Fs) (cut string,
 	}
 	l := envs.Limits{Budget: budget}
 	if fsys != nil {
-		l.Save = func(r io.Reader) (string, error) { return rootfs.SaveNew(fsys, OutputDir, name, r) }
+		l.Save = func(r io.Reader) (string, error) {
+			return rootfs.SaveNew(fsys, OutputDir, name, r, envs.DefaultSaveTotal)
+		}
 	}
 	resp := l.Fit(envs.Response{Output: text})
 	if resp.Output == text {

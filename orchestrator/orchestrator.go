@@ -39,6 +39,8 @@ type Orchestrator struct {
 	processes   ProcessFactory
 	budget      int    // tokens a response may take, unless a call or registration says; 0: the environment's default
 	project     string // the project directory, for output saved under context/output; "" when none
+	saveLimit   int64  // bytes one saved output may take; 0: envs.DefaultSaveLimit, negative: no bound
+	dirLimit    int64  // bytes the outputs saved under context/output take together; negative: no bound
 	// fixedSpecs says why spec files that change after LoadSpecs are not
 	// loaded (WithoutSpecReload); "" when they are.
 	fixedSpecs string
@@ -87,7 +89,8 @@ type entry struct {
 
 // Option configures an [Orchestrator]: [WithSession], [WithMaxLines],
 // [WithMaxLineBytes], [WithOutputBudget], [WithProject],
-// [WithInteractive], [WithProcesses] and [WithoutSpecReload].
+// [WithSavedOutputLimits], [WithInteractive], [WithProcesses] and
+// [WithoutSpecReload].
 type Option func(*Orchestrator)
 
 // WithSession makes the orchestrator dispatch a [CommandExecuted] event to
@@ -133,6 +136,24 @@ func WithProject(dir string) Option {
 	return func(o *Orchestrator) { o.project = dir }
 }
 
+// DefaultSavedOutputTotal is how many bytes the outputs saved under
+// context/output take together by default (see [WithSavedOutputLimits]).
+const DefaultSavedOutputTotal = envs.DefaultSaveTotal
+
+// WithSavedOutputLimits bounds the output saved under the project's
+// context/output ([WithProject]). One saved output takes at most file
+// bytes ([envs.Limits.SaveLimit]; 0: [envs.DefaultSaveLimit], 64 MiB):
+// of output past an environment's memory limit that does not fit, the
+// file keeps the head and the tail, marks the place of what it leaves
+// out, and the response says so. The saved outputs take at most total
+// bytes together (0: [DefaultSavedOutputTotal], 256 MiB): saving a new
+// one removes the oldest files saved there (named <name>-<number>.txt)
+// past that, never other files, and never the new one. A negative value
+// means no bound.
+func WithSavedOutputLimits(file, total int64) Option {
+	return func(o *Orchestrator) { o.saveLimit, o.dirLimit = file, total }
+}
+
 // New returns an orchestrator with no environments.
 func New(opts ...Option) (*Orchestrator, error) {
 	o := &Orchestrator{
@@ -143,6 +164,7 @@ func New(opts ...Option) (*Orchestrator, error) {
 	for _, opt := range opts {
 		opt(o)
 	}
+	o.dirLimit = cmp.Or(o.dirLimit, DefaultSavedOutputTotal)
 	if o.maxLines <= 0 {
 		return nil, fmt.Errorf("orchestrator: new: max lines %d: want a positive number", o.maxLines)
 	}
@@ -400,7 +422,7 @@ func (o *Orchestrator) run(ctx context.Context, cmd Command) envs.Response {
 		}
 		return envs.Response{Output: out, Success: false}
 	}
-	limits := envs.Limits{Quiet: cmd.Quiet, Budget: cmp.Or(cmd.Budget, e.reg.budget, o.budget), Save: o.saver(name)}
+	limits := envs.Limits{Quiet: cmd.Quiet, Budget: cmp.Or(cmd.Budget, e.reg.budget, o.budget), Save: o.saver(name), SaveLimit: o.saveLimit}
 	if cmd.Timeout > 0 {
 		deadline := arrived.Add(cmd.Timeout)
 		if cmd.Hard {

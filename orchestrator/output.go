@@ -14,8 +14,9 @@ const outputDir = "context/output"
 // saver returns how the environment called name saves the whole output of
 // a response its budget or output limit cut, read as a stream (it may be
 // larger than memory): in a new file under the project's context/output,
-// named by its path relative to the project, when [WithProject] was given;
-// nil (a temporary file) otherwise. The file is made through an [os.Root]
+// named by its path relative to the project, when [WithProject] was given,
+// removing the oldest files saved there past the bound on their total
+// ([WithSavedOutputLimits]); nil (a temporary file) otherwise. The file is made through an [os.Root]
 // of the project, so a context directory that is a symbolic link to
 // somewhere outside the project fails the save (the response then shows
 // the output whole, or for output past the memory limit saves it in the
@@ -30,6 +31,6 @@ func (o *Orchestrator) saver(name string) func(io.Reader) (string, error) {
 			return "", err
 		}
 		defer fsys.Close()
-		return rootfs.SaveNew(fsys, outputDir, name, output)
+		return rootfs.SaveNew(fsys, outputDir, name, output, o.dirLimit)
 	}
 }

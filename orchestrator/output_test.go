@@ -3,12 +3,16 @@
 package orchestrator
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/envs/bash"
 	"github.com/unfold-dev/unfold/envs/python"
 	"github.com/unfold-dev/unfold/tokens"
@@ -71,5 +75,79 @@ func TestServeWholeOutput(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("after Close: got %q in the temporary directory, want no spool file left", names)
+	}
+}
+
+// TestSavedOutputBounded: floods through bash and python, one after
+// another, each save a file within the limit on one saved output, and
+// together no more than the limit on their total: the oldest go, the one
+// each response names stays, and a file of the project's own there is
+// left alone.
+func TestSavedOutputBounded(t *testing.T) {
+	for _, p := range []string{"bash", "python3"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s is not installed", p)
+		}
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "context", "output")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notes := filepath.Join(out, "notes.txt")
+	if err := os.WriteFile(notes, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const file, total = 128 << 10, 400 << 10
+	o := mustNew(t, WithProject(dir), WithOutputBudget(DefaultOutputBudget), WithSavedOutputLimits(file, total))
+	sh, err := bash.New(bash.WithDir(dir), bash.WithOutputLimit(32<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, err := python.New(python.WithDir(dir), python.WithOutputLimit(32<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, env := range map[string]envs.Env{"bash": sh, "python": py} {
+		if err := o.Register(name, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { o.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for i := range 6 {
+		cmd := Command{Environment: "bash", Text: "yes | head -c 2000000"}
+		if i%2 == 1 {
+			cmd = Command{Environment: "python", Text: "for _ in range(500): print('y\\n' * 2000, end='')"}
+		}
+		resp := o.Run(ctx, cmd).Response
+		if !strings.HasPrefix(resp.OutputFile, "context/output/"+cmd.Environment+"-") ||
+			!strings.Contains(resp.Output, "of its middle, left out as a saved output holds at most 128.0 KB (the file marks the place)") {
+			t.Fatalf("%s: got OutputFile %q and output %q, want a file under context/output and a note saying what it leaves out", cmd.Environment, resp.OutputFile, resp.Output)
+		}
+		fi, err := os.Stat(filepath.Join(dir, resp.OutputFile))
+		if err != nil {
+			t.Fatalf("%s: the file the response names: %v", cmd.Environment, err)
+		}
+		if fi.Size() > file+200 {
+			t.Errorf("%s: the saved output takes %d bytes, want at most %d and a note", cmd.Environment, fi.Size(), file)
+		}
+		es, err := os.ReadDir(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		for _, e := range es {
+			if info, err := e.Info(); err == nil && e.Name() != "notes.txt" {
+				sum += info.Size()
+			}
+		}
+		if sum > total {
+			t.Errorf("after %d saves: the saved outputs take %d bytes, want at most %d", i+1, sum, total)
+		}
+	}
+	if data, err := os.ReadFile(notes); err != nil || string(data) != "mine\n" {
+		t.Errorf("the project's own file: got %q, %v; want it untouched", data, err)
 	}
 }

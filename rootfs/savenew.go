@@ -1,29 +1,51 @@
 package rootfs
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path"
+	"regexp"
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/spf13/afero"
 )
+
+// saving serializes SaveNew, so that one save never removes a file
+// another is writing.
+var saving sync.Mutex
+
+// savedMode is the mode of the files SaveNew makes.
+const savedMode = 0o600
+
+// savedName matches the names SaveNew gives: prefix-<number>.txt.
+var savedName = regexp.MustCompile(`^.+-[0-9]+\.txt$`)
 
 // SaveNew writes output to a new file in dir of fsys (made when missing),
 // named prefix-<random>.txt as os.CreateTemp names files, and returns its
 // name in fsys; on failure no file is left. Over an [FS], a dir that is a
 // symbolic link leading out of its directory fails instead of writing
 // there: where unfold saves the whole of an output cut to its budget.
-func SaveNew(fsys afero.Fs, dir, prefix string, output io.Reader) (string, error) {
+//
+// When total is positive, the files SaveNew saved in dir (regular files
+// named as it names them, of mode 0600) take at most total bytes together: once the
+// new file is written, the oldest others are removed until they fit.
+// The new file is always kept, even when it alone takes more; other
+// files in dir are never counted or removed.
+func SaveNew(fsys afero.Fs, dir, prefix string, output io.Reader, total int64) (string, error) {
+	saving.Lock()
+	defer saving.Unlock()
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	for range 100 {
 		name := path.Join(dir, prefix+"-"+strconv.FormatUint(uint64(rand.Uint32()), 10)+".txt")
-		f, err := fsys.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := fsys.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, savedMode)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -38,7 +60,50 @@ func SaveNew(fsys afero.Fs, dir, prefix string, output io.Reader) (string, error
 			_ = fsys.Remove(name)
 			return "", err
 		}
+		if total > 0 {
+			// A file that cannot be removed takes its room still; the
+			// save itself succeeded.
+			_ = prune(fsys, dir, path.Base(name), total)
+		}
 		return name, nil
 	}
 	return "", errors.New("save output: no free file name in " + dir)
+}
+
+// prune removes the oldest files SaveNew saved in dir, but keep, until
+// they take at most total bytes.
+func prune(fsys afero.Fs, dir, keep string, total int64) error {
+	infos, err := afero.ReadDir(fsys, dir)
+	if err != nil {
+		return err
+	}
+	var saved []fs.FileInfo
+	var used int64
+	for _, fi := range infos {
+		if fi.Mode().IsRegular() && fi.Mode().Perm() == savedMode && savedName.MatchString(fi.Name()) {
+			saved = append(saved, fi)
+			used += fi.Size()
+		}
+	}
+	if used <= total {
+		return nil
+	}
+	slices.SortFunc(saved, func(a, b fs.FileInfo) int {
+		return cmp.Or(a.ModTime().Compare(b.ModTime()), cmp.Compare(a.Name(), b.Name()))
+	})
+	var errs []error
+	for _, fi := range saved {
+		if used <= total {
+			break
+		}
+		if fi.Name() == keep {
+			continue
+		}
+		if err := fsys.Remove(path.Join(dir, fi.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		used -= fi.Size()
+	}
+	return errors.Join(errs...)
 }

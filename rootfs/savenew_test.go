@@ -2,9 +2,12 @@ package rootfs_test
 
 import (
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/unfold-dev/unfold/rootfs"
 )
@@ -18,11 +21,11 @@ func TestSaveNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fsys.Close() })
-	a, err := rootfs.SaveNew(fsys, "context/output", "bash", strings.NewReader("first"))
+	a, err := rootfs.SaveNew(fsys, "context/output", "bash", strings.NewReader("first"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := rootfs.SaveNew(fsys, "context/output", "bash", strings.NewReader("second"))
+	b, err := rootfs.SaveNew(fsys, "context/output", "bash", strings.NewReader("second"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +40,81 @@ func TestSaveNew(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
 		t.Fatal(err)
 	}
-	if name, err := rootfs.SaveNew(fsys, "out", "bash", strings.NewReader("x")); err == nil {
+	if name, err := rootfs.SaveNew(fsys, "out", "bash", strings.NewReader("x"), 0); err == nil {
 		t.Errorf("saved %s through a link out of the directory", name)
 	}
 	if entries, _ := os.ReadDir(outside); len(entries) > 0 {
 		t.Errorf("files written outside: %v", entries)
 	}
+}
+
+// TestSaveNewTotal: saving past the bound on the total removes the oldest
+// files SaveNew saved, not the new one, and never other files: one not
+// named as it names them or of another mode, a directory, a link.
+func TestSaveNewTotal(t *testing.T) {
+	dir := t.TempDir()
+	fsys, err := rootfs.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fsys.Close() })
+	out := filepath.Join(dir, "context", "output")
+	if err := os.MkdirAll(filepath.Join(out, "keep-1.txt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	for i, name := range []string{"bash-3.txt", "python-1.txt", "notes.txt", "bash-2.txt", "mine-4.txt"} {
+		path := filepath.Join(out, name)
+		if err := os.WriteFile(path, []byte(strings.Repeat("x", 100)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if name == "mine-4.txt" {
+			// Named as SaveNew names files, but not made by it.
+			if err := os.Chmod(path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chtimes(path, old, old.Add(time.Duration(i)*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(out, "notes.txt"), filepath.Join(out, "link-5.txt")); err != nil {
+		t.Fatal(err)
+	}
+	// 300 saved bytes are there; 150 more leave room for the newest old
+	// file only.
+	name, err := rootfs.SaveNew(fsys, "context/output", "bash", strings.NewReader(strings.Repeat("y", 150)), 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := entries(t, out)
+	want := []string{"bash-2.txt", path.Base(name), "keep-1.txt", "link-5.txt", "mine-4.txt", "notes.txt"}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// A new file that alone takes more than the bound is kept.
+	name, err = rootfs.SaveNew(fsys, "context/output", "bash", strings.NewReader(strings.Repeat("z", 300)), 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+		t.Errorf("the new file: %v, want it kept", err)
+	}
+	if n := len(entries(t, out)); n != 5 {
+		t.Errorf("got %d entries, want the new file and the four others", n)
+	}
+}
+
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
 }

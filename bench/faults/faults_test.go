@@ -208,7 +208,8 @@ func TestIgnoresInterrupt(t *testing.T) {
 	}
 }
 
-// TestHugeOutput sends 100 MB of output through each environment. What is
+// TestHugeOutput sends 100 MB of output through each environment, with no
+// bound on a saved output (the default keeps 64 MiB of it). What is
 // kept in memory is capped at the output limit, the rest goes to a spool
 // file, the response fits the token budget and names the file holding the
 // whole output, and the environment answers the next command.
@@ -216,12 +217,12 @@ func TestHugeOutput(t *testing.T) {
 	need(t, "bash", "python3")
 	const limit = 1 << 20
 	dir := t.TempDir()
-	sh, err := bash.New(bash.WithDir(dir), bash.WithOutputLimit(limit))
+	sh, err := bash.New(bash.WithDir(dir), bash.WithOutputLimit(limit), bash.WithSaveLimit(-1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sh.Close()
-	py, err := python.New(python.WithDir(dir), python.WithOutputLimit(limit))
+	py, err := python.New(python.WithDir(dir), python.WithOutputLimit(limit), python.WithSaveLimit(-1))
 	if err != nil {
 		t.Fatal(err)
 	}

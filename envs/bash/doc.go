@@ -22,7 +22,8 @@
 // bar keeps its last state), invalid UTF-8 replaced. Output over the limit
 // ([WithOutputLimit], 10 MB by default) keeps its head and tail in memory
 // and the whole in a spool file ([envs.Spool]); the response names the
-// file the whole output is saved in. Memory stays bounded however much a
+// file the output is saved in (at most [WithSaveLimit] bytes of it, head
+// and tail, 64 MiB by default). Memory stays bounded however much a
 // command prints. Success is exit status 0.
 //
 // # Completion

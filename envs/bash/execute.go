@@ -63,9 +63,17 @@ func (s *Shell) ExecuteLimited(ctx context.Context, command string, limits envs.
 	if err := s.turn.Wait(ctx, limits.Until); err != nil {
 		return envs.NotRun(err), nil
 	}
-	defer s.turn.Done()
-	resp, err := s.execute(ctx, command, limits)
+	resp, err := s.executeTurn(ctx, command, limits)
+	// Saving the output needs no turn: the next command need not wait
+	// for it.
 	return s.spool.Fit(limits, resp), err
+}
+
+// executeTurn is execute for the holder of the turn, which it gives
+// back.
+func (s *Shell) executeTurn(ctx context.Context, command string, limits envs.Limits) (envs.Response, error) {
+	defer s.turn.Done()
+	return s.execute(ctx, command, limits)
 }
 
 func (s *Shell) isClosed() bool {

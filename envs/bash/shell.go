@@ -82,6 +82,12 @@ func WithSave(save func(output io.Reader) (string, error)) Option {
 	return func(o *options) { o.Save = save }
 }
 
+// WithSaveLimit bounds the bytes of one saved output whose middle only a
+// spool file holds (default [envs.DefaultSaveLimit]; negative: no bound):
+// the file keeps the head and the tail of that middle, and the response
+// says how much it leaves out. See [envs.Spool.Fit].
+func WithSaveLimit(n int64) Option { return func(o *options) { o.Limits.SaveLimit = n } }
+
 // WithResources sets resource limits on the shell, which every command
 // inherits (see [procs.Limits]).
 func WithResources(l procs.Limits) Option { return func(o *options) { o.Resources = l } }

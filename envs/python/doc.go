@@ -93,7 +93,8 @@
 // # Resources
 //
 // Output is kept in memory head and tail up to [WithOutputLimit], and whole
-// past it in a spool file ([envs.Spool]); the Go side drains the pipe while
+// past it in a spool file ([envs.Spool]), saved for the response up to
+// [WithSaveLimit]; the Go side drains the pipe while
 // the code runs, so neither side holds more. Output that arrives between
 // commands (a thread, a process the code started) comes with the next
 // response, marked as such, within 8 KB, head and tail (the whole of it

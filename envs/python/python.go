@@ -90,6 +90,12 @@ func WithSave(save func(output io.Reader) (string, error)) Option {
 	return func(o *options) { o.Save = save }
 }
 
+// WithSaveLimit bounds the bytes of one saved output whose middle only a
+// spool file holds (default [envs.DefaultSaveLimit]; negative: no bound):
+// the file keeps the head and the tail of that middle, and the response
+// says how much it leaves out. See [envs.Spool.Fit].
+func WithSaveLimit(n int64) Option { return func(o *options) { o.Limits.SaveLimit = n } }
+
 // WithResources sets resource limits on the interpreter, which what it
 // starts inherits (see [procs.Limits]).
 func WithResources(l procs.Limits) Option { return func(o *options) { o.Resources = l } }
@@ -210,9 +216,17 @@ func (r *REPL) ExecuteLimited(ctx context.Context, code string, limits envs.Limi
 	if err := r.turn.Wait(ctx, limits.Until); err != nil {
 		return envs.NotRun(err), nil
 	}
-	defer r.turn.Done()
-	resp, err := r.execute(ctx, code, limits)
+	resp, err := r.executeTurn(ctx, code, limits)
+	// Saving the output needs no turn: the next command need not wait
+	// for it.
 	return r.opts.spool.Fit(limits, resp), err
+}
+
+// executeTurn is execute for the holder of the turn, which it gives
+// back.
+func (r *REPL) executeTurn(ctx context.Context, code string, limits envs.Limits) (envs.Response, error) {
+	defer r.turn.Done()
+	return r.execute(ctx, code, limits)
 }
 
 func (r *REPL) execute(ctx context.Context, code string, limits envs.Limits) (envs.Response, error) {

@@ -55,10 +55,12 @@
 // it, the saved file and the response say how much is missing and why.
 // A saved file holds at most [Limits.SaveLimit] bytes ([DefaultSaveLimit],
 // 64 MiB): of a longer middle, its head and tail, with a line marking what
-// is left out, and the response says so. Fit copies only what it saves
-// and counts only what the response shows, so the work it does after a
-// command's time limit is bounded by the save limit and the memory limit,
-// not by how much the command printed.
+// is left out, and the response says so; the front ends keep the saved
+// files of a project within [DefaultSaveTotal] (256 MiB) together, the
+// oldest removed first. Fit copies only what it saves and counts only
+// what the response shows, so the work it does after a command's time
+// limit is bounded by the save limit and the memory limit, not by how
+// much the command printed.
 //
 // # Declarative environments
 //

@@ -53,6 +53,14 @@
 // an error rather than writing past the commit or discard) and reads show
 // the session.
 //
+// A view keeps each slice's value with its staged events applied, and
+// extends it by each event staged, so a transaction of n events runs the
+// reducers about n times, as n dispatches to the session do. It computes
+// a value again from all its staged events only when what it shows them
+// on changed since: an event dispatched to the session, a restore, a
+// reducer registered, or, for a transaction begun on a view, an event
+// staged in the enclosing one.
+//
 // This is how a failed tool call changes nothing (package tools): each
 // call's handler gets a transaction's view, committed when the call
 // succeeds and discarded when it fails, while other calls on the same

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,9 +18,20 @@ type Session struct {
 	// parent is the session a transaction's view stages its events for,
 	// nil for a session made by New; root is the session at the end of
 	// the parent chain (the session itself for one made by New). A view
-	// uses only parent, root and the two fields after mu; the others
-	// belong to the root.
+	// uses only parent, root, the two fields after mu and its cache; the
+	// others belong to the root.
 	parent, root *Session
+
+	// cacheMu guards cache, a view's values of slices with its staged
+	// events applied (see valueLocked). It is taken while the view's mu is
+	// held, for reading or writing, and never held while taking another
+	// lock: readers that share the view's read lock fill the cache.
+	cacheMu sync.Mutex
+	cache   map[string]viewValue
+
+	// vers hands out the versions of slice values (sliceState.ver,
+	// viewValue.ver); the root's only.
+	vers atomic.Uint64
 
 	// mu guards everything below. Dispatch holds it for writing while the
 	// reducers run, so readers never see half of a dispatch. Sessions in
@@ -167,10 +179,13 @@ func (s *Session) dispatchLocked(event any, at time.Time, seq uint64) error {
 			errs = append(errs, &ReducerError{Slice: r.slice, Event: name, Err: err})
 			continue
 		}
-		st.value = next
+		st.value, st.ver = next, s.newVer()
 	}
 	return errors.Join(errs...)
 }
+
+// newVer returns a version no slice value of s's chain had before.
+func (s *Session) newVer() uint64 { return s.root.vers.Add(1) }
 
 func runReducer(r reducer, old, event any) (next any, err error) {
 	defer func() {

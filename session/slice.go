@@ -48,7 +48,7 @@ func registerLocked[S any](sess *Session, slice *Slice[S]) (*sliceState, error) 
 		}
 		return nil, fmt.Errorf("session: register slice %q: another slice has that name", slice.name)
 	}
-	st := &sliceState{owner: slice, typ: reflect.TypeFor[S](), initial: slice.initial, value: slice.initial, base: slice.initial}
+	st := &sliceState{owner: slice, typ: reflect.TypeFor[S](), initial: slice.initial, value: slice.initial, base: slice.initial, ver: sess.newVer()}
 	sess.slices[slice.name] = st
 	sess.order = append(sess.order, slice.name)
 	return st, nil
@@ -77,7 +77,7 @@ func Get[S any](sess *Session, slice *Slice[S]) S {
 		if !ok || st.owner != any(slice) {
 			return slice.initial
 		}
-		return valueAs[S](sess.valueLocked(slice.name, st))
+		return valueAs[S](sess.valueLocked(slice.name, st).value)
 	}
 	sess.mu.RLock()
 	defer sess.mu.RUnlock()
@@ -144,6 +144,9 @@ func OnErr[S, E any](sess *Session, slice *Slice[S], reduce func(S, E) (S, error
 		},
 	}
 	sess.reducers[et] = append(sess.reducers[et], r)
+	// Events staged in transactions apply by the reducers registered
+	// now: their views compute the slice again.
+	st.ver = sess.newVer()
 	if sess.latest[et] <= st.baseSeq {
 		return nil // no event of type E to catch up on
 	}
@@ -179,7 +182,7 @@ func (s *Session) rebuildLocked(st *sliceState, name string, id int) error {
 			v = next
 		}
 	}
-	st.value = v
+	st.value, st.ver = v, s.newVer()
 	return errors.Join(errs...)
 }
 
@@ -199,4 +202,7 @@ type sliceState struct {
 	// logged after baseSeq to base gives value.
 	base    any
 	baseSeq uint64
+	// ver changes whenever value does, or the reducers do: the views of
+	// transactions keep values computed from it until it changes.
+	ver uint64
 }

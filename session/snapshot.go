@@ -35,7 +35,7 @@ func (s *Session) Snapshot() Snapshot {
 	defer s.runlock()
 	values := make(map[string]any, len(s.root.slices))
 	for name, st := range s.root.slices {
-		values[name] = s.valueLocked(name, st)
+		values[name] = s.valueLocked(name, st).value
 	}
 	return Snapshot{seq: s.seqLocked(), values: values}
 }
@@ -68,6 +68,7 @@ func (s *Session) Restore(snap Snapshot) error {
 			st.value = st.initial
 		}
 		st.base, st.baseSeq = st.value, s.seq
+		st.ver = s.newVer()
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ func (tx *Tx) Commit() error {
 	}
 	v.ended = true
 	staged := v.staged
-	v.staged = nil
+	v.staged, v.cache = nil, nil
 	return v.parent.absorb(staged)
 }
 
@@ -74,7 +74,7 @@ func (tx *Tx) Discard() []Record {
 	}
 	v.ended = true
 	out := v.parent.numbered(v.staged)
-	v.staged = nil
+	v.staged, v.cache = nil, nil
 	return out
 }
 
@@ -88,7 +88,11 @@ func (s *Session) absorb(records []Record) error {
 		if s.ended {
 			return fmt.Errorf("session: commit: the enclosing transaction's view: %w, without these events", ErrEnded)
 		}
-		s.staged = append(s.staged, records...)
+		s.parent.rlock()
+		defer s.parent.runlock()
+		for _, r := range records {
+			s.stageLocked(r, nil)
+		}
 		return nil
 	}
 	var errs []error
@@ -145,20 +149,57 @@ func (s *Session) seqLocked() uint64 {
 	return s.parent.seqLocked() + uint64(len(s.staged))
 }
 
+// viewValue is a slice's value as a view shows it: the value its parent
+// shows, at version parentVer, with the view's staged events applied.
+type viewValue struct {
+	value     any
+	ver       uint64 // this value's version, for the views begun on this one
+	parentVer uint64 // the version of the parent's value it was computed from
+}
+
 // valueLocked is the value of the slice st, called name, as s shows it:
 // its value in the root session with the events staged in every
 // transaction from there to s applied, by the reducers registered now. A
 // reducer that fails leaves the value as it was, as in Dispatch. s's locks
 // and its parents' are held.
-func (s *Session) valueLocked(name string, st *sliceState) any {
+//
+// A view keeps the value it computed (cache), with the version of its
+// parent's value it was computed from; stage extends it by the staged
+// event. It computes the value again, from its parent's and all its
+// staged events, only when the parent's has changed since: an event
+// dispatched to the session, a restore, a reducer registered, or an event
+// staged in the enclosing transaction.
+func (s *Session) valueLocked(name string, st *sliceState) viewValue {
 	if s.parent == nil {
-		return st.value
+		return viewValue{value: st.value, ver: st.ver}
 	}
-	v := s.parent.valueLocked(name, st)
+	p := s.parent.valueLocked(name, st)
+	if len(s.staged) == 0 {
+		return viewValue{value: p.value, ver: p.ver, parentVer: p.ver}
+	}
+	s.cacheMu.Lock()
+	c, ok := s.cache[name]
+	s.cacheMu.Unlock()
+	if ok && c.parentVer == p.ver {
+		return c
+	}
+	v := p.value
 	for _, rec := range s.staged {
 		v = s.root.applyLocked(name, v, rec.Event, nil)
 	}
-	return v
+	c = viewValue{value: v, ver: s.newVer(), parentVer: p.ver}
+	s.keep(name, c)
+	return c
+}
+
+// keep caches c as the view's value of the slice called name.
+func (s *Session) keep(name string, c viewValue) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if s.cache == nil {
+		s.cache = make(map[string]viewValue)
+	}
+	s.cache[name] = c
 }
 
 // applyLocked runs the reducers of the slice called name for event on v
@@ -201,16 +242,26 @@ func (s *Session) stage(event any) error {
 	}
 	s.parent.rlock()
 	defer s.parent.runlock()
-	root := s.root
 	var errs []error
+	s.stageLocked(Record{Time: s.root.now(), Type: s.root.typeName(event), Event: event}, &errs)
+	return errors.Join(errs...)
+}
+
+// stageLocked appends rec to the view's staged events, and applies it to
+// the values the view keeps of the slices its reducers update; their
+// failures are appended to *errs when errs is not nil. s's lock is held
+// for writing, its parents' for reading.
+func (s *Session) stageLocked(rec Record, errs *[]error) {
+	root := s.root
 	var done []string // slices whose reducers ran
-	for _, r := range root.reducers[reflect.TypeOf(event)] {
+	for _, r := range root.reducers[reflect.TypeOf(rec.Event)] {
 		if slices.Contains(done, r.slice) {
 			continue
 		}
 		done = append(done, r.slice)
-		root.applyLocked(r.slice, s.valueLocked(r.slice, root.slices[r.slice]), event, &errs)
+		c := s.valueLocked(r.slice, root.slices[r.slice])
+		next := root.applyLocked(r.slice, c.value, rec.Event, errs)
+		s.keep(r.slice, viewValue{value: next, ver: s.newVer(), parentVer: c.parentVer})
 	}
-	s.staged = append(s.staged, Record{Time: root.now(), Type: root.typeName(event), Event: event})
-	return errors.Join(errs...)
+	s.staged = append(s.staged, rec)
 }

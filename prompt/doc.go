@@ -71,15 +71,20 @@
 //
 // # Token budgets
 //
-// Rendered with [WithBudget], a prompt fits a token count: FULL sections that
-// have a summary are demoted to SUMMARY, lowest [section.Spec] Priority first
-// (ties: deeper, then later sections first), until it fits; sections the
-// session opened, and the sections holding them, are never demoted. Demoted
-// sections get the usual suffix, so the model can open what the budget
-// closed. The fit starts from the smallest prompt, every such section
-// summarized, and gives sections back in full, highest priority first, while
-// they fit, so the sections under a summarized one are counted only when it
-// might come back.
+// Rendered with [WithBudget], a prompt fits a token count by showing FULL
+// sections that have a summary as SUMMARY; sections the session opened, and
+// the sections holding them, are never summarized. Summarized sections get
+// the usual suffix, so the model can open what the budget closed. The fit
+// starts from the smallest prompt, every such section summarized, and
+// gives sections back in full one at a time, highest [section.Spec]
+// Priority first (ties: shallower, then earlier sections first), each one
+// that fits in the room the sections given back before it left. A section
+// that does not fit stays summarized and the fit goes on to the next, so a
+// section is summarized only when, at its turn, showing it would have gone
+// over the budget: a large section of high priority can stay summarized
+// while a smaller one of lower priority, which fits in what is left, is
+// shown in full (see the example of [WithBudget]). The sections under a
+// summarized one are counted only when it might come back.
 //
 // A summary with a brief ([section.Spec] Brief) is shortened to it the same
 // way: the smallest prompt shows every brief, and once sections are given

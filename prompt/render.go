@@ -146,13 +146,16 @@ func WithTokens(counter tokens.Counter) RenderOption {
 }
 
 // WithBudget renders the prompt into at most budget tokens as counted by
-// counter: FULL sections that have a summary are demoted to SUMMARY, lowest
-// priority first (then deeper, then later first), until the prompt fits.
-// Sections the session opened are never demoted. Summaries may get the
-// compact suffix, and one that would cost more than its content shows the
-// content (see the package documentation). When even the smallest reachable
-// prompt is too large, Render fails with a [*BudgetError]. A budget of 0
-// means none.
+// counter, showing FULL sections that have a summary as SUMMARY where
+// needed. The fit starts with all of them summarized and gives them back
+// in full, highest priority first (then shallower, then earlier), each one
+// that fits in what is left; one that does not fit stays summarized, and
+// lower ones that fit are still given back (see the example). Sections
+// the session opened are never summarized. Summaries may get the compact
+// suffix, and one that would cost more than its content shows the content
+// (see the package documentation). When even the smallest reachable prompt
+// is too large, Render fails with a [*BudgetError]. A budget of 0 means
+// none.
 func WithBudget(budget int, counter tokens.Counter) RenderOption {
 	return func(c *renderConfig) { c.budget, c.counter = budget, counter }
 }

@@ -134,8 +134,13 @@ type Spec[P any] struct {
 	LazyChildren func() []*Section
 	// Tools are offered to the model while the section renders in full.
 	Tools []*tools.Tool
-	// Priority orders sections for token budgets: lower priorities are
-	// summarized first.
+	// Priority orders sections for token budgets: a budget gives
+	// sections back in full from a prompt where all are summarized,
+	// higher priorities first, each one that fits in what is left. So of
+	// two sections of the same size, the one of lower priority is
+	// summarized first; but a larger section of higher priority that does
+	// not fit stays summarized while a smaller one of lower priority that
+	// fits is shown in full. See prompt.WithBudget.
 	Priority int
 }
 

@@ -37,7 +37,7 @@ func runRender(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	paramsPath := fs.String("params", "", "a JSON `file` with the params the templates see")
 	open := fs.String("open", "", "comma-separated section `keys` to render in full, as if the model had opened them")
-	budget := fs.Int("budget", 0, "fit the prompt into this many `tokens`, summarizing low-priority sections first (0: no budget)")
+	budget := fs.Int("budget", 0, "fit the prompt into this many `tokens`, giving sections their room in full highest priority first (0: no budget)")
 	tokenizer := fs.String("tokenizer", "o200k", "how to count tokens: o200k, cl100k or estimate")
 	asJSON := fs.Bool("json", false, "print the text, the tools and the report as JSON")
 	tree := fs.Bool("tree", false, "print the section tree with each section's mode, tokens and a bar")

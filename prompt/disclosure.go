@@ -133,11 +133,12 @@ func (d *Disclosure) renderIn(sess *session.Session) error {
 }
 
 // Rendered returns the latest render of part i, or nil before the first
-// [Disclosure.Render].
+// [Disclosure.Render] and when there is no part i (parts count from 0, as
+// for [Disclosure.Remove]).
 func (d *Disclosure) Rendered(i int) *Rendered {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.rendered == nil {
+	if i < 0 || i >= len(d.rendered) {
 		return nil
 	}
 	return d.rendered[i]
@@ -367,6 +368,9 @@ func (d *Disclosure) overridesFor(keys []string) (Overrides, error) {
 // the others to context files. An opening refused is an [*OpenError], and
 // changes nothing.
 func (d *Disclosure) Open(ctx context.Context, keys []string, reason string) (*Opened, error) {
+	if keys == nil {
+		keys = []string{} // no keys, which the handler refuses as such, not a JSON null
+	}
 	args, err := json.Marshal(OpenSectionsInput{SectionKeys: keys, Reason: reason})
 	if err != nil {
 		return nil, fmt.Errorf("prompt: open: %w", err)

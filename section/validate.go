@@ -65,7 +65,8 @@ func (e *NoSummaryError) Is(target error) bool { return target == ErrNoSummary }
 // do not match the key pattern, duplicate keys among siblings, empty titles,
 // bodies that do not parse or name fields their params type lacks, code
 // fences left open, a constant SUMMARY, a brief or a separate section
-// without a summary, nil children or tools, and tool names used twice
+// without a summary, nil children or tools, zero tools (not made by
+// tools.New or tools.NewRaw), and tool names used twice
 // anywhere in the tree or listed in reserved.
 func Validate(roots []*Section, reserved ...string) error {
 	v := validator{reserved: reserved}
@@ -158,6 +159,11 @@ func (v *validator) section(s *Section) {
 			continue
 		}
 		name := t.Name()
+		if name == "" {
+			// Only a zero tools.Tool has no name; it has no handler either.
+			v.fail("tool %d has no name or handler: make tools with tools.New or tools.NewRaw", i+1)
+			continue
+		}
 		if slices.Contains(v.reserved, name) {
 			v.fail("tool name %q is reserved; rename the tool", name)
 			continue

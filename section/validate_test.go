@@ -72,6 +72,8 @@ func TestValidate(t *testing.T) {
 		}, nil, []string{`section b.c: duplicate tool name "t" (also declared by section a)`}},
 		{"reserved tool", []*section.Section{section.New(section.Spec[none]{Key: "a", Title: "A", Tools: []*tools.Tool{tool("open_sections")}})}, []string{"open_sections"},
 			[]string{`section a: tool name "open_sections" is reserved`}},
+		{"zero tool", []*section.Section{section.New(section.Spec[none]{Key: "a", Title: "A", Tools: []*tools.Tool{tool("t"), {}}})}, nil,
+			[]string{"section a: tool 2 has no name or handler: make tools with tools.New or tools.NewRaw"}},
 		{"nil child", []*section.Section{section.New(section.Spec[none]{Key: "a", Title: "A", Children: []*section.Section{nil}})}, nil, []string{"section a: child 1 is nil"}},
 		{"non-struct params", []*section.Section{section.New(section.Spec[string]{Key: "a", Title: "A"})}, nil, []string{"params type string is a string; use a struct type (or a map with string keys)"}},
 		{"body and content", []*section.Section{section.New(section.Spec[none]{Key: "a", Title: "A", Body: "x", Content: func(none) (string, error) { return "", nil }})}, nil, []string{"both Body and Content are set"}},

@@ -77,7 +77,10 @@
 //     length as "minItems" and "maxItems"); []byte as a base64 string; maps
 //     with string keys, or keys with MarshalText ("object" whose
 //     "additionalProperties" is the element's schema); time.Time as a
-//     "date-time" string; a field with the ",string" option as a string.
+//     "date-time" string; a field with the ",string" option as a string
+//     whose "pattern" (or "enum", "true" and "false", for a boolean) and
+//     description say what it holds, such as an integer like "42"; a value
+//     it cannot take is refused naming the field and what to send.
 //   - pointers as their element. A schema has one type, never a list: null
 //     is not offered for pointers and slices, though it decodes into them,
 //     since some model APIs take one type only.

@@ -252,10 +252,14 @@ func annotate(t reflect.Type, s *schema.Schema, known map[reflect.Type]*schema.S
 			p := s.Properties[name]
 			annotate(f.Type, p, known)
 			if quoted(f) {
-				*p = schema.Schema{Type: "string"} // the value comes inside a JSON string
+				// The value comes inside a JSON string: the schema says
+				// what the string holds, the description says it again
+				// for a model that reads no pattern.
+				q := quotedForm(f.Type)
+				*p = schema.Schema{Type: "string", Pattern: q.pattern, Enum: q.enum, Description: "Send " + q.want + "."}
 			}
 			if d, ok := f.Tag.Lookup("description"); ok {
-				p.Description = d
+				p.Description = strings.TrimSpace(d + " " + p.Description)
 			}
 			if e, ok := f.Tag.Lookup("enum"); ok {
 				target := p
@@ -281,6 +285,52 @@ func jsonName(f reflect.StructField) (string, bool) {
 		return name, true
 	}
 	return f.Name, true
+}
+
+// quotedText is what a field with the ",string" option takes: a pattern or
+// the values its string matches, and what to send, for messages.
+type quotedText struct {
+	pattern string
+	enum    []any
+	want    string
+}
+
+// Patterns of the strings encoding/json decodes into a field with the
+// ",string" option: the number, boolean or JSON string inside the quotes.
+const (
+	quotedInt    = `^-?[0-9]+$`
+	quotedUint   = `^[0-9]+$`
+	quotedFloat  = `^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$`
+	quotedString = `^"([^"\\]|\\.)*"$`
+)
+
+// quotedForms maps each pattern to what to send, for validation messages.
+var quotedForms = map[string]string{
+	quotedInt:    `an integer written as a string, like "42"`,
+	quotedUint:   `a whole number of 0 or more written as a string, like "42"`,
+	quotedFloat:  `a number written as a string, like "1.5"`,
+	quotedString: `a JSON string written as a string, like "\"text\""`,
+}
+
+// quotedForm is what a field of type t with the ",string" option takes.
+func quotedForm(t reflect.Type) quotedText {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var pattern string
+	switch t.Kind() {
+	case reflect.Bool:
+		return quotedText{enum: []any{"true", "false"}, want: `"true" or "false", a boolean written as a string`}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		pattern = quotedInt
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		pattern = quotedUint
+	case reflect.Float32, reflect.Float64:
+		pattern = quotedFloat
+	default:
+		pattern = quotedString
+	}
+	return quotedText{pattern: pattern, want: quotedForms[pattern]}
 }
 
 // quoted reports whether a field has the ",string" option, which
@@ -348,6 +398,7 @@ type wire struct {
 	Type                 string      `json:"type,omitempty"`
 	Format               string      `json:"format,omitempty"`
 	ContentEncoding      string      `json:"contentEncoding,omitempty"`
+	Pattern              string      `json:"pattern,omitempty"`
 	Description          string      `json:"description,omitempty"`
 	Enum                 []any       `json:"enum,omitempty"`
 	Minimum              *float64    `json:"minimum,omitempty"`
@@ -391,7 +442,7 @@ func toWire(s *schema.Schema) *wire {
 		return nil
 	}
 	w := &wire{
-		Type: s.Type, Format: s.Format, ContentEncoding: s.ContentEncoding,
+		Type: s.Type, Format: s.Format, ContentEncoding: s.ContentEncoding, Pattern: s.Pattern,
 		Description: s.Description, Enum: s.Enum,
 		Minimum: s.Minimum, Maximum: s.Maximum, MinItems: s.MinItems, MaxItems: s.MaxItems,
 		Items: toWire(s.Items), Required: s.Required,

@@ -149,7 +149,7 @@ func TestInputSchema(t *testing.T) {
 		{"tags", inputSchema[tags],
 			`{"type":"object","properties":{
 				"Plain":{"type":"string"},"renamed":{"type":"string"},"-":{"type":"string"},
-				"Optional":{"type":"string"},"zero":{"type":"integer"},"quoted":{"type":"string"}},
+				"Optional":{"type":"string"},"zero":{"type":"integer"},"quoted":{"type":"string","pattern":"^-?[0-9]+$","description":"Send an integer written as a string, like \"42\"."}},
 			"required":["Plain","renamed","-","quoted"],"additionalProperties":false}`},
 		{"descriptions and enums", inputSchema[described],
 			`{"type":"object","properties":{

@@ -103,7 +103,7 @@ func New[In, Out any](name, description string, h Handler[In, Out]) (*Tool, erro
 		}()
 		var in In
 		if err := json.Unmarshal(args, &in); err != nil {
-			return Result{Message: invalidPrefix + decodeProblem(err)}, notRun, nil
+			return Result{Message: invalidPrefix + decodeProblem(err, reflect.TypeFor[In](), args)}, notRun, nil
 		}
 		out, err := h(ctx, tc, in)
 		if err != nil {
@@ -177,7 +177,19 @@ func (t *Tool) OutputSchema() json.RawMessage { return bytes.Clone(t.output) }
 // failed call whose handler ran is then recorded in tc.Session as a
 // [CallFailed] event, unless its error is a [Halt], which is the program's
 // to handle. See the package documentation.
+//
+// Calling a nil Tool (what prompt's Rendered.Tool returns for a name the
+// render does not offer) or a zero one (not made by [New] or [NewRaw]) is
+// an error.
 func (t *Tool) Call(ctx context.Context, tc Context, args json.RawMessage) (Result, error) {
+	if t == nil || t.run == nil {
+		what := "nil tool: there is no tool to call (a lookup such as Rendered.Tool returns nil for a name that is not offered); check the tool before calling it"
+		if t != nil {
+			what = "zero tool: it has no name or handler; make tools with tools.New or tools.NewRaw"
+		}
+		err := errors.New("tools: call: " + what)
+		return Result{Message: err.Error()}, err
+	}
 	if ctx == nil {
 		ctx = context.Background() // as a caller that has no context of its own means
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/big"
 	"net/url"
@@ -149,6 +150,11 @@ func (t *Tool) leafProblems(e *jsonschema.ValidationError, doc any) []problem {
 		return generic
 	}
 	sch := schemaAt(t.inputSchema, kw[:len(kw)-1])
+	if want, ok := quotedForms[patternOf(sch)]; ok && (kw[len(kw)-1] == "pattern" || kw[len(kw)-1] == "type") {
+		// A field with the ",string" option, given something else.
+		got, _ := json.Marshal(instanceAt(doc, inst))
+		return []problem{{displayPath(inst), fmt.Sprintf("cannot use %s here; send %s", truncate(string(got), 60), want), ""}}
+	}
 	obj, isObj := instanceAt(doc, inst).(map[string]any)
 	if sch == nil || !isObj {
 		return generic
@@ -176,6 +182,14 @@ func (t *Tool) leafProblems(e *jsonschema.ValidationError, doc any) []problem {
 		return generic
 	}
 	return ps
+}
+
+// patternOf is s's pattern, "" when s is nil.
+func patternOf(s *schema.Schema) string {
+	if s == nil {
+		return ""
+	}
+	return s.Pattern
 }
 
 // allowedText lists the properties an object takes, to steer the model
@@ -277,10 +291,11 @@ func displayPath(tokens []string) string {
 	return b.String()
 }
 
-// decodeProblem explains an error from decoding valid arguments into the
-// input type: a number out of range for its Go type, a malformed time, or
-// whatever a custom decoder reports.
-func decodeProblem(err error) string {
+// decodeProblem explains an error from decoding valid arguments, args, into
+// the input type in: a number out of range for its Go type, a field taking
+// its value in a string (the ",string" option) given something else, a
+// malformed time, or whatever a custom decoder reports.
+func decodeProblem(err error, in reflect.Type, args []byte) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		path := "(root)"
@@ -299,7 +314,75 @@ func decodeProblem(err error) string {
 		}
 		return formatProblems([]problem{{path, text, ""}}, 1)
 	}
+	if strings.Contains(err.Error(), ",string struct tag") {
+		// encoding/json names neither the field nor what it takes.
+		var doc any
+		dec := json.NewDecoder(bytes.NewReader(args))
+		dec.UseNumber()
+		if dec.Decode(&doc) == nil {
+			if p, ok := quotedProblem(in, doc, nil); ok {
+				return formatProblems([]problem{p}, 1)
+			}
+		}
+	}
 	return truncate(strings.TrimPrefix(err.Error(), "json: "), maxProblemLen)
+}
+
+// quotedProblem finds, in doc decoded from arguments for t, the first value
+// of a field with the ",string" option that does not decode, at the JSON
+// pointer tokens path, and says what the field takes.
+func quotedProblem(t reflect.Type, doc any, path []string) (problem, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, _ := doc.(map[string]any)
+		for _, f := range reflect.VisibleFields(t) {
+			name, ok := jsonName(f)
+			v, present := obj[name]
+			if !ok || !present {
+				continue
+			}
+			at := append(slices.Clip(path), name)
+			if !quoted(f) {
+				if p, ok := quotedProblem(f.Type, v, at); ok {
+					return p, true
+				}
+				continue
+			}
+			if !decodesQuoted(f.Type, v) {
+				got, _ := json.Marshal(v)
+				return problem{displayPath(at), fmt.Sprintf("cannot use %s here; send %s", truncate(string(got), 60), quotedForm(f.Type).want), ""}, true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		list, _ := doc.([]any)
+		for i, v := range list {
+			if p, ok := quotedProblem(t.Elem(), v, append(slices.Clip(path), strconv.Itoa(i))); ok {
+				return p, true
+			}
+		}
+	case reflect.Map:
+		obj, _ := doc.(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			if p, ok := quotedProblem(t.Elem(), obj[k], append(slices.Clip(path), k)); ok {
+				return p, true
+			}
+		}
+	}
+	return problem{}, false
+}
+
+// decodesQuoted reports whether v decodes into a field of type t that has
+// the ",string" option.
+func decodesQuoted(t reflect.Type, v any) bool {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return false
+	}
+	holder := reflect.StructOf([]reflect.StructField{{Name: "V", Type: t, Tag: `json:"v,string"`}})
+	return json.Unmarshal(append(append([]byte(`{"v":`), raw...), '}'), reflect.New(holder).Interface()) == nil
 }
 
 // inRange reports whether the JSON number num lies within [lo, hi].

@@ -23,6 +23,7 @@ import (
 	"github.com/unfold-dev/unfold/envs/bash"
 	"github.com/unfold-dev/unfold/envs/envtest"
 	"github.com/unfold-dev/unfold/internal/golden"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // quick bounds a command that should finish long before it.
@@ -793,6 +794,10 @@ func TestBinaryOutput(t *testing.T) {
 		{"progress line", `printf '10%%\r50%%\r100%%\n'`, "100%"},
 		{"backspace", `printf 'abc\b\bX\n'`, "aXc"},
 		{"split UTF-8", `printf 'caf\xc3'; printf '\xa9\n'`, "café"},
+		{"title cut short", `printf '\033]0;t'; printf '\033[32mgreen\033[0m\n'; echo plain`, "green\nplain"},
+		{"title aborted by CAN", `printf '\033]0;t\030'; echo afterCAN`, "afterCAN"},
+		{"DCS cut short", `printf 'before\033Pq#0\n'; echo afterDCS`, "before\nafterDCS"},
+		{"string never ended", `printf '\033]0;'; printf 'x%.0s' {1..5000}; echo ' shown'`, strings.Repeat("x", 5000-(term.MaxString-2)) + " shown"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			resp := run(t, s, c.command)

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // TestTerminalOutput checks that output meant for a terminal comes back as
@@ -27,6 +28,13 @@ func TestTerminalOutput(t *testing.T) {
 		{"backspace", "print('abc\\b\\bX')", "aXc"},
 		{"progress without a final newline", "import sys\n_ = sys.stdout.write('10%\\r50%\\r100%')", "100%"},
 		{"NUL and controls", "print('a\\x00b\\x01c')", "abc"},
+		{"title cut short",
+			"import os\nos.write(1, b'\\x1b]0;unterminated')\nprint('\\x1b[32mgreen\\x1b[0m')\nprint('more')",
+			"green\nmore"},
+		{"string cut short on its line", "import os\nos.write(1, b'\\x1b]0;unterminated')\nprint('after')\nprint('more')", "\nmore"},
+		{"string never ended",
+			"import os\nos.write(1, b'\\x1b]0;' + b'x' * 5000)\nprint(' shown')",
+			strings.Repeat("x", 5000-(term.MaxString-2)) + " shown"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			resp := execute(t, r, c.code)

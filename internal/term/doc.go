@@ -7,6 +7,9 @@
 // A [Filter] turns what programs write to a terminal into plain text for
 // an agent to read: escape sequences dropped, carriage returns and
 // backspaces applied, so a progress bar keeps only its final state.
+// Sequences end where a terminal ends them, and a title or link whose
+// end was lost hides at most the rest of its line (or [MaxString] bytes),
+// not the rest of the output.
 //
 //	f := term.NewFilter(w)
 //	f.Write(chunk) // finished lines go to w

@@ -10,28 +10,46 @@ import (
 // what was passed on).
 const MaxLine = 64 << 10
 
+// MaxString bounds the bytes an OSC, DCS, SOS, PM or APC string may hide.
+// A string that runs on past it (its end lost: a program killed while
+// writing a title or a link, a log of raw escapes shown with cat) stops
+// being one, and the bytes after it are shown, so it cannot hide the rest
+// of the output. Window titles and hyperlinks are far shorter; an inline
+// image would show its tail as text.
+const MaxString = 4 << 10
+
 // Filter turns what a program writes to a terminal into plain text: escape
 // sequences (CSI, OSC, DCS and two-byte ESC sequences) are dropped, a
 // carriage return or backspace moves the cursor on the current line so a
 // progress bar keeps only its final state, other control characters except
 // tab and newline are dropped. It writes finished lines to w and keeps the
 // current line until a newline or Flush. It is not safe for concurrent use.
+//
+// Sequences end as a terminal's parser (ECMA-48, as xterm and VTE follow
+// it) ends them: an ESC starts a new sequence, ending the one before, a
+// string ends at BEL or ST (ESC \), CAN and SUB abort any sequence, and
+// the controls inside a sequence other than a string still act (a newline
+// in a CSI ends the line). A string whose end was lost must not hide the
+// rest of the output, so it ends too at a newline or carriage return,
+// which then act (as xterm does with its brokenStringTerm resource, and
+// did by default before its patch #171: titles, hyperlinks and images
+// hold none), and at [MaxString].
 type Filter struct {
 	w     io.Writer
 	line  []byte // the current line, not yet written
 	col   int    // cursor position in line, a byte offset at a character start
 	state escState
+	taken int // bytes of the current string, in stString
 }
 
 type escState uint8
 
 const (
-	stNormal    escState = iota
-	stEsc                // after ESC
-	stEscInter           // after ESC and intermediate bytes, waiting for the final byte
-	stCSI                // after ESC [
-	stString             // inside OSC, DCS, SOS, PM or APC, until BEL or ESC \
-	stStringEsc          // ESC seen inside a string
+	stNormal   escState = iota
+	stEsc               // after ESC
+	stEscInter          // after ESC and intermediate bytes, waiting for the final byte
+	stCSI               // after ESC [
+	stString            // inside OSC, DCS, SOS, PM or APC, until a byte that endsString
 )
 
 // NewFilter returns a Filter that writes finished lines to w.
@@ -52,7 +70,14 @@ func (f *Filter) Write(p []byte) (int, error) {
 				continue
 			}
 		}
-		if k := f.text(p); k > 0 {
+		k := 0
+		switch f.state {
+		case stNormal:
+			k = f.text(p)
+		case stString:
+			k = f.str(p)
+		}
+		if k > 0 {
 			p = p[k:]
 		} else {
 			f.byte(p[0])
@@ -70,13 +95,10 @@ func (f *Filter) Write(p []byte) (int, error) {
 // text takes the printable bytes and tabs p starts with, as byte would
 // one at a time, but a run at once: appended at the end of the line (up
 // to MaxLine), or written over it while both are ASCII. It returns how
-// many bytes it took; none outside the normal state. A line with no
-// newline, or a progress bar redrawn after a carriage return, then costs
-// a copy rather than a call per byte.
+// many bytes it took; it is called in the normal state only. A line
+// with no newline, or a progress bar redrawn after a carriage return, then
+// costs a copy rather than a call per byte.
 func (f *Filter) text(p []byte) int {
-	if f.state != stNormal {
-		return 0
-	}
 	n := 0
 	if f.col == len(f.line) {
 		for room := MaxLine - len(f.line); n < len(p) && n < room && isText(p[n]); n++ {
@@ -106,6 +128,28 @@ func plainPrefix(p []byte) int {
 	return len(p)
 }
 
+// str takes the bytes p starts with that the current string hides, as
+// byte would one at a time but a run at once, up to a byte that may end it
+// or to MaxString. It returns how many bytes it took; it is called inside
+// a string only.
+func (f *Filter) str(p []byte) int {
+	n := 0
+	for room := MaxString - f.taken; n < len(p) && n < room && !endsString(p[n]); n++ {
+	}
+	f.taken += n
+	if f.taken >= MaxString {
+		f.state = stNormal
+	}
+	return n
+}
+
+// endsString reports whether c ends a string: BEL ends it, ESC ends it and
+// starts a sequence (ST is ESC \), CAN and SUB abort it, and a newline or
+// carriage return ends it and acts.
+func endsString(c byte) bool {
+	return c == 0x07 || c == 0x1b || c == 0x18 || c == 0x1a || c == '\n' || c == '\r'
+}
+
 func lastNewline(p []byte) int {
 	for i := len(p) - 1; i >= 0; i-- {
 		if p[i] == '\n' {
@@ -116,48 +160,61 @@ func lastNewline(p []byte) int {
 }
 
 func (f *Filter) byte(c byte) {
+	switch {
+	case c == 0x1b:
+		// In a sequence too: it starts a new one, ending a string.
+		f.state = stEsc
+		return
+	case f.state == stNormal:
+		f.act(c)
+		return
+	case f.state == stString:
+		switch {
+		case c == '\n' || c == '\r':
+			f.state = stNormal
+			f.act(c)
+		case endsString(c):
+			f.state = stNormal
+		default:
+			f.str([]byte{c})
+		}
+		return
+	case c == 0x18 || c == 0x1a:
+		// CAN and SUB abort a sequence.
+		f.state = stNormal
+		return
+	case c < 0x20:
+		f.act(c)
+		return
+	}
 	switch f.state {
 	case stEsc:
 		switch {
 		case c == '[':
 			f.state = stCSI
 		case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
-			f.state = stString
+			f.state, f.taken = stString, 0
 		case c >= 0x20 && c <= 0x2f:
 			f.state = stEscInter
-		default:
+		case c != 0x7f:
 			f.state = stNormal
 		}
-		return
 	case stEscInter:
-		if c < 0x20 || c > 0x2f {
+		if c > 0x2f && c != 0x7f {
 			f.state = stNormal
 		}
-		return
 	case stCSI:
 		if c >= 0x40 && c <= 0x7e {
 			f.state = stNormal
 		}
-		return
-	case stString:
-		switch c {
-		case 0x07:
-			f.state = stNormal
-		case 0x1b:
-			f.state = stStringEsc
-		}
-		return
-	case stStringEsc:
-		if c == '\\' {
-			f.state = stNormal
-		} else {
-			f.state = stString
-		}
-		return
 	}
+}
+
+// act handles c as the normal state does: a byte of text, or a control that
+// acts on the line (newline, carriage return, backspace, tab); other
+// controls are dropped.
+func (f *Filter) act(c byte) {
 	switch {
-	case c == 0x1b:
-		f.state = stEsc
 	case c == '\n':
 		f.line = append(f.line, '\n')
 		_, _ = f.w.Write(f.line)

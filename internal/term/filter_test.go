@@ -22,6 +22,20 @@ func TestFilter(t *testing.T) {
 		{"controls dropped", "a\x00b\x07c\x1ed\n", "abcd\n"},
 		{"tab kept", "a\tb\n", "a\tb\n"},
 		{"unfinished line", "no newline", "no newline"},
+		{"OSC ended by a new sequence", "\x1b]0;t\x1b[32mgreen\x1b[0m\nplain\n", "green\nplain\n"},
+		{"OSC aborted by CAN", "\x1b]0;t\x18after\n", "after\n"},
+		{"OSC aborted by SUB", "\x1b]0;t\x1aafter\n", "after\n"},
+		{"DCS with ST", "\x1bP1$r0m\x1b\\ok\n", "ok\n"},
+		{"DCS ended by a new sequence", "\x1bPq#0;2\x1b(Bafter\n", "after\n"},
+		{"APC ended by a new sequence", "\x1b_data\x1b[0mafter\n", "after\n"},
+		{"string at its bound", "\x1b]0;" + strings.Repeat("x", MaxString-2) + "shown\n", "shown\n"},
+		{"string within its bound", "\x1b]0;" + strings.Repeat("x", MaxString-3) + "\x07ok\n", "ok\n"},
+		{"string ended by a newline", "before\x1b]0;t\nafter\n", "before\nafter\n"},
+		{"string ended by a carriage return", "50%\x1b]0;t\rdone\n", "done\n"},
+		{"CSI aborted by CAN", "\x1b[1\x18;2mX\n", ";2mX\n"},
+		{"CSI ended by a new sequence", "\x1b[1\x1b[31mred\n", "red\n"},
+		{"newline inside CSI", "\x1b[1\n2mok\n", "\nok\n"},
+		{"ESC then ESC", "\x1b\x1b[31mred\n", "red\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, size := range []int{1, 2, 3, len(c.in)} {
@@ -58,6 +72,8 @@ func FuzzFilterRuns(f *testing.F) {
 		"abc\b\bX\rcafé\r\xc3\n",
 		"caf\xc3\xa9\rcafe\n\x1b[1mbold\x1b[0m\r12",
 		"\x1b]0;title\x07text\tand tab\r\x7fover\n",
+		"\x1b]0;t\x1b[32mgreen\x1b[0m\n\x1bPq\x18after\x1b[1\n2m\n",
+		"\x1b]8;;" + strings.Repeat("u", MaxString) + "\x1b\\link\n",
 		strings.Repeat("long ", MaxLine/4) + "\r" + strings.Repeat("é", 100),
 	} {
 		f.Add([]byte(seed), uint16(7))

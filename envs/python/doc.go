@@ -15,7 +15,10 @@
 // so a progress bar (tqdm, pip) comes back as its final state, not as
 // every frame it drew. An exception shows its full traceback with the
 // lines of the code (cells are named <cell-N>) and none of the driver's
-// frames; a SyntaxError points at its line:
+// frames; a SyntaxError points at its line. Code that leaves fd 1 or 2
+// closed or sent elsewhere (os.dup2 of /dev/null, left in place when a
+// library raised) gets it put back as it ends, before its traceback is
+// shown, and the response says so, so later output is not lost:
 //
 //	r, err := python.New(python.WithDir(project))
 //	...
@@ -65,7 +68,8 @@
 // driver's process ID. A process the code forks closes its copies of the
 // protocol's descriptors and exits where its copy of the cell ends, so it
 // never answers; the reply notes the fork. Code that closes or replaces
-// descriptors 3 or 4 is seen when the cell ends, and the driver stops;
+// descriptors 3 or 4, or the copies of fds 1 and 2 the driver keeps to
+// put them back, is seen when the cell ends, and the driver stops;
 // a line on descriptor 4 that is not the driver's answer to the running
 // command (written by the code) stops the interpreter. Either way the
 // response says the state was lost, and a fresh interpreter answers the

@@ -17,6 +17,12 @@
 # driver then exits, saying why, for the Go side to start a new one; what a
 # cell writes to fd 4 lacks the request's id.
 #
+# Nor can a cell lose the output of the cells after it: the driver keeps a
+# copy of fds 1 and 2, and when a cell ends with either closed or pointing
+# elsewhere (os.dup2 of /dev/null left in place when a library raised), it
+# is put back before the cell's traceback is shown, and the reply names it
+# in "restored".
+#
 # This file is compiled with the file name in DRIVER_FILE; frames from it
 # are removed from tracebacks.
 
@@ -41,6 +47,7 @@ MAX_NAME = 200        # characters kept of a variable or type name
 SOURCE_BUDGET = 16 << 20  # characters of cell source kept for tracebacks
 REQUEST_FD = 3
 REPLY_FD = 4
+OUTPUT_FDS = (1, 2)
 
 # Bound now, so user code that rebinds module attributes cannot break the
 # protocol.
@@ -51,6 +58,9 @@ _getcwd = os.getcwd
 _getpid = os.getpid
 _fstat = os.fstat
 _exit = os._exit
+_dup = os.dup
+_dup2 = os.dup2
+_readlink = os.readlink
 _word = re.compile(r'\w+')
 _magic = re.compile(r'^([ \t]*)(!|%pip(?=\s|$))(.*)$')
 _missing = object()
@@ -66,7 +76,8 @@ class _State:
     reading = False   # the driver waits for a line of input for the cell
     request = None    # the id of the request being run
     pid = 0           # the driver's process ID: a fork's copy has another
-    fds = None        # identities of fds 3 and 4, to see them changed
+    fds = None        # identities of fds 3 and 4 and of the output copies, to see them changed
+    outputs = {}      # fd 1 and 2: (a copy of it as the driver started, its identity)
     forks = 0         # processes forked during the cell
     requests = None   # the request stream (fd 3)
     cell = 0          # cells run so far
@@ -305,7 +316,8 @@ def _compile(code, filename):
 
 
 def _run(code, ns):
-    """Runs one cell and returns (status, success, exit_code)."""
+    """Runs one cell and returns (status, success, exit_code, restored):
+    restored as _restore_outputs returns it."""
     _state.cell += 1
     filename = '<cell-%d>' % _state.cell
     _remember_source(filename, code)
@@ -313,8 +325,8 @@ def _run(code, ns):
         codes = _compile(code, filename)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as e:
         _report(_format(e, only=isinstance(e, SyntaxError)))
-        return 'error', False, None
-    status, success, exit_code = 'ok', True, None
+        return 'error', False, None, []
+    status, success, exit_code, error = 'ok', True, None, None
     _state.pending = False
     _state.running = True
     try:
@@ -328,15 +340,21 @@ def _run(code, ns):
         status = 'exit'
         success = code is None or code == 0
         exit_code = code if code is None or isinstance(code, int) else repr(code)
-        _report('SystemExit\n' if code is None else _format(e, only=True))
+        error = 'SystemExit\n' if code is None else _format(e, only=True)
     except BaseException as e:
         _state.running = False
         status = 'interrupted' if isinstance(e, KeyboardInterrupt) else 'error'
         success = False
-        _report(_format(e))
+        error = _format(e)
     finally:
         _state.running = False
-    return status, success, exit_code
+    # What the cell wrote goes where it sent it; its traceback, which may
+    # say why it left an output redirected, goes to the session.
+    _flush()
+    restored = _restore_outputs()
+    if error is not None:
+        _report(error)
+    return status, success, exit_code, restored
 
 
 def _track(code, ns):
@@ -408,7 +426,41 @@ def _identity(fd):
 
 
 def _descriptors():
-    return (_identity(REQUEST_FD), _identity(REPLY_FD))
+    return (_identity(REQUEST_FD), _identity(REPLY_FD)) + tuple(
+        _identity(copy) for copy, _ in _state.outputs.values())
+
+
+def _keep_outputs():
+    # A copy of fds 1 and 2, not inherited by programs the cells start.
+    for fd in OUTPUT_FDS:
+        identity = _identity(fd)
+        if identity is not None:
+            _state.outputs[fd] = (_dup(fd), identity)
+
+
+def _restore_outputs():
+    """Puts fds 1 and 2 back where they pointed when the driver started,
+    when the cell closed or redirected them, so that later output and
+    tracebacks are not lost. Returns {"fd": fd, "to": where it pointed, or
+    None when it was closed} for each. A copy the cell closed or replaced
+    cannot serve; the descriptors check after the cell finds it."""
+    restored = []
+    for fd, (copy, identity) in _state.outputs.items():
+        now = _identity(fd)
+        if now == identity or _identity(copy) != identity:
+            continue
+        to = None
+        if now is not None:
+            try:
+                to = _readlink('/proc/self/fd/%d' % fd)
+            except OSError:
+                to = 'another file'
+        try:
+            _dup2(copy, fd)
+        except OSError:
+            continue
+        restored.append({'fd': fd, 'to': to})
+    return restored
 
 
 def _in_child():
@@ -430,6 +482,7 @@ def _forked():
 def main(requests):
     _state.pid = _getpid()
     _state.requests = requests
+    _keep_outputs()
     _state.fds = _descriptors()
     os.set_inheritable(REQUEST_FD, False)
     os.set_inheritable(REPLY_FD, False)
@@ -474,15 +527,17 @@ def main(requests):
         _state.request = msg.get('id')
         code = msg['code']
         _state.forks = 0
-        status, success, exit_code = _run(code, ns)
+        status, success, exit_code, restored = _run(code, ns)
         _flush()
         if _getpid() != _state.pid:
             # A copy of the driver in a process the cell forked.
             _exit(0)
         if _descriptors() != _state.fds:
+            copies = sorted(copy for copy, _ in _state.outputs.values())
             _report('\n[The code closed or replaced the descriptors (3 and 4) that carry '
-                    'commands and replies between unfold and Python, so this interpreter '
-                    'cannot answer reliably any more and stops.]\n')
+                    'commands and replies between unfold and Python, or the copies of its '
+                    'output (%s) kept to put it back, so this interpreter cannot answer '
+                    'reliably any more and stops.]\n' % ' and '.join(map(str, copies)))
             _flush()
             _exit(3)
         try:
@@ -491,7 +546,8 @@ def main(requests):
         except Exception:
             variables = []
         _send({'status': status, 'success': success, 'exit_code': exit_code,
-               'cwd': _cwd(), 'vars': variables, 'forks': _state.forks})
+               'cwd': _cwd(), 'vars': variables, 'forks': _state.forks,
+               'restored': restored})
 
 
 main(_requests)

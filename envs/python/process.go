@@ -67,6 +67,34 @@ type reply struct {
 	Prompt   string      `json:"prompt"` // with "input": what the cell asked
 	Hidden   bool        `json:"hidden"` // with "input": asked with getpass
 	Forks    int         `json:"forks"`  // processes the cell forked
+	// Restored lists the standard streams the cell left closed or
+	// redirected, which the driver put back.
+	Restored []restored `json:"restored"`
+}
+
+// restored is a standard stream (fd 1 or 2) a cell closed or redirected:
+// To is where it pointed (a path, "pipe:[...]", ...), nil when closed.
+type restored struct {
+	FD int     `json:"fd"`
+	To *string `json:"to"`
+}
+
+// note says what happened to the stream, in the words bash uses for a
+// shell whose streams were redirected.
+func (r restored) note() string {
+	name := fmt.Sprintf("standard stream (descriptor %d)", r.FD)
+	switch r.FD {
+	case 1:
+		name = "standard output (descriptor 1)"
+	case 2:
+		name = "standard error (descriptor 2)"
+	}
+	what := "was closed by the code, so what it prints would be lost"
+	if r.To != nil {
+		what = fmt.Sprintf("went to %s instead of this session's output (the code redirected it), so later output would be lost",
+			printable(*r.To))
+	}
+	return "The interpreter's " + name + " " + what + ". It was put back; variables and imports are kept."
 }
 
 // proc is one running interpreter with its pipes.

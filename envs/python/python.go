@@ -349,6 +349,11 @@ func (r *REPL) respond(p *proc, c *cell, o outcome, notice string) envs.Response
 	case o.reply.Status == "exit":
 		note("SystemExit does not end this Python session: it keeps running with its variables and imports.")
 	}
+	if o.replied {
+		for _, rs := range o.reply.Restored {
+			note(rs.note())
+		}
+	}
 	if o.replied && o.reply.Forks > 0 {
 		note(fmt.Sprintf("The code forked %d process(es). Their copies of this session stop where their copy of the code ends, and only this interpreter answers commands.", o.reply.Forks))
 	}

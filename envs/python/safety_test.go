@@ -73,6 +73,9 @@ func TestProtocolDescriptors(t *testing.T) {
 		{"replaces the replies", "import os\nos.dup2(1, 4)", "closed or replaced the descriptors"},
 		{"writes a fake reply", "import os, json\nos.write(4, (json.dumps({'status': 'ok', 'success': True, 'cwd': '/', 'vars': []}) + '\\n').encode())\nimport time\ntime.sleep(0.2)", "was not the driver's answer"},
 		{"writes half a line", "import os\nos.write(4, b'{\"status\"')", "stopped answering"},
+		{"closes the copies of its output",
+			"import os\nfor fd in [int(n) for n in os.listdir('/proc/self/fd')]:\n    try:\n        if fd > 4 and os.path.sameopenfile(fd, 1): os.close(fd)\n    except OSError: pass",
+			"or the copies of its output"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newREPL(t)
@@ -87,6 +90,59 @@ func TestProtocolDescriptors(t *testing.T) {
 				step{code: code, want: exactly(strconv.Itoa(i + 100)), success: true}.check(t, execute(t, r, code))
 			}
 		})
+	}
+}
+
+// TestOutputsRestored: a cell that leaves fd 1 or 2 closed or pointing
+// elsewhere (os.dup2 of /dev/null left in place when a library raised)
+// gets it put back, with a note, before its traceback is shown; the
+// output of later cells, of programs they start, and their tracebacks
+// come back, in the same interpreter with its variables.
+func TestOutputsRestored(t *testing.T) {
+	redirected := func(fd int, name, to string) string {
+		return fmt.Sprintf("[The interpreter's %s (descriptor %d) went to %s instead of this session's output "+
+			"(the code redirected it), so later output would be lost. It was put back; variables and imports are kept.]", name, fd, to)
+	}
+	closed := func(fd int, name string) string {
+		return fmt.Sprintf("[The interpreter's %s (descriptor %d) was closed by the code, so what it prints would be lost. "+
+			"It was put back; variables and imports are kept.]", name, fd)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log.txt")
+	for _, c := range []struct {
+		name, code string
+		want       string
+		success    bool
+	}{
+		{"output to /dev/null", "import os\nos.dup2(os.open(os.devnull, os.O_WRONLY), 1)\nprint('hidden')",
+			redirected(1, "standard output", "/dev/null"), true},
+		{"errors to /dev/null, then a raise",
+			"import os\nos.dup2(os.open(os.devnull, os.O_WRONLY), 2)\nprint('shown')\nraise ValueError('the library failed')",
+			"shown\nTraceback (most recent call last):\n  File \"<cell-3>\", line 4, in <module>\n    raise ValueError('the library failed')\n" +
+				"ValueError: the library failed\n" + redirected(2, "standard error", "/dev/null"), false},
+		{"both to a file", fmt.Sprintf("import os\nfd = os.open(%q, os.O_WRONLY | os.O_CREAT)\nos.dup2(fd, 1)\nos.dup2(fd, 2)\nos.system('echo to the file')", log),
+			redirected(1, "standard output", log) + "\n" + redirected(2, "standard error", log), true},
+		{"output closed", "import os\nos.close(1)", closed(1, "standard output"), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newREPL(t)
+			execute(t, r, "kept = 1")
+			pid := pidOf(t, r)
+			resp := execute(t, r, c.code)
+			if resp.Output != c.want || resp.Success != c.success {
+				t.Errorf("got {%q, %v}, want {%q, %v}", resp.Output, resp.Success, c.want, c.success)
+			}
+			step{code: "print", want: exactly("NEXT 1"), success: true}.check(t, execute(t, r, "print('NEXT', kept)"))
+			step{code: "os.system", want: exactly("from a program"), success: true}.check(t, execute(t, r, "import os\n_ = os.system('echo from a program')"))
+			step{code: "1/0", has: []string{"Traceback", "ZeroDivisionError: division by zero"}}.check(t, execute(t, r, "1/0"))
+			if got := pidOf(t, r); got != pid {
+				t.Errorf("the interpreter: got pid %d, want the same %d", got, pid)
+			}
+		})
+	}
+	// The value of the cell's final expression went there too.
+	if data, err := os.ReadFile(log); err != nil || string(data) != "to the file\n0\n" {
+		t.Errorf("%s: got %q, %v, want what the code sent there", log, data, err)
 	}
 }
 

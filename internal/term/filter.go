@@ -70,14 +70,7 @@ func (f *Filter) Write(p []byte) (int, error) {
 				continue
 			}
 		}
-		k := 0
-		switch f.state {
-		case stNormal:
-			k = f.text(p)
-		case stString:
-			k = f.str(p)
-		}
-		if k > 0 {
+		if k := f.run(p); k > 0 {
 			p = p[k:]
 		} else {
 			f.byte(p[0])
@@ -90,6 +83,21 @@ func (f *Filter) Write(p []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// run takes the bytes p starts with that the current state handles
+// alike, a run at once (text, a CSI's parameters, a string), and returns
+// how many it took: none when byte must see the first.
+func (f *Filter) run(p []byte) int {
+	switch f.state {
+	case stNormal:
+		return f.text(p)
+	case stCSI:
+		return f.csi(p)
+	case stString:
+		return f.str(p)
+	}
+	return 0
 }
 
 // text takes the printable bytes and tabs p starts with, as byte would
@@ -128,6 +136,24 @@ func plainPrefix(p []byte) int {
 	return len(p)
 }
 
+// csi takes the parameter and intermediate bytes p starts with and the
+// final byte after them, as byte would one at a time but a run at once,
+// up to a byte byte must see (a control, ESC, DEL, a byte past ASCII). It
+// returns how many bytes it took; it is called inside a CSI only.
+func (f *Filter) csi(p []byte) int {
+	for i, c := range p {
+		switch {
+		case c >= 0x20 && c <= 0x3f:
+		case c >= 0x40 && c <= 0x7e:
+			f.state = stNormal
+			return i + 1
+		default:
+			return i
+		}
+	}
+	return len(p)
+}
+
 // str takes the bytes p starts with that the current string hides, as
 // byte would one at a time but a run at once, up to a byte that may end it
 // or to MaxString. It returns how many bytes it took; it is called inside
@@ -160,61 +186,12 @@ func lastNewline(p []byte) int {
 }
 
 func (f *Filter) byte(c byte) {
+	if f.state != stNormal && !f.inSequence(c) {
+		return
+	}
 	switch {
 	case c == 0x1b:
-		// In a sequence too: it starts a new one, ending a string.
 		f.state = stEsc
-		return
-	case f.state == stNormal:
-		f.act(c)
-		return
-	case f.state == stString:
-		switch {
-		case c == '\n' || c == '\r':
-			f.state = stNormal
-			f.act(c)
-		case endsString(c):
-			f.state = stNormal
-		default:
-			f.str([]byte{c})
-		}
-		return
-	case c == 0x18 || c == 0x1a:
-		// CAN and SUB abort a sequence.
-		f.state = stNormal
-		return
-	case c < 0x20:
-		f.act(c)
-		return
-	}
-	switch f.state {
-	case stEsc:
-		switch {
-		case c == '[':
-			f.state = stCSI
-		case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
-			f.state, f.taken = stString, 0
-		case c >= 0x20 && c <= 0x2f:
-			f.state = stEscInter
-		case c != 0x7f:
-			f.state = stNormal
-		}
-	case stEscInter:
-		if c > 0x2f && c != 0x7f {
-			f.state = stNormal
-		}
-	case stCSI:
-		if c >= 0x40 && c <= 0x7e {
-			f.state = stNormal
-		}
-	}
-}
-
-// act handles c as the normal state does: a byte of text, or a control that
-// acts on the line (newline, carriage return, backspace, tab); other
-// controls are dropped.
-func (f *Filter) act(c byte) {
-	switch {
 	case c == '\n':
 		f.line = append(f.line, '\n')
 		_, _ = f.w.Write(f.line)
@@ -229,6 +206,59 @@ func (f *Filter) act(c byte) {
 	case isText(c):
 		f.put(c)
 	}
+}
+
+// inSequence takes c inside an escape sequence and reports whether c then
+// acts as it does outside one: an ESC, which starts a new sequence; a
+// newline or carriage return, which ends a string; a control inside
+// another sequence, which leaves it unchanged (a tab or newline in a CSI
+// still moves the cursor).
+func (f *Filter) inSequence(c byte) bool {
+	switch {
+	case c == 0x1b:
+		return true
+	case f.state == stString:
+		switch {
+		case c == '\n' || c == '\r':
+			f.state = stNormal
+			return true
+		case endsString(c):
+			f.state = stNormal
+		default:
+			f.str([]byte{c})
+		}
+		return false
+	case c == 0x18 || c == 0x1a:
+		// CAN and SUB abort a sequence.
+		f.state = stNormal
+		return false
+	case c < 0x20:
+		return true
+	case c == 0x7f:
+		return false
+	}
+	switch f.state {
+	case stEsc:
+		switch {
+		case c == '[':
+			f.state = stCSI
+		case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+			f.state, f.taken = stString, 0
+		case c >= 0x20 && c <= 0x2f:
+			f.state = stEscInter
+		default:
+			f.state = stNormal
+		}
+	case stEscInter:
+		if c > 0x2f {
+			f.state = stNormal
+		}
+	case stCSI:
+		if c >= 0x40 && c <= 0x7e {
+			f.state = stNormal
+		}
+	}
+	return false
 }
 
 // put writes c at the cursor. A byte that starts a character replaces the

@@ -8,8 +8,10 @@
 // mcpServers format Claude Code, Claude Desktop and Cursor use, with ${VAR}
 // and ${VAR:-default} expanded; a bad entry is an error naming the file,
 // the server and the field. An entry unfold cannot start here (an "sse"
-// server, a variable not set) is left out and returned as a warning, so
-// that the other servers start. A configuration file is at most
+// server, a variable not set, a name it cannot use) is left out and
+// returned as a warning, so that the other servers start. A stdio server
+// runs in the directory of the file that declared it, relative paths
+// taken against it. A configuration file is at most
 // [MaxConfigBytes], a cached manifest at most [MaxManifestBytes]; a call
 // waits [DefaultTimeout] unless the server's configuration says otherwise,
 // and [Upstream.Config] gives a server's configuration back.
@@ -82,4 +84,12 @@
 // followed without them. An answer's body, unless it is an event stream,
 // is read up to [MaxResponseBytes]; a longer one fails the request with
 // an error naming the server.
+//
+// # Stopping
+//
+// Each stdio server runs in a process group of its own, tracked with
+// everything it starts by internal/procs. [Gateway.Close] stops the
+// servers together, within [CloseTimeout]: stdin closed, then SIGTERM and
+// SIGKILL to what is left of each. On Linux a server is also killed by
+// the kernel when the process that started it dies.
 package gateway

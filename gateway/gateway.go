@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -81,8 +80,12 @@ func New(ctx context.Context, servers []ServerConfig, opts Options) (*Gateway, e
 			return nil, fmt.Errorf("gateway: new: servers %q and %q differ only in case; rename one", other, c.Name)
 		}
 		seen[key] = c.Name
-		if c.Connect == nil && c.Command == "" && c.URL == "" {
-			return nil, fmt.Errorf("gateway: new: server %q: no command, url or Connect", c.Name)
+		if c.Connect == nil && strings.TrimSpace(c.Command) == "" && strings.TrimSpace(c.URL) == "" {
+			at := ""
+			if c.File != "" {
+				at = " (" + c.File + ")"
+			}
+			return nil, fmt.Errorf("gateway: new: server %q%s: no command to start and no url to reach; set one (ServerConfig.Command or URL, or Connect in Go)", c.Name, at)
 		}
 		u := &Upstream{cfg: c, hash: c.Hash(), g: g, tail: &tail{}}
 		if m, ok := readManifest(g.cacheDir, c); ok {
@@ -185,16 +188,11 @@ func (g *Gateway) changed(u *Upstream) {
 	}
 }
 
-// Close stops every running server, and the starts under way.
+// Close stops every running server, and the starts under way, in
+// parallel, within [CloseTimeout]: a stdio server gets its stdin closed,
+// then SIGTERM and SIGKILL, with everything it started (see Upstream).
+// The error names what was still stopping at the deadline.
 func (g *Gateway) Close() error {
 	g.cancel()
-	var errs []error
-	for _, u := range g.ups {
-		if err := u.close(); err != nil {
-			errs = append(errs, fmt.Errorf("gateway: close %s: %w", u.cfg.Name, err))
-		}
-	}
-	g.starts.Wait()
-	g.bg.Wait()
-	return errors.Join(errs...)
+	return g.closeAll()
 }

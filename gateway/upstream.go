@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,6 +227,9 @@ func (u *Upstream) start(ctx context.Context) (*sdk.ClientSession, error) {
 	})
 	cs, err := client.Connect(startCtx, t, nil)
 	if err != nil {
+		if c, ok := t.(io.Closer); ok {
+			_ = c.Close() // the process, when the SDK did not close it
+		}
 		return nil, u.fault("start", err)
 	}
 	u.mu.Lock()
@@ -262,15 +264,7 @@ func (u *Upstream) transport(ctx context.Context) (sdk.Transport, error) {
 	case u.cfg.Connect != nil:
 		return u.cfg.Connect(ctx)
 	case u.cfg.Command != "":
-		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
-		cmd.Dir = u.cfg.Dir
-		cmd.Env = os.Environ()
-		for k, v := range u.cfg.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		u.tail.reset()
-		cmd.Stderr = u.tail
-		return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+		return u.command()
 	case u.cfg.URL != "":
 		client, err := httpClient(u.cfg.Name, u.cfg.URL, u.cfg.Headers)
 		if err != nil {

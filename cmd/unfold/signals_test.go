@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/gateway"
 )
 
 // needBash skips a test where bash is missing (CI installs it).
@@ -181,5 +184,80 @@ func TestMCPSignals(t *testing.T) {
 				t.Errorf("the call got no answer after the server exited")
 			}
 		})
+	}
+}
+
+// TestGatewayClosesWithinGrace: the gateway stops its servers within the
+// time a front end gives itself to shut down.
+func TestGatewayClosesWithinGrace(t *testing.T) {
+	if gateway.CloseTimeout >= shutdownGrace {
+		t.Errorf("gateway.CloseTimeout is %v, want under shutdownGrace, %v", gateway.CloseTimeout, shutdownGrace)
+	}
+}
+
+// TestMCPSignalStopsUpstreams: SIGTERM to unfold mcp stops every upstream
+// server, those that do not exit at the end of their input and one behind
+// sh -c (its child too), before unfold exits with 143.
+func TestMCPSignalStopsUpstreams(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed; the servers are a Python script")
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "gateway", "testdata", "pidserver.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	project := t.TempDir()
+	names := []string{"a", "b", "c", "d", "w"}
+	servers := map[string]any{}
+	for _, n := range names[:4] {
+		servers[n] = map[string]any{"command": py, "args": []string{script, project, n, "stay"}}
+	}
+	// "; true" keeps sh from replacing itself with python.
+	servers["w"] = map[string]any{"command": "sh", "args": []string{"-c", `echo $$ > "$0/w-sh.pid"; "$1" "$2" "$0" w stay; true`, project, py, script}}
+	data, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	if err := os.WriteFile(filepath.Join(project, gateway.ProjectConfig), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "mcp", "--builtins", "none", "--project", project)
+	stdin, _ := cmd.StdinPipe()
+	defer stdin.Close()
+	cmd.Stdout = io.Discard
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+
+	// Every server listed its tools (its manifest is cached): all run.
+	deadline := time.After(time.Minute)
+	for _, n := range names {
+		cached := filepath.Join(project, gateway.CacheDir, n+".json")
+		for _, err := os.Stat(cached); err != nil; _, err = os.Stat(cached) {
+			select {
+			case <-deadline:
+				t.Fatalf("server %s did not list its tools; stderr:\n%s", n, stderr.String())
+			case <-exited:
+				t.Fatalf("exited before server %s listed its tools; stderr:\n%s", n, stderr.String())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	pids := map[string]int{}
+	for _, n := range append(names, "w-sh") {
+		pids[n] = readPid(t, filepath.Join(project, n+".pid"), exited, stderr.String)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, cmd, exited, time.Minute, 128+int(syscall.SIGTERM), pids["a"], stderr.bytes())
+	for n, pid := range pids {
+		if running(pid) {
+			t.Errorf("server %s (pid %d) outlived unfold; stderr:\n%s", n, pid, stderr.String())
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -90,14 +92,22 @@ var serverName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 
 // LoadConfigs reads the project's .mcp.json (when there is one) and each of
 // files, in order, with ${VAR} and ${VAR:-default} expanded from lookup
-// (nil: the process environment). A name declared twice is an error
-// naming both files. Servers left out (see ParseConfig) come back as
-// skipped, one error each, for the caller to warn about.
+// (nil: the process environment). A stdio server runs in the directory of
+// the file that declared it (the project's, for its .mcp.json), as Claude
+// Code runs a project's servers in the project: a relative "cwd" is
+// resolved against that directory, and a relative command path
+// ("./bin/srv") against the server's directory. A name declared twice is
+// an error naming both files. Servers left out (see ParseConfig) come back
+// as skipped, one error each, for the caller to warn about.
 func LoadConfigs(project string, files []string, lookup func(string) (string, bool)) (servers []ServerConfig, skipped []error, err error) {
 	var paths []string
 	if project != "" {
 		p := project + string(os.PathSeparator) + ProjectConfig
-		if _, err := os.Stat(p); err == nil {
+		found, err := projectConfig(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		if found {
 			paths = append(paths, p)
 		}
 	}
@@ -112,15 +122,60 @@ func LoadConfigs(project string, files []string, lookup func(string) (string, bo
 		if err != nil {
 			return nil, nil, err
 		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("gateway: %s: %w", p, err)
+		}
 		skipped = append(skipped, skip...)
 		for _, c := range list {
 			if i := slices.IndexFunc(out, func(o ServerConfig) bool { return strings.EqualFold(o.Name, c.Name) }); i >= 0 {
+				if o := out[i]; o.Name != c.Name {
+					return nil, nil, fmt.Errorf("gateway: %s: server %q: differs only in case from %q, declared in %s; rename one (names that differ only in case would share one cache file, .unfold/mcp/NAME.json, where file names ignore case)", p, c.Name, o.Name, o.File)
+				}
 				return nil, nil, fmt.Errorf("gateway: %s: server %q: declared in %s too; keep one, or rename one", p, c.Name, out[i].File)
 			}
-			out = append(out, c)
+			out = append(out, inDir(c, filepath.Dir(abs)))
 		}
 	}
 	return out, skipped, nil
+}
+
+// projectConfig reports whether the project's configuration file p is
+// there. A symbolic link that leads nowhere is an error, not a file that
+// is missing: the link was made to be read.
+func projectConfig(p string) (bool, error) {
+	_, err := os.Stat(p)
+	if err == nil {
+		return true, nil
+	}
+	if fi, lerr := os.Lstat(p); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		target, _ := os.Readlink(p)
+		return false, fmt.Errorf("gateway: %s: a symbolic link to %s, which cannot be read (%v); fix the link, or remove it", p, target, errors.Unwrap(err))
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return false, fmt.Errorf("gateway: %w", err)
+}
+
+// inDir makes c's working directory and a relative command path absolute,
+// against dir, the directory of the file that declared c.
+func inDir(c ServerConfig, dir string) ServerConfig {
+	if c.Command == "" {
+		return c
+	}
+	switch {
+	case c.Dir == "":
+		c.Dir = dir
+	case !filepath.IsAbs(c.Dir):
+		c.Dir = filepath.Join(dir, c.Dir)
+	}
+	// A bare name is looked up in PATH; a path with a separator is
+	// relative to where the server runs.
+	if strings.ContainsRune(c.Command, filepath.Separator) && !filepath.IsAbs(c.Command) {
+		c.Command = filepath.Join(c.Dir, c.Command)
+	}
+	return c
 }
 
 // Timeouts a file may set, in seconds: below a millisecond no call can
@@ -149,9 +204,11 @@ type rawServer struct {
 // "http", "url", "headers"}}}. Errors name the file, the server and the
 // field. Servers marked "disabled" are left out; so are servers the file
 // declares for other clients ("type": "sse", or a type unfold does not
-// know) and servers that use a variable that is not set: each comes back
-// in skipped, an error that names the file, the server and what to do,
-// and the other servers are read.
+// know), servers whose name unfold cannot use (a dot, a space, over 32
+// characters), and servers that use a variable that is not set or whose
+// command or url is empty once expanded: each comes back in skipped, an
+// error that names the file, the server and what to do, and the other
+// servers are read. Paths are kept as written (see LoadConfigs).
 func ParseConfig(file string, data []byte, lookup func(string) (string, bool)) (servers []ServerConfig, skipped []error, err error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
@@ -205,7 +262,9 @@ func parseServer(file, name string, entry json.RawMessage, lookup func(string) (
 		return fmt.Errorf(at+": "+format, args...)
 	}
 	if !serverName().MatchString(name) {
-		return ServerConfig{}, fail("", "names may use letters, digits, '_' and '-' (at most 32, starting with a letter or digit): they become part of tool names")
+		// Other clients reading the file may take the name: the other
+		// servers still start.
+		return ServerConfig{}, &skipError{fail("", "names may use letters, digits, '_' and '-' (at most 32, starting with a letter or digit): they become part of tool names; the server is left out; rename it")}
 	}
 	var raw rawServer
 	if err := json.Unmarshal(entry, &raw); err != nil {
@@ -244,6 +303,9 @@ func parseServer(file, name string, entry json.RawMessage, lookup func(string) (
 		if c.Command, err = expand("command", *raw.Command); err != nil {
 			return ServerConfig{}, err
 		}
+		if strings.TrimSpace(c.Command) == "" {
+			return ServerConfig{}, &skipError{fail("command", "%q is empty once expanded; set the variable to the program to start; the server is left out", *raw.Command)}
+		}
 		if raw.Args != nil {
 			for i, a := range *raw.Args {
 				v, err := expand(fmt.Sprintf("args[%d]", i), a)
@@ -274,6 +336,9 @@ func parseServer(file, name string, entry json.RawMessage, lookup func(string) (
 		if c.URL, err = expand("url", *raw.URL); err != nil {
 			return ServerConfig{}, err
 		}
+		if strings.TrimSpace(c.URL) == "" {
+			return ServerConfig{}, &skipError{fail("url", "%q is empty once expanded; set the variable to the server's endpoint; the server is left out", *raw.URL)}
+		}
 		if !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://") {
 			return ServerConfig{}, fail("url", "%q is not an http:// or https:// address", *raw.URL)
 		}
@@ -294,7 +359,11 @@ func parseServer(file, name string, entry json.RawMessage, lookup func(string) (
 	}
 	if raw.Timeout != nil {
 		if t := *raw.Timeout; !(t >= minTimeout && t <= maxTimeout) {
-			return ServerConfig{}, fail("timeout", "want seconds from %v to %v, got %v; write a number in that range, or leave it out for %v", minTimeout, maxTimeout, t, DefaultTimeout)
+			none := ""
+			if t == 0 {
+				none = " (0 is not \"no limit\": every call is bounded)"
+			}
+			return ServerConfig{}, fail("timeout", "want seconds from %v to %v, got %v%s; write a number in that range, or leave it out for %v", minTimeout, maxTimeout, t, none, DefaultTimeout)
 		}
 		c.Timeout = time.Duration(*raw.Timeout * float64(time.Second))
 	}

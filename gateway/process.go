@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -73,8 +74,12 @@ func (u *Upstream) command() (sdk.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Closing the connection closes stdin, which begins the stop; stdout
+	// stays open until the server is gone, so that what it writes as it
+	// ends meets no closed pipe.
+	r := io.NopCloser(p.stdout)
 	w := closerFunc{File: p.stdin, close: p.close}
-	return &commandTransport{IOTransport: sdk.IOTransport{Reader: p.stdout, Writer: w}, p: p}, nil
+	return &commandTransport{IOTransport: sdk.IOTransport{Reader: r, Writer: w}, p: p}, nil
 }
 
 // startProcess starts cmd in group, in a process group of its own, with

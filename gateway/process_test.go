@@ -109,7 +109,8 @@ func started(t *testing.T, cfgs ...gateway.ServerConfig) *gateway.Gateway {
 // TestCloseStopsEveryProcess: servers that do not exit at the end of
 // their input, one of them behind sh -c, are all gone once Close returns:
 // the servers are stopped together, and the whole of each, a wrapper's
-// child too.
+// child too. Each one's stdin is closed first, its stdout still open: the
+// goodbye it writes there as its input ends meets no closed pipe.
 func TestCloseStopsEveryProcess(t *testing.T) {
 	py, script := pidServer(t)
 	dir := t.TempDir()

@@ -2,8 +2,9 @@
 #   python3 pidserver.py DIR NAME [stay] [noterm]
 # writes its process id to DIR/NAME.pid (DIR relative to its working
 # directory) once it has started. With "stay" it does not exit at the end
-# of its input, as some servers do not, and writes DIR/NAME.eof when its
-# input ends; on SIGTERM it writes to DIR/NAME.term the names whose input
+# of its input, as some servers do not: it says goodbye on stdout (a log
+# message; it fails if the client closed its end of the pipe) and writes
+# DIR/NAME.eof when its input ends; on SIGTERM it writes to DIR/NAME.term the names whose input
 # had ended by then, and exits. With "noterm" it ignores SIGTERM.
 import json
 import os
@@ -47,6 +48,7 @@ for line in sys.stdin:
     print(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}), flush=True)
 
 if "stay" in modes:
+    print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "goodbye"}}), flush=True)
     write(os.path.join(where, name + ".eof"), "")
     while True:
         time.sleep(1)

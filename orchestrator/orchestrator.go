@@ -41,6 +41,12 @@ type Orchestrator struct {
 	project     string // the project directory, for output saved under context/output; "" when none
 	saveLimit   int64  // bytes one saved output may take; 0: envs.DefaultSaveLimit, negative: no bound
 	dirLimit    int64  // bytes the outputs saved under context/output take together; negative: no bound
+
+	// tempMu guards tempDir, where outputs are saved without a project
+	// ("" until the first), and tempClosed, set by Close.
+	tempMu     sync.Mutex
+	tempDir    string
+	tempClosed bool
 	// fixedSpecs says why spec files that change after LoadSpecs are not
 	// loaded (WithoutSpecReload); "" when they are.
 	fixedSpecs string
@@ -131,7 +137,8 @@ func WithOutputBudget(n int) Option {
 // can open it, and responses name it by its path relative to dir. The
 // file is made through an [os.Root] on dir, so a context directory that
 // links out of dir fails the save rather than writing there. Without it,
-// such output goes to the system's temporary directory.
+// such output goes to a directory of the orchestrator's own under the
+// system's temporary directory, which [Orchestrator.Close] removes.
 func WithProject(dir string) Option {
 	return func(o *Orchestrator) { o.project = dir }
 }
@@ -550,7 +557,8 @@ func panicTrace(p any, caller string, raw []byte) string {
 
 // Close shuts down every environment that implements [envs.Closer], each
 // once, and returns all their errors joined (a panic in Close counts as an
-// error); none is skipped because another failed. Later calls return the
+// error); none is skipped because another failed. It then removes the
+// outputs saved without a project ([WithProject]). Later calls return the
 // same result. Commands after Close get a failed response.
 func (o *Orchestrator) Close() error {
 	o.closeOnce.Do(func() {
@@ -571,6 +579,11 @@ func (o *Orchestrator) Close() error {
 			if err := closeEnv(e); err != nil {
 				errs = append(errs, fmt.Errorf("orchestrator: close %s: %w", e.name, err))
 			}
+		}
+		// After the environments: a command still running until its
+		// environment closed saves its output before the directory goes.
+		if err := o.removeOutputTemp(); err != nil {
+			errs = append(errs, err)
 		}
 		o.closeErr = errors.Join(errs...)
 	})

@@ -151,3 +151,47 @@ func TestSavedOutputBounded(t *testing.T) {
 		t.Errorf("the project's own file: got %q, %v; want it untouched", data, err)
 	}
 }
+
+// TestSavedOutputWithoutProject checks that, without a project, the
+// outputs cut to their budget are saved in a directory of the
+// orchestrator's own under the system's temporary directory, bounded in
+// total, and removed by Close: a long-lived process does not fill the
+// temporary directory.
+func TestSavedOutputWithoutProject(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	big := strings.Repeat("y ", 1<<20)
+	env := &testEnv{execute: func(context.Context, string) (envs.Response, error) {
+		return envs.Response{Output: big, Success: true}, nil
+	}}
+	const total = 5 << 20 // two outputs of 2 MiB fit, not three
+	o := mustNew(t, WithOutputBudget(DefaultOutputBudget), WithSavedOutputLimits(0, total))
+	if err := o.Register("one", env); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for range 4 {
+		resp := o.Execute(context.Background(), "one", "big").Response
+		if resp.OutputFile == "" || !filepath.IsAbs(resp.OutputFile) || !strings.HasPrefix(resp.OutputFile, tmp+string(filepath.Separator)) {
+			t.Fatalf("OutputFile %q: want an absolute path under %s", resp.OutputFile, tmp)
+		}
+		if data, err := os.ReadFile(resp.OutputFile); err != nil || string(data) != big {
+			t.Fatalf("the file the response names holds %d bytes (%v), want the whole output", len(data), err)
+		}
+		files = append(files, resp.OutputFile)
+	}
+	dir := filepath.Dir(files[0])
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 {
+		t.Errorf("%d files in %s, want the 2 newest within %d bytes", len(es), dir, total)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("after Close, %s holds %d entries, want none", tmp, len(left))
+	}
+}

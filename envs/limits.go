@@ -57,7 +57,7 @@ type Limits struct {
 	// memory limit cut, read from output (which may be larger than
 	// memory), and returns the name to show for it (a path the editor can
 	// open); nil means a new file in the system's temporary directory
-	// ([SaveTemp]).
+	// ([SaveTemp]), or, for [Spool.Fit], in the spool's ([Spool.Save]).
 	Save func(output io.Reader) (name string, err error)
 	// SaveLimit bounds the bytes of one saved output whose middle only a
 	// spool file holds (see [Spool.Fit]): past it the saved file keeps the

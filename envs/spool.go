@@ -3,9 +3,13 @@ package envs
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/unfold-dev/unfold/rootfs"
 )
 
 // DefaultSaveLimit is how many bytes one saved output holds at most by
@@ -75,12 +79,8 @@ func (s *Spool) create(o *Output) (*os.File, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	if s.dir == "" {
-		dir, err := os.MkdirTemp(s.parent, "unfold-spool-*")
-		if err != nil {
-			return nil, err
-		}
-		s.dir = dir
+	if err := s.makeDir(); err != nil {
+		return nil, err
 	}
 	f, err := os.CreateTemp(s.dir, "output-*.txt")
 	if err != nil {
@@ -88,6 +88,44 @@ func (s *Spool) create(o *Output) (*os.File, error) {
 	}
 	s.live = append(s.live, o)
 	return f, nil
+}
+
+// makeDir makes the spool's directory, the first time; s.mu is held.
+func (s *Spool) makeDir() error {
+	if s.dir != "" {
+		return nil
+	}
+	dir, err := os.MkdirTemp(s.parent, "unfold-spool-*")
+	if err != nil {
+		return err
+	}
+	s.dir = dir
+	return nil
+}
+
+// savedDir is where, in the spool's directory, [Spool.Save] saves: apart
+// from the spool files, which are not saved outputs.
+const savedDir = "saved"
+
+// Save saves output to a new file in the spool's directory and returns
+// its path: the default of [Limits.Save] for the responses [Spool.Fit]
+// fits, so that an environment's saved outputs go when it closes. The
+// files Save saved take at most [DefaultSaveTotal] bytes together: saving
+// one removes the oldest others past that. After [Spool.Close] it fails
+// with [ErrClosed].
+func (s *Spool) Save(output io.Reader) (string, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return "", ErrClosed
+	}
+	err := s.makeDir()
+	dir := filepath.Join(s.dir, savedDir)
+	s.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	return rootfs.SaveNewIn(dir, "output", output, DefaultSaveTotal)
 }
 
 // reserve returns how many of n more bytes may go to disk, and counts
@@ -165,10 +203,12 @@ func (o *Output) release() {
 // place, the file saved (with l.Save) holds the output, the note between
 // its head and tail names that file and says how much is left out, and
 // the response names it in OutputFile, whether or not the budget cuts
-// more. The spool files it used are removed. When saving with l.Save
-// fails, the output goes to a file in the system's temporary directory
-// ([SaveTemp]) instead, and the note says why; when that fails too, the
-// response shows what memory kept and says that the rest is lost.
+// more. The spool files it used are removed. Without l.Save, outputs are
+// saved with [Spool.Save], in the spool's directory. When saving with
+// l.Save fails, the output goes to a file in the system's temporary
+// directory ([SaveTemp]) instead, and the note says why; when that fails
+// too, the response shows what memory kept and says that the rest is
+// lost.
 //
 // The saved file takes at most l.SaveLimit bytes ([DefaultSaveLimit]
 // when 0): of a middle that does not fit, it keeps the head and the tail,
@@ -180,6 +220,9 @@ func (o *Output) release() {
 func (s *Spool) Fit(l Limits, resp Response) Response {
 	if s == nil {
 		return l.Fit(resp)
+	}
+	if l.Save == nil {
+		l.Save = s.Save
 	}
 	s.mu.Lock()
 	live := slices.Clone(s.live)

@@ -1,6 +1,7 @@
 package envs_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -334,5 +335,31 @@ func TestSpoolSaveLimit(t *testing.T) {
 				t.Errorf("the saved file: got the note %q, want it to say how much is left out there and why", note)
 			}
 		})
+	}
+}
+
+// TestSpoolSaveDefault checks that a response fit by a spool without a
+// Save of its own is saved in the spool's directory, and that Close
+// removes it with the spool files: an environment used alone leaves
+// nothing in the temporary directory.
+func TestSpoolSaveDefault(t *testing.T) {
+	tmp := t.TempDir()
+	sp := envs.NewSpool(tmp, 0)
+	big := strings.Repeat("line of output\n", 20000)
+	resp := sp.Fit(envs.Limits{Budget: 300}, envs.Response{Output: big, Success: true})
+	if resp.OutputFile == "" || !strings.HasPrefix(resp.OutputFile, tmp+string(filepath.Separator)) {
+		t.Fatalf("OutputFile %q: want a file under the spool's parent %s", resp.OutputFile, tmp)
+	}
+	if data, err := os.ReadFile(resp.OutputFile); err != nil || string(data) != big {
+		t.Fatalf("the saved file holds %d bytes (%v), want the whole output", len(data), err)
+	}
+	if err := sp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("after Close, %s holds %v, want nothing", tmp, left)
+	}
+	if _, err := sp.Save(strings.NewReader("late")); !errors.Is(err, envs.ErrClosed) {
+		t.Errorf("Save after Close: %v, want ErrClosed", err)
 	}
 }

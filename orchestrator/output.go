@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/spf13/afero"
-
 	"github.com/unfold-dev/unfold/rootfs"
 )
 
@@ -36,7 +34,7 @@ func (o *Orchestrator) saver(name string) func(io.Reader) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			return rootfs.SaveNew(afero.NewOsFs(), dir, name, output, o.dirLimit)
+			return rootfs.SaveNewIn(dir, name, output, o.dirLimit)
 		}
 	}
 	return func(output io.Reader) (string, error) {

@@ -34,7 +34,9 @@ type ProcessSpec struct {
 	Quiet   time.Duration // control comes back after this long without output (0: [envs.DefaultQuiet]; negative: never)
 	Budget  int           // tokens a response's output may take (0: [envs.DefaultBudget]; negative: no bound)
 	// Save keeps the whole output of a response cut to the budget or the
-	// output limit and returns its name; nil means [envs.SaveTemp].
+	// output limit and returns its name; nil means a new file in a
+	// directory of the environment's own under the system's temporary
+	// directory, removed by Close ([envs.Spool.Save]).
 	Save      func(output io.Reader) (string, error)
 	Resources procs.Limits // resource limits set on the process
 	// OutputLimit is how many bytes of a command's output (what it sends

@@ -70,6 +70,13 @@ func SaveNew(fsys afero.Fs, dir, prefix string, output io.Reader, total int64) (
 	return "", errors.New("save output: no free file name in " + dir)
 }
 
+// SaveNewIn is [SaveNew] in the directory dir of the operating system's
+// file system (made when missing); the name it returns is dir joined with
+// the file's.
+func SaveNewIn(dir, prefix string, output io.Reader, total int64) (string, error) {
+	return SaveNew(afero.NewOsFs(), dir, prefix, output, total)
+}
+
 // prune removes the oldest files SaveNew saved in dir, but keep, until
 // they take at most total bytes.
 func prune(fsys afero.Fs, dir, keep string, total int64) error {

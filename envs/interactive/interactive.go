@@ -91,7 +91,9 @@ type Spec struct {
 	// [envs.Limits.Fit]); 0 means [envs.DefaultBudget], negative no bound.
 	Budget int
 	// Save keeps the whole output of a response cut to the budget or the
-	// output limit and returns its name; nil means [envs.SaveTemp].
+	// output limit and returns its name; nil means a new file in a
+	// directory of the environment's own under the system's temporary
+	// directory, removed by Close ([envs.Spool.Save]).
 	Save func(output io.Reader) (string, error)
 	// Resources are resource limits set on the program (see
 	// [procs.Limits]).

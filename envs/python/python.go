@@ -85,7 +85,9 @@ func WithQuiet(d time.Duration) Option { return func(o *options) { o.Limits.Quie
 func WithBudget(tokens int) Option { return func(o *options) { o.Limits.Budget = tokens } }
 
 // WithSave sets how the whole output of a response cut to the budget or
-// the output limit is kept (default [envs.SaveTemp]).
+// the output limit is kept. By default it goes to a new file in a
+// directory of the interpreter's own under the system's temporary
+// directory, removed by Close ([envs.Spool.Save]).
 func WithSave(save func(output io.Reader) (string, error)) Option {
 	return func(o *options) { o.Save = save }
 }

@@ -3,6 +3,7 @@
 package bash_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -219,4 +220,60 @@ func TestFunctionNamedBuiltin(t *testing.T) {
 			want(t, s, "type -t builtin", "builtin", true)
 		})
 	}
+}
+
+// TestModesLeftRunningOn: a command that leaves the terminal with VMIN 0
+// and ends after control came back has the shell read an end of file at
+// its prompt over and over; the modes are set back as soon as that shows,
+// so the next command gets its own output, not megabytes of the shell's
+// notices.
+func TestModesLeftRunningOn(t *testing.T) {
+	s := newShell(t)
+	run(t, s, "x=keep")
+	resp, err := s.ExecuteLimited(context.Background(), "stty -icanon min 0 time 0; sleep 0.5", envs.Limits{Until: time.Now().Add(100 * time.Millisecond), Quiet: -1})
+	if err != nil || !resp.Running {
+		t.Fatalf("got %+v, %v; want it running on", resp, err)
+	}
+	// Long enough for the command to end and the shell to spin a while
+	// without the fix.
+	time.Sleep(2 * time.Second)
+	want(t, s, "", "", true)
+	kept(t, s)
+}
+
+// TestBuiltinExitStops: exit is disabled as a builtin so that posix mode
+// finds the function; builtin exit and command exit then fail, and the
+// command must stop there as exit would have made it, not go on.
+func TestBuiltinExitStops(t *testing.T) {
+	s := newShell(t)
+	run(t, s, "x=keep")
+	for _, c := range []string{
+		"cd /nonexistent-dir 2>/dev/null || builtin exit 1; echo WOULD-RUN",
+		"cd /nonexistent-dir 2>/dev/null || command exit 4; echo WOULD-RUN",
+	} {
+		resp := run(t, s, c)
+		if strings.Contains(resp.Output, "WOULD-RUN") || resp.Success {
+			t.Errorf("%s: got %+v, want it stopped at the exit", c, resp)
+		}
+		kept(t, s)
+	}
+	// bash says why builtin exit failed; the subshell exits all the same.
+	if resp := run(t, s, `( builtin exit 3; echo still-here ); echo "st=$?"`); !strings.HasSuffix(resp.Output, "\nst=3") || strings.Contains(resp.Output, "still-here") {
+		t.Errorf("builtin exit in a subshell: got %q, want the subshell to exit with 3", resp.Output)
+	}
+}
+
+// TestShellOptionsKept: the moment of posix mode the environment's own
+// code takes leaves the user's shell options as they were (leaving posix
+// mode turns inherit_errexit on, among others).
+func TestShellOptionsKept(t *testing.T) {
+	s := newShell(t)
+	const opts = "inherit_errexit shift_verbose sourcepath expand_aliases"
+	before := run(t, s, "shopt -p "+opts).Output
+	run(t, s, "false")
+	run(t, s, "sleep 5 & f() { false; }; f")
+	if after := run(t, s, "kill %1; wait; shopt -p "+opts).Output; !strings.HasSuffix(after, before) {
+		t.Errorf("shell options: got %q after failures and a job, want %q", after, before)
+	}
+	want(t, s, `( set -e; v=$(false; echo ok); echo "v=$v" )`, "v=ok", true)
 }

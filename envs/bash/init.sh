@@ -121,7 +121,9 @@ __unfold_pco=
 __unfold_pce='{ PS1=$__unfold_ps1;__unfold_own;builtin set -e;__unfold_setpc "$__unfold_pc"; } 2>/dev/null'
 __unfold_own() {
 	# Posix mode for the moment: unset and export come before functions.
-	__unfold_opc=${POSIXLY_CORRECT-$'\1'}
+	# Leaving posix mode sets some shell options (inherit_errexit among
+	# them) as bash's own defaults for it: they are put back as they were.
+	__unfold_opc=${POSIXLY_CORRECT-$'\1'} __unfold_oso=$BASHOPTS
 	POSIXLY_CORRECT=y
 	local f
 	for f in builtin enable; do
@@ -133,6 +135,9 @@ __unfold_own() {
 	done
 	enable builtin
 	if [[ $__unfold_opc == $'\1' ]]; then unset -v POSIXLY_CORRECT; else POSIXLY_CORRECT=$__unfold_opc; fi
+	for f in inherit_errexit shift_verbose sourcepath expand_aliases; do
+		if [[ :$__unfold_oso: == *:$f:* ]]; then builtin shopt -s "$f"; else builtin shopt -u "$f"; fi
+	done
 }
 __unfold_check() {
 	__unfold_own
@@ -235,6 +240,14 @@ __unfold_err() {
 		fi
 		if [[ -n $x ]]; then builtin set -"$x"; fi
 		return "$s"
+	fi
+	if [[ $BASH_COMMAND =~ ^(builtin|command)[[:space:]]+exit([[:space:]]|$) ]]; then
+		# exit is disabled as a builtin, so builtin exit and command exit
+		# fail: they meant to exit, and the command must not go on.
+		s=1
+		if [[ $BASH_COMMAND =~ ^[a-z]+[[:space:]]+exit[[:space:]]+([0-9]+)[[:space:]]*$ ]]; then s=${BASH_REMATCH[1]}; fi
+		if [[ -n $x ]]; then builtin set -"$x"; fi
+		exit "$s"
 	fi
 	if [[ $BASHPID == "$__unfold_pid" && $- == *e* ]]; then
 		builtin set +e

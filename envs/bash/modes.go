@@ -14,6 +14,8 @@ import (
 // bash reads a terminal the program holds until the program ends.
 const eofNotice = "Use \"exit\" to leave the shell.\n"
 
+var eofNoticeBytes = []byte(eofNotice)
+
 // dropNotices returns text without bash's notices of an end of file
 // ignored, which are no output of the command's.
 func dropNotices(text string) string {

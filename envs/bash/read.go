@@ -1,8 +1,11 @@
 package bash
 
 import (
+	"bytes"
 	"context"
 	"time"
+
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // readSize is how much one read of the terminal takes at most.
@@ -72,8 +75,16 @@ func (p *proc) drain() {
 	// claim sets claiming before it wakes the reader: a wake-up before
 	// this look is seen here, one after it ends the wait in Read.
 	for !p.claiming.Load() {
-		if _, err := p.read(time.Time{}); err != nil {
+		n, err := p.read(time.Time{})
+		if err != nil {
 			return
+		}
+		// A command that ran on after control came back and left the
+		// terminal with VMIN 0 has the shell read an end of file at its
+		// prompt over and over, with a notice each time (see fixModes):
+		// the modes are set back now, not at the next command.
+		if bytes.Contains(p.buf[:n], eofNoticeBytes) {
+			_, _ = term.FixModes(p.master)
 		}
 	}
 }

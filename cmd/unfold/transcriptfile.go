@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -38,6 +39,8 @@ func openTranscripts(resume, tpath string, stderr io.Writer) (*agent.Transcript,
 	if rf == nil || tpath != resume {
 		flag, which = flag|os.O_CREATE, "--transcript"
 	}
+	_, statErr := os.Lstat(tpath)
+	made := errors.Is(statErr, fs.ErrNotExist) // a refusal removes the file it made
 	out, err := os.OpenFile(tpath, flag, 0o644)
 	if err == nil {
 		err = lockFile(out, tpath, unix.LOCK_EX)
@@ -45,12 +48,18 @@ func openTranscripts(resume, tpath string, stderr io.Writer) (*agent.Transcript,
 	if err != nil {
 		if out != nil {
 			out.Close()
+			if made {
+				os.Remove(tpath)
+			}
 		}
 		return nil, nil, fmt.Errorf("%s: %w", which, err)
 	}
 	tr, err := resumeInto(rf, out, resume, tpath, stderr)
 	if err != nil {
 		out.Close()
+		if made {
+			os.Remove(tpath)
+		}
 		return nil, nil, err
 	}
 	return tr, out, nil
@@ -206,6 +215,14 @@ func endLines(f *os.File, path string, stderr io.Writer) error {
 	if _, err := f.ReadAt(line, start); err != nil {
 		return err
 	}
+	// Only a transcript's last line is mended: any other file is left as
+	// it is, and refused.
+	if ok, err := looksLikeTranscript(f, line, start); err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("%s does not look like a transcript (its first line is not a transcript record) and does not end with a newline; it is left as it is: give --transcript a new file, or a transcript", path)
+		}
+		return err
+	}
 	if json.Valid(line) {
 		_, err = f.Write([]byte{'\n'})
 		return err
@@ -215,6 +232,27 @@ func endLines(f *os.File, path string, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "unfold agent: %s: its last line was cut short (a run stopped while writing it); removed it (%d bytes) so that the file resumes\n", path, size-start)
 	return nil
+}
+
+// looksLikeTranscript reports whether f, whose last line, starting at
+// start, is last, begins with a transcript record: its first line is a
+// JSON object with a kind, or, when the last line is the first, that line
+// begins as a record does.
+func looksLikeTranscript(f io.ReaderAt, last []byte, start int64) (bool, error) {
+	if start == 0 {
+		return bytes.HasPrefix(last, []byte(`{"kind":`)), nil
+	}
+	first := make([]byte, min(start, agent.MaxTranscriptLine))
+	if _, err := f.ReadAt(first, 0); err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	var rec struct {
+		Kind string `json:"kind"`
+	}
+	return json.Unmarshal(first, &rec) == nil && rec.Kind != "", nil
 }
 
 // lastLine returns the offset of the file's last line, size when the

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -210,4 +212,38 @@ func TestAgentTranscriptInUse(t *testing.T) {
 		t.Errorf("the resumed request should continue the first run alone:\n%s", text)
 	}
 	readRecords(t, tpath)
+}
+
+// TestAgentTranscriptNotOurs: a --transcript file that is not a
+// transcript and does not end with a newline is refused and left as it
+// is, not cut at its last line; a run refused before it could resume
+// into a new --transcript file leaves no such file behind.
+func TestAgentTranscriptNotOurs(t *testing.T) {
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes.txt")
+	const text = "my notes\nline two without newline"
+	if err := os.WriteFile(notes, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, reqs := fakeEndpoint(t, "Not reached.")
+	code, _, stderr := agentRun(t, url, "hi", "--project", dir, "--builtins", "none", "--transcript", notes)
+	if code != 1 || !strings.Contains(stderr, "does not look like a transcript") || len(*reqs) != 0 {
+		t.Errorf("exit %d after %d requests; stderr:\n%s\nwant exit 1 before any request, saying it is no transcript", code, len(*reqs), stderr)
+	}
+	if got, err := os.ReadFile(notes); err != nil || string(got) != text {
+		t.Errorf("the file after the refusal: %q, %v; want it unchanged", got, err)
+	}
+
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "new.jsonl")
+	code, _, stderr = agentRun(t, url, "", "--project", dir, "--builtins", "none", "--resume", empty, "--transcript", other)
+	if code != 1 || !strings.Contains(stderr, "it holds no run to resume") {
+		t.Errorf("exit %d; stderr:\n%s\nwant the resume refused", code, stderr)
+	}
+	if _, err := os.Stat(other); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after the refusal, %s: %v; want no file made", other, err)
+	}
 }

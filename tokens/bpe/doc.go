@@ -20,7 +20,7 @@
 // not a token costs more the longer it is, and text can make one chunk as
 // long as itself: a run of one character ("=====", spaces, "AAAA" in
 // base64 of zeros), or of letters, symbols or bytes that are not UTF-8
-// with nothing between them. A chunk whose bytes come in runs of eight or
+// with nothing between them. A chunk whose bytes come in runs of 32 or
 // more on average merges run by run, in a few steps per run: a megabyte of
 // one character counts in about 5 ms. Any other chunk longer than 64
 // bytes merges through a heap, at about a microsecond and 28 bytes of

@@ -53,7 +53,7 @@ type runMerge struct {
 	heap  []runCandidate
 }
 
-// longRuns reports whether chunk's bytes come in runs of eight on average
+// longRuns reports whether chunk's bytes come in runs of 32 on average
 // or more, which mergeRuns takes in far fewer steps than mergeLarge.
 func longRuns(chunk string) bool {
 	runs := 1
@@ -62,7 +62,7 @@ func longRuns(chunk string) bool {
 			runs++
 		}
 	}
-	return runs*8 <= len(chunk)
+	return runs*32 <= len(chunk)
 }
 
 // mergeRuns returns the number of tokens chunk encodes to, as mergeLarge

@@ -154,7 +154,7 @@ const DefaultSavedOutputTotal = envs.DefaultSaveTotal
 // file keeps the head and the tail, marks the place of what it leaves
 // out, and the response says so. The saved outputs take at most total
 // bytes together (0: [DefaultSavedOutputTotal], 256 MiB): saving a new
-// one removes the oldest files saved there (named <name>-<number>.txt)
+// one removes the oldest files saved there (named <name>-<ten digits>.txt)
 // past that, never other files, and never the new one. A negative value
 // means no bound.
 func WithSavedOutputLimits(file, total int64) Option {

@@ -3,6 +3,7 @@ package rootfs
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -10,7 +11,6 @@ import (
 	"path"
 	"regexp"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/spf13/afero"
@@ -23,11 +23,13 @@ var saving sync.Mutex
 // savedMode is the mode of the files SaveNew makes.
 const savedMode = 0o600
 
-// savedName matches the names SaveNew gives: prefix-<number>.txt.
-var savedName = regexp.MustCompile(`^.+-[0-9]+\.txt$`)
+// savedName matches the names SaveNew gives: prefix-<ten digits>.txt. A
+// number of ten digits, always, tells them from a user's files named
+// like results-2024.txt.
+var savedName = regexp.MustCompile(`^.+-[0-9]{10}\.txt$`)
 
 // SaveNew writes output to a new file in dir of fsys (made when missing),
-// named prefix-<random>.txt as os.CreateTemp names files, and returns its
+// named prefix-<ten random digits>.txt, and returns its
 // name in fsys; on failure no file is left. Over an [FS], a dir that is a
 // symbolic link leading out of its directory fails instead of writing
 // there: where unfold saves the whole of an output cut to its budget.
@@ -44,7 +46,7 @@ func SaveNew(fsys afero.Fs, dir, prefix string, output io.Reader, total int64) (
 		return "", err
 	}
 	for range 100 {
-		name := path.Join(dir, prefix+"-"+strconv.FormatUint(uint64(rand.Uint32()), 10)+".txt")
+		name := path.Join(dir, fmt.Sprintf("%s-%010d.txt", prefix, rand.Uint32()))
 		f, err := fsys.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, savedMode)
 		if errors.Is(err, fs.ErrExist) {
 			continue

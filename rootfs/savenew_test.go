@@ -59,16 +59,16 @@ func TestSaveNewTotal(t *testing.T) {
 	}
 	t.Cleanup(func() { fsys.Close() })
 	out := filepath.Join(dir, "context", "output")
-	if err := os.MkdirAll(filepath.Join(out, "keep-1.txt"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(out, "keep-0000000001.txt"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	old := time.Now().Add(-time.Hour)
-	for i, name := range []string{"bash-3.txt", "python-1.txt", "notes.txt", "bash-2.txt", "mine-4.txt"} {
+	for i, name := range []string{"bash-0000000003.txt", "python-0000000001.txt", "notes.txt", "bash-0000000002.txt", "mine-0000000004.txt", "results-2024.txt"} {
 		path := filepath.Join(out, name)
 		if err := os.WriteFile(path, []byte(strings.Repeat("x", 100)), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if name == "mine-4.txt" {
+		if name == "mine-0000000004.txt" {
 			// Named as SaveNew names files, but not made by it.
 			if err := os.Chmod(path, 0o644); err != nil {
 				t.Fatal(err)
@@ -78,7 +78,7 @@ func TestSaveNewTotal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Symlink(filepath.Join(out, "notes.txt"), filepath.Join(out, "link-5.txt")); err != nil {
+	if err := os.Symlink(filepath.Join(out, "notes.txt"), filepath.Join(out, "link-0000000005.txt")); err != nil {
 		t.Fatal(err)
 	}
 	// 300 saved bytes are there; 150 more leave room for the newest old
@@ -88,7 +88,7 @@ func TestSaveNewTotal(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := entries(t, out)
-	want := []string{"bash-2.txt", path.Base(name), "keep-1.txt", "link-5.txt", "mine-4.txt", "notes.txt"}
+	want := []string{"bash-0000000002.txt", path.Base(name), "keep-0000000001.txt", "link-0000000005.txt", "mine-0000000004.txt", "notes.txt", "results-2024.txt"}
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
@@ -101,8 +101,8 @@ func TestSaveNewTotal(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 		t.Errorf("the new file: %v, want it kept", err)
 	}
-	if n := len(entries(t, out)); n != 5 {
-		t.Errorf("got %d entries, want the new file and the four others", n)
+	if n := len(entries(t, out)); n != 6 {
+		t.Errorf("got %d entries, want the new file and the five others", n)
 	}
 }
 

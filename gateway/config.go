@@ -53,7 +53,8 @@ type ServerConfig struct {
 	// in seconds.
 	Timeout time.Duration `json:"-"`
 	// Priority orders the server's section for token budgets: under a
-	// budget, lower priorities show only a count of their tools first.
+	// budget, servers list their tools highest priority first, each one
+	// whose list fits in the room left; the others show a count.
 	Priority int `json:"-"`
 	// File is where the server was declared, for messages.
 	File string `json:"-"`

@@ -47,8 +47,9 @@ func Key(key string) SectionOption { return func(c *sectionConfig) { c.key = key
 func Title(title string) SectionOption { return func(c *sectionConfig) { c.title = title } }
 
 // Priority sets the budget priority of the skills section and of every
-// skill in it: under a token budget, lower priorities are summarized
-// first.
+// skill in it: under a token budget, sections are given back in full
+// highest priority first, each one that fits in the room left (see
+// prompt.WithBudget).
 func Priority(p int) SectionOption { return func(c *sectionConfig) { c.priority = p } }
 
 // Section returns the skills section, to place in a prompt: an

@@ -161,8 +161,10 @@
 // failure under set -e in a function ends the shell, which the response
 // then says, as it does when set +E and such a failure come in one
 // command. Under set -x nothing of the shell's prompt code shows (it
-// holds the marker's secret), and of exit and the ERR trap only their
-// first lines (unless BASH_XTRACEFD sends the trace elsewhere than
+// holds the marker's secret), and of exit and the ERR trap only the few
+// lines before they turn tracing off, each time they run (a failure in a
+// function runs the ERR trap there and again where the function was
+// called), never the secret (unless BASH_XTRACEFD sends the trace elsewhere than
 // standard error: then the prompt code shows too). A command that leaves
 // the terminal's modes changed (stty -icanon min 0, with which the shell
 // would read an end of file at its prompt) has them set back as soon as

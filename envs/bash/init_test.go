@@ -53,3 +53,18 @@ func TestAnswerSignalCaught(t *testing.T) {
 		t.Errorf("the shell does not catch signal %d, which is sent before an answer", int(sigAnswered))
 	}
 }
+
+// TestDropNotices: bash's notices of an end of file ignored are dropped
+// as whole lines; the same words within a line of a command's output stay.
+func TestDropNotices(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"a\n" + eofNotice + eofNotice + "b\n", "a\nb\n"},
+		{eofNotice, ""},
+		{`prefix: Use "exit" to leave the shell.` + "\ndone\n", `prefix: Use "exit" to leave the shell.` + "\ndone\n"},
+		{"no notice", "no notice"},
+	} {
+		if got := dropNotices(tc.in); got != tc.want {
+			t.Errorf("dropNotices(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -17,12 +17,19 @@ const eofNotice = "Use \"exit\" to leave the shell.\n"
 var eofNoticeBytes = []byte(eofNotice)
 
 // dropNotices returns text without bash's notices of an end of file
-// ignored, which are no output of the command's.
+// ignored, which are no output of the command's: lines that are the
+// notice, not the same words within a line of the command's.
 func dropNotices(text string) string {
 	if !strings.Contains(text, eofNotice) {
 		return text
 	}
-	return strings.ReplaceAll(text, eofNotice, "")
+	var b strings.Builder
+	for line := range strings.SplitAfterSeq(text, "\n") {
+		if line != eofNotice {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // fixModes sets the terminal's modes back ([term.FixModes]) once a command

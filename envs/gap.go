@@ -3,6 +3,7 @@ package envs
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -212,7 +213,9 @@ func (l Limits) fitGaps(resp Response, gaps []*gap) Response {
 	var name, fallback string
 	var err error
 	if l.Save != nil {
-		if name, err = l.Save(whole()); err != nil {
+		// Saving where asked fails with ErrClosed once the environment
+		// closed: the output is then not kept anywhere else either.
+		if name, err = l.Save(whole()); err != nil && !errors.Is(err, ErrClosed) {
 			fallback = fmt.Sprintf(" (Saving it where asked failed: %v.)", err)
 			name, err = SaveTemp(whole())
 		}

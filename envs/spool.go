@@ -51,6 +51,8 @@ type Spool struct {
 	used   int64     // bytes in the files of live
 	live   []*Output // the outputs whose file is still here
 	closed bool
+
+	saving sync.WaitGroup // Saves under way, which Close waits for
 }
 
 // NewSpool returns a spool whose directory goes in parent ("": the
@@ -112,7 +114,7 @@ const savedDir = "saved"
 // fits, so that an environment's saved outputs go when it closes. The
 // files Save saved take at most [DefaultSaveTotal] bytes together: saving
 // one removes the oldest others past that. After [Spool.Close] it fails
-// with [ErrClosed].
+// with [ErrClosed]; Close waits for a Save under way.
 func (s *Spool) Save(output io.Reader) (string, error) {
 	s.mu.Lock()
 	if s.closed {
@@ -121,7 +123,9 @@ func (s *Spool) Save(output io.Reader) (string, error) {
 	}
 	err := s.makeDir()
 	dir := filepath.Join(s.dir, savedDir)
+	s.saving.Add(1)
 	s.mu.Unlock()
+	defer s.saving.Done()
 	if err != nil {
 		return "", err
 	}
@@ -169,6 +173,9 @@ func (s *Spool) Close() error {
 	s.closed = true
 	live, dir := s.live, s.dir
 	s.mu.Unlock()
+	// A save under way (of a command Close stopped) finishes first; its
+	// file then goes with the directory.
+	s.saving.Wait()
 	for _, o := range live {
 		o.release()
 	}

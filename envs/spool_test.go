@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/tokens"
@@ -363,3 +364,64 @@ func TestSpoolSaveDefault(t *testing.T) {
 		t.Errorf("Save after Close: %v, want ErrClosed", err)
 	}
 }
+
+// TestSpoolSaveClosed: an output whose environment closed while it was
+// being fit is not saved anywhere else (the temporary directory kept
+// files nobody removed), and a Save under way when Close comes finishes
+// before the directory goes, so that nothing is left behind.
+func TestSpoolSaveClosed(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	sp := envs.NewSpool(t.TempDir(), 0)
+	closed := func(io.Reader) (string, error) { return "", fmt.Errorf("save: %w", envs.ErrClosed) }
+	whole := numbered(20000)
+	o := sp.Output(4 << 10)
+	writeChunks(t, o, whole)
+	resp := sp.Fit(envs.Limits{Budget: 300, Save: closed}, envs.Response{Output: o.String()})
+	if resp.OutputFile != "" || strings.Contains(resp.Output, "Saving it where asked failed") {
+		t.Errorf("got %+v, want the output not saved elsewhere", resp)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the temporary directory holds %v, want nothing", left)
+	}
+
+	parent := t.TempDir()
+	sp = envs.NewSpool(parent, 0)
+	started, release := make(chan struct{}), make(chan struct{})
+	saved := make(chan error, 1)
+	go func() {
+		_, err := sp.Save(io.MultiReader(strings.NewReader("head\n"), readerFunc(func(p []byte) (int, error) {
+			close(started)
+			<-release
+			return 0, io.EOF
+		})))
+		saved <- err
+	}()
+	<-started
+	closeDone := make(chan error, 1)
+	go func() { closeDone <- sp.Close() }()
+	// Close waits for the save: it has not returned a while later (a
+	// slow machine can only make this pass when it should not).
+	var closeErr error
+	select {
+	case closeErr = <-closeDone:
+		t.Error("Close returned while a Save was under way")
+		close(release)
+	case <-time.After(200 * time.Millisecond):
+		close(release)
+		closeErr = <-closeDone
+	}
+	if err := <-saved; err != nil {
+		t.Errorf("the Save under way: %v, want it done", err)
+	}
+	if closeErr != nil {
+		t.Fatal(closeErr)
+	}
+	if left, _ := os.ReadDir(parent); len(left) != 0 {
+		t.Errorf("after Close, %s holds %v, want nothing", parent, left)
+	}
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }

@@ -47,6 +47,7 @@ type Orchestrator struct {
 	tempMu     sync.Mutex
 	tempDir    string
 	tempClosed bool
+	tempSaves  sync.WaitGroup // saves to tempDir under way, which Close waits for
 	// fixedSpecs says why spec files that change after LoadSpecs are not
 	// loaded (WithoutSpecReload); "" when they are.
 	fixedSpecs string

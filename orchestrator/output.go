@@ -1,11 +1,11 @@
 package orchestrator
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/rootfs"
 )
 
@@ -34,6 +34,7 @@ func (o *Orchestrator) saver(name string) func(io.Reader) (string, error) {
 			if err != nil {
 				return "", err
 			}
+			defer o.tempSaves.Done()
 			return rootfs.SaveNewIn(dir, name, output, o.dirLimit)
 		}
 	}
@@ -48,12 +49,14 @@ func (o *Orchestrator) saver(name string) func(io.Reader) (string, error) {
 }
 
 // outputTemp returns the orchestrator's temporary directory for saved
-// outputs, making it the first time.
+// outputs, making it the first time, and counts a save under way, which
+// the caller ends with tempSaves.Done when it returns no error. After
+// Close it fails with [envs.ErrClosed].
 func (o *Orchestrator) outputTemp() (string, error) {
 	o.tempMu.Lock()
 	defer o.tempMu.Unlock()
 	if o.tempClosed {
-		return "", errors.New("the orchestrator is closed")
+		return "", fmt.Errorf("orchestrator: save output: %w", envs.ErrClosed)
 	}
 	if o.tempDir == "" {
 		dir, err := os.MkdirTemp("", "unfold-output-*")
@@ -62,6 +65,7 @@ func (o *Orchestrator) outputTemp() (string, error) {
 		}
 		o.tempDir = dir
 	}
+	o.tempSaves.Add(1)
 	return o.tempDir, nil
 }
 
@@ -69,12 +73,14 @@ func (o *Orchestrator) outputTemp() (string, error) {
 // one was made; no save makes one after it.
 func (o *Orchestrator) removeOutputTemp() error {
 	o.tempMu.Lock()
-	defer o.tempMu.Unlock()
 	o.tempClosed = true
-	if o.tempDir == "" {
+	dir := o.tempDir
+	o.tempMu.Unlock()
+	o.tempSaves.Wait() // saves under way finish first
+	if dir == "" {
 		return nil
 	}
-	if err := os.RemoveAll(o.tempDir); err != nil {
+	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("orchestrator: remove the saved outputs: %w", err)
 	}
 	return nil

@@ -9,6 +9,10 @@
 // used to write or read there. [afero.NewBasePathFs] only prefixes names
 // and follows such links.
 //
+// [SaveNew] saves the output of a command cut to its budget under such a
+// directory, bounding the total of the outputs saved there; [SaveNewIn]
+// does the same in a directory of the operating system's file system.
+//
 // Names are slash-separated and relative to the directory
 // ("context/a.md"); absolute names fail. A symbolic link inside the
 // directory that points elsewhere inside it works as usual.

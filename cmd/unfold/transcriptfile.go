@@ -39,18 +39,25 @@ func openTranscripts(resume, tpath string, stderr io.Writer) (*agent.Transcript,
 	if rf == nil || tpath != resume {
 		flag, which = flag|os.O_CREATE, "--transcript"
 	}
-	_, statErr := os.Lstat(tpath)
-	made := errors.Is(statErr, fs.ErrNotExist) // a refusal removes the file it made
-	out, err := os.OpenFile(tpath, flag, 0o644)
+	// made: this run made the file (O_EXCL says so, whatever another run
+	// does at the same moment), so a refusal once it holds the lock
+	// removes it; a file it did not make, or could not lock, stays.
+	made := false
+	var out *os.File
+	var err error
+	if flag&os.O_CREATE != 0 {
+		out, err = os.OpenFile(tpath, flag|os.O_EXCL, 0o644)
+		made = err == nil
+	}
+	if !made && (flag&os.O_CREATE == 0 || errors.Is(err, fs.ErrExist)) {
+		out, err = os.OpenFile(tpath, flag, 0o644)
+	}
 	if err == nil {
 		err = lockFile(out, tpath, unix.LOCK_EX)
 	}
 	if err != nil {
 		if out != nil {
 			out.Close()
-			if made {
-				os.Remove(tpath)
-			}
 		}
 		return nil, nil, fmt.Errorf("%s: %w", which, err)
 	}

@@ -41,7 +41,7 @@ type Gateway struct {
 	// re-lists); Close cancels it.
 	ctx    context.Context
 	cancel context.CancelFunc
-	starts sync.WaitGroup // the first starts New began
+	starts sync.WaitGroup // the first starts New began, and those calls began
 	bg     sync.WaitGroup // the re-list loops
 	ready  chan struct{}  // closed when they ended
 

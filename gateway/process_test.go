@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -221,4 +222,31 @@ func TestServersDieWithTheGateway(t *testing.T) {
 		}
 	}
 	noneAlive(t, pids, "the gateway's process")
+}
+
+// TestCloseStopsStartOfACall: a server a call starts again (it died) is
+// still starting when Close comes: Close waits for that start too, and
+// the server is gone once it returns.
+func TestCloseStopsStartOfACall(t *testing.T) {
+	py, script := pidServer(t)
+	dir := t.TempDir()
+	g := started(t, stayServer(py, script, dir, "s", false, "slowagain"))
+	first := readPids(t, dir, "s")["s"]
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	u := g.Upstreams()[0]
+	for u.Running() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	go u.CallTool(context.Background(), "echo", json.RawMessage(`{}`))
+	var again int
+	for again == 0 || again == first {
+		time.Sleep(10 * time.Millisecond)
+		if data, err := os.ReadFile(filepath.Join(dir, "s.pid")); err == nil {
+			again, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		}
+	}
+	g.Close()
+	noneAlive(t, map[string]int{"s started again": again}, "Close")
 }

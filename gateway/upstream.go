@@ -136,7 +136,15 @@ func (u *Upstream) session(ctx context.Context) (*sdk.ClientSession, error) {
 			return nil, err
 		}
 		u.starting = make(chan struct{})
+		// Counted with the first starts, which Close waits for: it set
+		// u.closed under u.mu before it waits, so no count comes after.
+		u.g.starts.Add(1)
 		u.mu.Unlock()
+		defer u.g.starts.Done()
+		// Close ends the start too, as it ends the background ones.
+		ctx, stop := context.WithCancel(ctx)
+		defer stop()
+		defer context.AfterFunc(u.g.ctx, stop)()
 		return u.run(ctx)
 	}
 }

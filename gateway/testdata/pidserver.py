@@ -5,7 +5,8 @@
 # of its input, as some servers do not: it says goodbye on stdout (a log
 # message; it fails if the client closed its end of the pipe) and writes
 # DIR/NAME.eof when its input ends; on SIGTERM it writes to DIR/NAME.term the names whose input
-# had ended by then, and exits. With "noterm" it ignores SIGTERM.
+# had ended by then, and exits. With "noterm" it ignores SIGTERM. With
+# "slowagain", started a second time it waits 5 s before it reads.
 import json
 import os
 import signal
@@ -28,7 +29,10 @@ def terminated(*_):
 
 
 signal.signal(signal.SIGTERM, signal.SIG_IGN if "noterm" in modes else terminated)
+again = os.path.exists(os.path.join(where, name + ".pid"))
 write(os.path.join(where, name + ".pid"), str(os.getpid()))
+if again and "slowagain" in modes:
+    time.sleep(5)  # started again: slow to answer initialize
 
 for line in sys.stdin:
     msg = json.loads(line)

@@ -114,8 +114,16 @@ const savedDir = "saved"
 // fits, so that an environment's saved outputs go when it closes. The
 // files Save saved take at most [DefaultSaveTotal] bytes together: saving
 // one removes the oldest others past that. After [Spool.Close] it fails
-// with [ErrClosed]; Close waits for a Save under way.
+// with [ErrClosed]; Close waits for a Save under way. [Spool.SaveNamed]
+// names the files and bounds them otherwise.
 func (s *Spool) Save(output io.Reader) (string, error) {
+	return s.SaveNamed("output", DefaultSaveTotal, output)
+}
+
+// SaveNamed is [Spool.Save] with the file named prefix-<ten digits>.txt
+// and the files so named taking at most total bytes together (no bound
+// when total <= 0).
+func (s *Spool) SaveNamed(prefix string, total int64, output io.Reader) (string, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -129,7 +137,7 @@ func (s *Spool) Save(output io.Reader) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return rootfs.SaveNewIn(dir, "output", output, DefaultSaveTotal)
+	return rootfs.SaveNewIn(dir, prefix, output, total)
 }
 
 // reserve returns how many of n more bytes may go to disk, and counts

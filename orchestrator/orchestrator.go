@@ -42,12 +42,9 @@ type Orchestrator struct {
 	saveLimit   int64  // bytes one saved output may take; 0: envs.DefaultSaveLimit, negative: no bound
 	dirLimit    int64  // bytes the outputs saved under context/output take together; negative: no bound
 
-	// tempMu guards tempDir, where outputs are saved without a project
-	// ("" until the first), and tempClosed, set by Close.
-	tempMu     sync.Mutex
-	tempDir    string
-	tempClosed bool
-	tempSaves  sync.WaitGroup // saves to tempDir under way, which Close waits for
+	// temp holds the outputs saved without a project, in a directory of
+	// its own that Close removes once the saves under way are done.
+	temp *envs.Spool
 	// fixedSpecs says why spec files that change after LoadSpecs are not
 	// loaded (WithoutSpecReload); "" when they are.
 	fixedSpecs string
@@ -168,6 +165,7 @@ func New(opts ...Option) (*Orchestrator, error) {
 		maxLines: DefaultMaxLines,
 		maxLine:  DefaultMaxLineBytes,
 		envs:     make(map[string]*entry),
+		temp:     envs.NewSpool("", 0),
 	}
 	for _, opt := range opts {
 		opt(o)
@@ -583,8 +581,8 @@ func (o *Orchestrator) Close() error {
 		}
 		// After the environments: a command still running until its
 		// environment closed saves its output before the directory goes.
-		if err := o.removeOutputTemp(); err != nil {
-			errs = append(errs, err)
+		if err := o.temp.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("orchestrator: remove the saved outputs: %w", err))
 		}
 		o.closeErr = errors.Join(errs...)
 	})

@@ -1,11 +1,8 @@
 package orchestrator
 
 import (
-	"fmt"
 	"io"
-	"os"
 
-	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/rootfs"
 )
 
@@ -30,12 +27,7 @@ const outputDir = "context/output"
 func (o *Orchestrator) saver(name string) func(io.Reader) (string, error) {
 	if o.project == "" {
 		return func(output io.Reader) (string, error) {
-			dir, err := o.outputTemp()
-			if err != nil {
-				return "", err
-			}
-			defer o.tempSaves.Done()
-			return rootfs.SaveNewIn(dir, name, output, o.dirLimit)
+			return o.temp.SaveNamed(name, o.dirLimit, output)
 		}
 	}
 	return func(output io.Reader) (string, error) {
@@ -46,42 +38,4 @@ func (o *Orchestrator) saver(name string) func(io.Reader) (string, error) {
 		defer fsys.Close()
 		return rootfs.SaveNew(fsys, outputDir, name, output, o.dirLimit)
 	}
-}
-
-// outputTemp returns the orchestrator's temporary directory for saved
-// outputs, making it the first time, and counts a save under way, which
-// the caller ends with tempSaves.Done when it returns no error. After
-// Close it fails with [envs.ErrClosed].
-func (o *Orchestrator) outputTemp() (string, error) {
-	o.tempMu.Lock()
-	defer o.tempMu.Unlock()
-	if o.tempClosed {
-		return "", fmt.Errorf("orchestrator: save output: %w", envs.ErrClosed)
-	}
-	if o.tempDir == "" {
-		dir, err := os.MkdirTemp("", "unfold-output-*")
-		if err != nil {
-			return "", err
-		}
-		o.tempDir = dir
-	}
-	o.tempSaves.Add(1)
-	return o.tempDir, nil
-}
-
-// removeOutputTemp removes the temporary directory of saved outputs, if
-// one was made; no save makes one after it.
-func (o *Orchestrator) removeOutputTemp() error {
-	o.tempMu.Lock()
-	o.tempClosed = true
-	dir := o.tempDir
-	o.tempMu.Unlock()
-	o.tempSaves.Wait() // saves under way finish first
-	if dir == "" {
-		return nil
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("orchestrator: remove the saved outputs: %w", err)
-	}
-	return nil
 }

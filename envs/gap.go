@@ -212,14 +212,11 @@ func (l Limits) fitGaps(resp Response, gaps []*gap) Response {
 	}
 	var name, fallback string
 	var err error
-	if l.Save != nil {
-		// Saving where asked fails with ErrClosed once the environment
-		// closed: the output is then not kept anywhere else either.
-		if name, err = l.Save(whole()); err != nil && !errors.Is(err, ErrClosed) {
-			fallback = fmt.Sprintf(" (Saving it where asked failed: %v.)", err)
-			name, err = SaveTemp(whole())
-		}
-	} else {
+	// l.Save is set: Spool.Fit gives its own when the caller gave none.
+	// Saving fails with ErrClosed once the environment closed: the output
+	// is then not kept anywhere else either.
+	if name, err = l.Save(whole()); err != nil && !errors.Is(err, ErrClosed) {
+		fallback = fmt.Sprintf(" (Saving it where asked failed: %v.)", err)
 		name, err = SaveTemp(whole())
 	}
 

@@ -224,7 +224,7 @@ func endLines(f *os.File, path string, stderr io.Writer) error {
 	}
 	// Only a transcript's last line is mended: any other file is left as
 	// it is, and refused.
-	if ok, err := looksLikeTranscript(f, line, start); err != nil || !ok {
+	if ok, err := looksLikeTranscript(f); err != nil || !ok {
 		if err == nil {
 			err = fmt.Errorf("%s does not look like a transcript (its first line is not a transcript record) and does not end with a newline; it is left as it is: give --transcript a new file, or a transcript", path)
 		}
@@ -241,25 +241,17 @@ func endLines(f *os.File, path string, stderr io.Writer) error {
 	return nil
 }
 
-// looksLikeTranscript reports whether f, whose last line, starting at
-// start, is last, begins with a transcript record: its first line is a
-// JSON object with a kind, or, when the last line is the first, that line
-// begins as a record does.
-func looksLikeTranscript(f io.ReaderAt, last []byte, start int64) (bool, error) {
-	if start == 0 {
-		return bytes.HasPrefix(last, []byte(`{"kind":`)), nil
-	}
-	first := make([]byte, min(start, agent.MaxTranscriptLine))
-	if _, err := f.ReadAt(first, 0); err != nil && !errors.Is(err, io.EOF) {
+// recordStart is how every transcript record's line begins.
+var recordStart = []byte(`{"kind":`)
+
+// looksLikeTranscript reports whether f begins as a transcript does, with
+// a record.
+func looksLikeTranscript(f io.ReaderAt) (bool, error) {
+	head := make([]byte, len(recordStart))
+	if _, err := f.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
 		return false, err
 	}
-	if i := bytes.IndexByte(first, '\n'); i >= 0 {
-		first = first[:i]
-	}
-	var rec struct {
-		Kind string `json:"kind"`
-	}
-	return json.Unmarshal(first, &rec) == nil && rec.Kind != "", nil
+	return bytes.Equal(head, recordStart), nil
 }
 
 // lastLine returns the offset of the file's last line, size when the

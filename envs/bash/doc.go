@@ -153,7 +153,8 @@
 // exit, and a failure under set -e, would end an interactive shell; here
 // they stop the command and say why, and the shell stays, in posix mode
 // too (exit and trap are disabled as builtins, so that the functions that
-// guard them run first; builtin exit fails, enable exit first to end the
+// guard them run first; builtin exit fails, and stops the command with
+// the status it names, as exit does; enable exit first to end the
 // shell). A function named builtin or enable is removed, and builtin
 // enabled again, as soon as the shell's own code runs, or the command
 // that named it ends, and the response says so; errtrace turned off (set

@@ -257,9 +257,26 @@ func TestBuiltinExitStops(t *testing.T) {
 		}
 		kept(t, s)
 	}
-	// bash says why builtin exit failed; the subshell exits all the same.
-	if resp := run(t, s, `( builtin exit 3; echo still-here ); echo "st=$?"`); !strings.HasSuffix(resp.Output, "\nst=3") || strings.Contains(resp.Output, "still-here") {
-		t.Errorf("builtin exit in a subshell: got %q, want the subshell to exit with 3", resp.Output)
+	// The status is the one named, in a number or a variable.
+	if resp := run(t, s, "rc=5; cd /nonexistent-dir 2>/dev/null || builtin exit $rc; echo WOULD-RUN"); strings.Contains(resp.Output, "WOULD-RUN") || !strings.Contains(resp.Output, "with status 5.") {
+		t.Errorf("builtin exit $rc: got %q, want it stopped with status 5", resp.Output)
+	}
+	kept(t, s)
+	// bash says why builtin exit failed; the subshell exits all the same,
+	// with the status bash's exit gives its argument (2 for one that is
+	// not a number). The variables are the user's, not those of the shell's
+	// own code that reads them.
+	for c, st := range map[string]string{
+		"builtin exit 3":             "st=3",
+		"v=7; builtin exit $v":       "st=7",
+		`x=300; command exit "${x}"`: "st=44",
+		"n=-1; builtin exit $n":      "st=255",
+		"y=abc; builtin exit $y":     "st=2",
+		"builtin exit $((1+2))":      "st=1",
+	} {
+		if resp := run(t, s, "( "+c+"; echo still-here ); echo \"st=$?\""); !strings.HasSuffix(resp.Output, "\n"+st) || strings.Contains(resp.Output, "still-here") {
+			t.Errorf("%s in a subshell: got %q, want it to exit with %s", c, resp.Output, st)
+		}
 	}
 }
 

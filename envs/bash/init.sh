@@ -228,7 +228,7 @@ __unfold_err() {
 	# xtrace and verbose off while it runs (not with local -, which would
 	# turn set -e on again), and back on before it returns or stops the
 	# command, or runs the user's ERR trap.
-	local s=$? x=${-//[^xv]/}
+	local __unfold_es=$? __unfold_ex=${-//[^xv]/}
 	{
 		if [[ $BASHPID == "$__unfold_pid" ]]; then __unfold_own; fi
 		builtin set +xv
@@ -238,26 +238,36 @@ __unfold_err() {
 			builtin set +e
 			__unfold_setpc "$__unfold_pce"
 		fi
-		if [[ -n $x ]]; then builtin set -"$x"; fi
-		return "$s"
+		if [[ -n $__unfold_ex ]]; then builtin set -"$__unfold_ex"; fi
+		return "$__unfold_es"
 	fi
 	if [[ $BASH_COMMAND =~ ^(builtin|command)[[:space:]]+exit([[:space:]]|$) ]]; then
 		# exit is disabled as a builtin, so builtin exit and command exit
 		# fail: they meant to exit, and the command must not go on.
-		s=1
-		if [[ $BASH_COMMAND =~ ^[a-z]+[[:space:]]+exit[[:space:]]+([0-9]+)[[:space:]]*$ ]]; then s=${BASH_REMATCH[1]}; fi
-		if [[ -n $x ]]; then builtin set -"$x"; fi
-		exit "$s"
+		# The status is the one bash's exit would give for the argument,
+		# when that is a number or a variable ($rc, "${rc}"); else 1.
+		__unfold_es=1
+		local __unfold_re='^[a-z]+[[:space:]]+exit[[:space:]]+(-?[0-9]+|"?[$][{]?([A-Za-z_][A-Za-z0-9_]*)[}]?"?)[[:space:]]*$' __unfold_v
+		if [[ $BASH_COMMAND =~ $__unfold_re ]]; then
+			__unfold_v=${BASH_REMATCH[1]}
+			if [[ -n ${BASH_REMATCH[2]} ]]; then
+				__unfold_v=${BASH_REMATCH[2]}
+				__unfold_v=${!__unfold_v-}
+			fi
+			if ( builtin enable exit; builtin exit "$__unfold_v" ) 2>/dev/null; then __unfold_es=0; else __unfold_es=$?; fi
+		fi
+		if [[ -n $__unfold_ex ]]; then builtin set -"$__unfold_ex"; fi
+		exit "$__unfold_es"
 	fi
 	if [[ $BASHPID == "$__unfold_pid" && $- == *e* ]]; then
 		builtin set +e
-		builtin printf '%s\n' "[set -e: stopped at a failing command (status $s): $BASH_COMMAND. In this persistent shell set -e would exit the shell and lose its state, so the command was stopped instead and set -e is off again. To stop at the first failure, use a subshell: ( set -e; ... )]" >&2
+		builtin printf '%s\n' "[set -e: stopped at a failing command (status $__unfold_es): $BASH_COMMAND. In this persistent shell set -e would exit the shell and lose its state, so the command was stopped instead and set -e is off again. To stop at the first failure, use a subshell: ( set -e; ... )]" >&2
 		{
-			if [[ -n $x ]]; then builtin set -"$x"; fi
-			__unfold_abort "$s"
+			if [[ -n $__unfold_ex ]]; then builtin set -"$__unfold_ex"; fi
+			__unfold_abort "$__unfold_es"
 		} 2>/dev/null
 	fi
-	if [[ -n $x ]]; then builtin set -"$x"; fi
+	if [[ -n $__unfold_ex ]]; then builtin set -"$__unfold_ex"; fi
 	if [[ -n $__unfold_uerr ]]; then builtin eval "$__unfold_uerr"; fi
 }
 __unfold_pcd='{ __unfold_drain; } 2>/dev/null'

@@ -18,7 +18,9 @@
 // frames; a SyntaxError points at its line. Code that leaves fd 1 or 2
 // closed or sent elsewhere (os.dup2 of /dev/null, left in place when a
 // library raised) gets it put back as it ends, before its traceback is
-// shown, and the response says so, so later output is not lost:
+// shown, and the response says so, so later output is not lost; so does
+// code that leaves in the place of sys.stdout or sys.stderr something that
+// does not write to them (a file, a StringIO, None):
 //
 //	r, err := python.New(python.WithDir(project))
 //	...

@@ -21,7 +21,9 @@
 # copy of fds 1 and 2, and when a cell ends with either closed or pointing
 # elsewhere (os.dup2 of /dev/null left in place when a library raised), it
 # is put back before the cell's traceback is shown, and the reply names it
-# in "restored".
+# in "restored". So are sys.stdout and sys.stderr, when a cell leaves in
+# their place an object whose output does not reach fds 1 and 2 (a file,
+# a StringIO, None); a wrapper writing to them stays.
 #
 # This file is compiled with the file name in DRIVER_FILE; frames from it
 # are removed from tracebacks.
@@ -78,6 +80,7 @@ class _State:
     pid = 0           # the driver's process ID: a fork's copy has another
     fds = None        # identities of fds 3 and 4 and of the output copies, to see them changed
     outputs = {}      # fd 1 and 2: (a copy of it as the driver started, its identity)
+    streams = {}      # 'stdout', 'stderr': the sys object as the driver set it up
     forks = 0         # processes forked during the cell
     requests = None   # the request stream (fd 3)
     cell = 0          # cells run so far
@@ -351,7 +354,7 @@ def _run(code, ns):
     # What the cell wrote goes where it sent it; its traceback, which may
     # say why it left an output redirected, goes to the session.
     _flush()
-    restored = _restore_outputs()
+    restored = _restore_outputs() + _restore_streams()
     if error is not None:
         _report(error)
     return status, success, exit_code, restored
@@ -463,6 +466,47 @@ def _restore_outputs():
     return restored
 
 
+def _reaches_outputs(stream):
+    # Whether what stream writes goes to fd 1 or 2 as the driver started
+    # (the descriptors themselves, or copies of them).
+    try:
+        fd = stream.fileno()
+    except BaseException:
+        return False
+    if not isinstance(fd, int):
+        return False
+    identity = _identity(fd)
+    return identity is not None and any(identity == i for _, i in _state.outputs.values())
+
+
+def _describe(stream):
+    if stream is None:
+        return 'None'
+    try:
+        name = stream.name
+        if isinstance(name, str):
+            return name[:MAX_NAME]
+    except BaseException:
+        pass
+    return 'a ' + _type_name(stream)[:MAX_NAME]
+
+
+def _restore_streams():
+    """Puts sys.stdout and sys.stderr back as the driver set them up when
+    the cell left in their place an object whose output does not reach the
+    session, so that later output and tracebacks are not lost. Returns
+    {"stream": its name, "to": what was in its place} for each."""
+    restored = []
+    for name, original in _state.streams.items():
+        now = getattr(sys, name, None)
+        if now is original or _reaches_outputs(now):
+            continue
+        to = _describe(now)
+        setattr(sys, name, original)
+        restored.append({'stream': name, 'to': to})
+    return restored
+
+
 def _in_child():
     # A process forked by a cell must not answer for the session: its
     # copies of the protocol's descriptors go, it shows no value of a final
@@ -493,6 +537,7 @@ def main(requests):
             f.reconfigure(encoding='utf-8', errors='backslashreplace', write_through=True)
         except Exception:
             pass
+    _state.streams = {'stdout': sys.stdout, 'stderr': sys.stderr}
     sys.argv = ['']
     builtins.input = _input
     getpass.getpass = _getpass

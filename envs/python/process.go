@@ -68,20 +68,33 @@ type reply struct {
 	Hidden   bool        `json:"hidden"` // with "input": asked with getpass
 	Forks    int         `json:"forks"`  // processes the cell forked
 	// Restored lists the standard streams the cell left closed or
-	// redirected, which the driver put back.
+	// redirected, and the sys.stdout or sys.stderr it replaced with
+	// something that does not reach the session, which the driver put
+	// back.
 	Restored []restored `json:"restored"`
 }
 
 // restored is a standard stream (fd 1 or 2) a cell closed or redirected:
-// To is where it pointed (a path, "pipe:[...]", ...), nil when closed.
+// To is where it pointed (a path, "pipe:[...]", ...), nil when closed. Or,
+// with Stream ("stdout", "stderr"), the sys object a cell replaced: To
+// names what was in its place (a file's name, "a StringIO", "None").
 type restored struct {
-	FD int     `json:"fd"`
-	To *string `json:"to"`
+	FD     int     `json:"fd"`
+	Stream string  `json:"stream"`
+	To     *string `json:"to"`
 }
 
 // note says what happened to the stream, in the words bash uses for a
 // shell whose streams were redirected.
 func (r restored) note() string {
+	if r.Stream != "" {
+		to := "something else"
+		if r.To != nil {
+			to = printable(*r.To)
+		}
+		return fmt.Sprintf("The code replaced sys.%s with %s, which does not write to this session's output, so what later code prints would be lost. sys.%s was put back; variables and imports are kept. To capture output within one command, use contextlib.redirect_%s.",
+			printable(r.Stream), to, printable(r.Stream), printable(r.Stream))
+	}
 	name := fmt.Sprintf("standard stream (descriptor %d)", r.FD)
 	switch r.FD {
 	case 1:

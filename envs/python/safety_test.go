@@ -146,6 +146,43 @@ func TestOutputsRestored(t *testing.T) {
 	}
 }
 
+// TestStreamsRestored: a cell that leaves in the place of sys.stdout or
+// sys.stderr something whose output does not reach the session (a file, a
+// StringIO, None) gets the stream put back, with a note, before its
+// traceback is shown; a wrapper that writes to the session's descriptors
+// stays, with no note.
+func TestStreamsRestored(t *testing.T) {
+	replaced := func(stream, with string) string {
+		return fmt.Sprintf("[The code replaced sys.%s with %s, which does not write to this session's output, so what later code prints would be lost. "+
+			"sys.%s was put back; variables and imports are kept. To capture output within one command, use contextlib.redirect_%s.]", stream, with, stream, stream)
+	}
+	for _, c := range []struct {
+		name, code string
+		want       string
+		success    bool
+	}{
+		{"output to a file", "import os, sys\nsys.stdout = open(os.devnull, 'w')\nprint('hidden')",
+			replaced("stdout", "/dev/null"), true},
+		{"errors to a StringIO, then a raise", "import io, sys\nsys.stderr = io.StringIO()\nraise ValueError('lost?')",
+			"Traceback (most recent call last):\n  File \"<cell-2>\", line 3, in <module>\n    raise ValueError('lost?')\nValueError: lost?\n" +
+				replaced("stderr", "a StringIO"), false},
+		{"output None", "import sys\nsys.stdout = None", replaced("stdout", "None"), true},
+		{"a wrapper of a copy of descriptor 1", "import os, sys\nsys.stdout = os.fdopen(os.dup(1), 'w', buffering=1)\nprint('through a copy')",
+			"through a copy", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newREPL(t)
+			execute(t, r, "kept = 1")
+			resp := execute(t, r, c.code)
+			if resp.Output != c.want || resp.Success != c.success {
+				t.Errorf("got {%q, %v}, want {%q, %v}", resp.Output, resp.Success, c.want, c.success)
+			}
+			step{code: "print", want: exactly("NEXT 1"), success: true}.check(t, execute(t, r, "print('NEXT', kept)"))
+			step{code: "1/0", has: []string{"Traceback", "ZeroDivisionError: division by zero"}}.check(t, execute(t, r, "1/0"))
+		})
+	}
+}
+
 // TestNotebookLines: !command runs a shell command and %pip installs into
 // the environment's own interpreter (here a virtual environment, from a
 // local wheel: no network).

@@ -36,7 +36,9 @@ type Prompt struct {
 	// copies these, as they are, into its text.
 	blocks  [numKinds][]lazyBlock
 	cacheMu sync.Mutex // held while bodies or blocks are filled in
-	kept    int        // bytes of the bodies kept; guarded by cacheMu
+	// kept and keptBlocks are the bytes of the bodies and of the blocks
+	// kept, each bounded by MaxPromptBytes; guarded by cacheMu.
+	kept, keptBlocks int
 
 	counts atomic.Pointer[countTable] // token counts of fixed blocks, for the counter used last
 }
@@ -284,7 +286,10 @@ func (p *Prompt) summaryBlock(pr *prepared, i int, k blockKind) (string, error) 
 }
 
 // keepBlock keeps text as node i's block written as k unless one is kept,
-// or the block may change from one render to the next.
+// the block may change from one render to the next, or the blocks kept
+// would take more than MaxPromptBytes with it (then each render writes
+// the block again: blocks shown with different sessions, each render
+// within the bound, must not add up without end).
 func (p *Prompt) keepBlock(i int, k blockKind, text string) {
 	p.cacheMu.Lock()
 	p.setBlock(i, k, text)
@@ -293,7 +298,8 @@ func (p *Prompt) keepBlock(i int, k blockKind, text string) {
 
 // setBlock is keepBlock with cacheMu held.
 func (p *Prompt) setBlock(i int, k blockKind, text string) {
-	if lb := &p.blocks[k][i]; p.keeps(i, k) && !lb.done.Load() {
+	if lb := &p.blocks[k][i]; p.keeps(i, k) && !lb.done.Load() && p.keptBlocks+len(text) <= MaxPromptBytes {
+		p.keptBlocks += len(text)
 		lb.text = text
 		lb.done.Store(true)
 	}
@@ -393,9 +399,12 @@ func (p *Prompt) body(i int, depth int) (string, error) {
 }
 
 // setBody keeps text, which needed no processing, as node i's executed
-// body unless one is kept. cacheMu must be held.
+// body unless one is kept, or the bodies kept would take more than
+// MaxPromptBytes with it (then the body is executed again when it is
+// next shown, and fails as body's would). cacheMu must be held.
 func (p *Prompt) setBody(i int, text string) {
-	if lb := &p.bodies[i]; !lb.done.Load() {
+	if lb := &p.bodies[i]; !lb.done.Load() && p.kept+len(text) <= MaxPromptBytes {
+		p.kept += len(text)
 		lb.raw, lb.text, lb.err = text, text, nil
 		lb.done.Store(true)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/tokens"
 	"github.com/unfold-dev/unfold/visibility"
 )
@@ -64,7 +65,8 @@ const (
 // The fit reads a node's sep counts and bounds together, often for runs of
 // siblings: they sit in a record of their own, eight slots (one 32-byte
 // half of a cache line) when no section has a brief. The end counts, which
-// only the last block needs, sit apart.
+// only the last block needs, sit apart, as do the blocks' sizes in bytes
+// (with the blank line after them, plus one), which a tally adds up.
 type countTable struct {
 	counter  tokens.Counter
 	additive bool // counter is tokens.Additive
@@ -72,6 +74,7 @@ type countTable struct {
 	stride   int  // slots of a node's record in n
 	n        []atomic.Int32
 	ends     []atomic.Int32 // kinds slots per node
+	sizes    []atomic.Int32 // kinds slots per node
 	fitted   atomic.Bool    // the table served a fit
 }
 
@@ -86,6 +89,7 @@ func newCountTable(c tokens.Counter, nodes int, briefs bool) *countTable {
 	}
 	t.n = make([]atomic.Int32, nodes*t.stride)
 	t.ends = make([]atomic.Int32, nodes*t.kinds)
+	t.sizes = make([]atomic.Int32, nodes*t.kinds)
 	return t
 }
 
@@ -158,9 +162,23 @@ func (p *Prompt) cost(r *Rendered, t *countTable, i int, k blockKind, e int) (in
 	}
 	v := t.counter.Count(text)
 	if cacheable && v < math.MaxInt32 {
+		if e == sep {
+			t.sizes[i*t.kinds+int(k)].Store(int32(len(text) + 1))
+		}
 		t.slot(i, k, e).Store(int32(v + 1))
 	}
+	r.size = len(text)
 	return v, nil
+}
+
+// size returns the bytes of node i's block written as k, with the blank
+// line after it, as the cost just asked for it found: kept with its
+// count, or of the text the cost wrote.
+func (t *countTable) size(r *Rendered, i int, k blockKind) int {
+	if v := t.sizes[i*t.kinds+int(k)].Load(); v > 0 {
+		return int(v - 1)
+	}
+	return r.size
 }
 
 // keeps reports whether node i's block written as k is the same at every
@@ -283,7 +301,7 @@ func (p *Prompt) count(r *Rendered, cfg renderConfig) error {
 func (p *Prompt) tally(r *Rendered, t *countTable) error {
 	r.tokens = make([]int32, len(p.t.nodes))
 	r.total = 0
-	last := -1
+	last, size := -1, 0
 	for i, st := range r.st {
 		if !st.is(visibleF) {
 			continue
@@ -291,6 +309,11 @@ func (p *Prompt) tally(r *Rendered, t *countTable) error {
 		c, err := p.cost(r, t, i, r.kind(i), sep)
 		if err != nil {
 			return err
+		}
+		if size += t.size(r, i, r.kind(i)); size > MaxPromptBytes {
+			// The blocks counted make up the text, which emit would
+			// refuse: stop before writing and counting the rest.
+			return &section.Error{Path: p.t.nodes[i].path, Err: ErrPromptTooLarge}
 		}
 		r.tokens[i] = int32(c)
 		r.total += c

@@ -459,7 +459,7 @@ func (p *Prompt) standalone(pr *prepared, sectionPath string) (string, error) {
 			b.WriteString("\n\n")
 			b.WriteString(text)
 			writeSuffix(&b, n.path, enabledKids{t.nodes, n.children, pr}, pr.hasTools(j))
-			return nil
+			return tooLarge(&b, n.path)
 		}
 		body, err := p.body(j, depth)
 		if err != nil {
@@ -468,6 +468,9 @@ func (p *Prompt) standalone(pr *prepared, sectionPath string) (string, error) {
 		if body != "" {
 			b.WriteString("\n\n")
 			b.WriteString(body)
+		}
+		if err := tooLarge(&b, n.path); err != nil {
+			return err
 		}
 		for _, c := range n.children {
 			if pr.enabled(c) {

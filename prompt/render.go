@@ -16,9 +16,12 @@ import (
 // Rendered is a prompt rendered once: its markdown, the tools to offer the
 // model and a report on every section. It is immutable.
 type Rendered struct {
-	text   string
-	tools  []*tools.Tool
-	total  int     // tokens of text, when counted
+	text  string
+	tools []*tools.Tool
+	total int // tokens of text, when counted
+	// size is the bytes of the block the last count wrote, with the
+	// blank line after it, for a tally (see countTable.size).
+	size   int
 	tokens []int32 // tokens of each visible section's block, when counted
 
 	p  *Prompt
@@ -305,15 +308,25 @@ func (p *Prompt) size(r *Rendered) (int, error) {
 	return size + 2*max(blocks-1, 0), nil
 }
 
-// MaxPromptBytes bounds a rendered prompt's text, and the bodies a Prompt
-// keeps: sixteen sections that each write the most a body may would
-// otherwise take 256 MiB.
+// MaxPromptBytes bounds a rendered prompt's text, whether its tokens are
+// counted or not, a section's context file ([Prompt.Standalone]), and the
+// bodies and the blocks a Prompt keeps, each: sixteen sections that each
+// write the most a body may would otherwise take 256 MiB.
 const MaxPromptBytes = 32 << 20
 
 // ErrPromptTooLarge is the error of a render whose text would pass
 // [MaxPromptBytes], wrapped in a [section.Error] naming the section that
 // took it past.
 var ErrPromptTooLarge = fmt.Errorf("the prompt is larger than %d bytes with this section's body; sections that repeat themselves that much are a mistake", MaxPromptBytes)
+
+// tooLarge fails with ErrPromptTooLarge, naming the section at path, once
+// b, a document being written, holds more than MaxPromptBytes.
+func tooLarge(b *strings.Builder, path string) error {
+	if b.Len() > MaxPromptBytes {
+		return &section.Error{Path: path, Err: ErrPromptTooLarge}
+	}
+	return nil
+}
 
 // pending reports whether node i's body is a template not executed yet.
 func (p *Prompt) pending(i int) bool {
@@ -353,16 +366,16 @@ func (p *Prompt) emit(r *Rendered) error {
 		} else if p.t.hot[i].is(tooled) {
 			r.tools = append(r.tools, nodes[i].sec.Tools()...)
 		}
-		if lb := &p.blocks[k][i]; lb.done.Load() {
-			b.WriteString(lb.text)
-			continue
-		}
 		start := b.Len()
-		if k != fullBlock {
+		lb := &p.blocks[k][i]
+		switch {
+		case lb.done.Load():
+			b.WriteString(lb.text)
+		case k != fullBlock:
 			if err := p.writeSummary(&b, r.pr, i, k); err != nil {
 				return err
 			}
-		} else {
+		default:
 			from, to, plain, err := p.writeFull(r, &b, i, &scratch)
 			if err != nil {
 				return err
@@ -371,12 +384,13 @@ func (p *Prompt) emit(r *Rendered) error {
 				freshBodies = append(freshBodies, span{i, from, to, fullBlock})
 			}
 		}
-		if b.Len() > MaxPromptBytes {
-			// Each body is bounded (section.MaxBodyBytes); so is the text
-			// of them all, before the next one runs.
-			return &section.Error{Path: nodes[i].path, Err: ErrPromptTooLarge}
+		// Each body and summary is bounded (section.MaxBodyBytes); so is
+		// the text of them all, blocks kept from earlier renders included,
+		// before the next one runs.
+		if err := tooLarge(&b, nodes[i].path); err != nil {
+			return err
 		}
-		if p.keeps(i, k) {
+		if !lb.done.Load() && p.keeps(i, k) {
 			fresh = append(fresh, span{i, start, b.Len(), k})
 		}
 	}
@@ -385,12 +399,27 @@ func (p *Prompt) emit(r *Rendered) error {
 	}
 	r.text = b.String()
 	if len(fresh) > 0 || len(freshBodies) > 0 {
+		// Blocks are kept as slices of the text, unless they are less
+		// than half of it: a block or two new in a render (a section
+		// opened) are copied, so that each render's text is not kept
+		// whole for them.
+		n := 0
+		for _, f := range fresh {
+			n += f.end - f.start
+		}
+		copied := 2*n < len(r.text)
+		slice := func(f span) string {
+			if copied {
+				return strings.Clone(r.text[f.start:f.end])
+			}
+			return r.text[f.start:f.end]
+		}
 		p.cacheMu.Lock()
 		for _, f := range fresh {
-			p.setBlock(f.node, f.kind, r.text[f.start:f.end])
+			p.setBlock(f.node, f.kind, slice(f))
 		}
 		for _, f := range freshBodies {
-			p.setBody(f.node, r.text[f.start:f.end])
+			p.setBody(f.node, slice(f))
 		}
 		p.cacheMu.Unlock()
 	}

@@ -45,6 +45,7 @@ type File struct {
 	template *prompt.Template
 	lines    map[string]int    // section path -> line of its heading
 	body     map[string]int    // section path -> line its body starts on
+	text     map[string]int    // section path -> line of its body's first text, past blank lines
 	titles   map[string]string // section path -> its heading's title
 }
 
@@ -165,7 +166,7 @@ func Parse(name string, src []byte) (*File, error) {
 	if err := duplicates(name, roots); err != nil {
 		return nil, err
 	}
-	f := &File{name: name, lines: map[string]int{}, body: map[string]int{}, titles: map[string]string{}}
+	f := &File{name: name, lines: map[string]int{}, body: map[string]int{}, text: map[string]int{}, titles: map[string]string{}}
 	sections := f.build(roots, "")
 	if err := section.Validate(sections, prompt.OpenSectionsName); err != nil {
 		return nil, f.locate(err)
@@ -210,6 +211,7 @@ func (f *File) build(nodes []*node, prefix string) []*section.Section {
 			path = prefix + "." + path
 		}
 		f.lines[path], f.body[path], f.titles[path] = n.line, n.body, n.spec.Title
+		f.text[path] = n.body + blankLines(n.spec.Body)
 		n.spec.Children = f.build(n.children, path)
 		out[i] = section.New(n.spec)
 	}
@@ -247,6 +249,14 @@ func (f *File) locate(err error) error {
 					msg += "; give it in the params"
 				}
 				err = &atLine{err: err, msg: msg}
+			} else if m := fenceAt().FindStringSubmatchIndex(err.Error()); m != nil {
+				// The line is counted from the body's first text; so
+				// is a rendered body's, whose lines are the template's
+				// but where an action writes lines of its own.
+				text := err.Error()
+				n, _ := strconv.Atoi(text[m[2]:m[3]])
+				line = f.text[se.Path] + n - 1
+				err = &atLine{err: err, msg: text[:m[0]] + "opens a code fence on this line" + text[m[1]:]}
 			}
 			out = append(out, &Error{File: f.name, Line: line, Heading: f.titles[se.Path], Err: err})
 			continue
@@ -263,6 +273,25 @@ func (f *File) locate(err error) error {
 var bodyAt = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^body template: template: [^:]*:(\d+):(\d+): (?s:(.*))$`)
 })
+
+// fenceAt finds the line a body's code fence left open is on, counted
+// from the body's first text: "opens a code fence on line N".
+var fenceAt = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`opens a code fence on line (\d+)`)
+})
+
+// blankLines returns how many blank lines body starts with, which the
+// lines of its errors do not count (a body is dedented first).
+func blankLines(body string) int {
+	n := 0
+	for line := range strings.Lines(body) {
+		if strings.TrimSpace(line) != "" || !strings.HasSuffix(line, "\n") {
+			break
+		}
+		n++
+	}
+	return n
+}
 
 // atLine is an error with its message told another way (the line it gives
 // moved to the file's), unwrapping to the error.
@@ -309,17 +338,52 @@ func DecodeParams(data []byte) (Params, error) {
 	if err := checkDuplicates(data); err != nil {
 		return nil, err
 	}
-	if _, err := numbers(p, ""); err != nil {
+	if _, err := numbers(p, &jsonPath{}); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// jsonPath is where a value sits in the params, from the top: a key of an
+// object, or an index of an array, per level. Decoding keeps one, adding a
+// step on the way down and taking it off on the way up, and writes it out
+// only for an error: writing it for every value took time in proportion
+// to the values times the path's length (hours for a 4 MB key over an
+// array).
+type jsonPath []pathStep
+
+// pathStep is a level of a jsonPath: key, or index when key is "" and
+// index is not -1.
+type pathStep struct {
+	key   string
+	index int
+}
+
+func (p *jsonPath) push(key string, index int) { *p = append(*p, pathStep{key, index}) }
+func (p *jsonPath) pop()                       { *p = (*p)[:len(*p)-1] }
+
+// String writes the path as a template reads it: a.b[2].c.
+func (p jsonPath) String() string {
+	var b strings.Builder
+	for _, s := range p {
+		switch {
+		case s.index >= 0:
+			fmt.Fprintf(&b, "[%d]", s.index)
+		case b.Len() > 0:
+			b.WriteString(".")
+			fallthrough
+		default:
+			b.WriteString(s.key)
+		}
+	}
+	return b.String()
 }
 
 // numbers returns v, a value decoded with UseNumber, with its numbers
 // turned into what templates compare and format as numbers: an int64 when
 // it is written as an integer (7) and fits, a float64 otherwise (7.0, 7e0). A number out of
 // float64's range is refused with its path.
-func numbers(v any, path string) (any, error) {
+func numbers(v any, path *jsonPath) (any, error) {
 	switch v := v.(type) {
 	case json.Number:
 		// As written: 7 is an integer, 7.0 and 7e0 are not.
@@ -335,22 +399,22 @@ func numbers(v any, path string) (any, error) {
 		return f, nil
 	case map[string]any:
 		for k, e := range v {
-			at := k
-			if path != "" {
-				at = path + "." + k
-			}
-			c, err := numbers(e, at)
+			path.push(k, -1)
+			c, err := numbers(e, path)
 			if err != nil {
 				return nil, err
 			}
+			path.pop()
 			v[k] = c
 		}
 	case []any:
 		for i, e := range v {
-			c, err := numbers(e, fmt.Sprintf("%s[%d]", path, i))
+			path.push("", i)
+			c, err := numbers(e, path)
 			if err != nil {
 				return nil, err
 			}
+			path.pop()
 			v[i] = c
 		}
 	}
@@ -360,12 +424,12 @@ func numbers(v any, path string) (any, error) {
 // checkDuplicates refuses a key given twice in one object of data, a JSON
 // value already decoded: encoding/json keeps the last one silently.
 func checkDuplicates(data []byte) error {
-	return checkValue(json.NewDecoder(bytes.NewReader(data)), data, "")
+	return checkValue(json.NewDecoder(bytes.NewReader(data)), data, &jsonPath{})
 }
 
 // checkValue reads the next value of dec, named path, refusing a key given
 // twice in any object in it.
-func checkValue(dec *json.Decoder, data []byte, path string) error {
+func checkValue(dec *json.Decoder, data []byte, path *jsonPath) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil // decoding refused what is not JSON already
@@ -373,9 +437,11 @@ func checkValue(dec *json.Decoder, data []byte, path string) error {
 	switch tok {
 	case json.Delim('['):
 		for i := 0; dec.More(); i++ {
-			if err := checkValue(dec, data, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			path.push("", i)
+			if err := checkValue(dec, data, path); err != nil {
 				return err
 			}
+			path.pop()
 		}
 	case json.Delim('{'):
 		keys := map[string]bool{}
@@ -386,21 +452,19 @@ func checkValue(dec *json.Decoder, data []byte, path string) error {
 				return nil
 			}
 			key, _ := tok.(string)
-			name := key
-			if path != "" {
-				name = path + "." + key
-			}
+			path.push(key, -1)
 			if keys[key] {
 				if i := bytes.IndexByte(data[at:], '"'); i >= 0 {
 					at += int64(i) // the key itself, past a comma and spaces
 				}
 				line := 1 + bytes.Count(data[:at], []byte("\n"))
-				return fmt.Errorf("promptfile: params: line %d: key %q given twice; give each key once", line, name)
+				return fmt.Errorf("promptfile: params: line %d: key %q given twice; give each key once", line, path)
 			}
 			keys[key] = true
-			if err := checkValue(dec, data, name); err != nil {
+			if err := checkValue(dec, data, path); err != nil {
 				return err
 			}
+			path.pop()
 		}
 	default:
 		return nil

@@ -61,7 +61,8 @@ func TestErrors(t *testing.T) {
 		{"summary without summary", "# A\n\n# B {visibility=summary}\nbody\n", `p.md:3: heading "B": SUMMARY visibility requested for section 'b' but no summary template is defined.`},
 		{"duplicate keys", "# A\n\n# A\n", `p.md:3: heading "A": duplicate key "a" among sibling headings`},
 		{"bad key", "# A {#Bad.Key}\n", `p.md:1: heading "A": key "Bad.Key" must match`},
-		{"unclosed fence", "# A\n\n# B\n\n```\ncode\n", `p.md:3: heading "B": body opens a code fence`},
+		{"unclosed fence", "# A\n\n# B\n\n```\ncode\n", `p.md:5: heading "B": body opens a code fence on this line and never closes it`},
+		{"unclosed fence indented", "# A\n\n# B\n\n\n    text\n\n    ~~~\n    code\n", `p.md:8: heading "B": body opens a code fence on this line`},
 		{"bad template", "# A\n\n## B\n{{.x\n", `p.md:3: heading "B": body template:`},
 		{"two errors", "# A {x=1}\n# B {y=2}\n", `p.md:2: heading "B": unknown attribute "y"`},
 	} {
@@ -140,6 +141,9 @@ func TestDecodeParams(t *testing.T) {
 		{"{\n  \"a\": {\"b\": 1,\n   \"b\": 2}\n}", `line 3: key "a.b" given twice`},
 		{`{"a":[{"b":1},{"b":2,"c":{},"b":3}]}`, `key "a[1].b" given twice`},
 		{`{"a":{"b":1},"c":{"b":2}}`, ""},
+		{`{"a":[1,[2]],"b":{"c":[{}]},"d":1,"d":2}`, `key "d" given twice`},
+		{`{"a":[1,{"b":[2,1e999]}]}`, `a[1].b[1]: the number 1e999 is out of range`},
+		{`{"a":[[1],{"b":{"c":2}}],"d":{"e":[1e999]}}`, `d.e[0]: the number 1e999 is out of range`},
 	} {
 		_, err := promptfile.DecodeParams([]byte(tc.in))
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
@@ -277,5 +281,15 @@ func BenchmarkParseManyHeadings(b *testing.B) {
 		if _, err := promptfile.Parse("many.md", src); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRenderedFenceLine renders a body whose template writes a code fence
+// it never closes: the error gives the file's line of the fence.
+func TestRenderedFenceLine(t *testing.T) {
+	err := renderError(t, "# Intro\n\nhello\n\n# Ref\n\n\ntext\n\n{{\"```\"}}\ncode\n")
+	var fe *promptfile.Error
+	if !errors.As(err, &fe) || fe.Line != 10 || !strings.Contains(err.Error(), "rendered body opens a code fence on this line") {
+		t.Errorf("got %v, want line 10", err)
 	}
 }

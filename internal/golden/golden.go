@@ -12,6 +12,7 @@
 package golden
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -79,13 +80,16 @@ func Diff(path, want, got string) string {
 	return udiff.Unified(path+" (golden)", path+" (output)", want, got)
 }
 
+// write writes content to path through a temporary file renamed into
+// place. The temporary file's name is short, so that any name that may be
+// a file's can be written, and errors name path, never it.
 func write(path, content string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	f, err := os.CreateTemp(filepath.Dir(path), ".golden-*.tmp")
 	if err != nil {
-		return err
+		return fmt.Errorf("write %s: %w", path, cause(err))
 	}
 	_, err = f.WriteString(content)
 	if cerr := f.Close(); err == nil {
@@ -99,7 +103,21 @@ func write(path, content string) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, cause(err))
 	}
 	return nil
+}
+
+// cause is err without the file names an *os.PathError or *os.LinkError
+// adds, which are the temporary file's.
+func cause(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }

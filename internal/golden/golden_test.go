@@ -103,3 +103,30 @@ func TestCheckBadEnvironment(t *testing.T) {
 		t.Errorf("got fatals %q, want one naming the bad value", r.fatals)
 	}
 }
+
+// TestCheckUpdatesLongName writes a golden file whose name is 249 bytes,
+// which a file's name may be: its temporary file's name is short (it was
+// the name and 11 bytes more, too long to make). A write that fails (the
+// path is a directory) names the golden file and the cause, never the
+// temporary file, and leaves none behind.
+func TestCheckUpdatesLongName(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, strings.Repeat("a", 246)+".md")
+	r := &recorder{TB: t}
+	golden.CheckFile(r, path, "new\n", true)
+	if b, err := os.ReadFile(path); err != nil || string(b) != "new\n" || len(r.fatals) != 0 {
+		t.Fatalf("got %q, %v and fatals %q; want the file written", b, err, r.fatals)
+	}
+
+	taken := filepath.Join(dir, "taken.golden")
+	if err := os.MkdirAll(filepath.Join(taken, "inside"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	golden.CheckFile(r, taken, "new\n", true)
+	if len(r.fatals) != 1 || !strings.Contains(r.fatals[0], "write "+taken+": ") || strings.Contains(r.fatals[0], string(filepath.Separator)+".") {
+		t.Errorf("got fatals %q, want one naming %s and not the temporary file", r.fatals, taken)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 2 {
+		t.Errorf("got %v, %v in the directory; want the two golden files, no temporary file", entries, err)
+	}
+}

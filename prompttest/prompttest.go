@@ -26,6 +26,8 @@
 package prompttest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -35,6 +37,7 @@ import (
 	"testing"
 
 	"github.com/unfold-dev/unfold/internal/golden"
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/tokens"
@@ -93,9 +96,16 @@ type Options struct {
 	MaxCombinations int
 }
 
+// MaxCaseName bounds the length of a [Case] name, so that it serves as a
+// file name ("prompt/"+c.Name+".md" for [Golden]) and a subtest name
+// however many sections a prompt has: a longer list of choices is cut
+// and ends in "~" and 16 hexadecimal digits of its SHA-256, which keep
+// names apart, then the budget.
+const MaxCaseName = 200
+
 // Case is one render of a prompt.
 type Case struct {
-	Name      string                     // "ref=full,guide=summary@4000"
+	Name      string                     // "ref=full,guide=summary@4000"; see [MaxCaseName]
 	Overrides map[string]visibility.Mode // the session overrides it was rendered with (choices that differ from the declared mode)
 	Budget    int                        // 0 for none
 	Rendered  *prompt.Rendered           // nil when Err is set
@@ -163,13 +173,7 @@ func Combinations(t testing.TB, p *prompt.Prompt, opts Options) []Case {
 			name = append(name, path+"="+strings.ToLower(m.String()))
 		}
 		for _, b := range budgets {
-			c := Case{Name: strings.Join(name, ","), Overrides: ov, Budget: b}
-			if c.Name == "" {
-				c.Name = "default"
-			}
-			if b != 0 {
-				c.Name += fmt.Sprintf("@%d", b)
-			}
+			c := Case{Name: caseName(name, b), Overrides: ov, Budget: b}
 			sess := session.New()
 			if err := visibility.Register(sess); err != nil {
 				t.Fatalf("prompttest: %v", err)
@@ -190,6 +194,25 @@ func Combinations(t testing.TB, p *prompt.Prompt, opts Options) []Case {
 		}
 	}
 	return cases
+}
+
+// caseName joins a combination's choices and its budget (0 for none)
+// into a name of at most MaxCaseName bytes.
+func caseName(choices []string, budget int) string {
+	name := strings.Join(choices, ",")
+	if name == "" {
+		name = "default"
+	}
+	suffix := ""
+	if budget != 0 {
+		suffix = fmt.Sprintf("@%d", budget)
+	}
+	if len(name)+len(suffix) > MaxCaseName {
+		sum := sha256.Sum256([]byte(name))
+		tag := "~" + hex.EncodeToString(sum[:8])
+		name = utf8cut.Prefix(name, MaxCaseName-len(tag)-len(suffix)) + tag
+	}
+	return name + suffix
 }
 
 func hasSummary(p *prompt.Prompt, path string) bool {

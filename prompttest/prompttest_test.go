@@ -92,6 +92,39 @@ func TestCombinationsSample(t *testing.T) {
 	}
 }
 
+// TestCombinationsLongNames: with many sections the names stay short
+// enough to be golden file names, and apart; short ones are as they were.
+func TestCombinationsLongNames(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("UNFOLD_UPDATE_GOLDEN", "")
+	var secs []*section.Section
+	for i := range 12 {
+		secs = append(secs, section.New(section.Spec[section.None]{Key: fmt.Sprintf("reference-material-%d", i), Title: "R", Body: "b", Summary: "s"}))
+	}
+	p := prompt.MustNew("test", "long", secs...).MustBind()
+	cases := prompttest.Combinations(t, p, prompttest.Options{Budgets: []int{0, 4000}, Counter: tokens.Estimate})
+	names := map[string]bool{}
+	for _, c := range cases {
+		if len(c.Name) > prompttest.MaxCaseName {
+			t.Errorf("%s: %d bytes, want at most %d", c.Name, len(c.Name), prompttest.MaxCaseName)
+		}
+		if names[c.Name] {
+			t.Errorf("%s: the name of two cases", c.Name)
+		}
+		names[c.Name] = true
+		if c.Budget == 4000 && !strings.HasSuffix(c.Name, "@4000") {
+			t.Errorf("%s: want the budget at the end", c.Name)
+		}
+		prompttest.Golden(t, "prompt/"+c.Name+".md", c.Text(), prompttest.Update(true))
+	}
+	if len(names) != 2*64 {
+		t.Errorf("got %d names, want %d", len(names), 2*64)
+	}
+	if name := prompttest.Combinations(t, fixture(), prompttest.Options{})[0].Name; name != "guide=summary,ref=summary" {
+		t.Errorf("a short name: got %q", name)
+	}
+}
+
 // recorder is a testing.TB that records failures instead of failing.
 type recorder struct {
 	testing.TB

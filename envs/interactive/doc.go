@@ -24,7 +24,10 @@
 // still runs, the output must be still for longer) and the output has
 // been still for a moment. A command that
 // ends at the continuation prompt ([Spec.Continuation]) is reported as
-// incomplete, and the next command continues it.
+// incomplete, and the next command continues it. What the program prints
+// between commands (a timer's or a thread's output) comes in front of the
+// next command's response, under "[Output since the last command:]",
+// within 8 KiB, head and tail.
 //
 // # Limits, input and exits
 //
@@ -42,7 +45,8 @@
 // program keeps its state; otherwise it is stopped and starts again with
 // the next command, which says the state was lost. A program that exits
 // (.quit, quit) is reported, and the next command starts it again. Close
-// ends what it started, processes that left its session included;
+// ends what it started, processes that left its session included, and so
+// does the next start after the program exited or was stopped;
 // [Spec.Resources] sets resource limits on it.
 //
 // # What is typed
@@ -52,7 +56,11 @@
 // readline, and other programs without a line editor) gets at most 4,095
 // bytes of a line: the kernel's line discipline drops the rest without a
 // word. A longer line to such a program is refused, with what to do, and
-// nothing is typed; line editors (readline, as in sqlite3) read in raw
+// nothing is typed. A terminal holds only about 20 KB its program has not
+// read: the rest of a long command is typed as the program reads it, while
+// the call's limits run, and a response that comes back before then says
+// how much is typed; Ctrl-C (a hard limit, cancellation, [envs.Interrupt])
+// stops the typing and drops what the program has not read, saying so; line editors (readline, as in sqlite3) read in raw
 // mode and get lines of any length. The question of a command that waits
 // is its last line, clipped to its last [envs.MaxQuestion] characters,
 // and a character whose bytes a soft limit split is shown whole in the

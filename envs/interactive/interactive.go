@@ -56,7 +56,8 @@ type Spec struct {
 	Args []string
 	// Prompt is a regular expression (Go RE2 syntax) matching the
 	// program's prompt at the end of its output, such as `sqlite> ` or
-	// `\(gdb\) `. Required.
+	// `\(gdb\) `. Required. A `$` or `\z` at its end changes nothing:
+	// where prompts are stripped from the starts of lines it is left out.
 	Prompt string
 	// Continuation is a regular expression matching the prompt the program
 	// shows when a statement is not complete yet (sqlite3's "   ...> ",
@@ -139,7 +140,8 @@ type Env struct {
 	lastExit string // how the program last ended, "" if it has not
 }
 
-// job is a command still running after its call gave control back.
+// job is a command still running after its call gave control back. Once
+// it is the running one, its fields change under Env.mu (see setJob).
 type job struct {
 	command string
 	began   time.Time
@@ -195,14 +197,24 @@ func New(spec Spec) (*Env, error) {
 	if contExpr == "" {
 		contExpr = DefaultContinuation
 	}
-	// A line editor given several lines at once may print the prompt and
-	// continuation prompts on one line: the line counts when it is made
-	// of them and ends with a continuation prompt.
-	cont, err := regexp.Compile(`^(?:(?:` + spec.Prompt + `)|(?:` + contExpr + `))*(?:` + contExpr + `)\z`)
+	contExpr, err = openEnded(contExpr)
 	if err != nil {
 		return fail("Continuation is not a valid regular expression (Go RE2 syntax): %v", err)
 	}
-	lead := regexp.MustCompile(`^(?:(?:` + spec.Prompt + `)|(?:` + contExpr + `))`)
+	// Prompts are matched at the start of lines too, text after them: a
+	// `$` that ends the prompt's expression would never match there.
+	promptExpr, err := openEnded(spec.Prompt)
+	if err != nil {
+		return fail("Prompt is not a valid regular expression (Go RE2 syntax): %v", err)
+	}
+	// A line editor given several lines at once may print the prompt and
+	// continuation prompts on one line: the line counts when it is made
+	// of them and ends with a continuation prompt.
+	cont, err := regexp.Compile(`^(?:(?:` + promptExpr + `)|(?:` + contExpr + `))*(?:` + contExpr + `)\z`)
+	if err != nil {
+		return fail("Continuation is not a valid regular expression (Go RE2 syntax): %v", err)
+	}
+	lead := regexp.MustCompile(`^(?:(?:` + promptExpr + `)|(?:` + contExpr + `))`)
 	if spec.Description == "" {
 		return fail("Description is empty; say in one line what the program is")
 	}
@@ -289,6 +301,11 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 	key := envs.IsInterrupt(command) || envs.IsEndOfInput(command)
 	var notes []string
 	if p == nil || !p.alive() {
+		if p != nil {
+			// What the ended run started (a daemon, a job that left its
+			// session) ends with it, before a new run starts.
+			_ = p.stop()
+		}
 		if j != nil {
 			e.setRunning(nil)
 			out := fmt.Sprintf("[%s ended while the command ran; it starts again with the next command.]", e.name)
@@ -339,7 +356,12 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 			return envs.Response{Output: strings.Join(append(notes, msg), "\n")}, nil
 		}
 		j = &job{command: command, began: time.Now()}
-		out, o = p.send(ctx, command, limits, e.spec.OutputLimit)
+		var between string
+		between, out, o = p.send(ctx, command, limits, e.spec.OutputLimit)
+		// Blank lines alone are no news.
+		if between = strings.Trim(between, "\n"); between != "" {
+			notes = append(notes, "[Output since the last command:]\n"+between)
+		}
 	case command == "":
 		out, o = p.await(ctx, limits, e.spec.OutputLimit)
 	case envs.IsInterrupt(command):
@@ -370,7 +392,7 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 		if msg != "" {
 			return envs.Response{Output: msg + "\n" + envs.WaitingNote(j.waiting, j.hidden), Running: true, Waiting: true, Prompt: j.waiting, Hidden: j.hidden}, nil
 		}
-		j.waiting, j.hidden = "", false
+		e.setJob(j, func(j *job) { j.waiting, j.hidden = "", false })
 		if err := p.typeLine(command); err != nil {
 			o = exited
 			break
@@ -389,10 +411,14 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 		return e.runsOn(p, j, text, q, "", notes), nil
 	}
 	e.setRunning(nil)
-	parts := append(notes, text)
+	// Ctrl-C may have cut the typing of the command short.
+	parts := append(notes, text, p.typedCut)
+	p.typedCut = ""
 	success := o == done
 	switch o {
 	case exited:
+		// What the run started ends with it (see the restart above).
+		_ = p.stop()
 		e.mu.Lock()
 		e.lastExit = p.status
 		e.mu.Unlock()
@@ -434,12 +460,15 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 // note saying what the next command can do (the waiting note when it
 // asks question, else note, else the running note).
 func (e *Env) runsOn(p *proc, j *job, text, question, note string, notes []string) envs.Response {
-	if l := envs.LastLine(text); l != "" {
-		j.last = envs.ClipQuestion(l)
-	}
 	// A secret: the question asks for one, or the program turned echo off
 	// to read it.
-	j.waiting, j.hidden = question, question != "" && (envs.SecretPrompt(question) || term.EchoOff(p.master))
+	hidden := question != "" && (envs.SecretPrompt(question) || term.EchoOff(p.master))
+	e.setJob(j, func(j *job) {
+		if l := envs.LastLine(text); l != "" {
+			j.last = envs.ClipQuestion(l)
+		}
+		j.waiting, j.hidden = question, hidden
+	})
 	switch {
 	case question != "":
 		note = envs.WaitingNote(question, j.hidden)
@@ -448,12 +477,20 @@ func (e *Env) runsOn(p *proc, j *job, text, question, note string, notes []strin
 	}
 	e.setRunning(j)
 	var kept []string
-	for _, s := range append(notes, text, note) {
+	for _, s := range append(notes, text, p.typingNote(), note) {
 		if s != "" {
 			kept = append(kept, s)
 		}
 	}
 	return envs.Response{Output: strings.Join(kept, "\n"), Running: true, Waiting: question != "", Prompt: question, Hidden: j.hidden}
+}
+
+// setJob changes j under the lock, as Screen reads a running job's fields
+// while the call that holds the turn updates them.
+func (e *Env) setJob(j *job, change func(*job)) {
+	e.mu.Lock()
+	change(j)
+	e.mu.Unlock()
 }
 
 func (e *Env) setRunning(j *job) {

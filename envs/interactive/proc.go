@@ -50,6 +50,9 @@ const incompleteAfter = 150 * time.Millisecond
 // typed.
 const promptsShort = 300 * time.Millisecond
 
+// betweenCap bounds the output kept from between two commands.
+const betweenCap = 8 << 10
+
 // recheck is how often the prompt is looked at again while the program has
 // not read all of its input yet.
 const recheck = 5 * time.Millisecond
@@ -67,6 +70,9 @@ type proc struct {
 	cont   *regexp.Regexp // continuation prompt at the end of a line; nil if unknown
 
 	softWhy  string        // why waitPrompt last returned soft; used by the holder of the turn
+	name     string        // the environment's name, for messages
+	typing   *typist       // the text being typed, nil if none; used by the holder of the turn
+	typedCut string        // what stopTyping said when Ctrl-C cut typing short; used by the holder of the turn
 	exited   chan struct{} // closed once the program has been waited for
 	status   string        // how it ended; set before exited is closed
 	readDone chan struct{} // closed when the reader goroutine ends
@@ -75,8 +81,8 @@ type proc struct {
 	lead  *regexp.Regexp // a prompt or continuation prompt at the start of a line
 	spool *envs.Spool    // where a command's output goes past the limit; set before the first command
 
-	mu      sync.Mutex // guards out, skip, f, lines and prompts
-	out     *envs.Output
+	mu      sync.Mutex   // guards out, skip, f, lines and prompts
+	out     *envs.Output // the output of the command under way, or since the last one ended
 	skip    []byte       // the start of the current line, shown in the last response already
 	f       *term.Filter // writes to sink
 	sink    lineSink
@@ -180,19 +186,34 @@ func (p *proc) alive() bool {
 }
 
 // send types command and waits for the prompt (see waitPrompt); it
-// returns the output before the prompt, or so far.
-func (p *proc) send(ctx context.Context, command string, limits envs.Limits, outputLimit int) (string, result) {
+// returns what the program printed since the last command ended (less the
+// prompt it ends with, within [betweenCap] bytes), and the command's output
+// before the prompt, or so far.
+func (p *proc) send(ctx context.Context, command string, limits envs.Limits, outputLimit int) (between, output string, o result) {
 	out := p.spool.Output(outputLimit)
 	p.mu.Lock()
+	if loc := p.prompt.FindIndex(p.f.Line()); loc != nil {
+		p.f.Cut(loc[0])
+	}
 	_ = p.f.Flush()
+	between = p.out.String()
 	p.out, p.skip, p.f = out, nil, term.NewFilter(p.sink)
 	p.lines, p.prompts = strings.Count(strings.TrimSuffix(command, "\n"), "\n")+1, 0
 	p.mu.Unlock()
 	if err := p.typeLine(command); err != nil {
 		<-p.exited
-		return out.String(), exited
+		return between, out.String(), exited
 	}
-	return p.await(ctx, limits, outputLimit)
+	output, o = p.await(ctx, limits, outputLimit)
+	return between, output, o
+}
+
+// idle starts collecting the output printed between commands, dropping
+// what was printed before (such as a start's banner).
+func (p *proc) idle() {
+	p.mu.Lock()
+	p.out = envs.NewOutput(betweenCap)
+	p.mu.Unlock()
 }
 
 // await waits for the prompt of the command under way (see waitPrompt)
@@ -219,7 +240,11 @@ func (p *proc) await(ctx context.Context, limits envs.Limits, outputLimit int) (
 	if o != done {
 		_ = p.f.Flush()
 	}
-	return p.out.String(), o
+	// The command is over: what the program prints from now on is kept
+	// for the next command's response.
+	text := p.out.String()
+	p.out = envs.NewOutput(betweenCap)
+	return text, o
 }
 
 // lineSink is where a proc's filter writes: the output of the command
@@ -255,7 +280,7 @@ func (s lineSink) Write(b []byte) (int, error) {
 // reading what was typed is not asking yet.
 func (p *proc) reading() bool {
 	prompt, cont, _ := p.lineState()
-	if prompt || cont {
+	if prompt || cont || !p.typingDone() {
 		return false
 	}
 	if n, err := term.InputQueued(p.slave); err != nil || n > 0 {
@@ -318,7 +343,7 @@ func (p *proc) state() (prompt, cont, drained, counted bool) {
 	p.mu.Unlock()
 	if prompt || cont {
 		n, err := term.InputQueued(p.slave)
-		drained = err == nil && n == 0
+		drained = err == nil && n == 0 && p.typingDone()
 	}
 	return prompt, cont, drained, counted
 }
@@ -450,6 +475,9 @@ func (p *proc) waitPrompt(ctx context.Context, limits envs.Limits) result {
 // interrupt sends Ctrl-C and waits briefly for the prompt; a program that
 // does not show it is stopped.
 func (p *proc) interrupt() result {
+	if cut := p.stopTyping(); cut != "" {
+		p.typedCut = cut
+	}
 	_, _ = p.master.Write([]byte{3})
 	ctx, cancel := context.WithTimeout(context.Background(), interruptGrace)
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ func (e *Env) launch() (*proc, error) {
 		_ = p.stop()
 		return nil, envs.ErrClosed
 	}
+	p.name = e.name
 	e.p = p
 	e.started++
 	return p, nil
@@ -84,7 +86,7 @@ func (e *Env) boot(ctx context.Context, p *proc, limits envs.Limits) (result, er
 	for _, c := range e.spec.Init {
 		// Bounded by the call's time limit too: an init command that never
 		// brings the prompt back fails the start instead of holding it.
-		switch _, o := p.send(bound, c, envs.Limits{Quiet: -1, Until: limits.Until}, 0); {
+		switch _, _, o := p.send(bound, c, envs.Limits{Quiet: -1, Until: limits.Until}, 0); {
 		case o == soft:
 			return fail(fmt.Sprintf("init command %q did not bring the prompt back within the call's time limit%s", c, p.lastWords()))
 		case o != done:
@@ -95,6 +97,7 @@ func (e *Env) boot(ctx context.Context, p *proc, limits envs.Limits) (result, er
 	// (the start's and the init commands' is dropped).
 	p.spool = e.spool
 	p.ready = true
+	p.idle()
 	return done, nil
 }
 
@@ -198,4 +201,32 @@ func (p *proc) lastWords() string {
 		return "; it printed nothing"
 	}
 	return fmt.Sprintf("; its output ends with %q", envs.ClipQuestion(last))
+}
+
+// openEnded returns expr without the end-of-text anchors (`$`, `\z`) that
+// end it, so that it matches a prompt followed by more text on its line.
+func openEnded(expr string) (string, error) {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return "", err
+	}
+	return dropEnd(re).String(), nil
+}
+
+// dropEnd replaces the end-of-text and end-of-line anchors at the ends of
+// re's alternatives with empty matches.
+func dropEnd(re *syntax.Regexp) *syntax.Regexp {
+	switch re.Op {
+	case syntax.OpEndText, syntax.OpEndLine:
+		return &syntax.Regexp{Op: syntax.OpEmptyMatch}
+	case syntax.OpConcat:
+		if n := len(re.Sub); n > 0 {
+			re.Sub[n-1] = dropEnd(re.Sub[n-1])
+		}
+	case syntax.OpAlternate, syntax.OpCapture:
+		for i, sub := range re.Sub {
+			re.Sub[i] = dropEnd(sub)
+		}
+	}
+	return re
 }

@@ -2,17 +2,100 @@ package interactive
 
 import (
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/unfold-dev/unfold/internal/term"
 )
 
-// typeLine types text and a newline, unless it ends with one.
+// typeChunk is how many bytes are written to the terminal at a time: a
+// terminal holds only so much input its program has not read (about 20
+// KB), and a program busy with a command's first line reads the rest only
+// later.
+const typeChunk = 4 << 10
+
+// typist types one text to the terminal from a goroutine of its own, so
+// that a program that does not read its input holds neither the call (its
+// limits and cancellation) nor the Ctrl-C that stops it.
+type typist struct {
+	total int
+	typed atomic.Int64  // bytes written so far
+	done  chan struct{} // closed when the typing ended
+	err   error         // why it stopped short; set before done is closed
+}
+
+func (t *typist) finished() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// typeLine types text and a newline, unless it ends with one. It returns
+// once the text is typed or typing blocks; the rest is typed as the
+// program reads it (see typingState). The error is why typing stopped
+// short, when it did at once.
 func (p *proc) typeLine(text string) error {
 	if len(text) == 0 || text[len(text)-1] != '\n' {
 		text += "\n"
 	}
-	_, err := p.master.Write([]byte(text))
-	return err
+	p.stopTyping()
+	t := &typist{total: len(text), done: make(chan struct{})}
+	p.typing = t
+	go func() {
+		defer close(t.done)
+		for b := []byte(text); len(b) > 0; {
+			n, err := p.master.Write(b[:min(len(b), typeChunk)])
+			t.typed.Add(int64(n))
+			b = b[n:]
+			if err != nil {
+				t.err = err
+				return
+			}
+		}
+	}()
+	// Most commands fit the terminal at once.
+	select {
+	case <-t.done:
+		return t.err
+	case <-time.After(time.Millisecond):
+		return nil
+	}
+}
+
+// typingDone reports whether all that was typed reached the terminal.
+func (p *proc) typingDone() bool { return p.typing == nil || p.typing.finished() }
+
+// stopTyping ends the typing under way, dropping what the program has not
+// read (as Ctrl-C would), and returns a note saying how much of the text
+// was typed, or "" when all of it was.
+func (p *proc) stopTyping() string {
+	t := p.typing
+	if t == nil {
+		return ""
+	}
+	p.typing = nil
+	if t.finished() {
+		return ""
+	}
+	// A deadline in the past ends the pending write at once.
+	_ = p.master.SetWriteDeadline(time.Now())
+	<-t.done
+	_ = p.master.SetWriteDeadline(time.Time{})
+	_ = term.FlushInput(p.slave.Name())
+	return fmt.Sprintf("[Typed %d of the command's %d bytes: %s read no more of it, so the rest was not typed, and what it had not read was dropped.]", t.typed.Load(), t.total, p.name)
+}
+
+// typingNote says how much of the text under way is typed, for a response
+// that gives control back before it all is; "" when it all is.
+func (p *proc) typingNote() string {
+	t := p.typing
+	if t == nil || t.finished() {
+		return ""
+	}
+	return fmt.Sprintf("[%d of the command's %d bytes typed so far: the rest is typed as %s reads it.]", t.typed.Load(), t.total, p.name)
 }
 
 // cut returns why text, what (the command or the answer) to type to p,

@@ -254,6 +254,10 @@ func (sv *server) dispatch(l readLine) {
 		j.answer = errorMessage{Type: "error", ID: rawID(messageID(l.data)), Message: msg}
 		j.size = 0
 	case j.msg.ID != "":
+		// A spec file added since the last command declares an environment
+		// that is not known yet: load it first, so that its command gets a
+		// lane and does not run here, holding up every line after it.
+		sv.o.ReloadSpecs()
 		if _, ok := sv.o.Env(j.msg.Environment); !ok {
 			// An unknown environment gets no lane: its answer is at hand.
 			select {

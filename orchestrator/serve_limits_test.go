@@ -345,6 +345,36 @@ func TestServeQueue(t *testing.T) {
 	}
 }
 
+// TestServeQueueNewSpec: a command with an id to an environment whose
+// spec file was added while serving runs in that environment's lane, not
+// on the line reader: a command to another environment sent after it is
+// answered first.
+func TestServeQueueNewSpec(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "env"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := serveReal(t, dir)
+	c.do(map[string]any{"environment": "python", "command": "1"})
+	spec := `{"kind": "interactive", "command": "python3 -i -q", "prompt": ">>> ", "description": "a late REPL"}`
+	if err := os.WriteFile(filepath.Join(dir, "env", "late.json"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trigger := filepath.Join(dir, "go")
+	c.send(map[string]any{"id": "slow", "environment": "late", "quiet": 600, "timeout": 600,
+		"command": fmt.Sprintf("import os, time\nwhile not os.path.exists(%q): time.sleep(0.05)\n\nprint('slow done')", trigger)})
+	c.send(map[string]any{"id": "quick", "environment": "python", "command": "6 * 7"})
+	if w := c.read(); string(w.ID) != `"quick"` || w.Response.Output != "42" {
+		t.Errorf("python, sent after a long command to a new environment: got %+v, want its answer first", w)
+	}
+	if err := os.WriteFile(trigger, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if w := c.read(); string(w.ID) != `"slow"` || w.Response.Output != "slow done" {
+		t.Errorf("the long command: got %+v, want its answer last", w)
+	}
+}
+
 // TestServeSpecChanges (item 6): spec files added, changed and removed
 // while serving are picked up on the next command.
 func TestServeSpecChanges(t *testing.T) {

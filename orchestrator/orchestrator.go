@@ -86,6 +86,8 @@ type entry struct {
 	running string
 	used    bool // a command was sent to it
 
+	shot shot // its screen as last drawn for the agent
+
 	toolOnce sync.Once // makes tool, the environment's command tool, once
 	tool     *tools.Tool
 	toolErr  error
@@ -393,8 +395,11 @@ func (o *Orchestrator) Execute(ctx context.Context, env, command string) Result 
 // a secret is recorded as hidden); commands to unknown environments are
 // not.
 func (o *Orchestrator) Run(ctx context.Context, cmd Command) Result {
+	if cmd.Arrived.IsZero() {
+		cmd.Arrived = time.Now()
+	}
 	resp := o.run(ctx, cmd)
-	return Result{Response: resp, Screens: o.Screens()}
+	return Result{Response: resp, Screens: o.screensAfter(ctx, cmd)}
 }
 
 func (o *Orchestrator) run(ctx context.Context, cmd Command) envs.Response {

@@ -1,10 +1,13 @@
 package orchestrator
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/internal/utf8cut"
@@ -22,11 +25,50 @@ const maxScreenBytes = 64 << 10
 // call (docs/design.md).
 const errorScreenLines = 10
 
+// Bounds of the wait for screens.
+const (
+	// screenWait is the longest wait for the screens after a command, and
+	// for [Orchestrator.Screens].
+	screenWait = 5 * time.Second
+	// screenFloor is the least wait for the screens after a command whose
+	// time limit has passed.
+	screenFloor = 250 * time.Millisecond
+)
+
 // Screens collects the screen of every environment, truncated to its
 // MaxLines, plus the orchestrator's own screen ([ScreenName]) when spec files
 // failed to load. An environment whose Screen fails or panics gets a screen
-// reporting the failure instead; the others are unaffected.
+// reporting the failure instead; the others are unaffected. The screens
+// are drawn at once, each on a goroutine of its own, and waited for 5
+// seconds at most: an environment that has not drawn its screen by then
+// gets the last one it drew, marked as such (see screensBy).
 func (o *Orchestrator) Screens() map[string]envs.Screen {
+	return o.screensBy(time.Now().Add(screenWait))
+}
+
+// screensAfter collects the screens after a command (see screensBy), by
+// the command's deadline (its timeout counted from its arrival, or ctx's):
+// not past [screenWait] from now, and not before [screenFloor] from now.
+func (o *Orchestrator) screensAfter(ctx context.Context, cmd Command) map[string]envs.Screen {
+	now := time.Now()
+	deadline := now.Add(screenWait)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if end := cmd.Arrived.Add(cmd.Timeout); cmd.Timeout > 0 && end.Before(deadline) {
+		deadline = end
+	}
+	if floor := now.Add(screenFloor); deadline.Before(floor) {
+		deadline = floor
+	}
+	return o.screensBy(deadline)
+}
+
+// screensBy is Screens with the wait ending at deadline. A Screen call
+// that is still under way from an earlier collection is waited for rather
+// than started again, so one that never returns holds a single goroutine,
+// not one per command.
+func (o *Orchestrator) screensBy(deadline time.Time) map[string]envs.Screen {
 	o.mu.RLock()
 	list := make([]*entry, 0, len(o.names))
 	for _, n := range o.names {
@@ -35,8 +77,31 @@ func (o *Orchestrator) Screens() map[string]envs.Screen {
 	loadErrs := o.loadErrs
 	o.mu.RUnlock()
 	out := make(map[string]envs.Screen, len(list)+1)
-	for _, e := range list {
-		out[e.name] = o.screen(e)
+	shots := make([]<-chan struct{}, len(list))
+	for i, e := range list {
+		shots[i] = o.shoot(e)
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	late := false
+	for i, e := range list {
+		drawn := false
+		if !late {
+			select {
+			case <-shots[i]:
+				drawn = true
+			case <-t.C:
+				late = true
+			}
+		}
+		if late {
+			select {
+			case <-shots[i]:
+				drawn = true
+			default:
+			}
+		}
+		out[e.name] = e.shot.get(e.name, o, drawn)
 	}
 	if len(loadErrs) > 0 {
 		out[ScreenName] = o.fit(envs.Screen{Content: loadErrorScreen(loadErrs)})
@@ -87,6 +152,52 @@ func (o *Orchestrator) Preview(name string) (envs.Screen, bool) {
 }
 
 func (o *Orchestrator) screen(e *entry) envs.Screen { return o.draw(e, false) }
+
+// shot is an environment's screen as drawn for the agent last, and the
+// drawing under way.
+type shot struct {
+	mu      sync.Mutex    // guards the fields below
+	last    envs.Screen   // truncated; valid when at is set
+	at      time.Time     // when last was drawn
+	pending chan struct{} // closed when the drawing under way ends; nil when none is
+}
+
+// shoot starts drawing e's screen, unless a drawing is under way, and
+// returns the channel closed when it ends.
+func (o *Orchestrator) shoot(e *entry) <-chan struct{} {
+	c := &e.shot
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending != nil {
+		return c.pending
+	}
+	done := make(chan struct{})
+	c.pending = done
+	go func() {
+		s := o.screen(e)
+		c.mu.Lock()
+		c.last, c.at, c.pending = s, time.Now(), nil
+		c.mu.Unlock()
+		close(done)
+	}()
+	return done
+}
+
+// get returns the screen drawn last, saying so unless drawn, the drawing
+// waited for, ended in time.
+func (c *shot) get(name string, o *Orchestrator, drawn bool) envs.Screen {
+	c.mu.Lock()
+	last, at := c.last, c.at
+	c.mu.Unlock()
+	switch {
+	case drawn:
+		return last
+	case at.IsZero():
+		return o.fit(envs.Screen{Content: fmt.Sprintf("[%s did not draw its screen in time; it is shown with a later response.]", name), MaxLines: errorScreenLines})
+	}
+	note := fmt.Sprintf("[%s did not draw its screen in time: this is the one it drew %v ago.]", name, envs.Round(time.Since(at)))
+	return o.fit(envs.Screen{Content: note + "\n" + last.Content, MaxLines: last.MaxLines})
+}
 
 func (o *Orchestrator) draw(e *entry, preview bool) envs.Screen {
 	s, err := callScreen(e, preview)

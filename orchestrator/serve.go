@@ -295,7 +295,7 @@ func (sv *server) sendBackAt(j *job) {
 		if m.Hard {
 			why = context.DeadlineExceeded
 		}
-		msg := responseMessage{Type: "response", ID: rawID(m.ID), Response: envs.NotRun(why), Screen: sv.o.Screens()}
+		msg := responseMessage{Type: "response", ID: rawID(m.ID), Response: envs.NotRun(why), Screen: sv.o.screensBy(time.Now().Add(screenFloor))}
 		select {
 		case sv.results <- msg:
 		case <-sv.ctx.Done():

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/internal/procs"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // maxStderrTail is how much of a process's stderr is kept (the most recent
@@ -250,7 +251,7 @@ func (c *child) stderrNote() string {
 		}
 	default:
 	}
-	tail := strings.TrimSpace(c.stderr.String())
+	tail := strings.TrimSpace(term.Plain(c.stderr.String()))
 	if tail == "" {
 		return ""
 	}

@@ -95,7 +95,11 @@ func fakeProcess(mode string) int {
 			if mode == "noscreen" {
 				continue
 			}
-			send(map[string]any{"type": "screen", "content": "Counter: " + strconv.Itoa(count), "max_lines": 5})
+			content := "Counter: " + strconv.Itoa(count)
+			if mode == "escapes" {
+				content = "scr \x1b]52;c;ZXZpbA==\x07 \x1b[2J\x1b[8mhidden\x1b[0m \r\rZ"
+			}
+			send(map[string]any{"type": "screen", "content": content, "max_lines": 5})
 			continue
 		case "shutdown":
 			if mode == "stubborn" {
@@ -125,6 +129,15 @@ func fakeProcess(mode string) int {
 		case "exit":
 			code, _ := strconv.Atoi(arg)
 			return code
+		case "raw":
+			// What a program meant for a terminal: sequences, a carriage
+			// return and backspaces.
+			send(map[string]any{"type": "output", "output": "out \x1b[31mred\x1b[0m\n"})
+			if arg == "ask" {
+				send(map[string]any{"type": "input", "prompt": "pass\x1b]0;title\x07word\x1b[2J? "})
+				<-reqs
+			}
+			respond("A\x1b[2JB\x1b]0;title\x07C\rprogress 1\rprogress 2\b\bX", true)
 		case "garbage":
 			out.WriteString("hello from print debugging\n")
 			out.Flush()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/internal/procs"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // ProcessSpec describes an environment served by an external process that
@@ -200,13 +201,13 @@ func (p *Process) Screen() (envs.Screen, error) {
 		return envs.Screen{}, err
 	}
 	if rep.Type == "error" {
-		return envs.Screen{}, fmt.Errorf("the process answered a screen request with an error: %s", *rep.Message)
+		return envs.Screen{}, fmt.Errorf("the process answered a screen request with an error: %s", term.Plain(*rep.Message))
 	}
 	if rep.Type != "screen" || rep.Content == nil {
 		p.kill(c, "it broke the protocol")
 		return envs.Screen{}, fmt.Errorf("the process answered a screen request with %s; want {\"type\":\"screen\",\"content\":\"...\"}. The process was stopped and restarts on the next command", describeReply(rep))
 	}
-	s := envs.Screen{Content: *rep.Content}
+	s := envs.Screen{Content: term.Plain(*rep.Content)}
 	if rep.MaxLines != nil {
 		s.MaxLines = *rep.MaxLines
 	}

@@ -391,3 +391,29 @@ func TestProcessLimitsAndEscapees(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessTextPlain: a process environment's output, its question and
+// its screen reach the model as plain text, as a terminal's output does:
+// escape sequences dropped, carriage returns and backspaces applied.
+func TestProcessTextPlain(t *testing.T) {
+	p := newFake(t, "escapes")
+	resp, errText := execute(t, p, context.Background(), "raw")
+	if want := "out red\nprogressX2"; errText != "" || resp.Output != want {
+		t.Errorf("output: got %q, %q; want %q", resp.Output, errText, want)
+	}
+	resp, errText = execute(t, p, context.Background(), "raw ask")
+	if want := "password?"; errText != "" || resp.Prompt != want {
+		t.Errorf("question: got %+v, %q; want the prompt %q", resp, errText, want)
+	}
+	resp, errText = execute(t, p, context.Background(), "secret")
+	if want := "progressX2"; errText != "" || resp.Output != want {
+		t.Errorf("after the answer: got %q, %q; want %q", resp.Output, errText, want)
+	}
+	if _, errText = execute(t, p, context.Background(), "error \x1b[2Jbo\x1b[8mom"); !strings.HasSuffix(errText, "answered with an error: boom") {
+		t.Errorf("error: got %q, want the message plain", errText)
+	}
+	s, err := p.Screen()
+	if want := "Zcr  hidden "; err != nil || s.Content != want {
+		t.Errorf("screen: got %q, %v; want %q", s.Content, err, want)
+	}
+}

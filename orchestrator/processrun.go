@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/term"
 )
 
 // running is an execute request whose reply has not come yet, kept
@@ -18,6 +19,7 @@ type running struct {
 	command string
 	began   time.Time
 	out     *envs.Output // output sent since the last response (and the reply's, at the end)
+	f       *term.Filter // makes the output plain text on its way to out, as a terminal's is
 	waiting bool         // the process asked for a line of input
 	prompt  string
 	hidden  bool
@@ -92,7 +94,8 @@ func (p *Process) execute(ctx context.Context, command string, limits envs.Limit
 			p.kill(c, "it broke the protocol")
 			return envs.Response{}, fmt.Errorf("%s%w. This command was not sent to it: send it again", note, err)
 		}
-		r = &running{child: c, command: command, began: time.Now(), out: p.spool.Output(p.spec.OutputLimit)}
+		r = &running{child: c, command: command, began: time.Now()}
+		r.reset(p.spool.Output(p.spec.OutputLimit))
 		p.setRunning(r)
 		if err := p.sendRunning(ctx, r, req); err != nil {
 			return envs.Response{}, fmt.Errorf("%s%w", note, err)
@@ -211,13 +214,13 @@ func (p *Process) await(ctx context.Context, r *running, limits envs.Limits, not
 			switch rep.Type {
 			case "output":
 				if rep.Output != nil {
-					_, _ = r.out.Write([]byte(*rep.Output))
+					_, _ = r.f.Write([]byte(*rep.Output))
 					changed = time.Now()
 				}
 				continue
 			case "input":
 				r.waiting = true
-				r.prompt = envs.ClipQuestion(strings.TrimSpace(cmp.Or(derefString(rep.Prompt), envs.LastLine(r.out.String()))))
+				r.prompt = envs.ClipQuestion(strings.TrimSpace(cmp.Or(term.Plain(derefString(rep.Prompt)), envs.LastLine(r.output()))))
 				if r.prompt == "" {
 					r.prompt = "(no prompt text)"
 				}
@@ -246,7 +249,7 @@ func (p *Process) await(ctx context.Context, r *running, limits envs.Limits, not
 // finish turns the reply that ended r's command into the response.
 func (p *Process) finish(ctx context.Context, r *running, rep reply, note string) (envs.Response, error) {
 	if rep.Type == "error" {
-		return envs.Response{}, fmt.Errorf("%sthe process answered with an error: %s", note, *rep.Message)
+		return envs.Response{}, fmt.Errorf("%sthe process answered with an error: %s", note, term.Plain(*rep.Message))
 	}
 	if rep.Type != "response" || rep.Output == nil || rep.Success == nil {
 		p.kill(r.child, "it broke the protocol")
@@ -254,7 +257,7 @@ func (p *Process) finish(ctx context.Context, r *running, rep reply, note string
 	}
 	// The reply's output goes through the command's output too, so that
 	// it is bounded, and kept whole, alike.
-	_, _ = r.out.Write([]byte(*rep.Output))
+	_, _ = r.f.Write([]byte(*rep.Output))
 	resp := envs.Response{Output: note + r.output(), Success: *rep.Success}
 	if r.stop != "" {
 		resp.Output += "\n[" + r.stop + "; the process answered the interrupt]"
@@ -267,7 +270,7 @@ func (p *Process) finish(ctx context.Context, r *running, rep reply, note string
 // the last response, and note.
 func (p *Process) partial(r *running, note, what string) envs.Response {
 	text := r.output()
-	r.out = p.spool.Output(p.spec.OutputLimit)
+	r.reset(p.spool.Output(p.spec.OutputLimit))
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
@@ -275,7 +278,15 @@ func (p *Process) partial(r *running, note, what string) envs.Response {
 }
 
 // output returns the output r's command sent since the last response.
-func (r *running) output() string { return r.out.String() }
+func (r *running) output() string {
+	_ = r.f.Flush()
+	return r.out.String()
+}
+
+// reset makes out where r's output goes from now on.
+func (r *running) reset(out *envs.Output) {
+	r.out, r.f = out, term.NewFilter(out)
+}
 
 func derefString(s *string) string {
 	if s == nil {

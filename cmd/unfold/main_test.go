@@ -227,6 +227,24 @@ func TestReplBinary(t *testing.T) {
 	}
 }
 
+// TestReplPrintsPlainText: what an environment shows reaches the user's
+// terminal without escape sequences (the clipboard, clearing the screen),
+// here a file's line in the editor's screen.
+func TestReplPrintsPlainText(t *testing.T) {
+	project := writeProject(t, map[string]string{"f.txt": "first\nbad \x1b]52;c;ZXZpbA==\x07 \x1b[2Jend\nlast\n"})
+	cmd := exec.Command(binary, "repl", "--builtins", "editor", "--project", project)
+	cmd.Stdin = strings.NewReader("editor: view f.txt /first/ /last/\n:quit\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("got %v, want exit 0 (stderr: %s)", err, stderr.String())
+	}
+	got := stdout.String()
+	if strings.ContainsAny(got, "\x1b\a") || !strings.Contains(got, "2  bad  end\n") {
+		t.Errorf("got %q, want plain text: no ESC or BEL, the line as a terminal would show it", got)
+	}
+}
+
 // TestReplContinues: a command that waits for input gives the prompt
 // back saying it still runs; the next line to its environment answers it,
 // and `env:` alone waits for what comes next.

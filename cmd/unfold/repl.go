@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/internal/term"
 	"github.com/unfold-dev/unfold/orchestrator"
 )
 
@@ -178,13 +179,16 @@ func (r *repl) execute(ctx context.Context, env, command string) {
 	case !res.Response.Success:
 		status = "failed"
 	}
-	fmt.Fprintf(r.out, "--- %s: %s ---\n%s\n", env, status, strings.TrimRight(res.Response.Output, "\n"))
+	// What an environment says goes to the user's terminal as plain text:
+	// an escape sequence in it must not write the clipboard, clear the
+	// screen or hide text.
+	fmt.Fprintf(r.out, "--- %s: %s ---\n%s\n", env, status, strings.TrimRight(term.Plain(res.Response.Output), "\n"))
 	r.printScreens(res.Screens)
 }
 
 func (r *repl) printScreens(screens map[string]envs.Screen) {
 	for _, n := range slices.Sorted(maps.Keys(screens)) {
-		fmt.Fprintf(r.out, "=== screen %s ===\n%s\n", n, strings.TrimRight(screens[n].Content, "\n"))
+		fmt.Fprintf(r.out, "=== screen %s ===\n%s\n", n, strings.TrimRight(term.Plain(screens[n].Content), "\n"))
 	}
 }
 

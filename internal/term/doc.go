@@ -1,5 +1,6 @@
 // Package term holds what the environments share about terminals: turning
-// terminal output into plain text (bash, interactive, python), and running
+// terminal output into plain text (bash, interactive, python, process
+// environments, the repl), and running
 // a program on a pseudo-terminal (bash, interactive).
 //
 // # Output
@@ -14,6 +15,9 @@
 //	f := term.NewFilter(w)
 //	f.Write(chunk) // finished lines go to w
 //	f.Flush()      // and the unfinished one
+//
+// [Plain] does the same to a whole string (a process environment's reply,
+// a screen).
 //
 // # Pseudo-terminals
 //

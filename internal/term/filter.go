@@ -2,6 +2,7 @@ package term
 
 import (
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -306,4 +307,15 @@ func (f *Filter) Line() []byte { return f.line }
 func (f *Filter) Cut(i int) {
 	f.line = f.line[:i]
 	f.col = min(f.col, i)
+}
+
+// Plain returns s as a [Filter] leaves it: text a program meant for a
+// terminal (a process environment's reply, a screen) made plain, for
+// output that does not come through a filter on its way.
+func Plain(s string) string {
+	var b strings.Builder
+	f := NewFilter(&b)
+	_, _ = f.Write([]byte(s))
+	_ = f.Flush()
+	return b.String()
 }

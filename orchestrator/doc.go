@@ -7,10 +7,10 @@
 //
 // An [Orchestrator] holds [envs.Env] values registered under identifier
 // names. [Orchestrator.Execute] runs one command and collects every screen
-// afterwards, drawn at once and waited for until the command's time limit
-// (at least a quarter of a second, at most five): an environment that has
-// not drawn its screen by then shows the last one it drew, under a line
-// saying so:
+// afterwards, drawn so that a slow one holds no other, and waited for until
+// the command's time limit (at least a quarter of a second, at most five):
+// an environment that has not drawn its screen by then shows the last one
+// it drew, under a line saying so:
 //
 //	o, err := orchestrator.New(orchestrator.WithSession(sess))
 //	err = o.Register("timer", timer)

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
@@ -33,15 +34,18 @@ const (
 	// screenFloor is the least wait for the screens after a command whose
 	// time limit has passed.
 	screenFloor = 250 * time.Millisecond
+	// screenSlice is how long the screens are drawn one after another
+	// before the rest are drawn at once.
+	screenSlice = 5 * time.Millisecond
 )
 
 // Screens collects the screen of every environment, truncated to its
 // MaxLines, plus the orchestrator's own screen ([ScreenName]) when spec files
 // failed to load. An environment whose Screen fails or panics gets a screen
 // reporting the failure instead; the others are unaffected. The screens
-// are drawn at once, each on a goroutine of its own, and waited for 5
-// seconds at most: an environment that has not drawn its screen by then
-// gets the last one it drew, marked as such (see screensBy).
+// are drawn apart from the caller, a slow one holding no other, and
+// waited for 5 seconds at most: an environment that has not drawn its
+// screen by then gets the last one it drew, marked as such.
 func (o *Orchestrator) Screens() map[string]envs.Screen {
 	return o.screensBy(time.Now().Add(screenWait))
 }
@@ -64,10 +68,7 @@ func (o *Orchestrator) screensAfter(ctx context.Context, cmd Command) map[string
 	return o.screensBy(deadline)
 }
 
-// screensBy is Screens with the wait ending at deadline. A Screen call
-// that is still under way from an earlier collection is waited for rather
-// than started again, so one that never returns holds a single goroutine,
-// not one per command.
+// screensBy is Screens with the wait ending at deadline.
 func (o *Orchestrator) screensBy(deadline time.Time) map[string]envs.Screen {
 	o.mu.RLock()
 	list := make([]*entry, 0, len(o.names))
@@ -78,20 +79,58 @@ func (o *Orchestrator) screensBy(deadline time.Time) map[string]envs.Screen {
 	o.mu.RUnlock()
 	out := make(map[string]envs.Screen, len(list)+1)
 	shots := make([]<-chan struct{}, len(list))
+	var todo []*entry // the screens this call draws
 	for i, e := range list {
-		shots[i] = o.shoot(e)
+		var mine bool
+		if shots[i], mine = e.shot.begin(); mine {
+			todo = append(todo, e)
+		}
 	}
-	t := time.NewTimer(time.Until(deadline))
+	// One goroutine draws them in turn, and once screenSlice has passed
+	// the ones not started yet get goroutines of their own, so that a slow
+	// screen holds no other: most screens take microseconds, and a
+	// goroutine for each would cost more than the drawing.
+	var next atomic.Int64
+	draw := func(all bool) {
+		for {
+			k := int(next.Add(1)) - 1
+			if k >= len(todo) {
+				return
+			}
+			e := todo[k]
+			e.shot.finish(o.screen(e))
+			if !all {
+				return
+			}
+		}
+	}
+	if len(todo) > 0 {
+		go draw(true)
+	}
+	handedOut := len(todo) <= 1
+	wait := time.Until(deadline)
+	if !handedOut {
+		wait = min(wait, screenSlice)
+	}
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	late := false
 	for i, e := range list {
 		drawn := false
-		if !late {
+		for !late && !drawn {
 			select {
 			case <-shots[i]:
 				drawn = true
 			case <-t.C:
-				late = true
+				if handedOut {
+					late = true
+					continue
+				}
+				handedOut = true
+				for range len(todo) - int(next.Load()) {
+					go draw(false)
+				}
+				t.Reset(time.Until(deadline))
 			}
 		}
 		if late {
@@ -162,25 +201,27 @@ type shot struct {
 	pending chan struct{} // closed when the drawing under way ends; nil when none is
 }
 
-// shoot starts drawing e's screen, unless a drawing is under way, and
-// returns the channel closed when it ends.
-func (o *Orchestrator) shoot(e *entry) <-chan struct{} {
-	c := &e.shot
+// begin returns the channel closed when the drawing of the screen ends,
+// and whether the caller is to draw it (mine): not when a drawing is under
+// way already, which is waited for rather than started again, so that a
+// Screen call that never returns holds one goroutine, not one per command.
+func (c *shot) begin() (done <-chan struct{}, mine bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pending != nil {
-		return c.pending
+		return c.pending, false
 	}
-	done := make(chan struct{})
-	c.pending = done
-	go func() {
-		s := o.screen(e)
-		c.mu.Lock()
-		c.last, c.at, c.pending = s, time.Now(), nil
-		c.mu.Unlock()
-		close(done)
-	}()
-	return done
+	c.pending = make(chan struct{})
+	return c.pending, true
+}
+
+// finish ends the drawing begun, with its screen s.
+func (c *shot) finish(s envs.Screen) {
+	c.mu.Lock()
+	done := c.pending
+	c.last, c.at, c.pending = s, time.Now(), nil
+	c.mu.Unlock()
+	close(done)
 }
 
 // get returns the screen drawn last, saying so unless drawn, the drawing

@@ -46,7 +46,17 @@ func TestScreensDoNotHoldTheResponse(t *testing.T) {
 	}
 	o := mustNew(t)
 	defer o.Close()
-	for name, e := range map[string]envs.Env{"slow": slow, "other": other} {
+	// tail's screen comes after slow's (names are sorted): it is drawn
+	// while slow's waits.
+	tail, err := envs.NewDeclarative("tail", nil, envs.DeclarativeSpec{
+		Description: "drawn after slow",
+		Commands:    []envs.Command{{Signature: "noop", Description: "Do nothing.", Handler: func(context.Context, string) (string, error) { return "", nil }}},
+		State:       func() string { return "tail state" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, e := range map[string]envs.Env{"slow": slow, "other": other, "tail": tail} {
 		if err := o.Register(name, e); err != nil {
 			t.Fatal(err)
 		}
@@ -75,6 +85,9 @@ func TestScreensDoNotHoldTheResponse(t *testing.T) {
 	}
 	if got := res.Screens["slow"].Content; !strings.HasPrefix(got, stale) || !strings.Contains(got, "idle state") {
 		t.Errorf("screen while the handler holds the lock: got %q, want the last one, marked", got)
+	}
+	if got := res.Screens["tail"].Content; !strings.HasPrefix(got, "tail state") {
+		t.Errorf("the screen after slow's: got %q, want it drawn, not held", got)
 	}
 	res = run("other", "ping")
 	if got := res.Screens["slow"].Content; res.Response.Output != "pong" || !strings.HasPrefix(got, stale) {

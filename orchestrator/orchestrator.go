@@ -326,6 +326,18 @@ func (o *Orchestrator) Names() []string {
 	return slices.Clone(o.names)
 }
 
+// SpecFile returns the spec file the environment called name was loaded
+// from, relative to the project directory (like "env/db.json"); "" when
+// code registered it, or there is no such environment.
+func (o *Orchestrator) SpecFile(name string) string {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if e, ok := o.envs[name]; ok {
+		return e.spec
+	}
+	return ""
+}
+
 // Env returns the environment registered under name.
 func (o *Orchestrator) Env(name string) (envs.Env, bool) {
 	o.mu.RLock()

@@ -19,6 +19,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/internal/cmdline"
 	"github.com/unfold-dev/unfold/internal/procs"
 	"github.com/unfold-dev/unfold/prompt"
@@ -35,10 +36,20 @@ func SpecSchema() string { return specSchemaJSON }
 // maxSpecBytes bounds the size of a spec file.
 const maxSpecBytes = 1 << 20
 
-// frontEndTools are the tools the front ends offer beside the environments'
-// command tools, each named for its environment: a spec file may not take
-// one of these names.
-var frontEndTools = []string{tools.HelpName, prompt.OpenSectionsName}
+// ReservedNames returns the names of the tools the front ends offer
+// beside the environments' command tools, which are named for their
+// environments: help, open_sections, the MCP gateway's find_tools and
+// call_tool, and the agent's use_tool. A spec file may not take one of
+// these names, nor a name holding gateway.Separator, which MCP tools'
+// SERVER__TOOL names hold. This is the one list of them.
+func ReservedNames() []string { return slices.Clone(reservedNames) }
+
+var reservedNames = []string{tools.HelpName, prompt.OpenSectionsName, gateway.FindToolsName, gateway.CallToolName, useToolName}
+
+// useToolName is agent.UseToolName, the tool through which an agent calls
+// the tools of sections opened during its run; the agent's tests keep the
+// two equal.
+const useToolName = "use_tool"
 
 const specSchemaURL = "https://unfold.dev/schema/envspec.json"
 
@@ -173,8 +184,11 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string, data []byte) (stri
 	if err := ValidName(name); err != nil {
 		return fail("the file name gives the environment's name: %v; rename the file", err)
 	}
-	if slices.Contains(frontEndTools, name) {
-		return fail("the name %s is taken by a tool every front end offers (%s); rename the file", name, strings.Join(frontEndTools, ", "))
+	if slices.Contains(reservedNames, name) {
+		return fail("the name %s is taken by a tool the front ends offer (%s); rename the file", name, strings.Join(reservedNames, ", "))
+	}
+	if strings.Contains(name, gateway.Separator) {
+		return fail("the name %s holds %s, which MCP tools' names (SERVER%sTOOL) hold: an environment could take an MCP tool's name; rename the file without %s", name, gateway.Separator, gateway.Separator, gateway.Separator)
 	}
 	spec, err := parseSpec(data)
 	if err != nil {

@@ -198,6 +198,10 @@ func TestLoadSpecsNotRegular(t *testing.T) {
 		"good.json":          goodProcessSpec(t),
 		"help.json":          goodProcessSpec(t),
 		"open_sections.json": goodProcessSpec(t),
+		"find_tools.json":    goodProcessSpec(t),
+		"call_tool.json":     goodProcessSpec(t),
+		"use_tool.json":      goodProcessSpec(t),
+		"up__echo.json":      goodProcessSpec(t),
 		"big.json":           `{"kind":"process","description":"` + strings.Repeat("x", maxSpecBytes) + `"}`,
 	})
 	fifo := filepath.Join(dir, "env", "fifo.json")
@@ -223,10 +227,14 @@ func TestLoadSpecsNotRegular(t *testing.T) {
 	}
 	want := []string{
 		"env/big.json: file too large: " + strconv.Itoa(len(`{"kind":"process","description":""}`)+maxSpecBytes) + " bytes, more than the 1048576-byte limit",
+		"env/call_tool.json: the name call_tool is taken by a tool the front ends offer (help, open_sections, find_tools, call_tool, use_tool); rename the file",
 		"env/dir.json: not a regular file: it is a directory; give the path of a regular file",
 		"env/fifo.json: not a regular file: it is a named pipe (FIFO); give the path of a regular file",
-		"env/help.json: the name help is taken by a tool every front end offers (help, open_sections); rename the file",
-		"env/open_sections.json: the name open_sections is taken by a tool every front end offers (help, open_sections); rename the file",
+		"env/find_tools.json: the name find_tools is taken by a tool the front ends offer (help, open_sections, find_tools, call_tool, use_tool); rename the file",
+		"env/help.json: the name help is taken by a tool the front ends offer (help, open_sections, find_tools, call_tool, use_tool); rename the file",
+		"env/open_sections.json: the name open_sections is taken by a tool the front ends offer (help, open_sections, find_tools, call_tool, use_tool); rename the file",
+		"env/up__echo.json: the name up__echo holds __, which MCP tools' names (SERVER__TOOL) hold: an environment could take an MCP tool's name; rename the file without __",
+		"env/use_tool.json: the name use_tool is taken by a tool the front ends offer (help, open_sections, find_tools, call_tool, use_tool); rename the file",
 	}
 	var got []string
 	for _, e := range o.LoadErrors() {

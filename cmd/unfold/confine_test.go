@@ -113,7 +113,7 @@ func TestMCPSpecNamedForTool(t *testing.T) {
 	if code != 0 {
 		t.Errorf("got exit %d, want 0; stderr:\n%s", code, stderr)
 	}
-	if want := "skipped env/help.json: the name help is taken by a tool every front end offers"; !strings.Contains(stderr, want) {
+	if want := "skipped env/help.json: the name help is taken by a tool the front ends offer"; !strings.Contains(stderr, want) {
 		t.Errorf("got stderr %q, want it to contain %q", stderr, want)
 	}
 }

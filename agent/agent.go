@@ -225,7 +225,7 @@ func WithClock(now func() time.Time) Option {
 // Progress is one thing a run did, for display.
 type Progress struct {
 	Step      int           `json:"step"`
-	Kind      string        `json:"kind"` // "request", "retry", "model", "paused", "tool", "expansion", "invalid", "answer", "stopped"
+	Kind      string        `json:"kind"` // "request", "retry", "model", "paused", "tool", "expansion", "invalid", "skipped", "answer", "stopped"
 	Tool      string        `json:"tool,omitempty"`
 	Success   bool          `json:"success"`
 	Detail    string        `json:"detail,omitempty"`
@@ -412,7 +412,8 @@ func (a *Agent) Run(ctx context.Context, task string) (*Result, error) {
 // ([WithTranscript]) must be the one read, or a copy of it from
 // [Transcript.Start], to resume again. A transcript with no run, or whose
 // first run is itself a resume (its conversation is in another file), is
-// refused.
+// refused. Resumed with [ActionsText], the tool calls of a run with
+// native actions become text actions, and their results observations.
 func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*Result, error) {
 	if tr == nil {
 		return nil, errors.New("agent: resume: nil transcript")
@@ -439,6 +440,11 @@ func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*R
 	// Every tool call must have a result before the conversation goes on:
 	// the calls the stopped run left open are answered in place.
 	msgs, added := tr.resumed()
+	if a.cfg.Actions == ActionsText {
+		// Text mode sends no tools, and an API may refuse tool calls
+		// and results in a request without them.
+		msgs = textActions(msgs)
+	}
 	for i, m := range msgs {
 		if added[i] {
 			r.add(m)

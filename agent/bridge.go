@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,27 +43,45 @@ func (r *run) bridged(t *tools.Tool) bool {
 // useTool runs a call of use_tool: a tool an opened section offers, or
 // one of a section not open yet, which opens it first.
 func (r *run) useTool(args string) (tools.Result, error) {
-	var in struct {
-		Name  string          `json:"name"`
-		Input json.RawMessage `json:"input"`
-	}
-	if err := json.Unmarshal([]byte(orEmpty(args)), &in); err != nil || in.Name == "" {
-		why := "name is missing"
-		if err != nil {
-			why = err.Error()
-		}
+	name, input, why := readUseTool(args)
+	if why != "" {
 		return tools.Result{Message: fmt.Sprintf(`%s takes {"name": "TOOL", "input": {...}} (%s).`, UseToolName, why)}, nil
 	}
-	input := orEmpty(string(in.Input))
-	if in.Name == UseToolName {
+	if name == UseToolName {
 		return tools.Result{Message: UseToolName + " cannot call itself; give the name of a tool an opened section offers."}, nil
 	}
-	if _, ok := r.byName[in.Name]; !ok {
-		if path, deferred := r.owner[in.Name]; deferred {
-			return r.openAndCall(in.Name, path, input)
+	if _, ok := r.byName[name]; !ok {
+		if path, deferred := r.owner[name]; deferred {
+			return r.openAndCall(name, path, input)
 		}
 	}
-	return r.dispatch(in.Name, input)
+	return r.dispatch(name, input)
+}
+
+// readUseTool reads use_tool's arguments: the tool's name and its input
+// ("{}" when there is none), or why they are wrong, in the model's terms.
+func readUseTool(args string) (name, input, why string) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(orEmpty(args)), &obj) != nil {
+		return "", "", "the arguments are not a JSON object"
+	}
+	raw, ok := obj["name"]
+	switch {
+	case !ok || string(raw) == "null":
+		return "", "", "name is missing"
+	case json.Unmarshal(raw, &name) != nil:
+		return "", "", "name must be a string, the tool's name"
+	case name == "":
+		return "", "", "name is empty"
+	}
+	in := bytes.TrimSpace(obj["input"])
+	if len(in) == 0 || string(in) == "null" {
+		return name, "{}", ""
+	}
+	if in[0] != '{' {
+		return "", "", "input must be a JSON object, the tool's arguments"
+	}
+	return name, string(in), ""
 }
 
 // bridgedNames returns the tools use_tool can call now.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,6 +43,33 @@ func (r *run) runCalls(calls []ToolCall) (cut string, err error) {
 		}
 	}
 	return cut, nil
+}
+
+// uniqueCallIDs gives each call of a reply an ID of its own, in place:
+// some OpenAI-compatible servers repeat an ID or leave it empty, and the
+// results, and a resume after a crash, are matched to calls by ID. The
+// first call with an ID keeps it; a repeated or empty one becomes the ID
+// (or "call") with its position in the reply, such as x_2.
+func uniqueCallIDs(calls []ToolCall) {
+	used := make(map[string]bool, len(calls))
+	for _, c := range calls {
+		used[c.ID] = true
+	}
+	kept := make(map[string]bool, len(calls))
+	for i := range calls {
+		c := &calls[i]
+		if c.ID != "" && !kept[c.ID] {
+			kept[c.ID] = true
+			continue
+		}
+		base := cmp.Or(c.ID, "call")
+		id := fmt.Sprintf("%s_%d", base, i+1)
+		for n := 2; used[id]; n++ {
+			id = fmt.Sprintf("%s_%d_%d", base, i+1, n)
+		}
+		c.ID = id
+		used[id], kept[id] = true, true
+	}
 }
 
 // resultText is what the model reads of a result: the message, marked when

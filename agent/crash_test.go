@@ -153,18 +153,16 @@ func TestResumeAfterKillMidStep(t *testing.T) {
 	}
 }
 
-// TestResumeReusedCallIDs: an endpoint that numbers calls per reply
-// (call_0 in every reply) still gets every call answered right after the
-// reply that made it.
-func TestResumeReusedCallIDs(t *testing.T) {
+// crashThenResume runs replies with bash and the crash tool, which kills
+// the run, then resumes its transcript; it returns the calls and results
+// of the resumed run's first request (see answersAfter).
+func crashThenResume(t *testing.T, replies ...scripted.Reply) (calls [][]string, results []map[string]string) {
+	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var disk diskWriter
-	srv := scripted.New(t,
-		scripted.Calls(call("call_0", "bash", `{"command":"echo first"}`)),
-		scripted.Calls(call("call_0", "crash", `{}`)),
-	)
+	srv := scripted.New(t, replies...)
 	a, _ := bashAgent(t, dir, newModel(t, srv), agent.WithTranscript(&disk), agent.WithTools(crashTool(dir, &disk, cancel)))
 	_, _ = a.Run(ctx, "go")
 	tr, err := agent.ReadTranscript(bytes.NewReader(disk.bytes()))
@@ -176,7 +174,16 @@ func TestResumeReusedCallIDs(t *testing.T) {
 	if _, err := b.Resume(context.Background(), tr, ""); err != nil {
 		t.Fatal(err)
 	}
-	calls, results := answersAfter(srv2.Requests()[0].Messages)
+	return answersAfter(srv2.Requests()[0].Messages)
+}
+
+// TestResumeReusedCallIDs: an endpoint that numbers calls per reply
+// (call_0 in every reply) still gets every call answered right after the
+// reply that made it.
+func TestResumeReusedCallIDs(t *testing.T) {
+	calls, results := crashThenResume(t,
+		scripted.Calls(call("call_0", "bash", `{"command":"echo first"}`)),
+		scripted.Calls(call("call_0", "crash", `{}`)))
 	if len(calls) != 2 {
 		t.Fatalf("replies with calls: got %d, want 2", len(calls))
 	}

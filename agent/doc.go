@@ -39,7 +39,8 @@
 // tool), the overrides go into the session as events, both prompts render
 // again and the call is answered with the sections that opened and the new
 // tools. More than [MaxExpansions] such openings in one run fail it with
-// [ErrExpansionLimit]. Content-only sections are written to
+// [ErrExpansionLimit]; an opening refused for the budget changed nothing
+// and does not count. Content-only sections are written to
 // context/<key>.md as the prompt package does, for the model to read with
 // an environment.
 //
@@ -79,9 +80,14 @@
 //
 // With [ActionsText] the model gets no tool definitions: the system message
 // describes the tools, and each reply holds one action, a fenced block named
-// after an environment (```bash) or a JSON object {"tool": ..., "input": ...}
-// or {"final": ...}. The loop answers with an observation. A reply without
-// an action gets one corrective message before the step counts as failed.
+// after an environment (```bash; the name's case does not matter) or a
+// JSON object {"tool": ..., "input": ...} or {"final": ...}. The loop
+// answers with an observation. A reply without an action gets a
+// corrective message naming the environments there are. Each model call
+// is a step, the reply to a correction too, so [WithMaxSteps] bounds the
+// model calls in both modes. A conversation of a run with native actions
+// resumed in text mode has its tool calls written as text actions and
+// their results as observations: text mode sends no tools.
 //
 // # Transcripts and resuming
 //
@@ -94,8 +100,11 @@
 // [ReadTranscript] reads a transcript back ([ReadForResume] keeps only what
 // a resume needs), leaving out a last line cut short by a crash, and
 // [Agent.Resume] continues the conversation of its last run with the
-// session replayed: a call that was running when the run stopped is
-// answered as one that may have taken effect. Its records continue the
+// session replayed: a call that finished without its message (the run
+// stopped after its result was recorded) is answered with its recorded
+// result, and one that was running when the run stopped as one that may
+// have taken effect. The calls of a reply get IDs of their own as the
+// reply arrives (a server may repeat one, or give none: x, x_2). Its records continue the
 // file read: a run resumed into another file needs the file's bytes from
 // [Transcript.Start] copied there first. A transcript with no run, or
 // whose first run is a resume, is refused.

@@ -34,8 +34,7 @@ func (r *run) deferTools() {
 // the disclosure refused (the sections do not fit the budget) changed
 // nothing: the call fails with the reason, and the run goes on.
 func (r *run) expand(err error) (tools.Result, error) {
-	r.expansions++
-	if r.expansions > MaxExpansions {
+	if r.expansions >= MaxExpansions {
 		return tools.Result{Message: ErrExpansionLimit.Error()}, ErrExpansionLimit
 	}
 	// The tool may have changed the prompt (a server it started listed
@@ -64,8 +63,7 @@ func (r *run) expand(err error) (tools.Result, error) {
 // openAndCall opens the section at path for a call of its deferred tool
 // name, then runs the call; the result starts with what opened.
 func (r *run) openAndCall(name, path, args string) (tools.Result, error) {
-	r.expansions++
-	if r.expansions > MaxExpansions {
+	if r.expansions >= MaxExpansions {
 		return tools.Result{Message: ErrExpansionLimit.Error()}, ErrExpansionLimit
 	}
 	op, err := r.a.disc.Open(r.ctx, []string{path}, "the model called "+name)
@@ -97,8 +95,11 @@ func (r *run) openAndCall(name, path, args string) (tools.Result, error) {
 	return res, err
 }
 
-// opened takes an opening's renders and records it.
+// opened takes an opening's renders and records it. Only openings that
+// happened count against MaxExpansions: one the disclosure refused
+// changed nothing.
 func (r *run) opened(op *prompt.Opened) error {
+	r.expansions++
 	if err := r.update(); err != nil {
 		return err
 	}

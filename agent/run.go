@@ -38,8 +38,11 @@ type run struct {
 	rank     map[string]int
 	deferred []ToolGroup
 	owner    map[string]string
-	loads    []string    // the tools the last opening loaded, for its tool message
-	bridge   *tools.Tool // use_tool, when opened sections' tools are called through it
+	loads    []string // the tools the last opening loaded, for its tool message
+	// clashed names the environments whose command tools are not offered
+	// because another tool has their name.
+	clashed map[string]bool
+	bridge  *tools.Tool // use_tool, when opened sections' tools are called through it
 
 	layout layout // the previous request, for the prefix measure
 
@@ -285,15 +288,35 @@ func (r *run) collectTools() error {
 		list = append(list, open)
 	}
 	byName := make(map[string]*tools.Tool, len(list))
+	kept := make([]*tools.Tool, 0, len(list))
+	clashed := map[string]bool{}
 	for _, t := range list {
 		if t == nil {
 			return errors.New("agent: nil tool given with WithTools")
 		}
-		if _, dup := byName[t.Name()]; dup {
-			return fmt.Errorf("agent: two tools are named %q (the prompt, an environment, WithTools or help); rename one", t.Name())
+		name := t.Name()
+		prev, dup := byName[name]
+		switch {
+		case !dup:
+			byName[name] = t
+			kept = append(kept, t)
+			continue
+		case r.isEnvTool(t):
+		case r.isEnvTool(prev):
+			// An environment gives way to any other tool of its name:
+			// a spec file, even one the model wrote, must not take a
+			// tool from the run, nor end it.
+			kept[slices.Index(kept, prev)] = t
+			byName[name] = t
+		default:
+			return fmt.Errorf("agent: two tools are named %q (the prompt, an environment, WithTools or help); rename one", name)
 		}
-		byName[t.Name()] = t
+		clashed[name] = true
+		if !r.clashed[name] {
+			r.tellClash(name)
+		}
 	}
+	list, r.clashed = kept, clashed
 	if r.bridge != nil {
 		// Opened sections' tools are called through use_tool.
 		list = slices.DeleteFunc(list, r.bridged)
@@ -312,6 +335,26 @@ func (r *run) collectTools() error {
 	}
 	r.offered, r.byName = list, byName
 	return nil
+}
+
+// isEnvTool reports whether t is an environment's command tool.
+func (r *run) isEnvTool(t *tools.Tool) bool {
+	e, ok := r.a.envTool[t.Name()]
+	return ok && e == t
+}
+
+// tellClash records that the environment called name is not offered,
+// another tool having its name, naming its spec file.
+func (r *run) tellClash(name string) {
+	what := "the environment " + name
+	if o := r.a.cfg.Orchestrator; o != nil {
+		if f := o.SpecFile(name); f != "" {
+			what += " (" + f + ")"
+		}
+	}
+	msg := fmt.Sprintf("%s is not offered: another tool is named %s (the prompt's, an MCP server's, or one the front end offers); rename the environment", what, name)
+	r.record(Record{Kind: KindError, Error: msg})
+	r.progress(Progress{Kind: "skipped", Detail: msg})
 }
 
 // toolDefs returns the offered tools as the model API wants them.
@@ -371,6 +414,7 @@ func (r *run) complete(withTools bool) (Response, error) {
 		return resp, fmt.Errorf("agent: model: %w", err)
 	}
 	resp.Message.Role = RoleAssistant
+	uniqueCallIDs(resp.Message.ToolCalls)
 	resp.Usage.RequestTokens, resp.Usage.PrefixTokens = lay.total(), lay.shared(r.layout)
 	r.layout = lay
 	r.usage = r.usage.Add(resp.Usage)

@@ -5,13 +5,54 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/unfold-dev/unfold/tools"
 )
 
-// correction is the message that answers a reply with no action.
-const correction = "I could not find an action in your reply. Reply with exactly one action: a fenced code block named after an environment (```bash ... ```), a JSON object {\"tool\": \"<name>\", \"input\": {...}}, or {\"final\": \"<your answer>\"} when you are done."
+// correction is the message that answers a reply with no action, naming
+// the environments offered.
+func (r *run) correction() string {
+	var b strings.Builder
+	b.WriteString("I could not find an action in your reply. Reply with exactly one action: ")
+	if envs := r.envNames(); len(envs) > 0 {
+		fmt.Fprintf(&b, "a fenced code block named after an environment (```%s ... ```; environments: %s), ", envs[0], strings.Join(envs, ", "))
+	}
+	b.WriteString("a JSON object {\"tool\": \"<name>\", \"input\": {...}}, or {\"final\": \"<your answer>\"} when you are done.")
+	return b.String()
+}
+
+// envNames returns the environments a text action may name, sorted: all
+// but those whose names another tool took ([run.collectTools]).
+func (r *run) envNames() []string {
+	var names []string
+	for name := range r.a.envTool {
+		if !r.clashed[name] {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// envNamed returns the offered environment an info string names: the
+// name as written, else the one name equal to it but for case.
+func (r *run) envNamed(info string) (string, bool) {
+	if _, ok := r.a.envTool[info]; ok && !r.clashed[info] {
+		return info, true
+	}
+	found := ""
+	for _, name := range r.envNames() {
+		if strings.EqualFold(name, info) {
+			if found != "" {
+				return "", false // two names differ only in case: neither
+			}
+			found = name
+		}
+	}
+	return found, found != ""
+}
 
 // action is what a text-mode reply asks for.
 type action struct {
@@ -32,35 +73,26 @@ func (r *run) textLoop() error {
 			return err
 		}
 		r.step++
-		var act action
-		var perr error
-		paused := false
-		for try := 0; try < 2; try++ {
-			resp, err := r.complete(false)
-			if err != nil {
-				return err
-			}
-			r.add(resp.Message)
-			if err := r.stopped(resp); err != nil {
-				return err
-			}
-			if paused = resp.Finish == FinishPaused; paused {
-				break
-			}
-			act, perr = r.parseAction(resp.Message.Content)
-			if perr == nil {
-				break
-			}
-			r.progress(Progress{Kind: "invalid", Detail: perr.Error()})
-			r.add(Message{Role: RoleUser, Content: correction})
+		// Each model call is a step, a reply after a correction too:
+		// MaxSteps bounds the model calls.
+		resp, err := r.complete(false)
+		if err != nil {
+			return err
 		}
-		if paused {
+		r.add(resp.Message)
+		if err := r.stopped(resp); err != nil {
+			return err
+		}
+		if resp.Finish == FinishPaused {
 			// Sent back as it is, the reply goes on in the next step.
 			r.progress(Progress{Kind: "paused", Success: true})
 			continue
 		}
+		act, perr := r.parseAction(resp.Message.Content)
 		if perr != nil {
+			r.progress(Progress{Kind: "invalid", Detail: perr.Error()})
 			r.record(Record{Kind: KindError, Error: "failed step: " + perr.Error()})
+			r.add(Message{Role: RoleUser, Content: r.correction()})
 			continue
 		}
 		if act.final != nil {
@@ -73,26 +105,71 @@ func (r *run) textLoop() error {
 			return nil
 		}
 		name, res, err := r.runAction(act)
-		obs, _ := json.Marshal(struct {
-			Tool    string `json:"tool"`
-			Success bool   `json:"success"`
-			Output  string `json:"output"`
-		}{name, res.Success, res.Message})
+		obs := observation(name, res.Success, res.Message)
+		if err == nil {
+			err = r.refresh()
+		}
 		if err != nil {
-			r.add(Message{Role: RoleUser, Content: "Observation:\n" + string(obs)})
+			// The action's result is kept though the run ends; a run
+			// killed before this point has it in the action's tool
+			// record, which a resume answers with.
+			r.add(Message{Role: RoleUser, Content: obs})
 			return err
 		}
-		if err := r.refresh(); err != nil {
-			return err
-		}
-		text := "Observation:\n" + string(obs)
 		if sc := r.screenUpdate(false); sc != "" {
-			text += "\n\n" + sc
+			obs += "\n\n" + sc
 		}
-		r.add(Message{Role: RoleUser, Content: text})
+		r.add(Message{Role: RoleUser, Content: obs})
 		r.saveSession() // the events of the refresh
 	}
 	return fmt.Errorf("%w (%d steps)", ErrStepLimit, r.a.cfg.MaxSteps)
+}
+
+// textActions returns msgs with their tool calls written as text
+// actions, each {"tool": name, "input": arguments}, and their results as
+// observations, as text mode writes them: for a conversation of a run
+// with native actions that a run in text mode goes on with.
+func textActions(msgs []Message) []Message {
+	out := make([]Message, len(msgs))
+	names := map[string]string{} // tool names by call ID
+	for i, m := range msgs {
+		switch {
+		case m.Role == RoleAssistant && len(m.ToolCalls) > 0:
+			var parts []string
+			if strings.TrimSpace(m.Content) != "" {
+				parts = append(parts, m.Content)
+			}
+			for _, c := range m.ToolCalls {
+				names[c.ID] = c.Name
+				input := json.RawMessage(orEmpty(c.Arguments))
+				if !json.Valid(input) {
+					input, _ = json.Marshal(c.Arguments)
+				}
+				act, _ := json.Marshal(struct {
+					Tool  string          `json:"tool"`
+					Input json.RawMessage `json:"input"`
+				}{c.Name, input})
+				parts = append(parts, string(act))
+			}
+			out[i] = Message{Role: RoleAssistant, Content: strings.Join(parts, "\n\n")}
+		case m.Role == RoleTool:
+			output, failed := strings.CutPrefix(m.Content, "Error: ")
+			out[i] = Message{Role: RoleUser, Content: observation(names[m.ToolCallID], !failed, output)}
+		default:
+			out[i] = m
+		}
+	}
+	return out
+}
+
+// observation is what a text-mode model reads of an action's result.
+func observation(tool string, success bool, output string) string {
+	obs, _ := json.Marshal(struct {
+		Tool    string `json:"tool"`
+		Success bool   `json:"success"`
+		Output  string `json:"output"`
+	}{tool, success, output})
+	return "Observation:\n" + string(obs)
 }
 
 // runAction runs an environment command or a tool call.
@@ -119,20 +196,22 @@ func (r *run) runAction(act action) (string, tools.Result, error) {
 // {"tool", "input"} or {"final"}.
 func (r *run) parseAction(text string) (action, error) {
 	for _, b := range fencedBlocks(text) {
-		info := strings.ToLower(b.info)
-		if _, ok := r.a.envTool[info]; ok {
-			return action{env: info, input: b.body}, nil
+		if env, ok := r.envNamed(b.info); ok {
+			return action{env: env, input: b.body}, nil
 		}
-		if info == "json" || info == "" {
+		info := b.info
+		if strings.EqualFold(info, "json") || info == "" {
 			if act, ok := r.jsonAction(b.body); ok {
 				return act, nil
 			}
 			continue
 		}
-		if t, ok := r.byName[info]; ok {
-			if field := singleStringField(t); field != "" {
-				args, _ := json.Marshal(map[string]string{field: b.body})
-				return action{tool: info, input: string(args)}, nil
+		for _, name := range []string{info, strings.ToLower(info)} {
+			if t, ok := r.byName[name]; ok {
+				if field := singleStringField(t); field != "" {
+					args, _ := json.Marshal(map[string]string{field: b.body})
+					return action{tool: name, input: string(args)}, nil
+				}
 			}
 		}
 	}
@@ -214,8 +293,8 @@ func (r *run) jsonAction(s string) (action, bool) {
 				return action{tool: name, input: string(args)}, true
 			}
 		}
-		if _, ok := r.a.envTool[name]; ok {
-			return action{env: name, input: str}, true
+		if env, ok := r.envNamed(name); ok {
+			return action{env: env, input: str}, true
 		}
 	}
 	return action{tool: name, input: string(input)}, true
@@ -274,10 +353,7 @@ func fencedBlocks(text string) []fenced {
 func (r *run) actionInstructions() string {
 	var b strings.Builder
 	b.WriteString("# Actions\n\nAct by writing exactly one action per reply; you will get an observation back.\n\n")
-	var envNames []string
-	if o := r.a.cfg.Orchestrator; o != nil {
-		envNames = o.Names()
-	}
+	envNames := r.envNames()
 	if len(envNames) > 0 {
 		b.WriteString("To run a command in an environment, write a fenced code block whose info string is the environment's name:\n\n")
 		fmt.Fprintf(&b, "````\n```%s\n<command>\n```\n````\n\nEnvironments: %s.\n\n", envNames[0], strings.Join(envNames, ", "))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/unfold-dev/unfold/prompt"
+	"github.com/unfold-dev/unfold/tools"
 )
 
 // The kinds of transcript records, a [Record]'s Kind: [KindRun],
@@ -240,7 +241,7 @@ func (t *Transcript) resumable() error {
 
 // resumeKinds are the records [ReadForResume] decodes whole; it checks
 // the others are JSON records and skips them.
-var resumeKinds = map[string]bool{KindRun: true, KindMessage: true, KindCall: true, KindSession: true, KindEnd: true}
+var resumeKinds = map[string]bool{KindRun: true, KindMessage: true, KindCall: true, KindTool: true, KindSession: true, KindEnd: true}
 
 // decodeLine decodes a record; with all false, only the kinds a resume
 // needs are decoded whole, and the others checked to be JSON.
@@ -303,10 +304,18 @@ const maxUnknown = 4
 // turn is a message of the conversation; for an assistant message, the
 // calls it made that started and those that have a result.
 type turn struct {
-	msg      Message
-	started  map[string]bool // by call ID; a text action's is ""
-	pending  map[string]bool // calls without a result yet, by ID
-	answered int             // tool messages directly after it
+	msg Message
+	// started and pending count, by call ID, the calls that started and
+	// those without a result yet: a reply of a version that kept the IDs
+	// a server gave may use one twice. A text action's ID is "".
+	started  map[string]int
+	pending  map[string]int
+	answered int // tool messages directly after it
+	// ran holds, by call ID in order, the results of the calls that ran
+	// and whose message is not there yet: the run stopped between the
+	// call's tool record and its message (for a text action, while the
+	// screens were gathered). A resume answers with them.
+	ran map[string][]ToolRecord
 }
 
 func (c *conversation) add(rec Record) {
@@ -329,9 +338,9 @@ func (c *conversation) add(rec Record) {
 		if rec.Tool != nil && c.reply >= 0 {
 			t := &c.turns[c.reply]
 			if t.started == nil {
-				t.started = map[string]bool{}
+				t.started = map[string]int{}
 			}
-			t.started[rec.Tool.ID] = true
+			t.started[rec.Tool.ID]++
 		}
 	case KindSession:
 		for _, e := range rec.Events {
@@ -346,7 +355,15 @@ func (c *conversation) add(rec Record) {
 		}
 	case KindEnd:
 		c.answer = rec.Answer
-	case KindRender, KindModel, KindTool, KindExpansion, KindError:
+	case KindTool:
+		if rec.Tool != nil && c.reply >= 0 {
+			t := &c.turns[c.reply]
+			if t.ran == nil {
+				t.ran = map[string][]ToolRecord{}
+			}
+			t.ran[rec.Tool.ID] = append(t.ran[rec.Tool.ID], *rec.Tool)
+		}
+	case KindRender, KindModel, KindExpansion, KindError:
 	default:
 		// A newer version's kind, or not a transcript: named if there
 		// turns out to be no run to resume.
@@ -366,11 +383,14 @@ func (c *conversation) add(rec Record) {
 // the messages that follow it.
 func (c *conversation) addMessage(m Message) {
 	if m.Role == RoleAssistant {
+		if c.reply >= 0 {
+			c.turns[c.reply].ran = nil // every call of the reply before was answered
+		}
 		t := turn{msg: m}
 		if len(m.ToolCalls) > 0 {
-			t.pending = make(map[string]bool, len(m.ToolCalls))
+			t.pending = make(map[string]int, len(m.ToolCalls))
 			for _, tc := range m.ToolCalls {
-				t.pending[tc.ID] = true
+				t.pending[tc.ID]++
 			}
 		}
 		c.turns = append(c.turns, t)
@@ -380,10 +400,15 @@ func (c *conversation) addMessage(m Message) {
 	if m.Role == RoleTool {
 		for i := c.reply; i >= 0; i-- {
 			t := &c.turns[i]
-			if !t.pending[m.ToolCallID] {
+			if t.pending[m.ToolCallID] == 0 {
 				continue
 			}
-			delete(t.pending, m.ToolCallID)
+			if t.pending[m.ToolCallID]--; t.pending[m.ToolCallID] == 0 {
+				delete(t.pending, m.ToolCallID)
+			}
+			if ran := t.ran[m.ToolCallID]; len(ran) > 0 {
+				t.ran[m.ToolCallID] = ran[1:]
+			}
 			at := i + 1 + t.answered
 			t.answered++
 			c.turns = slices.Insert(c.turns, at, turn{msg: m})
@@ -447,20 +472,38 @@ func (t *Transcript) resumed() (msgs []Message, added []bool) {
 		answerOpen(open, answer)
 	}
 	if n := len(c.turns); n > 0 {
-		if last := c.turns[n-1]; last.msg.Role == RoleAssistant && len(last.msg.ToolCalls) == 0 && last.started[""] {
-			answer(Message{Role: RoleUser, Content: "Observation:\n" + wasRunning}, true)
+		if last := c.turns[n-1]; last.msg.Role == RoleAssistant && len(last.msg.ToolCalls) == 0 && last.started[""] > 0 {
+			obs := "Observation:\n" + wasRunning
+			if ran := last.ran[""]; len(ran) > 0 {
+				obs = observation(ran[0].Name, ran[0].Success, ran[0].Result)
+			}
+			answer(Message{Role: RoleUser, Content: obs}, true)
 		}
 	}
 	return msgs, added
 }
 
+// answerOpen answers the calls of t without a result message. Calls run
+// in order, so of the calls sharing an ID the first have messages, the
+// next ones ran (with their tool record) or were running (with only their
+// call record), and the rest did not run.
 func answerOpen(t *turn, answer func(Message, bool)) {
+	total := map[string]int{}
 	for _, tc := range t.msg.ToolCalls {
-		if !t.pending[tc.ID] {
+		total[tc.ID]++
+	}
+	seen := map[string]int{}
+	for _, tc := range t.msg.ToolCalls {
+		k := seen[tc.ID]
+		seen[tc.ID]++
+		answered := total[tc.ID] - t.pending[tc.ID]
+		if k < answered {
 			continue
 		}
 		text := notRun
-		if t.started[tc.ID] {
+		if ran := t.ran[tc.ID]; k-answered < len(ran) {
+			text = resultText(tools.Result{Success: ran[k-answered].Success, Message: ran[k-answered].Result})
+		} else if k < t.started[tc.ID] {
 			text = wasRunning
 		}
 		answer(Message{Role: RoleTool, ToolCallID: tc.ID, Content: text}, true)

@@ -18,6 +18,12 @@ import (
 func (c *Client) params(req agent.Request) (sdk.MessageNewParams, error) {
 	p := sdk.MessageNewParams{Model: sdk.Model(c.opts.Model), MaxTokens: c.opts.MaxTokens}
 	cache := sdk.NewCacheControlEphemeralParam()
+	deferred := map[string]bool{}
+	for _, g := range req.Deferred {
+		for _, t := range g.Tools {
+			deferred[t.Name] = true
+		}
+	}
 	var turns []turn
 	for i, m := range req.Messages {
 		switch m.Role {
@@ -37,6 +43,12 @@ func (c *Client) params(req agent.Request) (sdk.MessageNewParams, error) {
 			}
 			res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: orNone(m.Content)}})
 			for _, name := range m.Loads {
+				if !deferred[name] {
+					// Not deferred in this request (a resumed run
+					// started with its section open): the API refuses
+					// a reference to it, and the tool is in the list.
+					continue
+				}
 				res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfToolReference: &sdk.ToolReferenceBlockParam{ToolName: name}})
 			}
 			turns = appendBlock(turns, roleUser, sdk.ContentBlockParamUnion{OfToolResult: res})

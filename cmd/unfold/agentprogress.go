@@ -70,6 +70,8 @@ func (p *progress) report(ev agent.Progress) {
 		what = "opened " + ev.Detail
 	case "invalid":
 		what = "no action in the reply; asked again"
+	case "skipped":
+		what = "skipped: " + ev.Detail
 	case "answer":
 		what = "answered"
 	case "paused":

@@ -13,7 +13,8 @@ import (
 // It checks each request against the documented shape: x-api-key and
 // anthropic-version headers; model and max_tokens; turns that alternate,
 // starting with the user; tool_result blocks first in their turn, each
-// answering a tool_use of the turn before; tool_reference blocks only in
+// answering a tool_use of the turn before; tools defined when any
+// tool_use or tool_result block is there; tool_reference blocks only in
 // tool results, each naming a deferred tool; deferred tools only with the
 // tool search tool and at least one tool not deferred; at most four
 // cache_control breakpoints, none on a deferred tool; and the content
@@ -153,6 +154,7 @@ func checkMessages(r *http.Request, req MessagesRequest, sent [][]json.RawMessag
 		}
 	}
 	var prevUses map[string]bool
+	toolBlocks := false
 	for i, m := range req.Messages {
 		want := "user"
 		if i%2 == 1 {
@@ -180,7 +182,9 @@ func checkMessages(r *http.Request, req MessagesRequest, sent [][]json.RawMessag
 				textSeen = true
 			case "tool_use":
 				uses[b.ID] = true
+				toolBlocks = true
 			case "tool_result":
+				toolBlocks = true
 				if textSeen {
 					bad = append(bad, fmt.Sprintf("messages[%d].content[%d]: tool_result blocks must come before any text", i, j))
 				}
@@ -204,6 +208,9 @@ func checkMessages(r *http.Request, req MessagesRequest, sent [][]json.RawMessag
 			}
 		}
 		prevUses = uses
+	}
+	if toolBlocks && len(req.Tools) == 0 {
+		bad = append(bad, "Requests which include tool_use or tool_result blocks must define tools.")
 	}
 	if breaks > 4 {
 		bad = append(bad, fmt.Sprintf("%d cache_control breakpoints: at most 4", breaks))

@@ -88,7 +88,11 @@
 // open_sections, and its tools (its command tool, [Orchestrator.CommandTool], and any given with [Tools]) are offered only once
 // it is open. [Orchestrator.CommandTools] takes every environment's command
 // tool at once, with the [Orchestrator.Generation] they belong to, for a
-// front end that follows spec files as they change.
+// front end that follows spec files as they change. A command tool is
+// named for its environment, so a spec file may not take one of
+// [ReservedNames], the tools the front ends offer beside them; a front
+// end that finds another tool of an environment's name names the file
+// with [Orchestrator.SpecFile].
 //
 // A command tool carries hints of what the environment's commands do
 // (read only, destructive, idempotent, open world; MCP clients see them as

@@ -407,6 +407,7 @@ func (c *conversation) addMessage(m Message) {
 				delete(t.pending, m.ToolCallID)
 			}
 			if ran := t.ran[m.ToolCallID]; len(ran) > 0 {
+				ran[0] = ToolRecord{} // its message holds it now
 				t.ran[m.ToolCallID] = ran[1:]
 			}
 			at := i + 1 + t.answered

@@ -19,7 +19,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/unfold-dev/unfold/envs"
-	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/internal/cmdline"
 	"github.com/unfold-dev/unfold/internal/procs"
 	"github.com/unfold-dev/unfold/prompt"
@@ -40,16 +39,23 @@ const maxSpecBytes = 1 << 20
 // beside the environments' command tools, which are named for their
 // environments: help, open_sections, the MCP gateway's find_tools and
 // call_tool, and the agent's use_tool. A spec file may not take one of
-// these names, nor a name holding gateway.Separator, which MCP tools'
+// these names, nor a name holding "__", which MCP tools'
 // SERVER__TOOL names hold. This is the one list of them.
 func ReservedNames() []string { return slices.Clone(reservedNames) }
 
-var reservedNames = []string{tools.HelpName, prompt.OpenSectionsName, gateway.FindToolsName, gateway.CallToolName, useToolName}
+var reservedNames = []string{tools.HelpName, prompt.OpenSectionsName, findToolsName, callToolName, useToolName}
 
-// useToolName is agent.UseToolName, the tool through which an agent calls
-// the tools of sections opened during its run; the agent's tests keep the
-// two equal.
-const useToolName = "use_tool"
+// The names of tools of packages above this one, which the agent's tests
+// keep equal to theirs: agent.UseToolName, the tool through which an
+// agent calls the tools of sections opened during its run, and the MCP
+// gateway's gateway.FindToolsName, gateway.CallToolName and
+// gateway.Separator (of SERVER__TOOL names).
+const (
+	useToolName   = "use_tool"
+	findToolsName = "find_tools"
+	callToolName  = "call_tool"
+	mcpSeparator  = "__"
+)
 
 const specSchemaURL = "https://unfold.dev/schema/envspec.json"
 
@@ -187,8 +193,8 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string, data []byte) (stri
 	if slices.Contains(reservedNames, name) {
 		return fail("the name %s is taken by a tool the front ends offer (%s); rename the file", name, strings.Join(reservedNames, ", "))
 	}
-	if strings.Contains(name, gateway.Separator) {
-		return fail("the name %s holds %s, which MCP tools' names (SERVER%sTOOL) hold: an environment could take an MCP tool's name; rename the file without %s", name, gateway.Separator, gateway.Separator, gateway.Separator)
+	if strings.Contains(name, mcpSeparator) {
+		return fail("the name %s holds %s, which MCP tools' names (SERVER%sTOOL) hold: an environment could take an MCP tool's name; rename the file without %s", name, mcpSeparator, mcpSeparator, mcpSeparator)
 	}
 	spec, err := parseSpec(data)
 	if err != nil {

@@ -440,17 +440,20 @@ func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*R
 	// Every tool call must have a result before the conversation goes on:
 	// the calls the stopped run left open are answered in place.
 	msgs, added := tr.resumed()
+	sent := msgs
 	if a.cfg.Actions == ActionsText {
 		// Text mode sends no tools, and an API may refuse tool calls
 		// and results in a request without them.
-		msgs = textActions(msgs)
+		sent = textActions(msgs)
 	}
-	for i, m := range msgs {
+	for i, m := range sent {
 		if added[i] {
-			r.add(m)
-		} else {
-			r.msgs = append(r.msgs, m)
+			// Recorded as made, a tool message for a call, so that a
+			// later resume finds the call answered.
+			orig := msgs[i]
+			r.record(Record{Kind: KindMessage, Message: &orig})
 		}
+		r.msgs = append(r.msgs, m)
 	}
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(followUp))

@@ -49,7 +49,9 @@ func (r *run) runCalls(calls []ToolCall) (cut string, err error) {
 // some OpenAI-compatible servers repeat an ID or leave it empty, and the
 // results, and a resume after a crash, are matched to calls by ID. The
 // first call with an ID keeps it; a repeated or empty one becomes the ID
-// (or "call") with its position in the reply, such as x_2.
+// (or "call") with its position in the reply, such as x_2. A reply with
+// Native data is left as it is: it goes back to the API as it came, and
+// the results must answer the IDs in it.
 func uniqueCallIDs(calls []ToolCall) {
 	used := make(map[string]bool, len(calls))
 	for _, c := range calls {

@@ -453,3 +453,91 @@ func TestUseToolInputErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeCallIDsKept: a reply kept in its API's own format goes back as
+// it came, so its call IDs, repeated or not, are the ones the results
+// answer; renaming them in the results only would make the API refuse the
+// next request.
+func TestNativeCallIDsKept(t *testing.T) {
+	var second agent.Request
+	n := 0
+	m := agent.ModelFunc(func(_ context.Context, req agent.Request) (agent.Response, error) {
+		n++
+		if n == 1 {
+			calls := []agent.ToolCall{
+				{ID: "x", Name: "open_sections", Arguments: `{"section_keys":["reference"],"reason":"r"}`},
+				{ID: "x", Name: "open_sections", Arguments: `{"section_keys":["calc"],"reason":"r"}`},
+			}
+			return agent.Response{Message: agent.Message{ToolCalls: calls, Native: &agent.Native{API: "test", Data: json.RawMessage(`{"ids":["x","x"]}`)}}}, nil
+		}
+		second = req
+		return agent.Response{Message: agent.Message{Content: "done"}}, nil
+	})
+	a, err := agent.New(m, newFixture(t).prompt, agent.WithFS(afero.NewMemMapFs()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, msg := range second.Messages {
+		for _, c := range msg.ToolCalls {
+			ids = append(ids, "call "+c.ID)
+		}
+		if msg.Role == agent.RoleTool {
+			ids = append(ids, "result "+msg.ToolCallID)
+		}
+	}
+	if want := []string{"call x", "call x", "result x", "result x"}; !slices.Equal(ids, want) {
+		t.Errorf("IDs in the next request: got %q, want %q, as the native reply has them", ids, want)
+	}
+}
+
+// TestResumeAsTextTwice: calls a stopped native run left open are answered
+// once: a resume in text mode records its answers as tool messages, so a
+// second resume finds them answered; the model reads a call whose result
+// was lost as one that did not succeed.
+func TestResumeAsTextTwice(t *testing.T) {
+	rec := func(r agent.Record) string {
+		b, _ := json.Marshal(r)
+		return string(b) + "\n"
+	}
+	calls := []agent.ToolCall{{ID: "x", Name: "add", Arguments: `{"a":1,"b":2}`}}
+	text := rec(agent.Record{Kind: agent.KindRun, Task: "go"}) +
+		rec(agent.Record{Kind: agent.KindMessage, Message: &agent.Message{Role: agent.RoleUser, Content: "go"}}) +
+		rec(agent.Record{Kind: agent.KindMessage, Message: &agent.Message{Role: agent.RoleAssistant, ToolCalls: calls}}) +
+		rec(agent.Record{Kind: agent.KindCall, Tool: &agent.ToolRecord{ID: "x", Name: "add"}})
+	var lost [][]string
+	m := agent.ModelFunc(func(_ context.Context, req agent.Request) (agent.Response, error) {
+		var got []string
+		for _, msg := range req.Messages {
+			if strings.Contains(msg.Content, "may have taken effect") {
+				got = append(got, msg.Content)
+			}
+		}
+		lost = append(lost, got)
+		return agent.Response{Message: agent.Message{Content: `{"final": "done"}`}}, nil
+	})
+	for range 2 {
+		tr, err := agent.ReadForResume(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var more bytes.Buffer
+		a, err := agent.New(m, newFixture(t).prompt, agent.WithActions(agent.ActionsText), agent.WithTranscript(&more))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Resume(context.Background(), tr, "again"); err != nil {
+			t.Fatal(err)
+		}
+		text += more.String()
+	}
+	if len(lost) != 2 || len(lost[0]) != 1 || len(lost[1]) != 1 {
+		t.Fatalf("answers to the call whose result was lost, per request: got %q, want one in each", lost)
+	}
+	if !strings.Contains(lost[1][0], `"success":false`) {
+		t.Errorf("the answer: got %q, want it not to succeed", lost[1][0])
+	}
+}

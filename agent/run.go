@@ -414,7 +414,11 @@ func (r *run) complete(withTools bool) (Response, error) {
 		return resp, fmt.Errorf("agent: model: %w", err)
 	}
 	resp.Message.Role = RoleAssistant
-	uniqueCallIDs(resp.Message.ToolCalls)
+	if resp.Message.Native == nil {
+		// A reply kept in its API's own format goes back as it came, its
+		// call IDs with it, which the results must then carry.
+		uniqueCallIDs(resp.Message.ToolCalls)
+	}
 	resp.Usage.RequestTokens, resp.Usage.PrefixTokens = lay.total(), lay.shared(r.layout)
 	r.layout = lay
 	r.usage = r.usage.Add(resp.Usage)

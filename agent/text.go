@@ -154,6 +154,9 @@ func textActions(msgs []Message) []Message {
 			out[i] = Message{Role: RoleAssistant, Content: strings.Join(parts, "\n\n")}
 		case m.Role == RoleTool:
 			output, failed := strings.CutPrefix(m.Content, "Error: ")
+			// A call that did not run, or whose result was lost, did not
+			// succeed as far as the model can know.
+			failed = failed || m.Content == notRun || m.Content == wasRunning
 			out[i] = Message{Role: RoleUser, Content: observation(names[m.ToolCallID], !failed, output)}
 		default:
 			out[i] = m

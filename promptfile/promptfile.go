@@ -46,6 +46,7 @@ type File struct {
 	lines    map[string]int    // section path -> line of its heading
 	body     map[string]int    // section path -> line its body starts on
 	text     map[string]int    // section path -> line of its body's first text, past blank lines
+	literal  map[string]int    // section path -> lines of its body's text before its first template action
 	titles   map[string]string // section path -> its heading's title
 }
 
@@ -166,7 +167,7 @@ func Parse(name string, src []byte) (*File, error) {
 	if err := duplicates(name, roots); err != nil {
 		return nil, err
 	}
-	f := &File{name: name, lines: map[string]int{}, body: map[string]int{}, text: map[string]int{}, titles: map[string]string{}}
+	f := &File{name: name, lines: map[string]int{}, body: map[string]int{}, text: map[string]int{}, literal: map[string]int{}, titles: map[string]string{}}
 	sections := f.build(roots, "")
 	if err := section.Validate(sections, prompt.OpenSectionsName); err != nil {
 		return nil, f.locate(err)
@@ -212,6 +213,7 @@ func (f *File) build(nodes []*node, prefix string) []*section.Section {
 		}
 		f.lines[path], f.body[path], f.titles[path] = n.line, n.body, n.spec.Title
 		f.text[path] = n.body + blankLines(n.spec.Body)
+		f.literal[path] = literalLines(n.spec.Body)
 		n.spec.Children = f.build(n.children, path)
 		out[i] = section.New(n.spec)
 	}
@@ -250,13 +252,16 @@ func (f *File) locate(err error) error {
 				}
 				err = &atLine{err: err, msg: msg}
 			} else if m := fenceAt().FindStringSubmatchIndex(err.Error()); m != nil {
-				// The line is counted from the body's first text; so
-				// is a rendered body's, whose lines are the template's
-				// but where an action writes lines of its own.
+				// The line is counted from the body's first text. The
+				// rendered body's lines are the template's up to the
+				// line of its first action, which may write lines of
+				// its own or none: a fence past that line keeps the
+				// rendered body's line.
 				text := err.Error()
-				n, _ := strconv.Atoi(text[m[2]:m[3]])
-				line = f.text[se.Path] + n - 1
-				err = &atLine{err: err, msg: text[:m[0]] + "opens a code fence on this line" + text[m[1]:]}
+				if n, _ := strconv.Atoi(text[m[2]:m[3]]); !strings.HasSuffix(text[:m[0]], "rendered body ") || n <= f.literal[se.Path]+1 {
+					line = f.text[se.Path] + n - 1
+					err = &atLine{err: err, msg: text[:m[0]] + "opens a code fence on this line" + text[m[1]:]}
+				}
 			}
 			out = append(out, &Error{File: f.name, Line: line, Heading: f.titles[se.Path], Err: err})
 			continue
@@ -286,6 +291,24 @@ func blankLines(body string) int {
 	n := 0
 	for line := range strings.Lines(body) {
 		if strings.TrimSpace(line) != "" || !strings.HasSuffix(line, "\n") {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// literalLines counts the lines of body's text, past its blank lines,
+// before the line of its first template action: the lines a rendered
+// body has as written.
+func literalLines(body string) int {
+	skip, n := blankLines(body), 0
+	for line := range strings.Lines(body) {
+		if skip > 0 {
+			skip--
+			continue
+		}
+		if strings.Contains(line, "{{") {
 			break
 		}
 		n++

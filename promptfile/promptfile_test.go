@@ -291,5 +291,11 @@ func TestRenderedFenceLine(t *testing.T) {
 	var fe *promptfile.Error
 	if !errors.As(err, &fe) || fe.Line != 10 || !strings.Contains(err.Error(), "rendered body opens a code fence on this line") {
 		t.Errorf("got %v, want line 10", err)
+	} // A line of actions before the fence writes no line, so the rendered
+	// body's lines are no longer the file's: the error gives the heading's
+	// line and the rendered body's.
+	err = renderError(t, "# Intro\n\nhello\n\n# Ref\n\ntext\n{{/* a\nb */}}\n{{\"```\"}}\ncode\n")
+	if !errors.As(err, &fe) || fe.Line != 5 || !strings.Contains(err.Error(), "code fence on line 3") {
+		t.Errorf("a fence after an action: got %v, want line 5 and the rendered body's line 3", err)
 	}
 }

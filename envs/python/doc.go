@@ -19,8 +19,9 @@
 // closed or sent elsewhere (os.dup2 of /dev/null, left in place when a
 // library raised) gets it put back as it ends, before its traceback is
 // shown, and the response says so, so later output is not lost; so does
-// code that leaves in the place of sys.stdout or sys.stderr something that
-// does not write to them (a file, a StringIO, None):
+// code that leaves in the place of sys.stdout or sys.stderr what surely
+// does not write to them (None, a StringIO, a file of another
+// descriptor; a tee or a wrapper stays):
 //
 //	r, err := python.New(python.WithDir(project))
 //	...

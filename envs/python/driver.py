@@ -22,8 +22,9 @@
 # elsewhere (os.dup2 of /dev/null left in place when a library raised), it
 # is put back before the cell's traceback is shown, and the reply names it
 # in "restored". So are sys.stdout and sys.stderr, when a cell leaves in
-# their place an object whose output does not reach fds 1 and 2 (a file,
-# a StringIO, None); a wrapper writing to them stays.
+# their place what surely does not write to fds 1 and 2: None, a StringIO,
+# a file of another descriptor. Anything else may (a wrapper, a tee that
+# logs and prints) and stays.
 #
 # This file is compiled with the file name in DRIVER_FILE; frames from it
 # are removed from tracebacks.
@@ -32,6 +33,7 @@ import ast
 import builtins
 import getpass
 import importlib
+import io
 import json
 import linecache
 import os
@@ -63,6 +65,7 @@ _exit = os._exit
 _dup = os.dup
 _dup2 = os.dup2
 _readlink = os.readlink
+_buffers = (io.StringIO, io.BytesIO)
 _word = re.compile(r'\w+')
 _magic = re.compile(r'^([ \t]*)(!|%pip(?=\s|$))(.*)$')
 _missing = object()
@@ -466,9 +469,13 @@ def _restore_outputs():
     return restored
 
 
-def _reaches_outputs(stream):
-    # Whether what stream writes goes to fd 1 or 2 as the driver started
-    # (the descriptors themselves, or copies of them).
+def _dead_end(stream):
+    # Whether what stream writes surely does not reach fd 1 or 2 as the
+    # driver started (the descriptors themselves, or copies of them):
+    # None, a buffer in memory, a file of another descriptor. An object
+    # without a descriptor may write to them itself.
+    if stream is None or isinstance(stream, _buffers):
+        return True
     try:
         fd = stream.fileno()
     except BaseException:
@@ -476,7 +483,7 @@ def _reaches_outputs(stream):
     if not isinstance(fd, int):
         return False
     identity = _identity(fd)
-    return identity is not None and any(identity == i for _, i in _state.outputs.values())
+    return identity is None or not any(identity == i for _, i in _state.outputs.values())
 
 
 def _describe(stream):
@@ -493,13 +500,13 @@ def _describe(stream):
 
 def _restore_streams():
     """Puts sys.stdout and sys.stderr back as the driver set them up when
-    the cell left in their place an object whose output does not reach the
-    session, so that later output and tracebacks are not lost. Returns
+    the cell left in their place what surely does not write to the session
+    (see _dead_end), so that later output and tracebacks are not lost. Returns
     {"stream": its name, "to": what was in its place} for each."""
     restored = []
     for name, original in _state.streams.items():
         now = getattr(sys, name, None)
-        if now is original or _reaches_outputs(now):
+        if now is original or not _dead_end(now):
             continue
         to = _describe(now)
         setattr(sys, name, original)

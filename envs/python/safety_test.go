@@ -152,6 +152,7 @@ func TestOutputsRestored(t *testing.T) {
 // traceback is shown; a wrapper that writes to the session's descriptors
 // stays, with no note.
 func TestStreamsRestored(t *testing.T) {
+	tee := filepath.Join(t.TempDir(), "tee.log")
 	replaced := func(stream, with string) string {
 		return fmt.Sprintf("[The code replaced sys.%s with %s, which does not write to this session's output, so what later code prints would be lost. "+
 			"sys.%s was put back; variables and imports are kept. To capture output within one command, use contextlib.redirect_%s.]", stream, with, stream, stream)
@@ -169,6 +170,10 @@ func TestStreamsRestored(t *testing.T) {
 		{"output None", "import sys\nsys.stdout = None", replaced("stdout", "None"), true},
 		{"a wrapper of a copy of descriptor 1", "import os, sys\nsys.stdout = os.fdopen(os.dup(1), 'w', buffering=1)\nprint('through a copy')",
 			"through a copy", true},
+		{"a tee that logs and prints", fmt.Sprintf("import sys\nclass Tee:\n    def __init__(self, out):\n        self.out, self.log = out, open(%q, 'a')\n"+
+			"    def write(self, s):\n        self.log.write(s); self.log.flush(); return self.out.write(s)\n"+
+			"    def flush(self):\n        self.out.flush()\nsys.stdout = Tee(sys.stdout)\nprint('logged')", tee),
+			"logged", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newREPL(t)
@@ -180,6 +185,10 @@ func TestStreamsRestored(t *testing.T) {
 			step{code: "print", want: exactly("NEXT 1"), success: true}.check(t, execute(t, r, "print('NEXT', kept)"))
 			step{code: "1/0", has: []string{"Traceback", "ZeroDivisionError: division by zero"}}.check(t, execute(t, r, "1/0"))
 		})
+	}
+	// The tee stayed: it logged the later cell's output too.
+	if data, err := os.ReadFile(tee); err != nil || string(data) != "logged\nNEXT 1\n" {
+		t.Errorf("%s: got %q, %v, want the output of both cells", tee, data, err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package section_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -32,6 +33,30 @@ func TestTitleTrimmed(t *testing.T) {
 			}
 			if strings.Contains(r.Report()[0].Title, " ") {
 				t.Errorf("report title: got %q", r.Report()[0].Title)
+			}
+		})
+	}
+}
+
+// TestTitleOneLine: a title with a line break or another control
+// character inside would end the heading early and could write headings
+// of its own; the prompt is not built, and the error names the section
+// and what to do.
+func TestTitleOneLine(t *testing.T) {
+	for name, title := range map[string]string{
+		"a line break":       "a\n## 9. System (system)\n\nevil",
+		"a carriage return":  "a\rb",
+		"a next line":        "a\u0085b",
+		"a line separator":   "a\u2028b",
+		"an escape sequence": "a\x1b[2Jb",
+		"a tab":              "a\tb",
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := section.New(section.Spec[section.None]{Key: "task", Title: title, Body: "body"})
+			_, err := prompt.New("test", "title", s)
+			var se *section.Error
+			if !errors.As(err, &se) || se.Path != "task" || !strings.Contains(err.Error(), "a title is one line of text: write it without line breaks") {
+				t.Errorf("got %v, want a section error for task saying a title is one line", err)
 			}
 		})
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/unfold-dev/unfold/internal/markdown"
 	"github.com/unfold-dev/unfold/visibility"
@@ -62,7 +64,8 @@ func (e *NoSummaryError) Is(target error) bool { return target == ErrNoSummary }
 
 // Validate checks a tree of sections as a prompt is built, returning every
 // problem found, joined, each an *Error naming the section's path: keys that
-// do not match the key pattern, duplicate keys among siblings, empty titles,
+// do not match the key pattern, duplicate keys among siblings, empty titles
+// and titles with a line break or another control character,
 // bodies that do not parse or name fields their params type lacks, code
 // fences left open, a constant SUMMARY, a brief or a separate section
 // without a summary, nil children or tools, zero tools (not made by
@@ -125,6 +128,16 @@ func (v *validator) siblings(list []*Section) {
 	}
 }
 
+// controlName names the control character s starts with.
+func controlName(s string) string {
+	switch r, _ := utf8.DecodeRuneInString(s); r {
+	case '\n', '\r', 0x85:
+		return fmt.Sprintf("a line break (%q)", r)
+	default:
+		return fmt.Sprintf("the control character %q", r)
+	}
+}
+
 // openFenceIn is OpenFence of the dedented body, without dedenting bodies
 // that have no fence at all.
 func openFenceIn(body string) int {
@@ -140,6 +153,10 @@ func (v *validator) section(s *Section) {
 	}
 	if s.title == "" {
 		v.fail("title is empty")
+	} else if i := strings.IndexFunc(s.title, unicode.IsControl); i >= 0 {
+		v.fail("title %q holds %s; a title is one line of text: write it without line breaks or control characters", s.title, controlName(s.title[i:]))
+	} else if i := strings.IndexAny(s.title, "\u2028\u2029"); i >= 0 {
+		v.fail("title %q holds a line separator (U+%04X); a title is one line of text: write it without line breaks", s.title, []rune(s.title[i:])[0])
 	}
 	if line := openFenceIn(s.bodySrc); line > 0 {
 		v.fail("body opens a code fence on line %d and never closes it; close it, or it swallows the rest of the prompt", line)

@@ -34,6 +34,7 @@ func (e *paramError) Unwrap() error { return e.err }
 // names the param, what it is, and what the template wanted of it.
 // Other errors are returned as they are.
 func explainField(err error, params any) error {
+	err = explainCompare(err)
 	var ee template.ExecError
 	if !errors.As(err, &ee) {
 		return err
@@ -90,4 +91,40 @@ func kind(v reflect.Value) string {
 		return "a number"
 	}
 	return "a " + v.Type().String()
+}
+
+// comparison matches text/template's failure to compare two values of
+// different types: the types.
+var comparison = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`error calling (?:eq|ne|lt|le|gt|ge): incompatible types for comparison: (\S+) and (\S+)`)
+})
+
+// explainCompare adds to text/template's failure to compare a number with
+// a fraction (a param such as 7.5, or an integer too large for int64)
+// with an integer (a literal such as 3) what to do about it. Other errors
+// are returned as they are.
+func explainCompare(err error) error {
+	var ee template.ExecError
+	if err == nil || !errors.As(err, &ee) {
+		return err
+	}
+	m := comparison().FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	floats := strings.HasPrefix(m[1], "float") != strings.HasPrefix(m[2], "float")
+	ints := strings.Contains(m[1], "int") || strings.Contains(m[2], "int")
+	if !floats || !ints {
+		return &paramError{err: err, msg: err.Error() + "; compare values of one type"}
+	}
+	return &paramError{err: err, msg: err.Error() + "; a number with a fraction compares with numbers written with one: write the integer with one (3 as 3.0), or give the param as an integer"}
+}
+
+// missingParam adds what to do to text/template's failure to find a key
+// of the params, as the prompt file's messages do for bodies.
+func missingParam(err error) error {
+	if err != nil && strings.Contains(err.Error(), "map has no entry for key") {
+		return &paramError{err: err, msg: err.Error() + "; give it in the params"}
+	}
+	return err
 }

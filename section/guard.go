@@ -1,11 +1,8 @@
 package section
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"reflect"
-	"strings"
 	"text/template"
 	"text/template/parse"
 )
@@ -14,110 +11,32 @@ import (
 // (docs/design.md, "Rendering rules"): a loop that writes nothing, or
 // templates that call each other twice at every level, would otherwise
 // run for hours, and a variable that doubles itself in a loop would fill
-// memory without writing a byte.
-
-// MaxTemplateSteps bounds the loop iterations and template calls of one
-// execution of a template (a body, a summary or a brief).
-const MaxTemplateSteps = 1_000_000
-
-// ErrTooManySteps is the error of a template that made more than
-// [MaxTemplateSteps] loop iterations and template calls.
-var ErrTooManySteps = errors.New("too many loop iterations and template calls")
-
-// maxSteps is MaxTemplateSteps, lowered by tests.
-var maxSteps = MaxTemplateSteps
+// memory without writing a byte. See [Work].
 
 // maxWidth bounds a width or precision in a printf format: fmt pads in
 // memory before anything is written.
 const maxWidth = 1 << 16
 
-// stepFunc is the function a guarded template calls at the start of every
-// range iteration and every template; an execution counts its calls.
-const stepFunc = "unfold_step"
-
-// guarded is a compiled template with its bounds: steps is set when it
-// loops or calls templates, so that an execution counts its steps.
+// guarded is a compiled template with its bounds: charged is set when it
+// loops, calls templates or calls a string builtin, so that an execution
+// charges its work.
 type guarded struct {
-	t     *template.Template
-	steps bool
+	t       *template.Template
+	charged bool
+	own     template.FuncMap // the bounded functions the template's Funcs leave it
 }
 
-// boundedFuncs replace the builtins that build strings, so that no
-// string a template builds grows past MaxBodyBytes. stepFunc is a
-// placeholder each counting execution replaces.
-var boundedFuncs = template.FuncMap{
-	"print":    func(args ...any) (string, error) { return bounded("print", fmt.Sprint(args...)) },
-	"println":  func(args ...any) (string, error) { return bounded("println", fmt.Sprintln(args...)) },
-	"printf":   boundedPrintf,
-	"html":     func(args ...any) (string, error) { return bounded("html", template.HTMLEscaper(args...)) },
-	"js":       func(args ...any) (string, error) { return bounded("js", template.JSEscaper(args...)) },
-	"urlquery": func(args ...any) (string, error) { return bounded("urlquery", template.URLQueryEscaper(args...)) },
-	stepFunc:   func() string { return "" },
-}
-
-func bounded(name, s string) (string, error) {
-	if len(s) > MaxBodyBytes {
-		return "", fmt.Errorf("%s: its result is %d bytes, more than the %d a body may hold", name, len(s), MaxBodyBytes)
-	}
-	return s, nil
-}
-
-// formatNumbers returns the largest number a printf format's verbs give
-// (as a width, a precision or an argument index), and whether one takes
-// its width or precision from an argument ('*').
-func formatNumbers(format string) (most int, star bool) {
-	inVerb, n := false, 0
-	for i := 0; i < len(format); i++ {
-		switch c := format[i]; {
-		case !inVerb:
-			inVerb = c == '%'
-		case c >= '0' && c <= '9':
-			n = min(n*10+int(c-'0'), math.MaxInt32)
-			most = max(most, n)
-		case c == '*':
-			star, n = true, 0
-		case strings.IndexByte("+-# .[]", c) >= 0:
-			n = 0
-		default: // the verb, or the second % of %%
-			inVerb, n = false, 0
+// guard puts the bounds on t, parsed with boundedFuncs and then funcs: a
+// call of stepRange starts every range body and, when any template is
+// called, a call of stepCall every template, the top one too (a body may
+// call itself by the section's key).
+func guard(t *template.Template, funcs template.FuncMap) *guarded {
+	g := &guarded{t: t, own: template.FuncMap{}}
+	for name := range boundedFuncs {
+		if _, mine := funcs[name]; !mine {
+			g.own[name] = nil
 		}
 	}
-	return most, star
-}
-
-// boundedPrintf is printf with widths and precisions bounded by maxWidth:
-// a number in the format, or any integer argument when the format takes
-// one with '*'.
-func boundedPrintf(format string, args ...any) (string, error) {
-	most, star := formatNumbers(format)
-	if most > maxWidth {
-		return "", fmt.Errorf("printf: the width or precision %d is more than the %d a format may give", most, maxWidth)
-	}
-	if star {
-		// fmt takes a width from an argument of any integer type.
-		for _, a := range args {
-			v := reflect.ValueOf(a)
-			big := false
-			switch v.Kind() {
-			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-				big = v.Int() > maxWidth || v.Int() < -maxWidth
-			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-				big = v.Uint() > maxWidth
-			}
-			if big {
-				return "", fmt.Errorf("printf: the argument %v may be a width or precision (the format has '*'), more than the %d a format may give", a, maxWidth)
-			}
-		}
-	}
-	return bounded("printf", fmt.Sprintf(format, args...))
-}
-
-// guard puts the bounds on t, parsed with boundedFuncs: a call of stepFunc
-// starts every range body and, when any template is called, every
-// template, the top one too (a body may call itself by the section's
-// key).
-func guard(t *template.Template) *guarded {
-	g := &guarded{t: t}
 	var trees []*parse.ListNode
 	calls := false
 	for _, tt := range t.Templates() {
@@ -125,81 +44,198 @@ func guard(t *template.Template) *guarded {
 			continue
 		}
 		trees = append(trees, tt.Root)
-		ranges, called := guardNodes(tt.Root)
-		g.steps = g.steps || ranges
-		calls = calls || called
+		u := g.guardNodes(tt.Root)
+		g.charged = g.charged || u.ranges || u.builtins
+		calls = calls || u.calls
 	}
 	if calls {
 		for _, root := range trees {
-			prependStep(root)
+			prependStep(root, stepCall, root.Pos)
 		}
-		g.steps = true
+		g.charged = true
 	}
 	return g
 }
 
-// guardNodes puts a call of stepFunc first in every range body under n,
-// and reports whether there was a range, and whether a template is called.
-func guardNodes(n parse.Node) (ranges, calls bool) {
+// uses is what guardNodes found under a node.
+type uses struct{ ranges, calls, builtins bool }
+
+func (u *uses) add(o uses) {
+	u.ranges, u.calls, u.builtins = u.ranges || o.ranges, u.calls || o.calls, u.builtins || o.builtins
+}
+
+// guardNodes puts a call of stepRange first in every range body under n,
+// and reports whether there was a range, whether a template is called and
+// whether a bounded builtin is.
+func (g *guarded) guardNodes(n parse.Node) (u uses) {
 	walk := func(l *parse.ListNode) {
-		if l == nil {
-			return
-		}
-		for _, c := range l.Nodes {
-			r, k := guardNodes(c)
-			ranges, calls = ranges || r, calls || k
+		if l != nil {
+			for _, c := range l.Nodes {
+				u.add(g.guardNodes(c))
+			}
 		}
 	}
 	switch n := n.(type) {
 	case *parse.ListNode:
 		walk(n)
+	case *parse.ActionNode:
+		u.add(g.guardNodes(n.Pipe))
+	case *parse.PipeNode:
+		if n != nil {
+			for _, c := range n.Cmds {
+				for _, a := range c.Args {
+					u.add(g.guardNodes(a))
+				}
+			}
+		}
+	case *parse.ChainNode:
+		u.add(g.guardNodes(n.Node))
+	case *parse.IdentifierNode:
+		_, u.builtins = g.own[n.Ident]
 	case *parse.RangeNode:
+		u.add(g.guardNodes(n.Pipe))
 		walk(n.List)
 		walk(n.ElseList)
-		prependStep(n.List)
-		ranges = true
+		prependStep(n.List, stepRange, n.Pos)
+		u.ranges = true
 	case *parse.IfNode:
+		u.add(g.guardNodes(n.Pipe))
 		walk(n.List)
 		walk(n.ElseList)
 	case *parse.WithNode:
+		u.add(g.guardNodes(n.Pipe))
 		walk(n.List)
 		walk(n.ElseList)
 	case *parse.TemplateNode:
-		calls = true
+		u.add(g.guardNodes(n.Pipe))
+		u.calls = true
 	}
-	return ranges, calls
+	return u
 }
 
-// prependStep puts a call of stepFunc first in list.
-func prependStep(list *parse.ListNode) {
+// prependStep puts a call of step first in list, at pos (where an error
+// in it is said to be).
+func prependStep(list *parse.ListNode, step string, pos parse.Pos) {
 	if list == nil {
 		return
 	}
-	call := &parse.ActionNode{NodeType: parse.NodeAction, Pos: list.Pos, Pipe: &parse.PipeNode{
-		NodeType: parse.NodePipe, Pos: list.Pos,
-		Cmds: []*parse.CommandNode{{NodeType: parse.NodeCommand, Pos: list.Pos, Args: []parse.Node{parse.NewIdentifier(stepFunc).SetPos(list.Pos)}}},
+	call := &parse.ActionNode{NodeType: parse.NodeAction, Pos: pos, Pipe: &parse.PipeNode{
+		NodeType: parse.NodePipe, Pos: pos,
+		Cmds: []*parse.CommandNode{{NodeType: parse.NodeCommand, Pos: pos, Args: []parse.Node{parse.NewIdentifier(step).SetPos(pos)}}},
 	}}
 	list.Nodes = append([]parse.Node{call}, list.Nodes...)
 }
 
-// execute runs the template with dot into b, counting its steps when it
-// loops or calls templates: on a copy whose stepFunc counts, so that
-// executions at once count apart.
-func (g *guarded) execute(b *boundedBuilder, dot any) error {
+// execute runs the template with dot into b, charging w (or a Work of its
+// own when w is nil) for what it writes and, when it loops, calls
+// templates or builds strings, for that: on a copy whose functions charge
+// w, so that executions at once charge their own Work.
+func (g *guarded) execute(w *Work, b *boundedBuilder, dot any) error {
+	w = w.orNew()
 	t := g.t
-	if g.steps {
+	if g.charged {
 		c, err := t.Clone()
 		if err != nil {
 			return err
 		}
-		n, limit := 0, maxSteps
-		c.Funcs(template.FuncMap{stepFunc: func() (string, error) {
-			if n++; n > limit {
-				return "", fmt.Errorf("%w: more than %d; a template that repeats itself that much is a mistake", ErrTooManySteps, limit)
+		funcs := template.FuncMap{}
+		for name, f := range workFuncs(w) {
+			if _, ok := g.own[name]; ok {
+				funcs[name] = f
 			}
-			return "", nil
-		}})
-		t = c
+		}
+		t = c.Funcs(funcs)
 	}
-	return t.Execute(b, dot)
+	b.work = w
+	return sayStep(t.Execute(b, dot))
+}
+
+// sprint is fmt.Sprint (fmt.Sprintln when ln), refused before it is built
+// when its text would be past MaxBodyBytes, and charged to w.
+func (w *Work) sprint(name string, args []any, ln bool) (string, error) {
+	z := sizer{limit: MaxBodyBytes}
+	for i, a := range args {
+		z.add(directive{verb: 'v', prec: -1}, reflect.ValueOf(a))
+		if _, str := a.(string); ln || i > 0 && !str {
+			z.n++ // a space, or the newline (Sprint puts none next to a string)
+		}
+	}
+	if err := z.check(name, w); err != nil {
+		return "", err
+	}
+	if ln {
+		return bounded(name, fmt.Sprintln(args...))
+	}
+	return bounded(name, fmt.Sprint(args...))
+}
+
+// printf is fmt.Sprintf with widths and precisions bounded by maxWidth,
+// refused before it is built when its text would be past MaxBodyBytes,
+// and charged to w.
+func (w *Work) printf(format string, args ...any) (string, error) {
+	ds, err := parseFormat(format, args)
+	if err != nil {
+		return "", err
+	}
+	z := sizer{limit: MaxBodyBytes, n: len(format), read: len(format)}
+	used := make([]bool, len(args))
+	for _, d := range ds {
+		if d.arg >= 0 && d.arg < len(args) {
+			used[d.arg] = true
+			z.add(d, reflect.ValueOf(args[d.arg]))
+		}
+		z.n += 16 // %!v(MISSING), %!v(BADINDEX) and the like
+	}
+	for i, u := range used {
+		if !u { // %!(EXTRA type=value)
+			z.add(directive{verb: 'v', prec: -1, bad: true}, reflect.ValueOf(args[i]))
+		}
+	}
+	if err := z.check("printf", w); err != nil {
+		return "", err
+	}
+	return bounded("printf", fmt.Sprintf(format, args...))
+}
+
+// escape is one of text/template's escapers (html, js, urlquery): its
+// arguments printed as print prints them (one string is taken as it is),
+// refused when the escaped text would be past MaxBodyBytes (size gives a
+// bound of it, reading the text once), and charged to w.
+func (w *Work) escape(name string, args []any, size func(string) int, esc func(string) string) (string, error) {
+	var s string
+	if str, ok := oneString(args); ok {
+		s = str
+	} else {
+		var err error
+		if s, err = w.sprint(name, args, false); err != nil {
+			return "", err
+		}
+	}
+	n := size(s)
+	if n > MaxBodyBytes {
+		return "", fmt.Errorf("%s: its result would be up to %d bytes, more than the %d a body may hold", name, n, MaxBodyBytes)
+	}
+	if err := w.move(len(s) + n); err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return esc(s), nil
+}
+
+func oneString(args []any) (string, bool) {
+	if len(args) != 1 {
+		return "", false
+	}
+	s, ok := args[0].(string)
+	return s, ok
+}
+
+func queryEscape(s string) string { return template.URLQueryEscaper(s) }
+
+// bounded checks a string built, for what the sizes before could not
+// foresee: a String method's result.
+func bounded(name, s string) (string, error) {
+	if len(s) > MaxBodyBytes {
+		return "", fmt.Errorf("%s: its result is %d bytes, more than the %d a body may hold", name, len(s), MaxBodyBytes)
+	}
+	return s, nil
 }

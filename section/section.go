@@ -24,15 +24,20 @@ const MaxBodyBytes = 16 << 20
 // [MaxBodyBytes].
 var ErrBodyTooLarge = fmt.Errorf("the body is larger than %d bytes; a template that repeats itself that much is a mistake", MaxBodyBytes)
 
-// boundedBuilder is a strings.Builder that refuses to grow past max bytes.
+// boundedBuilder is a strings.Builder that refuses to grow past max
+// bytes, and charges what it is given to work.
 type boundedBuilder struct {
 	strings.Builder
-	max int
+	max  int
+	work *Work
 }
 
 func (b *boundedBuilder) Write(p []byte) (int, error) {
 	if b.Len()+len(p) > b.max {
 		return 0, ErrBodyTooLarge
+	}
+	if err := b.work.move(len(p)); err != nil {
+		return 0, err
 	}
 	return b.Builder.Write(p)
 }
@@ -40,6 +45,9 @@ func (b *boundedBuilder) Write(p []byte) (int, error) {
 func (b *boundedBuilder) WriteString(s string) (int, error) {
 	if b.Len()+len(s) > b.max {
 		return 0, ErrBodyTooLarge
+	}
+	if err := b.work.move(len(s)); err != nil {
+		return 0, err
 	}
 	return b.Builder.WriteString(s)
 }
@@ -56,9 +64,11 @@ type Spec[P any] struct {
 	// ^[a-z0-9][a-z0-9_-]{0,63}$: no dots (the dot joins keys into paths) and
 	// safe as a file name.
 	Key string
-	// Title is the heading text. Space around it (a title written on a
-	// line of its own, a trailing newline) is trimmed: the heading ends
-	// at the title, and a title of only space is empty.
+	// Title is the heading text, one line. Space around it (a title
+	// written on a line of its own, a trailing newline) is trimmed: the
+	// heading ends at the title, and a title of only space is empty. A
+	// line break or another control character inside it is refused when
+	// the prompt is built, as it would end the heading early.
 	Title string
 	// Body is a text/template executed with the section's params
 	// (missingkey=error), then dedented and trimmed. Headings in it are
@@ -80,7 +90,8 @@ type Spec[P any] struct {
 	// first time it is needed, and keeps it: for a summary that costs
 	// something to compute (it reads a file) in a tree where most
 	// summaries are never shown. It must return a non-empty text and be
-	// safe to call from many goroutines.
+	// safe to call from many goroutines. An empty text, or a panic, is
+	// kept as an error that every render showing the summary fails with.
 	LazySummary func() string
 	// Brief, when set, is a shorter summary (a first sentence, a few
 	// words) that a token budget may show in place of Summary, so that
@@ -162,6 +173,7 @@ type Section struct {
 	summaryT compiled      // summary as a template, when it has actions
 	lazy     func() string // computes summary once, when set
 	lazyOnce sync.Once
+	lazyErr  error // why lazy gave no summary; set by lazyOnce
 	brief    string
 	briefT   compiled // brief as a template, when it has actions
 	separate bool
@@ -285,19 +297,19 @@ func compile(kind, name, src string, funcs template.FuncMap, pt reflect.Type) (*
 		}
 		return nil, nil, err
 	}
-	return nil, guard(t), nil
+	return nil, guard(t, funcs), nil
 }
 
-// execute runs the compiled template with params; ok is false when there
-// is none, and the text is then the source as it is.
-func (c *compiled) execute(params any) (text string, ok bool, err error) {
+// execute runs the compiled template with params, charging w; ok is
+// false when there is none, and the text is then the source as it is.
+func (c *compiled) execute(w *Work, params any) (text string, ok bool, err error) {
 	switch {
 	case c.simple != nil:
 		text, err = c.simple.execute(params)
 		return text, true, err
 	case c.tmpl != nil:
 		b := boundedBuilder{max: MaxBodyBytes}
-		if err = c.tmpl.execute(&b, params); err != nil {
+		if err = c.tmpl.execute(w, &b, params); err != nil {
 			return "", true, explainField(err, params)
 		}
 		return b.String(), true, nil
@@ -313,12 +325,30 @@ func (s *Section) Title() string { return s.title }
 
 // Summary returns the section's summary as declared, empty when it has
 // none: the template text of a summary that is a template (see
-// [Section.SummaryFor]). A lazy summary is computed by the first call.
+// [Section.SummaryFor]). A lazy summary is computed by the first call;
+// it is empty when it failed ([Section.SummaryFor] says why).
 func (s *Section) Summary() string {
-	if s.lazy != nil {
-		s.lazyOnce.Do(func() { s.summary = s.lazy() })
+	text, _ := s.lazySummary()
+	return text
+}
+
+// lazySummary is Summary, with why a lazy summary failed: it panicked, or
+// it gave no text.
+func (s *Section) lazySummary() (string, error) {
+	if s.lazy == nil {
+		return s.summary, nil
 	}
-	return s.summary
+	s.lazyOnce.Do(func() {
+		defer func() {
+			if p := recover(); p != nil {
+				s.summary, s.lazyErr = "", fmt.Errorf("lazy summary panicked: %v", p)
+			}
+		}()
+		if s.summary = s.lazy(); strings.TrimSpace(s.summary) == "" {
+			s.lazyErr = errors.New("lazy summary returned no text; a LazySummary must return the summary")
+		}
+	})
+	return s.summary, s.lazyErr
 }
 
 // HasSummary reports whether the section has a summary, without computing
@@ -326,14 +356,19 @@ func (s *Section) Summary() string {
 func (s *Section) HasSummary() bool { return s.summary != "" || s.lazy != nil }
 
 // SummaryFor returns the section's summary for params: the template
-// executed, or the text as declared when it has no actions.
-func (s *Section) SummaryFor(params any) (string, error) {
-	text, ok, err := s.summaryT.execute(paramsOrZero(s, params))
+// executed, or the text as declared when it has no actions. Its template
+// work is its own; see [Section.SummaryWith].
+func (s *Section) SummaryFor(params any) (string, error) { return s.SummaryWith(nil, params) }
+
+// SummaryWith is [Section.SummaryFor] taking its template work from w,
+// the work of the render it is part of.
+func (s *Section) SummaryWith(w *Work, params any) (string, error) {
+	text, ok, err := s.summaryT.execute(w, paramsOrZero(s, params))
 	if err != nil {
-		return "", fmt.Errorf("summary template: %w", err)
+		return "", fmt.Errorf("summary template: %w", missingParam(err))
 	}
 	if !ok {
-		return s.Summary(), nil
+		return s.lazySummary()
 	}
 	return text, nil
 }
@@ -344,10 +379,13 @@ func (s *Section) Brief() string { return s.brief }
 
 // BriefFor returns the section's brief for params, as [Section.SummaryFor]
 // does the summary.
-func (s *Section) BriefFor(params any) (string, error) {
-	text, ok, err := s.briefT.execute(paramsOrZero(s, params))
+func (s *Section) BriefFor(params any) (string, error) { return s.BriefWith(nil, params) }
+
+// BriefWith is [Section.BriefFor] taking its template work from w.
+func (s *Section) BriefWith(w *Work, params any) (string, error) {
+	text, ok, err := s.briefT.execute(w, paramsOrZero(s, params))
 	if err != nil {
-		return "", fmt.Errorf("brief template: %w", err)
+		return "", fmt.Errorf("brief template: %w", missingParam(err))
 	}
 	if !ok {
 		return s.brief, nil
@@ -433,7 +471,12 @@ func (s *Section) EnabledUnbound() (bool, error) {
 
 // Body returns the section's body for params: the template executed, or
 // Content called, or the static text. It is not yet dedented or trimmed.
-func (s *Section) Body(params any) (text string, err error) {
+// Its template work is its own; see [Section.BodyWith].
+func (s *Section) Body(params any) (string, error) { return s.BodyWith(nil, params) }
+
+// BodyWith is [Section.Body] taking its template work from w, the work
+// of the render it is part of.
+func (s *Section) BodyWith(w *Work, params any) (text string, err error) {
 	switch {
 	case s.content != nil:
 		defer func() {
@@ -447,7 +490,7 @@ func (s *Section) Body(params any) (text string, err error) {
 	case s.body != nil:
 		b := boundedBuilder{max: MaxBodyBytes}
 		dot := paramsOrZero(s, params)
-		if err := s.body.execute(&b, dot); err != nil {
+		if err := s.body.execute(w, &b, dot); err != nil {
 			return "", fmt.Errorf("body template: %w", explainField(err, dot))
 		}
 		return b.String(), nil
@@ -457,15 +500,21 @@ func (s *Section) Body(params any) (text string, err error) {
 
 // AppendBody appends the body rendered with params to dst and returns the
 // extended slice, as Body would return it; on error dst is returned as it
-// came, possibly with part of the body appended.
+// came, possibly with part of the body appended. Its template work is its
+// own; see [Section.AppendBodyWith].
 func (s *Section) AppendBody(dst []byte, params any) ([]byte, error) {
+	return s.AppendBodyWith(nil, dst, params)
+}
+
+// AppendBodyWith is [Section.AppendBody] taking its template work from w.
+func (s *Section) AppendBodyWith(w *Work, dst []byte, params any) ([]byte, error) {
 	switch {
 	case s.simple != nil:
 		return s.simple.appendTo(dst, paramsOrZero(s, params))
 	case s.body == nil && s.content == nil:
 		return append(dst, s.bodySrc...), nil
 	}
-	text, err := s.Body(params)
+	text, err := s.BodyWith(w, params)
 	if err != nil {
 		return dst, err
 	}

@@ -50,12 +50,24 @@
 // render, and, when it has no params, whether the zero value enables it
 // ([Section.EnabledUnbound]).
 //
+// # Bounds
+//
+// A template's work is bounded, so that a mistake fails with a message
+// instead of hanging or filling memory: a body writes at most
+// [MaxBodyBytes]; the string builtins (print, printf, println, html, js,
+// urlquery) work out how long their text would be and refuse one past it
+// before building it; and the templates of one render, sharing one
+// [Work] ([Section.BodyWith], [Section.SummaryWith], [Section.BriefWith]),
+// make at most [MaxTemplateSteps] loop iterations and template calls and
+// move at most [MaxTemplateBytes] all together. The comparisons (eq, lt,
+// ...) compare numbers as numbers whatever their Go types.
+//
 // # Validation
 //
 // Sections are checked when the prompt containing them is built
-// ([Validate]): bad or duplicate keys, templates that name fields their
-// params type lacks, code fences left open, a SUMMARY section without a
-// summary (or a brief or a separate section without one), duplicate or
-// reserved tool names. Every problem is an [*Error] naming the section's
+// ([Validate]): bad or duplicate keys, titles of more than one line,
+// templates that name fields their params type lacks, code fences left
+// open, a SUMMARY section without a summary (or a brief or a separate
+// section without one), duplicate or reserved tool names. Every problem is an [*Error] naming the section's
 // dotted path.
 package section

@@ -93,31 +93,20 @@ func kind(v reflect.Value) string {
 	return "a " + v.Type().String()
 }
 
-// comparison matches text/template's failure to compare two values of
-// different types: the types.
+// comparison matches a comparison's failure with values of two types
+// that do not compare (numbers compare with numbers whatever their types).
 var comparison = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`error calling (?:eq|ne|lt|le|gt|ge): incompatible types for comparison: (\S+) and (\S+)`)
+	return regexp.MustCompile(`error calling (?:eq|ne|lt|le|gt|ge): incompatible types for comparison: \S+ and \S+`)
 })
 
-// explainCompare adds to text/template's failure to compare a number with
-// a fraction (a param such as 7.5, or an integer too large for int64)
-// with an integer (a literal such as 3) what to do about it. Other errors
-// are returned as they are.
+// explainCompare adds what to do to a comparison of values of two types
+// (a string param and a number). Other errors are returned as they are.
 func explainCompare(err error) error {
 	var ee template.ExecError
-	if err == nil || !errors.As(err, &ee) {
+	if err == nil || !errors.As(err, &ee) || !comparison().MatchString(err.Error()) {
 		return err
 	}
-	m := comparison().FindStringSubmatch(err.Error())
-	if m == nil {
-		return err
-	}
-	floats := strings.HasPrefix(m[1], "float") != strings.HasPrefix(m[2], "float")
-	ints := strings.Contains(m[1], "int") || strings.Contains(m[2], "int")
-	if !floats || !ints {
-		return &paramError{err: err, msg: err.Error() + "; compare values of one type"}
-	}
-	return &paramError{err: err, msg: err.Error() + "; a number with a fraction compares with numbers written with one: write the integer with one (3 as 3.0), or give the param as an integer"}
+	return &paramError{err: err, msg: err.Error() + "; compare values of one type: a number with a number, a string with a string (\"3\" with 3 does not compare)"}
 }
 
 // missingParam adds what to do to text/template's failure to find a key

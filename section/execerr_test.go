@@ -1,41 +1,55 @@
 package section_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/unfold-dev/unfold/section"
 )
 
-// TestTemplateErrorsSayWhatToDo: a number with a fraction compared with
-// an integer, and a key missing from a summary's params, fail with what
-// to do.
-func TestTemplateErrorsSayWhatToDo(t *testing.T) {
-	params := map[string]any{"n": 7.5, "s": "x", "big": 1.8446744073709552e19}
-	tests := []struct {
-		name, body, summary, says string
-	}{
-		{"float greater than an integer", `{{if gt .n 3}}big{{end}}`, "", "incompatible types for comparison: float64 and int; a number with a fraction compares with numbers written with one: write the integer with one (3 as 3.0), or give the param as an integer"},
-		{"a too large integer", `{{if eq .big 3}}x{{end}}`, "", "write the integer with one (3 as 3.0)"},
-		{"a string and an integer", `{{if lt .s 3}}x{{end}}`, "", "incompatible types for comparison: string and int; compare values of one type"},
-		{"in a summary", "b", `{{if ge .n 1}}x{{end}}`, "summary template: template: k:1:5: executing \"k\" at <ge .n 1>: error calling ge: incompatible types for comparison: float64 and int; a number with a fraction"},
-		{"a missing key in a summary", "b", `{{.name}}`, `summary template: template: k:1:2: executing "k" at <.name>: map has no entry for key "name"; give it in the params`},
+// TestComparisons: numbers compare as numbers whatever their types (a
+// params file gives 7.5 as a float64, a template writes 3); the rest as
+// text/template compares.
+func TestComparisons(t *testing.T) {
+	params := map[string]any{"n": 7.5, "i": int64(7), "u": uint8(7), "neg": -1, "big": 1.8446744073709552e19, "nan": math.NaN(), "s": "b", "nil": nil, "list": []int{1}}
+	tests := []struct{ expr, want string }{
+		{"gt .n 3", "true"}, {"lt .n 3", "false"}, {"eq .n 7.5", "true"}, {"ge .i 7.0", "true"},
+		{"le .i 6.5", "false"}, {"ne .i 7.0", "false"}, {"eq .u 7", "true"}, {"lt .neg .u", "true"},
+		{"gt .u .neg", "true"}, {"eq .big 3", "false"}, {"gt .big 1000", "true"},
+		{"eq .n 1 2 7.5", "true"}, {"eq .nan .nan", "false"}, {"lt .nan 1", "false"},
+		{`lt .s "c"`, "true"}, {`eq .s "b"`, "true"}, {"eq .nil .nil", "true"}, {"eq .nil 1", "false"},
+		{"eq true true", "true"}, {`eq .s "a" "b"`, "true"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := section.New(section.Spec[map[string]any]{Key: "k", Title: "K", Body: tt.body, Summary: tt.summary})
-			var err error
-			if tt.summary != "" {
-				_, err = s.SummaryFor(params)
-			} else {
-				_, err = s.Body(params)
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.says) {
-				t.Errorf("got %v, want %q", err, tt.says)
-			}
-		})
+		s := section.New(section.Spec[map[string]any]{Key: "k", Title: "K", Body: "{{" + tt.expr + "}}"})
+		if got, err := s.Body(params); err != nil || got != tt.want {
+			t.Errorf("%s: got %q, %v; want %s", tt.expr, got, err, tt.want)
+		}
 	}
-	s := section.New(section.Spec[map[string]any]{Key: "k", Title: "K", Body: "b", Brief: `{{.name}}`, Summary: "s"})
+	for expr, says := range map[string]string{
+		"lt .s 3":        `incompatible types for comparison: string and int; compare values of one type: a number with a number, a string with a string ("3" with 3 does not compare)`,
+		"lt true true":   "invalid type for comparison",
+		"lt .list 1":     "invalid type for comparison",
+		"eq .list 1":     "incompatible types for comparison",
+		"eq .list .list": "non-comparable type",
+		"eq 1":           "missing argument for comparison",
+	} {
+		s := section.New(section.Spec[map[string]any]{Key: "k", Title: "K", Body: "{{" + expr + "}}"})
+		if _, err := s.Body(params); err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("%s: got %v, want %q", expr, err, says)
+		}
+	}
+}
+
+// TestTemplateErrorsSayWhatToDo: a key missing from a summary's or a
+// brief's params fails with what to do, as a prompt file's body does.
+func TestTemplateErrorsSayWhatToDo(t *testing.T) {
+	params := map[string]any{}
+	s := section.New(section.Spec[map[string]any]{Key: "k", Title: "K", Body: "b", Summary: `{{.name}}`, Brief: `x {{.name}}`})
+	if _, err := s.SummaryFor(params); err == nil || err.Error() != `summary template: template: k:1:2: executing "k" at <.name>: map has no entry for key "name"; give it in the params` {
+		t.Errorf("summary: got %v, want it to say to give the key in the params", err)
+	}
 	if _, err := s.BriefFor(params); err == nil || !strings.HasSuffix(err.Error(), "; give it in the params") {
 		t.Errorf("brief: got %v, want it to say to give the key in the params", err)
 	}

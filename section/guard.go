@@ -173,18 +173,22 @@ func (w *Work) sprint(name string, args []any, ln bool) (string, error) {
 // refused before it is built when its text would be past MaxBodyBytes,
 // and charged to w.
 func (w *Work) printf(format string, args ...any) (string, error) {
-	ds, err := parseFormat(format, args)
-	if err != nil {
-		return "", err
-	}
 	z := sizer{limit: MaxBodyBytes, n: len(format), read: len(format)}
-	used := make([]bool, len(args))
-	for _, d := range ds {
+	var few [8]bool
+	used := few[:0]
+	if len(args) > len(few) {
+		used = make([]bool, 0, len(args))
+	}
+	used = used[:len(args)]
+	err := parseFormat(format, args, func(d directive) {
 		if d.arg >= 0 && d.arg < len(args) {
 			used[d.arg] = true
 			z.add(d, reflect.ValueOf(args[d.arg]))
 		}
 		z.n += 16 // %!v(MISSING), %!v(BADINDEX) and the like
+	})
+	if err != nil {
+		return "", err
 	}
 	for i, u := range used {
 		if !u { // %!(EXTRA type=value)

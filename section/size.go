@@ -23,11 +23,11 @@ type directive struct {
 	bad                bool // printed as fmt prints an argument left over
 }
 
-// parseFormat reads format as fmt.Sprintf does, giving each verb the
-// argument it formats. Widths and precisions are bounded by maxWidth,
-// those given in the format and those taken from an argument ('*').
-func parseFormat(format string, args []any) ([]directive, error) {
-	var ds []directive
+// parseFormat reads format as fmt.Sprintf does, giving each verb, with
+// the argument it formats, to each. Widths and precisions are bounded by
+// maxWidth, those given in the format and those taken from an argument
+// ('*').
+func parseFormat(format string, args []any, each func(directive)) error {
 	argNum := 0
 	// index reads an argument index ("[n]") at format[i:].
 	index := func(i int) int {
@@ -91,12 +91,12 @@ func parseFormat(format string, args []any) ([]directive, error) {
 		var err error
 		i = index(i)
 		if d.width, i, err = number(i); err != nil {
-			return nil, err
+			return err
 		}
 		if i < len(format) && format[i] == '.' {
 			i = index(i + 1)
 			if d.prec, i, err = number(i); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		i = index(i)
@@ -111,9 +111,9 @@ func parseFormat(format string, args []any) ([]directive, error) {
 			d.arg = argNum
 			argNum++
 		}
-		ds = append(ds, d)
+		each(d)
 	}
-	return ds, nil
+	return nil
 }
 
 // sizer adds up how long fmt would make the text of values: within a few

@@ -114,7 +114,8 @@ func sayStep(err error) error {
 }
 
 // workFuncs returns the functions an execution charging w calls: the
-// string builtins, bounded (see sprint), and the step counters.
+// string builtins, bounded (see sprint), the comparisons (see eq), and the
+// step counters.
 func workFuncs(w *Work) template.FuncMap {
 	return template.FuncMap{
 		"print":    func(args ...any) (string, error) { return w.sprint("print", args, false) },
@@ -123,6 +124,12 @@ func workFuncs(w *Work) template.FuncMap {
 		"html":     func(args ...any) (string, error) { return w.escape("html", args, htmlSize, template.HTMLEscapeString) },
 		"js":       func(args ...any) (string, error) { return w.escape("js", args, jsSize, template.JSEscapeString) },
 		"urlquery": func(args ...any) (string, error) { return w.escape("urlquery", args, urlquerySize, queryEscape) },
+		"eq":       w.eq,
+		"ne":       w.ne,
+		"lt":       w.lt,
+		"le":       w.le,
+		"gt":       w.gt,
+		"ge":       w.ge,
 		stepRange:  func() (string, error) { return "", w.step() },
 		stepCall:   func() (string, error) { return "", w.step() },
 	}

@@ -60,6 +60,7 @@ func TestWorkBytes(t *testing.T) {
 		// 127 bytes that quoted 8 MiB a million times (a day's work).
 		{"quoting in a loop", `{{$x := printf "%65536s" ""}}{{range 7}}{{$x = print $x $x}}{{end}}{{range 999999}}{{$y := printf "%q" $x}}{{end}}done`},
 		{"escaping in a loop", `{{$x := printf "%65536s" ""}}{{range 6}}{{$x = print $x $x}}{{end}}{{range 999999}}{{$y := html $x}}{{$y = js $x}}{{$y = urlquery $x}}{{end}}`},
+		{"comparing in a loop", `{{$x := printf "%65536s" ""}}{{range 6}}{{$x = print $x $x}}{{end}}{{$y := print $x "."}}{{$z := print $x ","}}{{range 999999}}{{if or (eq $y $z) (lt $z $y)}}{{end}}{{end}}`},
 		{"writing in many sections", "{{range 4000}}" + strings.Repeat("x", 1024) + "{{end}}"},
 	}
 	for _, tt := range tests {

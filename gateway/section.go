@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/unfold-dev/unfold/internal/printable"
 	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/tools"
@@ -175,7 +176,7 @@ func (g *Gateway) serverSection(u *Upstream, taken map[string]bool) (*section.Se
 	for i, e := range entries {
 		children[i] = section.New(section.Spec[section.None]{
 			Key:     e.path[len(base)+1:],
-			Title:   e.tool.Name,
+			Title:   printable.String(e.tool.Name), // a server's; a title is one line
 			Summary: section.Literal(firstSentence(e.tool.Description, 120)),
 			Tools:   []*tools.Tool{e.t},
 			Visibility: visibility.FromSession(func(sess *session.Session) visibility.Mode {

@@ -16,7 +16,7 @@ import (
 
 // MaxTemplateSteps bounds the loop iterations and template calls of all
 // the templates that share a [Work]: those of one render.
-const MaxTemplateSteps = 2_000_000
+const MaxTemplateSteps = 1_000_000
 
 // MaxTemplateBytes bounds the bytes the templates that share a [Work]
 // move: what the string functions (print, printf, println, html, js,

@@ -271,14 +271,14 @@ func (p *Prompt) enable(sess *session.Session) prepared {
 
 // summaryBlock returns node i's SUMMARY block written as k, as a render
 // whose enabled sections are pr's shows it.
-func (p *Prompt) summaryBlock(pr *prepared, i int, k blockKind) (string, error) {
+func (p *Prompt) summaryBlock(w *section.Work, pr *prepared, i int, k blockKind) (string, error) {
 	ls := &p.blocks[k][i]
 	if ls.done.Load() {
 		return ls.text, nil
 	}
 	var b strings.Builder
 	b.Grow(p.summarySize(i, k))
-	if err := p.writeSummary(&b, pr, i, k); err != nil {
+	if err := p.writeSummary(w, &b, pr, i, k); err != nil {
 		return "", err
 	}
 	p.keepBlock(i, k, b.String())
@@ -327,14 +327,14 @@ func (p *Prompt) summarySize(i int, k blockKind) int {
 
 // summaryText is node i's summary, or its brief for a brief kind,
 // rendered with its params.
-func (p *Prompt) summaryText(i int, k blockKind) (string, error) {
+func (p *Prompt) summaryText(w *section.Work, i int, k blockKind) (string, error) {
 	n := &p.t.nodes[i]
 	var text string
 	var err error
 	if k.brief() {
-		text, err = n.sec.BriefFor(p.params[i])
+		text, err = n.sec.BriefWith(w, p.params[i])
 	} else {
-		text, err = n.sec.SummaryFor(p.params[i])
+		text, err = n.sec.SummaryWith(w, p.params[i])
 	}
 	if err != nil {
 		return "", &section.Error{Path: n.path, Err: err}
@@ -348,9 +348,9 @@ func (p *Prompt) summaryText(i int, k blockKind) (string, error) {
 
 // writeSummary writes node i's SUMMARY block written as k: heading, summary
 // (or brief), and the line telling the model how to open it.
-func (p *Prompt) writeSummary(b *strings.Builder, pr *prepared, i int, k blockKind) error {
+func (p *Prompt) writeSummary(w *section.Work, b *strings.Builder, pr *prepared, i int, k blockKind) error {
 	n := &p.t.nodes[i]
-	text, err := p.summaryText(i, k)
+	text, err := p.summaryText(w, i, k)
 	if err != nil {
 		return err
 	}
@@ -363,7 +363,7 @@ func (p *Prompt) writeSummary(b *strings.Builder, pr *prepared, i int, k blockKi
 
 // body returns node i's body processed for a heading at depth: fixed text,
 // the template executed once per Prompt, or Content called now.
-func (p *Prompt) body(i int, depth int) (string, error) {
+func (p *Prompt) body(w *section.Work, i int, depth int) (string, error) {
 	n := &p.t.nodes[i]
 	switch {
 	case !p.t.hot[i].is(dynamic):
@@ -372,7 +372,7 @@ func (p *Prompt) body(i int, depth int) (string, error) {
 		}
 		return shiftHeadings(n.dedented, depth+2), nil
 	case p.t.hot[i].is(live):
-		raw, err := p.execBody(i)
+		raw, err := p.execBody(w, i)
 		if err != nil {
 			return "", err
 		}
@@ -382,7 +382,7 @@ func (p *Prompt) body(i int, depth int) (string, error) {
 	if !lb.done.Load() {
 		p.cacheMu.Lock()
 		if !lb.done.Load() {
-			lb.raw, lb.err = p.execBody(i)
+			lb.raw, lb.err = p.execBody(w, i)
 			if p.kept += len(lb.raw); p.kept > MaxPromptBytes {
 				// Bodies kept are bounded all together, as a render is.
 				lb.raw, lb.err = "", &section.Error{Path: n.path, Err: ErrPromptTooLarge}
@@ -411,9 +411,9 @@ func (p *Prompt) setBody(i int, text string) {
 }
 
 // execBody executes node i's body and dedents it.
-func (p *Prompt) execBody(i int) (string, error) {
+func (p *Prompt) execBody(w *section.Work, i int) (string, error) {
 	n := &p.t.nodes[i]
-	raw, err := n.sec.Body(p.params[i])
+	raw, err := n.sec.BodyWith(w, p.params[i])
 	if err != nil {
 		return "", &section.Error{Path: n.path, Err: err}
 	}

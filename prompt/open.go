@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/afero"
 
+	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/tools"
 	"github.com/unfold-dev/unfold/visibility"
@@ -443,6 +444,7 @@ func (p *Prompt) standalone(pr *prepared, sectionPath string) (string, error) {
 		return "", fmt.Errorf("prompt: standalone: section %q is disabled", sectionPath)
 	}
 	var b strings.Builder
+	w := section.NewWork() // the templates of this document, all together
 	var walk func(j, depth int) error
 	walk = func(j, depth int) error {
 		n := &t.nodes[j]
@@ -452,7 +454,7 @@ func (p *Prompt) standalone(pr *prepared, sectionPath string) (string, error) {
 		b.WriteString(strings.Repeat("#", min(depth+2, 6)) + " " + n.sec.Title() + " (" + n.path + ")")
 		if j != i && n.sec.Separate() {
 			// It opens by its own key: its summary stands in for it.
-			text, err := p.summaryText(j, summaryBlock)
+			text, err := p.summaryText(w, j, summaryBlock)
 			if err != nil {
 				return err
 			}
@@ -461,7 +463,7 @@ func (p *Prompt) standalone(pr *prepared, sectionPath string) (string, error) {
 			writeSuffix(&b, n.path, enabledKids{t.nodes, n.children, pr}, pr.hasTools(j))
 			return tooLarge(&b, n.path)
 		}
-		body, err := p.body(j, depth)
+		body, err := p.body(w, j, depth)
 		if err != nil {
 			return err
 		}

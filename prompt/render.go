@@ -32,8 +32,11 @@ type Rendered struct {
 	// overridden is set when some section's mode is the session's.
 	overridden bool
 	pr         *prepared // which sections are enabled in this render
-	sess       *session.Session
-	fs         afero.Fs
+	// work is what the templates this render executes may still do, all
+	// together (docs/design.md, "Rendering rules").
+	work *section.Work
+	sess *session.Session
+	fs   afero.Fs
 }
 
 // nodeState is how a render shows one node. All of it sits in one array
@@ -205,12 +208,12 @@ func (p *Prompt) Render(sess *session.Session, fs afero.Fs, opts ...RenderOption
 func (r *Rendered) body(i int) (string, error) {
 	n := &r.p.t.nodes[i]
 	if !r.p.t.hot[i].is(live) {
-		return r.p.body(i, n.depth)
+		return r.p.body(r.work, i, n.depth)
 	}
 	if b, ok := r.live[i]; ok {
 		return b, nil
 	}
-	b, err := r.p.body(i, n.depth)
+	b, err := r.p.body(r.work, i, n.depth)
 	if err != nil {
 		return "", err
 	}
@@ -224,7 +227,7 @@ func (r *Rendered) body(i int) (string, error) {
 // summary returns node i's summary as this render would show it, or its
 // declared text should it fail to render.
 func (r *Rendered) summary(i int) string {
-	text, err := r.p.summaryText(i, summaryBlock)
+	text, err := r.p.summaryText(r.work, i, summaryBlock)
 	if err != nil {
 		return r.p.t.nodes[i].sec.Summary()
 	}
@@ -245,6 +248,7 @@ func (p *Prompt) resolve(sess *session.Session, fs afero.Fs) (*Rendered, error) 
 		pr:   pr,
 		sess: sess,
 		fs:   fs,
+		work: section.NewWork(),
 	}
 	// Without overrides, a constant selector decides with no look at the
 	// node itself.
@@ -372,7 +376,7 @@ func (p *Prompt) emit(r *Rendered) error {
 		case lb.done.Load():
 			b.WriteString(lb.text)
 		case k != fullBlock:
-			if err := p.writeSummary(&b, r.pr, i, k); err != nil {
+			if err := p.writeSummary(r.work, &b, r.pr, i, k); err != nil {
 				return err
 			}
 		default:
@@ -433,7 +437,7 @@ func (p *Prompt) emit(r *Rendered) error {
 func (p *Prompt) writeFull(r *Rendered, b *strings.Builder, i int, scratch *[]byte) (from, to int, plain bool, err error) {
 	n := &p.t.nodes[i]
 	if p.pending(i) {
-		if *scratch, err = n.sec.AppendBody((*scratch)[:0], p.params[i]); err != nil {
+		if *scratch, err = n.sec.AppendBodyWith(r.work, (*scratch)[:0], p.params[i]); err != nil {
 			return 0, 0, false, &section.Error{Path: n.path, Err: err}
 		}
 		if body, ok := plainBody(*scratch); ok {

@@ -170,10 +170,8 @@ type Section struct {
 	simple   *simpleBody // the body, when it only references fields
 	content  func(any) (string, error)
 	summary  string
-	summaryT compiled      // summary as a template, when it has actions
-	lazy     func() string // computes summary once, when set
-	lazyOnce sync.Once
-	lazyErr  error // why lazy gave no summary; set by lazyOnce
+	summaryT compiled  // summary as a template, when it has actions
+	lazy     *lazyText // computes summary once, when set
 	brief    string
 	briefT   compiled // brief as a template, when it has actions
 	separate bool
@@ -205,7 +203,6 @@ func New[P any](spec Spec[P]) *Section {
 		title:    strings.TrimSpace(spec.Title),
 		bodySrc:  spec.Body,
 		summary:  spec.Summary,
-		lazy:     spec.LazySummary,
 		brief:    spec.Brief,
 		separate: spec.Separate,
 		vis:      spec.Visibility,
@@ -213,6 +210,9 @@ func New[P any](spec Spec[P]) *Section {
 		later:    spec.LazyChildren,
 		tools:    append([]*tools.Tool(nil), spec.Tools...),
 		priority: spec.Priority,
+	}
+	if spec.LazySummary != nil {
+		s.lazy = &lazyText{f: spec.LazySummary}
 	}
 	pt := reflect.TypeFor[P]()
 	if pt != noneType {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Summary returns the section's summary as declared, empty when it has
@@ -15,23 +16,33 @@ func (s *Section) Summary() string {
 	return text
 }
 
+// lazyText is a summary computed when first needed (Spec.LazySummary),
+// apart from Section so that sections without one do not carry it.
+type lazyText struct {
+	f    func() string
+	once sync.Once
+	text string // set by once
+	err  error  // why f gave no summary; set by once
+}
+
 // lazySummary is Summary, with why a lazy summary failed: it panicked, or
 // it gave no text.
 func (s *Section) lazySummary() (string, error) {
-	if s.lazy == nil {
+	l := s.lazy
+	if l == nil {
 		return s.summary, nil
 	}
-	s.lazyOnce.Do(func() {
+	l.once.Do(func() {
 		defer func() {
 			if p := recover(); p != nil {
-				s.summary, s.lazyErr = "", fmt.Errorf("lazy summary panicked: %v", p)
+				l.text, l.err = "", fmt.Errorf("lazy summary panicked: %v", p)
 			}
 		}()
-		if s.summary = s.lazy(); strings.TrimSpace(s.summary) == "" {
-			s.lazyErr = errors.New("lazy summary returned no text; a LazySummary must return the summary")
+		if l.text = l.f(); strings.TrimSpace(l.text) == "" {
+			l.err = errors.New("lazy summary returned no text; a LazySummary must return the summary")
 		}
 	})
-	return s.summary, s.lazyErr
+	return l.text, l.err
 }
 
 // HasSummary reports whether the section has a summary, without computing

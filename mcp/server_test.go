@@ -500,6 +500,8 @@ func TestPromptDisclosure(t *testing.T) {
 		tests := []struct{ name, key, want string }{
 			{"unknown", "nope", "Section 'nope' does not exist in this prompt."},
 			{"already open", "task", "Section 'task' is already expanded."},
+			{"control characters", "no\x00pe\u202e", `Section 'no\x00pe\u202e' does not exist in this prompt.`},
+			{"long", "reference." + strings.Repeat("b", 1<<20), "Section 'reference." + strings.Repeat("b", 190) + "…' does not exist in this prompt. (The key is 1048586 bytes long; only its first 200 are shown.)"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

@@ -410,7 +410,7 @@ func (d *Disclosure) openSections(_ context.Context, tc tools.Context, in OpenSe
 	case rendered == nil:
 		return nil, tools.Halt(errors.New("prompt: open_sections: the disclosure has not rendered yet; call Render first"))
 	case unknown != "":
-		return nil, fmt.Errorf(msgUnknown, unknown)
+		return nil, unknownSection(unknown)
 	case err != nil:
 		return nil, fmt.Errorf("cannot open %s: %w", strings.Join(keys, ", "), err)
 	}
@@ -424,7 +424,7 @@ func (d *Disclosure) openSections(_ context.Context, tc tools.Context, in OpenSe
 			}
 		}
 		if part < 0 {
-			return nil, fmt.Errorf(msgUnknown, key)
+			return nil, unknownSection(key)
 		}
 		byPart[part] = append(byPart[part], key)
 	}

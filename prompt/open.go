@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/afero"
 
+	"github.com/unfold-dev/unfold/internal/printable"
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/tools"
@@ -158,6 +160,22 @@ const (
 	msgWriteFailed     = "Failed to write context for '%s': %v"
 )
 
+// maxShownKey bounds the bytes of an unknown key quoted back to the
+// model: a key from a model caught in a repetition loop can be megabytes
+// long, and the answer would cost as many tokens.
+const maxShownKey = 200
+
+// unknownSection is msgUnknown for key, shown at most maxShownKey bytes
+// long and with the characters a terminal or a model would misread
+// escaped.
+func unknownSection(key string) error {
+	shown := utf8cut.Prefix(key, maxShownKey)
+	if len(shown) == len(key) {
+		return fmt.Errorf(msgUnknown, printable.String(key))
+	}
+	return fmt.Errorf(msgUnknown+" (The key is %d bytes long; only its first %d are shown.)", printable.String(shown)+"…", len(key), len(shown))
+}
+
 // openSectionsHints are open_sections' account of itself: it changes what
 // the session shows and writes context files of its own (context/<key>.md,
 // the section's content, again the same on a second call), reaching
@@ -241,7 +259,7 @@ func (r *Rendered) request(keys []string) (openRequest, error) {
 	for _, key := range keys {
 		i, ok := t.index(key)
 		if !ok || !pr.enabled(i) {
-			return openRequest{}, fmt.Errorf(msgUnknown, key)
+			return openRequest{}, unknownSection(key)
 		}
 		if r.st[i].is(visibleF) && r.st[i].mode == visibility.Full {
 			return openRequest{}, r.expandedError(key, i)

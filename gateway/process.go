@@ -100,7 +100,7 @@ func startProcess(cmd *exec.Cmd, group *procs.Group) (*process, error) {
 	// server left behind to close them.
 	cmd.Stdin, cmd.Stdout = stdinR, stdoutW
 	cmd.SysProcAttr = sysProcAttr()
-	err = group.Start(cmd, func() error { return startLocked(cmd.Start) })
+	err = group.Start(cmd, cmd.Start)
 	closeFiles(stdinR, stdoutW)
 	if err != nil {
 		group.Close()

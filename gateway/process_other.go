@@ -8,6 +8,3 @@ import "syscall"
 // terminal's Ctrl-C reaches unfold, which stops it, and not the server,
 // and stopping it signals the group.
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
-
-// startLocked runs start: without Pdeathsig any thread may start a server.
-func startLocked(start func() error) error { return start() }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/unfold-dev/unfold/internal/procs"
 )
 
 type processSignal = syscall.Signal
@@ -20,9 +22,10 @@ const (
 )
 
 // setProcessGroup puts the process in its own process group, so signals
-// reach whatever it started too.
+// reach whatever it started too; the kernel kills it when unfold dies
+// without closing it (procs.DieWithParent).
 func setProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procs.DieWithParent(&syscall.SysProcAttr{Setpgid: true})
 }
 
 // signalGroup signals the process group of cmd's process.

@@ -181,6 +181,7 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// its section joins when it is ready.
 	stop := stopOnSignal("mcp", stderr)
 	defer stop.stop()
+	survivePipe()
 	g, err := startGateway(stop.ctx, *project, mcpFiles, false, *outputBudget, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)

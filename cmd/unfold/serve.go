@@ -51,6 +51,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	stop := stopOnSignal("serve", stderr)
 	defer stop.stop()
+	survivePipe()
 	o, err := newOrchestrator(*project, *maxLine, *names, stderr, orchestrator.WithOutputBudget(*outputBudget))
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold serve: %v\n", err)

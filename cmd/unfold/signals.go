@@ -99,3 +99,13 @@ func (s *stopper) code() int {
 	}
 	return 1
 }
+
+// survivePipe keeps a write to a closed pipe (stdout, when the client
+// stopped reading and closed its end) from killing the process with
+// SIGPIPE: the write fails with EPIPE instead, which ends the session as
+// the end of input does, shutting the environments down. The signal is
+// caught, not ignored: an ignored signal stays ignored in the programs
+// unfold starts, where `yes | head` would then never end.
+func survivePipe() {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+
+	"github.com/unfold-dev/unfold/internal/procs"
 )
 
 type processSignal = syscall.Signal
@@ -19,8 +21,10 @@ const (
 // newSession starts the interpreter in a session of its own: it has no
 // controlling terminal (so getpass and the like cannot wait on the user's
 // terminal) and leads its own process group, which signals reach whole.
+// Having no terminal, it gets no SIGHUP when unfold dies: the kernel kills
+// it then instead (procs.DieWithParent).
 func newSession(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = procs.DieWithParent(&syscall.SysProcAttr{Setsid: true})
 }
 
 // signalGroup signals the interpreter's process group: the interpreter and

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,7 +66,14 @@ func (g *Group) Cgroup() string {
 // the first instruction. When that fails, cmd is started again outside the
 // cgroup, moved into it at once when the kernel lets it, and otherwise
 // tracked by its mark alone. cmd.SysProcAttr may be set already.
+//
+// A cmd set up with [DieWithParent] is started from a thread that lives as
+// long as this process (see spawner).
 func (g *Group) Start(cmd *exec.Cmd, start func() error) error {
+	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Pdeathsig != 0 {
+		unlocked := start
+		start = func() error { return startLocked(unlocked) }
+	}
 	cg := g.Cgroup()
 	if cg == "" {
 		if err := start(); err != nil {
@@ -109,6 +117,42 @@ func (g *Group) Start(cmd *exec.Cmd, start func() error) error {
 		g.dropCgroup()
 	}
 	return nil
+}
+
+// DieWithParent has the kernel kill (SIGKILL) the process started with
+// attr when this process dies without stopping it: killed with SIGKILL,
+// out of memory, a crash. Closing an environment stops its processes in
+// order; this is for when nothing runs to close it. It returns attr, made
+// when nil. Start the process with [Group.Start].
+func DieWithParent(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
+	if attr == nil {
+		attr = &syscall.SysProcAttr{}
+	}
+	attr.Pdeathsig = syscall.SIGKILL
+	return attr
+}
+
+// spawner runs the starts of processes with a parent-death signal on one
+// goroutine locked to its thread for the life of the process. The kernel
+// sends the signal when the thread that started the child ends, not the
+// process, and Go ends a thread when a goroutine locked to it returns: a
+// start from any thread could kill the child while this process runs.
+var spawner = sync.OnceValue(func() chan<- func() {
+	ch := make(chan func())
+	go func() {
+		runtime.LockOSThread()
+		for fn := range ch {
+			fn()
+		}
+	}()
+	return ch
+})
+
+// startLocked runs start on the spawner's thread.
+func startLocked(start func() error) error {
+	done := make(chan error, 1)
+	spawner() <- func() { done <- start() }
+	return <-done
 }
 
 func (g *Group) started(pid int) {

@@ -25,6 +25,15 @@ func (g *Group) Env() string { return "UNFOLD_PROCS=" }
 // Cgroup returns "": there are no cgroups.
 func (g *Group) Cgroup() string { return "" }
 
+// DieWithParent returns attr, made when nil: away from Linux there is no
+// parent-death signal.
+func DieWithParent(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
+	if attr == nil {
+		attr = &syscall.SysProcAttr{}
+	}
+	return attr
+}
+
 // Start starts cmd with start.
 func (g *Group) Start(cmd *exec.Cmd, start func() error) error {
 	if err := start(); err != nil {

@@ -8,21 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Defaults of [StdioTransport].
-const (
-	// DefaultMaxFrameBytes bounds one JSON-RPC line read when
-	// MaxFrameBytes is 0.
-	DefaultMaxFrameBytes = 16 << 20
-	// DefaultMaxInFlight bounds the requests read and not yet answered
-	// when MaxInFlight is 0.
-	DefaultMaxInFlight = 256
-)
+// DefaultMaxFrameBytes bounds one JSON-RPC line read by a
+// [StdioTransport] when MaxFrameBytes is 0.
+const DefaultMaxFrameBytes = 16 << 20
 
 // StdioTransport serves one session over newline-delimited JSON-RPC on a
 // reader and a writer (a process's stdin and stdout), like the SDK's
@@ -33,12 +28,19 @@ const (
 // end and answered with an invalid-request error. The session, its
 // environments and its state go on.
 //
-// Reading applies back-pressure: once MaxInFlight requests were read whose
-// answers are not written yet, no further line is read until one is. A
-// client that sends requests and stops reading the answers thus fills the
-// pipe and waits, instead of making the server queue without bound. A line
-// behind the bound (a notification such as a cancellation too) waits as
-// well.
+// Reading applies back-pressure to requests: once MaxInFlight requests
+// were read whose answers are not written yet, or they hold an estimated
+// MaxInFlightBytes (a resource read counts as the largest context file),
+// the next request waits until one is answered. Meanwhile notifications
+// (cancellations), answers to the server's requests and the end of input
+// are still read and handed on, so a client can always cancel and close;
+// up to MaxInFlight requests, of at most MaxFrameBytes in all, wait so;
+// one more is answered at once with an error saying the server is busy. A client that sends requests and stops reading the
+// answers thus fills the pipe and waits, instead of making the server
+// queue without bound. subscriptions/listen requests, answered only when
+// cancelled, are not counted; at most 16 may be open. A request whose id
+// is that of a request in flight is answered with an invalid-request
+// error (the SDK would drop it unanswered).
 type StdioTransport struct {
 	Reader io.ReadCloser
 	Writer io.WriteCloser
@@ -49,6 +51,10 @@ type StdioTransport struct {
 	// MaxInFlight bounds the requests read and not answered yet; 0 means
 	// DefaultMaxInFlight.
 	MaxInFlight int
+	// MaxInFlightBytes bounds the memory they hold, as estimated from
+	// their methods and sizes; 0 means DefaultMaxInFlightBytes. One
+	// request alone is admitted whatever its estimate.
+	MaxInFlightBytes int64
 }
 
 var _ sdk.Transport = (*StdioTransport)(nil)
@@ -59,22 +65,23 @@ func (t *StdioTransport) Connect(context.Context) (sdk.Connection, error) {
 	if limit <= 0 {
 		limit = DefaultMaxFrameBytes
 	}
-	maxInFlight := t.MaxInFlight
-	if maxInFlight <= 0 {
-		maxInFlight = DefaultMaxInFlight
-	}
 	c := &stdioConn{
-		r:           t.Reader,
-		w:           t.Writer,
-		limit:       limit,
-		maxInFlight: maxInFlight,
-		frames:      make(chan frame),
-		room:        make(chan struct{}, 1),
-		done:        make(chan struct{}),
+		r:       t.Reader,
+		w:       t.Writer,
+		limit:   limit,
+		flight:  newInFlight(t.MaxInFlight, t.MaxInFlightBytes),
+		tickets: make(map[jsonrpc.ID]ticket),
+		frames:  make(chan frame),
+		done:    make(chan struct{}),
 	}
 	go c.readLoop()
 	return c, nil
 }
+
+// codeServerBusy is the JSON-RPC error code of a request refused because
+// the session has too much in flight: one of the codes the specification
+// leaves to servers (-32000 to -32099).
+const codeServerBusy = -32000
 
 // frame is one line read, or why reading stopped.
 type frame struct {
@@ -85,21 +92,29 @@ type frame struct {
 
 // stdioConn is the connection of a StdioTransport.
 type stdioConn struct {
-	r           io.ReadCloser
-	w           io.WriteCloser
-	limit       int
-	maxInFlight int
+	r      io.ReadCloser
+	w      io.WriteCloser
+	limit  int
+	flight *inFlight
 
 	frames chan frame // from readLoop, the one goroutine that reads r
 	wmu    sync.Mutex // serializes writes to w
 
-	// fmu guards inFlight, the requests Read returned whose responses
-	// Write has not written yet.
-	fmu      sync.Mutex
-	inFlight int
-	// room receives a token when a response was written, waking a Read
-	// that waits for inFlight to go below maxInFlight.
-	room chan struct{}
+	// queue holds the requests that wait for room in flight, first
+	// come first; queued is the bytes of their lines. Only Read, which
+	// the SDK calls from one goroutine, uses them.
+	queue  []waiter
+	queued int
+
+	// refused is why take last refused a request for good; Read's.
+	refused error
+
+	// tmu guards tickets, the requests Read returned whose responses
+	// Write has not started to write, by id. An id leaves tickets before
+	// its response goes out, since the client may use it again once it
+	// has the response; its room in flight is given back after.
+	tmu     sync.Mutex
+	tickets map[jsonrpc.ID]ticket
 
 	closeOnce sync.Once
 	closeErr  error
@@ -152,11 +167,18 @@ func (c *stdioConn) readFrame(br *bufio.Reader) frame {
 }
 
 // Read returns the next message, answering the lines that are not one.
-// While maxInFlight requests wait for their responses, it reads nothing.
+// A request waits for room in flight (see StdioTransport); other messages
+// and the end of input pass while it does.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
-		if err := c.waitRoom(ctx); err != nil {
-			return nil, err
+		var room <-chan struct{}
+		if len(c.queue) > 0 {
+			if w := c.queue[0]; c.take(w.req, w.cost) {
+				c.queue = slices.Delete(c.queue, 0, 1)
+				c.queued -= w.size
+				return w.req, nil
+			}
+			room = c.flight.room
 		}
 		var f frame
 		select {
@@ -164,6 +186,8 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, ctx.Err()
 		case <-c.done:
 			return nil, io.EOF
+		case <-room:
+			continue
 		case f = <-c.frames:
 		}
 		switch {
@@ -176,56 +200,92 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		msg, err := jsonrpc.DecodeMessage(f.line)
-		if err == nil {
-			if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-				c.fmu.Lock()
-				c.inFlight++
-				c.fmu.Unlock()
-			}
+		if err != nil {
+			c.rejectLine(f.line, err)
+			continue
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || !req.IsCall() {
 			return msg, nil
 		}
-		c.rejectLine(f.line, err)
+		if c.inUse(req.ID) {
+			c.rejectID(req.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %v is already used by a request in flight; give each request an id of its own", req.ID.Raw()))
+			continue
+		}
+		cost := requestCost(req.Method, len(f.line))
+		if len(c.queue) == 0 && c.take(req, cost) {
+			return req, nil
+		}
+		if c.refused != nil {
+			err := c.refused
+			c.refused = nil
+			c.rejectID(req.ID, codeServerBusy, "server busy: "+err.Error())
+			continue
+		}
+		if len(c.queue) > 0 && (len(c.queue) >= c.flight.maxCalls || c.queued+len(f.line) > c.limit) {
+			c.rejectID(req.ID, codeServerBusy, fmt.Sprintf("server busy: %s, and %d more wait for room; send it again once answers came", c.flight.full(), len(c.queue)))
+			continue
+		}
+		c.queue = append(c.queue, waiter{req, cost, len(f.line)})
+		c.queued += len(f.line)
 	}
 }
 
-// waitRoom waits until fewer than maxInFlight requests wait for their
-// responses.
-func (c *stdioConn) waitRoom(ctx context.Context) error {
-	for {
-		c.fmu.Lock()
-		full := c.inFlight >= c.maxInFlight
-		c.fmu.Unlock()
-		if !full {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-c.done:
-			return io.EOF
-		case <-c.room:
-		}
-	}
+// waiter is a request that waits for room in flight.
+type waiter struct {
+	req  *jsonrpc.Request
+	cost int64 // its estimated cost in flight
+	size int   // the bytes of its line
 }
 
-// answered counts a response written (or that failed to be), making room
-// for the next request.
-func (c *stdioConn) answered() {
-	c.fmu.Lock()
-	if c.inFlight > 0 {
-		c.inFlight--
+// take admits req in flight, reporting whether there was room; a request
+// refused for good (a listen past the limit) leaves its reason in
+// c.refused.
+func (c *stdioConn) take(req *jsonrpc.Request, cost int64) bool {
+	t, ok, err := c.flight.admit(req.Method, cost)
+	if err != nil {
+		c.refused = err
+		return false
 	}
-	c.fmu.Unlock()
-	select {
-	case c.room <- struct{}{}:
-	default:
+	if !ok {
+		return false
 	}
+	c.tmu.Lock()
+	c.tickets[req.ID] = t
+	c.tmu.Unlock()
+	return true
+}
+
+// inUse reports whether id is that of a request in flight or waiting.
+func (c *stdioConn) inUse(id jsonrpc.ID) bool {
+	if slices.ContainsFunc(c.queue, func(w waiter) bool { return w.req.ID == id }) {
+		return true
+	}
+	c.tmu.Lock()
+	defer c.tmu.Unlock()
+	_, ok := c.tickets[id]
+	return ok
+}
+
+// rejectID writes an error response to the request id.
+func (c *stdioConn) rejectID(id jsonrpc.ID, code int, message string) {
+	raw, err := json.Marshal(id.Raw())
+	if err != nil {
+		return
+	}
+	c.reject(raw, code, message)
 }
 
 // rejectLine answers a line that is not a JSON-RPC message.
 func (c *stdioConn) rejectLine(line []byte, err error) {
 	if !json.Valid(line) {
-		c.reject(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON; send one JSON-RPC message per line")
+		id, ok := scanID(line)
+		if !ok {
+			c.reject(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON; send one JSON-RPC message per line")
+			return
+		}
+		// JSON all the same, nested past what encoding/json decodes.
+		c.reject(id, jsonrpc.CodeInvalidRequest, "invalid request: the message is nested more than 10000 levels deep, past the limit of 1000")
 		return
 	}
 	var probe struct {
@@ -241,6 +301,69 @@ func (c *stdioConn) rejectLine(line []byte, err error) {
 		id = nil
 	}
 	c.reject(id, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+}
+
+// scanID reads line as a stream of JSON tokens, which no nesting limit
+// stops, reporting whether it is one JSON object; id is its top-level
+// "id" when that is one a response may echo, else nil.
+func scanID(line []byte) (id json.RawMessage, ok bool) {
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.UseNumber()
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	for d.More() {
+		key, err := d.Token()
+		if err != nil {
+			return nil, false
+		}
+		first, err := skipValue(d)
+		if err != nil {
+			return nil, false
+		}
+		if key != "id" {
+			continue
+		}
+		switch v := first.(type) {
+		case string:
+			id, _ = json.Marshal(v)
+		case json.Number:
+			id = json.RawMessage(v)
+		default:
+			id = nil
+		}
+	}
+	if _, err := d.Token(); err != nil { // the closing brace
+		return nil, false
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, false
+	}
+	return id, true
+}
+
+// skipValue reads the next value's tokens, returning its first.
+func skipValue(d *json.Decoder) (json.Token, error) {
+	first, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	if first != json.Delim('[') && first != json.Delim('{') {
+		return first, nil
+	}
+	for depth := 1; depth > 0; {
+		tok, err := d.Token()
+		if err != nil {
+			return nil, err
+		}
+		switch tok {
+		case json.Delim('['), json.Delim('{'):
+			depth++
+		case json.Delim(']'), json.Delim('}'):
+			depth--
+		}
+	}
+	return first, nil
 }
 
 // validID reports whether raw is an id a response may echo: a string or a
@@ -285,8 +408,14 @@ func (c *stdioConn) reject(id json.RawMessage, code int, message string) {
 // Write implements sdk.Connection. A response makes room for the next
 // request once written (see Read).
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if _, ok := msg.(*jsonrpc.Response); ok {
-		defer c.answered()
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.tmu.Lock()
+		t, ok := c.tickets[resp.ID]
+		delete(c.tickets, resp.ID)
+		c.tmu.Unlock()
+		if ok {
+			defer c.flight.release(t)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -88,7 +88,7 @@ func TestStdioSurvivesBadFrames(t *testing.T) {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- s.Run(t.Context(), &mcp.StdioTransport{Reader: inR, Writer: outW, MaxFrameBytes: 4096})
+		done <- s.Run(t.Context(), &mcp.StdioTransport{Reader: inR, Writer: outW, MaxFrameBytes: 32 << 10})
 		outW.Close()
 	}()
 	r := &rawStdio{t: t, in: inW, out: bufio.NewReader(outR)}
@@ -114,7 +114,9 @@ func TestStdioSurvivesBadFrames(t *testing.T) {
 		{"not JSON", `{"jsonrpc":"2.0","id":3,"method":`, -32700, nil},
 		{"not a message", `{"jsonrpc":"1.0","id":4,"method":"ping"}`, -32600, float64(4)},
 		{"a batch", `[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, -32600, nil},
-		{"past the limit", `{"jsonrpc":"2.0","id":6,"method":"ping","params":{"pad":"` + strings.Repeat("x", 10000) + `"}}`, -32600, nil},
+		{"nested too deep", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"counter","arguments":{"x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}}`, -32600, float64(8)},
+		{"nested too deep, id last", `{"jsonrpc":"2.0","method":"ping","params":{"x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `},"id":"s"}`, -32600, "s"},
+		{"past the limit", `{"jsonrpc":"2.0","id":6,"method":"ping","params":{"pad":"` + strings.Repeat("x", 40000) + `"}}`, -32600, nil},
 	}
 	for _, b := range bad {
 		r.send(b.line)

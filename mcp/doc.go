@@ -130,7 +130,12 @@
 // and a read timeout ([DefaultMaxBodyBytes], [DefaultBodyTimeout]), a
 // session idle for [HTTPOptions].SessionTimeout ([DefaultSessionTimeout])
 // ends, at most [HTTPOptions].MaxSessions ([DefaultMaxSessions]) sessions
-// are open at once (one more is refused with 503 Service Unavailable), a
-// call whose client closed the response stream is cancelled, and with [HTTPOptions].Token every request must
-// carry that bearer token.
+// are open at once (one more is refused with 503 Service Unavailable;
+// requests without a session that start none, such as server/discover, are
+// all served by one conn kept for them), a session's requests in flight are
+// bounded as over stdio (past the bound a POST gets 429 Too Many Requests),
+// a call whose client closed the response stream is cancelled, and with
+// [HTTPOptions].Token every request must carry that bearer token. Request
+// bodies are read as the SDK reads them (keys matched case-sensitively),
+// so what is counted is what the SDK serves.
 package mcp

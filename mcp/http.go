@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -45,6 +46,13 @@ type HTTPOptions struct {
 	// Service Unavailable until a session ends (deleted by its client,
 	// or idle for SessionTimeout).
 	MaxSessions int
+	// MaxInFlight and MaxInFlightBytes bound, per session, the requests
+	// being answered and the memory they hold as estimated (see
+	// [StdioTransport]; 0: DefaultMaxInFlight, DefaultMaxInFlightBytes).
+	// A POST whose requests would pass a bound gets 429 Too Many
+	// Requests until answers came.
+	MaxInFlight      int
+	MaxInFlightBytes int64
 }
 
 // sessionHeader is the streamable HTTP transport's session header.
@@ -62,10 +70,18 @@ type httpHandler struct {
 	// sessions that exist already (or not); it serves no session.
 	base *sdk.Server
 
-	// mu guards open, the sessions started and not ended yet (counting
-	// those being started).
-	mu   sync.Mutex
+	// mu guards the fields below.
+	mu sync.Mutex
+	// open counts the sessions started and not ended yet, counting those
+	// being started.
 	open int
+	// flights holds each session's requests in flight, by session id.
+	flights map[string]*inFlight
+
+	// dmu guards desc, the conn of the requests without a session that
+	// start none (see describer); nil until the first.
+	dmu  sync.Mutex
+	desc *conn
 }
 
 // connKey carries, in a request's context, the conn a new session is served
@@ -93,7 +109,7 @@ func (s *Server) Handler(opts HTTPOptions) http.Handler {
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
 	}
-	h := &httpHandler{s: s, opts: opts, base: sdk.NewServer(implementation(s.opts), nil)}
+	h := &httpHandler{s: s, opts: opts, base: sdk.NewServer(implementation(s.opts), nil), flights: map[string]*inFlight{}}
 	h.sdk = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{
 		SessionTimeout:               opts.SessionTimeout,
 		MaxRequestBodyBytes:          opts.MaxBodyBytes,
@@ -143,44 +159,134 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	msgs := bodyMessages(body)
 	if r.Header.Get(sessionHeader) == "" {
-		// Only initialize starts a session that outlives the request; the
-		// others (server/discover, ...) are served and closed at once.
-		starts := initializes(body)
-		if starts && !h.reserve() {
-			w.Header().Set("Retry-After", "60")
-			http.Error(w, fmt.Sprintf("starting a session: %d sessions are open, the most this server allows; end one (DELETE with its %s header) or wait until one is idle for %s",
-				h.opts.MaxSessions, sessionHeader, h.opts.SessionTimeout), http.StatusServiceUnavailable)
-			return
-		}
-		c, err := h.s.build(r.Context())
-		if err != nil {
-			if starts {
-				h.free()
-			}
-			http.Error(w, "starting a session: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		// The SDK creates the session with c's server (see server) and
-		// closes it again if it does not initialize; c goes when its
-		// session does, and so does its place.
-		if starts {
-			defer h.s.watch(c, h.free)
-		} else {
-			defer h.s.watch(c)
-		}
-		r = r.WithContext(context.WithValue(r.Context(), connKey{}, c))
-		h.sdk.ServeHTTP(w, r)
+		h.serveNew(w, r, msgs)
 		return
 	}
+	release, ok := h.admit(w, r, msgs)
+	if !ok {
+		return
+	}
+	defer release()
 	h.sdk.ServeHTTP(w, r)
 	if r.Context().Err() != nil {
 		// The client closed the response stream before every answer came:
 		// nobody will read them, so the calls stop.
-		for _, id := range callIDs(body) {
+		for _, id := range callIDs(msgs) {
 			h.cancel(r, id)
 		}
 	}
+}
+
+// serveNew serves a request without a session. An initialize starts one,
+// with environments of its own, taking a place among MaxSessions until it
+// ends. Others (server/discover, ...) start none that lives on: they are
+// all served by one conn, built at the first of them and kept, so that
+// they build no environments and the places bound the environments alive
+// at once, whatever the requests are.
+func (h *httpHandler) serveNew(w http.ResponseWriter, r *http.Request, msgs []jsonrpc.Message) {
+	if !initializes(msgs) {
+		c, err := h.describer(r.Context())
+		if err != nil {
+			http.Error(w, "serving a request without a session: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), connKey{}, c)))
+		return
+	}
+	if !h.reserve() {
+		w.Header().Set("Retry-After", "60")
+		http.Error(w, fmt.Sprintf("starting a session: %d sessions are open, the most this server allows; end one (DELETE with its %s header) or wait until one is idle for %s",
+			h.opts.MaxSessions, sessionHeader, h.opts.SessionTimeout), http.StatusServiceUnavailable)
+		return
+	}
+	c, err := h.s.build(r.Context())
+	if err != nil {
+		h.free()
+		http.Error(w, "starting a session: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	// The SDK creates the session with c's server (see server) and closes
+	// it again if it does not initialize; c goes when its session does,
+	// and so do its place and its requests' bound.
+	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), connKey{}, c)))
+	id := w.Header().Get(sessionHeader)
+	if id != "" {
+		h.mu.Lock()
+		h.flights[id] = newInFlight(h.opts.MaxInFlight, h.opts.MaxInFlightBytes)
+		h.mu.Unlock()
+	}
+	h.s.watch(c, func() {
+		h.mu.Lock()
+		delete(h.flights, id)
+		h.mu.Unlock()
+		h.free()
+	})
+}
+
+// describer returns the conn that serves the requests without a session
+// that start none, building it the first time. The server closes it with
+// the others.
+func (h *httpHandler) describer(ctx context.Context) (*conn, error) {
+	h.dmu.Lock()
+	defer h.dmu.Unlock()
+	if h.desc == nil {
+		c, err := h.s.build(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// Should a request start a session all the same (a body read
+		// otherwise than the SDK reads it), it must not share these
+		// environments.
+		c.srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+			return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+				if method == "initialize" {
+					return nil, errors.New("initialize: not served here; send it again")
+				}
+				return next(ctx, method, req)
+			}
+		})
+		h.desc = c
+	}
+	return h.desc, nil
+}
+
+// admit takes room in its session's bound for the requests of a POST,
+// returning what gives it back. When there is none, it answers 429 and
+// reports false. A session it does not know is left to the SDK.
+func (h *httpHandler) admit(w http.ResponseWriter, r *http.Request, msgs []jsonrpc.Message) (release func(), ok bool) {
+	h.mu.Lock()
+	f := h.flights[r.Header.Get(sessionHeader)]
+	h.mu.Unlock()
+	if f == nil {
+		return func() {}, true
+	}
+	var taken []ticket
+	release = func() {
+		for _, t := range taken {
+			f.release(t)
+		}
+	}
+	for _, m := range msgs {
+		req, isReq := m.(*jsonrpc.Request)
+		if !isReq || !req.IsCall() {
+			continue
+		}
+		t, ok, err := f.admit(req.Method, requestCost(req.Method, len(req.Params)))
+		if !ok {
+			release()
+			why := "server busy: " + f.full() + "; send it again once answers came"
+			if err != nil {
+				why = "server busy: " + err.Error()
+			}
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, why, http.StatusTooManyRequests)
+			return nil, false
+		}
+		taken = append(taken, t)
+	}
+	return release, true
 }
 
 // reserve takes a place for a new session, reporting whether there was
@@ -213,41 +319,48 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	return io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 }
 
-// bodyMessage is what ServeHTTP looks at in a message of a POST body.
-type bodyMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
-
 // bodyMessages returns the messages of a POST body: one message or a
-// batch; none when it is neither.
-func bodyMessages(body []byte) []bodyMessage {
-	var list []bodyMessage
-	var one bodyMessage
-	if json.Unmarshal(body, &one) == nil {
-		return []bodyMessage{one}
+// batch; none when it is neither. They are decoded as the SDK decodes them
+// (keys matched case-sensitively), so that what is counted is what the
+// SDK serves.
+func bodyMessages(body []byte) []jsonrpc.Message {
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
+		var raws []json.RawMessage
+		if json.Unmarshal(trimmed, &raws) != nil {
+			return nil
+		}
+		var msgs []jsonrpc.Message
+		for _, raw := range raws {
+			m, err := jsonrpc.DecodeMessage(raw)
+			if err != nil {
+				return nil
+			}
+			msgs = append(msgs, m)
+		}
+		return msgs
 	}
-	if json.Unmarshal(body, &list) != nil {
+	m, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
 		return nil
 	}
-	return list
+	return []jsonrpc.Message{m}
 }
 
-// callIDs returns the ids of the requests in a POST body.
-func callIDs(body []byte) []json.RawMessage {
-	var ids []json.RawMessage
-	for _, m := range bodyMessages(body) {
-		if m.Method != "" && validID(m.ID) {
-			ids = append(ids, m.ID)
+// callIDs returns the ids of the requests among msgs.
+func callIDs(msgs []jsonrpc.Message) []any {
+	var ids []any
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+			ids = append(ids, req.ID.Raw())
 		}
 	}
 	return ids
 }
 
-// initializes reports whether a POST body holds an initialize request.
-func initializes(body []byte) bool {
-	for _, m := range bodyMessages(body) {
-		if m.Method == "initialize" {
+// initializes reports whether msgs hold an initialize request.
+func initializes(msgs []jsonrpc.Message) bool {
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && req.Method == "initialize" {
 			return true
 		}
 	}
@@ -256,7 +369,7 @@ func initializes(body []byte) bool {
 
 // cancel delivers notifications/cancelled for the request id to the
 // session of r, through the SDK's handler as the client would.
-func (h *httpHandler) cancel(r *http.Request, id json.RawMessage) {
+func (h *httpHandler) cancel(r *http.Request, id any) {
 	body, err := json.Marshal(map[string]any{
 		"jsonrpc": "2.0",
 		"method":  "notifications/cancelled",

@@ -3,8 +3,6 @@ package mcp
 import (
 	"fmt"
 	"sync"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // Defaults of the bounds on what one session has in flight: requests read
@@ -141,13 +139,4 @@ func (f *inFlight) full() string {
 	defer f.mu.Unlock()
 	return fmt.Sprintf("%d requests are in flight, holding an estimated %d MB of the %d MB this session allows (at most %d requests)",
 		f.calls, f.bytes>>20, f.maxBytes>>20, f.maxCalls)
-}
-
-// messageMethod returns the method of a JSON-RPC request, "" for other
-// messages.
-func messageMethod(msg jsonrpc.Message) string {
-	if req, ok := msg.(*jsonrpc.Request); ok {
-		return req.Method
-	}
-	return ""
 }

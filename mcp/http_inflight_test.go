@@ -1,0 +1,174 @@
+package mcp_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/mcp"
+	"github.com/unfold-dev/unfold/orchestrator"
+	"github.com/unfold-dev/unfold/session"
+)
+
+// post sends body to url with the session header when session is not "",
+// returning the status, the session header of the answer and its body.
+func post(ctx context.Context, t *testing.T, url, session, body string) (int, string, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err.Error()
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(data)
+}
+
+// TestHTTPByteBound: over HTTP too, a session's requests in flight are
+// bounded by estimated bytes: while a call runs, a request past the bound
+// gets 429 with a message saying why, and once the call ended the same
+// request is served.
+func TestHTTPByteBound(t *testing.T) {
+	s, err := mcp.New(bashFactory(t, t.TempDir()), mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	hs := httptest.NewServer(s.Handler(mcp.HTTPOptions{MaxInFlightBytes: 1}))
+	t.Cleanup(hs.Close)
+	status, session, body := post(t.Context(), t, hs.URL, "", initializeBody)
+	if status != http.StatusOK || session == "" {
+		t.Fatalf("initialize: got %d %q", status, body)
+	}
+	post(t.Context(), t, hs.URL, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// Refused only while a ping of the loop below is in flight.
+		for ctx.Err() == nil {
+			status, _, _ := post(ctx, t, hs.URL, session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 30","timeout":60}}}`)
+			if status != http.StatusTooManyRequests {
+				return
+			}
+		}
+	}()
+	const ping = `{"jsonrpc":"2.0","id":3,"method":"ping"}`
+	// The call is in flight once the ping is refused; the deadline only
+	// guards against hanging.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		status, _, body = post(t.Context(), t, hs.URL, session, ping)
+		if status == http.StatusTooManyRequests {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("while a call runs: got %d %q, want 429", status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(body, "server busy: 1 requests are in flight") {
+		t.Errorf("got %q, want it to say the session is busy", body)
+	}
+	cancel()
+	<-done
+	for {
+		status, _, body = post(t.Context(), t, hs.URL, session, ping)
+		if status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the call ended: got %d %q, want the ping served", status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestHTTPSessionlessRequestsCapped: requests without a session are each
+// served with environments of their own, and these count among
+// MaxSessions while they live, so many at once cannot build past the
+// bound; an initialize with a second "METHOD" key (which a case-blind
+// decoder would read instead) is counted as the SDK reads it, as an
+// initialize.
+func TestHTTPSessionlessRequestsCapped(t *testing.T) {
+	var mu sync.Mutex
+	live, most := 0, 0
+	factory := func(context.Context) (*orchestrator.Orchestrator, error) {
+		mu.Lock()
+		live++
+		most = max(most, live)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond) // building environments takes a while
+		o, err := orchestrator.New(orchestrator.WithSession(session.New()))
+		if err != nil {
+			return nil, err
+		}
+		p := &closeProbe{ran: make(chan struct{}), closed: make(chan struct{})}
+		go func() {
+			<-p.closed
+			mu.Lock()
+			live--
+			mu.Unlock()
+		}()
+		if err := o.Register("probe", envs.Env(p)); err != nil {
+			return nil, err
+		}
+		return o, nil
+	}
+	s, err := mcp.New(factory, mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	hs := httptest.NewServer(s.Handler(mcp.HTTPOptions{MaxSessions: 2}))
+	t.Cleanup(hs.Close)
+	if status, _, body := post(t.Context(), t, hs.URL, "", initializeBody); status != http.StatusOK {
+		t.Fatalf("initialize: got %d %q", status, body)
+	}
+
+	var wg sync.WaitGroup
+	for range 30 {
+		wg.Go(func() { post(t.Context(), t, hs.URL, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`) })
+	}
+	wg.Wait()
+	mu.Lock()
+	got := most
+	mu.Unlock()
+	if got > 2 {
+		t.Errorf("got %d environments alive at once, want at most 2 (--max-sessions)", got)
+	}
+
+	// One session is open; a second takes the last place, and one whose
+	// body also has a "METHOD" key is refused like any third.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		status, _, body := post(t.Context(), t, hs.URL, "", initializeBody)
+		if status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) { // the pings' environments close after their answers
+			t.Fatalf("a second session: got %d %q", status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	dup := strings.TrimSuffix(initializeBody, "}") + `,"METHOD":"x"}`
+	if status, _, body := post(t.Context(), t, hs.URL, "", dup); status != http.StatusServiceUnavailable {
+		t.Errorf("a third session, its body with a METHOD key: got %d %q, want 503", status, body)
+	}
+}

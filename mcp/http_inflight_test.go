@@ -70,31 +70,28 @@ func TestHTTPByteBound(t *testing.T) {
 		}
 	}()
 	const ping = `{"jsonrpc":"2.0","id":3,"method":"ping"}`
-	// The call is in flight once the ping is refused; the deadline only
-	// guards against hanging.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		status, _, body = post(t.Context(), t, hs.URL, session, ping)
-		if status == http.StatusTooManyRequests {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("while a call runs: got %d %q, want 429", status, body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// The call is in flight once the ping is refused.
+	body = postUntil(t, hs.URL, session, ping, http.StatusTooManyRequests, "while a call runs")
 	if !strings.Contains(body, "server busy: 1 requests are in flight") {
 		t.Errorf("got %q, want it to say the session is busy", body)
 	}
 	cancel()
 	<-done
+	postUntil(t, hs.URL, session, ping, http.StatusOK, "after the call ended")
+}
+
+// postUntil posts body until the answer has status want, returning its
+// body. The deadline only guards against hanging.
+func postUntil(t *testing.T, url, session, body string, want int, what string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
 	for {
-		status, _, body = post(t.Context(), t, hs.URL, session, ping)
-		if status == http.StatusOK {
-			break
+		status, _, got := post(t.Context(), t, url, session, body)
+		if status == want {
+			return got
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after the call ended: got %d %q, want the ping served", status, body)
+			t.Fatalf("%s: got %d %q, want %d", what, status, got, want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -156,17 +153,7 @@ func TestHTTPSessionlessRequestsCapped(t *testing.T) {
 
 	// One session is open; a second takes the last place, and one whose
 	// body also has a "METHOD" key is refused like any third.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		status, _, body := post(t.Context(), t, hs.URL, "", initializeBody)
-		if status == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) { // the pings' environments close after their answers
-			t.Fatalf("a second session: got %d %q", status, body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	postUntil(t, hs.URL, "", initializeBody, http.StatusOK, "a second session")
 	dup := strings.TrimSuffix(initializeBody, "}") + `,"METHOD":"x"}`
 	if status, _, body := post(t.Context(), t, hs.URL, "", dup); status != http.StatusServiceUnavailable {
 		t.Errorf("a third session, its body with a METHOD key: got %d %q, want 503", status, body)

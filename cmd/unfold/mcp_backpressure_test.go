@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,27 +17,7 @@ import (
 // its memory must stay flat; without back-pressure it reads every request
 // and grows by hundreds of megabytes.
 func TestMCPStdioClientStopsReading(t *testing.T) {
-	cmd := exec.Command(binary, "mcp", "--builtins", "none", "--project", t.TempDir())
-	stdinR, stdin, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, stdoutW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdin, cmd.Stdout = stdinR, stdoutW
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stdinR.Close()
-	stdoutW.Close()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		stdin.Close()
-		stdout.Close()
-	})
+	cmd, stdin, stdout, _ := startPiped(t, "mcp", "--builtins", "none", "--project", t.TempDir())
 
 	w := bufio.NewWriterSize(stdin, 64<<10)
 	fmt.Fprint(w, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`+"\n")

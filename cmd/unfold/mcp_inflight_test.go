@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,4 +56,33 @@ func TestMCPStdioBigReadsBounded(t *testing.T) {
 	if bound := int64(250 << 20); peak-before > bound {
 		t.Errorf("the server's RSS grew by %d MB, want at most %d MB", (peak-before)>>20, bound>>20)
 	}
+}
+
+// startPiped starts the binary with pipes of its own on stdin and stdout,
+// so that the test can close its end of stdout.
+func startPiped(t *testing.T, args ...string) (cmd *exec.Cmd, stdin, stdout *os.File, stderr *strings.Builder) {
+	t.Helper()
+	cmd = exec.Command(binary, args...)
+	stdinR, stdin, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stdoutW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr = &strings.Builder{}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdinR.Close()
+	stdoutW.Close()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		stdin.Close()
+		stdout.Close()
+	})
+	return cmd, stdin, stdout, stderr
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,22 +32,6 @@ while IFS= read -r line; do
   esac
 done
 `,
-}
-
-// pidProject writes a project with pidEnv.
-func pidProject(t *testing.T) string {
-	t.Helper()
-	project := t.TempDir()
-	for name, text := range pidEnv {
-		path := filepath.Join(project, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return project
 }
 
 // gone reports whether pid ended: it does not exist, or is a zombie
@@ -117,7 +100,7 @@ func TestKilledServerLeavesNoEnvironments(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}
-	cmd, stdin, stdout, _ := startBinary(t, "serve", "--builtins", "python", "--project", pidProject(t))
+	cmd, stdin, stdout, _ := startBinary(t, "serve", "--builtins", "python", "--project", writeProject(t, pidEnv))
 	out := bufio.NewReader(stdout)
 	pids := servePIDs(t, stdin, out)
 	for _, line := range []string{
@@ -145,7 +128,7 @@ func TestClosedStdoutShutsDown(t *testing.T) {
 		t.Skip("python3 is not installed")
 	}
 	t.Run("serve", func(t *testing.T) {
-		cmd, stdin, stdout, _ := startPiped(t, "serve", "--builtins", "python", "--project", pidProject(t))
+		cmd, stdin, stdout, _ := startPiped(t, "serve", "--builtins", "python", "--project", writeProject(t, pidEnv))
 		pids := servePIDs(t, stdin, bufio.NewReader(stdout))
 		stdout.Close()
 		for range 3 { // the first write may land in the pipe before it closes
@@ -157,7 +140,7 @@ func TestClosedStdoutShutsDown(t *testing.T) {
 		waitGone(t, "unfold's stdout was closed", pids)
 	})
 	t.Run("mcp", func(t *testing.T) {
-		cmd, stdin, stdout, _ := startPiped(t, "mcp", "--builtins", "python", "--project", pidProject(t))
+		cmd, stdin, stdout, _ := startPiped(t, "mcp", "--builtins", "python", "--project", writeProject(t, pidEnv))
 		out := bufio.NewReader(stdout)
 		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
 		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -193,35 +176,6 @@ func TestClosedStdoutShutsDown(t *testing.T) {
 		waitShutdown(t, cmd)
 		waitGone(t, "unfold's stdout was closed", pids)
 	})
-}
-
-// startPiped starts the binary with pipes of its own on stdin and stdout,
-// so that the test can close its end of stdout.
-func startPiped(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, *strings.Builder) {
-	t.Helper()
-	cmd := exec.Command(binary, args...)
-	stdinR, stdin, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, stdoutW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &strings.Builder{}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stdinR.Close()
-	stdoutW.Close()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		stdin.Close()
-		stdout.Close()
-	})
-	return cmd, stdin, stdout, stderr
 }
 
 // waitShutdown waits for unfold to exit by itself and checks that no signal

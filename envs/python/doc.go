@@ -109,5 +109,8 @@
 // the command's own output out of the response. The interpreter starts with the first command.
 // Close ends it and its process group: end of input, then SIGTERM, then
 // SIGKILL; then whatever it started that left its process group (see
-// internal/procs). [WithResources] sets resource limits on it.
+// internal/procs). On Linux the kernel kills the interpreter should the
+// program die without closing it (a parent-death signal): having no
+// terminal, it would get no hangup. [WithResources] sets resource limits
+// on it.
 package python

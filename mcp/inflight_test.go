@@ -160,7 +160,7 @@ func TestStdioReusedIDs(t *testing.T) {
 	c.ping(3) // there is room for it beside the sleep
 	c.expect(3, `"result":{}`)
 	c.cancel(2)
-	c.expect(2, "error Cancelled.")
+	c.expect(2, "error context canceled")
 }
 
 // TestStdioFullStillReadsEOF: the end of input is read while the bound is
@@ -188,7 +188,7 @@ func TestStdioByteBound(t *testing.T) {
 	c.ping(2)             // waits
 	c.ping(3)             // waits too
 	c.cancel(1)
-	c.expect(1, "error Cancelled.")
+	c.expect(1, "error context canceled")
 	c.expect(2, `"result":{}`)
 	c.expect(3, `"result":{}`)
 }

@@ -402,19 +402,24 @@ func (c *stdioConn) reject(id json.RawMessage, code int, message string) {
 	if err != nil {
 		return
 	}
-	_ = c.write(append(data, '\n'))
+	_ = c.write(append(data, '\n'), nil)
 }
 
 // Write implements sdk.Connection. A response makes room for the next
-// request once written (see Read).
+// request (see Read) once it is the one being written: those waiting for
+// their turn still count, and the client, once it has the answer, finds
+// the room made.
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	var release func()
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.tmu.Lock()
 		t, ok := c.tickets[resp.ID]
 		delete(c.tickets, resp.ID)
 		c.tmu.Unlock()
 		if ok {
-			defer c.flight.release(t)
+			var once sync.Once
+			release = func() { once.Do(func() { c.flight.release(t) }) }
+			defer release() // when the write does not happen
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -424,16 +429,20 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("mcp: stdio: encode: %w", err)
 	}
-	return c.write(append(data, '\n'))
+	return c.write(append(data, '\n'), release)
 }
 
-func (c *stdioConn) write(data []byte) error {
+// write writes data, calling turn (when not nil) once it is data's turn.
+func (c *stdioConn) write(data []byte, turn func()) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	select {
 	case <-c.done:
 		return sdk.ErrConnectionClosed
 	default:
+	}
+	if turn != nil {
+		turn()
 	}
 	_, err := c.w.Write(data)
 	return err

@@ -325,6 +325,12 @@ func (p *Prompt) summarySize(i int, k blockKind) int {
 	return size
 }
 
+// outOfWork reports whether err is a render's work running out
+// (section.Work), which depends on the render, not on one section.
+func outOfWork(err error) bool {
+	return errors.Is(err, section.ErrTooManySteps) || errors.Is(err, section.ErrTooMuchText)
+}
+
 // summaryText is node i's summary, or its brief for a brief kind,
 // rendered with its params.
 func (p *Prompt) summaryText(w *section.Work, i int, k blockKind) (string, error) {
@@ -383,6 +389,14 @@ func (p *Prompt) body(w *section.Work, i int, depth int) (string, error) {
 		p.cacheMu.Lock()
 		if !lb.done.Load() {
 			lb.raw, lb.err = p.execBody(w, i)
+			if outOfWork(lb.err) {
+				// The render's work ran out, which other sections
+				// spent too: not the body's own error, so not kept.
+				err := lb.err
+				lb.raw, lb.err = "", nil
+				p.cacheMu.Unlock()
+				return "", err
+			}
 			if p.kept += len(lb.raw); p.kept > MaxPromptBytes {
 				// Bodies kept are bounded all together, as a render is.
 				lb.raw, lb.err = "", &section.Error{Path: n.path, Err: ErrPromptTooLarge}

@@ -208,7 +208,7 @@ func (p *Prompt) blockText(r *Rendered, i int, k blockKind, withSep bool) (strin
 		}
 	default:
 		var err error
-		if parts[0], err = p.summaryBlock(r.work, r.pr, i, k); err != nil {
+		if parts[0], err = r.summaryBlock(i, k); err != nil {
 			return "", err
 		}
 	}
@@ -242,7 +242,7 @@ func (p *Prompt) lowerCost(r *Rendered, t *countTable, lb tokens.LowerBounder, i
 	// rest is what follows the heading and the blank line after it.
 	var rest string
 	if k != fullBlock {
-		block, err := p.summaryBlock(r.work, r.pr, i, k)
+		block, err := r.summaryBlock(i, k)
 		if err != nil {
 			return 0, err
 		}

@@ -35,8 +35,13 @@ type Rendered struct {
 	// work is what the templates this render executes may still do, all
 	// together (docs/design.md, "Rendering rules").
 	work *section.Work
-	sess *session.Session
-	fs   afero.Fs
+	// made holds the summary blocks this render wrote that the Prompt
+	// does not keep, up to MaxPromptBytes together, so that a budget's
+	// fit, which weighs a block several times, runs its template once.
+	made      map[[2]int]string
+	madeBytes int
+	sess      *session.Session
+	fs        afero.Fs
 }
 
 // nodeState is how a render shows one node. All of it sits in one array
@@ -225,13 +230,35 @@ func (r *Rendered) body(i int) (string, error) {
 }
 
 // summary returns node i's summary as this render would show it, or its
-// declared text should it fail to render.
+// declared text should it fail to render. It runs after the render, for
+// help and the list of deferred tools, each time with work of its own.
 func (r *Rendered) summary(i int) string {
-	text, err := r.p.summaryText(r.work, i, summaryBlock)
+	text, err := r.p.summaryText(section.NewWork(), i, summaryBlock)
 	if err != nil {
 		return r.p.t.nodes[i].sec.Summary()
 	}
 	return text
+}
+
+// summaryBlock returns node i's SUMMARY block written as k, its template
+// run once in this render (see made).
+func (r *Rendered) summaryBlock(i int, k blockKind) (string, error) {
+	key := [2]int{i, int(k)}
+	if block, ok := r.made[key]; ok {
+		return block, nil
+	}
+	block, err := r.p.summaryBlock(r.work, r.pr, i, k)
+	if err != nil {
+		return "", err
+	}
+	if r.madeBytes+len(block) <= MaxPromptBytes {
+		if r.made == nil {
+			r.made = map[[2]int]string{}
+		}
+		r.made[key] = block
+		r.madeBytes += len(block)
+	}
+	return block, nil
 }
 
 // resolve decides every section's mode and visibility.
@@ -376,9 +403,11 @@ func (p *Prompt) emit(r *Rendered) error {
 		case lb.done.Load():
 			b.WriteString(lb.text)
 		case k != fullBlock:
-			if err := p.writeSummary(r.work, &b, r.pr, i, k); err != nil {
+			block, err := r.summaryBlock(i, k)
+			if err != nil {
 				return err
 			}
+			b.WriteString(block)
 		default:
 			from, to, plain, err := p.writeFull(r, &b, i, &scratch)
 			if err != nil {

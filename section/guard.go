@@ -160,13 +160,20 @@ func (w *Work) sprint(name string, args []any, ln bool) (string, error) {
 			z.n++ // a space, or the newline (Sprint puts none next to a string)
 		}
 	}
-	if err := z.check(name, w); err != nil {
+	if err := z.check(name); err != nil {
 		return "", err
 	}
+	var made string
 	if ln {
-		return bounded(name, fmt.Sprintln(args...))
+		made = fmt.Sprintln(args...)
+	} else {
+		made = fmt.Sprint(args...)
 	}
-	return bounded(name, fmt.Sprint(args...))
+	made, err := bounded(name, made)
+	if err != nil {
+		return "", err
+	}
+	return z.charge(name, w, made)
 }
 
 // printf is fmt.Sprintf with widths and precisions bounded by maxWidth,
@@ -195,10 +202,14 @@ func (w *Work) printf(format string, args ...any) (string, error) {
 			z.add(directive{verb: 'v', prec: -1, bad: true}, reflect.ValueOf(args[i]))
 		}
 	}
-	if err := z.check("printf", w); err != nil {
+	if err := z.check("printf"); err != nil {
 		return "", err
 	}
-	return bounded("printf", fmt.Sprintf(format, args...))
+	made, err := bounded("printf", fmt.Sprintf(format, args...))
+	if err != nil {
+		return "", err
+	}
+	return z.charge("printf", w, made)
 }
 
 // escape is one of text/template's escapers (html, js, urlquery): its

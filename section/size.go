@@ -125,15 +125,21 @@ type sizer struct {
 	read  int // bytes read so far
 }
 
-// check refuses a text past the limit, and charges w for it.
-func (z *sizer) check(name string, w *Work) error {
+// check refuses a text past the limit, before it is built.
+func (z *sizer) check(name string) error {
 	if z.n > z.limit {
 		return fmt.Errorf("%s: its result would be more than the %d bytes a body may hold", name, z.limit)
 	}
-	if err := w.move(z.read + z.n); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
 	return nil
+}
+
+// charge charges w for the text made, once built, and what was read to
+// make it: the size guessed before may be many times the text (a %f).
+func (z *sizer) charge(name string, w *Work, made string) (string, error) {
+	if err := w.move(z.read + len(made)); err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return made, nil
 }
 
 var (

@@ -49,7 +49,6 @@ func TestTitleOneLine(t *testing.T) {
 		"a next line":        "a\u0085b",
 		"a line separator":   "a\u2028b",
 		"an escape sequence": "a\x1b[2Jb",
-		"a tab":              "a\tb",
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := section.New(section.Spec[section.None]{Key: "task", Title: title, Body: "body"})
@@ -59,5 +58,11 @@ func TestTitleOneLine(t *testing.T) {
 				t.Errorf("got %v, want a section error for task saying a title is one line", err)
 			}
 		})
+	}
+	// A tab ends no line: a prompt file's "# Task<TAB>one" stays a title.
+	s := section.New(section.Spec[section.None]{Key: "task", Title: "Task\tone", Body: "body"})
+	r, err := prompt.MustNew("test", "title", s).MustBind().Render(nil, nil)
+	if err != nil || !strings.HasPrefix(r.Text(), "## 1. Task\tone (task)") {
+		t.Errorf("a tab in a title: got %v", err)
 	}
 }

@@ -147,13 +147,17 @@ func openFenceIn(body string) int {
 	return markdown.OpenFence(markdown.Dedent(body))
 }
 
+// notInTitle reports whether r may not be in a title: a control character
+// other than a tab, which ends no line.
+func notInTitle(r rune) bool { return r != '\t' && unicode.IsControl(r) }
+
 func (v *validator) section(s *Section) {
 	if s.err != nil {
 		v.errs = append(v.errs, &Error{Path: v.path(), Err: s.err})
 	}
 	if s.title == "" {
 		v.fail("title is empty")
-	} else if i := strings.IndexFunc(s.title, unicode.IsControl); i >= 0 {
+	} else if i := strings.IndexFunc(s.title, notInTitle); i >= 0 {
 		v.fail("title %q holds %s; a title is one line of text: write it without line breaks or control characters", s.title, controlName(s.title[i:]))
 	} else if i := strings.IndexAny(s.title, "\u2028\u2029"); i >= 0 {
 		v.fail("title %q holds a line separator (U+%04X); a title is one line of text: write it without line breaks", s.title, []rune(s.title[i:])[0])

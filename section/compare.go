@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"reflect"
 )
 
@@ -79,7 +80,23 @@ func compareNumbers(a, b reflect.Value) (c int, unordered bool) {
 	if math.IsNaN(x) || math.IsNaN(y) {
 		return 0, true
 	}
+	if a.CanFloat() != b.CanFloat() {
+		// An integer against a float, exactly: a float64 holds no odd
+		// integer past 2^53.
+		return exact(a).Cmp(exact(b)), false
+	}
 	return cmp.Compare(x, y), false
+}
+
+// exact is a number as a big.Float, without rounding.
+func exact(v reflect.Value) *big.Float {
+	switch {
+	case v.CanInt():
+		return new(big.Float).SetInt64(v.Int())
+	case v.CanUint():
+		return new(big.Float).SetUint64(v.Uint())
+	}
+	return new(big.Float).SetFloat64(v.Float())
 }
 
 func float(v reflect.Value) float64 {

@@ -20,6 +20,9 @@ func TestComparisons(t *testing.T) {
 		{"eq .n 1 2 7.5", "true"}, {"eq .nan .nan", "false"}, {"lt .nan 1", "false"},
 		{`lt .s "c"`, "true"}, {`eq .s "b"`, "true"}, {"eq .nil .nil", "true"}, {"eq .nil 1", "false"},
 		{"eq true true", "true"}, {`eq .s "a" "b"`, "true"},
+		// Past 2^53, where float64 rounds: 2^53+1 is not 2^53.
+		{"eq 9007199254740993 9007199254740992.0", "false"}, {"gt 9007199254740993 9007199254740992.0", "true"},
+		{"eq .i 7.0000000000000001", "true"},
 	}
 	for _, tt := range tests {
 		s := section.New(section.Spec[map[string]any]{Key: "k", Title: "K", Body: "{{" + tt.expr + "}}"})

@@ -31,3 +31,15 @@ func BenchmarkTemplateBody(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTemplateSmall executes a short body that compares: the fixed
+// cost of an execution that charges a Work.
+func BenchmarkTemplateSmall(b *testing.B) {
+	type P struct{ N int }
+	s := section.New(section.Spec[P]{Key: "k", Title: "K", Body: `{{if eq .N 3}}three{{else}}{{.N}}{{end}}`})
+	for b.Loop() {
+		if got, _ := s.Body(P{3}); got != "three" {
+			b.Fatalf("got %q", got)
+		}
+	}
+}

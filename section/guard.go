@@ -3,6 +3,7 @@ package section
 import (
 	"fmt"
 	"reflect"
+	"sync"
 	"text/template"
 	"text/template/parse"
 )
@@ -24,6 +25,14 @@ type guarded struct {
 	t       *template.Template
 	charged bool
 	own     template.FuncMap // the bounded functions the template's Funcs leave it
+	copies  sync.Pool        // of *charging, for executions that charge a Work
+}
+
+// charging is a copy of a guarded template whose functions charge via,
+// a Work pointed at the Work of the one execution using the copy.
+type charging struct {
+	t   *template.Template
+	via *Work
 }
 
 // guard puts the bounds on t, parsed with boundedFuncs and then funcs: a
@@ -129,25 +138,46 @@ func prependStep(list *parse.ListNode, step string, pos parse.Pos) {
 // execute runs the template with dot into b, charging w (or a Work of its
 // own when w is nil) for what it writes and, when it loops, calls
 // templates or builds strings, for that: on a copy whose functions charge
-// w, so that executions at once charge their own Work.
+// w, so that executions at once charge their own Work. Copies are kept
+// for later executions, one execution at a time each: making one costs
+// more than most executions.
 func (g *guarded) execute(w *Work, b *boundedBuilder, dot any) error {
 	w = w.orNew()
 	t := g.t
 	if g.charged {
-		c, err := t.Clone()
-		if err != nil {
-			return err
-		}
-		funcs := template.FuncMap{}
-		for name, f := range workFuncs(w) {
-			if _, ok := g.own[name]; ok {
-				funcs[name] = f
+		c, _ := g.copies.Get().(*charging)
+		if c == nil {
+			var err error
+			if c, err = g.copy(); err != nil {
+				return err
 			}
 		}
-		t = c.Funcs(funcs)
+		c.via.to = w
+		defer func() {
+			c.via.to = nil
+			g.copies.Put(c)
+		}()
+		t = c.t
 	}
 	b.work = w
 	return sayStep(t.Execute(b, dot))
+}
+
+// copy makes a copy of the template whose functions charge a Work of its
+// own, to be pointed at an execution's.
+func (g *guarded) copy() (*charging, error) {
+	c, err := g.t.Clone()
+	if err != nil {
+		return nil, err
+	}
+	via := &Work{}
+	funcs := template.FuncMap{}
+	for name, f := range workFuncs(via) {
+		if _, ok := g.own[name]; ok {
+			funcs[name] = f
+		}
+	}
+	return &charging{t: c.Funcs(funcs), via: via}, nil
 }
 
 // sprint is fmt.Sprint (fmt.Sprintln when ln), refused before it is built

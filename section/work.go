@@ -46,6 +46,10 @@ var (
 type Work struct {
 	steps atomic.Int64 // steps left
 	bytes atomic.Int64 // bytes left
+	// to, when set, is the Work charged instead: a template's copy keeps
+	// functions bound to a Work of its own, pointed at the execution's
+	// for the time it runs (see guarded.execute).
+	to *Work
 }
 
 // NewWork returns the work one render may do.
@@ -66,6 +70,9 @@ func (w *Work) orNew() *Work {
 
 // step takes one step.
 func (w *Work) step() error {
+	if w != nil && w.to != nil {
+		w = w.to
+	}
 	if w != nil && w.steps.Add(-1) < 0 {
 		return fmt.Errorf("%w: more than %d in one render, all templates together; loop over fewer items, or give the text in the params", ErrTooManySteps, maxSteps)
 	}
@@ -74,6 +81,9 @@ func (w *Work) step() error {
 
 // move takes n bytes.
 func (w *Work) move(n int) error {
+	if w != nil && w.to != nil {
+		w = w.to
+	}
 	if w != nil && w.bytes.Add(-int64(n)) < 0 {
 		return fmt.Errorf("%w: the templates wrote, and their print, printf, println, html, js and urlquery read and made, more than %d bytes in one render, all templates together; build less text in loops, or give it in the params", ErrTooMuchText, maxBytes)
 	}

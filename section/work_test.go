@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/unfold-dev/unfold/section"
@@ -153,6 +154,39 @@ func TestBuiltinsRefuseBeforeBuilding(t *testing.T) {
 		text, err := s.Body(p)
 		if err != nil || want > 0 && strings.TrimSpace(text) != fmt.Sprint(want) && len(text) != want {
 			t.Errorf("%.60s: got %.60q (%d bytes), %v; want %d", body, text, len(text), err, want)
+		}
+	}
+}
+
+// TestWorkAtOnce: executions of one section at once, each with a Work of
+// its own, each charge their own: every one runs as many times as one
+// alone does before its Work runs out.
+func TestWorkAtOnce(t *testing.T) {
+	defer section.SetMaxSteps(10_000)()
+	s := section.New(section.Spec[section.None]{Key: "s", Title: "S", Body: "{{range 999}}{{end}}x"})
+	runs := func() int {
+		w := section.NewWork()
+		n := 0
+		for {
+			if _, err := s.BodyWith(w, nil); err != nil {
+				return n
+			}
+			n++
+		}
+	}
+	alone := runs()
+	if alone == 0 {
+		t.Fatal("no run alone")
+	}
+	got := make([]int, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i] = runs() })
+	}
+	wg.Wait()
+	for i, n := range got {
+		if n != alone {
+			t.Errorf("execution %d: %d runs, want %d as alone", i, n, alone)
 		}
 	}
 }

@@ -273,7 +273,7 @@ func (h *httpHandler) admit(w http.ResponseWriter, r *http.Request, msgs []jsonr
 		if !isReq || !req.IsCall() {
 			continue
 		}
-		t, ok, err := f.admit(req.Method, requestCost(req.Method, len(req.Params)))
+		t, ok, err := f.admit(req.Method, requestCost(req.Method, req.Params, len(req.Params)))
 		if !ok {
 			release()
 			why := "server busy: " + f.full() + "; send it again once answers came"

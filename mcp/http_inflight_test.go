@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/mcp"
 	"github.com/unfold-dev/unfold/orchestrator"
@@ -157,5 +159,40 @@ func TestHTTPSessionlessRequestsCapped(t *testing.T) {
 	dup := strings.TrimSuffix(initializeBody, "}") + `,"METHOD":"x"}`
 	if status, _, body := post(t.Context(), t, hs.URL, "", dup); status != http.StatusServiceUnavailable {
 		t.Errorf("a third session, its body with a METHOD key: got %d %q, want 503", status, body)
+	}
+}
+
+// TestHTTPParallelScreenReads: a Go SDK client reading a screen from six
+// goroutines at once, with the default bounds, is served every time: a
+// screen's read is estimated as small, not as a context file.
+func TestHTTPParallelScreenReads(t *testing.T) {
+	s, err := mcp.New(bashFactory(t, t.TempDir()), mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	hs := httptest.NewServer(s.Handler(mcp.HTTPOptions{}))
+	t.Cleanup(hs.Close)
+	c := connect(t, &sdk.StreamableClientTransport{Endpoint: hs.URL})
+	uri := mcp.ScreenURIPrefix + "bash"
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed []error
+	)
+	for range 6 {
+		wg.Go(func() {
+			for range 30 {
+				if _, err := c.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri}); err != nil {
+					mu.Lock()
+					failed = append(failed, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(failed) > 0 {
+		t.Errorf("%d of 180 reads of %s failed; the first: %v", len(failed), uri, failed[0])
 	}
 }

@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -35,24 +37,39 @@ const (
 	// toolReplyBytes is for a tool call: environments cut their output
 	// to the output budget, and the gateway cuts upstream results to it.
 	toolReplyBytes = 1 << 20
-	// smallReplyBytes is for any other request: lists, ping.
+	// smallReplyBytes is for any other request: lists, ping, and a
+	// screen's resource (a screen is cut to 64 KiB).
 	smallReplyBytes = 64 << 10
 	// requestCopies is how many times a request's bytes are held while
 	// it runs: the line, the decoded message, the decoded arguments.
 	requestCopies = 5
 )
 
-// requestCost estimates the bytes a request of n bytes holds until its
-// answer is written.
-func requestCost(method string, n int) int64 {
+// requestCost estimates the bytes a request of n bytes, with params,
+// holds until its answer is written. A resource read is estimated by what
+// it reads: a screen is small, anything else may be a context file.
+func requestCost(method string, params json.RawMessage, n int) int64 {
 	reply := int64(smallReplyBytes)
 	switch method {
-	case "resources/read", "prompts/get":
+	case "resources/read":
+		if !readsScreen(params) {
+			reply = bigReplyBytes
+		}
+	case "prompts/get":
 		reply = bigReplyBytes
 	case "tools/call":
 		reply = toolReplyBytes
 	}
 	return int64(requestCopies)*int64(n) + reply
+}
+
+// readsScreen reports whether the params of a resources/read name a
+// screen's resource.
+func readsScreen(params json.RawMessage) bool {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	return json.Unmarshal(params, &p) == nil && strings.HasPrefix(p.URI, ScreenURIPrefix)
 }
 
 // isListen reports whether method is the long-lived subscriptions/listen

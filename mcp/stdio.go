@@ -30,7 +30,8 @@ const DefaultMaxFrameBytes = 16 << 20
 //
 // Reading applies back-pressure to requests: once MaxInFlight requests
 // were read whose answers are not written yet, or they hold an estimated
-// MaxInFlightBytes (a resource read counts as the largest context file),
+// MaxInFlightBytes (a resource read other than a screen's counts as the
+// largest context file),
 // the next request waits until one is answered. Meanwhile notifications
 // (cancellations), answers to the server's requests and the end of input
 // are still read and handed on, so a client can always cancel and close;
@@ -212,7 +213,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.rejectID(req.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %v is already used by a request in flight; give each request an id of its own", req.ID.Raw()))
 			continue
 		}
-		cost := requestCost(req.Method, len(f.line))
+		cost := requestCost(req.Method, req.Params, len(f.line))
 		if len(c.queue) == 0 && c.take(req, cost) {
 			return req, nil
 		}

@@ -262,31 +262,29 @@ func (h *httpHandler) admit(w http.ResponseWriter, r *http.Request, msgs []jsonr
 	if f == nil {
 		return func() {}, true
 	}
-	var taken []ticket
-	release = func() {
+	var calls []call
+	for _, m := range msgs {
+		if req, isReq := m.(*jsonrpc.Request); isReq && req.IsCall() {
+			calls = append(calls, call{req.Method, requestCost(req.Method, req.Params, len(req.Params))})
+		}
+	}
+	// Nothing of the batch was taken when it is refused, so what full
+	// says is what is in flight besides it.
+	taken, ok, err := f.admitAll(calls)
+	if !ok {
+		why := "server busy: " + f.full() + "; send it again once answers came"
+		if err != nil {
+			why = "server busy: " + err.Error()
+		}
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, why, http.StatusTooManyRequests)
+		return nil, false
+	}
+	return func() {
 		for _, t := range taken {
 			f.release(t)
 		}
-	}
-	for _, m := range msgs {
-		req, isReq := m.(*jsonrpc.Request)
-		if !isReq || !req.IsCall() {
-			continue
-		}
-		t, ok, err := f.admit(req.Method, requestCost(req.Method, req.Params, len(req.Params)))
-		if !ok {
-			release()
-			why := "server busy: " + f.full() + "; send it again once answers came"
-			if err != nil {
-				why = "server busy: " + err.Error()
-			}
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, why, http.StatusTooManyRequests)
-			return nil, false
-		}
-		taken = append(taken, t)
-	}
-	return release, true
+	}, true
 }
 
 // reserve takes a place for a new session, reporting whether there was

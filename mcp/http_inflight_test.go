@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +23,12 @@ import (
 // returning the status, the session header of the answer and its body.
 func post(ctx context.Context, t *testing.T, url, session, body string) (int, string, string) {
 	t.Helper()
+	return postVersion(ctx, t, url, session, "2025-06-18", body)
+}
+
+// postVersion is post with the protocol version of session.
+func postVersion(ctx context.Context, t *testing.T, url, session, version, body string) (int, string, string) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +37,7 @@ func post(ctx context.Context, t *testing.T, url, session, body string) (int, st
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		req.Header.Set("Mcp-Protocol-Version", version)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -195,4 +202,64 @@ func TestHTTPParallelScreenReads(t *testing.T) {
 	if len(failed) > 0 {
 		t.Errorf("%d of 180 reads of %s failed; the first: %v", len(failed), uri, failed[0])
 	}
+}
+
+// TestHTTPBatchOverBound: a batch (protocol 2025-03-26) whose requests
+// together pass the bound on bytes in flight is served when nothing else
+// is in flight, as one request alone is; while a call runs it gets 429
+// saying what is in flight, and is served again once the call ended.
+func TestHTTPBatchOverBound(t *testing.T) {
+	s, err := mcp.New(bashFactory(t, t.TempDir()), mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	hs := httptest.NewServer(s.Handler(mcp.HTTPOptions{}))
+	t.Cleanup(hs.Close)
+	const version = "2025-03-26"
+	status, session, body := post(t.Context(), t, hs.URL, "", strings.Replace(initializeBody, "2025-06-18", version, 1))
+	if status != http.StatusOK || session == "" {
+		t.Fatalf("initialize: got %d %q", status, body)
+	}
+	postVersion(t.Context(), t, hs.URL, session, version, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	// Three reads that may each be a context file: more than the 256 MB
+	// the session allows.
+	var reads []string
+	for id := range 3 {
+		reads = append(reads, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"unfold://context/nothing.md"}}`, id+1))
+	}
+	batch := "[" + strings.Join(reads, ",") + "]"
+	batchUntil := func(want int, what string) string {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			status, _, got := postVersion(t.Context(), t, hs.URL, session, version, batch)
+			if status == want {
+				return got
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: got %d %q, want %d", what, status, got, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	status, _, body = postVersion(t.Context(), t, hs.URL, session, version, batch)
+	if status != http.StatusOK || strings.Count(body, `"id":`) != 3 {
+		t.Fatalf("the batch alone: got %d %q, want its three answers", status, body)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		postVersion(ctx, t, hs.URL, session, version, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 30","timeout":60}}}`)
+	}()
+	body = batchUntil(http.StatusTooManyRequests, "while a call runs")
+	if !strings.Contains(body, "server busy: 1 requests are in flight") {
+		t.Errorf("got %q, want it to say the call is in flight", body)
+	}
+	cancel()
+	<-done
+	batchUntil(http.StatusOK, "after the call ended")
 }

@@ -117,21 +117,53 @@ var errListens = fmt.Errorf("%d subscriptions/listen requests are open, the most
 // admit takes room for a request of method and cost, reporting whether
 // there was room. A listen past maxListens is refused with errListens.
 func (f *inFlight) admit(method string, cost int64) (ticket, bool, error) {
+	taken, ok, err := f.admitAll([]call{{method, cost}})
+	if !ok {
+		return ticket{}, false, err
+	}
+	return taken[0], true, nil
+}
+
+// call is a request to admit: its method and estimated cost.
+type call struct {
+	method string
+	cost   int64
+}
+
+// admitAll takes room for calls as one unit (an HTTP batch), all of them
+// or none, reporting whether there was room. When no other request is in
+// flight they are admitted whatever their count and cost, as one request
+// alone is. Listens past maxListens are refused with errListens.
+func (f *inFlight) admitAll(calls []call) ([]ticket, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if isListen(method) {
-		if f.listens >= maxListens {
-			return ticket{}, false, errListens
+	n, listens, bytes := 0, 0, int64(0)
+	for _, c := range calls {
+		if isListen(c.method) {
+			listens++
+			continue
 		}
-		f.listens++
-		return ticket{listen: true}, true, nil
+		n++
+		bytes += c.cost
 	}
-	if f.calls > 0 && (f.calls >= f.maxCalls || f.bytes+cost > f.maxBytes) {
-		return ticket{}, false, nil
+	if listens > 0 && f.listens+listens > maxListens {
+		return nil, false, errListens
 	}
-	f.calls++
-	f.bytes += cost
-	return ticket{cost: cost}, true, nil
+	if n > 0 && f.calls > 0 && (f.calls+n > f.maxCalls || f.bytes+bytes > f.maxBytes) {
+		return nil, false, nil
+	}
+	taken := make([]ticket, 0, len(calls))
+	for _, c := range calls {
+		if isListen(c.method) {
+			f.listens++
+			taken = append(taken, ticket{listen: true})
+			continue
+		}
+		f.calls++
+		f.bytes += c.cost
+		taken = append(taken, ticket{cost: c.cost})
+	}
+	return taken, true, nil
 }
 
 // release gives back what t took and wakes a request that waits.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -191,4 +193,23 @@ func TestStdioByteBound(t *testing.T) {
 	c.expect(1, "error context canceled")
 	c.expect(2, `"result":{}`)
 	c.expect(3, `"result":{}`)
+}
+
+// TestStdioCancelWaiting: a request the client cancels while it waits for
+// room in flight is answered as cancelled at once and never runs, even
+// once there is room.
+func TestStdioCancelWaiting(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	c := startLines(t, mcp.StdioTransport{MaxInFlight: 1})
+	c.bash(1, "sleep 2")
+	c.bash(2, "touch "+marker+"; echo ran") // waits for room
+	c.cancel(2)
+	c.expect(2, "error context canceled: the client cancelled the request while it waited for room in flight; it did not run")
+	c.expect(1, `"success":true`)
+	// With one request in flight at most, 2 would run before this ping.
+	c.ping(3)
+	c.expect(3, `"result":{}`)
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("request 2 ran after it was cancelled (its marker file exists)")
+	}
 }

@@ -31,17 +31,19 @@ const DefaultMaxFrameBytes = 16 << 20
 // Reading applies back-pressure to requests: once MaxInFlight requests
 // were read whose answers are not written yet, or they hold an estimated
 // MaxInFlightBytes (a resource read other than a screen's counts as the
-// largest context file),
-// the next request waits until one is answered. Meanwhile notifications
-// (cancellations), answers to the server's requests and the end of input
-// are still read and handed on, so a client can always cancel and close;
-// up to MaxInFlight requests, of at most MaxFrameBytes in all, wait so;
-// one more is answered at once with an error saying the server is busy. A client that sends requests and stops reading the
-// answers thus fills the pipe and waits, instead of making the server
-// queue without bound. subscriptions/listen requests, answered only when
-// cancelled, are not counted; at most 16 may be open. A request whose id
-// is that of a request in flight is answered with an invalid-request
-// error (the SDK would drop it unanswered).
+// largest context file), the next request waits until one is answered.
+// Meanwhile notifications (cancellations), answers to the server's
+// requests and the end of input are still read and handed on, so a client
+// can always cancel and close; a request cancelled while it waits is
+// answered as cancelled at once and never runs. Up to MaxInFlight
+// requests, of at most MaxFrameBytes in all, wait so; one more is answered
+// at once with an error saying the server is busy. A client that sends
+// requests and stops reading the answers thus fills the pipe and waits,
+// instead of making the server queue without bound.
+// subscriptions/listen requests, answered only when cancelled, are not
+// counted and never wait: at most 16 may be open, and one more is refused
+// at once. A request whose id is that of a request in flight is answered
+// with an invalid-request error (the SDK would drop it unanswered).
 type StdioTransport struct {
 	Reader io.ReadCloser
 	Writer io.WriteCloser
@@ -107,9 +109,6 @@ type stdioConn struct {
 	queue  []waiter
 	queued int
 
-	// refused is why take last refused a request for good; Read's.
-	refused error
-
 	// tmu guards tickets, the requests Read returned whose responses
 	// Write has not started to write, by id. An id leaves tickets before
 	// its response goes out, since the client may use it again once it
@@ -174,10 +173,17 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		var room <-chan struct{}
 		if len(c.queue) > 0 {
-			if w := c.queue[0]; c.take(w.req, w.cost) {
-				c.queue = slices.Delete(c.queue, 0, 1)
-				c.queued -= w.size
+			w := c.queue[0]
+			ok, err := c.take(w.req, w.cost)
+			switch {
+			case ok:
+				c.dequeue(0)
 				return w.req, nil
+			case err != nil:
+				// Refused for good: it must not hold the others back.
+				c.dequeue(0)
+				c.rejectID(w.req.ID, codeServerBusy, "server busy: "+err.Error())
+				continue
 			}
 			room = c.flight.room
 		}
@@ -206,7 +212,13 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		req, ok := msg.(*jsonrpc.Request)
-		if !ok || !req.IsCall() {
+		if !ok {
+			return msg, nil
+		}
+		if !req.IsCall() {
+			if req.Method == "notifications/cancelled" {
+				c.cancelQueued(req.Params)
+			}
 			return msg, nil
 		}
 		if c.inUse(req.ID) {
@@ -214,14 +226,17 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		cost := requestCost(req.Method, req.Params, len(f.line))
-		if len(c.queue) == 0 && c.take(req, cost) {
-			return req, nil
-		}
-		if c.refused != nil {
-			err := c.refused
-			c.refused = nil
-			c.rejectID(req.ID, codeServerBusy, "server busy: "+err.Error())
-			continue
+		// A listen is not counted with the others, so it never waits
+		// behind them: it is admitted or refused at once.
+		if len(c.queue) == 0 || isListen(req.Method) {
+			ok, err := c.take(req, cost)
+			if ok {
+				return req, nil
+			}
+			if err != nil {
+				c.rejectID(req.ID, codeServerBusy, "server busy: "+err.Error())
+				continue
+			}
 		}
 		if len(c.queue) > 0 && (len(c.queue) >= c.flight.maxCalls || c.queued+len(f.line) > c.limit) {
 			c.rejectID(req.ID, codeServerBusy, fmt.Sprintf("server busy: %s, and %d more wait for room; send it again once answers came", c.flight.full(), len(c.queue)))
@@ -239,22 +254,49 @@ type waiter struct {
 	size int   // the bytes of its line
 }
 
-// take admits req in flight, reporting whether there was room; a request
-// refused for good (a listen past the limit) leaves its reason in
-// c.refused.
-func (c *stdioConn) take(req *jsonrpc.Request, cost int64) bool {
+// take admits req in flight, reporting whether there was room, or why
+// req is refused for good (a listen past the limit).
+func (c *stdioConn) take(req *jsonrpc.Request, cost int64) (bool, error) {
 	t, ok, err := c.flight.admit(req.Method, cost)
-	if err != nil {
-		c.refused = err
-		return false
-	}
 	if !ok {
-		return false
+		return false, err
 	}
 	c.tmu.Lock()
 	c.tickets[req.ID] = t
 	c.tmu.Unlock()
-	return true
+	return true, nil
+}
+
+// dequeue removes the i-th waiter.
+func (c *stdioConn) dequeue(i int) {
+	c.queued -= c.queue[i].size
+	c.queue = slices.Delete(c.queue, i, i+1)
+}
+
+// codeCancelled is the JSON-RPC error code of a request the client
+// cancelled before it ran (as LSP's RequestCancelled).
+const codeCancelled = -32800
+
+// cancelQueued answers the waiting request that the params of a
+// notifications/cancelled name, and drops it: the SDK, which has not seen
+// it yet, would ignore the cancellation and run it later.
+func (c *stdioConn) cancelQueued(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil || !id.IsValid() {
+		return
+	}
+	i := slices.IndexFunc(c.queue, func(w waiter) bool { return w.req.ID == id })
+	if i < 0 {
+		return
+	}
+	c.dequeue(i)
+	c.rejectID(id, codeCancelled, "context canceled: the client cancelled the request while it waited for room in flight; it did not run")
 }
 
 // inUse reports whether id is that of a request in flight or waiting.

@@ -53,13 +53,7 @@ func postVersion(ctx context.Context, t *testing.T, url, session, version, body 
 // gets 429 with a message saying why, and once the call ended the same
 // request is served.
 func TestHTTPByteBound(t *testing.T) {
-	s, err := mcp.New(bashFactory(t, t.TempDir()), mcp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	hs := httptest.NewServer(s.Handler(mcp.HTTPOptions{MaxInFlightBytes: 1}))
-	t.Cleanup(hs.Close)
+	hs := serveBashHTTP(t, mcp.HTTPOptions{MaxInFlightBytes: 1})
 	status, session, body := post(t.Context(), t, hs.URL, "", initializeBody)
 	if status != http.StatusOK || session == "" {
 		t.Fatalf("initialize: got %d %q", status, body)
@@ -93,9 +87,15 @@ func TestHTTPByteBound(t *testing.T) {
 // body. The deadline only guards against hanging.
 func postUntil(t *testing.T, url, session, body string, want int, what string) string {
 	t.Helper()
+	return postVersionUntil(t, url, session, "2025-06-18", body, want, what)
+}
+
+// postVersionUntil is postUntil with the protocol version of session.
+func postVersionUntil(t *testing.T, url, session, version, body string, want int, what string) string {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		status, _, got := post(t.Context(), t, url, session, body)
+		status, _, got := postVersion(t.Context(), t, url, session, version, body)
 		if status == want {
 			return got
 		}
@@ -173,13 +173,7 @@ func TestHTTPSessionlessRequestsCapped(t *testing.T) {
 // goroutines at once, with the default bounds, is served every time: a
 // screen's read is estimated as small, not as a context file.
 func TestHTTPParallelScreenReads(t *testing.T) {
-	s, err := mcp.New(bashFactory(t, t.TempDir()), mcp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	hs := httptest.NewServer(s.Handler(mcp.HTTPOptions{}))
-	t.Cleanup(hs.Close)
+	hs := serveBashHTTP(t, mcp.HTTPOptions{})
 	c := connect(t, &sdk.StreamableClientTransport{Endpoint: hs.URL})
 	uri := mcp.ScreenURIPrefix + "bash"
 	var (
@@ -209,13 +203,7 @@ func TestHTTPParallelScreenReads(t *testing.T) {
 // is in flight, as one request alone is; while a call runs it gets 429
 // saying what is in flight, and is served again once the call ended.
 func TestHTTPBatchOverBound(t *testing.T) {
-	s, err := mcp.New(bashFactory(t, t.TempDir()), mcp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	hs := httptest.NewServer(s.Handler(mcp.HTTPOptions{}))
-	t.Cleanup(hs.Close)
+	hs := serveBashHTTP(t, mcp.HTTPOptions{})
 	const version = "2025-03-26"
 	status, session, body := post(t.Context(), t, hs.URL, "", strings.Replace(initializeBody, "2025-06-18", version, 1))
 	if status != http.StatusOK || session == "" {
@@ -230,20 +218,6 @@ func TestHTTPBatchOverBound(t *testing.T) {
 		reads = append(reads, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":"unfold://context/nothing.md"}}`, id+1))
 	}
 	batch := "[" + strings.Join(reads, ",") + "]"
-	batchUntil := func(want int, what string) string {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			status, _, got := postVersion(t.Context(), t, hs.URL, session, version, batch)
-			if status == want {
-				return got
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: got %d %q, want %d", what, status, got, want)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
 	status, _, body = postVersion(t.Context(), t, hs.URL, session, version, batch)
 	if status != http.StatusOK || strings.Count(body, `"id":`) != 3 {
 		t.Fatalf("the batch alone: got %d %q, want its three answers", status, body)
@@ -255,11 +229,25 @@ func TestHTTPBatchOverBound(t *testing.T) {
 		defer close(done)
 		postVersion(ctx, t, hs.URL, session, version, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 30","timeout":60}}}`)
 	}()
-	body = batchUntil(http.StatusTooManyRequests, "while a call runs")
+	body = postVersionUntil(t, hs.URL, session, version, batch, http.StatusTooManyRequests, "while a call runs")
 	if !strings.Contains(body, "server busy: 1 requests are in flight") {
 		t.Errorf("got %q, want it to say the call is in flight", body)
 	}
 	cancel()
 	<-done
-	batchUntil(http.StatusOK, "after the call ended")
+	postVersionUntil(t, hs.URL, session, version, batch, http.StatusOK, "after the call ended")
+}
+
+// serveBashHTTP serves sessions with a real bash each over HTTP on
+// 127.0.0.1, with opts.
+func serveBashHTTP(t *testing.T, opts mcp.HTTPOptions) *httptest.Server {
+	t.Helper()
+	s, err := mcp.New(bashFactory(t, t.TempDir()), mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	hs := httptest.NewServer(s.Handler(opts))
+	t.Cleanup(hs.Close)
+	return hs
 }

@@ -119,13 +119,14 @@
 // or one past its size limit, with a JSON-RPC error and goes on: the
 // session keeps its state ([DefaultMaxFrameBytes] by default). Requests
 // wait while [DefaultMaxInFlight] of them, or an estimated
-// [DefaultMaxInFlightBytes] (a resource read counts as the largest context
-// file), wait for their answers to be written, and past as many waiting
-// the server answers "server busy"; so neither a client that stops reading
-// nor one that asks for many large answers at once can make the server's
-// memory grow without bound. Cancellations and the end of input are read
-// all the while. A request that reuses the id of one in flight is refused
-// with an invalid-request error.
+// [DefaultMaxInFlightBytes] (a resource read other than a screen's counts
+// as the largest context file), wait for their answers to be written, and
+// past as many waiting the server answers "server busy"; so neither a
+// client that stops reading nor one that asks for many large answers at
+// once can make the server's memory grow without bound. Cancellations and
+// the end of input are read all the while; a request cancelled while it
+// waits is answered and never runs. A request that reuses the id of one in
+// flight is refused with an invalid-request error.
 // [Server.Handler] serves streamable HTTP: request bodies have a size limit
 // and a read timeout ([DefaultMaxBodyBytes], [DefaultBodyTimeout]), a
 // session idle for [HTTPOptions].SessionTimeout ([DefaultSessionTimeout])

@@ -50,7 +50,8 @@ type HTTPOptions struct {
 	// being answered and the memory they hold as estimated (see
 	// [StdioTransport]; 0: DefaultMaxInFlight, DefaultMaxInFlightBytes).
 	// A POST whose requests would pass a bound gets 429 Too Many
-	// Requests until answers came.
+	// Requests until answers came; a batch's requests are admitted
+	// together, and when nothing else is in flight whatever their size.
 	MaxInFlight      int
 	MaxInFlightBytes int64
 }

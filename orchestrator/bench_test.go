@@ -14,8 +14,16 @@ import (
 	"github.com/unfold-dev/unfold/session"
 )
 
-// trivialEnv costs nothing: a fixed response and a fixed screen.
+// trivialEnv costs nothing: a fixed response and a fixed screen, drawn
+// apart from the caller as the screens of environments that do not say
+// they are quick are.
 type trivialEnv struct{ screen envs.Screen }
+
+// quickEnv is a trivialEnv whose screen is drawn by the caller, as the
+// built-in environments' are.
+type quickEnv struct{ trivialEnv }
+
+func (quickEnv) QuickScreen() {}
 
 func (e *trivialEnv) Execute(context.Context, string) (envs.Response, error) {
 	return envs.Response{Output: "ok", Success: true}, nil
@@ -24,9 +32,18 @@ func (e *trivialEnv) Execute(context.Context, string) (envs.Response, error) {
 func (e *trivialEnv) Screen() (envs.Screen, error) { return e.screen, nil }
 
 func fiveTrivial(b *testing.B, opts ...Option) *Orchestrator {
+	return five(b, true, opts...)
+}
+
+// five registers five trivial environments, quick ones or not.
+func five(b *testing.B, quick bool, opts ...Option) *Orchestrator {
 	o := mustNew(b, opts...)
 	for i := range 5 {
-		e := &trivialEnv{screen: envs.Screen{Content: fmt.Sprintf("Environment %d\nstate: ready\nCommands:\n  run <x> - run x\n  stop - stop", i)}}
+		t := trivialEnv{screen: envs.Screen{Content: fmt.Sprintf("Environment %d\nstate: ready\nCommands:\n  run <x> - run x\n  stop - stop", i)}}
+		var e envs.Env = &t
+		if quick {
+			e = &quickEnv{t}
+		}
 		if err := o.Register(fmt.Sprintf("env%d", i), e); err != nil {
 			b.Fatal(err)
 		}
@@ -35,7 +52,8 @@ func fiveTrivial(b *testing.B, opts ...Option) *Orchestrator {
 }
 
 // BenchmarkExecute is one round trip through Execute plus screen collection
-// with five environments of trivial cost.
+// with five environments of trivial cost, quick ones (as the built-in
+// environments are) unless their screens are handed off.
 func BenchmarkExecute(b *testing.B) {
 	b.Run("no session", func(b *testing.B) {
 		o := fiveTrivial(b)
@@ -47,6 +65,14 @@ func BenchmarkExecute(b *testing.B) {
 	})
 	b.Run("with session", func(b *testing.B) {
 		o := fiveTrivial(b, WithSession(session.New()))
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			o.Execute(ctx, "env2", "run x")
+		}
+	})
+	b.Run("screens handed off", func(b *testing.B) {
+		o := five(b, false)
 		ctx := context.Background()
 		b.ReportAllocs()
 		for b.Loop() {

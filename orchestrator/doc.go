@@ -7,10 +7,14 @@
 //
 // An [Orchestrator] holds [envs.Env] values registered under identifier
 // names. [Orchestrator.Execute] runs one command and collects every screen
-// afterwards, drawn so that a slow one holds no other, and waited for until
-// the command's time limit (at least a quarter of a second, at most five):
-// an environment that has not drawn its screen by then shows the last one
-// it drew, under a line saying so:
+// afterwards. A screen that never blocks ([QuickScreener]: the built-in
+// environments') is drawn by the caller; the others are drawn so that a
+// slow one holds no other, and waited for until the command's time limit
+// (at least a quarter of a second, at most five): an environment that has
+// not drawn its screen by then shows the last one it drew, under a line
+// saying so. A drawing under way since before the command ended (for
+// another command's response) is waited for and done again, so that the
+// screen after a command is never one read before it:
 //
 //	o, err := orchestrator.New(orchestrator.WithSession(sess))
 //	err = o.Register("timer", timer)

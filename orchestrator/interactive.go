@@ -33,6 +33,9 @@ func (u *unavailableInteractive) Screen() (envs.Screen, error) {
 	return envs.Screen{Content: u.spec.Description + "\n(not available in this build: interactive environments cannot be started yet)"}, nil
 }
 
+// QuickScreen marks the screen as one that never blocks: it is fixed text.
+func (u *unavailableInteractive) QuickScreen() {}
+
 func (u *unavailableInteractive) Summary() string {
 	return u.spec.Description + " (not available)"
 }

@@ -86,7 +86,8 @@ type entry struct {
 	running string
 	used    bool // a command was sent to it
 
-	shot shot // its screen as last drawn for the agent
+	shot  shot // its screen as last drawn for the agent
+	quick bool // env is a QuickScreener: its screen is drawn by the caller
 
 	toolOnce sync.Once // makes tool, the environment's command tool, once
 	tool     *tools.Tool
@@ -284,6 +285,7 @@ func (o *Orchestrator) register(name string, env envs.Env, spec string, opts ...
 
 // add registers e, under o.mu.
 func (o *Orchestrator) add(e *entry) {
+	_, e.quick = e.env.(QuickScreener)
 	if le, ok := e.env.(envs.LimitedExecutor); ok {
 		e.exec = le
 	} else {

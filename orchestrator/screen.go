@@ -43,9 +43,10 @@ const (
 // MaxLines, plus the orchestrator's own screen ([ScreenName]) when spec files
 // failed to load. An environment whose Screen fails or panics gets a screen
 // reporting the failure instead; the others are unaffected. The screens
-// are drawn apart from the caller, a slow one holding no other, and
-// waited for 5 seconds at most: an environment that has not drawn its
-// screen by then gets the last one it drew, marked as such.
+// of [QuickScreener]s are drawn by the caller; the others apart from it, a
+// slow one holding no other, and waited for 5 seconds at most: an
+// environment that has not drawn its screen by then gets the last one it
+// drew, marked as such.
 func (o *Orchestrator) Screens() map[string]envs.Screen {
 	return o.screensBy(time.Now().Add(screenWait))
 }
@@ -68,21 +69,48 @@ func (o *Orchestrator) screensAfter(ctx context.Context, cmd Command) map[string
 	return o.screensBy(deadline)
 }
 
-// screensBy is Screens with the wait ending at deadline.
+// screensBy is Screens with the wait ending at deadline. A screen it
+// returns unmarked began to be drawn after the call did: a drawing under
+// way from before is waited for and then started again.
 func (o *Orchestrator) screensBy(deadline time.Time) map[string]envs.Screen {
+	after := time.Now()
 	o.mu.RLock()
 	list := make([]*entry, 0, len(o.names))
+	quick := true
 	for _, n := range o.names {
-		list = append(list, o.envs[n])
+		e := o.envs[n]
+		list = append(list, e)
+		quick = quick && e.quick
 	}
 	loadErrs := o.loadErrs
 	o.mu.RUnlock()
 	out := make(map[string]envs.Screen, len(list)+1)
+	if quick {
+		for _, e := range list {
+			out[e.name] = o.screen(e)
+		}
+	} else {
+		o.drawApart(list, after, deadline, out)
+	}
+	if len(loadErrs) > 0 {
+		out[ScreenName] = o.fit(envs.Screen{Content: loadErrorScreen(loadErrs)})
+	}
+	return out
+}
+
+// drawApart puts in out the screens of list: the quick ones ([QuickScreener])
+// drawn by the caller, the others apart from it and waited for until
+// deadline, each one begun after the time after.
+func (o *Orchestrator) drawApart(list []*entry, after, deadline time.Time, out map[string]envs.Screen) {
 	shots := make([]<-chan struct{}, len(list))
-	var todo []*entry // the screens this call draws
+	again := make([]bool, len(list)) // the drawing waited for began before after
+	var todo []*entry                // the screens this call draws
 	for i, e := range list {
+		if e.quick {
+			continue
+		}
 		var mine bool
-		if shots[i], mine = e.shot.begin(); mine {
+		if shots[i], mine, again[i] = e.shot.begin(after); mine {
 			todo = append(todo, e)
 		}
 	}
@@ -107,6 +135,11 @@ func (o *Orchestrator) screensBy(deadline time.Time) map[string]envs.Screen {
 	if len(todo) > 0 {
 		go draw(true)
 	}
+	for _, e := range list {
+		if e.quick {
+			out[e.name] = o.screen(e)
+		}
+	}
 	handedOut := len(todo) <= 1
 	wait := time.Until(deadline)
 	if !handedOut {
@@ -116,15 +149,26 @@ func (o *Orchestrator) screensBy(deadline time.Time) map[string]envs.Screen {
 	defer t.Stop()
 	late := false
 	for i, e := range list {
-		drawn := false
-		for !late && !drawn {
+		if e.quick {
+			continue
+		}
+	wait:
+		for !late {
 			select {
 			case <-shots[i]:
-				drawn = true
+				if !again[i] {
+					break wait
+				}
+				// It began before the command ended, so it may show the
+				// state from before: it is drawn again.
+				var mine bool
+				if shots[i], mine, again[i] = e.shot.begin(after); mine {
+					go o.redraw(e)
+				}
 			case <-t.C:
 				if handedOut {
 					late = true
-					continue
+					break
 				}
 				handedOut = true
 				for range len(todo) - int(next.Load()) {
@@ -133,20 +177,12 @@ func (o *Orchestrator) screensBy(deadline time.Time) map[string]envs.Screen {
 				t.Reset(time.Until(deadline))
 			}
 		}
-		if late {
-			select {
-			case <-shots[i]:
-				drawn = true
-			default:
-			}
-		}
-		out[e.name] = e.shot.get(e.name, o, drawn)
+		out[e.name] = e.shot.get(e.name, o, after)
 	}
-	if len(loadErrs) > 0 {
-		out[ScreenName] = o.fit(envs.Screen{Content: loadErrorScreen(loadErrs)})
-	}
-	return out
 }
+
+// redraw draws e's screen, begun by the caller.
+func (o *Orchestrator) redraw(e *entry) { e.shot.finish(o.screen(e)) }
 
 // Screen returns the truncated screen of the environment called name.
 func (o *Orchestrator) Screen(name string) (envs.Screen, bool) {
@@ -192,46 +228,63 @@ func (o *Orchestrator) Preview(name string) (envs.Screen, bool) {
 
 func (o *Orchestrator) screen(e *entry) envs.Screen { return o.draw(e, false) }
 
+// QuickScreener is implemented by environments whose Screen never blocks:
+// it copies state kept under a lock that no command holds for long, and
+// waits for no process, pipe or code of the user's. Their screens
+// are drawn on the caller's goroutine; the others are drawn on goroutines
+// of their own and waited for until the command's deadline, which costs
+// about twice as much per command. QuickScreen is a marker: it is never
+// called. The built-in bash, python, interactive and editor environments
+// are quick; a declarative environment (its State is the user's) and a
+// process environment are not.
+type QuickScreener interface {
+	QuickScreen()
+}
+
 // shot is an environment's screen as drawn for the agent last, and the
 // drawing under way.
 type shot struct {
 	mu      sync.Mutex    // guards the fields below
 	last    envs.Screen   // truncated; valid when at is set
+	from    time.Time     // when the drawing of last began
 	at      time.Time     // when last was drawn
 	pending chan struct{} // closed when the drawing under way ends; nil when none is
+	began   time.Time     // when the drawing under way began
 }
 
 // begin returns the channel closed when the drawing of the screen ends,
-// and whether the caller is to draw it (mine): not when a drawing is under
-// way already, which is waited for rather than started again, so that a
-// Screen call that never returns holds one goroutine, not one per command.
-func (c *shot) begin() (done <-chan struct{}, mine bool) {
+// whether the caller is to draw it (mine), and whether that drawing began
+// before the time after (before), so that the caller waits for it and
+// begins again: a drawing under way is waited for rather than started
+// again, so that a Screen call that never returns holds one goroutine, not
+// one per command.
+func (c *shot) begin(after time.Time) (done <-chan struct{}, mine, before bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pending != nil {
-		return c.pending, false
+		return c.pending, false, c.began.Before(after)
 	}
-	c.pending = make(chan struct{})
-	return c.pending, true
+	c.pending, c.began = make(chan struct{}), time.Now()
+	return c.pending, true, false
 }
 
 // finish ends the drawing begun, with its screen s.
 func (c *shot) finish(s envs.Screen) {
 	c.mu.Lock()
 	done := c.pending
-	c.last, c.at, c.pending = s, time.Now(), nil
+	c.last, c.from, c.at, c.pending = s, c.began, time.Now(), nil
 	c.mu.Unlock()
 	close(done)
 }
 
-// get returns the screen drawn last, saying so unless drawn, the drawing
-// waited for, ended in time.
-func (c *shot) get(name string, o *Orchestrator, drawn bool) envs.Screen {
+// get returns the screen drawn last, saying so unless its drawing began
+// at or after the time after.
+func (c *shot) get(name string, o *Orchestrator, after time.Time) envs.Screen {
 	c.mu.Lock()
-	last, at := c.last, c.at
+	last, from, at := c.last, c.from, c.at
 	c.mu.Unlock()
 	switch {
-	case drawn:
+	case !at.IsZero() && !from.Before(after):
 		return last
 	case at.IsZero():
 		return o.fit(envs.Screen{Content: fmt.Sprintf("[%s did not draw its screen in time; it is shown with a later response.]", name), MaxLines: errorScreenLines})

@@ -2,13 +2,32 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/envs/bash"
+	"github.com/unfold-dev/unfold/envs/editor"
+	"github.com/unfold-dev/unfold/envs/interactive"
+	"github.com/unfold-dev/unfold/envs/python"
 )
+
+// pinger is an environment that answers "pong" to ping at once.
+func pinger(t *testing.T) envs.Env {
+	t.Helper()
+	e, err := envs.NewDeclarative("other", nil, envs.DeclarativeSpec{
+		Description: "answers at once",
+		Commands:    []envs.Command{{Signature: "ping", Description: "Answer pong.", Handler: func(context.Context, string) (string, error) { return "pong", nil }}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
 
 // TestScreensDoNotHoldTheResponse: an environment whose screen waits for
 // its running handler (its State takes the lock the handler holds, as in
@@ -37,13 +56,7 @@ func TestScreensDoNotHoldTheResponse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := envs.NewDeclarative("other", nil, envs.DeclarativeSpec{
-		Description: "answers at once",
-		Commands:    []envs.Command{{Signature: "ping", Description: "Answer pong.", Handler: func(context.Context, string) (string, error) { return "pong", nil }}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := pinger(t)
 	o := mustNew(t)
 	defer o.Close()
 	// tail's screen comes after slow's (names are sorted): it is drawn
@@ -103,3 +116,129 @@ func TestScreensDoNotHoldTheResponse(t *testing.T) {
 		t.Errorf("once the handler is done: got %q, want a fresh screen", got)
 	}
 }
+
+// TestScreenDrawnBeforeTheCommandEndedIsNotFresh: a drawing of an
+// environment's screen that began (for another command's response) before
+// a command to it ended may show the state from before; that command's
+// response waits for it and draws the screen again, instead of taking it
+// as fresh.
+func TestScreenDrawnBeforeTheCommandEndedIsNotFresh(t *testing.T) {
+	var count atomic.Int64
+	drawing := make(chan struct{}, 1)
+	counter, err := envs.NewDeclarative("counter", nil, envs.DeclarativeSpec{
+		Description: "counts",
+		Commands: []envs.Command{{Signature: "inc", Description: "Add one.", Handler: func(context.Context, string) (string, error) {
+			return fmt.Sprint("now ", count.Add(1)), nil
+		}}},
+		State: func() string {
+			n := count.Load()
+			select {
+			case drawing <- struct{}{}:
+			default:
+			}
+			time.Sleep(100 * time.Millisecond)
+			return fmt.Sprint("count=", n)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := pinger(t)
+	o := mustNew(t)
+	defer o.Close()
+	for name, e := range map[string]envs.Env{"counter": counter, "other": other} {
+		if err := o.Register(name, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pinged := make(chan Result, 1)
+	go func() { pinged <- o.Run(context.Background(), Command{Environment: "other", Text: "ping"}) }()
+	<-drawing // counter's screen is being drawn for ping's response, reading 0
+	res := o.Run(context.Background(), Command{Environment: "counter", Text: "inc"})
+	if got := res.Screens["counter"].Content; res.Response.Output != "now 1" || !strings.HasPrefix(got, "count=1") {
+		t.Errorf("inc: got %q and the screen %q, want now 1 and count=1", res.Response.Output, got)
+	}
+	if got := (<-pinged).Screens["counter"].Content; !strings.HasPrefix(got, "count=0") {
+		t.Errorf("ping, sent first: got the screen %q, want count=0", got)
+	}
+}
+
+// TestScreenBegunBeforeTheCommandEndedMarkedWhenLate: when the drawing
+// begun before the command ended takes past the command's time limit, the
+// response shows the screen drawn last, marked as such.
+func TestScreenBegunBeforeTheCommandEndedMarkedWhenLate(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	var block atomic.Bool
+	drawing := make(chan struct{}, 1)
+	env, err := envs.NewDeclarative("held", nil, envs.DeclarativeSpec{
+		Description: "draws slowly when told",
+		Commands:    []envs.Command{{Signature: "noop", Description: "Do nothing.", Handler: func(context.Context, string) (string, error) { return "done", nil }}},
+		State: func() string {
+			if block.Load() {
+				drawing <- struct{}{}
+				<-release
+			}
+			return "held state"
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := mustNew(t)
+	defer o.Close()
+	if err := o.Register("held", env); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Screens()["held"].Content; !strings.HasPrefix(got, "held state") {
+		t.Fatalf("first screen: got %q", got)
+	}
+	block.Store(true)
+	go o.Screens()
+	<-drawing
+	block.Store(false)
+	res := o.Run(context.Background(), Command{Environment: "held", Text: "noop", Timeout: 100 * time.Millisecond})
+	if got := res.Screens["held"].Content; !strings.HasPrefix(got, "[held did not draw its screen in time: this is the one it drew ") || !strings.Contains(got, "held state") {
+		t.Errorf("screen: got %q, want the last one drawn, marked", got)
+	}
+}
+
+// quickSlowEnv says its screen is quick, and then takes its time.
+type quickSlowEnv struct{ trivialEnv }
+
+func (quickSlowEnv) QuickScreen() {}
+
+func (e quickSlowEnv) Screen() (envs.Screen, error) {
+	time.Sleep(400 * time.Millisecond)
+	return e.screen, nil
+}
+
+// TestQuickScreensDrawnByTheCaller: a quick screen ([QuickScreener]) is
+// drawn on the caller's goroutine and waited for, past the command's time
+// limit too, as its environment promises it does not block; the others are
+// not held by it.
+func TestQuickScreensDrawnByTheCaller(t *testing.T) {
+	o := mustNew(t)
+	defer o.Close()
+	if err := o.Register("quick", &quickSlowEnv{trivialEnv{screen: envs.Screen{Content: "quick state"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Register("plain", &trivialEnv{screen: envs.Screen{Content: "plain state"}}); err != nil {
+		t.Fatal(err)
+	}
+	res := o.Run(context.Background(), Command{Environment: "plain", Text: "x", Timeout: time.Millisecond})
+	for name, want := range map[string]string{"quick": "quick state", "plain": "plain state"} {
+		if got := res.Screens[name].Content; got != want {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+	}
+}
+
+// The built-in environments' screens are quick.
+var (
+	_ QuickScreener = (*bash.Shell)(nil)
+	_ QuickScreener = (*python.REPL)(nil)
+	_ QuickScreener = (*interactive.Env)(nil)
+	_ QuickScreener = (*editor.Editor)(nil)
+)

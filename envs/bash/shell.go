@@ -247,6 +247,11 @@ func (s *Shell) Summary() string { return Summary }
 // user may, and reach the network and other programs.
 func (s *Shell) Hints() tools.Hints { return tools.Hints{Destructive: true, OpenWorld: true} }
 
+// QuickScreen marks the shell's screen as one that never blocks (see
+// orchestrator.QuickScreener): [Shell.Screen] copies fields under a lock
+// held briefly.
+func (s *Shell) QuickScreen() {}
+
 // Screen shows the working directory, the last exit code, the background
 // jobs (when there are any) and how to use the shell. It does not wait for
 // a running command.

@@ -301,6 +301,11 @@ func (e *Editor) Execute(ctx context.Context, command string) (envs.Response, er
 // must not make an edit based on older lines pass.
 func (e *Editor) Screen() (envs.Screen, error) { return e.draw(false) }
 
+// QuickScreen marks the editor's screen as one that never blocks (see
+// orchestrator.QuickScreener): it reads the viewed regular files, bounded
+// in size, under locks its commands hold while they edit them.
+func (e *Editor) QuickScreen() {}
+
 // Preview returns the screen as [Editor.Screen] does, without counting it
 // as shown: the lines edits are checked against, the views' positions and
 // the views to remove stay as the last Screen or command left them.

@@ -10,6 +10,11 @@ import (
 // Summary returns the description.
 func (e *Env) Summary() string { return e.spec.Description }
 
+// QuickScreen marks the environment's screen as one that never blocks
+// (see orchestrator.QuickScreener): [Env.Screen] copies fields under a
+// lock held briefly.
+func (e *Env) QuickScreen() {}
+
 // Screen shows the description, whether the program runs, and how to use
 // the environment. It does not wait for a running command.
 func (e *Env) Screen() (envs.Screen, error) {

@@ -401,6 +401,11 @@ func (r *REPL) process(ctx context.Context) (*proc, string, error) {
 	return np, notice, nil
 }
 
+// QuickScreen marks the environment's screen as one that never blocks
+// (see orchestrator.QuickScreener): [REPL.Screen] copies fields under a
+// lock held briefly.
+func (r *REPL) QuickScreen() {}
+
 // Screen shows the working directory, the variables most recently
 // mentioned first, and how to use the environment. It never waits for a
 // running command: it shows the state as of the last one.

@@ -65,7 +65,8 @@ type Orchestrator struct {
 	specs    *specSet // the spec files loaded, to pick up their changes; nil before LoadSpecs
 	closed   bool
 
-	reloadMu sync.Mutex // serializes reloads of the spec files, and guards specs' fields
+	reloadMu sync.Mutex     // serializes reloads of the spec files, and guards specs' fields
+	retiring sync.WaitGroup // the closes of environments a reload replaced or removed
 
 	closeOnce sync.Once
 	closeErr  error
@@ -598,6 +599,8 @@ func (o *Orchestrator) Close() error {
 				errs = append(errs, fmt.Errorf("orchestrator: close %s: %w", e.name, err))
 			}
 		}
+		// Added to only before closed was set.
+		o.retiring.Wait()
 		// After the environments: a command still running until its
 		// environment closed saves its output before the directory goes.
 		if err := o.temp.Close(); err != nil {

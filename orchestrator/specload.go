@@ -349,10 +349,31 @@ func (o *Orchestrator) syncSpecs(set *specSet, seen map[string]fileStat) error {
 	}
 	errs := set.errors()
 	o.setLoadErrors(errs)
-	for _, e := range gone {
-		_ = closeEnv(e)
-	}
+	o.retire(gone)
 	return errors.Join(errs...)
+}
+
+// retire closes the environments a reload replaced or removed, each on a
+// goroutine of its own: a close can take seconds (a program given time to
+// exit), and the reload runs before a command, under serve on the line
+// reader, which must not wait for it. [Orchestrator.Close] waits for them.
+func (o *Orchestrator) retire(gone []*entry) {
+	o.mu.Lock()
+	closed := o.closed
+	if !closed {
+		o.retiring.Add(len(gone))
+	}
+	o.mu.Unlock()
+	for _, e := range gone {
+		if closed {
+			_ = closeEnv(e)
+			continue
+		}
+		go func() {
+			defer o.retiring.Done()
+			_ = closeEnv(e)
+		}()
+	}
 }
 
 // sameErrors reports whether two lists of errors say the same.

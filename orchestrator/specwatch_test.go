@@ -1,12 +1,17 @@
 package orchestrator
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -362,5 +367,103 @@ func TestWithoutSpecReloadBroken(t *testing.T) {
 	}
 	if names := o.Names(); len(names) != 0 {
 		t.Errorf("environments: %v, want none", names)
+	}
+}
+
+// heldClose is an environment whose Close waits for release, as a program
+// given seconds to exit does.
+type heldClose struct {
+	trivialEnv
+	release <-chan struct{}
+	closed  atomic.Bool
+}
+
+func (e *heldClose) Close() error {
+	<-e.release
+	e.closed.Store(true)
+	return nil
+}
+
+// TestServeLinesNotHeldByAReplacedClose: a spec file replaced under serve
+// closes the environment it made apart from the line reader: while that
+// close takes its time, the lines after it (another environment's command,
+// an unknown environment's, a cancel) are answered; the end of serving
+// waits for the close.
+func TestServeLinesNotHeldByAReplacedClose(t *testing.T) {
+	dir := writeProject(t, map[string]string{"held.json": shSpec("first")})
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	at := make(chan struct{})
+	close(at)
+	var made []*heldClose
+	o := mustNew(t, WithProcesses(func(ProcessSpec) (envs.Env, error) {
+		e := &heldClose{release: release}
+		if len(made) > 0 {
+			e.release = at // only the first one's close is held
+		}
+		made = append(made, e)
+		return e, nil
+	}))
+	if err := o.LoadSpecs(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Register("other", &trivialEnv{}); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- o.Serve(context.Background(), inR, outW) }()
+	lines := bufio.NewScanner(outR)
+	send := func(line string) {
+		t.Helper()
+		if _, err := inW.Write([]byte(line + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer := func(want string) {
+		t.Helper()
+		got := make(chan string, 1)
+		go func() {
+			if lines.Scan() {
+				got <- lines.Text()
+			}
+			close(got)
+		}()
+		select {
+		case l := <-got:
+			if !strings.Contains(l, want) {
+				t.Fatalf("got %s, want a line with %s", l, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no answer within 30s, want a line with %s", want)
+		}
+	}
+	send(`{"type":"command","id":"1","environment":"held","command":"x"}`)
+	answer(`"id":"1"`)
+	writeSpec(t, dir, "held.json", shSpec("second"))
+	send(`{"type":"command","id":"2","environment":"other","command":"x"}`)
+	answer(`"id":"2"`)
+	send(`{"type":"command","id":"3","environment":"nope","command":"x"}`)
+	answer(`Unknown environment: nope`)
+	send(`{"type":"command","id":"4","environment":"held","command":"C-c"}`)
+	answer(`"id":"4"`)
+	if len(made) != 2 || made[0].closed.Load() {
+		t.Fatalf("got %d environments made, the first closed: %v; want 2, the first still closing", len(made), len(made) > 0 && made[0].closed.Load())
+	}
+	inW.Close()
+	go io.Copy(io.Discard, outR)
+	select {
+	case err := <-served:
+		t.Fatalf("serving ended (%v) while the replaced environment was still closing", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	once.Do(func() { close(release) })
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	if !made[0].closed.Load() {
+		t.Error("serving ended before the replaced environment was closed")
 	}
 }

@@ -27,7 +27,9 @@
 // incomplete, and the next command continues it. What the program prints
 // between commands (a timer's or a thread's output) comes in front of the
 // next command's response, under "[Output since the last command:]",
-// within 8 KiB, head and tail.
+// within 8 KiB, head and tail; when the program then exits, the next
+// command's response says how it ended and what it printed before, and
+// the command runs in the program started again.
 //
 // # Limits, input and exits
 //

@@ -301,16 +301,34 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 	key := envs.IsInterrupt(command) || envs.IsEndOfInput(command)
 	var notes []string
 	if p == nil || !p.alive() {
+		var last string // what it printed that no response showed
 		if p != nil {
 			// What the ended run started (a daemon, a job that left its
 			// session) ends with it, before a new run starts.
 			_ = p.stop()
+			last = p.lastOutput()
+		}
+		if p != nil && p.ready && !p.told {
+			// It ended: no response has said so yet.
+			p.told = true
+			e.mu.Lock()
+			e.lastExit = p.status
+			e.mu.Unlock()
+			if j == nil {
+				note := fmt.Sprintf("[%s %s after the last command.]", e.name, p.status)
+				if last != "" {
+					note = fmt.Sprintf("[%s %s after the last command; before, it printed:]\n%s", e.name, p.status, last)
+				}
+				notes = append(notes, note)
+			}
 		}
 		if j != nil {
 			e.setRunning(nil)
 			out := fmt.Sprintf("[%s ended while the command ran; it starts again with the next command.]", e.name)
 			if j.starting {
 				out = fmt.Sprintf("[%s %s before it showed its prompt, so the command was not run; it starts again with the next command.]", e.name, p.status)
+			} else if last != "" {
+				out = last + "\n" + out
 			}
 			if command != "" && !key {
 				out += "\n[The text was not run. Send it again to run it as a command.]"
@@ -318,17 +336,17 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 			return envs.Response{Output: out}, nil
 		}
 		if key {
-			return envs.Response{Output: envs.IdleNote(strings.TrimSpace(command)), Success: true}, nil
+			return envs.Response{Output: strings.Join(append(notes, envs.IdleNote(strings.TrimSpace(command))), "\n"), Success: true}, nil
 		}
 		if len(command) > MaxCommand {
-			return envs.Response{Output: e.tooLong(len(command))}, nil
+			return envs.Response{Output: strings.Join(append(notes, e.tooLong(len(command))), "\n")}, nil
 		}
 		np, err := e.launch()
 		if errors.Is(err, envs.ErrClosed) {
 			return envs.Response{}, fmt.Errorf("interactive: execute %s: %w", e.name, err)
 		}
 		if err != nil {
-			return envs.Response{Output: fmt.Sprintf("Failed to start %s: %v", e.name, err)}, nil
+			return envs.Response{Output: strings.Join(append(notes, fmt.Sprintf("Failed to start %s: %v", e.name, err)), "\n")}, nil
 		}
 		if p != nil && p.ready {
 			notes = append(notes, fmt.Sprintf("[Started %s again; its state from before was lost.]", e.name))
@@ -419,6 +437,7 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 	case exited:
 		// What the run started ends with it (see the restart above).
 		_ = p.stop()
+		p.told = true
 		e.mu.Lock()
 		e.lastExit = p.status
 		e.mu.Unlock()
@@ -432,6 +451,7 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 		}
 		parts = append(parts, fmt.Sprintf("[%s: sent Ctrl-C; %s is at its prompt again and keeps its state.]", stopWord(ctx), e.name))
 	case stopped:
+		p.told = true
 		e.mu.Lock()
 		e.lastExit = "stopped after Ctrl-C did not bring its prompt back"
 		e.mu.Unlock()

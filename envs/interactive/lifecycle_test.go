@@ -52,6 +52,9 @@ func TestLongCommandHonoursLimits(t *testing.T) {
 	})
 	t.Run("soft", func(t *testing.T) {
 		e := newEnv(t, pythonSpec)
+		// Started first, so that the second covers the typing only: a
+		// start can take longer on a busy machine.
+		want(t, e, "y = 5", "", true)
 		resp := returns(t, time.Minute, func() envs.Response {
 			r, err := e.ExecuteLimited(context.Background(), command, envs.Limits{Until: time.Now().Add(time.Second)})
 			if err != nil {
@@ -119,6 +122,24 @@ func TestOutputBetweenCommands(t *testing.T) {
 		wait(t)
 		want(t, e, "2 + 2", "[Output since the last command:]\nLATE-PY\n4", true)
 		want(t, e, "3 + 3", "6", true)
+	})
+	t.Run("then exits", func(t *testing.T) {
+		e := newEnv(t, pythonSpec)
+		want(t, e, "import threading, os; threading.Timer(0.2, lambda: (print('LAST-WORDS', flush=True), open("+strconv.Quote(flag)+", 'w').close(), os._exit(3))).start()", "", true)
+		wait(t)
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if s, _ := e.Screen(); !strings.Contains(s.Content, "running (pid") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the program did not end")
+			}
+		}
+		want(t, e, "6 * 7", "[python3 exited with status 3 after the last command; before, it printed:]\nLAST-WORDS\n[Started python3 again; its state from before was lost.]\n42", true)
+		if s, _ := e.Screen(); !strings.Contains(s.Content, "running (pid") {
+			t.Errorf("screen: got %q, want it running again", s.Content)
+		}
+		want(t, e, "1 + 1", "2", true)
 	})
 	t.Run("node", func(t *testing.T) {
 		e := newEnv(t, interactive.Spec{Command: "node --interactive", Prompt: `> `, Description: "Node.js"})

@@ -70,6 +70,7 @@ type proc struct {
 	cont   *regexp.Regexp // continuation prompt at the end of a line; nil if unknown
 
 	softWhy  string        // why waitPrompt last returned soft; used by the holder of the turn
+	told     bool          // a response said that it ended; used by the holder of the turn
 	name     string        // the environment's name, for messages
 	typing   *typist       // the text being typed, nil if none; used by the holder of the turn
 	typedCut string        // what stopTyping said when Ctrl-C cut typing short; used by the holder of the turn
@@ -192,11 +193,7 @@ func (p *proc) alive() bool {
 func (p *proc) send(ctx context.Context, command string, limits envs.Limits, outputLimit int) (between, output string, o result) {
 	out := p.spool.Output(outputLimit)
 	p.mu.Lock()
-	if loc := p.prompt.FindIndex(p.f.Line()); loc != nil {
-		p.f.Cut(loc[0])
-	}
-	_ = p.f.Flush()
-	between = p.out.String()
+	between = p.between()
 	p.out, p.skip, p.f = out, nil, term.NewFilter(p.sink)
 	p.lines, p.prompts = strings.Count(strings.TrimSuffix(command, "\n"), "\n")+1, 0
 	p.mu.Unlock()
@@ -206,6 +203,25 @@ func (p *proc) send(ctx context.Context, command string, limits envs.Limits, out
 	}
 	output, o = p.await(ctx, limits, outputLimit)
 	return between, output, o
+}
+
+// between returns what the program printed since the last command ended,
+// less the prompt it ends with; under p.mu.
+func (p *proc) between() string {
+	if loc := p.prompt.FindIndex(p.f.Line()); loc != nil {
+		p.f.Cut(loc[0])
+	}
+	_ = p.f.Flush()
+	return p.out.String()
+}
+
+// lastOutput returns what the program printed after the last response, once
+// it has ended (after stop): the output since the last command ended, or
+// what a command running on printed since it was last shown.
+func (p *proc) lastOutput() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Trim(p.between(), "\n")
 }
 
 // idle starts collecting the output printed between commands, dropping

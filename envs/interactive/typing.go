@@ -35,8 +35,8 @@ func (t *typist) finished() bool {
 
 // typeLine types text and a newline, unless it ends with one. It returns
 // once the text is typed or typing blocks; the rest is typed as the
-// program reads it (see typingState). The error is why typing stopped
-// short, when it did at once.
+// program reads it (see typist; typingDone says when all is). The error
+// is why typing stopped short, when it did at once.
 func (p *proc) typeLine(text string) error {
 	if len(text) == 0 || text[len(text)-1] != '\n' {
 		text += "\n"

@@ -154,8 +154,9 @@
 // they stop the command and say why, and the shell stays, in posix mode
 // too (exit and trap are disabled as builtins, so that the functions that
 // guard them run first; builtin exit fails, and stops the command with
-// the status it names, as exit does; enable exit first to end the
-// shell). A function named builtin or enable is removed, and builtin
+// the status it names in a number or a set variable, as exit does; enable
+// exit first to end the shell). A function named builtin or enable is
+// removed, and builtin
 // enabled again, as soon as the shell's own code runs, or the command
 // that named it ends, and the response says so; errtrace turned off (set
 // +E) is turned on again after the command, saying so: without it a

@@ -31,7 +31,9 @@ import (
 // ([Orchestrator.ReloadSpecs]): a file added is loaded, one removed closes
 // and drops its environment, and one whose content changed replaces its
 // environment with a new one (its state is lost); the errors shown follow
-// the files. The env directory may be made, removed or replaced meanwhile.
+// the files. An environment dropped or replaced is closed on a goroutine
+// of its own, which no command waits for and [Orchestrator.Close] does.
+// The env directory may be made, removed or replaced meanwhile.
 //
 // The directory is watched (see [Orchestrator.ReloadSpecs]) from before it
 // is first read, so that nothing written meanwhile is missed; where no

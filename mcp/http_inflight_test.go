@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -223,12 +225,24 @@ func TestHTTPBatchOverBound(t *testing.T) {
 		t.Fatalf("the batch alone: got %d %q, want its three answers", status, body)
 	}
 
+	// The batch is sent once the call runs: sent before, it may take
+	// all the room and leave the call refused.
+	started := filepath.Join(t.TempDir(), "started")
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		postVersion(ctx, t, hs.URL, session, version, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 30","timeout":60}}}`)
+		call := fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"bash","arguments":{"command":"touch %s; sleep 30","timeout":60}}}`, started)
+		postVersion(ctx, t, hs.URL, session, version, call)
 	}()
+	for wait := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(wait) {
+			t.Fatal("the call did not start within 20 s")
+		}
+	}
 	body = postVersionUntil(t, hs.URL, session, version, batch, http.StatusTooManyRequests, "while a call runs")
 	if !strings.Contains(body, "server busy: 1 requests are in flight") {
 		t.Errorf("got %q, want it to say the call is in flight", body)

@@ -37,7 +37,14 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", classify(p, err)
 	}
-	if err := e.mayWrite(p); err != nil {
+	// The check, and the write, go to the file the path leads to once
+	// the links among its directories are followed: the same file
+	// through an alias is the same file.
+	target, err := e.newFilePath(p)
+	if err != nil {
+		return "", fmt.Errorf("%w; nothing was written", err)
+	}
+	if err := e.mayWrite(target); err != nil {
 		return "", fmt.Errorf("%w; nothing was written", err)
 	}
 	content := c.content
@@ -47,16 +54,16 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 	if int64(len(content)) > e.opt.maxFileSize {
 		return "", fmt.Errorf("the content is %s, more than %s, the editor's limit for one file; nothing was created", formatSize(int64(len(content))), formatSize(e.opt.maxFileSize))
 	}
-	if dir := path.Dir(p); dir != "." {
-		if fileOnPath(e.fs, p) != "" {
-			// Some filesystems (an in-memory one) would make it.
-			return "", notDirError(e.fs, p)
-		}
+	if fileOnPath(e.fs, p) != "" {
+		// Some filesystems (an in-memory one) would make it.
+		return "", notDirError(e.fs, p)
+	}
+	if dir := path.Dir(target); dir != "." {
 		if err := e.fs.MkdirAll(dir, 0o755); err != nil {
 			return "", fmt.Errorf("cannot create the directory %s: %w", dir, classify(dir, err))
 		}
 	}
-	f, err := e.fs.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := e.fs.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return "", fmt.Errorf("%s already exists; create only makes new files", p)
@@ -68,10 +75,32 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		_ = e.fs.Remove(p)
+		_ = e.fs.Remove(target)
 		return "", fmt.Errorf("cannot write %s: %v; nothing was created", p, err)
 	}
 	return "Created " + p, nil
+}
+
+// newFilePath returns the path, relative to the root, of the new file p
+// once the symbolic links among its directories that exist are followed
+// (see realPath); the directories not made yet are kept as named.
+func (e *Editor) newFilePath(p string) (string, error) {
+	dir, rest := path.Dir(p), path.Base(p)
+	for dir != "." {
+		if _, err := lstat(e.fs, dir); err == nil {
+			break
+		}
+		rest = path.Join(path.Base(dir), rest)
+		dir = path.Dir(dir)
+	}
+	if dir == "." {
+		return p, nil
+	}
+	real, err := followLinks(e.fs, dir)
+	if err != nil {
+		return "", err
+	}
+	return path.Join(real, rest), nil
 }
 
 // lstat describes name without following a final symbolic link, when

@@ -26,17 +26,31 @@ var errOwnerNotKept = errors.New("the owner cannot be kept by a rename")
 // file: the directory is not writable, though the file may be.
 var errNoTemp = errors.New("the directory does not let a file be made in it")
 
+// errAttrsNotKept stops a write by rename that could not give the new
+// file the old one's extended attributes (its ACL, labels, tags).
+var errAttrsNotKept = errors.New("the extended attributes cannot be kept by a rename")
+
+// errNotReplaced stops a write by rename whose rename the system refused,
+// though the file may be written: it is a mount point, for one.
+var errNotReplaced = errors.New("the file cannot be replaced by a rename")
+
+// maxTempBase is how many bytes of a file's name its temporary file's
+// name repeats, so that it stays within the 255 bytes a name may have.
+const maxTempBase = 200
+
 // errChanged refuses a write to a file that another program wrote to
 // since the editor read it: writing would throw those bytes away.
 var errChanged = errors.New("the file changed while the new content was being written (another program wrote to it)")
 
 // replaceContent writes data as the whole content of the file f, open for
 // reading and writing at target, which fi describes and which held old.
-// It keeps the file's owner, mode and hard links: a file with one link
-// whose owner a new file can have, in a directory a file can be made in,
-// is replaced by a temporary file renamed over it (a failure leaves it as
-// it was); any other is written in place, and a failure there writes the
-// old bytes back. A filesystem that reports no owner or links (an
+// It keeps the file's owner, mode, extended attributes (ACLs included)
+// and hard links: a file with one link whose owner and attributes a new
+// file can have, in a directory a file can be made in, is replaced by a
+// temporary file renamed over it (a failure leaves it as it was); any
+// other, and one the system does not let a rename replace (a mount
+// point), is written in place, and a failure there writes the old bytes
+// back. A filesystem that reports no owner or links (an
 // in-memory one) is always written by rename. Right before the rename or
 // the write in place, the file is checked against fi: when another
 // program changed it meanwhile, nothing is written and the error wraps
@@ -47,7 +61,8 @@ func replaceContent(fsys afero.Fs, target string, f afero.File, fi fs.FileInfo, 
 		return writeInPlace(f, fi, old, data)
 	}
 	err := writeRenamed(fsys, target, f, fi, st, data)
-	if errors.Is(err, errOwnerNotKept) || errors.Is(err, errNoTemp) {
+	if errors.Is(err, errOwnerNotKept) || errors.Is(err, errNoTemp) ||
+		errors.Is(err, errAttrsNotKept) || errors.Is(err, errNotReplaced) {
 		return writeInPlace(f, fi, old, data)
 	}
 	return err
@@ -73,20 +88,28 @@ func unchanged(f afero.File, fi fs.FileInfo) error {
 }
 
 // writeRenamed writes data to a temporary file beside target, gives it
-// target's mode (and owner, when st is not nil), checks that target is
-// still the file st describes, unchanged since orig, open on it, was read
-// (see unchanged), and renames it over target. On any failure the
-// temporary file is removed and target is left as it was. A temporary
-// file the directory does not allow fails with errNoTemp.
+// target's mode, extended attributes (and owner, when st is not nil),
+// checks that target is still the file st describes, unchanged since
+// orig, open on it, was read (see unchanged), and renames it over target.
+// On any failure the temporary file is removed and target is left as it
+// was. A temporary file the directory does not allow, or whose name would
+// be too long, fails with errNoTemp; attributes that cannot be copied
+// with errAttrsNotKept; a rename the system refuses for target (a mount
+// point) with errNotReplaced.
 func writeRenamed(fsys afero.Fs, target string, orig afero.File, fi fs.FileInfo, st *syscall.Stat_t, data []byte) (err error) {
 	defer func() { err = hideTemp(err) }()
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := path.Join(path.Dir(target), "."+path.Base(target)+".unfold-"+hex.EncodeToString(rnd[:])+".tmp")
+	var attrs []xattr
+	ofd, hasFd := fdOf(orig)
+	if hasFd {
+		if attrs, err = readAttrs(ofd); err != nil {
+			return errAttrsNotKept
+		}
+	}
+	tmp := tempName(target)
 	mode := fi.Mode()
 	perm := mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm&fs.ModePerm)
-	if errors.Is(err, fs.ErrPermission) {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENAMETOOLONG) {
 		return errNoTemp
 	}
 	if err != nil {
@@ -114,11 +137,17 @@ func writeRenamed(fsys afero.Fs, target string, orig afero.File, fi fs.FileInfo,
 			}
 		}
 	}
-	if err := f.Close(); err != nil {
-		_ = fsys.Remove(tmp)
-		return err
-	}
+	// Chown clears set-id bits and capabilities: the mode and the
+	// attributes come after it.
 	if err := fsys.Chmod(tmp, perm); err != nil {
+		return fail(err)
+	}
+	if tfd, ok := fdOf(f); ok && hasFd {
+		if err := copyAttrs(tfd, attrs); err != nil {
+			return fail(err)
+		}
+	}
+	if err := f.Close(); err != nil {
 		_ = fsys.Remove(tmp)
 		return err
 	}
@@ -134,9 +163,25 @@ func writeRenamed(fsys afero.Fs, target string, orig afero.File, fi fs.FileInfo,
 	}
 	if err := fsys.Rename(tmp, target); err != nil {
 		_ = fsys.Remove(tmp)
+		if replaceRefused(err) {
+			return errNotReplaced
+		}
 		return err
 	}
 	return nil
+}
+
+// tempName returns a new name for a temporary file beside target: a dot,
+// target's name cut to maxTempBase bytes, ".unfold-", 12 random hex
+// digits and ".tmp".
+func tempName(target string) string {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	base := path.Base(target)
+	if len(base) > maxTempBase {
+		base = base[:maxTempBase]
+	}
+	return path.Join(path.Dir(target), "."+base+".unfold-"+hex.EncodeToString(rnd[:])+".tmp")
 }
 
 // hideTemp drops the name of a temporary file from err, an error of an
@@ -208,6 +253,15 @@ func writeInPlace(f afero.File, fi fs.FileInfo, old, data []byte) error {
 // A link that leads outside the root, by an absolute target or by "..",
 // is refused.
 func realPath(fsys afero.Fs, name string) (string, error) {
+	p, err := followLinks(fsys, name)
+	if err == nil && p == "." {
+		return "", fmt.Errorf("%s is the project root itself; name a file inside it", name)
+	}
+	return p, err
+}
+
+// followLinks is realPath that lets name lead to the root itself, ".".
+func followLinks(fsys afero.Fs, name string) (string, error) {
 	ls, ok1 := fsys.(afero.Lstater)
 	lr, ok2 := fsys.(afero.LinkReader)
 	if !ok1 || !ok2 {
@@ -251,7 +305,7 @@ func realPath(fsys afero.Fs, name string) (string, error) {
 		todo = append(strings.Split(dest, "/"), todo...)
 	}
 	if len(done) == 0 {
-		return "", fmt.Errorf("%s is the project root itself; name a file inside it", name)
+		return ".", nil
 	}
 	return path.Join(done...), nil
 }

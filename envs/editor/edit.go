@@ -51,6 +51,9 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 			"Edit lines inside one view, or open a view that shows these lines: view %s /<start>/ /<end>/",
 			c.from, c.to, p, p, strings.Join(visible, ", "), quotePath(p))
 	}
+	if err := cutLines(p, host.shown, c.from, c.to); err != nil {
+		return "", err
+	}
 
 	if n := int64(len(c.content)); n > e.opt.maxFileSize {
 		return "", fmt.Errorf("the new text is %s, more than %s, the editor's limit for one file; nothing was written", formatSize(n), formatSize(e.opt.maxFileSize))
@@ -102,6 +105,21 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 		out += "\n" + note
 	}
 	return out, nil
+}
+
+// cutLines refuses an edit of lines from..to of sec when one of them is
+// longer than the screen shows of a line: the rest of it was never seen,
+// and an edit replaces whole lines.
+func cutLines(p string, sec section, from, to int) error {
+	for n := from; n <= to; n++ {
+		line := sec.lines[n-sec.first]
+		if len(line) <= maxShownLine {
+			continue
+		}
+		return fmt.Errorf("line %d of %s has %d bytes and the screen shows the first %d of a line only; an edit replaces whole lines, so it would replace bytes never shown. The edit was refused and nothing was written. Edit the lines around it, or change that line with a command that edits part of a line (sed in bash, for one)",
+			n, p, len(line), maxShownLine)
+	}
+	return nil
 }
 
 // writeError explains why a file could not be opened for an edit.

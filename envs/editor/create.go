@@ -78,7 +78,7 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 		_ = e.fs.Remove(target)
 		return "", fmt.Errorf("cannot write %s: %v; nothing was created", p, err)
 	}
-	return "Created " + p, nil
+	return "Created " + showPath(p), nil
 }
 
 // newFilePath returns the path, relative to the root, of the new file p

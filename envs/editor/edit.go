@@ -100,7 +100,7 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 	e.mu.Lock()
 	e.undo.record(undoStep{path: target, before: t.raw, after: sha256.Sum256(raw), from: c.from, to: c.to, lines: len(repl)})
 	e.mu.Unlock()
-	out := fmt.Sprintf("Edited %s lines %d-%d", p, c.from, c.to)
+	out := fmt.Sprintf("Edited %s lines %d-%d", showPath(p), c.from, c.to)
 	for _, note := range e.follow(p, t.data, updated, c.from, c.to, repl) {
 		out += "\n" + note
 	}

@@ -48,6 +48,7 @@ type options struct {
 	maxUndo     int64
 	fallback    string // encoding name; "" for none
 	gutter      bool
+	dirEntries  int // entries of one directory a listing reads (maxDirEntries)
 }
 
 // WithMaxFileSize sets the largest file, in bytes, the editor views, edits
@@ -188,7 +189,7 @@ func NewFs(fsys afero.Fs, sess *session.Session, opts ...Option) (*Editor, error
 }
 
 func newEditor(fsys afero.Fs, sess *session.Session, closeFs func() error, opts []Option) (*Editor, error) {
-	o := options{maxFileSize: DefaultMaxFileSize, maxMatches: DefaultMaxMatches, maxFiles: DefaultMaxFiles, maxUndo: DefaultMaxUndo}
+	o := options{maxFileSize: DefaultMaxFileSize, maxMatches: DefaultMaxMatches, maxFiles: DefaultMaxFiles, maxUndo: DefaultMaxUndo, dirEntries: maxDirEntries}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -333,7 +334,7 @@ func (e *Editor) Summary() string {
 	case 0:
 		return "Editor (no views)"
 	case 1:
-		return "Editor (1 view: " + strings.ToValidUTF8(strings.ReplaceAll(e.views[0].path, "\n", " "), "\uFFFD") + ")"
+		return "Editor (1 view: " + showPath(e.views[0].path) + ")"
 	}
 	return "Editor (" + strconv.Itoa(len(e.views)) + " views)"
 }

@@ -41,19 +41,20 @@ type fileError struct {
 }
 
 func (e *fileError) Error() string {
+	p := showPath(e.path)
 	switch e.problem {
 	case problemNotFound:
-		return "File not found: " + e.path
+		return "File not found: " + p
 	case problemBinary:
-		return fmt.Sprintf("%s is a binary file (it has a NUL byte in its first 8 KB); the editor works on text files only", e.path)
+		return fmt.Sprintf("%s is a binary file (it has a NUL byte in its first 8 KB); the editor works on text files only", p)
 	case problemTooLarge:
-		return fmt.Sprintf("%s is larger than %s, the editor's limit for one file", e.path, formatSize(e.limit))
+		return fmt.Sprintf("%s is larger than %s, the editor's limit for one file", p, formatSize(e.limit))
 	case problemEscapes:
-		return fmt.Sprintf("%s leads outside the project root (through a symbolic link); the editor only opens files inside it", e.path)
+		return fmt.Sprintf("%s leads outside the project root (through a symbolic link); the editor only opens files inside it", p)
 	case problemDir:
-		return e.path + " is a directory, not a file"
+		return p + " is a directory, not a file"
 	case problemSpecial:
-		return fmt.Sprintf("%s is %s, not a regular file; the editor reads and writes regular files only", e.path, e.kind)
+		return fmt.Sprintf("%s is %s, not a regular file; the editor reads and writes regular files only", p, e.kind)
 	}
 	return e.err.Error()
 }

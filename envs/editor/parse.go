@@ -281,7 +281,9 @@ func cutWord(s string) (word, rest string) {
 }
 
 // cutPath reads a file name: a word, or a double-quoted string where \" and
-// \\ stand for a quote and a backslash.
+// \\ stand for a quote and a backslash, and Go's other escapes (\n, \t,
+// \x1b, \u2028, ...) for what they stand for, as showPath writes names
+// with such characters; a backslash before anything else is itself.
 func cutPath(s string) (p, rest string, err error) {
 	s = strings.TrimLeftFunc(s, unicode.IsSpace)
 	if !strings.HasPrefix(s, `"`) {
@@ -294,6 +296,16 @@ func cutPath(s string) (p, rest string, err error) {
 		case '\\':
 			if i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
 				i++
+				break
+			}
+			if r, multibyte, tail, err := strconv.UnquoteChar(s[i:], '"'); err == nil {
+				if multibyte {
+					b.WriteRune(r)
+				} else {
+					b.WriteByte(byte(r))
+				}
+				i = len(s) - len(tail) - 1
+				continue
 			}
 		case '"':
 			if b.Len() == 0 {
@@ -382,8 +394,12 @@ func (c command) String() string {
 	return b.String()
 }
 
-// quotePath quotes p when it would not read back as one word.
+// quotePath quotes p when it would not read back as one word; a name
+// showPath escapes is written as showPath writes it.
 func quotePath(p string) string {
+	if q := showPath(p); q != p {
+		return q
+	}
 	if p != "" && !hasSpace(p) && !strings.ContainsAny(p, `"\`) {
 		return p
 	}

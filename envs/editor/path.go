@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // resolvePath turns a file name the agent wrote into a clean slash path
@@ -58,4 +61,21 @@ func (e *Editor) insideRoot(name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// showPath returns p as a response or the screen shows it: as it is, or,
+// when it has a control character, a character that does not print or
+// bytes that are not UTF-8, quoted and escaped as Go writes strings, so
+// that a name cannot make a line of its own; the commands read the
+// quoted form back (see cutPath).
+func showPath(p string) string {
+	if !utf8.ValidString(p) {
+		return strconv.Quote(p)
+	}
+	for _, r := range p {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return strconv.Quote(p)
+		}
+	}
+	return p
 }

@@ -224,7 +224,7 @@ func (e *Editor) view(ctx context.Context, c command) (string, error) {
 			}
 			return "", fmt.Errorf("%s is a directory; view %s lists it, and patterns or line numbers go with files", p, quotePath(p))
 		}
-		return e.listDir(p)
+		return e.listDir(ctx, p)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("%w; view not created", classify(p, err))
 	}
@@ -267,13 +267,13 @@ func (e *Editor) view(ctx context.Context, c command) (string, error) {
 	}
 	e.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "Added view [%d] %s", v.id, p)
+	fmt.Fprintf(&b, "Added view [%d] %s", v.id, showPath(p))
 	v.describe(&b)
 	if sec.encoding != "" {
 		fmt.Fprintf(&b, " [%s]", sec.encoding)
 	}
 	if closed != nil {
-		fmt.Fprintf(&b, "\nClosed view [%d] %s: at most %d views are kept, so the oldest was closed", closed.id, closed.path, maxViews)
+		fmt.Fprintf(&b, "\nClosed view [%d] %s: at most %d views are kept, so the oldest was closed", closed.id, showPath(closed.path), maxViews)
 	}
 	return b.String(), nil
 }

@@ -97,7 +97,7 @@ func (s *searcher) scan(name string, raw []byte) {
 			cur = o
 			s.shown++
 			s.out.WriteString("\n  ")
-			s.out.WriteString(strings.ToValidUTF8(name, "\uFFFD"))
+			s.out.WriteString(showPath(name))
 			s.out.WriteByte(':')
 			s.out.WriteString(strconv.Itoa(line))
 			s.out.WriteString(": ")

@@ -251,7 +251,7 @@ func (v *view) header(b *strings.Builder) {
 	b.WriteString("  [")
 	b.WriteString(strconv.Itoa(v.id))
 	b.WriteString("] ")
-	b.WriteString(strings.ToValidUTF8(v.path, "\uFFFD"))
+	b.WriteString(showPath(v.path))
 }
 
 // describe writes what bounds the view: its patterns and match, its line
@@ -305,7 +305,7 @@ func (v *view) render(b *strings.Builder, gutter bool, ends []int) []int {
 	width := max(7, len(strconv.Itoa(v.shown.last()))+2)
 	prefix := ""
 	if gutter {
-		prefix = "  " + strings.ToValidUTF8(v.path, "\uFFFD") + ":"
+		prefix = "  " + showPath(v.path) + ":"
 		width = len(strconv.Itoa(v.shown.last()))
 	}
 	ends = append(ends, b.Len())

@@ -20,7 +20,12 @@
 //
 // Patterns are Go RE2 regular expressions matched against one line at a
 // time, without its line ending; \/ is a slash inside a pattern. A file name
-// with spaces is written in double quotes. For edit and create, everything
+// with spaces is written in double quotes, where \" and \\ are a quote and a
+// backslash and Go's escapes (\n, \t, \x1b) the characters they stand
+// for. Responses and the screen print a name with a control character, a
+// character that does not print or bytes that are not UTF-8 that way,
+// quoted and escaped (strconv.Quote), so a name cannot make a line of its
+// own, and the quoted name reads back. For edit and create, everything
 // after the first line is the content, byte for byte; a final newline ends
 // the last line rather than adding an empty one. Responses are worded as
 // the editor design lists them: "Added view [1] src/main.c /^int main\(/
@@ -79,14 +84,19 @@
 // found]" (a view by lines whose first line is past the end of the file
 // says that); either is shown once, then removed. Files with a NUL byte in
 // their first 8 KB are binary and refused. Lines longer than 1,000 bytes
-// are cut on the screen with a note of how many bytes were left out. An
+// are cut on the screen with a note of how many bytes were left out; an
+// edit of such a line is refused, naming it, since it would replace bytes
+// never shown (bash changes part of a line). An
 // empty file has one line, empty: it can be viewed, and edited by
 // replacing that line.
 //
 // view on a directory answers with its files and directories two levels
 // deep, sorted, directories ending in a slash; hidden entries,
 // node_modules and what .gitignore files leave out are not listed, and the
-// response says how many were left out.
+// response says how many were left out. A listing reads each directory
+// 1,024 entries at a time, keeps only the entries it can show, reads at
+// most 100,000 entries of one directory (saying when there are more), and
+// stops when the command is interrupted.
 //
 // # Edits
 //
@@ -136,10 +146,15 @@
 // give a new file is then written to a temporary file in its directory,
 // given its owner and mode, and renamed over it after checking that the
 // path still holds the file that was read, so a failed write leaves it
-// intact. Any other file (more than one hard link, an owner the editor
-// cannot give, or a directory the editor may not make a file in) is
-// written in place through the open file, and a failed write puts the old
-// bytes back. Owner, mode and hard links are kept either way. Right before
+// intact; the temporary file also gets the file's extended attributes
+// (user.* tags, POSIX ACLs, labels), and loses any its directory's default
+// ACL gave it, and its name repeats at most 200 bytes of the file's. Any
+// other file (more than one hard link, an owner or an extended attribute
+// the editor cannot give, a directory the editor may not make a file in,
+// or a file a rename cannot replace, such as a mount point) is written in
+// place through the open file, and a failed write puts the old bytes
+// back. Owner, mode, extended attributes and hard links are kept either
+// way. Right before
 // the rename, or the write in place, the open file's size, modification
 // time and change time are compared with those it had when it was read:
 // when another program wrote to it meanwhile, the edit (or undo) is
@@ -159,7 +174,9 @@
 // Linux, search walks the tree through directory handles and reads each
 // file with one open, so it runs about as fast as grep -rn (see
 // bench/RESULTS.md). create refuses a file that exists, pointing to view
-// and edit instead, and makes missing parent directories; create with no
+// and edit instead, and makes missing parent directories; it follows the
+// symbolic links among the directories that exist, and the write check
+// ([Editor.SetWriteCheck]) is asked about the file they lead to; create with no
 // content makes an empty file. A path through a file ("a.txt/b.txt") is
 // refused naming the file, and a symbolic link to nothing saying so.
 //
@@ -172,7 +189,7 @@
 // and create content past it and edits that would make a file larger.
 // A search looks at most at [DefaultMaxFiles] files and lists at most
 // [DefaultMaxMatches] lines; a directory listing shows at most 500
-// entries.
+// entries and reads at most 100,000 of one directory.
 //
 // # Confinement
 //

@@ -161,6 +161,11 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 	s := c.chat.Completions.NewStreaming(ctx, params)
 	defer s.Close()
 	var acc sdk.ChatCompletionAccumulator
+	// usage is the last usage a chunk carried: each is the reply's total
+	// so far. OpenAI sends it once, on the last chunk; other endpoints
+	// (Gemini's, Together, Groq, DeepSeek) on many or all, which the
+	// accumulator would add up.
+	var usage sdk.CompletionUsage
 	streamed := false
 	size := 0
 	for s.Next() {
@@ -178,6 +183,9 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 		}
 		if size > MaxReplyBytes {
 			return agent.Response{}, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
+		}
+		if chunk.JSON.Usage.Valid() {
+			usage = chunk.Usage
 		}
 		if !acc.AddChunk(chunk) {
 			return agent.Response{}, errors.New("the stream sent a chunk that does not fit the reply so far")
@@ -216,6 +224,7 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 		// worker cut it.
 		return agent.Response{}, errors.New("the stream ended before the reply finished")
 	}
+	acc.ChatCompletion.Usage = usage
 	resp, err := fromCompletion(&acc.ChatCompletion)
 	return resp, err
 }

@@ -3,6 +3,8 @@ package openai
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -241,5 +243,45 @@ func TestArgumentsNotJSONSentAsEmpty(t *testing.T) {
 	}
 	if got := resp.Input.OfInputItemList[1].OfFunctionCall.Arguments; got != "{}" {
 		t.Errorf("responses: got %q, want {}", got)
+	}
+}
+
+// TestStreamedUsageNotSummed: each chunk's usage is the reply's total so
+// far, so the reply's usage is the last one a chunk carried, whether the
+// endpoint sends it once at the end (OpenAI) or on every chunk (Gemini's,
+// Together, Groq, DeepSeek).
+func TestStreamedUsageNotSummed(t *testing.T) {
+	chunk := func(delta, finish, usage string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + finish + `}],"usage":` + usage + `}` + "\n\n"
+	}
+	running := func(out int) string {
+		return fmt.Sprintf(`{"prompt_tokens":1000,"completion_tokens":%d,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":600}}`, out, 1000+out)
+	}
+	final := running(4)
+	tests := []struct {
+		name, body string
+	}{
+		{"on every chunk", chunk(`{"role":"assistant","content":"2"}`, "null", running(1)) + chunk(`{"content":"+2"}`, "null", running(2)) +
+			chunk(`{"content":"=4"}`, "null", running(3)) + chunk(`{}`, `"stop"`, final) + "data: [DONE]\n\n"},
+		{"on the last chunk", chunk(`{"role":"assistant","content":"2"}`, "null", "null") + chunk(`{"content":"+2"}`, "null", "null") +
+			chunk(`{"content":"=4"}`, "null", "null") + chunk(`{}`, `"stop"`, "null") +
+			`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":` + final + "}\n\n" + "data: [DONE]\n\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, tt.body)
+			}))
+			defer srv.Close()
+			resp, err := newClient(t, srv.URL).Complete(context.Background(), agent.Request{Messages: hello})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := agent.Usage{PromptTokens: 1000, CachedTokens: 600, CompletionTokens: 4}
+			if resp.Message.Content != "2+2=4" || resp.Usage != want {
+				t.Errorf("got %q, %+v, want %q, %+v", resp.Message.Content, resp.Usage, "2+2=4", want)
+			}
+		})
 	}
 }

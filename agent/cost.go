@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"regexp"
 	"strings"
 )
 
@@ -35,8 +36,11 @@ func (p Price) Cost(u Usage) float64 {
 func nonNegative(n int) float64 { return float64(max(n, 0)) }
 
 // Prices maps model names to prices. A name matches a model whose name is
-// the same or starts with it followed by "-" ("gpt-5" prices
-// "gpt-5-2025-08-07" unless a longer name matches).
+// the same, or the same with a snapshot's date or "-latest" after it
+// ("gpt-5" prices "gpt-5-2025-08-07", "claude-opus-4-1" prices
+// "claude-opus-4-1-20250805"). Other models whose names start with it are
+// not its ("gpt-5" does not price "gpt-5-pro", nor "claude-opus-4"
+// "claude-opus-4-5"): they have prices of their own.
 type Prices map[string]Price
 
 // DefaultPrices returns the list prices of some well-known models as they
@@ -52,6 +56,7 @@ func DefaultPrices() Prices {
 		"gpt-4o":            {Input: 2.5, CachedInput: 1.25, Output: 10},
 		"gpt-4o-mini":       {Input: 0.15, CachedInput: 0.075, Output: 0.6},
 		"claude-opus-4":     {Input: 15, CachedInput: 1.5, CacheWrite: 18.75, Output: 75},
+		"claude-opus-4-5":   {Input: 5, CachedInput: 0.5, CacheWrite: 6.25, Output: 25},
 		"claude-opus-4-1":   {Input: 15, CachedInput: 1.5, CacheWrite: 18.75, Output: 75},
 		"claude-sonnet-4":   {Input: 3, CachedInput: 0.3, CacheWrite: 3.75, Output: 15},
 		"claude-sonnet-4-5": {Input: 3, CachedInput: 0.3, CacheWrite: 3.75, Output: 15},
@@ -60,23 +65,23 @@ func DefaultPrices() Prices {
 	}
 }
 
-// Lookup returns the price of model: the entry of the same name, else the
-// longest name that model starts with followed by "-".
+// Lookup returns the price of model: the entry of the same name, else
+// that of the name model is with a snapshot's date (-YYYY-MM-DD,
+// -YYYYMMDD) or "-latest" cut off. A model of no entry has no price.
 func (p Prices) Lookup(model string) (Price, bool) {
 	if pr, ok := p[model]; ok {
 		return pr, true
 	}
-	best := ""
-	for name := range p {
-		if len(name) > len(best) && strings.HasPrefix(model, name+"-") {
-			best = name
-		}
+	if m := snapshot.FindStringIndex(model); m != nil {
+		pr, ok := p[model[:m[0]]]
+		return pr, ok
 	}
-	if best == "" {
-		return Price{}, false
-	}
-	return p[best], true
+	return Price{}, false
 }
+
+// snapshot matches what follows a model's name in the name of one of its
+// snapshots or aliases.
+var snapshot = regexp.MustCompile(`-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)$`)
 
 // Merge returns p with the entries of over added or replaced.
 func (p Prices) Merge(over Prices) Prices {

@@ -26,13 +26,18 @@ func TestPricesLookup(t *testing.T) {
 	p := agent.DefaultPrices()
 	for model, want := range map[string]float64{
 		"gpt-5": 1.25, "gpt-5-2025-08-07": 1.25, "gpt-5-mini-2025-08-07": 0.25, "claude-sonnet-4-5-20250929": 3,
+		"claude-opus-4-5": 5, "claude-opus-4-5-20251101": 5, "claude-opus-4-20250514": 15, "claude-3-5-haiku-latest": 0.8,
 	} {
 		if got, ok := p.Lookup(model); !ok || got.Input != want {
 			t.Errorf("%s: got %+v, %v, want input %v", model, got, ok, want)
 		}
 	}
-	if _, ok := p.Lookup("gpt-50"); ok {
-		t.Error("gpt-50 matched gpt-5: a name must end at a dash")
+	// Other models whose names start with an entry's have prices of
+	// their own, not that entry's.
+	for _, model := range []string{"gpt-50", "gpt-5-pro", "gpt-5-pro-2025-10-06", "gpt-4.1-nano", "gpt-4o-mini-tts", "gpt-5.1", "claude-opus-4-6", "gpt-5-2025-08", "gpt-5-latest-preview"} {
+		if got, ok := p.Lookup(model); ok {
+			t.Errorf("%s: got %+v, want no price", model, got)
+		}
 	}
 	over, err := agent.ReadPrices(strings.NewReader(`{"gpt-5": {"input": 1, "cached_input": 0.1, "output": 8}, "local": {"input": 0, "cached_input": 0, "output": 0}}`))
 	if err != nil {

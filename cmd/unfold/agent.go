@@ -56,7 +56,8 @@ offered from the start. With
 Requests that get no reply, 429 or a 5xx status are retried with backoff
 (each retry shown); --timeout bounds each request. The run ends with the
 tokens it used, the part a prefix cache could serve and what it cost at the
-model's list price (--prices FILE overrides the table).
+model's list price (--prices FILE overrides the table; a model not in it
+has no price).
 --transcript FILE records the run as it goes, each tool call as it starts
 and as it ends; a write that fails stops the run (an answer already given
 is still printed). A last line a stopped run cut short is removed first.
@@ -308,7 +309,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	prog.stop()
 	if res != nil {
-		printTotals(stderr, res, priced)
+		printTotals(stderr, res, f.model, priced)
 	}
 	if res != nil && (err == nil || res.Answer != "") {
 		// An answer the model gave is printed even when the run then

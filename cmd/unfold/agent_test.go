@@ -167,6 +167,30 @@ func streamText(w http.ResponseWriter, text string) {
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
+// TestAgentPriced: a run of a model in the price table, or of one of its
+// snapshots, ends with its cost; one of a model the table does not have,
+// though its name starts with one that is (gpt-5-pro, gpt-4.1-nano), says
+// it has no price instead of giving the other model's.
+func TestAgentPriced(t *testing.T) {
+	for _, tt := range []struct{ model, want, not string }{
+		{"gpt-5-2025-08-07", ", about $0.0001", "no price"},
+		{"gpt-5-pro", "; no price for gpt-5-pro: give --prices FILE", "about $"},
+		{"gpt-4.1-nano", "; no price for gpt-4.1-nano: give --prices FILE", "about $"},
+	} {
+		t.Run(tt.model, func(t *testing.T) {
+			url, _ := fakeEndpoint(t, "All done.")
+			var stdout, stderr bytes.Buffer
+			code := run([]string{"agent", "go", "--project", t.TempDir(), "--base-url", url, "--model", tt.model, "--builtins", "none"}, strings.NewReader(""), &stdout, &stderr)
+			if code != 0 {
+				t.Fatalf("exit: got %d, want 0; stderr:\n%s", code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) || strings.Contains(stderr.String(), tt.not) {
+				t.Errorf("stderr: want %q and not %q in\n%s", tt.want, tt.not, stderr.String())
+			}
+		})
+	}
+}
+
 // TestAgentEndpointFailures: an endpoint that rate-limits (each retry
 // shown, then the answer), answers HTML (named, not "cannot reach"), or
 // stalls (the timeout named, the wait shown).

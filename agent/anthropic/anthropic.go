@@ -163,12 +163,20 @@ func (c *Client) Features() agent.Features {
 	return agent.Features{CachesPrefixes: true, DefersTools: true}
 }
 
-// StatusError is a reply with an error status, after any retries.
+// StatusError is a reply with an error status, after any retries, or an
+// error event in the stream of a 200 reply. An error event that opened
+// the stream is retried as its status would be (529 for
+// overloaded_error, 500 for api_error, 429 for rate_limit_error) and
+// has that StatusCode; one not retried (after the reply began, or of
+// another type) has StatusCode 200.
 type StatusError struct {
 	StatusCode int
 	Type       string // the error's type, such as "overloaded_error"
 	Message    string
 	Attempts   int
+	// InStream says what the error event that opened the stream was,
+	// such as "overloaded"; "" for an error status.
+	InStream string
 }
 
 func (e *StatusError) Error() string {
@@ -176,7 +184,15 @@ func (e *StatusError) Error() string {
 	if msg == "" {
 		msg = "(no message)"
 	}
-	s := fmt.Sprintf("anthropic: messages: %d %s: %s", e.StatusCode, statusText(e.StatusCode), msg)
+	var s string
+	switch {
+	case e.InStream != "":
+		s = fmt.Sprintf("anthropic: messages: %s (in the stream): %s", e.InStream, msg)
+	case e.StatusCode == http.StatusOK:
+		s = fmt.Sprintf("anthropic: messages: the stream reported an error (%s): %s", e.Type, msg)
+	default:
+		s = fmt.Sprintf("anthropic: messages: %d %s: %s", e.StatusCode, statusText(e.StatusCode), msg)
+	}
 	if e.Attempts > 1 {
 		s += fmt.Sprintf(" (after %d attempts)", e.Attempts)
 	}
@@ -208,7 +224,7 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) && ctx.Err() == nil {
-		return agent.Response{}, &StatusError{StatusCode: apiErr.StatusCode, Type: errorType(apiErr), Message: serverMessage(apiErr, call), Attempts: call.Attempts()}
+		return agent.Response{}, &StatusError{StatusCode: apiErr.StatusCode, Type: errorType(apiErr), Message: serverMessage(apiErr, call), Attempts: call.Attempts(), InStream: call.Last().InStream}
 	}
 	return agent.Response{}, transport.Failure(ctx, "anthropic: messages", c.opts.BaseURL, c.opts.Timeout, call, err)
 }

@@ -33,8 +33,10 @@
 // agent.Request.OnDelta. The SDK retries a request that got no reply, or
 // 408, 409, 429, a 5xx or 529 (overloaded), up to [WithMaxRetries] times,
 // after Retry-After or a backoff; each retry is told to
-// agent.Request.OnRetry. [WithTimeout] bounds each request, retries
-// included. A failure comes back as a *StatusError (status, error type,
+// agent.Request.OnRetry. A 200 stream that opens with an error event
+// before any content (overloaded_error, api_error, rate_limit_error) is
+// retried the same way, as 529, 500 or 429 ("overloaded (in the
+// stream)"). [WithTimeout] bounds each request, retries included. A failure comes back as a *StatusError (status, error type,
 // message), or names the reply that could not be used, the timeout, or
 // the endpoint that could not be reached.
 //

@@ -40,7 +40,11 @@
 // status, up to [WithMaxRetries] times, after the server's Retry-After (or
 // Retry-After-Ms) or an exponential backoff with jitter; each retry is
 // told to agent.Request.OnRetry before its wait ("429 rate limited", and
-// the wait). [WithTimeout] bounds each request, retries and streamed reply included.
+// the wait). A Responses stream that opens with an error event or
+// response.failed before any output (server_is_overloaded, server_error,
+// rate_limit_exceeded) is retried the same way, as 529, 500 or 429
+// ("overloaded (in the stream)"). [WithTimeout] bounds each request,
+// retries and streamed reply included.
 // What fails comes back named: a *StatusError with the status and the
 // server's message (or, for a page that is not JSON, its content type and
 // first bytes); a reply that is not what the API sends, by its status,

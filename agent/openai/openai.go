@@ -47,12 +47,19 @@ func New(baseURL, model string, opt ...Option) (*Client, error) {
 // OpenAI, vLLM and llama.cpp do) and have no deferred tools.
 func (c *Client) Features() agent.Features { return agent.Features{CachesPrefixes: true} }
 
-// StatusError is a reply with an error status, after any retries.
+// StatusError is a reply with an error status, after any retries. A
+// Responses stream that opened with an error event or response.failed
+// is retried as its status would be (529 for server_is_overloaded, 500
+// for server_error, 429 for rate_limit_exceeded) and has that
+// StatusCode.
 type StatusError struct {
 	StatusCode int
 	Message    string // the server's message, or what the reply was
 	Attempts   int
 	API        string // "chat completions", "responses"
+	// InStream says what the error that opened the stream was, such as
+	// "overloaded"; "" for an error status.
+	InStream string
 }
 
 func (e *StatusError) Error() string {
@@ -65,6 +72,9 @@ func (e *StatusError) Error() string {
 		api = "chat completions"
 	}
 	s := fmt.Sprintf("openai: %s: %d %s: %s", api, e.StatusCode, http.StatusText(e.StatusCode), msg)
+	if e.InStream != "" {
+		s = fmt.Sprintf("openai: %s: %s (in the stream): %s", api, e.InStream, msg)
+	}
 	if e.Attempts > 1 {
 		s += fmt.Sprintf(" (after %d attempts)", e.Attempts)
 	}
@@ -129,7 +139,7 @@ func (c *Client) failure(ctx context.Context, call *transport.Call, err error) e
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) && ctx.Err() == nil {
-		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "chat completions"}
+		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "chat completions", InStream: call.Last().InStream}
 	}
 	return transport.Failure(ctx, "openai: chat completions", c.opts.BaseURL, c.opts.Timeout, call, err)
 }

@@ -53,8 +53,9 @@ the provider's deferred tools, or (chat completions) through use_tool,
 offered from the start. With
 --disclosure rerender the system message is rendered again instead.
 
-Requests that get no reply, 429 or a 5xx status are retried with backoff
-(each retry shown); --timeout bounds each request. The run ends with the
+Requests that get no reply, 429 or a 5xx status, or a stream that opens with
+an overload reported in it, are retried with backoff (each retry shown);
+--timeout bounds each request. The run ends with the
 tokens it used, the part a prefix cache could serve and what it cost at the
 model's list price (--prices FILE overrides the table; a model not in it
 has no price).

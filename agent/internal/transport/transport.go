@@ -7,7 +7,9 @@
 // no answer, or 408, 409, 429 or a 5xx status (unless x-should-retry says
 // otherwise), and wait as a Retry-After-Ms header says. [Middleware] sets
 // that header on every reply it lets the SDK retry, so the wait announced
-// is the wait made.
+// is the wait made. An event stream that opens with an error the API
+// reports in it (an overload, a server error, a rate limit) is retried as
+// the status it stands for (see instream.go).
 package transport
 
 import (
@@ -110,6 +112,10 @@ type Reply struct {
 	ContentType string
 	Head        []byte // the first bytes of the body
 	Err         error  // no reply: what went wrong
+	// InStream: the reply was an event stream that opened with an error
+	// (see peek), taken as a reply of Status; it says what the error
+	// was: "overloaded", "server error", "rate limited".
+	InStream string
 }
 
 type key struct{}
@@ -193,10 +199,14 @@ func Middleware(req *http.Request, next func(*http.Request) (*http.Response, err
 			}
 		} else {
 			b := &boundedReader{ReadCloser: res.Body, c: c, limit: MaxBodyBytes, over: errOverBody}
-			if isEventStream(res.Header.Get("Content-Type")) {
+			stream := isEventStream(res.Header.Get("Content-Type"))
+			if stream {
 				b.limit, b.over, b.eventLimit = MaxStreamBytes, errOverStream, MaxEventBytes
 			}
 			res.Body = b
+			if stream && c.Stream && res.StatusCode == http.StatusOK {
+				res = c.opening(res)
+			}
 		}
 	}
 	if req.Context().Err() != nil || !willRetry(req, res, err) || attempt > c.Policy.MaxRetries {
@@ -213,7 +223,11 @@ func Middleware(req *http.Request, next func(*http.Request) (*http.Response, err
 		delay = min(500*time.Millisecond<<min(attempt-1, 4), 8*time.Second)
 	}
 	if c.OnRetry != nil {
-		c.OnRetry(agent.Retry{Attempt: attempt, Delay: delay, Reason: reason(res, err)})
+		why := reason(res, err)
+		if what := c.Last().InStream; what != "" {
+			why = what + " (in the stream)"
+		}
+		c.OnRetry(agent.Retry{Attempt: attempt, Delay: delay, Reason: why})
 	}
 	return res, err
 }

@@ -199,6 +199,19 @@ var adapters = []adapter{
 		}
 		return m, messagesServer{srv}
 	}, agent.ActionsNative},
+	{"messages, no tool search", "claude-sonnet-4", func(t testing.TB, mode agent.Disclosure) (agent.Model, server) {
+		replies := taskReplies(true, "")
+		if mode == agent.DisclosureAppend {
+			replies = bridgedReplies(replies)
+		}
+		srv := scripted.NewMessages(t, replies...)
+		srv.SimulateCache()
+		m, err := anthropic.New(srv.URL, "claude-sonnet-4-20250514", anthropic.WithAPIKey("k"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, messagesServer{srv}
+	}, agent.ActionsNative},
 }
 
 // taskRun is one run of the task.
@@ -268,10 +281,10 @@ func kinds(tr *agent.Transcript) []string {
 
 // systemOf returns the system message of a request body.
 func systemOf(ad adapter, body []byte) string {
-	switch ad.name {
-	case "responses":
+	switch {
+	case ad.name == "responses":
 		return field(body, "instructions")
-	case "messages":
+	case strings.HasPrefix(ad.name, "messages"):
 		return field(body, "system")
 	}
 	var req struct{ Messages []json.RawMessage }
@@ -317,7 +330,7 @@ func TestDisclosureModes(t *testing.T) {
 			if ad.name == "responses" {
 				sys = "instructions"
 			}
-			if ad.name == "messages" {
+			if strings.HasPrefix(ad.name, "messages") {
 				sys = "system"
 			}
 			first := app.bodies[0]
@@ -353,8 +366,17 @@ func TestDisclosureModes(t *testing.T) {
 			if ad.name == "responses" && !strings.Contains(field(app.bodies[0], tls), `"defer_loading":true`) {
 				t.Errorf("responses, append: the deploy tools should be deferred from the start")
 			}
-			if ad.name == "chat completions" && (!strings.Contains(field(app.bodies[0], tls), `"name":"use_tool"`) || strings.Contains(field(app.bodies[9], tls), `"name":"deploy"`)) {
-				t.Errorf("chat completions, append: use_tool should be offered from the start and deploy never listed:\n%s", field(app.bodies[9], tls))
+			if (ad.name == "chat completions" || ad.name == "messages, no tool search") && (!strings.Contains(field(app.bodies[0], tls), `"name":"use_tool"`) || strings.Contains(field(app.bodies[9], tls), `"name":"deploy"`)) {
+				t.Errorf("%s, append: use_tool should be offered from the start and deploy never listed:\n%s", ad.name, field(app.bodies[9], tls))
+			}
+			if ad.name == "messages, no tool search" {
+				// Claude Sonnet 4 has no tool search: the API refuses
+				// the tool and deferred tools.
+				for i, b := range app.bodies {
+					if strings.Contains(string(b), "tool_search") || strings.Contains(string(b), "defer_loading") || strings.Contains(string(b), "tool_reference") {
+						t.Errorf("messages, no tool search, request %d: tool search or deferred tools sent to a model without them:\n%s", i+1, b)
+					}
+				}
 			}
 			// In append mode every request starts with the whole previous
 			// one.

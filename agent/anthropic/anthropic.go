@@ -68,14 +68,16 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.Timeout =
 func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.HTTPClient = c } }
 
 // Client is an agent.Model for Anthropic's Messages API, streaming its
-// replies. Every request marks three cache breakpoints (cache_control):
-// the end of the tools, the system message and the newest message, so
-// each request reads the previous one's prefix from the cache. Deferred
-// tools (agent.Request.Deferred) are sent defer_loading with the tool
-// search tool; a result that opened a section loads its tools with
-// tool_reference blocks. It is safe for concurrent use.
+// replies. Every request marks cache breakpoints (cache_control): the end
+// of the tools, the system message, the newest message and the last one
+// of the previous request, so each request reads the previous one's
+// prefix from the cache however many blocks a step added. Deferred tools
+// (agent.Request.Deferred) are sent defer_loading with the tool search
+// tool, to a model that has it; a result that opened a section loads its
+// tools with tool_reference blocks. It is safe for concurrent use.
 type Client struct {
-	opts options
+	opts   options
+	defers bool // the model has the tool search tool (hasToolSearch)
 	// messages is the SDK's Messages service alone, not its whole client:
 	// the client would link every service of the API into the program.
 	messages sdk.MessageService
@@ -115,7 +117,7 @@ func New(baseURL, model string, opt ...Option) (*Client, error) {
 	if opts.Policy.MaxDelay <= 0 {
 		opts.Policy.MaxDelay = transport.DefaultMaxDelay
 	}
-	return &Client{opts: opts, messages: sdk.NewMessageService(slices.Concat(clientDefaults(headers), opts.own())...)}, nil
+	return &Client{opts: opts, defers: hasToolSearch(opts.Model), messages: sdk.NewMessageService(slices.Concat(clientDefaults(headers), opts.own())...)}, nil
 }
 
 // own are the options unfold gives the SDK: the endpoint, the key and the
@@ -158,9 +160,12 @@ func clientDefaults(headers [][2]string) []option.RequestOption {
 	return ro
 }
 
-// Features says that the API caches prompt prefixes and defers tools.
+// Features says that the API caches prompt prefixes, and that it defers
+// tools unless the model is one known to lack the tool search tool
+// (Claude Sonnet 4, Opus 4 and 4.1, the Claude 3 models): the loop then
+// offers the sections' tools another way.
 func (c *Client) Features() agent.Features {
-	return agent.Features{CachesPrefixes: true, DefersTools: true}
+	return agent.Features{CachesPrefixes: true, DefersTools: c.defers}
 }
 
 // StatusError is a reply with an error status, after any retries, or an
@@ -209,8 +214,18 @@ func statusText(code int) string {
 // Complete sends req as a streaming message and returns the assembled
 // reply. The SDK retries a request that got no reply or a retryable
 // status, each retry told to req.OnRetry first. An endpoint that answers
-// with one JSON message instead of a stream is read as such.
+// with one JSON message instead of a stream is read as such. A request
+// with deferred tools that the API refuses for them fails saying how to
+// run without.
 func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
+	resp, err := c.send(ctx, req)
+	if err != nil && c.defers && len(req.Deferred) > 0 {
+		return resp, refusedSearch(err, c.opts.Model)
+	}
+	return resp, err
+}
+
+func (c *Client) send(ctx context.Context, req agent.Request) (agent.Response, error) {
 	params, err := c.params(req)
 	if err != nil {
 		return agent.Response{}, err

@@ -99,7 +99,8 @@ var deployGroup = agent.ToolGroup{Section: "deploy", Title: "Deployment", Summar
 }}
 
 // TestRequests: breakpoints at the end of the tools, on the system
-// message and on the newest block; deferred tools with the tool search
+// message, on the newest block and on the last block of the request
+// before; deferred tools with the tool search
 // tool, the same in every request; a result that opened a section loads
 // its tools by tool_reference; the reply's blocks, thinking included, go
 // back as they came.
@@ -170,8 +171,11 @@ func TestRequests(t *testing.T) {
 	if got := compact(m[2].Content[1]); got != `{"cache_control":{"type":"ephemeral"},"text":"Environment screens that changed: none","type":"text"}` {
 		t.Errorf("the newest block: got %s", got)
 	}
-	if strings.Count(string(bodies[1]), "cache_control") != 3 {
-		t.Errorf("request 2: want three breakpoints:\n%s", bodies[1])
+	if got := compact(m[0].Content[0]); got != `{"cache_control":{"type":"ephemeral"},"text":"deploy","type":"text"}` {
+		t.Errorf("the end of request 1, in request 2: got %s, want its breakpoint kept", got)
+	}
+	if strings.Count(string(bodies[1]), "cache_control") != 4 {
+		t.Errorf("request 2: want four breakpoints:\n%s", bodies[1])
 	}
 	last := b[2].Messages[len(b[2].Messages)-1].Content
 	if got := compact(last[len(last)-1]); got != `{"cache_control":{"type":"ephemeral"},"content":[{"text":"Error: the target is down","type":"text"}],"is_error":true,"tool_use_id":"t2","type":"tool_result"}` {

@@ -9,20 +9,31 @@
 //
 // # Prompt caching
 //
-// Every request marks three cache breakpoints (cache_control, ephemeral):
-// the last tool that is not deferred, the system message, and the last
-// block of the newest message. The provider caches the prefix up to each;
+// Every request marks four cache breakpoints (cache_control, ephemeral):
+// the last tool that is not deferred, the system message, the last block
+// of the newest message, and the last block of the request before, which
+// keeps the breakpoint it had. The provider caches the prefix up to each;
 // the next request, which starts with the whole of this one under the
-// agent's append disclosure, reads it back. The reply's usage gives the
-// tokens read from the cache and written to it.
+// agent's append disclosure, reads it back, however many blocks a step of
+// parallel calls added (the API looks for a cached prefix at most 20
+// blocks before a breakpoint). The reply's usage gives the tokens read
+// from the cache and written to it.
 //
 // # Deferred tools
 //
 // The tools of the sections closed when the run started
 // (agent.Request.Deferred) are sent defer_loading, with the tool search
-// tool (regex): they cost nothing until loaded, and the tool list is the
-// same in every request. The result of the call that opened a section
-// carries a tool_reference block per tool it loads (agent.Message.Loads).
+// tool (regex), to a model that has it: Claude Haiku 4.5, Sonnet 4.5,
+// Opus 4.5 and later, and any model name not known as Claude's. For the
+// earlier Claude models [Client.Features] says the client does not defer
+// tools, and the loop offers them another way. Deferred tools cost
+// nothing until loaded, and the tool list is the same in every request.
+// The result of the call that opened a section carries a tool_reference
+// block per tool it loads (agent.Message.Loads). Should the API refuse
+// the tool search tool for a model, the error says to use the rerender
+// disclosure. A conversation another API wrote is sent as this one takes
+// it: text of white space alone left out or replaced, and tool call IDs
+// outside ^[a-zA-Z0-9_-]+$ mapped into it.
 // The model may also find them with the tool search tool; its server-side
 // calls and results, like thinking blocks, are kept as the message's
 // agent.Native data and go back with the next request as they came.

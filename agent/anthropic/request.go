@@ -1,6 +1,8 @@
 package anthropic
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -13,11 +15,17 @@ import (
 
 // params translates a request: the system message as one system block,
 // the conversation as alternating turns (tool results and the text after
-// them in one user turn), the tools with the deferred groups last, and the
-// three cache breakpoints.
+// them in one user turn), the tools with the deferred groups last (when
+// the model has the tool search tool), and the cache breakpoints.
 func (c *Client) params(req agent.Request) (sdk.MessageNewParams, error) {
 	p := sdk.MessageNewParams{Model: sdk.Model(c.opts.Model), MaxTokens: c.opts.MaxTokens}
+	if !c.defers {
+		// The model has no tool search: the loop offers the sections'
+		// tools another way (Features.DefersTools is false).
+		req.Deferred = nil
+	}
 	cache := sdk.NewCacheControlEphemeralParam()
+	ids := toolIDs{of: map[string]string{}, sent: map[string]bool{}}
 	deferred := map[string]bool{}
 	for _, g := range req.Deferred {
 		for _, t := range g.Tools {
@@ -31,17 +39,17 @@ func (c *Client) params(req agent.Request) (sdk.MessageNewParams, error) {
 			if i != 0 {
 				return p, fmt.Errorf("anthropic: message %d: a system message after the first", i)
 			}
-			if m.Content != "" {
+			if strings.TrimSpace(m.Content) != "" {
 				p.System = []sdk.TextBlockParam{{Text: m.Content, CacheControl: cache}}
 			}
 		case agent.RoleUser:
-			turns = appendBlock(turns, roleUser, sdk.NewTextBlock(m.Content))
+			turns = appendBlock(turns, roleUser, sdk.NewTextBlock(nonBlank(m.Content, "(no text)")))
 		case agent.RoleTool:
-			res := &sdk.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+			res := &sdk.ToolResultBlockParam{ToolUseID: ids.id(m.ToolCallID)}
 			if strings.HasPrefix(m.Content, "Error: ") {
 				res.IsError = sdk.Bool(true)
 			}
-			res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: orNone(m.Content)}})
+			res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: nonBlank(m.Content, "(no output)")}})
 			for _, name := range m.Loads {
 				if !deferred[name] {
 					// Not deferred in this request (a resumed run
@@ -53,7 +61,7 @@ func (c *Client) params(req agent.Request) (sdk.MessageNewParams, error) {
 			}
 			turns = appendBlock(turns, roleUser, sdk.ContentBlockParamUnion{OfToolResult: res})
 		case agent.RoleAssistant:
-			blocks, err := assistantBlocks(m)
+			blocks, err := assistantBlocks(m, &ids)
 			if err != nil {
 				return p, fmt.Errorf("anthropic: message %d: %w", i, err)
 			}
@@ -66,6 +74,9 @@ func (c *Client) params(req agent.Request) (sdk.MessageNewParams, error) {
 	}
 	if n := len(turns); n > 0 {
 		markLast(turns[n-1].blocks)
+		if prev := previousEnd(turns); prev >= 0 {
+			markLast(turns[prev].blocks)
+		}
 	}
 	for _, t := range turns {
 		if t.role == roleUser {
@@ -82,11 +93,74 @@ func (c *Client) params(req agent.Request) (sdk.MessageNewParams, error) {
 	return p, nil
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "(no output)"
+// nonBlank is s, or placeholder when s is empty or only white space: the
+// API refuses a text block without other text (a transcript of another
+// API may hold one, such as "\n\n" beside tool calls).
+func nonBlank(s, placeholder string) string {
+	if strings.TrimSpace(s) == "" {
+		return placeholder
 	}
 	return s
+}
+
+// previousEnd returns the index of the turn that ended the request before
+// this one, the turn before the newest reply, or -1 for a first request.
+// Its last block keeps the breakpoint that request had. The API looks for
+// a written prefix at most 20 blocks before a breakpoint, and a step with
+// many tool calls adds a tool_use and a tool_result block for each: with
+// only the newest breakpoint, a step of ten calls or more would read none
+// of the conversation from the cache. Tools and system take at most two
+// of the four breakpoints a request may have, so both of these fit.
+func previousEnd(turns []turn) int {
+	for i := len(turns) - 1; i > 0; i-- {
+		if turns[i].role == roleAssistant {
+			return i - 1
+		}
+	}
+	return -1
+}
+
+// toolIDs maps the tool call IDs of a conversation onto the API's pattern,
+// ^[a-zA-Z0-9_-]+$, the same
+// way in every request, so that each tool_result answers its tool_use and
+// the prefix stays the same. An ID that fits is kept. Another (an
+// OpenAI-compatible server's "functions.bash:0", say) becomes its
+// characters with "_" for those outside the pattern, then "_" and a hash of
+// the whole ID; should that still be an ID already sent, a count follows,
+// so that two IDs never become one.
+type toolIDs struct {
+	of   map[string]string // an ID as the conversation has it: as sent
+	sent map[string]bool   // the IDs sent
+}
+
+func (t *toolIDs) id(orig string) string {
+	if s, ok := t.of[orig]; ok {
+		return s
+	}
+	s := orig
+	if orig == "" || strings.IndexFunc(orig, outsideID) >= 0 {
+		sum := sha256.Sum256([]byte(orig))
+		s = strings.Map(func(r rune) rune {
+			if outsideID(r) {
+				return '_'
+			}
+			return r
+		}, orig) + "_" + hex.EncodeToString(sum[:6])
+	}
+	for n, base := 2, s; t.sent[s]; n++ {
+		s = fmt.Sprintf("%s_%d", base, n)
+	}
+	t.of[orig], t.sent[s] = s, true
+	return s
+}
+
+// keep records id, a tool_use ID of the API's own reply, as sent unchanged.
+func (t *toolIDs) keep(id string) {
+	t.of[id], t.sent[id] = id, true
+}
+
+func outsideID(r rune) bool {
+	return !(r == '_' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
 }
 
 // turn is one turn of the conversation being built.
@@ -112,9 +186,13 @@ func appendBlock(turns []turn, role string, b sdk.ContentBlockParamUnion) []turn
 }
 
 // assistantBlocks is an assistant message as content blocks: a reply of
-// this API as it came, else its text and tool calls.
-func assistantBlocks(m agent.Message) ([]sdk.ContentBlockParamUnion, error) {
+// this API as it came, else its text (unless only white space) and its
+// tool calls, their IDs mapped by ids.
+func assistantBlocks(m agent.Message, ids *toolIDs) ([]sdk.ContentBlockParamUnion, error) {
 	if m.Native != nil && m.Native.API == NativeMessages {
+		for _, tc := range m.ToolCalls {
+			ids.keep(tc.ID) // the API's own, sent as they came
+		}
 		var raws []json.RawMessage
 		if err := json.Unmarshal(m.Native.Data, &raws); err != nil {
 			return nil, fmt.Errorf("native content blocks: %w", err)
@@ -126,7 +204,7 @@ func assistantBlocks(m agent.Message) ([]sdk.ContentBlockParamUnion, error) {
 		return out, nil
 	}
 	var out []sdk.ContentBlockParamUnion
-	if m.Content != "" {
+	if strings.TrimSpace(m.Content) != "" {
 		out = append(out, sdk.NewTextBlock(m.Content))
 	}
 	for _, tc := range m.ToolCalls {
@@ -136,7 +214,7 @@ func assistantBlocks(m agent.Message) ([]sdk.ContentBlockParamUnion, error) {
 			// The API takes objects only; the model wrote something else.
 			input = json.RawMessage(`{}`)
 		}
-		out = append(out, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: tc.ID, Name: tc.Name, Input: input}})
+		out = append(out, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: ids.id(tc.ID), Name: tc.Name, Input: input}})
 	}
 	if len(out) == 0 {
 		out = append(out, sdk.NewTextBlock("(no reply)"))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -17,8 +18,10 @@ import (
 // tool_use or tool_result block is there; tool_reference blocks only in
 // tool results, each naming a deferred tool; deferred tools only with the
 // tool search tool and at least one tool not deferred; at most four
-// cache_control breakpoints, none on a deferred tool; and the content
-// blocks of every earlier reply carried back as they came.
+// cache_control breakpoints, none on a deferred tool; text blocks with
+// text other than white space; tool_use IDs of letters, digits, "_" and
+// "-"; and the content blocks of every earlier reply carried back as they
+// came.
 type MessagesServer struct {
 	URL string // the base URL (no /v1)
 
@@ -58,6 +61,7 @@ type MessagesRequest struct {
 
 type block struct {
 	Type         string            `json:"type"`
+	Text         string            `json:"text"`
 	ID           string            `json:"id"`
 	Name         string            `json:"name"`
 	ToolUseID    string            `json:"tool_use_id"`
@@ -96,6 +100,8 @@ func (req MessagesRequest) layout() (segs []string, breaks []int) {
 	}
 	return segs, breaks
 }
+
+var toolUseID = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 func checkMessages(r *http.Request, req MessagesRequest, sent [][]json.RawMessage) []string {
 	var bad []string
@@ -149,6 +155,9 @@ func checkMessages(r *http.Request, req MessagesRequest, sent [][]json.RawMessag
 		if b.Type != "text" {
 			bad = append(bad, "system: want text blocks")
 		}
+		if strings.TrimSpace(b.Text) == "" {
+			bad = append(bad, "system: text content blocks must contain non-whitespace text")
+		}
 		if b.CacheControl != nil {
 			breaks++
 		}
@@ -180,8 +189,14 @@ func checkMessages(r *http.Request, req MessagesRequest, sent [][]json.RawMessag
 			switch b.Type {
 			case "text":
 				textSeen = true
+				if strings.TrimSpace(b.Text) == "" {
+					bad = append(bad, fmt.Sprintf("messages[%d].content[%d]: text content blocks must contain non-whitespace text", i, j))
+				}
 			case "tool_use":
 				uses[b.ID] = true
+				if !toolUseID.MatchString(b.ID) {
+					bad = append(bad, fmt.Sprintf("messages[%d].content[%d].id: String should match pattern '^[a-zA-Z0-9_-]+$'", i, j))
+				}
 				toolBlocks = true
 			case "tool_result":
 				toolBlocks = true

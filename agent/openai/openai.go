@@ -307,6 +307,9 @@ func (c *Client) params(req agent.Request) (sdk.ChatCompletionNewParams, error) 
 	if c.opts.Temperature != nil {
 		p.Temperature = sdk.Float(*c.opts.Temperature)
 	}
+	if c.opts.MaxTokens > 0 {
+		p.MaxCompletionTokens = sdk.Int(c.opts.MaxTokens)
+	}
 	for i, m := range req.Messages {
 		switch m.Role {
 		case agent.RoleSystem:

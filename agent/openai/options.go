@@ -30,12 +30,13 @@ type options struct {
 	HTTPClient  *http.Client
 	Temperature *float64
 	Reasoning   string
+	MaxTokens   int64 // 0: the endpoint's own limit
 }
 
 // Option configures a [Client] or a [Responses]: [WithAPIKey],
 // [WithMaxRetries], [WithBackoff], [WithTimeout], [WithHTTPClient],
-// [WithTemperature] and [WithReasoningEffort]. A streamed reply is read up
-// to [MaxReplyBytes].
+// [WithTemperature], [WithReasoningEffort] and [WithMaxTokens]. A streamed
+// reply is read up to [MaxReplyBytes].
 type Option func(*options)
 
 // WithAPIKey sends key as the bearer token (default none, for local
@@ -81,6 +82,13 @@ func WithReasoningEffort(effort string) Option {
 	return func(o *options) { o.Reasoning = effort }
 }
 
+// WithMaxTokens bounds each reply to n output tokens, reasoning included:
+// max_completion_tokens for chat completions, max_output_tokens for the
+// Responses API (default: none sent, the endpoint's own limit).
+func WithMaxTokens(n int) Option {
+	return func(o *options) { o.MaxTokens = int64(n) }
+}
+
 // newOptions applies opt over the defaults and checks the result.
 func newOptions(baseURL, model string, opt []Option) (options, error) {
 	opts := options{BaseURL: baseURL, Model: model, Policy: transport.Policy{MaxRetries: DefaultMaxRetries}}
@@ -101,6 +109,9 @@ func newOptions(baseURL, model string, opt []Option) (options, error) {
 	}
 	if opts.Timeout < 0 {
 		return opts, errors.New("openai: new: negative timeout")
+	}
+	if opts.MaxTokens < 0 {
+		return opts, fmt.Errorf("openai: new: max tokens %d: want a positive number, or 0 for the endpoint's limit", opts.MaxTokens)
 	}
 	// The SDK adds these headers itself (sdk.DefaultClientOptions).
 	if _, err := transport.CustomHeaders("OPENAI_CUSTOM_HEADERS"); err != nil {

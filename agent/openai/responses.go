@@ -281,6 +281,9 @@ func (c *Responses) params(req agent.Request) (responses.ResponseNewParams, erro
 	if c.opts.Reasoning != "" {
 		p.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(c.opts.Reasoning)}
 	}
+	if c.opts.MaxTokens > 0 {
+		p.MaxOutputTokens = sdk.Int(c.opts.MaxTokens)
+	}
 	var input responses.ResponseInputParam
 	for i, m := range req.Messages {
 		switch m.Role {

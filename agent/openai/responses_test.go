@@ -161,3 +161,33 @@ func compact(raw json.RawMessage) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestMaxTokens: WithMaxTokens is each API's output limit; without it
+// none is sent, and a negative one is refused.
+func TestMaxTokens(t *testing.T) {
+	req := agent.Request{Messages: []agent.Message{{Role: agent.RoleSystem, Content: "s"}, {Role: agent.RoleUser, Content: "u"}}}
+	for _, tc := range []struct {
+		opts []Option
+		want int64
+	}{{[]Option{WithMaxTokens(20000)}, 20000}, {nil, 0}} {
+		c, err := New("http://127.0.0.1:1/v1", "m", tc.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.params(req)
+		if err != nil || p.MaxCompletionTokens.Or(0) != tc.want || p.MaxTokens.Valid() {
+			t.Errorf("chat: max_completion_tokens %v, max_tokens %v (%v), want %d", p.MaxCompletionTokens, p.MaxTokens, err, tc.want)
+		}
+		r, err := NewResponses("http://127.0.0.1:1/v1", "m", tc.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp, err := r.params(req)
+		if err != nil || rp.MaxOutputTokens.Or(0) != tc.want {
+			t.Errorf("responses: max_output_tokens %v (%v), want %d", rp.MaxOutputTokens, err, tc.want)
+		}
+	}
+	if _, err := New("http://127.0.0.1:1/v1", "m", WithMaxTokens(-1)); err == nil || !strings.Contains(err.Error(), "max tokens -1") {
+		t.Errorf("negative: got %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -55,7 +56,10 @@ offered from the start. With
 
 Requests that get no reply, 429 or a 5xx status, or a stream that opens with
 an overload reported in it, are retried with backoff (each retry shown);
---timeout bounds each request. The run ends with the
+--timeout bounds each request. --max-tokens bounds each
+reply (Anthropic's max_tokens, 8192 by default; max_completion_tokens for
+chat completions, max_output_tokens for the Responses API, unset by
+default): a run whose replies are cut at the limit says so and stops. The run ends with the
 tokens it used, the part a prefix cache could serve and what it cost at the
 model's list price (--prices FILE overrides the table; a model not in it
 has no price).
@@ -91,6 +95,7 @@ type agentFlags struct {
 	transcript, resume, actions, promptPath, paramsPath string
 	names, disclosure, prices                           string
 	maxSteps, budget, maxRetries, outputBudget          int
+	maxTokens                                           int
 	timeout                                             time.Duration
 	dryRun, help                                        bool
 }
@@ -107,6 +112,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "stop after this many model calls")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "bound each model request, its retries and streamed reply included (0: no bound)")
 	fs.IntVar(&f.maxRetries, "max-retries", 4, "retry a request that got no reply, 429 or a 5xx status this many times")
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, "bound each reply to this many output `tokens` (0: the provider's default, 8192 with anthropic, the endpoint's own limit with openai)")
 	fs.StringVar(&f.disclosure, "disclosure", "default", "where opened sections go: append (keep the system message and tools, for the prompt cache) or rerender")
 	fs.StringVar(&f.prices, "prices", "", "a JSON `file` of model prices in US dollars per million tokens: {\"model\": {\"input\": 1.25, \"cached_input\": 0.125, \"output\": 10}}")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the first request that would be sent and exit: start nothing, call no model, write nothing")
@@ -154,8 +160,8 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := checkBudget(f.outputBudget); err != nil {
 		return usageErr("%v", err)
 	}
-	if f.budget < 0 || f.maxSteps < 1 || f.maxRetries < 0 || f.timeout < 0 {
-		return usageErr("--budget, --max-retries and --timeout must be 0 or more and --max-steps 1 or more")
+	if f.budget < 0 || f.maxSteps < 1 || f.maxRetries < 0 || f.timeout < 0 || f.maxTokens < 0 {
+		return usageErr("--budget, --max-retries, --max-tokens and --timeout must be 0 or more and --max-steps 1 or more")
 	}
 	if f.paramsPath != "" && f.promptPath == "" {
 		return usageErr("--params needs --prompt")
@@ -322,10 +328,20 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return stop.code()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "unfold agent: %v\n", err)
+		fmt.Fprintf(stderr, "unfold agent: %v%s\n", err, outputLimitHint(err))
 		return 1
 	}
 	return 0
+}
+
+// outputLimitHint names the flag that raises the output limit, for a run
+// that ended at a reply cut there.
+func outputLimitHint(err error) string {
+	var se *agent.StopError
+	if !errors.As(err, &se) || se.Finish != agent.FinishTruncated || se.Reason == "model_context_window_exceeded" {
+		return ""
+	}
+	return " (--max-tokens N raises the limit)"
 }
 
 // agentPrompt loads the prompt file with its params, or builds the default

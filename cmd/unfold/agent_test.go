@@ -368,7 +368,7 @@ func TestAgentUnfinishedReply(t *testing.T) {
 		want                []string
 	}{
 		{"length", `{"role":"assistant","content":"The three steps are: 1. back up the datab"}`, "length", "The three steps are: 1. back up the datab\n",
-			[]string{"step 1  stopped: truncated (length)", "unfold agent: agent: the reply was cut short (length): the model reached its output token limit"}},
+			[]string{"step 1  stopped: truncated (length)", "unfold agent: agent: the reply was cut short (length): the model reached its output token limit", "raise the model's output limit (--max-tokens N raises the limit)\n"}},
 		{"refusal", `{"role":"assistant","refusal":"I can't help with deploying that."}`, "stop", "I can't help with deploying that.\n",
 			[]string{"step 1  stopped: refused (stop)", "unfold agent: agent: the model refused to answer\n"}},
 	}

@@ -13,6 +13,9 @@ import (
 // "Front ends").
 func openaiModel(base, model, key string, f agentFlags) (agent.Model, error) {
 	opts := []openai.Option{openai.WithAPIKey(key), openai.WithTimeout(f.timeout), openai.WithMaxRetries(f.maxRetries)}
+	if f.maxTokens > 0 {
+		opts = append(opts, openai.WithMaxTokens(f.maxTokens))
+	}
 	if f.api == "responses" {
 		return openai.NewResponses(base, model, opts...)
 	}

@@ -7,18 +7,24 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The tool search tool, which deferred tools need, is there for Claude
 // Haiku 4.5, Sonnet 4.5 and Opus 4.5 and the models after them; the API
 // refuses a request that offers it to an earlier model (Sonnet 4, Opus 4
 // and 4.1, the Claude 3 models).
+// The patterns are compiled on first use, not when the program starts.
 var (
 	// claude-sonnet-4-5, claude-opus-4-1-20250805, claude-sonnet-4-20250514
 	// (no minor version: the date is not one), claude-haiku-4-5@20251001
-	modelName = regexp.MustCompile(`claude-(?:opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:$|[^0-9])`)
+	modelName = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`claude-(?:opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:$|[^0-9])`)
+	})
 	// claude-3-5-sonnet-20241022, claude-3-opus-latest, claude-2.1
-	oldModelName = regexp.MustCompile(`claude-(\d+)(?:[-.](\d))?(?:$|[^0-9])`)
+	oldModelName = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`claude-(\d+)(?:[-.](\d))?(?:$|[^0-9])`)
+	})
 )
 
 // hasToolSearch says whether model has the tool search tool. A name it
@@ -27,9 +33,9 @@ var (
 // [Client.Complete]'s error says how to run without.
 func hasToolSearch(model string) bool {
 	name := strings.ToLower(model)
-	m := modelName.FindStringSubmatch(name)
+	m := modelName().FindStringSubmatch(name)
 	if m == nil {
-		m = oldModelName.FindStringSubmatch(name)
+		m = oldModelName().FindStringSubmatch(name)
 	}
 	if m == nil {
 		return true

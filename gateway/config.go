@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/joho/godotenv"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/unfold-dev/unfold/internal/readfile"
@@ -93,7 +94,8 @@ var serverName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 
 // LoadConfigs reads the project's .mcp.json (when there is one) and each of
 // files, in order, with ${VAR} and ${VAR:-default} expanded from lookup
-// (nil: the process environment). A stdio server runs in the directory of
+// (nil: the process environment), and VS Code's and Cursor's
+// ${workspaceFolder} as the project (see ParseConfig). A stdio server runs in the directory of
 // the file that declared it (the project's, for its .mcp.json), as Claude
 // Code runs a project's servers in the project: a relative "cwd" is
 // resolved against that directory, and a relative command path
@@ -113,13 +115,22 @@ func LoadConfigs(project string, files []string, lookup func(string) (string, bo
 		}
 	}
 	paths = append(paths, files...)
+	v := vars{lookup: lookup}
+	if v.lookup == nil {
+		v.lookup = os.LookupEnv
+	}
+	if project != "" {
+		if v.project, err = filepath.Abs(project); err != nil {
+			return nil, nil, fmt.Errorf("gateway: %s: %w", project, err)
+		}
+	}
 	var out []ServerConfig
 	for _, p := range paths {
 		data, err := readfile.Read(p, MaxConfigBytes)
 		if err != nil {
 			return nil, nil, fmt.Errorf("gateway: %w", err)
 		}
-		list, skip, err := ParseConfig(p, data, lookup)
+		list, skip, err := parseConfig(p, data, v)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -198,6 +209,7 @@ type rawServer struct {
 	Headers  *map[string]string `json:"headers"`
 	Timeout  *float64           `json:"timeout"`
 	Disabled *bool              `json:"disabled"`
+	EnvFile  *string            `json:"envFile"`
 }
 
 // ParseConfig reads the mcpServers format of Claude Code, Claude Desktop and
@@ -210,10 +222,25 @@ type rawServer struct {
 // command or url is empty once expanded: each comes back in skipped, an
 // error that names the file, the server and what to do, and the other
 // servers are read. Paths are kept as written (see LoadConfigs).
+//
+// VS Code's and Cursor's spellings are read too: ${env:VAR} is ${VAR},
+// ${userHome} the home directory, ${pathSeparator} and ${/} the path
+// separator, and a stdio server's "envFile" (a dotenv file, its path
+// relative to file's directory) gives it the variables it sets, those of
+// "env" taking precedence. ${workspaceFolder} and
+// ${workspaceFolderBasename} are the project, which LoadConfigs knows and
+// ParseConfig does not: here they leave the server out, as do the
+// editor's other variables (${file}, ${input:...}, ...), with an error
+// that names them as the editor's.
 func ParseConfig(file string, data []byte, lookup func(string) (string, bool)) (servers []ServerConfig, skipped []error, err error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
+	return parseConfig(file, data, vars{lookup: lookup})
+}
+
+// parseConfig is ParseConfig with the variables of v.
+func parseConfig(file string, data []byte, v vars) (servers []ServerConfig, skipped []error, err error) {
 	var doc struct {
 		Servers *map[string]json.RawMessage `json:"mcpServers"`
 	}
@@ -233,7 +260,7 @@ func ParseConfig(file string, data []byte, lookup func(string) (string, bool)) (
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		c, err := parseServer(file, name, (*doc.Servers)[name], lookup)
+		c, err := parseServer(file, name, (*doc.Servers)[name], v)
 		var skip *skipError
 		switch {
 		case errors.As(err, &skip):
@@ -254,7 +281,7 @@ func (e *skipError) Error() string { return e.err.Error() }
 
 // parseServer reads the entry of server name in file: the zero
 // ServerConfig when it is disabled, a *skipError when it is left out.
-func parseServer(file, name string, entry json.RawMessage, lookup func(string) (string, bool)) (ServerConfig, error) {
+func parseServer(file, name string, entry json.RawMessage, v vars) (ServerConfig, error) {
 	fail := func(field, format string, args ...any) error {
 		at := fmt.Sprintf("gateway: %s: server %q", file, name)
 		if field != "" {
@@ -280,14 +307,14 @@ func parseServer(file, name string, entry json.RawMessage, lookup func(string) (
 	}
 	c := ServerConfig{Name: name, File: file}
 	expand := func(field, s string) (string, error) {
-		v, err := expandVars(s, lookup)
+		out, err := v.expand(s)
 		if err != nil {
 			// The file may be right for an environment other than this
 			// one: the other servers still start.
 			return "", &skipError{fail(field, "%v; the server is left out", err)}
 		}
-		c.noteVars(s, lookup)
-		return v, nil
+		c.noteVars(s, v)
+		return out, nil
 	}
 	kind := "stdio"
 	if raw.Type != nil {
@@ -316,8 +343,15 @@ func parseServer(file, name string, entry json.RawMessage, lookup func(string) (
 				c.Args = append(c.Args, v)
 			}
 		}
+		if raw.EnvFile != nil {
+			if c.Env, err = readEnvFileOf(file, *raw.EnvFile, expand, &c); err != nil {
+				return ServerConfig{}, err
+			}
+		}
 		if raw.Env != nil {
-			c.Env = map[string]string{}
+			if c.Env == nil {
+				c.Env = map[string]string{}
+			}
 			keys := slices.Sorted(maps.Keys(*raw.Env))
 			for _, k := range keys {
 				if c.Env[k], err = expand("env."+k, (*raw.Env)[k]); err != nil {
@@ -331,6 +365,9 @@ func parseServer(file, name string, entry json.RawMessage, lookup func(string) (
 			}
 		}
 	case "http", "streamable-http":
+		if raw.EnvFile != nil {
+			return ServerConfig{}, &skipError{fail("envFile", "an http server has no environment to set; the server is left out; remove envFile, or put the values in the url or headers as ${VAR}")}
+		}
 		if raw.URL == nil || strings.TrimSpace(*raw.URL) == "" {
 			return ServerConfig{}, fail("url", "missing: an http server needs its endpoint")
 		}
@@ -371,26 +408,148 @@ func parseServer(file, name string, entry json.RawMessage, lookup func(string) (
 	return c, nil
 }
 
-// varRef matches ${VAR} and ${VAR:-default}.
-var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) })
+// readEnvFileOf reads the envFile entry of a stdio server declared in
+// file: name, expanded, taken against file's directory. Its values are
+// masked in the server's messages as ${KEY}, as secrets in variables are.
+func readEnvFileOf(file, name string, expand func(field, s string) (string, error), c *ServerConfig) (map[string]string, error) {
+	p, err := expand("envFile", name)
+	if err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(file), p)
+	}
+	env, err := readEnvFile(p)
+	if err != nil {
+		return nil, &skipError{fmt.Errorf("gateway: %s: server %q: envFile: %w; the server is left out; create the file, or remove envFile", file, c.Name, err)}
+	}
+	for k, val := range env {
+		c.addMask(val, "${"+k+"}")
+	}
+	return env, nil
+}
 
-// expandVars replaces ${VAR} and ${VAR:-default} in s. A variable that is
+// varRef matches ${VAR} and ${VAR:-default}, VS Code's and Cursor's
+// ${env:VAR} (groups 1 to 4), and their ${config:...}, ${command:...},
+// ${input:...} and ${/} (group 5).
+var varRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{(env:)?([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}|\$\{((?:config|command|input):[^}]*|/)\}`)
+})
+
+// editorOnly are the variables of VS Code and Cursor that unfold does not
+// know (their value is the file open in the editor, its selection, ...):
+// when no environment variable of the name is set, the error names them
+// as the editor's.
+var editorOnly = map[string]bool{
+	"file": true, "fileWorkspaceFolder": true, "relativeFile": true, "relativeFileDirname": true,
+	"fileBasename": true, "fileBasenameNoExtension": true, "fileExtname": true, "fileDirname": true,
+	"fileDirnameBasename": true, "cwd": true, "lineNumber": true, "selectedText": true,
+	"execPath": true, "defaultBuildTask": true,
+}
+
+// vars is what a file's ${...} references are expanded from.
+type vars struct {
+	lookup func(string) (string, bool) // the environment
+	// project is the project's directory, absolute: VS Code's and
+	// Cursor's ${workspaceFolder}; "" when there is none.
+	project string
+}
+
+// expand replaces the references in s (see varRef). A variable that is
 // not set and has no default is an error naming it.
-func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
-	var missing []string
+func (v vars) expand(s string) (string, error) {
+	var failed error
 	out := varRef().ReplaceAllStringFunc(s, func(ref string) string {
-		m := varRef().FindStringSubmatch(ref)
-		if v, ok := lookup(m[1]); ok && (v != "" || m[2] == "") {
-			return v
+		val, err := v.value(varRef().FindStringSubmatch(ref))
+		if err != nil {
+			if failed == nil {
+				failed = err
+			}
+			return ref
 		}
-		if m[2] != "" {
-			return m[3]
-		}
-		missing = append(missing, m[1])
-		return ref
+		return val
 	})
-	if len(missing) > 0 {
-		return "", fmt.Errorf("${%s} is not set; set it, or write ${%s:-default}", missing[0], missing[0])
+	if failed != nil {
+		return "", failed
 	}
 	return out, nil
+}
+
+// value is the value of the reference varRef matched as m.
+func (v vars) value(m []string) (string, error) {
+	env, name, hasDefault, def, editor := m[1] != "", m[2], m[3] != "", m[4], m[5]
+	if editor == "/" {
+		return string(filepath.Separator), nil
+	}
+	if editor != "" {
+		return "", fmt.Errorf("${%s} is a variable of VS Code and Cursor that unfold does not know; write its value instead, or ${VAR} for an environment variable", editor)
+	}
+	if !env {
+		if val, ok, err := v.editorVar(name); ok {
+			return val, err
+		}
+	}
+	if val, ok := v.lookup(name); ok && (val != "" || !hasDefault) {
+		return val, nil
+	}
+	if hasDefault {
+		return def, nil
+	}
+	if !env && editorOnly[name] {
+		return "", fmt.Errorf("${%s} is a variable of VS Code and Cursor that unfold does not know (it is no environment variable either); write its value instead", name)
+	}
+	return "", fmt.Errorf("${%s} is not set; set it, or write ${%s:-default}", name, name)
+}
+
+// editorVar is the value of VS Code's and Cursor's variable name, and
+// whether unfold knows it: ${workspaceFolder} is the project,
+// ${workspaceFolderBasename} its name, ${userHome} the home directory.
+func (v vars) editorVar(name string) (string, bool, error) {
+	switch name {
+	case "workspaceFolder", "workspaceFolderBasename":
+		if v.project == "" {
+			return "", true, fmt.Errorf("${%s} is VS Code's and Cursor's project folder, and unfold has no project here (it reads the project's .mcp.json and the --mcp-config files with --project DIR); write the path instead", name)
+		}
+		if name == "workspaceFolderBasename" {
+			return filepath.Base(v.project), true, nil
+		}
+		return v.project, true, nil
+	case "userHome":
+		for _, k := range []string{"HOME", "USERPROFILE"} {
+			if home, ok := v.lookup(k); ok && home != "" {
+				return home, true, nil
+			}
+		}
+		return "", true, errors.New("${userHome} is the home directory, and neither HOME nor USERPROFILE is set; set HOME, or write the path instead")
+	case "pathSeparator":
+		return string(filepath.Separator), true, nil
+	}
+	return "", false, nil
+}
+
+// fromEnv reports whether the reference varRef matched as m takes its
+// value from the environment (rather than from the editor's variables).
+func (v vars) fromEnv(m []string) bool {
+	if m[5] != "" {
+		return false
+	}
+	if m[1] != "" {
+		return true
+	}
+	_, editor, _ := v.editorVar(m[2])
+	return !editor
+}
+
+// readEnvFile reads a dotenv file (KEY=value lines, as VS Code and Cursor
+// read "envFile"), at most MaxConfigBytes.
+func readEnvFile(path string) (map[string]string, error) {
+	data, err := readfile.Read(path, MaxConfigBytes)
+	if err != nil {
+		return nil, err
+	}
+	env, err := godotenv.UnmarshalBytes(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return env, nil
 }

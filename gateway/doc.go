@@ -6,7 +6,8 @@
 //
 // [LoadConfigs] reads the project's .mcp.json and any other file in the
 // mcpServers format Claude Code, Claude Desktop and Cursor use, with ${VAR}
-// and ${VAR:-default} expanded; a bad entry is an error naming the file,
+// and ${VAR:-default} expanded (and Cursor's and VS Code's ${env:VAR},
+// ${workspaceFolder}, ${userHome} and "envFile"); a bad entry is an error naming the file,
 // the server and the field. An entry unfold cannot start here (an "sse"
 // server, a variable not set, a name it cannot use) is left out and
 // returned as a warning, so that the other servers start. A stdio server

@@ -15,22 +15,31 @@ const minMasked = 4
 // replaced with (from lookup, not defaults written in the file), so that
 // the server's messages show ${VAR} instead: a key in a URL's path or
 // query, or in a header, does not reach the model, the prompt or a log.
-func (c *ServerConfig) noteVars(s string, lookup func(string) (string, bool)) {
+func (c *ServerConfig) noteVars(s string, v vars) {
 	for _, m := range varRef().FindAllStringSubmatch(s, -1) {
-		v, ok := lookup(m[1])
-		if !ok || len(v) < minMasked {
+		if !v.fromEnv(m) {
 			continue
 		}
-		if c.masks == nil {
-			c.masks = map[string]string{}
+		if val, ok := v.lookup(m[2]); ok {
+			c.addMask(val, "${"+m[2]+"}")
 		}
-		ref := "${" + m[1] + "}"
-		c.masks[v] = ref
-		// As a URL prints it, escaped: in its path, a segment or a query.
-		c.masks[(&url.URL{Path: v}).EscapedPath()] = ref
-		c.masks[url.PathEscape(v)] = ref
-		c.masks[url.QueryEscape(v)] = ref
 	}
+}
+
+// addMask records that messages show val as ref, when val is long enough to
+// be a secret.
+func (c *ServerConfig) addMask(val, ref string) {
+	if len(val) < minMasked {
+		return
+	}
+	if c.masks == nil {
+		c.masks = map[string]string{}
+	}
+	c.masks[val] = ref
+	// As a URL prints it, escaped: in its path, a segment or a query.
+	c.masks[(&url.URL{Path: val}).EscapedPath()] = ref
+	c.masks[url.PathEscape(val)] = ref
+	c.masks[url.QueryEscape(val)] = ref
 }
 
 // mask returns s with the values of the configuration's variables
@@ -50,6 +59,24 @@ func (c ServerConfig) mask(s string) string {
 		pairs = append(pairs, v, c.masks[v])
 	}
 	return strings.NewReplacer(pairs...).Replace(s)
+}
+
+// maskedValues returns the values mask replaces.
+func (c ServerConfig) maskedValues() []string {
+	vals := make([]string, 0, len(c.masks))
+	for v := range c.masks {
+		vals = append(vals, v)
+	}
+	return vals
+}
+
+// longestMasked is the length of the longest value mask replaces.
+func (c ServerConfig) longestMasked() int {
+	n := 0
+	for v := range c.masks {
+		n = max(n, len(v))
+	}
+	return n
 }
 
 // maskedError is an error whose text has the configuration's variables

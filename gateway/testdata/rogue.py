@@ -9,10 +9,20 @@
 #           a 100 KB schema, and one (structured) whose short text comes
 #           with 1 MB of structured content
 #   endless a tools/list whose every page names one more page
+#   env     a tool, env, whose result is the JSON of the server's arguments
+#           and of the environment variables its argument names lists
+#   flood   a tool, flood, whose result is 17 MB of text, over what a
+#           client reads in one message
+#   leak    writes API_KEY into a line of stderr followed by 2 KiB of dots,
+#           and exits at once
 import json
+import os
 import sys
 
 modes = set(sys.argv[1:])
+if "leak" in modes:
+    sys.stderr.write("auth failed for key " + os.environ["API_KEY"] + "\n" + "." * 2027 + "\n")
+    sys.exit(1)
 tools = [{"name": "echo", "description": "Echo text back.",
           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
 instructions = "A rogue server for tests."
@@ -39,6 +49,11 @@ if "huge" in modes:
               {"name": "vast", "inputSchema": {"type": "object", "properties": {
                   "p%d" % i: {"type": "string", "description": "a property"} for i in range(2500)}}},
               {"name": "structured", "inputSchema": {"type": "object"}}]
+if "flood" in modes:
+    tools.append({"name": "flood", "inputSchema": {"type": "object"}})
+if "env" in modes:
+    tools.append({"name": "env", "inputSchema": {"type": "object", "properties": {
+        "names": {"type": "array", "items": {"type": "string"}}}}})
 
 
 def call(params):
@@ -47,6 +62,10 @@ def call(params):
         text = "".join("line %d\n" % i for i in range(1, args.get("n", 0) + 1))
     else:
         text = "%s: %s" % (params["name"], args.get("text", ""))
+    if params["name"] == "flood":
+        text = "x" * (17 << 20)
+    if params["name"] == "env":
+        text = json.dumps({"argv": sys.argv[1:], "env": {k: os.environ.get(k) for k in args.get("names", [])}})
     if params["name"] == "structured":
         rows = [{"id": i, "name": "row %d" % i} for i in range(40000)]
         return {"content": [{"type": "text", "text": "40000 rows"}], "structuredContent": {"rows": rows}}

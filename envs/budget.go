@@ -49,18 +49,19 @@ func (l Limits) Fit(resp Response) Response {
 	middle := resp.Output[len(head) : len(resp.Output)-len(tail)]
 	lines := strings.Count(resp.Output, "\n") + 1
 	left := fmt.Sprintf("%d of %d lines (%d of %d tokens)", strings.Count(middle, "\n"), lines, tokens.Estimate.Count(middle), total)
-	resp.Output = head + budgetNote(head, tail, left, budget, "the whole output is saved in "+name, "") + tail
+	resp.Output = head + budgetNote(head, tail, left, budget, "the whole output is saved in "+name, l.readHow(name), "") + tail
 	resp.OutputFile = name
 	return resp
 }
 
 // budgetNote is the note between head and tail of an output cut to the
 // budget: left says how much was left out ("3 of 10 lines (...)"), saved
-// where the output is ("the whole output is saved in NAME"). extra, when
-// not empty, is a sentence added at its end.
-func budgetNote(head, tail, left string, budget int, saved, extra string) string {
-	note := fmt.Sprintf("[... %s left out here to fit the budget of %d tokens; %s: view it with the editor, or search it with grep.%s]",
-		left, budget, saved, extra)
+// where the output is ("the whole output is saved in NAME"), how how to
+// read it (see Limits.Read). extra, when not empty, is a sentence added at
+// its end.
+func budgetNote(head, tail, left string, budget int, saved, how, extra string) string {
+	note := fmt.Sprintf("[... %s left out here to fit the budget of %d tokens; %s: %s.%s]",
+		left, budget, saved, how, extra)
 	if head != "" && !strings.HasSuffix(head, "\n") {
 		note = "\n" + note
 	}

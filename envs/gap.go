@@ -280,7 +280,7 @@ func (l Limits) fitGaps(resp Response, gaps []*gap) Response {
 		left = fmt.Sprintf("%s of the %s of output", formatBytes(leftBytes), formatBytes(wholeBytes))
 		saved = fmt.Sprintf("the output is saved in %s, except %s (the file marks the place)", name, strings.Join(except, ", and "))
 	}
-	resp.Output = head + budgetNote(head, tail, left, budget, saved, fallback) + tail
+	resp.Output = head + budgetNote(head, tail, left, budget, saved, l.readHow(name), fallback) + tail
 	return resp
 }
 

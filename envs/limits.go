@@ -66,6 +66,19 @@ type Limits struct {
 	// default ([DefaultSaveLimit] unless set otherwise), a negative value
 	// no bound.
 	SaveLimit int64
+	// Read says how to read the output saved as name, in the note of a
+	// cut response ("read it as the resource ..."); nil means "view it
+	// with the editor, or search it with grep": a session that offers
+	// neither says what it offers.
+	Read func(name string) string
+}
+
+// readHow is what the note of a cut response says to read name with.
+func (l Limits) readHow(name string) string {
+	if l.Read != nil {
+		return l.Read(name)
+	}
+	return "view it with the editor, or search it with grep"
 }
 
 // Defaults are an environment's own limits, for those a call leaves at

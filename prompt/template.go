@@ -79,7 +79,7 @@ const (
 	// it offers tools, may change from one render to the next: its
 	// SUMMARY blocks are not kept.
 	sessionBelow
-	tooled // sec declares tools of its own
+	tooled // sec declares tools of its own, or opens in place as if it did
 )
 
 func (h nodeHot) is(f nodeFlags) bool { return h.flags&f != 0 }
@@ -107,7 +107,7 @@ func hotOf(s *section.Section, parent int) nodeHot {
 	if s.Brief() != "" {
 		h.flags |= briefed
 	}
-	if len(s.Tools()) > 0 {
+	if len(s.Tools()) > 0 || s.OpensInPlace() {
 		h.flags |= tooled
 	}
 	return h

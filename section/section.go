@@ -145,6 +145,13 @@ type Spec[P any] struct {
 	LazyChildren func() []*Section
 	// Tools are offered to the model while the section renders in full.
 	Tools []*tools.Tool
+	// OpensInPlace makes opening the section show it in full in the
+	// prompt, as opening a section with tools does, even while it and its
+	// subsections carry none, rather than write its content to a context
+	// file: for a section whose tools join later (an MCP server still
+	// starting), which a section built again with them then offers, the
+	// session having it open.
+	OpensInPlace bool
 	// Priority orders sections for token budgets: a budget gives
 	// sections back in full from a prompt where all are summarized,
 	// higher priorities first, each one that fits in what is left. So of
@@ -175,6 +182,7 @@ type Section struct {
 	brief    string
 	briefT   compiled // brief as a template, when it has actions
 	separate bool
+	inPlace  bool
 	vis      visibility.Selector
 	enabled  func(params any, sess *session.Session) bool
 	inSess   bool // enabled reads the session
@@ -205,6 +213,7 @@ func New[P any](spec Spec[P]) *Section {
 		summary:  spec.Summary,
 		brief:    spec.Brief,
 		separate: spec.Separate,
+		inPlace:  spec.OpensInPlace,
 		vis:      spec.Visibility,
 		children: append([]*Section(nil), spec.Children...),
 		later:    spec.LazyChildren,
@@ -330,6 +339,10 @@ func (s *Section) Defaults() (any, bool) { return s.defaults, s.defaults != nil 
 // ReadsSession reports whether the section's enabled predicate reads the
 // session ([Spec].EnabledIn), so that it is asked again at every render.
 func (s *Section) ReadsSession() bool { return s.inSess }
+
+// OpensInPlace reports whether opening the section shows it in place even
+// without tools (see [Spec].OpensInPlace).
+func (s *Section) OpensInPlace() bool { return s.inPlace }
 
 // Separate reports whether the section opens only by its own key (see
 // [Spec].Separate).

@@ -16,3 +16,6 @@ func HoldBackoff(u *Upstream) (release func()) {
 		u.mu.Unlock()
 	}
 }
+
+// RepeatsText is repeatsText, for tests of its cases.
+var RepeatsText = repeatsText

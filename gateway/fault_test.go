@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -100,5 +101,54 @@ func TestGarbageAndStderr(t *testing.T) {
 	open(t, d, "mcp.good.tools.echo")
 	if res := call(t, d, "good__echo", map[string]any{"message": "fine"}); res.Message != "fine" {
 		t.Errorf("the other server: got %q", res.Message)
+	}
+}
+
+// TestStderrTailMasksSecrets: a server whose stderr holds its key and then
+// more than the tail shown puts the cut inside the key: the tail shown
+// holds the key masked whole, no part of it, in the error, the section
+// and find_tools' answer.
+func TestStderrTailMasksSecrets(t *testing.T) {
+	const key = "sk-live-ABCDEFGHIJKLMNOP1234567890"
+	cfg := rogue(t, "leak", "leak")
+	args, _ := json.Marshal(cfg.Args)
+	cfgs, _, err := gateway.ParseConfig("a.json", []byte(`{"mcpServers": {"leak": {"command": "`+cfg.Command+`", "args": `+string(args)+`, "env": {"API_KEY": "${SVC_KEY}"}}}}`), env(map[string]string{"SVC_KEY": key}))
+	if err != nil || len(cfgs) != 1 {
+		t.Fatal(err, cfgs)
+	}
+	g := newGateway(t, gateway.Options{}, cfgs...)
+	up, _ := g.Upstream("leak")
+	d := disclosure(t, g)
+	shown := map[string]string{
+		"the error":   fmt.Sprint(up.Err()),
+		"the section": d.Rendered(0).Text(),
+		"find_tools":  call(t, d, gateway.FindToolsName, gateway.FindToolsInput{Query: "anything"}).Message,
+	}
+	if !strings.Contains(shown["the error"], "Its stderr ends with:\n${SVC_KEY}\n....") {
+		t.Errorf("got %q, want the tail to start with the key masked whole", shown["the error"])
+	}
+	for where, text := range shown {
+		for i := 0; i+minSecret <= len(key); i++ {
+			if part := key[i:]; strings.Contains(text, part[:minSecret]) {
+				t.Errorf("%s shows %q of the key:\n%s", where, part[:minSecret], text)
+				break
+			}
+		}
+	}
+}
+
+// minSecret is the shortest part of a key that TestStderrTailMasksSecrets
+// counts as shown.
+const minSecret = 6
+
+// TestAnswerTooLarge: a result over what one message may hold fails with
+// an error naming the limit and what to do.
+func TestAnswerTooLarge(t *testing.T) {
+	g := newGateway(t, gateway.Options{}, rogue(t, "big", "flood"))
+	up, _ := g.Upstream("big")
+	_, err := up.CallTool(t.Context(), "flood", nil)
+	want := "its answer is over the 16 MiB unfold reads in one message; ask the tool for less (a range of lines, a head or a tail, a narrower query)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an error holding %q", err, want)
 	}
 }

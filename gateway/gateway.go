@@ -87,7 +87,7 @@ func New(ctx context.Context, servers []ServerConfig, opts Options) (*Gateway, e
 			}
 			return nil, fmt.Errorf("gateway: new: server %q%s: no command to start and no url to reach; set one (ServerConfig.Command or URL, or Connect in Go)", c.Name, at)
 		}
-		u := &Upstream{cfg: c, hash: c.Hash(), g: g, tail: &tail{}}
+		u := &Upstream{cfg: c, hash: c.Hash(), g: g, tail: &tail{keep: stderrTail + c.longestMasked()}}
 		if m, ok := readManifest(g.cacheDir, c); ok {
 			u.man, u.cached = m, true
 		}

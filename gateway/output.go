@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"io"
 
 	"github.com/spf13/afero"
@@ -20,7 +21,7 @@ const OutputDir = "context/output"
 // OutputDir of fsys that holds the whole (a temporary file when fsys is
 // nil); the oldest files saved there go past [envs.DefaultSaveTotal]. ok is false when text fits, or when budget is negative (no
 // bound); 0 means [envs.DefaultBudget].
-func fitResult(text string, budget int, name string, fsys afero.Fs) (cut string, ok bool) {
+func fitResult(ctx context.Context, text string, budget int, name string, fsys afero.Fs) (cut string, ok bool) {
 	if budget < 0 {
 		return "", false
 	}
@@ -28,6 +29,9 @@ func fitResult(text string, budget int, name string, fsys afero.Fs) (cut string,
 		budget = envs.DefaultBudget
 	}
 	l := envs.Limits{Budget: budget}
+	if read, ok := ctx.Value(readSavedKey{}).(func(string) string); ok {
+		l.Read = read
+	}
 	if fsys != nil {
 		l.Save = func(r io.Reader) (string, error) {
 			return rootfs.SaveNew(fsys, OutputDir, name, r, envs.DefaultSaveTotal)
@@ -38,4 +42,18 @@ func fitResult(text string, budget int, name string, fsys afero.Fs) (cut string,
 		return "", false
 	}
 	return resp.Output, true
+}
+
+// readSavedKey carries how to read a saved result in a context.
+type readSavedKey struct{}
+
+// WithReadSaved returns a context whose calls, when their result is cut
+// to the budget, say how to read the whole with read: given the saved
+// file's name under the call's file system ("context/output/..."), it
+// returns the words that follow "the whole output is saved in NAME: "
+// ("read it as the resource ..."). Without it the note says to view the
+// file with the editor or search it with grep, which a session without
+// those tools cannot do.
+func WithReadSaved(ctx context.Context, read func(name string) string) context.Context {
+	return context.WithValue(ctx, readSavedKey{}, read)
 }

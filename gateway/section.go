@@ -193,20 +193,22 @@ func (g *Gateway) serverSection(u *Upstream, taken map[string]bool) (*section.Se
 		summary += ": " + ins
 	}
 	brief := about + ": "
+	body := about + "."
+	if m.Instructions != "" {
+		body = about + ". Its instructions:\n\n" + m.Instructions
+	}
 	switch {
 	case m.ConfigHash == "" && u.Starting():
 		summary += ". It is starting: its tools are offered once it has listed them."
 		brief += "starting."
+		body += "\n\nIt is starting: its tools join once it has listed them (the tool list changes), or " + FindToolsName + " and " + CallToolName + " wait for it."
 	case m.ConfigHash == "":
 		summary += fmt.Sprintf(". Its tools are not known yet: it did not start (%s); %s and %s try it again.", shorten(errText(u.Err()), maxSummary), FindToolsName, CallToolName)
 		brief += "not started yet."
+		body += fmt.Sprintf("\n\nIts tools are not known yet: it did not start (%s); %s and %s try it again, and its tools join once it has listed them.", errText(u.Err()), FindToolsName, CallToolName)
 	default:
 		summary += fmt.Sprintf(". Tools: %s.", strings.Join(names, ", "))
 		brief += fmt.Sprintf("%d tools.", len(entries))
-	}
-	body := about + "."
-	if m.Instructions != "" {
-		body = about + ". Its instructions:\n\n" + m.Instructions
 	}
 	// Every text but the keys comes from the server (its instructions,
 	// version, tool names, errors): it shows as written.
@@ -218,6 +220,9 @@ func (g *Gateway) serverSection(u *Upstream, taken map[string]bool) (*section.Se
 		Brief:      section.Literal(brief),
 		Priority:   u.cfg.Priority,
 		Visibility: visibility.Const(visibility.Summary),
+		// Tools not known yet join when the server has listed them: the
+		// section opens in place, so that they are offered then.
+		OpensInPlace: m.ConfigHash == "",
 		// The tools are one child, so that the summary's suffix names it
 		// rather than every tool: the summary names them, the brief counts
 		// them, and a budget chooses.
@@ -284,9 +289,11 @@ func proxyTool(u *Upstream, tool *sdk.Tool, name string, budget int) (*tools.Too
 			}
 			// The structured content counts too: an MCP client gets it
 			// beside the text, and a small text may come with megabytes of
-			// it. A result cut to the budget goes back as text alone.
+			// it; unless the text says it already (MCP asks servers to send
+			// it as text too), when it counts once. A result cut to the
+			// budget goes back as text alone.
 			text := ResultText(res)
-			if cut, ok := fitResult(resultText(res, true), budget, name, tc.FS); ok {
+			if cut, ok := fitResult(ctx, resultText(res, !repeatsText(res)), budget, name, tc.FS); ok {
 				res = &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: cut}}, IsError: res.IsError}
 				text = cut
 			}
@@ -353,6 +360,57 @@ func resultText(res *sdk.CallToolResult, structured bool) string {
 		return "(no content)"
 	}
 	return strings.Join(parts, "\n")
+}
+
+// repeatsText reports whether res's structured content says what its text
+// blocks say: the text is the structured content as JSON (as MCP asks
+// servers to send it), or the structured content is an object of one
+// member whose value the text is, as a string or as JSON (the TypeScript
+// SDK's servers send {"content": TEXT}).
+func repeatsText(res *sdk.CallToolResult) bool {
+	if res.StructuredContent == nil {
+		return false
+	}
+	var texts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			texts = append(texts, t.Text)
+		}
+	}
+	if len(texts) == 0 {
+		return false
+	}
+	text := strings.Join(texts, "\n")
+	same := func(v any) bool {
+		if s, ok := v.(string); ok && s == text {
+			return true
+		}
+		var parsed any
+		if json.Unmarshal([]byte(text), &parsed) != nil {
+			return false
+		}
+		a, err1 := json.Marshal(parsed)
+		b, err2 := json.Marshal(v)
+		return err1 == nil && err2 == nil && string(a) == string(b)
+	}
+	if same(res.StructuredContent) {
+		return true
+	}
+	// The SDK gives the structured content as it decoded it; another
+	// value is read through JSON.
+	var obj map[string]any
+	if m, ok := res.StructuredContent.(map[string]any); ok {
+		obj = m
+	} else if data, err := json.Marshal(res.StructuredContent); err != nil || json.Unmarshal(data, &obj) != nil {
+		return false
+	}
+	if len(obj) != 1 {
+		return false
+	}
+	for _, v := range obj {
+		return same(v)
+	}
+	return false
 }
 
 // shorten returns the first paragraph of s on one line, cut at a word

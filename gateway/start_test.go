@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -372,5 +374,40 @@ func TestNoMatchCountsNow(t *testing.T) {
 	res := call(t, d, gateway.FindToolsName, gateway.FindToolsInput{Query: "zebra"})
 	if want := `no tool matches "zebra"; the servers are mem (5 tools); try other words`; res.Success || res.Message != want {
 		t.Errorf("got %q, want %q", res.Message, want)
+	}
+}
+
+// TestOpenWhileStarting opens a real server while it is still starting:
+// the opening shows its section in place, which says it is starting, and
+// its tools join once it has listed them, without opening it again.
+func TestOpenWhileStarting(t *testing.T) {
+	cfg := rogue(t, "slow")
+	gate := filepath.Join(t.TempDir(), "gate")
+	args := append([]string{cfg.Command}, cfg.Args...)
+	cfg.Args = []string{"-c", `while [ ! -e "$0" ]; do sleep 0.05; done; exec "$@"`, gate}
+	cfg.Args = append(cfg.Args, args...)
+	cfg.Command = "sh"
+	g, err := gateway.New(t.Context(), []gateway.ServerConfig{cfg}, gateway.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	d := disclosure(t, g)
+	follow(t, g, d)
+	res := open(t, d, "mcp.slow")
+	if op, ok := res.Value.(*prompt.Opened); !ok || !slices.Contains(op.Paths, "mcp.slow") {
+		t.Fatalf("got %q, want mcp.slow opened in place", res.Message)
+	}
+	if text := d.Rendered(0).Text(); !strings.Contains(text, "It is starting: its tools join once it has listed them") {
+		t.Errorf("the opened section does not say the server is starting:\n%s", text)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(d.Tools()); !slices.Contains(got, "slow__echo") {
+		t.Errorf("got tools %v, want slow__echo offered once the server listed it", got)
 	}
 }

@@ -288,7 +288,7 @@ func (u *Upstream) transport(ctx context.Context) (sdk.Transport, error) {
 // ${VAR} (a key in the URL).
 func (u *Upstream) fault(doing string, err error) error {
 	msg := fmt.Sprintf("MCP server %s: %s: %v", u.cfg.Name, doing, err)
-	if t := strings.TrimSpace(u.tail.String()); t != "" {
+	if t := strings.TrimSpace(u.tail.last(stderrTail, u.cfg.maskedValues())); t != "" {
 		msg += "\nIts stderr ends with:\n" + t
 	}
 	return &Fault{Server: u.cfg.Name, msg: u.cfg.mask(msg), err: err}
@@ -467,6 +467,9 @@ func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessa
 		}
 		return nil, u.cfg.maskErr(err)
 	}
+	if strings.Contains(err.Error(), frameTooLarge) {
+		err = fmt.Errorf("%w: its answer is over the %d MiB unfold reads in one message; ask the tool for less (a range of lines, a head or a tail, a narrower query)", err, sdk.DefaultMaxLineLength>>20)
+	}
 	f := u.fault("call "+tool, err)
 	u.mu.Lock()
 	u.failLocked(f)
@@ -474,6 +477,10 @@ func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessa
 	u.stop(cs)
 	return nil, f
 }
+
+// frameTooLarge is how the SDK's error for a message over
+// sdk.DefaultMaxLineLength ends (the error itself is not exported).
+const frameTooLarge = "exceeded the configured maximum line length"
 
 // isToolError reports a JSON-RPC error response to a call: the connection
 // is healthy.
@@ -519,26 +526,46 @@ func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]s
 	return res, nil
 }
 
-// tail keeps the last bytes written to it.
+// tail keeps the last bytes written to it: keep of them (0: stderrTail).
+// A tail shown is cut shorter (see last), so that keep leaves room for
+// the longest secret a cut may run into.
 type tail struct {
-	mu  sync.Mutex // guards buf
-	buf []byte
+	keep int
+	mu   sync.Mutex // guards buf
+	buf  []byte
 }
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - stderrTail; over > 0 {
+	if over := len(t.buf) - max(t.keep, stderrTail); over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 	}
 	return len(p), nil
 }
 
-func (t *tail) String() string {
+// last returns about the last n bytes kept, cut where no secret is: the
+// cut moves back to the start of a secret it would split, so that the
+// secret is shown whole (and masked whole), and the bytes before the cut
+// (where a secret whose start was not kept may end) are left out. With
+// keep at n plus the longest secret, no part of a secret shows.
+func (t *tail) last(n int, secrets []string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return string(t.buf)
+	b := string(t.buf)
+	cut := max(len(b)-n, 0)
+	for moved := true; moved && cut > 0; {
+		moved = false
+		for _, s := range secrets {
+			// An occurrence that starts before the cut and ends after it.
+			from := max(cut-len(s)+1, 0)
+			if i := strings.Index(b[from:min(cut+len(s)-1, len(b))], s); i >= 0 && from+i < cut {
+				cut, moved = from+i, true
+			}
+		}
+	}
+	return b[cut:]
 }
 
 func (t *tail) reset() {

@@ -363,7 +363,7 @@ func (s *conn) callTool(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	}
 	var res tools.Result
 	var err error
-	ctx = withProgress(ctx, req)
+	ctx = s.withReadSaved(withProgress(ctx, req))
 	if s.disc != nil {
 		res, err = s.disc.Call(ctx, t, req.Params.Arguments)
 	} else {

@@ -7,11 +7,15 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/afero"
 
+	"github.com/unfold-dev/unfold/envs/editor"
+	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/prompt"
 )
@@ -28,10 +32,24 @@ const (
 	ContextURITemplate = ContextURIPrefix + "{file}"
 	// PromptURI is the prompt as rendered now, when the server has one.
 	PromptURI = "unfold://prompt"
+	// OutputURIPrefix is followed by the name of a file under
+	// context/output: the whole of a result or an output that was cut to
+	// the output budget, as its note names it.
+	OutputURIPrefix = ContextURIPrefix + "output/"
+	// OutputURITemplate reads any saved output by name.
+	OutputURITemplate = OutputURIPrefix + "{file}"
 )
 
 // MaxContextBytes bounds a context file read as a resource.
 const MaxContextBytes = 16 << 20
+
+// outputDir is where cut results and outputs are saved, under the
+// project: gateway.OutputDir, which is the environments' too.
+const outputDir = gateway.OutputDir
+
+// outputFile matches the names saved outputs have: one file of
+// context/output, no path.
+var outputFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`) })
 
 // contextFile matches the names open_sections gives context files: a dotted
 // section path and ".md" (keys are lower-case letters, digits, '-' and '_').
@@ -49,6 +67,13 @@ func (s *conn) addResources() error {
 		Description: "A section's full content, written by " + prompt.OpenSectionsName + " to " + prompt.ContextDir + "/<key>.md.",
 		MIMEType:    "text/markdown",
 	}, s.readContext)
+	s.srv.AddResourceTemplate(&sdk.ResourceTemplate{
+		URITemplate: OutputURITemplate,
+		Name:        "saved-output",
+		Title:       "Saved output",
+		Description: "The whole of a tool's result or a command's output that was cut to the output budget, saved in " + outputDir + "/ under the name its note gives.",
+		MIMEType:    "text/plain",
+	}, s.readOutput)
 	tmpl := s.tmpl
 	if tmpl == nil {
 		return nil
@@ -110,6 +135,67 @@ func (s *conn) readContext(_ context.Context, req *sdk.ReadResourceRequest) (*sd
 	}
 	return textResource(uri, "text/markdown", string(data)), nil
 }
+
+// readOutput reads a saved output: a regular file directly in
+// context/output, of at most MaxContextBytes.
+func (s *conn) readOutput(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	uri := req.Params.URI
+	file, ok := strings.CutPrefix(uri, OutputURIPrefix)
+	if !ok || !outputFile().MatchString(file) {
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	name := path.Join(outputDir, file)
+	// Saved outputs are files of their own: a link there (to a file
+	// elsewhere in the project) is not one.
+	if linked(s.fs, outputDir) || linked(s.fs, name) {
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	data, err := readfile.ReadFS(s.fs, name, MaxContextBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mcp: read %s: %w", uri, err)
+	}
+	return textResource(uri, "text/plain", string(data)), nil
+}
+
+// linked reports whether name is a symbolic link in fsys.
+func linked(fsys afero.Fs, name string) bool {
+	l, ok := fsys.(afero.Lstater)
+	if !ok {
+		return false
+	}
+	fi, _, err := l.LstatIfPossible(name)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
+}
+
+// withReadSaved makes a call's cut result say how this session reads the
+// whole: as a resource, and with the editor and grep when it offers
+// them.
+func (s *conn) withReadSaved(ctx context.Context) context.Context {
+	s.mu.Lock()
+	hasEditor, hasShell := slices.Contains(s.names, editor.Name), slices.Contains(s.names, shellName)
+	s.mu.Unlock()
+	return gateway.WithReadSaved(ctx, func(name string) string {
+		var ways []string
+		if hasEditor {
+			ways = append(ways, "view it with the editor")
+		}
+		if hasShell {
+			ways = append(ways, "search it with grep")
+		}
+		how := "read it as the resource unfold://" + name
+		if len(ways) > 0 {
+			how = strings.Join(ways, ", ") + ", or " + how
+		}
+		return how
+	})
+}
+
+// shellName is the name of the built-in shell environment, whose grep
+// searches a saved output.
+const shellName = "bash"
 
 // addContextResources lists the context files open_sections wrote as
 // resources (the SDK notifies clients that the list changed) and returns a

@@ -372,8 +372,13 @@ func TestResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tmpls.ResourceTemplates) != 1 || tmpls.ResourceTemplates[0].URITemplate != mcp.ContextURITemplate {
-		t.Errorf("got templates %v, want one for %s", tmpls.ResourceTemplates, mcp.ContextURITemplate)
+	var got []string
+	for _, r := range tmpls.ResourceTemplates {
+		got = append(got, r.URITemplate)
+	}
+	slices.Sort(got)
+	if want := []string{mcp.OutputURITemplate, mcp.ContextURITemplate}; !slices.Equal(got, want) {
+		t.Errorf("got templates %v, want %v", got, want)
 	}
 	tests := []struct {
 		name, uri, want string

@@ -115,7 +115,7 @@ func TestUpstreamResourcesChecked(t *testing.T) {
 	for _, r := range tmpls.ResourceTemplates {
 		gotT[r.URITemplate] = r.Name
 	}
-	wantT := map[string]string{mcp.ContextURITemplate: "context-file", "tmpl://a/{x}": "first__t3", "tmpl://b/{x}": "second__t1"}
+	wantT := map[string]string{mcp.ContextURITemplate: "context-file", mcp.OutputURITemplate: "saved-output", "tmpl://a/{x}": "first__t3", "tmpl://b/{x}": "second__t1"}
 	if len(gotT) != len(wantT) {
 		t.Errorf("got templates %v, want %v", gotT, wantT)
 	}

@@ -40,7 +40,9 @@
 // result whose text passes [Options].OutputBudget tokens is cut as an
 // environment's output is ([envs.Limits.Fit]), the whole saved under
 // [OutputDir] of the call's file system; structured content counts with
-// the text, and a cut result goes back as text alone.
+// the text (once, when it repeats the text), and a cut result goes back
+// as text alone, its note saying how to read the whole ([WithReadSaved]
+// words it for a session without the editor and grep).
 //
 // What one server may send is bounded: its instructions to
 // [MaxInstructions] bytes and each tool's description to [MaxDescription]

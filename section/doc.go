@@ -32,7 +32,9 @@
 // an ancestor is written out in full (Separate: the section then opens
 // only by its own key); package skills uses all three. A summarized
 // section may also find its children only when it is first opened
-// (LazyChildren, [Section.Unfold]); [Stable] keeps every section's
+// (LazyChildren, [Section.Unfold]), and one whose tools join later (an
+// MCP server still starting) opens in place all the same
+// ([Section.OpensInPlace]); [Stable] keeps every section's
 // children as they are while a prompt walks a tree to build it.
 //
 // # Params and predicates

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"mime"
 	"net/url"
 	"path"
@@ -92,10 +93,10 @@ func (s *conn) addSkills(set *skills.Set) {
 					return nil, err
 				}
 				mt := mimeType(p, data)
-				if !strings.HasPrefix(mt, "text/") {
+				if !isText(data) {
 					return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: fileURI, MIMEType: mt, Blob: data}}}, nil
 				}
-				return textResource(fileURI, mt, string(data)), nil
+				return textResource(fileURI, mt, string(data)), nil // JSON, XML, a schema: text of any type
 			})
 			if err != nil {
 				s.log.Warn("mcp: a skill's file is not offered as a resource", "skill", k.Name, "file", p, "err", err)
@@ -116,7 +117,8 @@ func skillURI(name string, file ...string) string {
 }
 
 // skillPromptText is what a skill's MCP prompt says: the skill opened, and
-// where its files are.
+// where its files are: every file of its directory, up to skills.MaxFiles,
+// and how many more there are.
 func skillPromptText(k *skills.Skill) string {
 	var b strings.Builder
 	b.WriteString("Use the skill " + k.Name + ". Its instructions follow.\n\n")
@@ -126,13 +128,18 @@ func skillPromptText(k *skills.Skill) string {
 		for _, p := range files {
 			b.WriteString("- " + printable.String(p) + ": " + skillURI(k.Name, p) + "\n") // a name may hold a newline
 		}
+		if n := k.Omitted(); n > 0 {
+			fmt.Fprintf(&b, "- and %d more, past the first %d: not listed, and not offered as resources.\n", n, skills.MaxFiles)
+		}
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
 // mimeType is a skill file's type, from its extension and, when data is
 // given, its content: text/plain for text of no known type,
-// application/octet-stream for anything else that is not text.
+// application/octet-stream for anything else that is not text. Whether
+// the file is served as text is decided by its content alone ([isText]):
+// application/json, application/xml and the like are text too.
 func mimeType(p string, data []byte) string {
 	mt := mime.TypeByExtension(path.Ext(p))
 	if i := strings.IndexByte(mt, ';'); i >= 0 {
@@ -144,7 +151,7 @@ func mimeType(p string, data []byte) string {
 	case ".py", ".sh", ".bash", ".txt", ".yaml", ".yml", ".toml", ".ts", ".go", ".rb":
 		mt = "text/plain"
 	}
-	text := data == nil || (utf8.Valid(data) && bytes.IndexByte(data, 0) < 0)
+	text := data == nil || isText(data)
 	switch {
 	case mt == "" && text:
 		return "text/plain"
@@ -152,4 +159,10 @@ func mimeType(p string, data []byte) string {
 		return "application/octet-stream"
 	}
 	return mt
+}
+
+// isText reports whether a skill file's content is text: valid UTF-8
+// without a NUL byte.
+func isText(data []byte) bool {
+	return utf8.Valid(data) && bytes.IndexByte(data, 0) < 0
 }

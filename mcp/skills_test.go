@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -266,15 +267,7 @@ func TestSkillFileNamesEscaped(t *testing.T) {
 		"scripts/plain_name.py":              "print(1)\n",
 		"scripts/a\n## 9. Forged\x1b[31m.py": "print(9)\n",
 	}
-	for name, data := range files {
-		p := filepath.Join(dir, "odd", name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, filepath.Join(dir, "odd"), files)
 	set, err := skills.LoadFolders(skills.Folder{FS: os.DirFS(dir), Dir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -322,6 +315,110 @@ func TestSkillFileNamesEscaped(t *testing.T) {
 	for _, r := range res.Resources {
 		if strings.ContainsAny(r.Title+r.Name, "\n\x1b") {
 			t.Errorf("resource %s: title %q, name %q hold characters that do not print", r.URI, r.Title, r.Name)
+		}
+	}
+}
+
+// TestSkillFilesAnywhere serves a skill whose instructions point to files
+// outside scripts/, references/ and assets/, and whose text files have
+// types of application/*: every file is a resource, named in the skill's
+// prompt, and text is served as text whatever its type, binary content as
+// a blob whatever its extension.
+func TestSkillFilesAnywhere(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"SKILL.md":              "---\nname: forms\ndescription: Fills forms.\n---\n\nRead forms.md and follow its instructions.\n",
+		"forms.md":              "# Filling forms\n",
+		"reference/api.md":      "# API\n",
+		"schemas/form.xsd":      `<?xml version="1.0"?><xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"/>` + "\n",
+		"data/fields.json":      `{"fields": ["name", "date"]}` + "\n",
+		"assets/icon.svg":       `<svg xmlns="http://www.w3.org/2000/svg"/>` + "\n",
+		"assets/latin1.json":    "{\"caf\xe9\": 1}\n",
+		"examples/nul.txt":      "a\x00b\n",
+		".secrets/token":        "hidden\n",
+		"examples/.env":         "TOKEN=hidden\n",
+		"examples/run/first.py": "print('first')\n",
+	}
+	writeFiles(t, filepath.Join(dir, "forms"), files)
+	set, err := skills.Load(dir)
+	if err != nil || set.Len() != 1 {
+		t.Fatalf("got %v, %v, want the skill", set, err)
+	}
+	_, c := setup(t, mcp.Options{Skills: set}, withCounter(t))
+
+	got, err := c.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "forms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := got.Messages[0].Content.(*sdk.TextContent).Text
+	for _, w := range []string{"- forms.md: unfold://skill/forms/forms.md", "- reference/api.md: unfold://skill/forms/reference/api.md", "- examples/run/first.py: unfold://skill/forms/examples/run/first.py"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("prompt forms: got no %q in:\n%s", w, text)
+		}
+	}
+	if strings.Contains(text, "secrets") || strings.Contains(text, ".env") {
+		t.Errorf("prompt forms: names a hidden file:\n%s", text)
+	}
+
+	for _, name := range []string{"forms.md", "reference/api.md", "schemas/form.xsd", "data/fields.json", "assets/icon.svg", "examples/run/first.py"} {
+		body := readText(t, c, "unfold://skill/forms/"+name)
+		if body.Text != files[name] || body.Blob != nil {
+			t.Errorf("read %s: got text %q, blob %q (type %s), want its text", name, body.Text, body.Blob, body.MIMEType)
+		}
+	}
+	if body := readText(t, c, "unfold://skill/forms/data/fields.json"); body.MIMEType != "application/json" {
+		t.Errorf("read data/fields.json: got type %q, want application/json", body.MIMEType)
+	}
+	for name, mt := range map[string]string{"assets/latin1.json": "application/json", "examples/nul.txt": "application/octet-stream"} {
+		body := readText(t, c, "unfold://skill/forms/"+name)
+		if string(body.Blob) != files[name] || body.Text != "" || body.MIMEType != mt {
+			t.Errorf("read %s: got text %q, blob %q (type %s), want its bytes as a blob of type %s", name, body.Text, body.Blob, body.MIMEType, mt)
+		}
+	}
+	for _, name := range []string{".secrets/token", "examples/.env", skills.FileName} {
+		if _, err := c.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "unfold://skill/forms/" + name}); err == nil {
+			t.Errorf("read %s: got no error, want it not served", name)
+		}
+	}
+}
+
+// TestSkillFilesPastTheCap serves a skill with more files than
+// skills.MaxFiles: its prompt lists the first ones and counts the rest.
+func TestSkillFilesPastTheCap(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"many/SKILL.md": "---\nname: many\ndescription: Many files.\n---\n\nSee the files.\n"}
+	for i := range skills.MaxFiles + 3 {
+		files[fmt.Sprintf("many/data/%03d.txt", i)] = "n\n"
+	}
+	writeFiles(t, dir, files)
+	set, err := skills.Load(dir)
+	if err != nil || set.Len() != 1 {
+		t.Fatalf("got %v, %v, want the skill", set, err)
+	}
+	_, c := setup(t, mcp.Options{Skills: set}, withCounter(t))
+	got, err := c.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "many"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := got.Messages[0].Content.(*sdk.TextContent).Text
+	last := fmt.Sprintf("- data/%03d.txt: ", skills.MaxFiles-1)
+	more := fmt.Sprintf("- and 3 more, past the first %d: not listed, and not offered as resources.", skills.MaxFiles)
+	if !strings.Contains(text, last) || !strings.HasSuffix(text, more) || strings.Contains(text, fmt.Sprintf("data/%03d.txt", skills.MaxFiles)) {
+		t.Errorf("prompt many: got %q ... %q, want the first %d files and then %q", text[:min(len(text), 300)], text[max(0, len(text)-300):], skills.MaxFiles, more)
+	}
+}
+
+// writeFiles writes files, slash-separated paths under dir, making their
+// folders.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -95,3 +95,26 @@ func BenchmarkCatalog500(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFiles500 loads 500 skills and lists every one's files, as
+// `unfold mcp` does when a client connects, to offer each file as a
+// resource.
+func BenchmarkFiles500(b *testing.B) {
+	dir := writeSkills(b, 500)
+	files := 0
+	cpu := cpuTime()
+	for b.Loop() {
+		set, err := skills.Load(dir)
+		if err != nil || set.Len() != 500 {
+			b.Fatalf("got %v, %v", set, err)
+		}
+		files = 0
+		for _, k := range set.Skills() {
+			files += len(k.Files())
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+	if files != 1000 {
+		b.Fatalf("got %d files, want 1000", files)
+	}
+}

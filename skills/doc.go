@@ -1,7 +1,8 @@
 // Package skills loads Agent Skills, the open SKILL.md format, as prompt
 // sections: a skill is a directory holding a SKILL.md (YAML front matter
 // with a name and a description, then instructions in markdown) and, often,
-// scripts/, references/ and assets/ folders.
+// scripts/, references/ and assets/ folders, and any other file its
+// instructions point to.
 //
 // Skills disclose themselves in three levels, and each level is a section
 // that opens like any other (through open_sections, [prompt.Disclosure] or
@@ -12,9 +13,9 @@
 //     a line naming the skill's directory, so that relative paths in them
 //     work and its scripts run from there with the bash or python
 //     environment.
-//  3. Each file under scripts/, references/ and assets/ is a subsection of
-//     its skill, summarized as its path, size and first line, opened on its
-//     own to show its content. A skill's section is folded
+//  3. Each file in the skill's directory (but SKILL.md and hidden ones) is
+//     a subsection of its skill, summarized as its path, size and first
+//     line, opened on its own to show its content. A skill's section is folded
 //     ([section.Spec] LazyChildren): its files are listed when it opens, or
 //     when a key below it does, so the catalog names none of them.
 //
@@ -25,7 +26,7 @@
 // [Load] reads skills folders on disk ([Discover] finds a project's:
 // .claude/skills, .agents/skills and skills), [LoadFolders] any [fs.FS].
 // Loading reads each skill's front matter, in parallel, and nothing else:
-// the files under its scripts/, references/ and assets/ folders are listed
+// the files in its directory are listed
 // when first asked for ([Skill.Files]), which is when the skill opens; the
 // instructions wait until the skill is opened, a file's first heading or
 // line until its summary shows.
@@ -58,7 +59,7 @@
 // # Confinement
 //
 // A skill loaded from disk ([Load]) is read through an [os.Root] on its
-// directory: a file, or a resource folder, that is a symbolic link
+// directory: a file, or a folder at its top, that is a symbolic link
 // leading out of the directory is not listed, its section names it as
 // left out ([Skill.LinksOutside]), and reading a listed file that has
 // become such a link fails. A SKILL.md that links out is a problem. Links

@@ -48,10 +48,10 @@ func Example() {
 	//
 	// Skills are folders of instructions, scripts and resources for particular
 	// tasks. When a task matches a skill's description, open the skill to read its
-	// instructions before you start; open its files (scripts/, references/,
-	// assets/) as the instructions point to them. A skill's instructions name its
-	// directory: paths in them are relative to it, and its scripts run from there
-	// with the bash or python environment.
+	// instructions before you start; open its files (under scripts/, references/,
+	// assets/ or anywhere in its folder) as the instructions point to them. A
+	// skill's instructions name its directory: paths in them are relative to it,
+	// and its scripts run from there with the bash or python environment.
 	//
 	// ### 2.1. greet (skills.greet)
 	//

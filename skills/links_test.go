@@ -70,7 +70,7 @@ func TestLinksOutside(t *testing.T) {
 	if got := k.Files(); !slices.Equal(got, wantFiles) {
 		t.Errorf("got files %v, want %v", got, wantFiles)
 	}
-	wantOut := []string{"scripts/notes.md", "scripts/relative.md", "references/notes.md", "references/relative.md", "assets"}
+	wantOut := []string{"assets", "scripts/notes.md", "scripts/relative.md", "references/notes.md", "references/relative.md"}
 	if got := k.LinksOutside(); !slices.Equal(got, wantOut) {
 		t.Errorf("got links outside %v, want %v", got, wantOut)
 	}
@@ -162,7 +162,7 @@ func TestValidateLinksOutside(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, p := range []string{"scripts/notes.md", "scripts/relative.md", "references/notes.md", "references/relative.md", "assets"} {
+	for _, p := range []string{"assets", "scripts/notes.md", "scripts/relative.md", "references/notes.md", "references/relative.md"} {
 		want = append(want, filepath.FromSlash(p))
 	}
 	if !slices.Equal(got, want) {

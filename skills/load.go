@@ -2,6 +2,7 @@ package skills
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -259,9 +260,12 @@ func misnamed(f Folder, dir string) []Problem {
 	return nil
 }
 
-// listFiles lists the skill's resource files, once, reading directories
-// only. On disk, a resource folder or a link that leads outside the
-// skill's directory is left out, and noted in k.outside.
+// listFiles lists the skill's files, once, reading directories only: the
+// regular files at the top of its directory but SKILL.md, then those
+// under its folders, scripts/, references/ and assets/ first and the
+// others in name order. On disk, a file or a top-level folder that is a
+// link leading outside the skill's directory is left out, and noted in
+// k.outside.
 func (k *Skill) listFiles() {
 	k.list.Do(func() {
 		buf := direntBuffers.Get().(*[]byte) // see readDir
@@ -275,26 +279,61 @@ func (k *Skill) listFiles() {
 			defer r.Close()
 			root = r
 		}
-		for _, res := range resources {
-			if root != nil {
-				fi, err := root.Lstat(res)
-				if err != nil {
-					continue // missing, or cannot be read
-				}
-				if fi.Mode()&fs.ModeSymlink != 0 {
-					if _, err := k.statLink(root, res); err != nil {
-						continue
-					}
-				}
+		entries, err := readDir(k.fsys, k.root, buf)
+		if err != nil {
+			return
+		}
+		var dirs []string
+		for _, e := range entries {
+			if strings.HasPrefix(e.name, ".") || e.name == FileName {
+				continue
 			}
-			k.listDir(root, res, 0, buf)
+			mode := e.mode
+			if mode&fs.ModeSymlink != 0 {
+				fi, err := k.follow(root, e.name)
+				if err != nil {
+					continue
+				}
+				mode = fi.Mode()
+			}
+			switch {
+			case mode.IsDir():
+				dirs = append(dirs, e.name)
+			case mode.IsRegular():
+				k.add(e.name)
+			}
+		}
+		slices.SortStableFunc(dirs, func(a, b string) int { return cmp.Compare(folderRank(a), folderRank(b)) })
+		for _, d := range dirs {
+			k.listDir(root, d, 0, buf)
 		}
 	})
 }
 
-// statLink looks at what the link at p leads to, through root, noting p
-// in k.outside when it leads out of root.
-func (k *Skill) statLink(root *os.Root, p string) (fs.FileInfo, error) {
+// folderRank orders a skill's folders: the format's scripts/, references/
+// and assets/ first, in that order, then the others.
+func folderRank(name string) int {
+	if i := slices.Index(resources, name); i >= 0 {
+		return i
+	}
+	return len(resources)
+}
+
+// add lists the file at p, or counts it in k.omitted past MaxFiles.
+func (k *Skill) add(p string) {
+	if len(k.files) == MaxFiles {
+		k.omitted++
+		return
+	}
+	k.files = append(k.files, p)
+}
+
+// follow looks at what the link at p leads to: on disk (root is not nil)
+// through root, noting p in k.outside when it leads out of it.
+func (k *Skill) follow(root *os.Root, p string) (fs.FileInfo, error) {
+	if root == nil {
+		return fs.Stat(k.fsys, k.root+"/"+p)
+	}
 	fi, err := root.Stat(p)
 	if isEscape(err) {
 		if rel, ok := inside(k.disk, p); ok {
@@ -311,7 +350,7 @@ func (k *Skill) statLink(root *os.Root, p string) (fs.FileInfo, error) {
 // into, kept from one listing to the next.
 var direntBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// maxDepth bounds how deep listDir goes below a resource folder.
+// maxDepth bounds how deep listDir goes below a skill's top-level folder.
 const maxDepth = 16
 
 // listDir lists the regular files under dir, a path relative to the
@@ -336,23 +375,15 @@ func (k *Skill) listDir(root *os.Root, dir string, depth int, buf *[]byte) {
 				k.listDir(root, p, depth+1, buf)
 			}
 			continue
-		case t&fs.ModeSymlink != 0 && root != nil:
-			if fi, err := k.statLink(root, p); err != nil || !fi.Mode().IsRegular() {
-				continue
-			}
 		case t&fs.ModeSymlink != 0:
 			// A link counts when it leads to a regular file.
-			if fi, err := fs.Stat(k.fsys, k.root+"/"+p); err != nil || !fi.Mode().IsRegular() {
+			if fi, err := k.follow(root, p); err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
 		case !t.IsRegular():
 			continue
 		}
-		if len(k.files) == MaxFiles {
-			k.omitted++
-			continue
-		}
-		k.files = append(k.files, p)
+		k.add(p)
 	}
 }
 

@@ -202,12 +202,13 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
-// filesTree is a skill with files in and out of its resource folders,
+// filesTree is a skill with files at its top, in its resource folders,
 // hidden ones, nested ones, and more than MaxFiles.
 func filesTree() fstest.MapFS {
 	fsys := fstest.MapFS{
 		"demo/SKILL.md":                {Data: []byte("---\nname: demo\ndescription: d\n---\n")},
-		"demo/notes.txt":               {Data: []byte("not a resource")},
+		"demo/notes.txt":               {Data: []byte("at the top")},
+		"demo/.env":                    {Data: []byte("hidden")},
 		"demo/scripts/.hidden":         {Data: []byte("x")},
 		"demo/scripts/.git/config":     {Data: []byte("x")},
 		"demo/scripts/run.sh":          {Data: []byte("#!/bin/sh\n\n# Runs it.\necho hi\n")},
@@ -223,8 +224,9 @@ func filesTree() fstest.MapFS {
 	return fsys
 }
 
-// TestFiles lists a skill's files: resource folders only, hidden files
-// left out, nested ones kept, at most MaxFiles.
+// TestFiles lists a skill's files: top-level files first, then the
+// resource folders, hidden files and SKILL.md left out, nested ones kept,
+// at most MaxFiles.
 func TestFiles(t *testing.T) {
 	fsys := filesTree()
 	set, err := skills.LoadFolders(skills.Folder{FS: fsys})
@@ -235,8 +237,8 @@ func TestFiles(t *testing.T) {
 	if !ok {
 		t.Fatal(set.Problems())
 	}
-	if len(k.Files()) != skills.MaxFiles || k.Omitted() != 6 {
-		t.Errorf("got %d files listed and %d omitted, want %d and 6", len(k.Files()), k.Omitted(), skills.MaxFiles)
+	if len(k.Files()) != skills.MaxFiles || k.Omitted() != 7 {
+		t.Errorf("got %d files listed and %d omitted, want %d and 7", len(k.Files()), k.Omitted(), skills.MaxFiles)
 	}
 	size := func(p string) int64 { return int64(len(fsys["demo/"+p].Data)) }
 	want := []skills.File{
@@ -246,8 +248,8 @@ func TestFiles(t *testing.T) {
 		{Path: "assets/latin1.txt", Size: 5, Binary: true},
 		{Path: "assets/long-first-line", Size: 200, First: strings.TrimSpace(strings.Repeat("word ", 19)) + "…"},
 	}
-	if first := k.Files()[:3]; !slices.Equal(first, []string{"scripts/run.sh", "references/guide/a.md", "references/plain.md"}) {
-		t.Errorf("files: got %v first, want scripts, then references, in path order", first)
+	if first := k.Files()[:4]; !slices.Equal(first, []string{"notes.txt", "scripts/run.sh", "references/guide/a.md", "references/plain.md"}) {
+		t.Errorf("files: got %v first, want the top, then scripts, then references, in path order", first)
 	}
 	for _, w := range want {
 		if got, err := k.Inspect(w.Path); err != nil || got != w {
@@ -257,11 +259,16 @@ func TestFiles(t *testing.T) {
 	if f, err := k.Inspect("references/zz-multibyte"); err != nil || f.Binary {
 		t.Errorf("a file whose first bytes end inside a character: got %+v, %v, want text", f, err)
 	}
-	if _, err := k.Inspect("notes.txt"); err == nil {
-		t.Errorf("inspect a file outside the resource folders: got no error")
+	for _, p := range []string{skills.FileName, ".env", "scripts/.hidden", "assets/many/255.txt"} {
+		if _, err := k.Inspect(p); err == nil {
+			t.Errorf("inspect %s, which is not listed: got no error", p)
+		}
+		if _, err := k.ReadFile(p); err == nil {
+			t.Errorf("read %s, which is not listed: got no error", p)
+		}
 	}
-	if _, err := k.ReadFile("notes.txt"); err == nil {
-		t.Errorf("read a file outside the resource folders: got no error")
+	if data, err := k.ReadFile("notes.txt"); err != nil || string(data) != "at the top" {
+		t.Errorf("read notes.txt: got %q, %v", data, err)
 	}
 	if _, err := k.ReadFile("../demo/SKILL.md"); err == nil {
 		t.Errorf("read a path leaving the resources: got no error")

@@ -27,10 +27,10 @@ const briefLength = 80
 // intro is the body of the skills section: how skills are used here.
 const intro = `Skills are folders of instructions, scripts and resources for particular
 tasks. When a task matches a skill's description, open the skill to read its
-instructions before you start; open its files (scripts/, references/,
-assets/) as the instructions point to them. A skill's instructions name its
-directory: paths in them are relative to it, and its scripts run from there
-with the bash or python environment.`
+instructions before you start; open its files (under scripts/, references/,
+assets/ or anywhere in its folder) as the instructions point to them. A
+skill's instructions name its directory: paths in them are relative to it,
+and its scripts run from there with the bash or python environment.`
 
 // SectionOption configures [Set.Section].
 type SectionOption func(*sectionConfig)

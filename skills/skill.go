@@ -16,8 +16,8 @@ import (
 // FileName is the file that makes a directory a skill.
 const FileName = "SKILL.md"
 
-// resources are the folders of a skill whose files are listed, each a
-// section of its own, in this order.
+// resources are the folders the format names for a skill's files; they
+// are listed first, in this order (see [Skill.Files]).
 var resources = []string{"scripts", "references", "assets"}
 
 // Limits on what is read.
@@ -87,13 +87,16 @@ func (k *Skill) Instructions() (string, error) {
 	return splitBody(data), nil
 }
 
-// Files returns the regular files under the skill's scripts/, references/
-// and assets/ (at any depth, hidden ones left out), each as a
-// slash-separated path relative to the skill's directory
-// ("scripts/extract.py"), in that order of folders and in path order
-// within each, at most MaxFiles. The folders are read when Files is first
-// called, by any method, and the list is kept; none of the files is
-// opened. A folder that is missing or cannot be read has no files.
+// Files returns the regular files in the skill's directory but its
+// SKILL.md, at any depth (hidden ones, and those in hidden folders, left
+// out), each as a slash-separated path relative to the skill's directory
+// ("forms.md", "scripts/extract.py"): as the format has it, the
+// instructions may point to any file of the skill. They come in this
+// order: the files at the top of the directory, then those under
+// scripts/, references/ and assets/, then under the other folders, in
+// path order within each folder, at most MaxFiles. The directory is read
+// when Files is first called, by any method, and the list is kept; none
+// of the files is opened. A folder that cannot be read has no files.
 func (k *Skill) Files() []string {
 	k.listFiles()
 	return slices.Clone(k.files)
@@ -106,9 +109,9 @@ func (k *Skill) Omitted() int {
 	return k.omitted
 }
 
-// LinksOutside returns the paths under scripts/, references/ and assets/
-// (or those folders themselves) that are symbolic links leading outside
-// the skill's directory on disk, in the order [Skill.Files] would list
+// LinksOutside returns the paths of the skill's files and top-level
+// folders that are symbolic links leading outside the skill's directory
+// on disk, in the order [Skill.Files] would list
 // them, at most MaxFiles. [Skill.Files] leaves them out and nothing reads
 // them: a skill cannot show a file it does not hold (a cloned skill's
 // link to ~/.ssh, say). Links inside the directory are files like others.
@@ -140,7 +143,7 @@ func (k *Skill) Inspect(p string) (File, error) {
 }
 
 func (k *Skill) notListed(p string) error {
-	return fmt.Errorf("skills: %s: %s: %w: not one of the skill's files under %s", k.Name, p, fs.ErrNotExist, strings.Join(resources, "/, ")+"/")
+	return fmt.Errorf("skills: %s: %s: %w: not one of the skill's listed files (those in its directory but %s and hidden ones, at most %d)", k.Name, p, fs.ErrNotExist, FileName, MaxFiles)
 }
 
 // ReadFile reads the listed file at p whole, up to MaxFileBytes. Only listed

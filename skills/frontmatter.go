@@ -346,10 +346,17 @@ func (c *checker) metadata(field *ast.MappingValueNode) map[string]string {
 	return out
 }
 
+// allowedTools reads allowed-tools: a string, or a list of strings, as
+// the format has it. A number or a boolean is refused, in the list too:
+// it is no tool's name unless quoted.
 func (c *checker) allowedTools(field *ast.MappingValueNode) []string {
 	n := unwrap(field.Value)
 	if s, null, ok := scalarText(n); ok {
-		if null {
+		switch {
+		case null:
+			return nil
+		case !isString(n):
+			c.fail(lineOf(field.Key), RuleAllowedTools, "allowed-tools must be a space-separated string of tools (Bash(git:*) Read), not a %s (%s): quote it if it is a tool's name", kindName(n), s)
 			return nil
 		}
 		return strings.Fields(s)
@@ -361,14 +368,31 @@ func (c *checker) allowedTools(field *ast.MappingValueNode) []string {
 	}
 	var out []string
 	for _, item := range seq.Values {
-		s, _, ok := scalarText(item)
-		if !ok {
-			c.fail(lineOf(item), RuleAllowedTools, "allowed-tools: each tool must be a string, not a %s", kindName(item))
+		s, null, ok := scalarText(item)
+		if !ok || !isString(item) {
+			what := "a " + kindName(item)
+			switch {
+			case null:
+				what = "an empty item: remove it"
+			case ok:
+				what += " (" + s + "): quote it if it is a tool's name"
+			}
+			c.fail(lineOf(item), RuleAllowedTools, "allowed-tools: each tool must be a string, not %s", what)
 			continue
 		}
 		out = append(out, strings.Fields(s)...)
 	}
 	return out
+}
+
+// isString reports whether n is a string: plain, quoted or a block
+// scalar, not a number, a boolean or null.
+func isString(n ast.Node) bool {
+	switch unwrap(n).(type) {
+	case *ast.StringNode, *ast.LiteralNode:
+		return true
+	}
+	return false
 }
 
 // nameCharacters reports whether s holds only a to z, 0 to 9 and hyphens:
@@ -435,6 +459,10 @@ func kindName(n ast.Node) string {
 		return "list"
 	case *ast.AliasNode:
 		return "alias (write the value itself)"
+	case *ast.IntegerNode, *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
+		return "number"
+	case *ast.BoolNode:
+		return "boolean"
 	}
 	return "value of another kind"
 }

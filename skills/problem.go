@@ -54,7 +54,8 @@ const (
 	// values.
 	RuleMetadata Rule = "metadata"
 	// RuleAllowedTools: allowed-tools, when given, is a space-separated
-	// string (a list of strings is accepted too).
+	// string (a list of strings is accepted too); a number or a boolean is
+	// not a string.
 	RuleAllowedTools Rule = "allowed-tools"
 	// RuleUnique: no two skills loaded together have the same name; the
 	// first one found is kept.

@@ -79,9 +79,7 @@ func unchanged(f afero.File, fi fs.FileInfo) error {
 	if now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
 		return errChanged
 	}
-	st, ok1 := fi.Sys().(*syscall.Stat_t)
-	nst, ok2 := now.Sys().(*syscall.Stat_t)
-	if ok1 && ok2 && nst.Ctim != st.Ctim {
+	if changedStatus(fi, now) {
 		return errChanged
 	}
 	return nil

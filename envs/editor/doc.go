@@ -153,8 +153,8 @@
 // the editor cannot give, a directory the editor may not make a file in,
 // or a file a rename cannot replace, such as a mount point) is written in
 // place through the open file, and a failed write puts the old bytes
-// back. Owner, mode, extended attributes and hard links are kept either
-// way. Right before
+// back. Owner, mode, extended attributes (on Linux and macOS) and hard
+// links are kept either way. Right before
 // the rename, or the write in place, the open file's size, modification
 // time and change time are compared with those it had when it was read:
 // when another program wrote to it meanwhile, the edit (or undo) is

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package editor
 
@@ -9,14 +9,14 @@ import (
 	"github.com/spf13/afero"
 )
 
-// xattr is one extended attribute of a file. Outside Linux the editor
+// xattr is one extended attribute of a file. Outside Linux and macOS the editor
 // reads none.
 type xattr struct {
 	name  string
 	value []byte
 }
 
-// fdOf finds no descriptor outside Linux: extended attributes are not
+// fdOf finds no descriptor outside Linux and macOS: extended attributes are not
 // read there.
 func fdOf(afero.File) (int, bool) { return -1, false }
 

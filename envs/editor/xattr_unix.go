@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package editor
 
 import (
@@ -35,7 +37,7 @@ func readAttrs(fd int) ([]xattr, error) {
 	attrs := make([]xattr, 0, len(names))
 	for _, name := range names {
 		v, err := getAttr(fd, name)
-		if errors.Is(err, unix.ENODATA) {
+		if errors.Is(err, errNoAttr) {
 			continue // removed since it was listed
 		}
 		if err != nil {

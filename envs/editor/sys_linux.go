@@ -13,3 +13,6 @@ func changedStatus(was, now fs.FileInfo) bool {
 	nst, ok2 := now.Sys().(*syscall.Stat_t)
 	return ok1 && ok2 && nst.Ctim != st.Ctim
 }
+
+// errNoAttr is the error of an extended attribute that is not there.
+const errNoAttr = syscall.ENODATA

@@ -128,7 +128,9 @@ func skillPromptText(k *skills.Skill) string {
 		for _, p := range files {
 			b.WriteString("- " + printable.String(p) + ": " + skillURI(k.Name, p) + "\n") // a name may hold a newline
 		}
-		if n := k.Omitted(); n > 0 {
+		if n := k.Omitted(); k.Uncounted() {
+			fmt.Fprintf(&b, "- and %d or more, past the first %d (listing stopped after %d directory entries): not listed, and not offered as resources.\n", n, skills.MaxFiles, skills.MaxWalk)
+		} else if n > 0 {
 			fmt.Fprintf(&b, "- and %d more, past the first %d: not listed, and not offered as resources.\n", n, skills.MaxFiles)
 		}
 	}

@@ -43,7 +43,8 @@
 // What is read is bounded: [MaxFrontMatterBytes] of front matter,
 // [MaxSkillBytes] of instructions, [MaxFileBytes] for a file read whole,
 // [MaxShownBytes] of a file shown in its section, [MaxFiles] files listed
-// per skill and [MaxSkills] skills per folder. The format's own limits are
+// per skill out of at most [MaxWalk] directory entries read, and
+// [MaxSkills] skills per folder. The format's own limits are
 // [MaxNameLength], [MaxDescriptionLength] and [MaxCompatibilityLength]
 // characters. The front matter's shape is bounded before it is parsed:
 // [MaxNesting] levels of lists and mappings, [MaxKeys] keys in a mapping.

@@ -283,6 +283,7 @@ func (k *Skill) listFiles() {
 		if err != nil {
 			return
 		}
+		k.walked += len(entries)
 		var dirs []string
 		for _, e := range entries {
 			if strings.HasPrefix(e.name, ".") || e.name == FileName {
@@ -356,14 +357,20 @@ const maxDepth = 16
 // listDir lists the regular files under dir, a path relative to the
 // skill's directory, in path order, hidden ones left out. A folder that
 // is missing or cannot be read has nothing to list; links to folders are
-// not followed. root is the skill's directory on disk (nil when it is
+// not followed; past MaxWalk entries read, no folder is. root is the
+// skill's directory on disk (nil when it is
 // not on disk): a link counts when it resolves to a regular file inside
 // it.
 func (k *Skill) listDir(root *os.Root, dir string, depth int, buf *[]byte) {
+	if k.walked >= MaxWalk {
+		k.uncounted = true
+		return
+	}
 	entries, err := readDir(k.fsys, k.root+"/"+dir, buf)
 	if err != nil {
 		return
 	}
+	k.walked += len(entries)
 	for _, e := range entries {
 		if strings.HasPrefix(e.name, ".") {
 			continue

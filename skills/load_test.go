@@ -349,3 +349,34 @@ func TestDiscover(t *testing.T) {
 		t.Errorf("got %v, %v, want %v", got, err, want)
 	}
 }
+
+// TestFilesWalkBounded lists a skill holding a folder tree of more
+// entries than MaxWalk (a node_modules): the walk stops, the files past
+// MaxFiles are counted as a lower bound, and the section says so.
+func TestFilesWalkBounded(t *testing.T) {
+	fsys := fstest.MapFS{"big/SKILL.md": {Data: []byte("---\nname: big\ndescription: d\n---\n")}}
+	const dirs, per = 40, 1000 // 40,000 files, more than MaxWalk
+	for d := range dirs {
+		for f := range per {
+			fsys[fmt.Sprintf("big/node_modules/p%02d/%04d.js", d, f)] = &fstest.MapFile{Data: []byte("x")}
+		}
+	}
+	set, err := skills.LoadFolders(skills.Folder{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := set.Skill("big")
+	if !ok {
+		t.Fatal(set.Problems())
+	}
+	if len(k.Files()) != skills.MaxFiles || !k.Uncounted() {
+		t.Fatalf("got %d files, uncounted %v; want %d and the walk stopped", len(k.Files()), k.Uncounted(), skills.MaxFiles)
+	}
+	if n := k.Omitted(); n <= 0 || n >= dirs*per-skills.MaxFiles || n > skills.MaxWalk+per {
+		t.Errorf("got %d omitted, want a count below the %d there are, at most MaxWalk and one folder's entries", n, dirs*per-skills.MaxFiles)
+	}
+	opened := openAndRender(t, skillsPrompt(t, set), "skills.big")
+	if want := fmt.Sprintf("or more besides the %d listed below (listing stopped after %d directory entries)", skills.MaxFiles, skills.MaxWalk); !strings.Contains(opened, want) {
+		t.Errorf("the section does not say the count stopped (%q):\n%s", want, opened)
+	}
+}

@@ -152,7 +152,9 @@ func (k *Skill) Text() string {
 	if k.License != "" {
 		facts = append(facts, "- License: "+k.License)
 	}
-	if n := k.Omitted(); n > 0 {
+	if n := k.Omitted(); k.Uncounted() {
+		facts = append(facts, fmt.Sprintf("- Files: %d or more besides the %d listed below (listing stopped after %d directory entries); list the skill's directory to see them.", n, MaxFiles, MaxWalk))
+	} else if n > 0 {
 		facts = append(facts, fmt.Sprintf("- Files: %d more than the %d listed below; list the skill's directory to see them.", n, MaxFiles))
 	}
 	if out := k.LinksOutside(); len(out) > 0 {

@@ -29,6 +29,11 @@ const (
 	// MaxFiles bounds the files listed for one skill; the rest are counted
 	// in [Skill.Omitted].
 	MaxFiles = 256
+	// MaxWalk bounds the directory entries read to list one skill's files
+	// (a node_modules inside a skill): past it no folder is read further,
+	// and [Skill.Uncounted] says that more files may be past MaxFiles than
+	// [Skill.Omitted] counted.
+	MaxWalk = 16384
 )
 
 // Skill is one skill: the fields of its front matter and where it is.
@@ -56,10 +61,12 @@ type Skill struct {
 	// that no path, symbolic links included, leads out of it.
 	disk string
 
-	list    sync.Once // lists files, omitted and outside, when first asked for
-	files   []string
-	omitted int
-	outside []string // links leading out of the directory, left out
+	list      sync.Once // lists files, omitted and outside, when first asked for
+	files     []string
+	omitted   int
+	walked    int      // directory entries read to list the files
+	uncounted bool     // the listing stopped at MaxWalk entries
+	outside   []string // links leading out of the directory, left out
 }
 
 // File is what a skill's file is, from its start: what its section shows
@@ -107,6 +114,14 @@ func (k *Skill) Files() []string {
 func (k *Skill) Omitted() int {
 	k.listFiles()
 	return k.omitted
+}
+
+// Uncounted reports whether listing the skill's files stopped after
+// [MaxWalk] directory entries, folders left unread: [Skill.Omitted] is
+// then a lower bound.
+func (k *Skill) Uncounted() bool {
+	k.listFiles()
+	return k.uncounted
 }
 
 // LinksOutside returns the paths of the skill's files and top-level

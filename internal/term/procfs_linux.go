@@ -2,6 +2,7 @@ package term
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"strconv"
 	"strings"
@@ -157,11 +158,16 @@ func ReadsTerminal(pid int, tty string) bool {
 }
 
 // readsTerminal reports whether pid is blocked reading tty: in read(2) on
-// it, or, as a line editor (readline in bash, gdb or a REPL) waits for a
-// key, in pselect6(2) for descriptor 0 alone, with no timeout, when that is
-// tty. /proc/<pid>/syscall holds the syscall number, then its arguments:
-// read's descriptor; pselect6's descriptor count, read set, write set,
-// exception set and timeout.
+// it; as a line editor (readline in bash, gdb or a REPL) waits for a key,
+// in pselect6(2) for descriptor 0 alone, with no timeout, when that is
+// tty; or, as an event loop (node's libuv, Python's asyncio and
+// prompt_toolkit) waits, in poll(2), ppoll(2), epoll_wait(2) or
+// epoll_pwait(2) with tty among the descriptors it waits to read, whatever
+// its timeout: a loop that waits on sockets alone (a server) is not
+// waiting for a key. /proc/<pid>/syscall holds the syscall number, then its
+// arguments: read's descriptor; pselect6's descriptor count, read set,
+// write set, exception set and timeout; poll's array of descriptors and
+// their count; epoll_wait's epoll descriptor.
 func readsTerminal(pid int, tty string) bool {
 	p := "/proc/" + strconv.Itoa(pid)
 	data, err := os.ReadFile(p + "/syscall")
@@ -172,7 +178,7 @@ func readsTerminal(pid int, tty string) bool {
 	if len(f) < 2 {
 		return false
 	}
-	arg, err := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 32)
+	arg, err := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 64)
 	if err != nil {
 		return false
 	}
@@ -186,11 +192,86 @@ func readsTerminal(pid int, tty string) bool {
 		if arg != 1 || len(f) < 6 || f[2] == "0x0" || f[3] != "0x0" || f[4] != "0x0" || f[5] != "0x0" {
 			return false
 		}
+	case strconv.Itoa(syscall.SYS_POLL), strconv.Itoa(syscall.SYS_PPOLL):
+		if len(f) < 3 {
+			return false
+		}
+		n, err := strconv.ParseUint(strings.TrimPrefix(f[2], "0x"), 16, 64)
+		return err == nil && pollsTerminal(p, arg, n, tty)
+	case strconv.Itoa(syscall.SYS_EPOLL_WAIT), strconv.Itoa(syscall.SYS_EPOLL_PWAIT), strconv.Itoa(sysEpollPwait2):
+		return epollsTerminal(p, arg, tty)
 	default:
 		return false
 	}
+	return isTerminal(p, fd, tty)
+}
+
+// sysEpollPwait2 is epoll_pwait2(2)'s number on amd64 and arm64, which the
+// syscall package does not name.
+const sysEpollPwait2 = 441
+
+// isTerminal reports whether descriptor fd of the process whose /proc
+// directory is p is the terminal named tty, or /dev/tty.
+func isTerminal(p string, fd uint64, tty string) bool {
 	link, err := os.Readlink(p + "/fd/" + strconv.FormatUint(fd, 10))
 	return err == nil && (link == tty || link == "/dev/tty")
+}
+
+// maxPollFDs bounds the descriptors of a poll(2) call that pollsTerminal
+// reads.
+const maxPollFDs = 1024
+
+// pollsTerminal reports whether the poll(2) array of n descriptors at addr
+// in the memory of the process whose /proc directory is p waits to read
+// tty. Reading /proc/<pid>/mem needs the right to trace the process, as
+// /proc/<pid>/syscall does.
+func pollsTerminal(p string, addr, n uint64, tty string) bool {
+	if n == 0 || n > maxPollFDs {
+		return false
+	}
+	mem, err := os.Open(p + "/mem")
+	if err != nil {
+		return false
+	}
+	defer mem.Close()
+	// struct pollfd: int fd; short events; short revents.
+	buf := make([]byte, 8*n)
+	if _, err := mem.ReadAt(buf, int64(addr)); err != nil {
+		return false
+	}
+	const pollIn = 0x1
+	for i := 0; i < len(buf); i += 8 {
+		fd := int32(binary.NativeEndian.Uint32(buf[i:]))
+		events := binary.NativeEndian.Uint16(buf[i+4:])
+		if fd >= 0 && events&pollIn != 0 && isTerminal(p, uint64(fd), tty) {
+			return true
+		}
+	}
+	return false
+}
+
+// epollsTerminal reports whether the epoll instance at descriptor epfd of
+// the process whose /proc directory is p watches tty for reading: its
+// /proc/<pid>/fdinfo/<epfd> has a line "tfd: N events: E ..." for each
+// descriptor it watches.
+func epollsTerminal(p string, epfd uint64, tty string) bool {
+	data, err := os.ReadFile(p + "/fdinfo/" + strconv.FormatUint(epfd, 10))
+	if err != nil {
+		return false
+	}
+	const epollIn = 0x1
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[0] != "tfd:" || f[2] != "events:" {
+			continue
+		}
+		fd, err1 := strconv.ParseUint(f[1], 10, 32)
+		events, err2 := strconv.ParseUint(f[3], 16, 32)
+		if err1 == nil && err2 == nil && events&epollIn != 0 && isTerminal(p, fd, tty) {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadCall is a read(2) that a process is blocked in: the descriptor, the

@@ -377,3 +377,68 @@ func TestBlockedRead(t *testing.T) {
 		t.Errorf("BlockedRead(no such process): got %+v, want none", rc)
 	}
 }
+
+// TestReadingEventLoop: a program that waits for the terminal in an event
+// loop (poll, ppoll, epoll_wait or epoll_pwait with the terminal among the
+// descriptors it waits to read: node's readline and process.stdin, Python's
+// asyncio and prompt_toolkit) is reading the terminal; one whose loop waits
+// on a socket or a pipe alone (a server) is not.
+func TestReadingEventLoop(t *testing.T) {
+	const pyWait = "import select, os, sys\n"
+	for _, c := range []struct {
+		name string
+		args []string
+		want bool
+	}{
+		{"node readline", []string{"node", "-e", "require('readline').createInterface({input: process.stdin, output: process.stdout}).question('Name? ', a => process.exit(0))"}, true},
+		{"node stdin data", []string{"node", "-e", "process.stdin.once('data', () => process.exit(0))"}, true},
+		{"node server", []string{"node", "-e", "require('net').createServer().listen(0, '127.0.0.1')"}, false},
+		{"node timer", []string{"node", "-e", "setInterval(() => {}, 100000)"}, false},
+		{"python poll", []string{"python3", "-c", pyWait + "p = select.poll(); p.register(0, select.POLLIN); p.poll()"}, true},
+		{"python poll with timeout", []string{"python3", "-c", pyWait + "p = select.poll(); p.register(0, select.POLLIN)\nwhile True: p.poll(100000)"}, true},
+		{"python poll on a pipe", []string{"python3", "-c", pyWait + "r, w = os.pipe(); p = select.poll(); p.register(r, select.POLLIN); p.poll()"}, false},
+		{"python poll for urgent data", []string{"python3", "-c", pyWait + "r, w = os.pipe(); p = select.poll(); p.register(0, select.POLLPRI); p.register(r, select.POLLIN); p.poll()"}, false},
+		{"python epoll", []string{"python3", "-c", pyWait + "e = select.epoll(); e.register(0, select.EPOLLIN); e.poll()"}, true},
+		{"python epoll on a pipe", []string{"python3", "-c", pyWait + "r, w = os.pipe(); e = select.epoll(); e.register(r, select.EPOLLIN); e.poll()"}, false},
+		{"python asyncio stdin", []string{"python3", "-c", "import asyncio, sys\nasync def main():\n    loop = asyncio.get_running_loop(); f = loop.create_future(); loop.add_reader(0, f.set_result, None); await f\nasyncio.run(main())"}, true},
+		{"prompt_toolkit", []string{"python3", "-c", "from prompt_toolkit import prompt; prompt('Name? ')"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := exec.LookPath(c.args[0]); err != nil {
+				t.Skipf("%s is not installed", c.args[0])
+			}
+			if c.name == "prompt_toolkit" && exec.Command("python3", "-c", "import prompt_toolkit").Run() != nil {
+				t.Skip("prompt_toolkit is not installed")
+			}
+			_, slave, cmd, _, _ := startOn(t, c.args[0], c.args[1:]...)
+			pid := cmd.Process.Pid
+			// Wait until the program sleeps in its event loop: from then on
+			// it stays in that wait.
+			if !eventually(func() bool { return inEventLoop(pid) }) {
+				data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
+				t.Fatalf("%s never waited in poll or epoll: /proc/%d/syscall = %q", c.name, pid, data)
+			}
+			if _, got := term.ReadingTerminal(pid, slave.Name()); got != c.want {
+				t.Errorf("ReadingTerminal while %s waits: got %v, want %v", c.name, got, c.want)
+			}
+		})
+	}
+}
+
+// inEventLoop reports whether pid is blocked in poll, ppoll, epoll_wait
+// or epoll_pwait.
+func inEventLoop(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return false
+	}
+	switch f[0] {
+	case strconv.Itoa(syscall.SYS_POLL), strconv.Itoa(syscall.SYS_PPOLL), strconv.Itoa(syscall.SYS_EPOLL_WAIT), strconv.Itoa(syscall.SYS_EPOLL_PWAIT):
+		return true
+	}
+	return false
+}

@@ -60,7 +60,7 @@ func (s *Shell) await(ctx context.Context, p *proc, j *job, limits envs.Limits) 
 			if o, ok := s.ended(p); ok {
 				return o
 			}
-			return s.interrupt(p, stopReason(ctx, start), "")
+			return s.interrupt(p, j, stopReason(ctx, start), "")
 		}
 		now := time.Now()
 		if t := p.stream.outputTotal(); t != total {
@@ -97,7 +97,7 @@ func (s *Shell) await(ctx context.Context, p *proc, j *job, limits envs.Limits) 
 					case evExited:
 						return s.died(p)
 					case evCtx:
-						return s.interrupt(p, stopReason(ctx, start), "")
+						return s.interrupt(p, j, stopReason(ctx, start), "")
 					}
 					if p.stream.outputTotal() != seenTotal {
 						seen = false // more output came: not waiting after all
@@ -138,7 +138,8 @@ func (s *Shell) ended(p *proc) (outcome, bool) {
 // unfinished line, else the last line of this call's output, else the
 // last line the earlier responses showed.
 func (s *Shell) question(p *proc, j *job) string {
-	if line := strings.TrimSpace(p.stream.lastLine()); line != "" {
+	// A line editor echoes the Ctrl-C that left it at its prompt as ^C.
+	if line := strings.TrimSpace(strings.TrimSuffix(p.stream.lastLine(), "^C")); line != "" {
 		return line
 	}
 	p.stream.mu.Lock()

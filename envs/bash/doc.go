@@ -37,7 +37,10 @@
 // prompt the shell repeats. $? carries over from command to command as in
 // a terminal, and so does $_ after a command typed as it is (one simple
 // command); after a command run from the command file, $_ is that file's
-// path. The defaults TERM=dumb, PAGER=cat, GIT_PAGER=cat
+// path. Bash's messages about the command file ("bash: <file>: line 2:
+// syntax error ...") name the command instead, as bash -c's do ("bash:
+// line 1: ..."), with the line within the command; a saved whole output
+// ([WithSave]) keeps them as printed. The defaults TERM=dumb, PAGER=cat, GIT_PAGER=cat
 // and the like keep programs from waiting on a pager or printing escapes.
 //
 // The marker, and the functions that keep exit and set -e from ending the
@@ -96,7 +99,16 @@
 //
 // When ctx is done (a hard limit), the command is interrupted: Ctrl-C's
 // SIGINT; a command that ignores it gets SIGTERM and then SIGKILL on its
-// process group; the shell and its state stay. The SIGINT goes straight to
+// process group; the shell and its state stay. A program that handles
+// Ctrl-C and goes back to reading the terminal, printing as it does (a
+// REPL such as python3, sqlite3 or node back at its prompt, a nested
+// shell whose program the signal ended), is left there, as in a
+// terminal: the response says it handled Ctrl-C and waits for input
+// again, with its prompt, and the REPL keeps its state. A second C-c in a
+// row, with nothing typed between, goes on to SIGTERM, so that a program
+// that only redraws its prompt (less) is ended in the end. A job that
+// reads keys with the terminal's signals off (raw mode: node's REPL, an
+// editor) is typed ^C instead of signalled, as a terminal would. The SIGINT goes straight to
 // the job that holds the terminal (each new job of a loop gets it too),
 // or, when the shell itself has held the terminal for 50 ms (a loop of
 // builtins, the wait builtin), to the shell. Ctrl-C is typed only while
@@ -107,10 +119,12 @@
 // yet is discarded, as Ctrl-C discards it.
 //
 // A command that stops to read the terminal (read, a y/n question, a
-// password prompt, a line editor such as a nested interactive shell's) is
-// seen from the kernel's state: the foreground process, or one of its
-// group among the shell's descendants, blocked reading the terminal, with
-// the output still. The looks back off from 10 ms to a second as the
+// password prompt, a line editor such as a nested interactive shell's, an
+// event loop such as node's readline or Python's prompt_toolkit) is seen
+// from the kernel's state: the foreground process, or one of its group
+// among the shell's descendants, blocked reading the terminal (in read,
+// or in poll or epoll with the terminal among what it waits to read; see
+// internal/term), with the output still. The looks back off from 10 ms to a second as the
 // command runs on, so a command watched for minutes costs next to no
 // processor time. The response quotes the question (the last line of the
 // output) and says whether it asks for a secret (its words ask for one, or
@@ -155,7 +169,15 @@
 // too (exit and trap are disabled as builtins, so that the functions that
 // guard them run first; builtin exit fails, and stops the command with
 // the status it names in a number or a set variable, as exit does; enable
-// exit first to end the shell). A function named builtin or enable is
+// exit first to end the shell). set -e is not kept from one command to
+// the next: still on at the prompt (set -euo pipefail given a command of
+// its own, say), it is turned off, and the response says so, since under
+// it bash exits on an expansion error (an unset variable under set -u,
+// ${VAR:?}) before any trap can stop the command, which would lose the
+// shell's state; set -u and pipefail stay on. Such an error in the
+// command that turned set -e on still ends the shell: the response names
+// that likely cause, and the next command starts a new shell as below.
+// A function named builtin or enable is
 // removed, and builtin
 // enabled again, as soon as the shell's own code runs, or the command
 // that named it ends, and the response says so; errtrace turned off (set

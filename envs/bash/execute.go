@@ -152,7 +152,7 @@ func (s *Shell) resume(ctx context.Context, p *proc, j *job, command string, lim
 	case command == "":
 		o = s.await(ctx, p, j, limits)
 	case envs.IsInterrupt(command):
-		o = s.interrupt(p, "[Interrupted ("+envs.Interrupt+").", "")
+		o = s.interrupt(p, j, "[Interrupted ("+envs.Interrupt+").", "")
 	default:
 		if fr, ok := p.pending(); ok {
 			o, extra = outcome{fr: &fr}, envs.EndedNote()
@@ -182,7 +182,7 @@ func (s *Shell) resume(ctx context.Context, p *proc, j *job, command string, lim
 			break
 		}
 		j.newline = text != command
-		j.waiting, j.hidden = "", false
+		j.waiting, j.hidden, j.handled = "", false, false
 		// Before the answer goes out, the shell learns that one is coming:
 		// at its next prompt it discards what the program left unread,
 		// rather than read it as a command line (see signalAnswer).
@@ -230,7 +230,7 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 		// unfinished so far (a question, say) is this one's.
 		pend := s.spool.Output(s.limit)
 		p.stream.Redirect(pend)
-		text := envs.TrimOutput(dropNotices(out.String()))
+		text := envs.TrimOutput(p.ownLines(dropNotices(out.String()), j.command))
 		if last := envs.LastLine(text); last != "" {
 			j.last = last
 		}
@@ -241,6 +241,9 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 		s.mu.Unlock()
 		if text != "" {
 			parts = append(parts, text)
+		}
+		if o.note != "" {
+			parts = append(parts, o.note)
 		}
 		parts = append(parts, o.running)
 		return envs.Response{Output: strings.Join(parts, "\n"), Running: true, Waiting: j.waiting != "", Prompt: j.waiting, Hidden: j.hidden}
@@ -270,7 +273,8 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 	}
 	if o.fr != nil {
 		p.number = o.fr.number
-		if check := mayUnguard(j.command); check || o.fr.override || o.fr.jobCount > 0 && !o.fr.listed {
+		// set -e left on is turned off (see __unfold_check in init.sh).
+		if check := mayUnguard(j.command) || o.fr.errexit; check || o.fr.override || o.fr.jobCount > 0 && !o.fr.listed {
 			s.fix(p, o.fr, check, out)
 		}
 		if mayBreak(j.command) {
@@ -285,7 +289,7 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 	if o.shellSignalled {
 		copies = 3
 	}
-	text := cutPrompt(dropNotices(out.String()), cut, copies) + extraOut
+	text := cutPrompt(p.ownLines(dropNotices(out.String()), j.command), cut, copies) + extraOut
 	if o.note == "" && (o.fr == nil || !o.fr.override) {
 		// As printed: blank lines at the end stay.
 		text = envs.TrimOutput(text)
@@ -311,6 +315,9 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 	if o.note != "" {
 		parts = append(parts, o.note)
 	}
+	if o.died && strings.HasPrefix(p.status, "exited") && setsErrexit(j.command) {
+		parts = append(parts, errexitNote)
+	}
 	if extra != "" {
 		parts = append(parts, extra)
 	}
@@ -325,6 +332,61 @@ func (s *Shell) conclude(ctx context.Context, p *proc, j *job, o outcome, parts 
 		s.jobs = nil
 	}
 	return resp
+}
+
+// errexitNote names the likely cause of a shell that exited during a
+// command that turned set -e on.
+const errexitNote = "[Likely cause: the command turned on set -e, under which bash itself exits on an expansion error (an unset variable under set -u, ${VAR:?message}, a bad substitution) before anything can stop the command. " +
+	"Run such commands in a subshell, ( set -euo pipefail; ... ), where the error ends only the subshell.]"
+
+// setsErrexit reports whether command may turn set -e on: set with an
+// option word holding e (set -e, set -euo pipefail), or errexit named.
+func setsErrexit(command string) bool {
+	if strings.Contains(command, "errexit") {
+		return true
+	}
+	set := false
+	for w := range strings.FieldsFuncSeq(command, isSeparator) {
+		switch {
+		case w == "set":
+			set = true
+		case set && len(w) > 1 && w[0] == '-' && w[1] != '-' && strings.IndexByte(w, 'e') > 0:
+			return true
+		case !strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "+"):
+			set = false
+		}
+	}
+	return false
+}
+
+// ownLines returns text with bash's messages about the command file, as
+// "bash: <file>: line N: ...", shown as about the command itself, "bash:
+// line N: ...", as for bash -c: the file's path means nothing to the
+// reader. N is at most the command's number of lines: bash puts an
+// unexpected end of file on the line after the last.
+func (p *proc) ownLines(text, command string) string {
+	prefix := "bash: " + p.file + ": line "
+	if !strings.Contains(text, prefix) {
+		return text
+	}
+	lines := strings.Count(strings.TrimSuffix(command, "\n"), "\n") + 1
+	var b strings.Builder
+	for {
+		i := strings.Index(text, prefix)
+		if i < 0 {
+			break
+		}
+		b.WriteString(text[:i])
+		b.WriteString("bash: line ")
+		text = text[i+len(prefix):]
+		digits := len(text) - len(strings.TrimLeft(text, "0123456789"))
+		if n, err := strconv.Atoi(text[:digits]); err == nil && n > lines {
+			b.WriteString(strconv.Itoa(lines))
+			text = text[digits:]
+		}
+	}
+	b.WriteString(text)
+	return b.String()
 }
 
 // joinNote joins two notes of a response, either of which may be "".

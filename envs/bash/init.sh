@@ -15,7 +15,8 @@
 # with every command the shell runs), 0x1f, the id the last line that set
 # one gave (see __unfold_id below), 0x1f, the number of jobs (\j), 0x1f,
 # the exit status, 0x1f, the length of PS1 (which tells a prompt that a
-# command added to), 0x1f, the working directory, and the end tag (the
+# command added to), 0x1f, the shell's flags ($-, which tell that set -e
+# is on), 0x1f, the working directory, and the end tag (the
 # tag and 0x1e). The line typed for a command is the command itself, or the
 # sourcing of the command file, with nothing around it: the shell's $?
 # carries over as in a terminal, and so does $_ but after the sourcing,
@@ -54,7 +55,10 @@
 # one prompt only, and the environment then types __unfold_fix so that $?
 # is that status too (its PROMPT_COMMAND puts the plain prompt back). The
 # ERR trap (inherited by functions through set -E) does the same for a
-# failure under set -e and turns set -e off. trap is wrapped so that a
+# failure under set -e and turns set -e off. set -e still on at a prompt
+# (the marker carries $-) is turned off by __unfold_check, which says so:
+# bash exits on an expansion error under set -e (an unset variable under
+# set -u) without running the ERR trap. trap is wrapped so that a
 # user's ERR trap runs after ours instead of replacing it.
 #
 # An answer typed to a command may be read only in part (read -n 1 takes
@@ -77,7 +81,8 @@
 # exempt from set -e and the trap (the left side of an && list, say). At a
 # terminal nothing more would happen, so the ERR trap does nothing for
 # that line; as set -e would still end the shell there, it turns set -e
-# off until the next prompt, whose PROMPT_COMMAND turns it on again.
+# off until the next prompt, whose PROMPT_COMMAND turns it on again (and
+# the environment then has __unfold_check turn it off, saying so).
 #
 # Posix mode (set -o posix, or assigning POSIXLY_CORRECT) finds the POSIX
 # special builtins, exit and trap among them, before functions. Both are
@@ -112,7 +117,7 @@ PS0= PS1= PS2= IGNOREEOF=1000000000
 __unfold_secret=$1 __unfold_src=$2
 __unfold_pid=$BASHPID __unfold_uerr=
 __unfold_cid=0
-__unfold_ps1='\036'$__unfold_secret'\037$$\037\#\037$__unfold_cid\037\j\037$?\037${#PS1}\037$PWD\036'$__unfold_secret'\036'
+__unfold_ps1='\036'$__unfold_secret'\037$$\037\#\037$__unfold_cid\037\j\037$?\037${#PS1}\037$-\037$PWD\036'$__unfold_secret'\036'
 __unfold_pcg='{ PS1=$__unfold_ps1; } 2>/dev/null'
 __unfold_pc=
 __unfold_pcj='{ PS1=$__unfold_ps1;__unfold_jobs; } 2>/dev/null'
@@ -145,6 +150,10 @@ __unfold_check() {
 	if [[ $- != *E* ]]; then
 		builtin set -E
 		builtin printf '%s\n' "[set +E: errtrace is on again: without it a failure under set -e inside a function would end this persistent shell and lose its state (working directory, variables, background jobs).]"
+	fi
+	if [[ $- == *e* ]]; then
+		builtin set +e
+		builtin printf '%s\n' "[set -e: errexit is off again: this persistent shell does not keep it from one command to the next, since under it bash exits on an expansion error (an unset variable under set -u, \${VAR:?}) before anything can stop it, and the shell's state (working directory, variables, background jobs) would be lost. Other options (set -u, pipefail) stay on. Put set -e in the command it should stop, or in a subshell: ( set -euo pipefail; ... )]"
 	fi
 }
 __unfold_ours() {

@@ -5,6 +5,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/internal/term"
 )
 
@@ -32,12 +33,27 @@ const (
 // what to do instead (or ""). The ladder: SIGINT, as Ctrl-C sends it, to
 // the job in the foreground (see [Shell.interruptJob]); SIGTERM to the
 // foreground process group; SIGKILL to it; and when the shell itself still
-// does not answer, the shell is ended.
-func (s *Shell) interrupt(p *proc, why, hint string) outcome {
+// does not answer, the shell is ended. A job that handles Ctrl-C and goes
+// back to reading the terminal (a REPL, a nested shell) ends the ladder
+// there: the response says it waits for input again, with its prompt; but
+// not when it did so at the last Ctrl-C and nothing was typed to it since
+// (a pager that redraws its prompt, a program that never ends on Ctrl-C):
+// a second Ctrl-C in a row goes on to SIGTERM, so that Ctrl-C always gets
+// out in the end.
+func (s *Shell) interrupt(p *proc, j *job, why, hint string) outcome {
 	state := " The shell and its state (working directory, variables, background jobs) are kept." + hint + "]"
 	p.stream.repeatEnds()
 	repeats := p.stream.repeated()
-	if o, j, ok := s.interruptJob(p, time.Now().Add(interruptGrace)); ok {
+	again := j.handled
+	j.handled = false
+	if o, sig, ok := s.interruptJob(p, time.Now().Add(interruptGrace), !again); ok {
+		if sig.waits {
+			j.handled = true
+			o.waiting = s.question(p, j)
+			o.note = why + " Interrupted it with Ctrl-C: the program handled it and waits for input again; it and its state are kept. " +
+				"Send " + envs.Interrupt + " again, with nothing typed between, to end it (SIGTERM).]"
+			return o
+		}
 		if !o.died {
 			// The shell may end on reading its next line yet.
 			o = s.fixModes(p, o)
@@ -45,9 +61,9 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 		switch {
 		case o.died:
 			o.note = why + "]\n" + o.note
-		case j.signalled:
-			o.shellSignalled = j.shell
-			if j.shell && o.fr != nil && o.fr.status != 130 {
+		case sig.signalled:
+			o.shellSignalled = sig.shell
+			if sig.shell && o.fr != nil && o.fr.status != 130 {
 				// The command ended by itself as the interrupt went out,
 				// which then met the prompt: the shell answers it with a
 				// prompt of its own, and would drop the first key typed
@@ -96,6 +112,14 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 //     was in place: it gets it again after forkAgain, doubled each time,
 //     up to maxResend times, as long as it ran the shell's program at the
 //     last one (on a busy machine a subshell ignored two within 10 ms).
+//   - A job that reads the terminal with its signals off (raw mode, as
+//     node's REPL and editors read keys) is typed ^C instead, which is
+//     what Ctrl-C is to it in a terminal.
+//   - A job that reads the terminal again after a job was signalled, with
+//     output since the signal and none for pollConfirm, handled Ctrl-C and
+//     is back at its prompt (a REPL, or a nested shell whose program the
+//     signal ended): it gets no signal, and, with mayWait, interruptJob
+//     reports it waits (j.waits), as Ctrl-C typed would leave it.
 //   - A shell that holds the terminal and waits for its next line (or for
 //     the read builtin's) gets Ctrl-C typed, which also discards the
 //     command's line when the shell has not read it yet; or, when ^C
@@ -109,7 +133,7 @@ func (s *Shell) interrupt(p *proc, why, hint string) outcome {
 //     it keeps the terminal for forkWait (a loop of builtins, the wait
 //     builtin, a command substitution, the read builtin after a job), it
 //     gets the signal itself, again every interruptRetry.
-func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, ended bool) {
+func (s *Shell) interruptJob(p *proc, end time.Time, mayWait bool) (o outcome, j jobSignals, ended bool) {
 	var (
 		last    = -1      // the foreground group at the last look
 		since   time.Time // when it became the foreground
@@ -120,7 +144,10 @@ func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, e
 		shellAt time.Time // when the shell last got the signal
 		jobSeen bool      // a job held the terminal at some look
 		poll    = forkPoll
+		sentOut int64 // the output's total when a job was first signalled
+		readAt  int64 // the output's total when a job was seen reading, or -1
 	)
+	readAt = -1
 	// Every signal comes after the input not read yet is discarded.
 	sigint := func(pg int) {
 		_ = term.FlushInput(p.tty)
@@ -137,7 +164,28 @@ func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, e
 		}
 		jobSeen = jobSeen || pg != p.pid
 		shellDue := shellAt.IsZero() || now.Sub(shellAt) >= interruptRetry
+		reads := false
+		if pg != p.pid && sent > 0 {
+			total := p.stream.outputTotal()
+			_, reads = term.ReadingTerminalUnder(p.pid, pg, p.tty)
+			reads = reads && total != sentOut && p.inputRead()
+			switch {
+			case !reads:
+				readAt = -1
+			case readAt == total && mayWait:
+				j.waits = true
+				return outcome{}, j, true
+			case readAt == total:
+				// Back at its prompt after a Ctrl-C before: ended by
+				// the ladder.
+				return outcome{}, j, false
+			default:
+				readAt, poll = total, pollConfirm
+			}
+		}
 		switch {
+		case reads:
+			// Back at its prompt, it seems: confirmed at the next look.
 		case pg != p.pid:
 			// A job just forked runs the shell's program until it execs
 			// (a subshell never does), and early on takes the signal as
@@ -149,11 +197,22 @@ func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, e
 				// one that took the signal as the shell and then exec'd
 				// a program (sleep, say) runs on unsignalled.
 				asShell = p.exe != "" && term.Executable(pg) == p.exe
-				sigint(pg)
+				if _, rd := term.ReadingTerminalUnder(p.pid, pg, p.tty); rd && pg != sent && !term.InterruptKey(p.master) {
+					// It reads keys with the terminal's signals off (raw
+					// mode: node's REPL, an editor): Ctrl-C is a key to
+					// it, typed as a terminal would.
+					_, _ = p.master.Write([]byte{3})
+					asShell = false
+				} else {
+					sigint(pg)
+				}
 				if pg == sent {
 					resent++
 				} else {
 					resent = 0
+				}
+				if sent <= 0 {
+					sentOut = p.stream.outputTotal()
 				}
 				sent, sentAt, j.signalled = pg, now, true
 			}
@@ -178,7 +237,9 @@ func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, e
 		if o, ok := s.settle(p, min(poll, time.Until(end))); ok {
 			return o, j, true
 		}
-		poll = min(2*poll, forkPollMax)
+		if readAt < 0 {
+			poll = min(2*poll, forkPollMax)
+		}
 	}
 	return outcome{}, j, false
 }
@@ -187,6 +248,7 @@ func (s *Shell) interruptJob(p *proc, end time.Time) (o outcome, j jobSignals, e
 type jobSignals struct {
 	signalled bool // anything: a job or the shell
 	shell     bool // the shell itself, which may have been at its prompt
+	waits     bool // a job handled the signal and reads the terminal again
 }
 
 // repeatWait bounds the wait for the prompt a Ctrl-C that met the prompt

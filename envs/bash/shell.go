@@ -150,6 +150,7 @@ type job struct {
 	waiting string       // the question, when it waits for input
 	hidden  bool         // the question asks for a secret
 	newline bool         // a newline was typed after the last answer, which did not hold it
+	handled bool         // it handled the last Ctrl-C and waits again, with nothing typed since
 }
 
 var (

@@ -183,25 +183,25 @@ func TestStateCarries(t *testing.T) {
 
 // TestSetEAndLists: under set -e, a failure that set -e exempts (the left
 // side of an && list) is no failure of the shell's, also as the last part
-// of a command run from the command file; set -e stays on, and a failure
-// it does not exempt is still stopped. A user's ERR trap runs once for a
+// of a command run from the command file; a failure it does not exempt is
+// still stopped. Either way set -e is off after the command, saying so
+// when it was still on at the prompt. A user's ERR trap runs once for a
 // failing command, as at a terminal.
 func TestSetEAndLists(t *testing.T) {
 	s := newShell(t)
-	run(t, s, "set -e")
-	for _, command := range []string{"[ -f /nonexistent ] && echo yes", "echo a; [ -f /nonexistent ] && echo yes"} {
+	for _, command := range []string{"set -e; [ -f /nonexistent ] && echo yes", "set -e; echo a; [ -f /nonexistent ] && echo yes"} {
 		resp := run(t, s, command)
-		if resp.Success || strings.Contains(resp.Output, "set -e") || strings.Contains(resp.Output, "unfold") {
-			t.Errorf("Execute(%q): got {%q, %v}, want a plain failure", command, resp.Output, resp.Success)
+		if resp.Success || strings.Contains(resp.Output, "stopped") || strings.Contains(resp.Output, "unfold") || !strings.Contains(resp.Output, errexitOff) {
+			t.Errorf("Execute(%q): got {%q, %v}, want a plain failure and the note that set -e is off", command, resp.Output, resp.Success)
 		}
 		want(t, s, "echo $?", "1", true)
-		if got := run(t, s, `[[ $- == *e* ]] && echo on`).Output; got != "on" {
-			t.Errorf("after %q: set -e got %q, want on", command, got)
+		if got := run(t, s, `[[ $- == *e* ]] && echo on`).Output; got != "" {
+			t.Errorf("after %q: set -e got %q, want off", command, got)
 		}
 	}
-	resp := run(t, s, "false; echo after")
-	if resp.Success || !strings.Contains(resp.Output, "[set -e: stopped at a failing command (status 1): false.") || strings.Contains(resp.Output, "after") {
-		t.Errorf("got {%q, %v}, want false stopped by set -e", resp.Output, resp.Success)
+	resp := run(t, s, "set -e; false; echo after")
+	if resp.Success || !strings.Contains(resp.Output, "[set -e: stopped at a failing command (status 1): false.") || strings.Contains(resp.Output, "after") || strings.Contains(resp.Output, errexitOff) {
+		t.Errorf("got {%q, %v}, want false stopped by set -e, once", resp.Output, resp.Success)
 	}
 	run(t, s, "trap 'echo trapped' ERR")
 	if got := run(t, s, "echo a; false").Output; got != "a\ntrapped" {
@@ -210,14 +210,14 @@ func TestSetEAndLists(t *testing.T) {
 	// A user's INT trap lets the command go on past set -e's stop, to
 	// the exempt failure at its end: both switches of PROMPT_COMMAND
 	// undo themselves.
-	run(t, s, "trap - ERR; set -e")
-	run(t, s, "trap ':' INT; false; set -e; [ -f /nonexistent ] && echo yes")
+	run(t, s, "trap - ERR")
+	run(t, s, "set -e; trap ':' INT; false; set -e; [ -f /nonexistent ] && echo yes")
 	run(t, s, "trap - INT")
 	if got := run(t, s, `echo "[$PROMPT_COMMAND]"`).Output; got != "[]" {
 		t.Errorf("PROMPT_COMMAND: got %q, want it empty again", got)
 	}
-	if got := run(t, s, `[[ $- == *e* ]] && echo on`).Output; got != "on" {
-		t.Errorf("set -e: got %q, want on", got)
+	if got := run(t, s, `[[ $- == *e* ]] && echo on`).Output; got != "" {
+		t.Errorf("set -e: got %q, want off", got)
 	}
 }
 

@@ -25,6 +25,7 @@ type frame struct {
 	status   int
 	override bool // the status came from exit or set -e, in place of $?
 	psLen    int  // the length of PS1 (as if it held $? where it holds the override)
+	errexit  bool // set -e is on
 	cwd      string
 	jobCount int      // the shell's count of jobs
 	listed   bool     // the marker carries the job list
@@ -319,8 +320,8 @@ func partialTag(data, tag []byte) int {
 
 // parseFields reads what follows a marker's last tag, up to its end tag:
 // 0x1f and the fields process ID, command number, id, job count, status (with
-// a leading + when it came from exit or set -e), the length of PS1 and
-// working directory, separated by 0x1f. It reports whether b has that
+// a leading + when it came from exit or set -e), the length of PS1, the
+// shell's flags ($-) and working directory, separated by 0x1f. It reports whether b has that
 // shape. A working directory equal to fr.cwd (the last marker's) keeps
 // that string.
 func parseFields(fr *frame, b []byte) bool {
@@ -328,7 +329,7 @@ func parseFields(fr *frame, b []byte) bool {
 	if !ok {
 		return false
 	}
-	var fields [6][]byte
+	var fields [7][]byte
 	for i := range fields {
 		if fields[i], rest, ok = bytes.Cut(rest, []byte{0x1f}); !ok {
 			return false
@@ -350,6 +351,7 @@ func parseFields(fr *frame, b []byte) bool {
 		fr.psLen -= len(fields[4]) - len("$?")
 	}
 	fr.override = override
+	fr.errexit = bytes.IndexByte(fields[6], 'e') >= 0
 	if string(rest) == fr.cwd {
 		return true // the last marker's, kept in fr: no new string
 	}

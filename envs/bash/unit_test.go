@@ -26,7 +26,7 @@ func testMarker(secret string, pid, number, jobs int, status, cwd string) string
 	if strings.HasPrefix(status, "+") {
 		psLen += len(status) - len("$?")
 	}
-	return fmt.Sprintf("%s\x1f%d\x1f%d\x1f0\x1f%d\x1f%s\x1f%d\x1f%s%s\x1e", tag, pid, number, jobs, status, psLen, cwd, tag)
+	return fmt.Sprintf("%s\x1f%d\x1f%d\x1f0\x1f%d\x1f%s\x1f%d\x1fhimBHs\x1f%s%s\x1e", tag, pid, number, jobs, status, psLen, cwd, tag)
 }
 
 // visible is text as the output filter keeps it: control characters other

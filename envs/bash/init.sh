@@ -114,6 +114,9 @@
 builtin set +o history +H
 builtin unset HISTFILE PROMPT_COMMAND MAILCHECK
 PS0= PS1= PS2= IGNOREEOF=1000000000
+# Given in the environment (WithEnv), they would stay exported, and the
+# marker's secret with them, to every program the shell runs.
+builtin export -n PS0 PS1 PS2 IGNOREEOF
 __unfold_secret=$1 __unfold_src=$2
 __unfold_pid=$BASHPID __unfold_uerr=
 __unfold_cid=0

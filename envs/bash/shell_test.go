@@ -1418,3 +1418,17 @@ func TestLongAnswer(t *testing.T) {
 		t.Errorf("got %+v, want got 4095", resp)
 	}
 }
+
+// TestPromptNotExported starts a shell with PS1 and PS2 in its
+// environment (bash.WithEnv): the prompts the shell sets up, which hold
+// its marker's secret, are not passed on to the programs it runs, whose
+// own shells then show their own prompts.
+func TestPromptNotExported(t *testing.T) {
+	s := newShell(t, bash.WithEnv("PS1=$ ", "PS2=> ", "PS0=", "IGNOREEOF=3"))
+	// printenv, not a child bash: a shell that is not interactive unsets
+	// PS1 and PS2 itself.
+	resp := run(t, s, `for v in PS0 PS1 PS2 IGNOREEOF; do printf '[%s]' "$(printenv $v || echo unset)"; done`)
+	if got := strings.TrimSpace(resp.Output); got != "[unset][unset][unset][unset]" {
+		t.Errorf("a child of the shell got %q, want no prompt variables", got)
+	}
+}

@@ -19,19 +19,19 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	q := quotePath(p)
+	q, sp := quotePath(p), showPath(p)
 	if fi, err := lstat(e.fs, p); err == nil {
 		switch m := fi.Mode(); {
 		case m.IsDir():
-			return "", fmt.Errorf("%s is a directory; create makes files", p)
+			return "", fmt.Errorf("%s is a directory; create makes files", sp)
 		case m&fs.ModeSymlink != 0:
 			if _, err := e.fs.Stat(p); errors.Is(err, fs.ErrNotExist) {
 				return "", danglingError(e.fs, p)
 			}
 		case !m.IsRegular():
-			return "", fmt.Errorf("%s already exists and is %s, not a regular file; create makes new regular files, so nothing was written", p, readfile.Kind(m))
+			return "", fmt.Errorf("%s already exists and is %s, not a regular file; create makes new regular files, so nothing was written", sp, readfile.Kind(m))
 		}
-		return "", fmt.Errorf("%s already exists; create only makes new files, so nothing was written.\nTo change it, open a view of the lines (view %s /<start>/ /<end>/), then edit them (edit %s <start>-<end>)", p, q, q)
+		return "", fmt.Errorf("%s already exists; create only makes new files, so nothing was written.\nTo change it, open a view of the lines (view %s /<start>/ /<end>/), then edit them (edit %s <start>-<end>)", sp, q, q)
 	} else if errors.Is(err, syscall.ENOTDIR) {
 		return "", notDirError(e.fs, p)
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -60,13 +60,13 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 	}
 	if dir := path.Dir(target); dir != "." {
 		if err := e.fs.MkdirAll(dir, 0o755); err != nil {
-			return "", fmt.Errorf("cannot create the directory %s: %w", dir, classify(dir, err))
+			return "", fmt.Errorf("cannot create the directory %s: %w", showPath(dir), classify(dir, err))
 		}
 	}
 	f, err := e.fs.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("%s already exists; create only makes new files", p)
+			return "", fmt.Errorf("%s already exists; create only makes new files", sp)
 		}
 		return "", classify(p, err)
 	}
@@ -76,9 +76,9 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 	}
 	if err != nil {
 		_ = e.fs.Remove(target)
-		return "", fmt.Errorf("cannot write %s: %v; nothing was created", p, err)
+		return "", fmt.Errorf("cannot write %s: %v; nothing was created", sp, err)
 	}
-	return "Created " + showPath(p), nil
+	return "Created " + sp, nil
 }
 
 // newFilePath returns the path, relative to the root, of the new file p
@@ -97,6 +97,9 @@ func (e *Editor) newFilePath(p string) (string, error) {
 		return p, nil
 	}
 	real, err := followLinks(e.fs, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", danglingDirError(e.fs, dir, path.Join(dir, rest))
+	}
 	if err != nil {
 		return "", err
 	}
@@ -118,9 +121,9 @@ func lstat(fsys afero.Fs, name string) (fs.FileInfo, error) {
 func notDirError(fsys afero.Fs, p string) error {
 	file := fileOnPath(fsys, p)
 	if file == "" {
-		return fmt.Errorf("a directory on the way to %s is not a directory; nothing was created", p)
+		return fmt.Errorf("a directory on the way to %s is not a directory; nothing was created", showPath(p))
 	}
-	return fmt.Errorf("%s is a file, not a directory, so %s cannot be created in it; nothing was created. Choose a path whose directories are directories (or are not there yet: create makes them)", file, p)
+	return fmt.Errorf("%s is a file, not a directory, so %s cannot be created in it; nothing was created. Choose a path whose directories are directories (or are not there yet: create makes them)", showPath(file), showPath(p))
 }
 
 // fileOnPath returns the first of p's parent directories that exists and
@@ -140,14 +143,26 @@ func fileOnPath(fsys afero.Fs, p string) string {
 	return ""
 }
 
+// danglingDirError explains a path to create, p, whose directory dir
+// exists as a symbolic link, or leads through one, to nothing.
+func danglingDirError(fsys afero.Fs, dir, p string) error {
+	to := ""
+	if lr, ok := fsys.(afero.LinkReader); ok {
+		if dest, err := lr.ReadlinkIfPossible(dir); err == nil {
+			to = " (to " + showPath(dest) + ")"
+		}
+	}
+	return fmt.Errorf("%s is a symbolic link%s, or leads through one, to a directory that does not exist, so %s cannot be created in it; create makes directories but not at the far end of a link. Create the directory the link names (create a file in it), or remove the link", showPath(dir), to, showPath(p))
+}
+
 // danglingError explains a path to create that is a symbolic link to
 // nothing.
 func danglingError(fsys afero.Fs, p string) error {
 	to := ""
 	if lr, ok := fsys.(afero.LinkReader); ok {
 		if dest, err := lr.ReadlinkIfPossible(p); err == nil {
-			to = " (to " + strings.ToValidUTF8(dest, "\uFFFD") + ")"
+			to = " (to " + showPath(dest) + ")"
 		}
 	}
-	return fmt.Errorf("%s is a symbolic link%s to a file that does not exist; create does not write through links, so nothing was created. Create the file the link names, or remove the link and create %s", p, to, p)
+	return fmt.Errorf("%s is a symbolic link%s to a file that does not exist; create does not write through links, so nothing was created. Create the file the link names, or remove the link and create %s", showPath(p), to, showPath(p))
 }

@@ -21,11 +21,15 @@
 // Patterns are Go RE2 regular expressions matched against one line at a
 // time, without its line ending; \/ is a slash inside a pattern. A file name
 // with spaces is written in double quotes, where \" and \\ are a quote and a
-// backslash and Go's escapes (\n, \t, \x1b) the characters they stand
-// for. Responses and the screen print a name with a control character, a
-// character that does not print or bytes that are not UTF-8 that way,
-// quoted and escaped (strconv.Quote), so a name cannot make a line of its
-// own, and the quoted name reads back. For edit and create, everything
+// backslash, and Go's escapes (\n, \t, \x1b, \u2028, \xff) the characters
+// they stand for where the editor itself writes them: a control character,
+// a character that does not print, a byte that is not UTF-8; any other
+// backslash is itself, so "a\x2db.mount", a systemd unit's name, is that
+// name. Responses, error messages and the screen print a name with a
+// control character, a character that does not print, bytes that are not
+// UTF-8, a backslash or a double quote quoted and escaped
+// (strconv.Quote), so a name cannot make a line of its own, and the
+// quoted name reads back as the same name. For edit and create, everything
 // after the first line is the content, byte for byte; a final newline ends
 // the last line rather than adding an empty one. Responses are worded as
 // the editor design lists them: "Added view [1] src/main.c /^int main\(/
@@ -84,9 +88,12 @@
 // found]" (a view by lines whose first line is past the end of the file
 // says that); either is shown once, then removed. Files with a NUL byte in
 // their first 8 KB are binary and refused. Lines longer than 1,000 bytes
-// are cut on the screen with a note of how many bytes were left out; an
-// edit of such a line is refused, naming it, since it would replace bytes
-// never shown (bash changes part of a line). An
+// are cut on the screen with a note of how many bytes were left out, but
+// in a narrow view: a view by lines of at most 10 lines, both ends given
+// (view f 7-7), shows each line whole, up to 48 KB. An edit of a line
+// that the view holding it cut is refused, naming the line and the
+// narrow view that shows it whole (or, past 48 KB, saying that no view
+// does), since it would replace bytes never shown. An
 // empty file has one line, empty: it can be viewed, and edited by
 // replacing that line.
 //
@@ -154,7 +161,11 @@
 // or a file a rename cannot replace, such as a mount point) is written in
 // place through the open file, and a failed write puts the old bytes
 // back. Owner, mode, extended attributes (on Linux and macOS) and hard
-// links are kept either way. Right before
+// links are kept either way, but for attributes the editor's user cannot
+// see: a user who is not root does not see trusted.* attributes, so a
+// rename drops them. A temporary file that cannot be removed (a directory
+// with the append-only attribute lets the rename and the removal fail) is
+// emptied, and the response names it. Right before
 // the rename, or the write in place, the open file's size, modification
 // time and change time are compared with those it had when it was read:
 // when another program wrote to it meanwhile, the edit (or undo) is

@@ -2,6 +2,7 @@ package editor
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -20,18 +21,27 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	sp := showPath(p)
 	e.mu.Lock()
 	var mine []*view
 	var host view
+	var cut error // the refusal of the first view that has the lines but cut one
 	found := false
 	for _, v := range e.views {
 		if v.path != p {
 			continue
 		}
 		mine = append(mine, v)
-		if !found && v.shown.contains(c.from, c.to) {
-			host, found = *v, true
+		if found || !v.shown.contains(c.from, c.to) {
+			continue
 		}
+		// A view that showed the lines whole hosts the edit; another
+		// that has them too may have cut one.
+		if err := cutLines(*v, c.from, c.to); err != nil {
+			cut = cmp.Or(cut, err)
+			continue
+		}
+		host, found = *v, true
 	}
 	var visible []string
 	for _, v := range mine {
@@ -45,14 +55,14 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 	if len(mine) == 0 {
 		return "", noViewError(p, c)
 	}
+	if !found && cut != nil {
+		return "", cut
+	}
 	if !found {
 		return "", fmt.Errorf("Can only edit lines visible in a view: lines %d-%d of %s are not all inside one view.\n"+
 			"Visible lines of %s: %s.\n"+
 			"Edit lines inside one view, or open a view that shows these lines: view %s /<start>/ /<end>/",
-			c.from, c.to, p, p, strings.Join(visible, ", "), quotePath(p))
-	}
-	if err := cutLines(p, host.shown, c.from, c.to); err != nil {
-		return "", err
+			c.from, c.to, sp, sp, strings.Join(visible, ", "), quotePath(p))
 	}
 
 	if n := int64(len(c.content)); n > e.opt.maxFileSize {
@@ -79,47 +89,67 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 	}
 	repl := contentLines(c.content)
 	if err := t.codec.checkNew(repl); err != nil {
-		return "", fmt.Errorf("%w; the edit was refused and %s was not changed", err, p)
+		return "", fmt.Errorf("%w; the edit was refused and %s was not changed", err, sp)
 	}
 	if !t.codec.roundTrips(t.raw, t.data) {
-		return "", fmt.Errorf("%s has bytes that are not valid %s, which writing it back would change; the edit was refused and the file was not changed", p, t.codec.label())
+		return "", fmt.Errorf("%s has bytes that are not valid %s, which writing it back would change; the edit was refused and the file was not changed", sp, t.codec.label())
 	}
 	updated := splice(t.data, c.from, c.to, repl)
 	raw, err := t.codec.encode(updated)
 	if err != nil {
-		return "", fmt.Errorf("the new text %w; the edit was refused and %s was not changed", err, p)
+		return "", fmt.Errorf("the new text %w; the edit was refused and %s was not changed", err, sp)
 	}
 	if int64(len(raw)) > e.opt.maxFileSize {
-		return "", fmt.Errorf("the edit would make %s %s, more than %s, the editor's limit for one file; nothing was written", p, formatSize(int64(len(raw))), formatSize(e.opt.maxFileSize))
+		return "", fmt.Errorf("the edit would make %s %s, more than %s, the editor's limit for one file; nothing was written", sp, formatSize(int64(len(raw))), formatSize(e.opt.maxFileSize))
 	}
-	if err := replaceContent(e.fs, target, f, fi, t.raw, raw); errors.Is(err, errChanged) {
-		return "", fmt.Errorf("%s changed while the edit was being written: another program wrote to it after the editor read it. The edit was refused and nothing was written, so that change is kept; the screen shows the file now: check the lines and edit again", p)
+	left, err := replaceContent(e.fs, target, f, fi, t.raw, raw)
+	if errors.Is(err, errChanged) {
+		return "", fmt.Errorf("%s changed while the edit was being written: another program wrote to it after the editor read it. The edit was refused and nothing was written, so that change is kept; the screen shows the file now: check the lines and edit again%s", sp, withNote(left))
 	} else if err != nil {
-		return "", fmt.Errorf("could not write %s: %v; the file was left as it was", p, err)
+		return "", fmt.Errorf("could not write %s: %v; the file was left as it was%s", sp, err, withNote(left))
 	}
 	e.mu.Lock()
 	e.undo.record(undoStep{path: target, before: t.raw, after: sha256.Sum256(raw), from: c.from, to: c.to, lines: len(repl)})
 	e.mu.Unlock()
-	out := fmt.Sprintf("Edited %s lines %d-%d", showPath(p), c.from, c.to)
+	out := fmt.Sprintf("Edited %s lines %d-%d", sp, c.from, c.to)
 	for _, note := range e.follow(p, t.data, updated, c.from, c.to, repl) {
 		out += "\n" + note
+	}
+	if left != "" {
+		out += "\n" + left
 	}
 	return out, nil
 }
 
-// cutLines refuses an edit of lines from..to of sec when one of them is
-// longer than the screen shows of a line: the rest of it was never seen,
-// and an edit replaces whole lines.
-func cutLines(p string, sec section, from, to int) error {
+// cutLines refuses an edit of lines from..to of the view v when one of
+// them is longer than v showed of it (see view.lineLimit): the rest of
+// it was never seen, and an edit replaces whole lines. The refusal names
+// the narrow view that shows the line whole, when one can.
+func cutLines(v view, from, to int) error {
+	sec := v.shown
+	limit := sec.lineLimit()
 	for n := from; n <= to; n++ {
 		line := sec.lines[n-sec.first]
-		if len(line) <= maxShownLine {
+		if len(line) <= limit {
 			continue
 		}
-		return fmt.Errorf("line %d of %s has %d bytes and the screen shows the first %d of a line only; an edit replaces whole lines, so it would replace bytes never shown. The edit was refused and nothing was written. Edit the lines around it, or change that line with a command that edits part of a line (sed in bash, for one)",
-			n, p, len(line), maxShownLine)
+		sp := showPath(v.path)
+		if len(line) <= maxWholeLine {
+			return fmt.Errorf("line %d of %s has %d bytes and view [%d] showed the first %d of them; an edit replaces whole lines, so it would replace bytes never shown. The edit was refused and nothing was written. A view of at most %d lines by number shows each line whole, up to %s: view %s %d-%d shows this one, then edit it there",
+				n, sp, len(line), v.id, limit, maxWholeLines, formatSize(maxWholeLine), quotePath(v.path), n, n)
+		}
+		return fmt.Errorf("line %d of %s has %d bytes, more than the %s a view shows of one line, so the editor cannot show it whole; an edit replaces whole lines, so it would replace bytes never shown. The edit was refused and nothing was written. Edit the lines around it, or change that line with a program that edits part of a line",
+			n, sp, len(line), formatSize(maxWholeLine))
 	}
 	return nil
+}
+
+// withNote returns note on a line of its own, or "".
+func withNote(note string) string {
+	if note == "" {
+		return ""
+	}
+	return "\n" + note
 }
 
 // writeError explains why a file could not be opened for an edit.
@@ -128,7 +158,7 @@ func writeError(p string, err error) error {
 	if errors.As(err, &fe) && fe.problem != problemOther {
 		return fmt.Errorf("%w; nothing was written", err)
 	}
-	return fmt.Errorf("could not write %s: %v; the file was left as it was", p, errors.Unwrap(err))
+	return fmt.Errorf("could not write %s: %v; the file was left as it was", showPath(p), errors.Unwrap(err))
 }
 
 // noViewError is the recovery help for an edit of a file no view shows
@@ -173,7 +203,7 @@ func verify(data []byte, v view) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "The file changed since view [%d] showed it: the edit was refused and %s was not changed.\n", v.id, v.path)
+	fmt.Fprintf(&b, "The file changed since view [%d] showed it: the edit was refused and %s was not changed.\n", v.id, showPath(v.path))
 	b.WriteString("Expected (as the view showed them):")
 	shown := diffs[:min(len(diffs), maxMismatches)]
 	for _, d := range shown {
@@ -378,6 +408,9 @@ func (v *view) reshow(data []byte, encoding string) {
 	}
 	if sec, ok := resolveLines(data, from, to); ok {
 		sec.encoding = encoding
+		// Until a screen shows them, the lines count as shown as far as
+		// both the view before the edit and the view now show a line.
+		sec.limit = min(v.shown.lineLimit(), v.lineLimit())
 		v.shown = sec
 	}
 }

@@ -56,6 +56,11 @@ func (e *fileError) Error() string {
 	case problemSpecial:
 		return fmt.Sprintf("%s is %s, not a regular file; the editor reads and writes regular files only", p, e.kind)
 	}
+	var pe *fs.PathError
+	if errors.As(e.err, &pe) && showPath(pe.Path) != pe.Path {
+		// The system's message names the file raw.
+		return strings.Replace(e.err.Error(), pe.Path, showPath(pe.Path), 1)
+	}
 	return e.err.Error()
 }
 
@@ -156,7 +161,7 @@ func decodeText(raw []byte, fi fs.FileInfo, name string, fallback *namedEncoding
 	}
 	data, err := c.decode(raw)
 	if err != nil {
-		return nil, &fileError{path: name, err: fmt.Errorf("%s cannot be read as %s: %w", name, c.label(), err)}
+		return nil, &fileError{path: name, err: fmt.Errorf("%s cannot be read as %s: %w", showPath(name), c.label(), err)}
 	}
 	if c.enc != nil && isBinary(data) {
 		return nil, &fileError{problem: problemBinary, path: name}

@@ -29,18 +29,18 @@ func compileGlob(s string) (*glob, error) {
 		p = "**"
 	}
 	if strings.HasPrefix(p, "/") {
-		return nil, fmt.Errorf("glob %s is absolute; write it relative to the project root, like src/**/*.go", s)
+		return nil, fmt.Errorf("glob %s is absolute; write it relative to the project root, like src/**/*.go", showPath(s))
 	}
 	for _, seg := range strings.Split(p, "/") {
 		if seg == ".." {
-			return nil, fmt.Errorf("glob %s leads outside the project root; search inside it", s)
+			return nil, fmt.Errorf("glob %s leads outside the project root; search inside it", showPath(s))
 		}
 	}
 	if !strings.Contains(p, "/") && p != "**" {
 		p = "**/" + p
 	}
 	if !doublestar.ValidatePattern(p) {
-		return nil, fmt.Errorf("bad glob %s: a [ or { has no closing ] or }; use *, ?, [abc], ** and {a,b}", s)
+		return nil, fmt.Errorf("bad glob %s: a [ or { has no closing ] or }; use *, ?, [abc], ** and {a,b}", showPath(s))
 	}
 	base, _ := doublestar.SplitPattern(p)
 	if strings.Contains(base, `\`) {

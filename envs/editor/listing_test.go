@@ -3,6 +3,7 @@ package editor
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -82,7 +83,7 @@ func TestListInterrupted(t *testing.T) {
 // forged by it, and the quoted name reads back in a command.
 func TestControlCharNames(t *testing.T) {
 	name := "cfg.py\n      1  DEBUG = False  # safe\n  [2] x\x1b[2J"
-	_, e := diskProject(t, map[string]string{name: "secret = 1\n"})
+	dir, e := diskProject(t, map[string]string{name: "secret = 1\n"})
 	q := strconv.Quote(name)
 	for _, c := range []string{"view .", `search "secret" *`} {
 		out := ok(t, e, c)
@@ -102,5 +103,139 @@ func TestControlCharNames(t *testing.T) {
 	}
 	if got := e.Summary(); got != "Editor (1 view: "+q+")" {
 		t.Errorf("summary: got %q", got)
+	}
+
+	if out := ok(t, e, "undo "+q); !strings.HasPrefix(out, "Undid the edit of "+q+" lines 1-1") {
+		t.Errorf("undo: got %q", out)
+	}
+
+	// Errors name the file quoted too: no line of theirs is forged.
+	dq := strconv.Quote("d\n  [9] x")
+	if err := os.Mkdir(filepath.Join(dir, "d\n  [9] x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ command, want string }{
+		{"create " + q + "\nx", q + " already exists; create only makes new files"},
+		{"edit " + q + " 3-3\nx", "lines 3-3 of " + q + " are not all inside one view.\nVisible lines of " + q + ": 1-1 (view [1])."},
+		{"undo " + q, "nothing to undo for " + q + ": "},
+		{"create " + dq + "\nx", dq + " is a directory; create makes files"},
+		{"view " + dq + " 1-2", dq + " is a directory; view " + dq + " lists it"},
+		{"view " + q + " 5-6", q + " has 1 line, so line 5 is past its end"},
+		{"view " + q + " /nothing/ /x/", "no line of " + q + " matches the start pattern"},
+		{"create " + strconv.Quote(name+"/x.txt") + "\nx", q + " is a file, not a directory, so " + strconv.Quote(name+"/x.txt") + " cannot be created in it"},
+	} {
+		out := fail(t, e, c.command)
+		if !strings.Contains(out, c.want) || strings.Contains(out, "\n      1  DEBUG") || strings.Contains(out, "\n  [9] x") {
+			t.Errorf("%q: got %q, want it to have %q", c.command, out, c.want)
+		}
+	}
+}
+
+// TestBackslashNames round-trips names with backslashes, as systemd units
+// have them (\x2d for a dash), through listings and commands: a quoted
+// name reads an escape only where the editor would have written one, so
+// "a\x2db.mount" opens a\x2db.mount, not a-b.mount, and a listing quotes
+// a name with a backslash so that it reads back as itself.
+func TestBackslashNames(t *testing.T) {
+	names := map[string]string{
+		"a-b.mount":     "dash\n",
+		`a\x2db.mount`:  "escaped\n",
+		`my a\nb.txt`:   "backslash n\n",
+		"ctl\tname\x7f": "control\n",
+		"bad\xffname":   "not utf-8\n",
+		"caf\u00e9":     "accented\n",
+		`q"uote d`:      "quote\n",
+	}
+	_, e := diskProject(t, names)
+	listing := ok(t, e, "view .")
+	for name, content := range names {
+		shown := showPath(name)
+		if !strings.Contains(listing, "\n  "+shown+"\n") && !strings.HasSuffix(listing, "\n  "+shown) {
+			t.Errorf("%q: the listing does not show it as %s:\n%s", name, shown, listing)
+		}
+		// The shown form reads back, quoted when it has a space.
+		out := ok(t, e, "view "+quotePath(name))
+		if !strings.HasPrefix(out, "Added view") || !strings.Contains(out, " "+shown+" (whole file)") {
+			t.Errorf("%q: view %s got %q", name, quotePath(name), out)
+		}
+		s, _ := e.Screen()
+		if !strings.Contains(s.Content, "] "+shown+" (whole file)\n      1  "+strings.TrimSuffix(content, "\n")) {
+			t.Errorf("%q: the screen does not show its content:\n%s", name, s.Content)
+		}
+	}
+	// Written as a systemd name is, inside quotes or not.
+	for _, c := range []string{`view "a\x2db.mount"`, `view a\x2db.mount`} {
+		if out := ok(t, e, c); !strings.Contains(out, `"a\\x2db.mount" (whole file)`) {
+			t.Errorf("%s: got %q, want a\\x2db.mount opened", c, out)
+		}
+	}
+	if out := ok(t, e, `view "my a\\nb.txt"`); !strings.Contains(out, `"my a\\nb.txt"`) {
+		t.Errorf(`view "my a\\nb.txt": got %q, want the file with a backslash`, out)
+	}
+	if out := ok(t, e, `view "ctl\tname\x7f"`); !strings.Contains(out, `"ctl\tname\x7f"`) {
+		t.Errorf(`view "ctl\tname\x7f": got %q`, out)
+	}
+	if out := ok(t, e, "create \"units\\x2dnew.mount\"\n[Mount]"); out != `Created "units\\x2dnew.mount"` {
+		t.Errorf("create: got %q", out)
+	}
+}
+
+// TestQuotePathRoundTrip reads back what quotePath writes for names of
+// every kind.
+func TestQuotePathRoundTrip(t *testing.T) {
+	for _, name := range []string{
+		"a.go", "my file.txt", `a\x2db.mount`, `my a\nb.txt`, `a\\b`, `\`, `"`, `"x y"`, `a"b`,
+		"a\nb", "a\x1bc", "\u2028", "\xff\xfe", "\xc3\xa9x\xff", `x\xc3\xa9`, `\u00e9`, `\q`, `\0`, `\377`, "a\\\n",
+		"caf\u00e9 \u00a0", `\"`, "\x00"[:0] + "tab\there",
+	} {
+		q := quotePath(name)
+		got, rest, err := cutPath(q + " tail")
+		if err != nil || got != name || rest != "tail" {
+			t.Errorf("%q: quotePath %s reads back as %q, %q, %v", name, q, got, rest, err)
+		}
+	}
+}
+
+// TestCutPathEscapes reads the escapes of a quoted name only where
+// showPath writes them: the bytes of a whole character stay as written.
+func TestCutPathEscapes(t *testing.T) {
+	for typed, want := range map[string]string{
+		`"a\x2db"`:           `a\x2db`,
+		`"a\x1bb\u2028"`:     "a\x1bb\u2028",
+		`"caf\xc3\xa9"`:      `caf\xc3\xa9`,
+		`"\xff\xc3\xa9\xfe"`: "\xff" + `\xc3\xa9` + "\xfe",
+		`"\u00e9\q\"\\"`:     `\u00e9\q"\`,
+		`"\377\101"`:         "\xff" + `\101`,
+	} {
+		if got, _, err := cutPath(typed); err != nil || got != want {
+			t.Errorf("%s: got %q, %v, want %q", typed, got, err, want)
+		}
+	}
+}
+
+// FuzzQuotePath reads back what quotePath writes for any name.
+func FuzzQuotePath(f *testing.F) {
+	for _, s := range []string{"a b", `a\x2d`, "\xff", `"`, "é\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if name == "" || strings.IndexByte(name, 0) >= 0 {
+			return
+		}
+		q := quotePath(name)
+		got, rest, err := cutPath(q)
+		if err != nil || got != name || rest != "" {
+			t.Fatalf("%q: quotePath %s reads back as %q, %q, %v", name, q, got, rest, err)
+		}
+	})
+}
+
+// TestFileErrorQuotesSystemPath quotes the name in a system error the
+// editor passes on ("openat NAME: permission denied").
+func TestFileErrorQuotesSystemPath(t *testing.T) {
+	name := "a\n  1  x"
+	err := &fileError{path: name, err: &fs.PathError{Op: "openat", Path: name, Err: fs.ErrPermission}}
+	if got, want := err.Error(), "openat "+strconv.Quote(name)+": permission denied"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Command names.
@@ -280,10 +281,12 @@ func cutWord(s string) (word, rest string) {
 	return s[:i], strings.TrimLeftFunc(s[i:], unicode.IsSpace)
 }
 
-// cutPath reads a file name: a word, or a double-quoted string where \" and
-// \\ stand for a quote and a backslash, and Go's other escapes (\n, \t,
-// \x1b, \u2028, ...) for what they stand for, as showPath writes names
-// with such characters; a backslash before anything else is itself.
+// cutPath reads a file name: a word, or a double-quoted string where \"
+// and \\ stand for a quote and a backslash, and Go's other escapes (\n,
+// \t, \x1b, \u2028, \xff, ...) for what they stand for where showPath
+// writes them: a control character, a character that does not print, a
+// byte that is not UTF-8. Any other backslash is itself, so a name such as
+// a\x2db.mount (a systemd unit) reads as written.
 func cutPath(s string) (p, rest string, err error) {
 	s = strings.TrimLeftFunc(s, unicode.IsSpace)
 	if !strings.HasPrefix(s, `"`) {
@@ -298,13 +301,8 @@ func cutPath(s string) (p, rest string, err error) {
 				i++
 				break
 			}
-			if r, multibyte, tail, err := strconv.UnquoteChar(s[i:], '"'); err == nil {
-				if multibyte {
-					b.WriteRune(r)
-				} else {
-					b.WriteByte(byte(r))
-				}
-				i = len(s) - len(tail) - 1
+			if n := escapeRun(&b, s[i:]); n > 0 {
+				i += n - 1
 				continue
 			}
 		case '"':
@@ -316,6 +314,52 @@ func cutPath(s string) (p, rest string, err error) {
 		b.WriteByte(s[i])
 	}
 	return "", "", errors.New(`the file name has no closing "`)
+}
+
+// escapeRun decodes the escapes at the start of s, which starts with a
+// backslash, into b, where showPath would have written them, and returns
+// how many bytes of s it read; 0 when the first escape stands for itself
+// (b is then untouched). A character escape counts when it stands for a
+// character that does not print; a run of byte escapes (\xc3\xa9) counts
+// byte by byte for the bytes that are not UTF-8 together, while the bytes
+// of a whole character (é here) are kept as written.
+func escapeRun(b *strings.Builder, s string) int {
+	var raw []byte   // the run's bytes, decoded
+	var src []string // the text of each byte's escape
+	read := 0
+	for strings.HasPrefix(s[read:], `\`) {
+		r, multibyte, tail, err := strconv.UnquoteChar(s[read:], '"')
+		if err != nil {
+			break
+		}
+		n := len(s) - read - len(tail)
+		if multibyte || r < utf8.RuneSelf {
+			if len(raw) > 0 {
+				break // the byte run ends
+			}
+			if unicode.IsPrint(r) {
+				return 0
+			}
+			b.WriteRune(r)
+			return n
+		}
+		raw = append(raw, byte(r))
+		src = append(src, s[read:read+n])
+		read += n
+	}
+	if len(raw) == 0 {
+		return 0
+	}
+	for i := 0; i < len(raw); {
+		_, size := utf8.DecodeRune(raw[i:])
+		if size > 1 {
+			b.WriteString(strings.Join(src[i:i+size], ""))
+		} else {
+			b.WriteByte(raw[i])
+		}
+		i += size
+	}
+	return read
 }
 
 // cutPattern reads /pattern/ from the start of s. Inside, a backslash
@@ -400,11 +444,10 @@ func quotePath(p string) string {
 	if q := showPath(p); q != p {
 		return q
 	}
-	if p != "" && !hasSpace(p) && !strings.ContainsAny(p, `"\`) {
+	if p != "" && !hasSpace(p) {
 		return p
 	}
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
-	return `"` + r.Replace(p) + `"`
+	return `"` + p + `"`
 }
 
 func hasSpace(s string) bool { return strings.IndexFunc(s, unicode.IsSpace) >= 0 }

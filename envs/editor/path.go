@@ -17,7 +17,7 @@ import (
 func (e *Editor) resolvePath(name string) (string, error) {
 	p, err := e.cleanPath(name)
 	if err == nil && p == "." {
-		return "", fmt.Errorf("path %s is the project root itself; name a file inside it", clip(name, 200))
+		return "", fmt.Errorf("path %s is the project root itself; name a file inside it", showPath(clip(name, 200)))
 	}
 	return p, err
 }
@@ -34,14 +34,14 @@ func (e *Editor) cleanPath(name string) (string, error) {
 	if path.IsAbs(p) || filepath.IsAbs(name) {
 		rel, ok := e.insideRoot(name)
 		if !ok {
-			return "", fmt.Errorf("path %s is outside the project root; use a path relative to the root", clip(name, 200))
+			return "", fmt.Errorf("path %s is outside the project root; use a path relative to the root", showPath(clip(name, 200)))
 		}
 		p = rel
 	}
 	p = path.Clean(p)
 	switch {
 	case p == ".." || strings.HasPrefix(p, "../"):
-		return "", fmt.Errorf("path %s leads outside the project root; use a path inside it, relative to the root", clip(name, 200))
+		return "", fmt.Errorf("path %s leads outside the project root; use a path inside it, relative to the root", showPath(clip(name, 200)))
 	}
 	return p, nil
 }
@@ -64,16 +64,17 @@ func (e *Editor) insideRoot(name string) (string, bool) {
 }
 
 // showPath returns p as a response or the screen shows it: as it is, or,
-// when it has a control character, a character that does not print or
-// bytes that are not UTF-8, quoted and escaped as Go writes strings, so
-// that a name cannot make a line of its own; the commands read the
-// quoted form back (see cutPath).
+// when it has a control character, a character that does not print,
+// bytes that are not UTF-8, a backslash or a double quote, quoted and
+// escaped as Go writes strings, so that a name cannot make a line of its
+// own; the commands read the quoted form back to the same name (see
+// cutPath).
 func showPath(p string) string {
-	if !utf8.ValidString(p) {
+	if !utf8.ValidString(p) || strings.ContainsAny(p, `\"`) {
 		return strconv.Quote(p)
 	}
 	for _, r := range p {
-		if !unicode.IsPrint(r) && r != ' ' {
+		if !unicode.IsPrint(r) {
 			return strconv.Quote(p)
 		}
 	}

@@ -165,6 +165,7 @@ func (e *Editor) resolveView(v *view, t *text, w *work) (sec section, ok bool) {
 		sec, ok = resolveLines(t.data, 1, 0)
 	}
 	sec.encoding = t.codec.label()
+	sec.limit = v.lineLimit()
 	return sec, ok
 }
 
@@ -207,9 +208,9 @@ const slowMarker = "[SLOW: matching the patterns took too long on this file, so 
 // or that was interrupted.
 func tooCostly(ctx context.Context, p string) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted while matching the patterns in %s: %v", p, context.Cause(ctx))
+		return fmt.Errorf("interrupted while matching the patterns in %s: %v", showPath(p), context.Cause(ctx))
 	}
-	return fmt.Errorf("matching the patterns takes too long on %s (its lines are long, or the patterns large): use a smaller pattern (fewer repeats, shorter alternatives), or a view by lines (view %s <start>-<end>)", p, quotePath(p))
+	return fmt.Errorf("matching the patterns takes too long on %s (its lines are long, or the patterns large): use a smaller pattern (fewer repeats, shorter alternatives), or a view by lines (view %s <start>-<end>)", showPath(p), quotePath(p))
 }
 
 func (e *Editor) view(ctx context.Context, c command) (string, error) {
@@ -222,7 +223,7 @@ func (e *Editor) view(ctx context.Context, c command) (string, error) {
 			if _, err := e.resolvePath(c.path); err != nil {
 				return "", err
 			}
-			return "", fmt.Errorf("%s is a directory; view %s lists it, and patterns or line numbers go with files", p, quotePath(p))
+			return "", fmt.Errorf("%s is a directory; view %s lists it, and patterns or line numbers go with files", showPath(p), quotePath(p))
 		}
 		return e.listDir(ctx, p)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -251,9 +252,9 @@ func (e *Editor) view(ctx context.Context, c command) (string, error) {
 	}
 	if !ok {
 		if c.kind == byPatterns {
-			return "", fmt.Errorf("no line of %s matches the start pattern /%s/; view not created", p, c.start)
+			return "", fmt.Errorf("no line of %s matches the start pattern /%s/; view not created", showPath(p), c.start)
 		}
-		return "", fmt.Errorf("%s has %s, so line %d is past its end; view not created", p, plural(sec.total, "line"), c.from)
+		return "", fmt.Errorf("%s has %s, so line %d is past its end; view not created", showPath(p), plural(sec.total, "line"), c.from)
 	}
 	v.shown = sec
 	e.mu.Lock()
@@ -324,7 +325,7 @@ func (e *Editor) move(ctx context.Context, c command, step int) (string, error) 
 		return "", fmt.Errorf("view [%d]: %w", c.id, tooCostly(ctx, p))
 	}
 	if !ok {
-		return "", fmt.Errorf("view [%d]: no line of %s matches /%s/ any more; the screen shows it broken and removes it", c.id, p, start.src)
+		return "", fmt.Errorf("view [%d]: no line of %s matches /%s/ any more; the screen shows it broken and removes it", c.id, showPath(p), start.src)
 	}
 	sec.encoding = t.codec.label()
 	e.mu.Lock()

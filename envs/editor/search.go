@@ -186,9 +186,9 @@ func (e *Editor) search(ctx context.Context, c command) (string, error) {
 // matches.
 func countFiles(n int, glob string) string {
 	if n == 0 {
-		return "files matching " + glob + " (no file matches the glob)"
+		return "files matching " + showPath(glob) + " (no file matches the glob)"
 	}
-	return plural(n, "file") + " matching " + glob
+	return plural(n, "file") + " matching " + showPath(glob)
 }
 
 // plural formats n and a noun, adding an s unless n is 1.

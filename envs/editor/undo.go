@@ -103,6 +103,7 @@ func (e *Editor) undoEdit(_ context.Context, c command) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	sp := showPath(p)
 	target, err := realPath(e.fs, p)
 	if err != nil {
 		return "", fmt.Errorf("%w; nothing was restored", err)
@@ -115,7 +116,7 @@ func (e *Editor) undoEdit(_ context.Context, c command) (string, error) {
 	}
 	e.mu.Unlock()
 	if i < 0 {
-		return "", fmt.Errorf("nothing to undo for %s: the editor has not edited it since it started, or its earlier contents were dropped to keep undo within %s", p, formatSize(e.undo.limit))
+		return "", fmt.Errorf("nothing to undo for %s: the editor has not edited it since it started, or its earlier contents were dropped to keep undo within %s", sp, formatSize(e.undo.limit))
 	}
 	f, fi, err := openRegular(e.fs, target, true, e.opt.maxFileSize)
 	if err != nil {
@@ -130,19 +131,20 @@ func (e *Editor) undoEdit(_ context.Context, c command) (string, error) {
 		return "", fmt.Errorf("%w; nothing was restored", err)
 	}
 	if sha256.Sum256(cur) != step.after {
-		return "", fmt.Errorf("%s changed since the editor's last edit of it (lines %d-%d), so undo would lose those changes; nothing was restored. View the file to see it as it is now", p, step.from, step.to)
+		return "", fmt.Errorf("%s changed since the editor's last edit of it (lines %d-%d), so undo would lose those changes; nothing was restored. View the file to see it as it is now", sp, step.from, step.to)
 	}
-	if err := replaceContent(e.fs, target, f, fi, cur, step.before); errors.Is(err, errChanged) {
-		return "", fmt.Errorf("%s changed while undo was writing it: another program wrote to it after the editor read it. Nothing was restored, so that change is kept; view the file to see it as it is now", p)
+	left, err := replaceContent(e.fs, target, f, fi, cur, step.before)
+	if errors.Is(err, errChanged) {
+		return "", fmt.Errorf("%s changed while undo was writing it: another program wrote to it after the editor read it. Nothing was restored, so that change is kept; view the file to see it as it is now%s", sp, withNote(left))
 	} else if err != nil {
-		return "", fmt.Errorf("could not write %s: %v; the file was left as it was", p, err)
+		return "", fmt.Errorf("could not write %s: %v; the file was left as it was%s", sp, err, withNote(left))
 	}
 	restored, rerr := decodeText(step.before, fi, p, e.fallback)
 	e.mu.Lock()
 	if j := e.undo.last(target); j >= 0 && e.undo.steps[j].after == step.after {
 		e.undo.removeAt(j)
 	}
-	left := e.undo.count(target)
+	remaining := e.undo.count(target)
 	for _, v := range e.views {
 		if v.path == p && v.kind != byPatterns {
 			// The restored lines take the place of the edit's new ones.
@@ -153,5 +155,5 @@ func (e *Editor) undoEdit(_ context.Context, c command) (string, error) {
 		}
 	}
 	e.mu.Unlock()
-	return fmt.Sprintf("Undid the edit of %s lines %d-%d: the file is as it was before it (%s of it left to undo)", p, step.from, step.to, plural(left, "earlier edit")), nil
+	return fmt.Sprintf("Undid the edit of %s lines %d-%d: the file is as it was before it (%s of it left to undo)%s", sp, step.from, step.to, plural(remaining, "earlier edit"), withNote(left)), nil
 }

@@ -14,8 +14,17 @@ const (
 	// maxViewLines is the most lines a view shows: the start line and the
 	// lines searched for the end pattern after it.
 	maxViewLines = 1000
-	// maxShownLine is how many bytes of one line a screen shows.
+	// maxShownLine is how many bytes of one line a view shows, but for
+	// a narrow view by lines.
 	maxShownLine = 1000
+	// maxWholeLines is the most lines a view by lines may have to be
+	// narrow: it shows each line whole, up to maxWholeLine bytes, so that
+	// a long line can be seen, and edited, whole.
+	maxWholeLines = 10
+	// maxWholeLine is how many bytes of one line a narrow view shows: the
+	// most one line may take of the views' maxViewBytes, with room left
+	// for the header and notes.
+	maxWholeLine = 48 << 10
 	// maxViewBytes is how many bytes the views of one screen take. The
 	// orchestrator cuts a screen past 64 KiB, which would hide lines an
 	// edit could still name, and the commands' help after them: the views
@@ -58,6 +67,25 @@ type section struct {
 	truncated bool     // cut at maxViewLines (byPatterns: the end pattern was not found)
 	total     int      // lines in the file (byLines and wholeFile)
 	encoding  string   // the file's encoding when it is not UTF-8
+	limit     int      // bytes of a line rendered; 0 for maxShownLine
+}
+
+// lineLimit returns how many bytes of one line s renders.
+func (s section) lineLimit() int {
+	if s.limit == 0 {
+		return maxShownLine
+	}
+	return s.limit
+}
+
+// lineLimit returns how many bytes of one line v shows: maxWholeLine for
+// a narrow view by lines (at most maxWholeLines lines, both ends given),
+// maxShownLine for any other.
+func (v *view) lineLimit() int {
+	if v.kind == byLines && v.to != 0 && v.to-v.from < maxWholeLines {
+		return maxWholeLine
+	}
+	return maxShownLine
 }
 
 // last returns the number of the last line shown.
@@ -331,7 +359,7 @@ func (v *view) render(b *strings.Builder, gutter bool, ends []int) []int {
 			}
 		}
 		b.WriteString("  ")
-		writeLine(b, line, maxShownLine)
+		writeLine(b, line, v.shown.lineLimit())
 	}
 	if len(v.shown.lines) > 0 {
 		ends = append(ends, b.Len())

@@ -54,18 +54,29 @@ var errChanged = errors.New("the file changed while the new content was being wr
 // in-memory one) is always written by rename. Right before the rename or
 // the write in place, the file is checked against fi: when another
 // program changed it meanwhile, nothing is written and the error wraps
-// errChanged.
-func replaceContent(fsys afero.Fs, target string, f afero.File, fi fs.FileInfo, old, data []byte) error {
+// errChanged. left, when not "", says that a temporary file could not be
+// removed and where it is, whether or not the write went through.
+func replaceContent(fsys afero.Fs, target string, f afero.File, fi fs.FileInfo, old, data []byte) (left string, err error) {
 	st, _ := fi.Sys().(*syscall.Stat_t)
 	if st != nil && st.Nlink > 1 {
-		return writeInPlace(f, fi, old, data)
+		return "", writeInPlace(f, fi, old, data)
 	}
-	err := writeRenamed(fsys, target, f, fi, st, data)
+	err = writeRenamed(fsys, target, f, fi, st, data, &left)
 	if errors.Is(err, errOwnerNotKept) || errors.Is(err, errNoTemp) ||
 		errors.Is(err, errAttrsNotKept) || errors.Is(err, errNotReplaced) {
-		return writeInPlace(f, fi, old, data)
+		return left, writeInPlace(f, fi, old, data)
 	}
-	return err
+	return left, err
+}
+
+// leftNote tells of the temporary file tmp, which could not be removed
+// (rerr says why), and whether it was emptied.
+func leftNote(tmp string, rerr error, emptied bool) string {
+	what := "it still holds the new content"
+	if emptied {
+		what = "it was emptied"
+	}
+	return fmt.Sprintf("The editor's temporary file %s could not be removed (%v); %s. Remove it once the directory allows it", showPath(tmp), hideTemp(rerr), what)
 }
 
 // unchanged returns errChanged when the open file f no longer has the
@@ -89,12 +100,13 @@ func unchanged(f afero.File, fi fs.FileInfo) error {
 // target's mode, extended attributes (and owner, when st is not nil),
 // checks that target is still the file st describes, unchanged since
 // orig, open on it, was read (see unchanged), and renames it over target.
-// On any failure the temporary file is removed and target is left as it
-// was. A temporary file the directory does not allow, or whose name would
+// On any failure the temporary file is removed (or, when the directory
+// does not allow that, emptied and named in *left) and target is left as
+// it was. A temporary file the directory does not allow, or whose name would
 // be too long, fails with errNoTemp; attributes that cannot be copied
 // with errAttrsNotKept; a rename the system refuses for target (a mount
 // point) with errNotReplaced.
-func writeRenamed(fsys afero.Fs, target string, orig afero.File, fi fs.FileInfo, st *syscall.Stat_t, data []byte) (err error) {
+func writeRenamed(fsys afero.Fs, target string, orig afero.File, fi fs.FileInfo, st *syscall.Stat_t, data []byte, left *string) (err error) {
 	defer func() { err = hideTemp(err) }()
 	var attrs []xattr
 	ofd, hasFd := fdOf(orig)
@@ -113,9 +125,23 @@ func writeRenamed(fsys afero.Fs, target string, orig afero.File, fi fs.FileInfo,
 	if err != nil {
 		return fmt.Errorf("cannot make a file beside it: %w", hideTemp(err))
 	}
+	// discard removes the temporary file; where the directory does not
+	// allow that (it is append-only), it empties it, so that no copy of
+	// the content stays, and says in left that it is there.
+	discard := func() {
+		rerr := fsys.Remove(tmp)
+		if rerr == nil || errors.Is(rerr, fs.ErrNotExist) {
+			return
+		}
+		emptied := false
+		if t, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
+			emptied = t.Close() == nil
+		}
+		*left = leftNote(tmp, rerr, emptied)
+	}
 	fail := func(err error) error {
 		_ = f.Close()
-		_ = fsys.Remove(tmp)
+		discard()
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
@@ -146,21 +172,21 @@ func writeRenamed(fsys afero.Fs, target string, orig afero.File, fi fs.FileInfo,
 		}
 	}
 	if err := f.Close(); err != nil {
-		_ = fsys.Remove(tmp)
+		discard()
 		return err
 	}
 	if st != nil {
 		if err := sameFile(fsys, target, st); err != nil {
-			_ = fsys.Remove(tmp)
+			discard()
 			return err
 		}
 	}
 	if err := unchanged(orig, fi); err != nil {
-		_ = fsys.Remove(tmp)
+		discard()
 		return err
 	}
 	if err := fsys.Rename(tmp, target); err != nil {
-		_ = fsys.Remove(tmp)
+		discard()
 		if replaceRefused(err) {
 			return errNotReplaced
 		}
@@ -170,14 +196,18 @@ func writeRenamed(fsys afero.Fs, target string, orig afero.File, fi fs.FileInfo,
 }
 
 // tempName returns a new name for a temporary file beside target: a dot,
-// target's name cut to maxTempBase bytes, ".unfold-", 12 random hex
-// digits and ".tmp".
+// target's name cut to maxTempBase bytes on a character's boundary (a
+// filesystem may refuse a name that is not UTF-8), ".unfold-", 12 random
+// hex digits and ".tmp".
 func tempName(target string) string {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	base := path.Base(target)
-	if len(base) > maxTempBase {
-		base = base[:maxTempBase]
+	if n := maxTempBase; len(base) > n {
+		for n > 0 && base[n]&0xC0 == 0x80 {
+			n--
+		}
+		base = base[:n]
 	}
 	return path.Join(path.Dir(target), "."+base+".unfold-"+hex.EncodeToString(rnd[:])+".tmp")
 }
@@ -211,7 +241,7 @@ func sameFile(fsys afero.Fs, target string, st *syscall.Stat_t) error {
 		return err
 	}
 	if now, ok := fi.Sys().(*syscall.Stat_t); ok && (now.Dev != st.Dev || now.Ino != st.Ino) {
-		return fmt.Errorf("%s was replaced by another file while the edit was made", target)
+		return fmt.Errorf("%s was replaced by another file while the edit was made", showPath(target))
 	}
 	return nil
 }
@@ -253,7 +283,7 @@ func writeInPlace(f afero.File, fi fs.FileInfo, old, data []byte) error {
 func realPath(fsys afero.Fs, name string) (string, error) {
 	p, err := followLinks(fsys, name)
 	if err == nil && p == "." {
-		return "", fmt.Errorf("%s is the project root itself; name a file inside it", name)
+		return "", fmt.Errorf("%s is the project root itself; name a file inside it", showPath(name))
 	}
 	return p, err
 }
@@ -290,7 +320,7 @@ func followLinks(fsys afero.Fs, name string) (string, error) {
 			continue
 		}
 		if hops++; hops > maxLinkHops {
-			return "", fmt.Errorf("%s: too many levels of symbolic links", name)
+			return "", fmt.Errorf("%s: too many levels of symbolic links", showPath(name))
 		}
 		dest, err := lr.ReadlinkIfPossible(cur)
 		if err != nil {

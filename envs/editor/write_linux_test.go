@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/spf13/afero"
 	"github.com/unfold-dev/unfold/rootfs"
@@ -347,4 +349,100 @@ func TestCreateThroughLinkedDir(t *testing.T) {
 	if want := filepath.Join(dir, "tools", "sub", "other.py"); asked[len(asked)-1] != want {
 		t.Errorf("the check was asked about %q, want %q", asked[len(asked)-1], want)
 	}
+}
+
+// TestCreateThroughDanglingDirLink explains a create through a link to a
+// directory that does not exist: the message names the link and where it
+// leads, and nothing is written.
+func TestCreateThroughDanglingDirLink(t *testing.T) {
+	dir, e := diskProject(t, map[string]string{"tools/keep.txt": ""})
+	symlink(t, "tools/sub", filepath.Join(dir, "s"))
+	for _, c := range []string{"create s/x.py\nx", "create s/deep/x.py\nx"} {
+		out := fail(t, e, c)
+		if !strings.Contains(out, "s is a symbolic link (to tools/sub), or leads through one, to a directory that does not exist") {
+			t.Errorf("%q: got %q, want the dangling link named", c, out)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "tools", "sub")); err == nil {
+		t.Error("tools/sub was created")
+	}
+}
+
+// TestTempNameUTF8 cuts a long name for its temporary file on a
+// character's boundary.
+func TestTempNameUTF8(t *testing.T) {
+	name := strings.Repeat("漢", 67) + ".txt" // 201 bytes before the suffix
+	tmp := tempName("d/" + name)
+	if !utf8.ValidString(tmp) || !strings.HasPrefix(tmp, "d/."+strings.Repeat("漢", 66)+".unfold-") {
+		t.Errorf("got %q, want the name cut after 66 characters, valid UTF-8", tmp)
+	}
+}
+
+// appendOnly refuses the rename with EPERM and the removal of a
+// temporary file with EPERM, as a directory with the append-only
+// attribute does.
+type appendOnly struct{ renameRefused }
+
+func (a appendOnly) Remove(name string) error {
+	if strings.Contains(name, ".unfold-") {
+		return &fs.PathError{Op: "remove", Path: name, Err: syscall.EPERM}
+	}
+	return a.renameRefused.Remove(name)
+}
+
+// TestEditAppendOnlyDir edits a file in a directory that lets no entry be
+// removed or renamed: the edit is written in place, the temporary file
+// that cannot be removed is emptied, and the response names it. A real
+// append-only directory (chattr +a, which needs the right to set it)
+// behaves the same.
+func TestEditAppendOnlyDir(t *testing.T) {
+	check := func(t *testing.T, dir string, e *Editor) {
+		t.Helper()
+		ok(t, e, "view a.txt")
+		out := ok(t, e, "edit a.txt 2\nTWO")
+		if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "one\nTWO\n" {
+			t.Errorf("a.txt: got %q, want the edit", b)
+		}
+		es, _ := os.ReadDir(dir)
+		var tmp string
+		for _, en := range es {
+			if strings.Contains(en.Name(), ".unfold-") {
+				tmp = en.Name()
+			}
+		}
+		if tmp == "" {
+			t.Fatalf("no temporary file left, so the test does not test the leftover; got %q", out)
+		}
+		if fi, err := os.Stat(filepath.Join(dir, tmp)); err != nil || fi.Size() != 0 {
+			t.Errorf("%s: got %v, %v, want it emptied", tmp, fi.Size(), err)
+		}
+		want := "Edited a.txt lines 2-2\nThe editor's temporary file " + tmp + " could not be removed (operation not permitted); it was emptied."
+		if !strings.HasPrefix(out, want) {
+			t.Errorf("got %q, want it to start with %q", out, want)
+		}
+	}
+	t.Run("wrapped", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fsys, err := rootfs.New(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = fsys.Close() })
+		e, err := NewFs(appendOnly{renameRefused{fsys, syscall.EPERM}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, dir, e)
+	})
+	t.Run("chattr", func(t *testing.T) {
+		dir, e := diskProject(t, map[string]string{"a.txt": "one\ntwo\n"})
+		if out, err := exec.Command("chattr", "+a", dir).CombinedOutput(); err != nil {
+			t.Skipf("cannot make the directory append-only here (chattr +a needs CAP_LINUX_IMMUTABLE and a filesystem that has it): %v: %s", err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("chattr", "-a", dir).Run() })
+		check(t, dir, e)
+	})
 }

@@ -197,12 +197,18 @@ func (s *Shell) interruptJob(p *proc, end time.Time, mayWait bool) (o outcome, j
 				// one that took the signal as the shell and then exec'd
 				// a program (sleep, say) runs on unsignalled.
 				asShell = p.exe != "" && term.Executable(pg) == p.exe
-				if _, rd := term.ReadingTerminalUnder(p.pid, pg, p.tty); rd && pg != sent && !term.InterruptKey(p.master) {
+				_, rd := term.ReadingTerminalUnder(p.pid, pg, p.tty)
+				if rd {
+					// A job that reads the terminal is no job just
+					// forked: its handling is in place (a nested shell
+					// at its prompt), and the signal is not sent again.
+					asShell = false
+				}
+				if rd && pg != sent && !term.InterruptKey(p.master) {
 					// It reads keys with the terminal's signals off (raw
 					// mode: node's REPL, an editor): Ctrl-C is a key to
 					// it, typed as a terminal would.
 					_, _ = p.master.Write([]byte{3})
-					asShell = false
 				} else {
 					sigint(pg)
 				}

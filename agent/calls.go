@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/unfold-dev/unfold/prompt"
@@ -45,33 +46,116 @@ func (r *run) runCalls(calls []ToolCall) (cut string, err error) {
 	return cut, nil
 }
 
-// uniqueCallIDs gives each call of a reply an ID of its own, in place:
-// some OpenAI-compatible servers repeat an ID or leave it empty, and the
-// results, and a resume after a crash, are matched to calls by ID. The
-// first call with an ID keeps it; a repeated or empty one becomes the ID
-// (or "call") with its position in the reply, such as x_2. A reply with
-// Native data is left as it is: it goes back to the API as it came, and
-// the results must answer the IDs in it.
-func uniqueCallIDs(calls []ToolCall) {
-	used := make(map[string]bool, len(calls))
+// uniqueCallIDs gives each call of a reply an ID no other call of the
+// conversation has, in place: some OpenAI-compatible servers repeat an ID
+// or leave it empty (an endpoint that leaves them empty gets call_1 in
+// every reply; one that counts per reply repeats functions.bash:0), the
+// results, and a resume after a crash, are matched to calls by ID, and the
+// Messages and Responses APIs refuse a conversation that repeats one. used
+// holds the IDs of the calls before the reply; those of the reply are
+// added to it. The first call with an ID unused before keeps it; a
+// repeated or empty one becomes the ID (or "call") with its position in
+// the reply, such as x_2, and a count should that be taken too. The new
+// ID depends only on the conversation up to the reply, so it is the same
+// in every request and after a resume. A reply with Native data is left
+// as it is (the caller does not pass it): it goes back to the API as it
+// came, and the results must answer the IDs in it.
+func uniqueCallIDs(calls []ToolCall, used map[string]bool) {
+	inReply := make(map[string]bool, len(calls))
 	for _, c := range calls {
-		used[c.ID] = true
+		inReply[c.ID] = true
 	}
 	kept := make(map[string]bool, len(calls))
 	for i := range calls {
 		c := &calls[i]
-		if c.ID != "" && !kept[c.ID] {
+		if c.ID != "" && !kept[c.ID] && !used[c.ID] {
 			kept[c.ID] = true
 			continue
 		}
 		base := cmp.Or(c.ID, "call")
 		id := fmt.Sprintf("%s_%d", base, i+1)
-		for n := 2; used[id]; n++ {
+		for n := 2; used[id] || inReply[id]; n++ {
 			id = fmt.Sprintf("%s_%d_%d", base, i+1, n)
 		}
 		c.ID = id
-		used[id], kept[id] = true, true
+		inReply[id], kept[id] = true, true
 	}
+	for _, c := range calls {
+		used[c.ID] = true
+	}
+}
+
+// callIDsOf returns the set of the tool call IDs of msgs.
+func callIDsOf(msgs []Message) map[string]bool {
+	used := map[string]bool{}
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			used[c.ID] = true
+		}
+	}
+	return used
+}
+
+// DistinctCallIDs returns msgs with no tool call ID repeated, for an API
+// that refuses a repeated one (the Messages and Responses APIs do). The
+// loop gives each call an ID of its own, but a transcript written before
+// it did, or a conversation built elsewhere, may repeat one: each reply's
+// calls get IDs as the loop gives them (uniqueCallIDs), and the results
+// after a reply answer its calls' new IDs, in order when two calls shared
+// one. The IDs depend only on the messages up to theirs, so a conversation
+// that grows keeps them. A reply with Native data keeps its IDs. msgs is
+// not changed: a message whose IDs change is a copy, and msgs itself is
+// returned when none does.
+func DistinctCallIDs(msgs []Message) []Message {
+	var out []Message // nil until an ID changes
+	set := func(i int, m Message) {
+		if out == nil {
+			out = slices.Clone(msgs)
+		}
+		out[i] = m
+	}
+	used := map[string]bool{}
+	var answers map[string][]string // an ID as the last reply had it: the new IDs of its calls, in order
+	for i, m := range msgs {
+		switch {
+		case m.Role == RoleAssistant && m.Native == nil && len(m.ToolCalls) > 0:
+			calls := slices.Clone(m.ToolCalls)
+			uniqueCallIDs(calls, used)
+			answers = make(map[string][]string, len(calls))
+			changed := false
+			for j, c := range calls {
+				orig := m.ToolCalls[j].ID
+				answers[orig] = append(answers[orig], c.ID)
+				changed = changed || c.ID != orig
+			}
+			if changed {
+				m.ToolCalls = calls
+				set(i, m)
+			}
+		case m.Role == RoleAssistant:
+			for _, c := range m.ToolCalls {
+				used[c.ID] = true
+			}
+			answers = nil
+		case m.Role == RoleTool:
+			ids := answers[m.ToolCallID]
+			if len(ids) == 0 {
+				continue
+			}
+			id := ids[0]
+			if len(ids) > 1 {
+				answers[m.ToolCallID] = ids[1:]
+			}
+			if id != m.ToolCallID {
+				m.ToolCallID = id
+				set(i, m)
+			}
+		}
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }
 
 // resultText is what the model reads of a result: the message, marked when

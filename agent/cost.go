@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Price is what a model costs, in US dollars per million tokens.
@@ -38,7 +39,8 @@ func nonNegative(n int) float64 { return float64(max(n, 0)) }
 // Prices maps model names to prices. A name matches a model whose name is
 // the same, or the same with a snapshot's date or "-latest" after it
 // ("gpt-5" prices "gpt-5-2025-08-07", "claude-opus-4-1" prices
-// "claude-opus-4-1-20250805"). Other models whose names start with it are
+// "claude-opus-4-1-20250805" and Vertex AI's "claude-opus-4-1@20250805").
+// Other models whose names start with it are
 // not its ("gpt-5" does not price "gpt-5-pro", nor "claude-opus-4"
 // "claude-opus-4-5"): they have prices of their own.
 type Prices map[string]Price
@@ -49,6 +51,7 @@ type Prices map[string]Price
 func DefaultPrices() Prices {
 	return Prices{
 		"gpt-5":             {Input: 1.25, CachedInput: 0.125, Output: 10},
+		"gpt-5-chat-latest": {Input: 1.25, CachedInput: 0.125, Output: 10},
 		"gpt-5-mini":        {Input: 0.25, CachedInput: 0.025, Output: 2},
 		"gpt-5-nano":        {Input: 0.05, CachedInput: 0.005, Output: 0.4},
 		"gpt-4.1":           {Input: 2, CachedInput: 0.5, Output: 8},
@@ -56,9 +59,11 @@ func DefaultPrices() Prices {
 		"gpt-4o":            {Input: 2.5, CachedInput: 1.25, Output: 10},
 		"gpt-4o-mini":       {Input: 0.15, CachedInput: 0.075, Output: 0.6},
 		"claude-opus-4":     {Input: 15, CachedInput: 1.5, CacheWrite: 18.75, Output: 75},
+		"claude-opus-4-0":   {Input: 15, CachedInput: 1.5, CacheWrite: 18.75, Output: 75},
 		"claude-opus-4-5":   {Input: 5, CachedInput: 0.5, CacheWrite: 6.25, Output: 25},
 		"claude-opus-4-1":   {Input: 15, CachedInput: 1.5, CacheWrite: 18.75, Output: 75},
 		"claude-sonnet-4":   {Input: 3, CachedInput: 0.3, CacheWrite: 3.75, Output: 15},
+		"claude-sonnet-4-0": {Input: 3, CachedInput: 0.3, CacheWrite: 3.75, Output: 15},
 		"claude-sonnet-4-5": {Input: 3, CachedInput: 0.3, CacheWrite: 3.75, Output: 15},
 		"claude-haiku-4-5":  {Input: 1, CachedInput: 0.1, CacheWrite: 1.25, Output: 5},
 		"claude-3-5-haiku":  {Input: 0.8, CachedInput: 0.08, CacheWrite: 1, Output: 4},
@@ -67,12 +72,12 @@ func DefaultPrices() Prices {
 
 // Lookup returns the price of model: the entry of the same name, else
 // that of the name model is with a snapshot's date (-YYYY-MM-DD,
-// -YYYYMMDD) or "-latest" cut off. A model of no entry has no price.
+// -YYYYMMDD, @YYYYMMDD) or "-latest" cut off. A model of no entry has no price.
 func (p Prices) Lookup(model string) (Price, bool) {
 	if pr, ok := p[model]; ok {
 		return pr, true
 	}
-	if m := snapshot.FindStringIndex(model); m != nil {
+	if m := snapshot().FindStringIndex(model); m != nil {
 		pr, ok := p[model[:m[0]]]
 		return pr, ok
 	}
@@ -80,8 +85,11 @@ func (p Prices) Lookup(model string) (Price, bool) {
 }
 
 // snapshot matches what follows a model's name in the name of one of its
-// snapshots or aliases.
-var snapshot = regexp.MustCompile(`-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)$`)
+// snapshots or aliases; compiled on first use, as the package's start
+// builds nothing it may not need.
+var snapshot = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:-\d{4}-\d{2}-\d{2}|-\d{8}|@\d{8}|-latest)$`)
+})
 
 // Merge returns p with the entries of over added or replaced.
 func (p Prices) Merge(over Prices) Prices {

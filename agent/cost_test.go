@@ -27,6 +27,10 @@ func TestPricesLookup(t *testing.T) {
 	for model, want := range map[string]float64{
 		"gpt-5": 1.25, "gpt-5-2025-08-07": 1.25, "gpt-5-mini-2025-08-07": 0.25, "claude-sonnet-4-5-20250929": 3,
 		"claude-opus-4-5": 5, "claude-opus-4-5-20251101": 5, "claude-opus-4-20250514": 15, "claude-3-5-haiku-latest": 0.8,
+		// Anthropic's aliases of the Claude 4 models, Vertex AI's
+		// snapshots, and OpenAI's alias of the ChatGPT model.
+		"claude-sonnet-4-0": 3, "claude-opus-4-0": 15, "claude-sonnet-4-5@20250929": 3, "claude-opus-4-1@20250805": 15,
+		"claude-haiku-4-5@20251001": 1, "gpt-5-chat-latest": 1.25,
 	} {
 		if got, ok := p.Lookup(model); !ok || got.Input != want {
 			t.Errorf("%s: got %+v, %v, want input %v", model, got, ok, want)
@@ -34,7 +38,7 @@ func TestPricesLookup(t *testing.T) {
 	}
 	// Other models whose names start with an entry's have prices of
 	// their own, not that entry's.
-	for _, model := range []string{"gpt-50", "gpt-5-pro", "gpt-5-pro-2025-10-06", "gpt-4.1-nano", "gpt-4o-mini-tts", "gpt-5.1", "claude-opus-4-6", "gpt-5-2025-08", "gpt-5-latest-preview"} {
+	for _, model := range []string{"gpt-50", "gpt-5-pro", "gpt-5-pro-2025-10-06", "gpt-4.1-nano", "gpt-4o-mini-tts", "gpt-5.1", "claude-opus-4-6", "gpt-5-2025-08", "gpt-5-latest-preview", "claude-sonnet-4-5@2025", "claude-sonnet-4-5@latest", "gpt-5-chat"} {
 		if got, ok := p.Lookup(model); ok {
 			t.Errorf("%s: got %+v, want no price", model, got)
 		}

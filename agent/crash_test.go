@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -178,20 +179,21 @@ func crashThenResume(t *testing.T, replies ...scripted.Reply) (calls [][]string,
 }
 
 // TestResumeReusedCallIDs: an endpoint that numbers calls per reply
-// (call_0 in every reply) still gets every call answered right after the
-// reply that made it.
+// (call_0 in every reply) gets a new ID for a call that repeats one of an
+// earlier reply, and every call is answered right after the reply that
+// made it.
 func TestResumeReusedCallIDs(t *testing.T) {
 	calls, results := crashThenResume(t,
 		scripted.Calls(call("call_0", "bash", `{"command":"echo first"}`)),
 		scripted.Calls(call("call_0", "crash", `{}`)))
-	if len(calls) != 2 {
-		t.Fatalf("replies with calls: got %d, want 2", len(calls))
+	if want := [][]string{{"call_0"}, {"call_0_1"}}; !reflect.DeepEqual(calls, want) {
+		t.Fatalf("calls: got %q, want %q", calls, want)
 	}
 	if got := results[0]["call_0"]; !strings.Contains(got, "first") {
 		t.Errorf("first reply's call_0: got %q, want the output of echo first", got)
 	}
-	if got, ok := results[1]["call_0"]; !ok || !strings.Contains(got, "may have taken effect") {
-		t.Errorf("second reply's call_0: got %q (answered %v), want it answered as maybe done", got, ok)
+	if got, ok := results[1]["call_0_1"]; !ok || !strings.Contains(got, "may have taken effect") {
+		t.Errorf("second reply's call_0_1: got %q (answered %v), want it answered as maybe done", got, ok)
 	}
 }
 

@@ -103,8 +103,9 @@
 // session replayed: a call that finished without its message (the run
 // stopped after its result was recorded) is answered with its recorded
 // result, and one that was running when the run stopped as one that may
-// have taken effect. The calls of a reply get IDs of their own as the
-// reply arrives (a server may repeat one, or give none: x, x_2). Its records continue the
+// have taken effect. The calls of a reply get IDs no other call of the
+// conversation has as the reply arrives (a server may repeat one, or give
+// none: x, x_2). Its records continue the
 // file read: a run resumed into another file needs the file's bytes from
 // [Transcript.Start] copied there first. A transcript with no run, or
 // whose first run is a resume, is refused.

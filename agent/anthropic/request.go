@@ -33,7 +33,8 @@ func (c *Client) params(req agent.Request) (sdk.MessageNewParams, error) {
 		}
 	}
 	var turns []turn
-	for i, m := range req.Messages {
+	// The API refuses a tool_use ID sent twice in a conversation.
+	for i, m := range agent.DistinctCallIDs(req.Messages) {
 		switch m.Role {
 		case agent.RoleSystem:
 			if i != 0 {
@@ -123,7 +124,8 @@ func previousEnd(turns []turn) int {
 // toolIDs maps the tool call IDs of a conversation onto the API's pattern,
 // ^[a-zA-Z0-9_-]+$, the same
 // way in every request, so that each tool_result answers its tool_use and
-// the prefix stays the same. An ID that fits is kept. Another (an
+// the prefix stays the same. The IDs it is given are distinct
+// ([agent.DistinctCallIDs]). An ID that fits is kept. Another (an
 // OpenAI-compatible server's "functions.bash:0", say) becomes its
 // characters with "_" for those outside the pattern, then "_" and a hash of
 // the whole ID; should that still be an ID already sent, a count follows,

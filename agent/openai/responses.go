@@ -285,7 +285,8 @@ func (c *Responses) params(req agent.Request) (responses.ResponseNewParams, erro
 		p.MaxOutputTokens = sdk.Int(c.opts.MaxTokens)
 	}
 	var input responses.ResponseInputParam
-	for i, m := range req.Messages {
+	// The API refuses a call_id sent twice in a conversation.
+	for i, m := range agent.DistinctCallIDs(req.Messages) {
 		switch m.Role {
 		case agent.RoleSystem:
 			if i != 0 {

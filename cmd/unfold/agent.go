@@ -58,8 +58,10 @@ Requests that get no reply, 429 or a 5xx status, or a stream that opens with
 an overload reported in it, are retried with backoff (each retry shown);
 --timeout bounds each request. --max-tokens bounds each
 reply (Anthropic's max_tokens, 8192 by default; max_completion_tokens for
-chat completions, max_output_tokens for the Responses API, unset by
-default): a run whose replies are cut at the limit says so and stops. The run ends with the
+chat completions, which some OpenAI-compatible servers such as Ollama
+ignore (set the limit on the server there), max_output_tokens for the
+Responses API, unset by default): a run whose replies are cut at the
+limit says so and stops. The run ends with the
 tokens it used, the part a prefix cache could serve and what it cost at the
 model's list price (--prices FILE overrides the table; a model not in it
 has no price).
@@ -112,7 +114,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.maxSteps, "max-steps", agent.DefaultMaxSteps, "stop after this many model calls")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "bound each model request, its retries and streamed reply included (0: no bound)")
 	fs.IntVar(&f.maxRetries, "max-retries", 4, "retry a request that got no reply, 429 or a 5xx status this many times")
-	fs.IntVar(&f.maxTokens, "max-tokens", 0, "bound each reply to this many output `tokens` (0: the provider's default, 8192 with anthropic, the endpoint's own limit with openai)")
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, "bound each reply to this many output `tokens` (0: the provider's default, 8192 with anthropic, the endpoint's own limit with openai; chat completions send it as max_completion_tokens, which some OpenAI-compatible servers, such as Ollama, ignore: set the limit on the server)")
 	fs.StringVar(&f.disclosure, "disclosure", "default", "where opened sections go: append (keep the system message and tools, for the prompt cache) or rerender")
 	fs.StringVar(&f.prices, "prices", "", "a JSON `file` of model prices in US dollars per million tokens: {\"model\": {\"input\": 1.25, \"cached_input\": 0.125, \"output\": 10}}")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the first request that would be sent and exit: start nothing, call no model, write nothing")
@@ -328,18 +330,24 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return stop.code()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "unfold agent: %v%s\n", err, outputLimitHint(err))
+		fmt.Fprintf(stderr, "unfold agent: %v%s\n", err, outputLimitHint(err, f.provider == "openai" && f.api == "chat"))
 		return 1
 	}
 	return 0
 }
 
 // outputLimitHint names the flag that raises the output limit, for a run
-// that ended at a reply cut there.
-func outputLimitHint(err error) string {
+// that ended at a reply cut there. With chat completions (chat) the flag
+// sends max_completion_tokens, which some OpenAI-compatible servers
+// ignore without an error (Ollama, llama-cpp-python): the hint says so
+// rather than promise what the server may not do.
+func outputLimitHint(err error, chat bool) string {
 	var se *agent.StopError
 	if !errors.As(err, &se) || se.Finish != agent.FinishTruncated || se.Reason == "model_context_window_exceeded" {
 		return ""
+	}
+	if chat {
+		return " (--max-tokens N raises the limit where the endpoint reads max_completion_tokens; some OpenAI-compatible servers, such as Ollama, ignore it: set the limit on the server)"
 	}
 	return " (--max-tokens N raises the limit)"
 }

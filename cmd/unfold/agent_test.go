@@ -23,6 +23,18 @@ import (
 // a reply starting with "call " is tool calls, one a line: "call <name> <args>".
 func fakeEndpoint(t *testing.T, replies ...string) (string, *[]map[string]any) {
 	t.Helper()
+	return fakeEndpointIDs(t, func(n, i int) string {
+		if i > 0 {
+			return fmt.Sprintf("call%d_%d", n, i)
+		}
+		return fmt.Sprintf("call%d", n)
+	}, replies...)
+}
+
+// fakeEndpointIDs is fakeEndpoint with the ID of call i of reply n given
+// by id.
+func fakeEndpointIDs(t *testing.T, id func(n, i int) string, replies ...string) (string, *[]map[string]any) {
+	t.Helper()
 	var mu sync.Mutex
 	var reqs []map[string]any
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -44,12 +56,8 @@ func fakeEndpoint(t *testing.T, replies ...string) (string, *[]map[string]any) {
 			var calls []any
 			for i, line := range strings.Split(replies[n], "\n") {
 				name, args, _ := strings.Cut(strings.TrimPrefix(line, "call "), " ")
-				id := fmt.Sprintf("call%d", n)
-				if i > 0 {
-					id += fmt.Sprintf("_%d", i)
-				}
 				calls = append(calls, map[string]any{
-					"index": i, "id": id, "type": "function",
+					"index": i, "id": id(n, i), "type": "function",
 					"function": map[string]any{"name": name, "arguments": args},
 				})
 			}
@@ -368,7 +376,7 @@ func TestAgentUnfinishedReply(t *testing.T) {
 		want                []string
 	}{
 		{"length", `{"role":"assistant","content":"The three steps are: 1. back up the datab"}`, "length", "The three steps are: 1. back up the datab\n",
-			[]string{"step 1  stopped: truncated (length)", "unfold agent: agent: the reply was cut short (length): the model reached its output token limit", "raise the model's output limit (--max-tokens N raises the limit)\n"}},
+			[]string{"step 1  stopped: truncated (length)", "unfold agent: agent: the reply was cut short (length): the model reached its output token limit", "raise the model's output limit (--max-tokens N raises the limit where the endpoint reads max_completion_tokens; some OpenAI-compatible servers, such as Ollama, ignore it: set the limit on the server)\n"}},
 		{"refusal", `{"role":"assistant","refusal":"I can't help with deploying that."}`, "stop", "I can't help with deploying that.\n",
 			[]string{"step 1  stopped: refused (stop)", "unfold agent: agent: the model refused to answer\n"}},
 	}

@@ -163,6 +163,7 @@ func checkMessages(r *http.Request, req MessagesRequest, sent [][]json.RawMessag
 		}
 	}
 	var prevUses map[string]bool
+	allUses := map[string]bool{} // the tool_use IDs of the whole request
 	toolBlocks := false
 	for i, m := range req.Messages {
 		want := "user"
@@ -193,7 +194,10 @@ func checkMessages(r *http.Request, req MessagesRequest, sent [][]json.RawMessag
 					bad = append(bad, fmt.Sprintf("messages[%d].content[%d]: text content blocks must contain non-whitespace text", i, j))
 				}
 			case "tool_use":
-				uses[b.ID] = true
+				if allUses[b.ID] {
+					bad = append(bad, fmt.Sprintf("messages.%d.content.%d: `tool_use` ids must be unique", i, j))
+				}
+				uses[b.ID], allUses[b.ID] = true, true
 				if !toolUseID.MatchString(b.ID) {
 					bad = append(bad, fmt.Sprintf("messages[%d].content[%d].id: String should match pattern '^[a-zA-Z0-9_-]+$'", i, j))
 				}

@@ -65,7 +65,8 @@ func checkResponses(req ResponsesRequest, sent [][]json.RawMessage) []string {
 	} else if !slices.Contains(req.Include, "reasoning.encrypted_content") {
 		bad = append(bad, "include: want reasoning.encrypted_content with store false")
 	}
-	calls := map[string]bool{}
+	calls := map[string]bool{}    // the call_ids of the function calls
+	answered := map[string]bool{} // the call_ids of the outputs
 	for i, raw := range req.Input {
 		var it struct {
 			Type    string          `json:"type"`
@@ -96,8 +97,15 @@ func checkResponses(req ResponsesRequest, sent [][]json.RawMessage) []string {
 			if json.Unmarshal(it.Args, &args) != nil || !json.Valid([]byte(args)) {
 				bad = append(bad, fmt.Sprintf("input[%d]: a function_call's arguments must be a JSON string", i))
 			}
+			if calls[it.CallID] {
+				bad = append(bad, fmt.Sprintf("input[%d]: Duplicate 'call_id': %q", i, it.CallID))
+			}
 			calls[it.CallID] = true
 		case "function_call_output":
+			if answered[it.CallID] {
+				bad = append(bad, fmt.Sprintf("input[%d]: Duplicate function_call_output for call_id %q", i, it.CallID))
+			}
+			answered[it.CallID] = true
 			if it.Output == nil {
 				bad = append(bad, fmt.Sprintf("input[%d]: function_call_output needs output", i))
 			}

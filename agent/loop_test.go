@@ -480,16 +480,7 @@ func TestNativeCallIDsKept(t *testing.T) {
 	if _, err := a.Run(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	for _, msg := range second.Messages {
-		for _, c := range msg.ToolCalls {
-			ids = append(ids, "call "+c.ID)
-		}
-		if msg.Role == agent.RoleTool {
-			ids = append(ids, "result "+msg.ToolCallID)
-		}
-	}
-	if want := []string{"call x", "call x", "result x", "result x"}; !slices.Equal(ids, want) {
+	if ids, want := idsOf(second.Messages), []string{"call x", "call x", "result x", "result x"}; !slices.Equal(ids, want) {
 		t.Errorf("IDs in the next request: got %q, want %q, as the native reply has them", ids, want)
 	}
 }

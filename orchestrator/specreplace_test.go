@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -77,8 +78,14 @@ func TestSpecChangedWhileRunning(t *testing.T) {
 			if tc.remove {
 				return
 			}
-			// The note is given once, and the new program runs commands.
-			if got := o.Execute(ctx, "sr", "z").Response; got.Output != "echo: z" || !got.Success {
+			// The note is given once, and the new program runs commands
+			// (once it has started: on a busy machine python may take
+			// longer than the spec's one second to show its prompt).
+			got = o.Execute(ctx, "sr", "z").Response
+			for i := 0; i < 30 && got.Running && strings.HasPrefix(got.Output, "[Still starting"); i++ {
+				got = o.Execute(ctx, "sr", "").Response
+			}
+			if got.Output != "echo: z" || !got.Success {
 				t.Errorf("then: got %+v, want echo: z", got)
 			}
 		})

@@ -19,7 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/joho/godotenv"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/unfold-dev/unfold/internal/readfile"
@@ -313,7 +312,7 @@ func parseServer(file, name string, entry json.RawMessage, v vars) (ServerConfig
 			// one: the other servers still start.
 			return "", &skipError{fail(field, "%v; the server is left out", err)}
 		}
-		c.noteVars(s, v)
+		c.noteVars(field, s, v)
 		return out, nil
 	}
 	kind := "stdio"
@@ -410,7 +409,8 @@ func parseServer(file, name string, entry json.RawMessage, v vars) (ServerConfig
 
 // readEnvFileOf reads the envFile entry of a stdio server declared in
 // file: name, expanded, taken against file's directory. Its values are
-// masked in the server's messages as ${KEY}, as secrets in variables are.
+// masked in the server's messages as ${KEY} when they look like secrets
+// (see addMask), as the values of variables are.
 func readEnvFileOf(file, name string, expand func(field, s string) (string, error), c *ServerConfig) (map[string]string, error) {
 	p, err := expand("envFile", name)
 	if err != nil {
@@ -421,10 +421,14 @@ func readEnvFileOf(file, name string, expand func(field, s string) (string, erro
 	}
 	env, err := readEnvFile(p)
 	if err != nil {
-		return nil, &skipError{fmt.Errorf("gateway: %s: server %q: envFile: %w; the server is left out; create the file, or remove envFile", file, c.Name, err)}
+		fix := "create the file, or remove envFile"
+		if errors.Is(err, errEnvLine) {
+			fix = "correct the line, or remove envFile"
+		}
+		return nil, &skipError{fmt.Errorf("gateway: %s: server %q: envFile: %w; the server is left out; %s", file, c.Name, err, fix)}
 	}
 	for k, val := range env {
-		c.addMask(val, "${"+k+"}")
+		c.addMask(k, val, false)
 	}
 	return env, nil
 }
@@ -540,16 +544,16 @@ func (v vars) fromEnv(m []string) bool {
 	return !editor
 }
 
-// readEnvFile reads a dotenv file (KEY=value lines, as VS Code and Cursor
-// read "envFile"), at most MaxConfigBytes.
+// readEnvFile reads a dotenv file (see parseDotenv), at most
+// MaxConfigBytes.
 func readEnvFile(path string) (map[string]string, error) {
 	data, err := readfile.Read(path, MaxConfigBytes)
 	if err != nil {
 		return nil, err
 	}
-	env, err := godotenv.UnmarshalBytes(data)
+	env, err := parseDotenv(string(data))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s:%w", path, err)
 	}
 	return env, nil
 }

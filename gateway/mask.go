@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // minMasked is the shortest value of a variable that messages mask: a
@@ -11,27 +12,43 @@ import (
 // garble every message that holds those characters.
 const minMasked = 4
 
+// minOpaque is the shortest value masked for its look alone (see
+// looksSecret).
+const minOpaque = 16
+
+// secretWords are the parts of a variable's name that say its value is a
+// secret.
+var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASS", "AUTH", "CREDENTIAL", "PRIVATE"}
+
 // noteVars records the values that the ${VAR} references in s were
 // replaced with (from lookup, not defaults written in the file), so that
 // the server's messages show ${VAR} instead: a key in a URL's path or
 // query, or in a header, does not reach the model, the prompt or a log.
-func (c *ServerConfig) noteVars(s string, v vars) {
+// field is where s is written ("env.API_KEY", "url"): a value in a URL
+// or a header, or given to a variable whose name says secret, is masked
+// whatever its own variable is called (see addMask).
+func (c *ServerConfig) noteVars(field, s string, v vars) {
+	inURL := field == "url" || strings.HasPrefix(field, "headers.")
 	for _, m := range varRef().FindAllStringSubmatch(s, -1) {
 		if !v.fromEnv(m) {
 			continue
 		}
 		if val, ok := v.lookup(m[2]); ok {
-			c.addMask(val, "${"+m[2]+"}")
+			c.addMask(m[2], val, inURL || looksSecret(field, val))
 		}
 	}
 }
 
-// addMask records that messages show val as ref, when val is long enough to
-// be a secret.
-func (c *ServerConfig) addMask(val, ref string) {
-	if len(val) < minMasked {
+// addMask records that messages show the value val of the variable name
+// as ${name}, when it looks like a secret (see looksSecret) or always is
+// one (a value put in a URL or a header). Other values (a port, a flag,
+// a path, "production") stay as they are, so that messages holding the
+// same words read as the server wrote them.
+func (c *ServerConfig) addMask(name, val string, always bool) {
+	if len(val) < minMasked || !always && !looksSecret(name, val) {
 		return
 	}
+	ref := "${" + name + "}"
 	if c.masks == nil {
 		c.masks = map[string]string{}
 	}
@@ -40,6 +57,24 @@ func (c *ServerConfig) addMask(val, ref string) {
 	c.masks[(&url.URL{Path: val}).EscapedPath()] = ref
 	c.masks[url.PathEscape(val)] = ref
 	c.masks[url.QueryEscape(val)] = ref
+}
+
+// looksSecret reports whether the value val of the variable name looks
+// like a secret: its name holds one of secretWords (API_KEY, GH_TOKEN,
+// DB_PASSWORD), or the value is opaque, minOpaque bytes or more without
+// spaces holding both letters and digits (a generated key, a JWT, a URL
+// with a password in it).
+func looksSecret(name, val string) bool {
+	upper := strings.ToUpper(name)
+	for _, w := range secretWords {
+		if strings.Contains(upper, w) {
+			return true
+		}
+	}
+	if len(val) < minOpaque || strings.ContainsFunc(val, unicode.IsSpace) {
+		return false
+	}
+	return strings.ContainsFunc(val, unicode.IsLetter) && strings.ContainsFunc(val, unicode.IsDigit)
 }
 
 // mask returns s with the values of the configuration's variables

@@ -58,7 +58,7 @@ func TestFilesAnywhere(t *testing.T) {
 	if !ok {
 		t.Fatalf("forms not loaded: %v", set.Problems())
 	}
-	want := []string{"LICENSE.txt", "forms.md", "guide.md", "scripts/fill.py", "examples/nested/sample.py", "reference/fields.md", "templates/fields.md"}
+	want := []string{"LICENSE.txt", "forms.md", "guide.md", "scripts/fill.py", "reference/fields.md", "templates/fields.md", "examples/nested/sample.py"}
 	if got := k.Files(); !slices.Equal(got, want) {
 		t.Errorf("got files %v, want %v", got, want)
 	}

@@ -262,8 +262,12 @@ func misnamed(f Folder, dir string) []Problem {
 
 // listFiles lists the skill's files, once, reading directories only: the
 // regular files at the top of its directory but SKILL.md, then those
-// under its folders, scripts/, references/ and assets/ first and the
-// others in name order. On disk, a file or a top-level folder that is a
+// under its folders, shallowest first (breadth first: every folder's own
+// files before those of its subfolders), the format's scripts/,
+// references/ and assets/ first and the others in name order, and
+// dependency and build folders (node_modules, __pycache__, venv, dist,
+// build, target, vendor) after all the others, so that a large one does
+// not fill the list before the files the instructions name. On disk, a file or a top-level folder that is a
 // link leading outside the skill's directory is left out, and noted in
 // k.outside.
 func (k *Skill) listFiles() {
@@ -305,20 +309,30 @@ func (k *Skill) listFiles() {
 			}
 		}
 		slices.SortStableFunc(dirs, func(a, b string) int { return cmp.Compare(folderRank(a), folderRank(b)) })
-		for _, d := range dirs {
-			k.listDir(root, d, 0, buf)
-		}
+		k.listDirs(root, dirs, buf)
 	})
 }
 
 // folderRank orders a skill's folders: the format's scripts/, references/
-// and assets/ first, in that order, then the others.
+// and assets/ first, in that order, then the others, then dependency and
+// build folders.
 func folderRank(name string) int {
 	if i := slices.Index(resources, name); i >= 0 {
 		return i
 	}
+	if dependencyFolder(name) {
+		return len(resources) + 1
+	}
 	return len(resources)
 }
+
+// dependencyFolders are the names of folders that package managers and
+// builds fill: listed after every other folder of a skill.
+var dependencyFolders = []string{"node_modules", "__pycache__", "venv", "dist", "build", "target", "vendor", "site-packages", "bower_components"}
+
+// dependencyFolder reports whether a folder named name holds dependencies
+// or build output.
+func dependencyFolder(name string) bool { return slices.Contains(dependencyFolders, name) }
 
 // add lists the file at p, or counts it in k.omitted past MaxFiles.
 func (k *Skill) add(p string) {
@@ -354,43 +368,69 @@ var direntBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // maxDepth bounds how deep listDir goes below a skill's top-level folder.
 const maxDepth = 16
 
-// listDir lists the regular files under dir, a path relative to the
-// skill's directory, in path order, hidden ones left out. A folder that
-// is missing or cannot be read has nothing to list; links to folders are
-// not followed; past MaxWalk entries read, no folder is. root is the
-// skill's directory on disk (nil when it is
-// not on disk): a link counts when it resolves to a regular file inside
-// it.
-func (k *Skill) listDir(root *os.Root, dir string, depth int, buf *[]byte) {
-	if k.walked >= MaxWalk {
-		k.uncounted = true
-		return
+// listDirs lists the regular files under dirs, paths relative to the
+// skill's directory, breadth first: the files of every folder at one
+// depth before those one deeper, in each folder in path order, and the
+// folders under a dependency folder (see dependencyFolder) after all the
+// others. Hidden files and folders are left out; a folder that is
+// missing or cannot be read has nothing to list; links to folders are not
+// followed; past MaxWalk entries read, no folder is. root is the skill's
+// directory on disk (nil when it is not on disk): a link counts when it
+// resolves to a regular file inside it.
+func (k *Skill) listDirs(root *os.Root, dirs []string, buf *[]byte) {
+	type folder struct {
+		path  string
+		depth int
 	}
-	entries, err := readDir(k.fsys, k.root+"/"+dir, buf)
-	if err != nil {
-		return
-	}
-	k.walked += len(entries)
-	for _, e := range entries {
-		if strings.HasPrefix(e.name, ".") {
-			continue
+	// The folders to read, in order: queues[1] holds dependency folders
+	// and what is under them, read once queues[0] is done.
+	var queues [2][]folder
+	for _, d := range dirs {
+		q := 0
+		if dependencyFolder(d) {
+			q = 1
 		}
-		p := dir + "/" + e.name
-		switch t := e.mode; {
-		case t.IsDir():
-			if depth < maxDepth {
-				k.listDir(root, p, depth+1, buf)
+		queues[q] = append(queues[q], folder{d, 0})
+	}
+	for q := range queues {
+		for i := 0; i < len(queues[q]); i++ {
+			if k.walked >= MaxWalk {
+				k.uncounted = true
+				return
 			}
-			continue
-		case t&fs.ModeSymlink != 0:
-			// A link counts when it leads to a regular file.
-			if fi, err := k.follow(root, p); err != nil || !fi.Mode().IsRegular() {
+			dir := queues[q][i]
+			entries, err := readDir(k.fsys, k.root+"/"+dir.path, buf)
+			if err != nil {
 				continue
 			}
-		case !t.IsRegular():
-			continue
+			k.walked += len(entries)
+			for _, e := range entries {
+				if strings.HasPrefix(e.name, ".") {
+					continue
+				}
+				p := dir.path + "/" + e.name
+				switch t := e.mode; {
+				case t.IsDir():
+					if dir.depth < maxDepth {
+						sq := q
+						if dependencyFolder(e.name) {
+							sq = 1
+						}
+						queues[sq] = append(queues[sq], folder{p, dir.depth + 1})
+					}
+					continue
+				case t&fs.ModeSymlink != 0:
+					// A link counts when it leads to a regular file.
+					if fi, err := k.follow(root, p); err != nil || !fi.Mode().IsRegular() {
+						continue
+					}
+				case !t.IsRegular():
+					continue
+				}
+				k.add(p)
+			}
+			queues[q][i] = folder{} // read: let its path go
 		}
-		k.add(p)
 	}
 }
 

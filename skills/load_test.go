@@ -229,7 +229,7 @@ func filesTree() fstest.MapFS {
 }
 
 // TestFiles lists a skill's files: top-level files first, then the
-// resource folders, hidden files and SKILL.md left out, nested ones kept,
+// resource folders (breadth first), hidden files and SKILL.md left out, nested ones kept,
 // at most MaxFiles.
 func TestFiles(t *testing.T) {
 	fsys := filesTree()
@@ -252,8 +252,8 @@ func TestFiles(t *testing.T) {
 		{Path: "assets/latin1.txt", Size: 5, Binary: true},
 		{Path: "assets/long-first-line", Size: 200, First: strings.TrimSpace(strings.Repeat("word ", 19)) + "…"},
 	}
-	if first := k.Files()[:4]; !slices.Equal(first, []string{"notes.txt", "scripts/run.sh", "references/guide/a.md", "references/plain.md"}) {
-		t.Errorf("files: got %v first, want the top, then scripts, then references, in path order", first)
+	if first := k.Files()[:4]; !slices.Equal(first, []string{"notes.txt", "scripts/run.sh", "references/plain.md", "references/zz-multibyte"}) {
+		t.Errorf("files: got %v first, want the top, then scripts, then references, in path order, each folder's own files before its subfolders'", first)
 	}
 	for _, w := range want {
 		if got, err := k.Inspect(w.Path); err != nil || got != w {
@@ -378,5 +378,44 @@ func TestFilesWalkBounded(t *testing.T) {
 	opened := openAndRender(t, skillsPrompt(t, set), "skills.big")
 	if want := fmt.Sprintf("or more besides the %d listed below (listing stopped after %d directory entries)", skills.MaxFiles, skills.MaxWalk); !strings.Contains(opened, want) {
 		t.Errorf("the section does not say the count stopped (%q):\n%s", want, opened)
+	}
+}
+
+// TestFilesDependenciesLast: a skill whose node_modules (and build
+// output) holds more files than MaxFiles, and whose instructions point to
+// files in folders named after it, and deeper: those files are listed,
+// the shallow ones first, and the dependency folders fill what is left.
+func TestFilesDependenciesLast(t *testing.T) {
+	fsys := fstest.MapFS{
+		"demo/SKILL.md":                     {Data: []byte("---\nname: demo\ndescription: d\n---\nRead reference/guide.md.\n")},
+		"demo/reference/guide.md":           {Data: []byte("# Guide")},
+		"demo/reference/deep/er/detail.md":  {Data: []byte("# Detail")},
+		"demo/templates/form.txt":           {Data: []byte("form")},
+		"demo/build/out.js":                 {Data: []byte("x")},
+		"demo/lib/nested/a/b/c/leaf.txt":    {Data: []byte("leaf")},
+		"demo/lib/top.txt":                  {Data: []byte("top")},
+		"demo/examples/x/node_modules/m.js": {Data: []byte("m")},
+	}
+	for i := range skills.MaxFiles + 50 {
+		fsys[fmt.Sprintf("demo/node_modules/pkg%03d/index.js", i)] = &fstest.MapFile{Data: []byte("x")}
+	}
+	set, err := skills.LoadFolders(skills.Folder{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := set.Skill("demo")
+	if !ok {
+		t.Fatal(set.Problems())
+	}
+	files := k.Files()
+	want := []string{"lib/top.txt", "reference/guide.md", "templates/form.txt", "reference/deep/er/detail.md", "lib/nested/a/b/c/leaf.txt", "build/out.js"}
+	if len(files) < len(want) || !slices.Equal(files[:len(want)], want) {
+		t.Errorf("got %v first, want %v: each depth before the next, dependency folders last", files[:min(len(files), len(want))], want)
+	}
+	if !slices.Contains(files, "examples/x/node_modules/m.js") || slices.Index(files, "examples/x/node_modules/m.js") < slices.Index(files, "build/out.js") {
+		t.Errorf("a node_modules below another folder should be listed with the dependency folders: %v", files[:min(len(files), 12)])
+	}
+	if len(files) != skills.MaxFiles || k.Omitted() != 57 {
+		t.Errorf("got %d listed and %d omitted, want %d and 57", len(files), k.Omitted(), skills.MaxFiles)
 	}
 }

@@ -38,6 +38,8 @@ type SectionOption func(*sectionConfig)
 type sectionConfig struct {
 	key, title string
 	priority   int
+	// readMore says how to reach a skill's files past those listed.
+	readMore func(skill string) string
 }
 
 // Key sets the skills section's key (default [SectionKey]).
@@ -51,6 +53,15 @@ func Title(title string) SectionOption { return func(c *sectionConfig) { c.title
 // highest priority first, each one that fits in the room left (see
 // prompt.WithBudget).
 func Priority(p int) SectionOption { return func(c *sectionConfig) { c.priority = p } }
+
+// ReadMore sets what a skill's section says to do to reach its files past
+// the [MaxFiles] listed, given the skill's name: words that follow "to
+// see them, " ("read any as the resource ..."). The default, "list the
+// skill's directory", suits a session with a shell; one without says
+// what it offers.
+func ReadMore(read func(skill string) string) SectionOption {
+	return func(c *sectionConfig) { c.readMore = read }
+}
 
 // Section returns the skills section, to place in a prompt: an
 // introduction to skills, and the skills as its subsections, each showing
@@ -72,7 +83,7 @@ func (s *Set) Section(opts ...SectionOption) *section.Section {
 	children := make([]*section.Section, len(s.skills))
 	names := make([]string, len(s.skills))
 	for i, k := range s.skills {
-		children[i] = k.section(c.priority)
+		children[i] = k.section(c.priority, c.readMore)
 		names[i] = k.Name
 	}
 	noun := "skills"
@@ -97,13 +108,14 @@ func (s *Set) Section(opts ...SectionOption) *section.Section {
 // its files are listed ([Skill.Files]), each a subsection that shows its
 // path, size and first line until it is opened on its own, and then its
 // content. Nothing in the skill runs.
-func (k *Skill) Section() *section.Section { return k.section(0) }
+func (k *Skill) Section() *section.Section { return k.section(0, nil) }
 
-func (k *Skill) section(priority int) *section.Section {
+// section is the skill's section; readMore is as [ReadMore] sets it.
+func (k *Skill) section(priority int, readMore func(skill string) string) *section.Section {
 	return section.New(section.Spec[section.None]{
 		Key:          k.Name,
 		Title:        k.Name,
-		Content:      func(section.None) (string, error) { return k.Text(), nil },
+		Content:      func(section.None) (string, error) { return k.text(readMore), nil },
 		Summary:      section.Literal(k.Description), // text, not a template
 		Brief:        section.Literal(brief(k.Description)),
 		Visibility:   visibility.Const(visibility.Summary),
@@ -137,7 +149,15 @@ func (k *Skill) fileSections(priority int) []*section.Section {
 // directory, the optional fields that matter when using it, and its
 // instructions, read now. A SKILL.md that cannot be read any more says so
 // instead, so that a prompt holding the skill still renders.
-func (k *Skill) Text() string {
+func (k *Skill) Text() string { return k.text(nil) }
+
+// text is [Skill.Text], saying to reach the files past those listed as
+// readMore says (nil: list the skill's directory).
+func (k *Skill) text(readMore func(skill string) string) string {
+	more := "list the skill's directory"
+	if readMore != nil {
+		more = readMore(k.Name)
+	}
 	var blocks []string
 	if k.Dir != "" {
 		blocks = append(blocks, fmt.Sprintf("Skill directory: `%s`. Paths in these instructions are relative to it: run the skill's scripts from there.", printable.String(k.Dir)))
@@ -153,9 +173,9 @@ func (k *Skill) Text() string {
 		facts = append(facts, "- License: "+k.License)
 	}
 	if n := k.Omitted(); k.Uncounted() {
-		facts = append(facts, fmt.Sprintf("- Files: %d or more besides the %d listed below (listing stopped after %d directory entries); list the skill's directory to see them.", n, MaxFiles, MaxWalk))
+		facts = append(facts, fmt.Sprintf("- Files: %d or more besides the %d listed below (listing stopped after %d directory entries); to see them, %s.", n, MaxFiles, MaxWalk, more))
 	} else if n > 0 {
-		facts = append(facts, fmt.Sprintf("- Files: %d more than the %d listed below; list the skill's directory to see them.", n, MaxFiles))
+		facts = append(facts, fmt.Sprintf("- Files: %d more than the %d listed below; to see them, %s.", n, MaxFiles, more))
 	}
 	if out := k.LinksOutside(); len(out) > 0 {
 		facts = append(facts, fmt.Sprintf("- Left out: `%s`: symbolic links leading outside the skill's directory, which are not read.", printable.String(strings.Join(out, "`, `"))))

@@ -94,7 +94,7 @@ func newConn(o *orchestrator.Orchestrator, opts Options) (c *conn, err error) {
 		return nil, err
 	}
 	s.help = help
-	if opts.Prompt, err = skillsPrompt(opts); err != nil {
+	if opts.Prompt, err = s.skillsPrompt(opts); err != nil {
 		return nil, err
 	}
 	var changes uint64

@@ -3,10 +3,13 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"mime"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -23,17 +26,32 @@ import (
 // percent-encoded (url.PathEscape): scripts/100%25done.py.
 const SkillURIPrefix = "unfold://skill/"
 
+// SkillFileURITemplate reads any file of a skill, listed or past the
+// skills.MaxFiles listed: unfold://skill/pdf/reference/forms.md.
+const SkillFileURITemplate = SkillURIPrefix + "{skill}/{+path}"
+
 // skillsPrompt returns the template to serve: opts.Prompt with the skills
 // section after its sections, or the skills section alone when there is
-// no prompt; opts.Prompt when there is no skill.
-func skillsPrompt(opts Options) (*prompt.Template, error) {
+// no prompt; opts.Prompt when there is no skill. A skill's section says
+// to reach the files past those listed as this session can: as
+// resources, and by listing the skill's directory with the shell when
+// the session offers one.
+func (s *conn) skillsPrompt(opts Options) (*prompt.Template, error) {
 	if opts.Skills == nil || opts.Skills.Len() == 0 {
 		return opts.Prompt, nil
 	}
+	hasShell := slices.Contains(s.names, shellName)
+	sec := opts.Skills.Section(skills.ReadMore(func(name string) string {
+		how := "read any of them as the resource " + SkillURIPrefix + url.PathEscape(name) + "/<path>, the path relative to the skill's directory"
+		if hasShell {
+			how = "list the skill's directory, and " + how
+		}
+		return how
+	}))
 	if opts.Prompt != nil {
-		return opts.Prompt.With(opts.Skills.Section())
+		return opts.Prompt.With(sec)
 	}
-	return prompt.New("unfold/mcp", "workbench", opts.Skills.Section())
+	return prompt.New("unfold/mcp", "workbench", sec)
 }
 
 // skillsInstructions tells clients how skills are offered.
@@ -88,21 +106,67 @@ func (s *conn) addSkills(set *skills.Set) {
 				URI: fileURI, Name: "skill-" + k.Name + "-" + printable.String(p), Title: k.Name + ": " + printable.String(p),
 				Description: "A file of the skill " + k.Name + ".", MIMEType: mimeType(p, nil),
 			}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-				data, err := k.ReadFile(p)
-				if err != nil {
-					return nil, err
-				}
-				mt := mimeType(p, data)
-				if !isText(data) {
-					return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: fileURI, MIMEType: mt, Blob: data}}}, nil
-				}
-				return textResource(fileURI, mt, string(data)), nil // JSON, XML, a schema: text of any type
+				return readSkillFile(k, p, fileURI)
 			})
 			if err != nil {
 				s.log.Warn("mcp: a skill's file is not offered as a resource", "skill", k.Name, "file", p, "err", err)
 			}
 		}
 	}
+	if set.Len() > 0 {
+		s.srv.AddResourceTemplate(&sdk.ResourceTemplate{
+			URITemplate: SkillFileURITemplate,
+			Name:        "skill-file",
+			Title:       "Skill file",
+			Description: "Any file of a skill, by its path in the skill's directory (each segment percent-encoded), listed or not: hidden files are not read.",
+		}, func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			uri := req.Params.URI
+			name, p, ok := parseSkillURI(uri)
+			k, found := set.Skill(name)
+			if !ok || !found {
+				return nil, sdk.ResourceNotFoundError(uri)
+			}
+			return readSkillFile(k, p, uri)
+		})
+	}
+}
+
+// parseSkillURI returns the skill's name and the file's path that uri,
+// an address skillURI makes for a file, names.
+func parseSkillURI(uri string) (name, p string, ok bool) {
+	rest, ok := strings.CutPrefix(uri, SkillURIPrefix)
+	if !ok {
+		return "", "", false
+	}
+	segs := strings.Split(rest, "/")
+	if len(segs) < 2 {
+		return "", "", false
+	}
+	for i, seg := range segs {
+		var err error
+		if segs[i], err = url.PathUnescape(seg); err != nil || segs[i] == "" || strings.Contains(segs[i], "/") {
+			return "", "", false
+		}
+	}
+	return segs[0], strings.Join(segs[1:], "/"), true
+}
+
+// readSkillFile reads the file of k at p (see skills.Skill.ReadFile) as
+// the resource uri: text of any type (JSON, XML, a schema) as text, the
+// rest as a blob. A file that is not the skill's is not found.
+func readSkillFile(k *skills.Skill, p, uri string) (*sdk.ReadResourceResult, error) {
+	data, err := k.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		return nil, err
+	}
+	mt := mimeType(p, data)
+	if !isText(data) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: mt, Blob: data}}}, nil
+	}
+	return textResource(uri, mt, string(data)), nil
 }
 
 // skillURI is the address of a skill's instructions, or with a file's
@@ -129,9 +193,9 @@ func skillPromptText(k *skills.Skill) string {
 			b.WriteString("- " + printable.String(p) + ": " + skillURI(k.Name, p) + "\n") // a name may hold a newline
 		}
 		if n := k.Omitted(); k.Uncounted() {
-			fmt.Fprintf(&b, "- and %d or more, past the first %d (listing stopped after %d directory entries): not listed, and not offered as resources.\n", n, skills.MaxFiles, skills.MaxWalk)
+			fmt.Fprintf(&b, "- and %d or more, past the first %d (listing stopped after %d directory entries): not listed; read any of them as %s/<path>.\n", n, skills.MaxFiles, skills.MaxWalk, skillURI(k.Name))
 		} else if n > 0 {
-			fmt.Fprintf(&b, "- and %d more, past the first %d: not listed, and not offered as resources.\n", n, skills.MaxFiles)
+			fmt.Fprintf(&b, "- and %d more, past the first %d: not listed; read any of them as %s/<path>.\n", n, skills.MaxFiles, skillURI(k.Name))
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")

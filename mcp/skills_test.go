@@ -383,12 +383,20 @@ func TestSkillFilesAnywhere(t *testing.T) {
 }
 
 // TestSkillFilesPastTheCap serves a skill with more files than
-// skills.MaxFiles: its prompt lists the first ones and counts the rest.
+// skills.MaxFiles, most in node_modules, and instructions that point to
+// reference/guide.md: the guide is listed (dependency folders come
+// last), the prompt counts the rest and says how to read them, any file
+// past the list reads through the skill-file template, and the skill's
+// section says to do what this session can (no shell here: read them as
+// resources).
 func TestSkillFilesPastTheCap(t *testing.T) {
 	dir := t.TempDir()
-	files := map[string]string{"many/SKILL.md": "---\nname: many\ndescription: Many files.\n---\n\nSee the files.\n"}
+	files := map[string]string{
+		"many/SKILL.md":           "---\nname: many\ndescription: Many files.\n---\n\nRead reference/guide.md.\n",
+		"many/reference/guide.md": "# Guide\n",
+	}
 	for i := range skills.MaxFiles + 3 {
-		files[fmt.Sprintf("many/data/%03d.txt", i)] = "n\n"
+		files[fmt.Sprintf("many/node_modules/p%03d.js", i)] = "n\n"
 	}
 	writeFiles(t, dir, files)
 	set, err := skills.Load(dir)
@@ -401,10 +409,26 @@ func TestSkillFilesPastTheCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := got.Messages[0].Content.(*sdk.TextContent).Text
-	last := fmt.Sprintf("- data/%03d.txt: ", skills.MaxFiles-1)
-	more := fmt.Sprintf("- and 3 more, past the first %d: not listed, and not offered as resources.", skills.MaxFiles)
-	if !strings.Contains(text, last) || !strings.HasSuffix(text, more) || strings.Contains(text, fmt.Sprintf("data/%03d.txt", skills.MaxFiles)) {
-		t.Errorf("prompt many: got %q ... %q, want the first %d files and then %q", text[:min(len(text), 300)], text[max(0, len(text)-300):], skills.MaxFiles, more)
+	last := fmt.Sprintf("- node_modules/p%03d.js: ", skills.MaxFiles-2)
+	more := fmt.Sprintf("- and 4 more, past the first %d: not listed; read any of them as unfold://skill/many/<path>.", skills.MaxFiles)
+	if !strings.Contains(text, "- reference/guide.md: unfold://skill/many/reference/guide.md") || !strings.Contains(text, last) || !strings.HasSuffix(text, more) {
+		t.Errorf("prompt many: got %q ... %q, want the guide, the first files and then %q", text[:min(len(text), 300)], text[max(0, len(text)-300):], more)
+	}
+	for _, name := range []string{"reference/guide.md", fmt.Sprintf("node_modules/p%03d.js", skills.MaxFiles+2)} {
+		if body := readText(t, c, "unfold://skill/many/"+name); body.Text != files["many/"+name] {
+			t.Errorf("read %s: got %q, want the file", name, body.Text)
+		}
+	}
+	for _, name := range []string{"../many/SKILL.md", "node_modules/%2E%2E/SKILL.md", "reference/%2Fguide.md", "nothere.md", "SKILL.md"} {
+		if _, err := c.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "unfold://skill/many/" + name}); err == nil {
+			t.Errorf("read %s: got no error, want it not found", name)
+		}
+	}
+	call(t, c, prompt.OpenSectionsName, map[string]any{"section_keys": []string{"skills.many"}, "reason": "a task"})
+	skill := readText(t, c, "unfold://context/skills.many.md").Text
+	want := fmt.Sprintf("- Files: 4 more than the %d listed below; to see them, read any of them as the resource unfold://skill/many/<path>, the path relative to the skill's directory.", skills.MaxFiles)
+	if !strings.Contains(skill, want) || strings.Contains(skill, "list the skill's directory") {
+		t.Errorf("context/skills.many.md: got no %q in:\n%s", want, skill)
 	}
 }
 

@@ -263,13 +263,21 @@ func TestFiles(t *testing.T) {
 	if f, err := k.Inspect("references/zz-multibyte"); err != nil || f.Binary {
 		t.Errorf("a file whose first bytes end inside a character: got %+v, %v, want text", f, err)
 	}
-	for _, p := range []string{skills.FileName, ".env", "scripts/.hidden", "assets/many/255.txt"} {
+	for _, p := range []string{skills.FileName, ".env", "scripts/.hidden", "../demo/notes.txt", "/demo/notes.txt", "scripts/../notes.txt"} {
 		if _, err := k.Inspect(p); err == nil {
-			t.Errorf("inspect %s, which is not listed: got no error", p)
+			t.Errorf("inspect %s, which is not one of the skill's files: got no error", p)
 		}
 		if _, err := k.ReadFile(p); err == nil {
-			t.Errorf("read %s, which is not listed: got no error", p)
+			t.Errorf("read %s, which is not one of the skill's files: got no error", p)
 		}
+	}
+	// Past MaxFiles a file is not listed, and still read: the cap bounds
+	// the list, not what the instructions may point to.
+	if slices.Contains(k.Files(), "assets/many/255.txt") {
+		t.Fatal("assets/many/255.txt should be past the list")
+	}
+	if data, err := k.ReadFile("assets/many/255.txt"); err != nil || string(data) != "n" {
+		t.Errorf("read assets/many/255.txt, past the list: got %q, %v, want the file", data, err)
 	}
 	if data, err := k.ReadFile("notes.txt"); err != nil || string(data) != "at the top" {
 		t.Errorf("read notes.txt: got %q, %v", data, err)

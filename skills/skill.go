@@ -136,16 +136,31 @@ func (k *Skill) LinksOutside() []string {
 	return slices.Clone(k.outside)
 }
 
-// listed reports whether p is one of the skill's files.
-func (k *Skill) listed(p string) bool {
+// readable reports whether p names a file of the skill that may be read:
+// a listed one, or one past [MaxFiles] that would be, at a clean
+// slash-separated path with no hidden part, no deeper than listing goes,
+// and not SKILL.md (read as the instructions). Opening it still goes
+// through the skill's directory (see open), so p cannot leave it.
+func (k *Skill) readable(p string) bool {
 	k.listFiles()
-	return slices.Contains(k.files, p)
+	if slices.Contains(k.files, p) {
+		return true
+	}
+	if !fs.ValidPath(p) || p == "." || p == FileName || strings.Count(p, "/") > maxDepth+1 {
+		return false
+	}
+	for part := range strings.SplitSeq(p, "/") {
+		if strings.HasPrefix(part, ".") {
+			return false
+		}
+	}
+	return true
 }
 
-// Inspect reads the start of the listed file at p: its size, its first
-// heading or line, and whether it is binary.
+// Inspect reads the start of the file at p (see [Skill.ReadFile]): its
+// size, its first heading or line, and whether it is binary.
 func (k *Skill) Inspect(p string) (File, error) {
-	if !k.listed(p) {
+	if !k.readable(p) {
 		return File{}, k.notListed(p)
 	}
 	head, size, err := k.readHead(p, headBytes)
@@ -158,15 +173,16 @@ func (k *Skill) Inspect(p string) (File, error) {
 }
 
 func (k *Skill) notListed(p string) error {
-	return fmt.Errorf("skills: %s: %s: %w: not one of the skill's listed files (those in its directory but %s and hidden ones, at most %d)", k.Name, p, fs.ErrNotExist, FileName, MaxFiles)
+	return fmt.Errorf("skills: %s: %s: %w: not one of the skill's files (those in its directory but %s and hidden ones)", k.Name, p, fs.ErrNotExist, FileName)
 }
 
-// ReadFile reads the listed file at p whole, up to MaxFileBytes. Only listed
-// files can be read, and on disk they are read through an [os.Root] on the
-// skill's directory, so p cannot leave it, even when a file listed is
-// replaced by a link leading out.
+// ReadFile reads the file at p whole, up to MaxFileBytes: one of
+// [Skill.Files], or any other regular file of the skill's directory past
+// [MaxFiles] (not SKILL.md, nor a hidden one). On disk files are read
+// through an [os.Root] on the skill's directory, so p cannot leave it,
+// even when a file listed is replaced by a link leading out.
 func (k *Skill) ReadFile(p string) ([]byte, error) {
-	if !k.listed(p) {
+	if !k.readable(p) {
 		return nil, k.notListed(p)
 	}
 	data, err := k.readAll(p, MaxFileBytes)

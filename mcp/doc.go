@@ -85,7 +85,9 @@
 // instructions at unfold://skill/<name> and each file at
 // unfold://skill/<name>/<path> ([SkillURIPrefix]; each path segment
 // percent-encoded, so 100%done.py is 100%25done.py), for clients without
-// skills support. A file is text when its content is UTF-8 without a NUL
+// skills support. The listed files (at most skills.MaxFiles) are resources
+// of their own; any other file of the skill reads through the template
+// [SkillFileURITemplate]. A file is text when its content is UTF-8 without a NUL
 // byte, whatever its type (JSON, XML), and a blob otherwise.
 //
 // # Other MCP servers

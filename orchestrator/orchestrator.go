@@ -472,7 +472,7 @@ func (o *Orchestrator) run(ctx context.Context, cmd Command) envs.Response {
 	}
 	e.mu.Unlock()
 	start := time.Now()
-	resp := runCommand(ctx, e, cmd.Text, limits)
+	resp := atEnd(ctx, runCommand(ctx, e, cmd.Text, limits))
 	elapsed := time.Since(start)
 	if noted {
 		resp.Output = strings.TrimSuffix(note.text+"\n"+resp.Output, "\n")

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,8 +53,8 @@ const maxPendingBytes = 64 << 20
 //
 // When r ends, the commands that run are interrupted and those that wait
 // are answered as not run (a client that ends its input is done with
-// them), their answers written; with [WithBatch] they all run to their
-// end instead. Then, as when ctx is done, Serve closes the orchestrator,
+// them), their answers written, saying that the input ended and naming
+// --batch; with [WithBatch] they all run to their end instead. Then, as when ctx is done, Serve closes the orchestrator,
 // shutting down every environment, and returns. At the end of input it returns nil, or an
 // error wrapping [ErrShutdown] and the environments' errors when some failed
 // to shut down. When ctx is done it returns ctx's error. A read or write
@@ -69,9 +70,9 @@ func (o *Orchestrator) Serve(ctx context.Context, r io.Reader, w io.Writer, opts
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// work is what commands run under: the end of input cancels it, and
-	// their answers are still written.
-	work, stopWork := context.WithCancel(ctx)
-	defer stopWork()
+	// their answers, which name it, are still written.
+	work, stopWork := context.WithCancelCause(ctx)
+	defer stopWork(nil)
 	sv := &server{o: o, ctx: ctx, work: work, results: make(chan any, 16), lanes: map[string]chan job{}}
 	sv.room = sync.NewCond(&sv.mu)
 	writeErr := make(chan error, 1) // gets the writer's first error, or nil at its end
@@ -133,7 +134,7 @@ loop:
 		// answered as not run (a batch runs to its end), then everything
 		// shuts down.
 		if !so.batch {
-			stopWork()
+			stopWork(errInputEnded)
 		}
 		sv.finish()
 		closeErr = o.Close()
@@ -152,6 +153,30 @@ loop:
 		return fmt.Errorf("%w: %w", ErrShutdown, closeErr)
 	}
 	return nil
+}
+
+// errInputEnded is the cause the commands that run or wait at the end of
+// input are stopped with; their answers say so ([atEnd]).
+var errInputEnded = errors.New("orchestrator: serve: the input ended")
+
+// The answers of commands the end of input stopped: a client that pipes
+// its commands in and closes its input at once learns why, and what to do.
+const (
+	notRunAtEnd  = "[Not run: the input ended before it started. Keep the input open until the answer comes, or run with --batch.]"
+	stoppedAtEnd = "[Stopped: the input ended while it ran. Keep the input open until the answer comes, or run with --batch.]"
+)
+
+// atEnd words resp, the answer of a command that ran under ctx, after the
+// end of input when that stopped it: not run, or stopped while it ran.
+func atEnd(ctx context.Context, resp envs.Response) envs.Response {
+	if resp.Success || ctx.Err() == nil || !errors.Is(context.Cause(ctx), errInputEnded) {
+		return resp
+	}
+	if resp.Output == envs.NotRun(context.Canceled).Output {
+		return envs.Response{Output: notRunAtEnd}
+	}
+	resp.Output = strings.TrimSuffix(resp.Output+"\n"+stoppedAtEnd, "\n")
+	return resp
 }
 
 // ServeOption configures [Orchestrator.Serve].

@@ -30,7 +30,8 @@ the server cannot use is answered with {"type":"error","message":"..."} and
 serving goes on. At the end of input the commands that run are interrupted
 and those that wait are answered as not run, then every environment is shut
 down and the exit status is 0 (keep the input open until the answers you
-need arrived, or give --batch to run them all). SIGINT or SIGTERM interrupt and shut down too, within 5
+need arrived, or give --batch to run them all: a command piped in with echo
+needs it, as its input ends at once). SIGINT or SIGTERM interrupt and shut down too, within 5
 seconds, with status 130 or 143. The
 protocol is described in docs/serve-protocol.md.
 `

@@ -425,3 +425,28 @@ func TestLoadSpecsRelativeProgram(t *testing.T) {
 		t.Errorf("got args %q, want %q", got, want)
 	}
 }
+
+// TestLoadSpecsNoProject: a project directory that does not exist, or a
+// file given as one, is an error, not a project without spec files.
+func TestLoadSpecsNoProject(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, dir, want string
+	}{
+		{"missing", filepath.Join(t.TempDir(), "no", "such"), "no such file or directory; give a directory that exists"},
+		{"a file", file, "is not a directory; give the directory that holds env/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := mustNew(t)
+			defer o.Close()
+			err := o.LoadSpecs(tt.dir)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an error saying %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -25,7 +25,8 @@ import (
 // [prompt.OpenSectionsName]) or cannot be registered is skipped with a
 // [*SpecError] naming the file and the field; the other files still load. The errors are returned joined and
 // shown on the orchestrator's own screen ([ScreenName]). A project without
-// an env directory has nothing to load.
+// an env directory has nothing to load; a projectDir that does not exist,
+// or is not a directory, is an error, and nothing is loaded.
 //
 // From then on, every command first picks up the changes to the files
 // ([Orchestrator.ReloadSpecs]): a file added is loaded, one removed closes
@@ -43,6 +44,12 @@ func (o *Orchestrator) LoadSpecs(projectDir string) error {
 	abs, err := filepath.Abs(projectDir)
 	if err != nil {
 		return fmt.Errorf("orchestrator: load specs: %w", err)
+	}
+	// A mistyped project would otherwise look like one without programs.
+	if fi, err := os.Stat(abs); err != nil {
+		return fmt.Errorf("orchestrator: load specs: the project directory: %w; give a directory that exists", err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("orchestrator: load specs: the project %s is not a directory; give the directory that holds env/", abs)
 	}
 	o.reloadMu.Lock()
 	defer o.reloadMu.Unlock()

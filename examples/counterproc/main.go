@@ -2,12 +2,13 @@
 // the orchestrator: project/env/counter.json declares it, project/env/counter.py
 // implements the process-environment protocol (docs/process-environments.md).
 //
-// Run it from this directory (python3 must be installed):
+// Run it from anywhere in the repository (python3 must be installed):
 //
-//	go run . -project project
+//	go run ./examples/counterproc
 //
-// It loads the project's spec files, runs a few commands in the counter
-// environment and prints each response and the counter's screen.
+// It finds the project next to its source (or takes -project DIR), loads
+// the project's spec files, runs a few commands in the counter environment
+// and prints each response and the counter's screen.
 package main
 
 import (
@@ -16,12 +17,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
 
 	"github.com/unfold-dev/unfold/orchestrator"
 )
 
 func main() {
-	project := flag.String("project", "project", "the project directory, holding env/counter.json")
+	project := flag.String("project", sourceProject(), "the project directory, holding env/counter.json")
 	flag.Parse()
 	if err := run(context.Background(), os.Stdout, *project); err != nil {
 		fmt.Fprintln(os.Stderr, "counterproc:", err)
@@ -44,6 +48,9 @@ func run(ctx context.Context, w io.Writer, project string) (err error) {
 	if err := o.LoadSpecs(project); err != nil {
 		return err
 	}
+	if !slices.Contains(o.Names(), "counter") {
+		return fmt.Errorf("%s declares no counter environment (env/counter.json): give -project DIR, the example's project directory", project)
+	}
 	fmt.Fprintf(w, "environments: %v\n", o.Names())
 	for _, cmd := range []string{"add 5", "add 2", "sub x", "jump", "reset", "add 40"} {
 		res := o.Execute(ctx, "counter", cmd)
@@ -52,4 +59,14 @@ func run(ctx context.Context, w io.Writer, project string) (err error) {
 	s, _ := o.Screen("counter")
 	fmt.Fprintf(w, "\nscreen (max %d lines):\n%s\n", s.MaxLines, s.Content)
 	return nil
+}
+
+// sourceProject is the project directory next to this file, as the
+// compiler saw it: go run finds it from any directory. A build without
+// the source's path (-trimpath) looks in the working directory.
+func sourceProject() string {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		return filepath.Join(filepath.Dir(file), "project")
+	}
+	return "project"
 }

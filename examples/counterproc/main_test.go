@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,5 +87,30 @@ func TestInterruptKeepsState(t *testing.T) {
 	}
 	if err := o.Close(); err != nil {
 		t.Errorf("got close error %v, want nil", err)
+	}
+}
+
+// TestRunFromElsewhere runs the example from another directory, as
+// `go run ./examples/counterproc` from the repository's root does: it
+// finds its project next to its source. A directory without the counter
+// is refused, saying what to give.
+func TestRunFromElsewhere(t *testing.T) {
+	needPython(t)
+	want, err := os.ReadFile(filepath.Join("testdata", "output.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	var out bytes.Buffer
+	if err := run(context.Background(), &out, sourceProject()); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != string(want) {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	empty := t.TempDir()
+	err = run(context.Background(), io.Discard, empty)
+	if wantErr := empty + " declares no counter environment (env/counter.json): give -project DIR"; err == nil || !strings.HasPrefix(err.Error(), wantErr) {
+		t.Errorf("got %v, want %q...", err, wantErr)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/unfold-dev/unfold/promptfile"
 	"github.com/unfold-dev/unfold/rootfs"
 	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/skills"
 	"github.com/unfold-dev/unfold/tokens"
 )
@@ -115,7 +116,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "bound each model request, its retries and streamed reply included (0: no bound)")
 	fs.IntVar(&f.maxRetries, "max-retries", 4, "retry a request that got no reply, 429 or a 5xx status this many times")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "bound each reply to this many output `tokens` (0: the provider's default, 8192 with anthropic, the endpoint's own limit with openai; chat completions send it as max_completion_tokens, which some OpenAI-compatible servers, such as Ollama, ignore: set the limit on the server)")
-	fs.StringVar(&f.disclosure, "disclosure", "default", "where opened sections go: append (keep the system message and tools, for the prompt cache) or rerender")
+	fs.StringVar(&f.disclosure, "disclosure", "", "where opened sections go: append (the default: keep the system message and tools, for the prompt cache) or rerender")
 	fs.StringVar(&f.prices, "prices", "", "a JSON `file` of model prices in US dollars per million tokens: {\"model\": {\"input\": 1.25, \"cached_input\": 0.125, \"output\": 10}}")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the first request that would be sent and exit: start nothing, call no model, write nothing")
 	fs.StringVar(&f.transcript, "transcript", "", "append the run to this JSON-lines `file` (--resume FILE continues the last run in it)")
@@ -330,7 +331,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return stop.code()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "unfold agent: %v%s\n", err, outputLimitHint(err, f.provider == "openai" && f.api == "chat"))
+		fmt.Fprintf(stderr, "unfold agent: %v%s%s\n", err, outputLimitHint(err, f.provider == "openai" && f.api == "chat"), keyHint(err, f))
 		return 1
 	}
 	return 0
@@ -381,7 +382,16 @@ func agentPrompt(path, paramsPath, dir string, set *skills.Set, g *gateway.Gatew
 				return nil, fmt.Errorf("--params %s: %w", paramsPath, err)
 			}
 		}
-		return t.Bind(params)
+		// Rendered once now, so that a param the file misses is named
+		// before anything starts.
+		p, err := t.Bind(params)
+		if err == nil {
+			_, err = p.Render(session.New(), nil)
+		}
+		if err != nil {
+			return nil, promptFileError(f, paramsPath, err)
+		}
+		return p, nil
 	}
 	t, err := prompt.New("unfold/agent", "default", section.New(section.Spec[agentParams]{
 		Key: "instructions", Title: "Instructions", Body: defaultInstructions,

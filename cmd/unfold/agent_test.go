@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,11 +126,17 @@ func TestAgentCommandErrors(t *testing.T) {
 		{"bad actions", []string{"agent", "task", "--actions", "json", "--base-url", "http://x/v1", "--model", "m"}, nil, 2, "--actions \"json\": want native or text"},
 		{"unreachable", []string{"agent", "task", "--project", ".", "--builtins", "none", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--max-retries", "0"}, nil, 1, "cannot reach http://127.0.0.1:1/v1"},
 		{"output budget", []string{"agent", "task", "--base-url", "http://x/v1", "--model", "m", "--output-budget", "0"}, nil, 2, "--output-budget must be 1 or more, got 0"},
+		{"anthropic, no key", []string{"agent", "task", "--provider", "anthropic", "--model", "m", "--project", "/no/such/dir"}, map[string]string{"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""}, 2, "unfold agent: ANTHROPIC_API_KEY is not set, and api.anthropic.com wants an API key: set it, or name the variable that holds the key with --api-key-env\n"},
+		{"anthropic, its URL, no key", []string{"agent", "task", "--provider", "anthropic", "--base-url", "https://api.anthropic.com/", "--model", "m", "--api-key-env", "MY_KEY"}, map[string]string{"MY_KEY": ""}, 2, "MY_KEY is not set, and api.anthropic.com wants an API key"},
+		{"openai's API, no key", []string{"agent", "task", "--base-url", "https://API.openai.com/v1", "--model", "m"}, map[string]string{"OPENAI_API_KEY": ""}, 2, "OPENAI_API_KEY is not set, and api.openai.com wants an API key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("OPENAI_BASE_URL", "")
 			t.Setenv("UNFOLD_MODEL", "")
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
 			var stdout, stderr bytes.Buffer
 			code := run(tt.args, strings.NewReader(""), &stdout, &stderr)
 			if code != tt.code || !strings.Contains(stderr.String(), tt.want) {
@@ -397,6 +404,97 @@ func TestAgentUnfinishedReply(t *testing.T) {
 				if !strings.Contains(stderr.String(), w) {
 					t.Errorf("stderr: want %q in\n%s", w, stderr.String())
 				}
+			}
+		})
+	}
+}
+
+// TestAgentNoKeyRefused: an endpoint that refuses a request made without
+// a key (401 or 403) gets the variable to set named after its message; a
+// local endpoint needs no key, and a refusal with a key set names none.
+func TestAgentNoKeyRefused(t *testing.T) {
+	refuse := func(status int) func(int, http.ResponseWriter, *http.Request) {
+		return func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			fmt.Fprint(w, `{"type":"error","error":{"type":"authentication_error","message":"no key given"}}`)
+		}
+	}
+	hint := " is not set: set it to the API key, or name the variable that holds it with --api-key-env)"
+	tests := []struct {
+		name   string
+		status int
+		flags  []string
+		env    map[string]string
+		code   int
+		want   string // in stderr
+		not    string // not in stderr
+	}{
+		{"openai 401", 401, nil, map[string]string{"OPENAI_API_KEY": ""}, 1, "no key given (OPENAI_API_KEY" + hint, ""},
+		{"openai 403, own variable", 403, []string{"--api-key-env", "MY_KEY"}, map[string]string{"MY_KEY": ""}, 1, "(MY_KEY" + hint, ""},
+		{"anthropic 401", 401, []string{"--provider", "anthropic"}, map[string]string{"ANTHROPIC_API_KEY": ""}, 1, "(ANTHROPIC_API_KEY" + hint, ""},
+		{"key set", 401, nil, map[string]string{"OPENAI_API_KEY": "wrong"}, 1, "no key given", hint},
+		{"local, no key", 0, nil, map[string]string{"OPENAI_API_KEY": ""}, 0, "1 steps", hint},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			reply := func(_ int, w http.ResponseWriter, _ *http.Request) { streamText(w, "All done.") }
+			if tt.status != 0 {
+				reply = refuse(tt.status)
+			}
+			url, _ := scriptedEndpoint(t, reply)
+			if slices.Contains(tt.flags, "anthropic") {
+				url = strings.TrimSuffix(url, "/v1")
+			}
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"agent", "go", "--project", t.TempDir(), "--base-url", url, "--model", "m", "--builtins", "none", "--max-retries", "0"}, tt.flags...)
+			code := run(args, strings.NewReader(""), &stdout, &stderr)
+			if code != tt.code {
+				t.Errorf("exit: got %d, want %d; stderr:\n%s", code, tt.code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("stderr: want %q in\n%s", tt.want, stderr.String())
+			}
+			if tt.not != "" && strings.Contains(stderr.String(), tt.not) {
+				t.Errorf("stderr: got %q in it:\n%s", tt.not, stderr.String())
+			}
+		})
+	}
+}
+
+// TestPromptFileMissingParam: agent and mcp name the prompt file's line
+// and heading of a param its templates miss, as render does, and the flag
+// that gives params; agent refuses before anything starts.
+func TestPromptFileMissingParam(t *testing.T) {
+	dir := t.TempDir()
+	promptPath := filepath.Join(dir, "prompt.md")
+	paramsPath := filepath.Join(dir, "params.json")
+	if err := os.WriteFile(promptPath, []byte("# Role\n\nYou help.\n\n# Task\n\nFirst line.\nDo {{.task}} now.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(paramsPath, []byte(`{"user": "Ada"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at := promptPath + `:8: heading "Task": body template: column 5: executing "task" at <.task>: map has no entry for key "task"; give it in the params`
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"agent", []string{"agent", "go", "--project", dir, "--prompt", promptPath, "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--builtins", "none"}, 2, "unfold agent: " + at + " (a JSON object given with --params FILE)\n"},
+		{"agent dry run, params", []string{"agent", "go", "--project", dir, "--prompt", promptPath, "--params", paramsPath, "--dry-run"}, 2, "unfold agent: " + at + " (" + paramsPath + ", given with --params)\n"},
+		{"mcp", []string{"mcp", "--project", dir, "--prompt", promptPath, "--builtins", "none"}, 1, "unfold mcp: " + at + " (a JSON object given with --params FILE)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tt.args, strings.NewReader(""), &stdout, &stderr)
+			if code != tt.code || stderr.String() != tt.want {
+				t.Errorf("got exit %d, stderr\n%q\nwant exit %d, stderr\n%q", code, stderr.String(), tt.code, tt.want)
 			}
 		})
 	}

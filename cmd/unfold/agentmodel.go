@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 
@@ -18,20 +19,14 @@ import (
 // newModel makes the model adapter the flags name. A dry run needs no
 // endpoint: it calls none.
 func newModel(f agentFlags) (agent.Model, error) {
-	keyEnv := f.keyEnv
+	keyEnv := keyVar(f)
 	base := f.baseURL
 	switch f.provider {
 	case "openai":
-		if keyEnv == "" {
-			keyEnv = "OPENAI_API_KEY"
-		}
 		if base == "" {
 			base = os.Getenv("OPENAI_BASE_URL")
 		}
 	case "anthropic":
-		if keyEnv == "" {
-			keyEnv = "ANTHROPIC_API_KEY"
-		}
 		if base == "" {
 			base = os.Getenv("ANTHROPIC_BASE_URL")
 		}
@@ -47,6 +42,9 @@ func newModel(f agentFlags) (agent.Model, error) {
 	if f.model == "" && !f.dryRun {
 		return nil, errors.New("no model: pass --model NAME (or set UNFOLD_MODEL)")
 	}
+	if host := keyedHost(f.provider, base); host != "" && os.Getenv(keyEnv) == "" && !f.dryRun {
+		return nil, fmt.Errorf("%s is not set, and %s wants an API key: set it, or name the variable that holds the key with --api-key-env", keyEnv, host)
+	}
 	if f.provider == "anthropic" {
 		return anthropicModel(base, orNone(f.model), os.Getenv(keyEnv), f)
 	}
@@ -57,6 +55,43 @@ func newModel(f agentFlags) (agent.Model, error) {
 		return nil, fmt.Errorf("--api %q: want chat or responses", f.api)
 	}
 	return openaiModel(base, orNone(f.model), os.Getenv(keyEnv), f)
+}
+
+// keyVar is the environment variable the API key is read from.
+func keyVar(f agentFlags) string {
+	switch {
+	case f.keyEnv != "":
+		return f.keyEnv
+	case f.provider == "anthropic":
+		return "ANTHROPIC_API_KEY"
+	}
+	return "OPENAI_API_KEY"
+}
+
+// keyedHost is the host of base when it is the provider's own API, which
+// always wants a key (the Messages API when base is empty), or "": a local
+// endpoint (Ollama, vLLM) may want none.
+func keyedHost(provider, base string) string {
+	want := map[string]string{"anthropic": "api.anthropic.com", "openai": "api.openai.com"}[provider]
+	if base == "" && provider == "anthropic" {
+		return want
+	}
+	if u, err := url.Parse(base); err == nil && want != "" && strings.EqualFold(u.Hostname(), want) {
+		return want
+	}
+	return ""
+}
+
+// keyHint says which variable to set when the endpoint refused a request
+// (401 or 403) and the variable the key is read from is empty.
+func keyHint(err error, f agentFlags) string {
+	if s := max(anthropicStatus(err), openaiStatus(err)); s != 401 && s != 403 {
+		return ""
+	}
+	if v := keyVar(f); os.Getenv(v) == "" {
+		return " (" + v + " is not set: set it to the API key, or name the variable that holds it with --api-key-env)"
+	}
+	return ""
 }
 
 // builtWithout is the error for a provider whose client this binary was

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -96,7 +97,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runHelp(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	switch {
+	case len(args) == 0, len(args) == 1 && slices.Contains([]string{"-h", "-help", "--help", "help"}, args[0]):
 		usage(stdout)
 		return 0
 	}

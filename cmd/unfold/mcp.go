@@ -196,6 +196,9 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	s, err := mcp.New(factory, opts)
 	if err != nil {
+		if file != nil {
+			err = promptFileError(file, *paramsPath, err)
+		}
 		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
 		return 1
 	}

@@ -8,3 +8,6 @@ import "github.com/unfold-dev/unfold/agent"
 func anthropicModel(string, string, string, agentFlags) (agent.Model, error) {
 	return nil, builtWithout("anthropic", "unfold_noanthropic")
 }
+
+// anthropicStatus is 0: this build has no Anthropic client to fail.
+func anthropicStatus(error) int { return 0 }

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/unfold-dev/unfold/agent"
 	"github.com/unfold-dev/unfold/agent/openai"
 )
@@ -20,4 +22,14 @@ func openaiModel(base, model, key string, f agentFlags) (agent.Model, error) {
 		return openai.NewResponses(base, model, opts...)
 	}
 	return openai.New(base, model, opts...)
+}
+
+// openaiStatus is the status of a reply an OpenAI-compatible endpoint
+// answered err with; 0 when err is not one.
+func openaiStatus(err error) int {
+	var se *openai.StatusError
+	if errors.As(err, &se) {
+		return se.StatusCode
+	}
+	return 0
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/promptfile"
+	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/skills"
 	"github.com/unfold-dev/unfold/tokens"
@@ -235,4 +236,23 @@ func writeTree(w io.Writer, r *prompt.Rendered) error {
 	fmt.Fprintf(&b, "total %d tokens\n", r.Tokens())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// promptFileError points err, from binding or rendering the --prompt file
+// f, at the file's line and heading, as unfold render does, and names the
+// flag that gives a param its templates miss. An error of no section of
+// the file is returned as it is.
+func promptFileError(f *promptfile.File, paramsPath string, err error) error {
+	var se *section.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	err = f.Locate(err)
+	if !strings.HasSuffix(err.Error(), "give it in the params") {
+		return err
+	}
+	if paramsPath == "" {
+		return fmt.Errorf("%w (a JSON object given with --params FILE)", err)
+	}
+	return fmt.Errorf("%w (%s, given with --params)", err, paramsPath)
 }

@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/afero"
 
@@ -56,4 +58,34 @@ type readSavedKey struct{}
 // those tools cannot do.
 func WithReadSaved(ctx context.Context, read func(name string) string) context.Context {
 	return context.WithValue(ctx, readSavedKey{}, read)
+}
+
+// ReadSavedWith returns, for [WithReadSaved], the ways a session whose
+// environments are envs reads a saved result: with the editor ("editor"),
+// grep ("bash"), python ("python", when neither of those is there), and,
+// with resources, as an MCP resource. A session with none of them is told
+// to ask the tool for less.
+func ReadSavedWith(envs []string, resources bool) func(name string) string {
+	var ways []string
+	if slices.Contains(envs, "editor") {
+		ways = append(ways, "view it with the editor")
+	}
+	if slices.Contains(envs, "bash") {
+		ways = append(ways, "search it with grep")
+	} else if len(ways) == 0 && slices.Contains(envs, "python") {
+		ways = append(ways, "read it with python")
+	}
+	return func(name string) string {
+		all := ways
+		if resources {
+			all = append(slices.Clip(all), "read it as the resource unfold://"+name)
+		}
+		switch len(all) {
+		case 0:
+			return "no tool of this session reads it; call the tool again asking for less (a range of lines, a head or a tail, a narrower query)"
+		case 1:
+			return all[0]
+		}
+		return strings.Join(all[:len(all)-1], ", ") + ", or " + all[len(all)-1]
+	}
 }

@@ -14,7 +14,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/afero"
 
-	"github.com/unfold-dev/unfold/envs/editor"
 	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/prompt"
@@ -175,27 +174,10 @@ func linked(fsys afero.Fs, name string) bool {
 // them.
 func (s *conn) withReadSaved(ctx context.Context) context.Context {
 	s.mu.Lock()
-	hasEditor, hasShell := slices.Contains(s.names, editor.Name), slices.Contains(s.names, shellName)
+	names := slices.Clone(s.names)
 	s.mu.Unlock()
-	return gateway.WithReadSaved(ctx, func(name string) string {
-		var ways []string
-		if hasEditor {
-			ways = append(ways, "view it with the editor")
-		}
-		if hasShell {
-			ways = append(ways, "search it with grep")
-		}
-		how := "read it as the resource unfold://" + name
-		if len(ways) > 0 {
-			how = strings.Join(ways, ", ") + ", or " + how
-		}
-		return how
-	})
+	return gateway.WithReadSaved(ctx, gateway.ReadSavedWith(names, true))
 }
-
-// shellName is the name of the built-in shell environment, whose grep
-// searches a saved output.
-const shellName = "bash"
 
 // addContextResources lists the context files open_sections wrote as
 // resources (the SDK notifies clients that the list changed) and returns a
@@ -228,3 +210,7 @@ func (s *conn) addContextResources(written []string) string {
 	}
 	return "\nAlso readable as resources: " + strings.Join(uris, ", ")
 }
+
+// shellName is the name of the built-in shell environment, which lists a
+// skill's directory.
+const shellName = "bash"

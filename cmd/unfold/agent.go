@@ -311,6 +311,13 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	ctx := stop.ctx
+	if g != nil {
+		// A server's result cut to the budget says how this run reads
+		// the whole: the environments it has when the call is made.
+		ctx = gateway.WithReadSaved(ctx, func(name string) string {
+			return gateway.ReadSavedWith(o.Names(), false)(name)
+		})
+	}
 	var res *agent.Result
 	if tr != nil {
 		res, err = a.Resume(ctx, tr, task)

@@ -276,3 +276,38 @@ func TestAgentCommandGateway(t *testing.T) {
 		t.Errorf("the upstream's output is not in the conversation: %s", data)
 	}
 }
+
+// TestAgentGatewayCutNote runs `unfold agent --builtins none` with an
+// upstream whose result passes --output-budget: the note of the cut
+// result names no editor or grep, which the run does not have, and says
+// what the model can do instead.
+func TestAgentGatewayCutNote(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed; the upstream serves a bash environment")
+	}
+	project := t.TempDir()
+	cfg := `{"mcpServers": {"up": {"command": "` + binary + `", "args": ["mcp", "--builtins", "bash", "--output-budget", "100000", "--project", "` + project + `"]}}}`
+	if err := os.WriteFile(filepath.Join(project, gateway.ProjectConfig), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, reqs := fakeEndpoint(t,
+		`call open_sections {"section_keys":["mcp.up.tools.bash"],"reason":"run a command"}`,
+		`call use_tool {"name":"up__bash","input":{"command":"seq 1 3000"}}`,
+		"All done.")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"agent", "count", "--project", project, "--base-url", url, "--model", "m", "--builtins", "none", "--output-budget", "200"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+	}
+	if len(*reqs) != 3 {
+		t.Fatalf("got %d model requests, want 3", len(*reqs))
+	}
+	data, _ := json.Marshal((*reqs)[2]["messages"])
+	text := string(data)
+	if !strings.Contains(text, "the whole output is saved in") || !strings.Contains(text, "no tool of this session reads it; call the tool again asking for less") {
+		t.Errorf("the cut result does not say what this run can do:\n%s", text)
+	}
+	if strings.Contains(text, "view it with the editor") || strings.Contains(text, "search it with grep") {
+		t.Errorf("the cut result names tools the run does not have:\n%s", text)
+	}
+}

@@ -85,7 +85,7 @@ func (s *Shell) await(ctx context.Context, p *proc, j *job, limits envs.Limits) 
 			}
 			// A program still to read what was typed to it (an answer)
 			// is not waiting for more.
-			if _, ok := term.ReadingTerminalUnder(p.pid, pg, p.tty); ok && p.inputRead() {
+			if p.asks(pg) && p.inputRead() {
 				total := p.stream.outputTotal()
 				if seen && total == seenTotal {
 					// The shell itself reads the terminal once a command is

@@ -106,7 +106,8 @@
 // terminal: the response says it handled Ctrl-C and waits for input
 // again, with its prompt, and the REPL keeps its state. A second C-c in a
 // row, with nothing typed between, goes on to SIGTERM, so that a program
-// that only redraws its prompt (less) is ended in the end. A job that
+// that only redraws its prompt (less) is ended in the end; the response
+// says it went back to its prompt again, so that C-c sent SIGTERM. A job that
 // reads keys with the terminal's signals off (raw mode: node's REPL, an
 // editor) is typed ^C instead of signalled, as a terminal would. The SIGINT goes straight to
 // the job that holds the terminal (each new job of a loop gets it too),
@@ -124,7 +125,12 @@
 // from the kernel's state: the foreground process, or one of its group
 // among the shell's descendants, blocked reading the terminal (in read,
 // or in poll or epoll with the terminal among what it waits to read; see
-// internal/term), with the output still. The looks back off from 10 ms to a second as the
+// internal/term), with the output still. A wait in poll or epoll counts
+// only when the output ends in an unfinished line, as a question leaves
+// it: a program that forwards the terminal as it works (script, ssh,
+// docker run -it), or node after it read an answer (libuv keeps the
+// terminal in its epoll set), watches it too while it prints whole lines,
+// and text typed then would answer a later question unseen. The looks back off from 10 ms to a second as the
 // command runs on, so a command watched for minutes costs next to no
 // processor time. The response quotes the question (the last line of the
 // output) and says whether it asks for a secret (its words ask for one, or

@@ -208,8 +208,20 @@ func (s *Shell) reading(p *proc) bool {
 	if pg == p.pid && p.atPrompt() {
 		return false
 	}
-	_, ok := term.ReadingTerminalUnder(p.pid, pg, p.tty)
-	return ok && p.inputRead()
+	return p.asks(pg) && p.inputRead()
+}
+
+// asks reports whether process group pg waits to read the terminal for an
+// answer: surely (blocked in read, a line editor's pselect), or in an event
+// loop that watches the terminal while the output ends in an unfinished
+// line, as a question leaves it. A program that forwards the terminal as
+// it works (script, ssh, docker run -it), or an event loop that read it
+// once and keeps watching it (node after rl.close()), watches it too, and
+// what such a program prints as it works ends in a newline: text typed
+// then would answer a question not asked yet.
+func (p *proc) asks(pg int) bool {
+	_, w := term.TerminalReaderUnder(p.pid, pg, p.tty)
+	return w == term.Waits || w == term.MayWait && p.stream.unfinished()
 }
 
 // conclude turns o into the response: for a command that runs on, the

@@ -46,7 +46,8 @@ func (s *Shell) interrupt(p *proc, j *job, why, hint string) outcome {
 	repeats := p.stream.repeated()
 	again := j.handled
 	j.handled = false
-	if o, sig, ok := s.interruptJob(p, time.Now().Add(interruptGrace), !again); ok {
+	o, sig, ok := s.interruptJob(p, time.Now().Add(interruptGrace), !again)
+	if ok {
 		if sig.waits {
 			j.handled = true
 			o.waiting = s.question(p, j)
@@ -76,15 +77,23 @@ func (s *Shell) interrupt(p *proc, j *job, why, hint string) outcome {
 		// sent: its outcome stands.
 		return o
 	}
+	termNote, killNote := " It ignored Ctrl-C, so its process group was sent SIGTERM and it ended.",
+		" It ignored Ctrl-C and SIGTERM, so its process group was killed (SIGKILL)."
+	if sig.reprompt {
+		// A REPL or a pager at its prompt: it handled this Ctrl-C as it
+		// did the one before.
+		again := " It handled Ctrl-C and went back to its prompt again, so this second " + envs.Interrupt + " sent SIGTERM to its process group"
+		termNote, killNote = again+" and it ended.", again+"; it ignored that, so the group was killed (SIGKILL)."
+	}
 	if pg, err := term.Foreground(p.master); err == nil && pg > 1 && pg != p.pid {
 		term.SignalGroup(pg, syscall.SIGTERM)
 		if o, ok := s.settle(p, signalGrace); ok {
-			o.note = why + " It ignored Ctrl-C, so its process group was sent SIGTERM and it ended." + state
+			o.note = why + termNote + state
 			return o
 		}
 		term.SignalGroup(pg, syscall.SIGKILL)
 		if o, ok := s.settle(p, signalGrace); ok {
-			o.note = why + " It ignored Ctrl-C and SIGTERM, so its process group was killed (SIGKILL)." + state
+			o.note = why + killNote + state
 			return o
 		}
 	}
@@ -167,8 +176,7 @@ func (s *Shell) interruptJob(p *proc, end time.Time, mayWait bool) (o outcome, j
 		reads := false
 		if pg != p.pid && sent > 0 {
 			total := p.stream.outputTotal()
-			_, reads = term.ReadingTerminalUnder(p.pid, pg, p.tty)
-			reads = reads && total != sentOut && p.inputRead()
+			reads = p.asks(pg) && total != sentOut && p.inputRead()
 			switch {
 			case !reads:
 				readAt = -1
@@ -178,6 +186,7 @@ func (s *Shell) interruptJob(p *proc, end time.Time, mayWait bool) (o outcome, j
 			case readAt == total:
 				// Back at its prompt after a Ctrl-C before: ended by
 				// the ladder.
+				j.reprompt = true
 				return outcome{}, j, false
 			default:
 				readAt, poll = total, pollConfirm
@@ -255,6 +264,7 @@ type jobSignals struct {
 	signalled bool // anything: a job or the shell
 	shell     bool // the shell itself, which may have been at its prompt
 	waits     bool // a job handled the signal and reads the terminal again
+	reprompt  bool // so did one that had done so at the Ctrl-C before
 }
 
 // repeatWait bounds the wait for the prompt a Ctrl-C that met the prompt

@@ -4,7 +4,9 @@ package bash_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -112,15 +114,16 @@ func TestInterruptPager(t *testing.T) {
 		t.Fatalf("C-c to less: got %+v, want it waiting again, with how to end it", resp)
 	}
 	resp = run(t, s, envs.Interrupt)
-	if resp.Running || !strings.Contains(resp.Output, "It ignored Ctrl-C, so its process group was sent SIGTERM and it ended.") {
-		t.Errorf("C-c again: got %+v, want less ended by SIGTERM", resp)
+	if resp.Running || !strings.Contains(resp.Output, "It handled Ctrl-C and went back to its prompt again, so this second "+envs.Interrupt+" sent SIGTERM to its process group and it ended.") {
+		t.Errorf("C-c again: got %+v, want less ended by SIGTERM, the note saying it had handled Ctrl-C", resp)
 	}
 	want(t, s, "echo alive", "alive", true)
 }
 
 // TestEventLoopQuestion: a question asked by a program that reads its
 // terminal in an event loop (node's readline, as npm init and inquirer
-// prompts do) is seen waiting at once, and the answer is typed to it.
+// prompts do) is seen waiting at once, an empty command sees it waiting
+// still, and the answer is typed to it.
 func TestEventLoopQuestion(t *testing.T) {
 	need(t, "node")
 	s := newShell(t)
@@ -138,7 +141,93 @@ func TestEventLoopQuestion(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitsFor(t, "node", resp, "Project name?")
+			// An empty command keeps waiting: the question, shown by the
+			// response before, is still the output's unfinished line.
+			ctx, cancel = context.WithTimeout(context.Background(), quick)
+			defer cancel()
+			if resp, err = s.ExecuteLimited(ctx, "", envs.Limits{Quiet: time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+			waitsFor(t, "node, sent an empty command", resp, "Project name?")
 			if resp := run(t, s, "myproj"); resp.Running || !resp.Success || !strings.HasSuffix(resp.Output, c.reply) {
+				t.Errorf("answer: got %+v, want it done with %q", resp, c.reply)
+			}
+		})
+	}
+}
+
+// TestWatchingNotAsking: a program that watches its terminal in an event
+// loop as it works is not asking anything: node once it has read an answer
+// and closed its readline (libuv keeps the terminal in its epoll set), as
+// npm init and create-* tools do between questions; script, which
+// forwards the terminal to the program it runs, as ssh and docker run -it
+// do. While such a program works, having printed whole lines, the response
+// says it runs, and text sent is not typed, where it would answer the next
+// question unseen; that question, when it comes, is seen and answered.
+func TestWatchingNotAsking(t *testing.T) {
+	need(t, "node", "script")
+	dir := t.TempDir()
+	built := filepath.Join(dir, "built")
+	files := map[string]string{
+		"ask.js": `const readline = require('readline'), fs = require('fs');
+let rl = readline.createInterface({input: process.stdin, output: process.stdout});
+rl.question('Project name? ', a => {
+  rl.close();
+  console.log('downloading template...');
+  const tick = setInterval(() => {
+    if (!fs.existsSync(process.argv[2])) return;
+    clearInterval(tick);
+    rl = readline.createInterface({input: process.stdin, output: process.stdout});
+    rl.question('Remove existing files and continue? (y/N) ', b => { console.log('ANSWER2=[' + b + ']'); rl.close() });
+  }, 50);
+});
+`,
+		"build.sh": `echo building...
+while [ ! -e "$1" ]; do sleep 0.05; done
+read -p "Deploy to production? " a
+echo "a=$a"
+`,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ name, command, first, answer, working, question, reply string }{
+		{"node after a question", "node " + filepath.Join(dir, "ask.js") + " " + built, "Project name?", "myproj", "downloading template...", "Remove existing files and continue? (y/N)", "ANSWER2=[y]"},
+		{"script", "script -qc 'bash " + filepath.Join(dir, "build.sh") + " " + built + "' /dev/null", "", "", "building...", "Deploy to production?", "a=y"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_ = os.Remove(built)
+			s := newShell(t)
+			limited := func(command string, quiet time.Duration) envs.Response {
+				t.Helper()
+				ctx, cancel := context.WithTimeout(context.Background(), quick)
+				defer cancel()
+				resp, err := s.ExecuteLimited(ctx, command, envs.Limits{Quiet: quiet})
+				if err != nil {
+					t.Fatalf("Execute(%q): %v", command, err)
+				}
+				return resp
+			}
+			resp := limited(c.command, time.Second)
+			if c.first != "" {
+				waitsFor(t, "the first question", resp, c.first)
+				resp = limited(c.answer, time.Second)
+			}
+			if !resp.Running || resp.Waiting || !strings.Contains(resp.Output, c.working) {
+				t.Fatalf("at work: got %+v, want it running, not waiting, after %q", resp, c.working)
+			}
+			if resp = limited("y", time.Second); !resp.Running || resp.Waiting || !strings.Contains(resp.Output, envs.NotReadingNote()) {
+				t.Fatalf("text sent while it works: got %+v, want it not typed: %q", resp, envs.NotReadingNote())
+			}
+			if err := os.WriteFile(built, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// A quiet limit far beyond the test: only the question gives
+			// control back.
+			waitsFor(t, "the question after the work", limited("", time.Hour), c.question)
+			if resp := run(t, s, "y"); resp.Running || !resp.Success || !strings.HasSuffix(resp.Output, c.reply) {
 				t.Errorf("answer: got %+v, want it done with %q", resp, c.reply)
 			}
 		})

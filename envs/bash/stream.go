@@ -54,6 +54,7 @@ type stream struct {
 	frame   []byte
 	out     *envs.Output // the command's output
 	outf    *term.Filter
+	open    bool         // the output before out ended in an unfinished line
 	bg      *envs.Output // output between commands
 	bgf     *term.Filter
 	done    chan frame // gets the expected marker's frame; capacity 1
@@ -84,6 +85,7 @@ func (s *stream) expect(after, id int64, out *envs.Output) {
 	defer s.mu.Unlock()
 	s.active, s.after, s.id, s.anyID = true, after, id, false
 	s.redirect(out)
+	s.open = false
 	select {
 	case <-s.done:
 	default:
@@ -93,6 +95,7 @@ func (s *stream) expect(after, id int64, out *envs.Output) {
 // redirect sends the rest of the current command's output to out.
 func (s *stream) redirect(out *envs.Output) {
 	if s.outf != nil {
+		s.open = s.endsOpen()
 		_ = s.outf.Flush()
 	}
 	s.out, s.outf = out, term.NewFilter(out)
@@ -177,6 +180,23 @@ func (s *stream) lastLine() string {
 		return ""
 	}
 	return strings.ToValidUTF8(string(s.outf.Line()), "\uFFFD")
+}
+
+// unfinished reports whether the command's output ends in an unfinished
+// line that is not blank, as a question leaves it, counting the line an
+// earlier response showed when nothing came since.
+func (s *stream) unfinished() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.outf != nil && s.endsOpen()
+}
+
+// endsOpen is unfinished under the lock, with outf set.
+func (s *stream) endsOpen() bool {
+	if line := s.outf.Line(); len(line) > 0 || s.out.Total() > 0 {
+		return len(bytes.TrimSpace(line)) > 0
+	}
+	return s.open
 }
 
 // outputTotal returns how many bytes the command's output has had.

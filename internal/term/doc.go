@@ -38,11 +38,14 @@
 //	master, r, slave, err := term.OpenDirect()
 //	n, err := r.Read(buf, time.Now().Add(time.Second)) // 0, nil: look again
 //
-// [Foreground], [ReadingTerminal] and [InputQueued] tell from the kernel's
+// [Foreground], [TerminalReader] and [InputQueued] tell from the kernel's
 // state what the program is doing: which process group owns the terminal,
-// whether one of its processes is blocked reading it (in read, in a line
-// editor's pselect, or in an event loop's poll or epoll wait with the
-// terminal among what it waits to read), how much typed input is unread. [WaitExited] learns that a child ended without reaping it.
+// whether one of its processes waits to read it, and how surely
+// ([Wait]): surely when blocked in read or in a line editor's pselect,
+// maybe when in an event loop's poll or epoll wait with the terminal among
+// what it watches for input (a program that forwards the terminal, as
+// script and ssh do, waits so as it works); how much typed input is
+// unread. [WaitExited] learns that a child ended without reaping it.
 // [SignalGroup] and [EndSession] stop programs: a process group, or a
 // whole session with the signal ladder hangup, SIGTERM, SIGKILL.
 // These need Linux ([Supported]); elsewhere they return [ErrUnsupported].

@@ -1,12 +1,16 @@
 package term
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
+	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // procStat is what is read from /proc/<pid>/stat.
@@ -58,50 +62,82 @@ func processes(keep func(procStat) bool) []procStat {
 	return out
 }
 
-// ReadingTerminal returns a process of process group pgid that is blocked
-// reading the terminal named tty (the slave's path) or /dev/tty, and
-// whether there is one. The group leader is checked first; the rest of the
-// group only when the leader is not reading.
+// ReadingTerminal returns a process of process group pgid that waits to
+// read the terminal named tty (the slave's path) or /dev/tty, and whether
+// there is one, however sure ([TerminalReader] says how sure).
 func ReadingTerminal(pgid int, tty string) (int, bool) {
-	if pgid <= 0 {
-		return 0, false
-	}
-	if readsTerminal(pgid, tty) {
-		return pgid, true
-	}
-	for _, st := range processes(func(st procStat) bool { return st.pgrp == pgid && st.pid != pgid }) {
-		if readsTerminal(st.pid, tty) {
-			return st.pid, true
-		}
-	}
-	return 0, false
+	pid, w := TerminalReader(pgid, tty)
+	return pid, w != NotWaiting
 }
 
 // ReadingTerminalUnder is [ReadingTerminal] for a process group whose
+// members descend from root (see [TerminalReaderUnder]).
+func ReadingTerminalUnder(root, pgid int, tty string) (int, bool) {
+	pid, w := TerminalReaderUnder(root, pgid, tty)
+	return pid, w != NotWaiting
+}
+
+// TerminalReader returns the process of process group pgid that waits to
+// read the terminal named tty (the slave's path) or /dev/tty, and how
+// surely it waits. The group leader is looked at first; the rest of the
+// group only when the leader is not surely reading, and one that surely
+// reads is preferred.
+func TerminalReader(pgid int, tty string) (int, Wait) {
+	if pgid <= 0 {
+		return 0, NotWaiting
+	}
+	w := readsTerminal(pgid, tty)
+	if w == Waits {
+		return pgid, w
+	}
+	return groupReader(pgid, w, processes(func(st procStat) bool { return st.pgrp == pgid && st.pid != pgid }), tty)
+}
+
+// TerminalReaderUnder is [TerminalReader] for a process group whose
 // members descend from root (a shell's job, or a program's): it looks at
 // root's descendants, which /proc/<pid>/task/<tid>/children lists, rather
 // than at every process, which costs far less when many run. Where those
-// lists cannot be read, it is ReadingTerminal.
-func ReadingTerminalUnder(root, pgid int, tty string) (int, bool) {
+// lists cannot be read, it is TerminalReader.
+func TerminalReaderUnder(root, pgid int, tty string) (int, Wait) {
 	if pgid <= 0 {
-		return 0, false
+		return 0, NotWaiting
 	}
-	if readsTerminal(pgid, tty) {
-		return pgid, true
+	w := readsTerminal(pgid, tty)
+	if w == Waits {
+		return pgid, w
 	}
 	found, ok := descendants(root)
 	if !ok {
-		return ReadingTerminal(pgid, tty)
+		return TerminalReader(pgid, tty)
 	}
+	var members []procStat
 	for _, pid := range found {
 		if pid == pgid {
 			continue
 		}
-		if st, ok := readStat(pid); ok && st.pgrp == pgid && readsTerminal(pid, tty) {
-			return pid, true
+		if st, ok := readStat(pid); ok && st.pgrp == pgid {
+			members = append(members, st)
 		}
 	}
-	return 0, false
+	return groupReader(pgid, w, members, tty)
+}
+
+// groupReader returns the surest reader of tty among the leader pgid,
+// which waits as w, and the other members of its group.
+func groupReader(pgid int, w Wait, members []procStat, tty string) (int, Wait) {
+	best := pgid
+	for _, st := range members {
+		if mw := readsTerminal(st.pid, tty); mw > w {
+			best, w = st.pid, mw
+			if w == Waits {
+				break
+			}
+		}
+	}
+	if w == NotWaiting {
+		return 0, w
+	}
+	return best, w
 }
 
 // descendants returns the processes descending from root, and whether the
@@ -150,65 +186,73 @@ func Executable(pid int) string {
 	return path
 }
 
-// ReadsTerminal reports whether process pid is blocked reading the
-// terminal named tty (the slave's path) or /dev/tty, as [ReadingTerminal]
-// looks at a group's leader.
+// ReadsTerminal reports whether process pid waits to read the terminal
+// named tty (the slave's path) or /dev/tty, however sure, as
+// [ReadingTerminal] looks at a group's leader.
 func ReadsTerminal(pid int, tty string) bool {
-	return pid > 0 && readsTerminal(pid, tty)
+	return pid > 0 && readsTerminal(pid, tty) != NotWaiting
 }
 
-// readsTerminal reports whether pid is blocked reading tty: in read(2) on
-// it; as a line editor (readline in bash, gdb or a REPL) waits for a key,
-// in pselect6(2) for descriptor 0 alone, with no timeout, when that is
-// tty; or, as an event loop (node's libuv, Python's asyncio and
-// prompt_toolkit) waits, in poll(2), ppoll(2), epoll_wait(2) or
-// epoll_pwait(2) with tty among the descriptors it waits to read, whatever
-// its timeout: a loop that waits on sockets alone (a server) is not
-// waiting for a key. /proc/<pid>/syscall holds the syscall number, then its
-// arguments: read's descriptor; pselect6's descriptor count, read set,
-// write set, exception set and timeout; poll's array of descriptors and
-// their count; epoll_wait's epoll descriptor.
-func readsTerminal(pid int, tty string) bool {
+// readsTerminal tells whether pid waits to read tty. Surely when it is
+// blocked in read(2) on it, or, as a line editor (readline in bash, gdb or
+// a REPL) waits for a key, in pselect6(2) for descriptor 0 alone, with no
+// timeout, when that is tty. Maybe when, as an event loop (node's libuv,
+// Python's asyncio and prompt_toolkit) waits, it is in poll(2), ppoll(2),
+// epoll_wait(2), epoll_pwait(2) or epoll_pwait2(2) with tty among the
+// descriptors it waits to read, whatever its timeout: a loop that waits on
+// sockets alone (a server) is not waiting for a key, but one that watches
+// the terminal need not be asking (see [MayWait]). /proc/<pid>/syscall
+// holds the syscall number, then its arguments: read's descriptor;
+// pselect6's descriptor count, read set, write set, exception set and
+// timeout; poll's array of descriptors and their count; epoll_wait's
+// epoll descriptor.
+func readsTerminal(pid int, tty string) Wait {
 	p := "/proc/" + strconv.Itoa(pid)
 	data, err := os.ReadFile(p + "/syscall")
 	if err != nil {
-		return false
+		return NotWaiting
 	}
 	f := strings.Fields(string(data))
 	if len(f) < 2 {
-		return false
+		return NotWaiting
 	}
-	arg, err := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 64)
-	if err != nil {
-		return false
+	nr, err1 := strconv.Atoi(f[0])
+	arg, err2 := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 64)
+	if err1 != nil || err2 != nil {
+		return NotWaiting
 	}
 	var fd uint64
-	switch f[0] {
-	case strconv.Itoa(syscall.SYS_READ):
+	switch {
+	case nr == sysRead:
 		fd = arg
-	case strconv.Itoa(syscall.SYS_PSELECT6):
+	case nr == sysSelect:
 		// Descriptor 0 alone, to read, until it is ready: a program that
 		// polls with a timeout, or only sleeps, is not waiting for a key.
 		if arg != 1 || len(f) < 6 || f[2] == "0x0" || f[3] != "0x0" || f[4] != "0x0" || f[5] != "0x0" {
-			return false
+			return NotWaiting
 		}
-	case strconv.Itoa(syscall.SYS_POLL), strconv.Itoa(syscall.SYS_PPOLL):
+	case slices.Contains(sysPolls, nr):
 		if len(f) < 3 {
-			return false
+			return NotWaiting
 		}
 		n, err := strconv.ParseUint(strings.TrimPrefix(f[2], "0x"), 16, 64)
-		return err == nil && pollsTerminal(p, arg, n, tty)
-	case strconv.Itoa(syscall.SYS_EPOLL_WAIT), strconv.Itoa(syscall.SYS_EPOLL_PWAIT), strconv.Itoa(sysEpollPwait2):
-		return epollsTerminal(p, arg, tty)
+		if err == nil && pollsTerminal(p, arg, n, tty) {
+			return MayWait
+		}
+		return NotWaiting
+	case slices.Contains(sysEpolls, nr):
+		if epollsTerminal(p, arg, tty) {
+			return MayWait
+		}
+		return NotWaiting
 	default:
-		return false
+		return NotWaiting
 	}
-	return isTerminal(p, fd, tty)
+	if isTerminal(p, fd, tty) {
+		return Waits
+	}
+	return NotWaiting
 }
-
-// sysEpollPwait2 is epoll_pwait2(2)'s number on amd64 and arm64, which the
-// syscall package does not name.
-const sysEpollPwait2 = 441
 
 // isTerminal reports whether descriptor fd of the process whose /proc
 // directory is p is the terminal named tty, or /dev/tty.
@@ -250,28 +294,83 @@ func pollsTerminal(p string, addr, n uint64, tty string) bool {
 	return false
 }
 
+// maxEpollInfo bounds what epollsTerminal reads of an epoll instance's
+// fdinfo: some 800 watched descriptors. A loop that watches more (a
+// server with many connections) is taken not to wait for a key when the
+// terminal is not among those, which keeps every look cheap.
+const maxEpollInfo = 64 << 10
+
 // epollsTerminal reports whether the epoll instance at descriptor epfd of
-// the process whose /proc directory is p watches tty for reading: its
-// /proc/<pid>/fdinfo/<epfd> has a line "tfd: N events: E ..." for each
-// descriptor it watches.
+// the process whose /proc directory is p watches tty, or /dev/tty, for
+// reading.
 func epollsTerminal(p string, epfd uint64, tty string) bool {
-	data, err := os.ReadFile(p + "/fdinfo/" + strconv.FormatUint(epfd, 10))
+	f, err := os.Open(p + "/fdinfo/" + strconv.FormatUint(epfd, 10))
 	if err != nil {
 		return false
 	}
+	defer f.Close()
+	return epollWatches(f, terminalFiles(tty))
+}
+
+// fileID names a file as the kernel's fdinfo does: its inode number and
+// the device of its file system, encoded as the kernel keeps it
+// (major<<20 | minor).
+type fileID struct{ ino, dev uint64 }
+
+// terminalFiles returns the file IDs of tty and of /dev/tty.
+func terminalFiles(tty string) []fileID {
+	var ids []fileID
+	for _, name := range []string{tty, "/dev/tty"} {
+		var st unix.Stat_t
+		if unix.Stat(name, &st) == nil {
+			dev := uint64(st.Dev)
+			ids = append(ids, fileID{ino: st.Ino, dev: uint64(unix.Major(dev))<<20 | uint64(unix.Minor(dev))})
+		}
+	}
+	return ids
+}
+
+// epollWatches reports whether the fdinfo of an epoll instance, read
+// from r, watches one of files for reading. It reads at most
+// maxEpollInfo bytes of r. It has a line
+// "tfd: FD events: E data: D pos: P ino: I sdev: S" (hexadecimal E, I and
+// S) for each file watched; naming the file by inode and device stays true
+// when the descriptor it was added by has been closed or reused since.
+// A line cut short by the end of r is not counted.
+func epollWatches(r io.Reader, files []fileID) bool {
+	if len(files) == 0 {
+		return false
+	}
 	const epollIn = 0x1
-	for line := range strings.Lines(string(data)) {
+	br := bufio.NewReader(io.LimitReader(r, maxEpollInfo))
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return false
+		}
 		f := strings.Fields(line)
 		if len(f) < 4 || f[0] != "tfd:" || f[2] != "events:" {
 			continue
 		}
-		fd, err1 := strconv.ParseUint(f[1], 10, 32)
-		events, err2 := strconv.ParseUint(f[3], 16, 32)
-		if err1 == nil && err2 == nil && events&epollIn != 0 && isTerminal(p, fd, tty) {
+		events, err := strconv.ParseUint(f[3], 16, 32)
+		if err != nil || events&epollIn == 0 {
+			continue
+		}
+		var id fileID
+		var inoOK, devOK bool
+		for _, field := range f[4:] {
+			if v, ok := strings.CutPrefix(field, "ino:"); ok {
+				id.ino, err = strconv.ParseUint(v, 16, 64)
+				inoOK = err == nil
+			} else if v, ok := strings.CutPrefix(field, "sdev:"); ok {
+				id.dev, err = strconv.ParseUint(v, 16, 64)
+				devOK = err == nil
+			}
+		}
+		if inoOK && devOK && slices.Contains(files, id) {
 			return true
 		}
 	}
-	return false
 }
 
 // ReadCall is a read(2) that a process is blocked in: the descriptor, the
@@ -292,7 +391,7 @@ func BlockedRead(pid int) (ReadCall, bool) {
 		return ReadCall{}, false
 	}
 	f := strings.Fields(string(data))
-	if len(f) < 4 || f[0] != strconv.Itoa(syscall.SYS_READ) {
+	if len(f) < 4 || f[0] != strconv.Itoa(sysRead) {
 		return ReadCall{}, false
 	}
 	var args [3]uint64

@@ -43,6 +43,12 @@ func ReadingTerminal(int, string) (int, bool) { return 0, false }
 // ReadingTerminalUnder needs Linux; elsewhere it finds nothing.
 func ReadingTerminalUnder(int, int, string) (int, bool) { return 0, false }
 
+// TerminalReader needs Linux; elsewhere it finds nothing.
+func TerminalReader(int, string) (int, Wait) { return 0, NotWaiting }
+
+// TerminalReaderUnder needs Linux; elsewhere it finds nothing.
+func TerminalReaderUnder(int, int, string) (int, Wait) { return 0, NotWaiting }
+
 // Executable needs Linux; elsewhere it returns "".
 func Executable(int) string { return "" }
 

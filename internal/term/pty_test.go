@@ -201,6 +201,9 @@ func TestForegroundAndReading(t *testing.T) {
 	if got != pid {
 		t.Errorf("ReadingTerminal: got %d, want %d", got, pid)
 	}
+	if _, w := term.TerminalReader(pid, slave.Name()); w != term.Waits {
+		t.Errorf("TerminalReader of cat blocked in read: got %v, want %v (sure)", w, term.Waits)
+	}
 	if _, ok := term.ReadingTerminal(pid, "/dev/pts/nonexistent"); ok {
 		t.Errorf("ReadingTerminal of another terminal: got true, want false")
 	}
@@ -381,27 +384,32 @@ func TestBlockedRead(t *testing.T) {
 // TestReadingEventLoop: a program that waits for the terminal in an event
 // loop (poll, ppoll, epoll_wait or epoll_pwait with the terminal among the
 // descriptors it waits to read: node's readline and process.stdin, Python's
-// asyncio and prompt_toolkit) is reading the terminal; one whose loop waits
-// on a socket or a pipe alone (a server) is not.
+// asyncio and prompt_toolkit) may be reading the terminal (term.MayWait: it
+// may also only forward it, as script does); one whose loop waits on a
+// socket or a pipe alone (a server) is not. The terminal is known by its
+// file, not by the descriptor it was added by, which may have been closed
+// and reused since.
 func TestReadingEventLoop(t *testing.T) {
 	const pyWait = "import select, os, sys\n"
 	for _, c := range []struct {
 		name string
 		args []string
-		want bool
+		want term.Wait
 	}{
-		{"node readline", []string{"node", "-e", "require('readline').createInterface({input: process.stdin, output: process.stdout}).question('Name? ', a => process.exit(0))"}, true},
-		{"node stdin data", []string{"node", "-e", "process.stdin.once('data', () => process.exit(0))"}, true},
-		{"node server", []string{"node", "-e", "require('net').createServer().listen(0, '127.0.0.1')"}, false},
-		{"node timer", []string{"node", "-e", "setInterval(() => {}, 100000)"}, false},
-		{"python poll", []string{"python3", "-c", pyWait + "p = select.poll(); p.register(0, select.POLLIN); p.poll()"}, true},
-		{"python poll with timeout", []string{"python3", "-c", pyWait + "p = select.poll(); p.register(0, select.POLLIN)\nwhile True: p.poll(100000)"}, true},
-		{"python poll on a pipe", []string{"python3", "-c", pyWait + "r, w = os.pipe(); p = select.poll(); p.register(r, select.POLLIN); p.poll()"}, false},
-		{"python poll for urgent data", []string{"python3", "-c", pyWait + "r, w = os.pipe(); p = select.poll(); p.register(0, select.POLLPRI); p.register(r, select.POLLIN); p.poll()"}, false},
-		{"python epoll", []string{"python3", "-c", pyWait + "e = select.epoll(); e.register(0, select.EPOLLIN); e.poll()"}, true},
-		{"python epoll on a pipe", []string{"python3", "-c", pyWait + "r, w = os.pipe(); e = select.epoll(); e.register(r, select.EPOLLIN); e.poll()"}, false},
-		{"python asyncio stdin", []string{"python3", "-c", "import asyncio, sys\nasync def main():\n    loop = asyncio.get_running_loop(); f = loop.create_future(); loop.add_reader(0, f.set_result, None); await f\nasyncio.run(main())"}, true},
-		{"prompt_toolkit", []string{"python3", "-c", "from prompt_toolkit import prompt; prompt('Name? ')"}, true},
+		{"node readline", []string{"node", "-e", "require('readline').createInterface({input: process.stdin, output: process.stdout}).question('Name? ', a => process.exit(0))"}, term.MayWait},
+		{"node stdin data", []string{"node", "-e", "process.stdin.once('data', () => process.exit(0))"}, term.MayWait},
+		{"node server", []string{"node", "-e", "require('net').createServer().listen(0, '127.0.0.1')"}, term.NotWaiting},
+		{"node timer", []string{"node", "-e", "setInterval(() => {}, 100000)"}, term.NotWaiting},
+		{"python poll", []string{"python3", "-c", pyWait + "p = select.poll(); p.register(0, select.POLLIN); p.poll()"}, term.MayWait},
+		{"python poll with timeout", []string{"python3", "-c", pyWait + "p = select.poll(); p.register(0, select.POLLIN)\nwhile True: p.poll(100000)"}, term.MayWait},
+		{"python poll on a pipe", []string{"python3", "-c", pyWait + "r, w = os.pipe(); p = select.poll(); p.register(r, select.POLLIN); p.poll()"}, term.NotWaiting},
+		{"python poll for urgent data", []string{"python3", "-c", pyWait + "r, w = os.pipe(); p = select.poll(); p.register(0, select.POLLPRI); p.register(r, select.POLLIN); p.poll()"}, term.NotWaiting},
+		{"python epoll", []string{"python3", "-c", pyWait + "e = select.epoll(); e.register(0, select.EPOLLIN); e.poll()"}, term.MayWait},
+		{"python epoll on a pipe", []string{"python3", "-c", pyWait + "r, w = os.pipe(); e = select.epoll(); e.register(r, select.EPOLLIN); e.poll()"}, term.NotWaiting},
+		{"python epoll, its descriptor reused for a pipe", []string{"python3", "-c", pyWait + "fd = os.dup(0); e = select.epoll(); e.register(fd, select.EPOLLIN); r, w = os.pipe(); os.dup2(r, fd); e.poll()"}, term.MayWait},
+		{"python epoll on a pipe, its descriptor reused for the terminal", []string{"python3", "-c", pyWait + "r, w = os.pipe(); keep = os.dup(r); e = select.epoll(); e.register(r, select.EPOLLIN); os.dup2(0, r); e.poll()"}, term.NotWaiting},
+		{"python asyncio stdin", []string{"python3", "-c", "import asyncio, sys\nasync def main():\n    loop = asyncio.get_running_loop(); f = loop.create_future(); loop.add_reader(0, f.set_result, None); await f\nasyncio.run(main())"}, term.MayWait},
+		{"prompt_toolkit", []string{"python3", "-c", "from prompt_toolkit import prompt; prompt('Name? ')"}, term.MayWait},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := exec.LookPath(c.args[0]); err != nil {
@@ -418,8 +426,11 @@ func TestReadingEventLoop(t *testing.T) {
 				data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")
 				t.Fatalf("%s never waited in poll or epoll: /proc/%d/syscall = %q", c.name, pid, data)
 			}
-			if _, got := term.ReadingTerminal(pid, slave.Name()); got != c.want {
-				t.Errorf("ReadingTerminal while %s waits: got %v, want %v", c.name, got, c.want)
+			if _, got := term.TerminalReader(pid, slave.Name()); got != c.want {
+				t.Errorf("TerminalReader while %s waits: got %v, want %v", c.name, got, c.want)
+			}
+			if _, got := term.ReadingTerminal(pid, slave.Name()); got != (c.want != term.NotWaiting) {
+				t.Errorf("ReadingTerminal while %s waits: got %v, want %v", c.name, got, !got)
 			}
 		})
 	}
@@ -436,9 +447,36 @@ func inEventLoop(pid int) bool {
 	if len(f) == 0 {
 		return false
 	}
-	switch f[0] {
-	case strconv.Itoa(syscall.SYS_POLL), strconv.Itoa(syscall.SYS_PPOLL), strconv.Itoa(syscall.SYS_EPOLL_WAIT), strconv.Itoa(syscall.SYS_EPOLL_PWAIT):
-		return true
+	nr, err := strconv.Atoi(f[0])
+	return err == nil && term.EventLoopCall(nr)
+}
+
+// TestEpollInfoBounded: of an epoll instance's fdinfo only the first
+// term.EpollInfoCap bytes are read, so that a loop watching many
+// descriptors (a server) costs a bounded look; a terminal listed beyond
+// them is not counted.
+func TestEpollInfoBounded(t *testing.T) {
+	const tty = "tfd:        0 events:       19 data:                0  pos:0 ino:3 sdev:1a\n"
+	var many strings.Builder
+	for i := 5; many.Len() <= term.EpollInfoCap; i++ {
+		many.WriteString("tfd: " + strconv.Itoa(i) + " events: 19 data: 0  pos:0 ino:" + strconv.FormatInt(int64(0x4000+i), 16) + " sdev:e\n")
 	}
-	return false
+	for _, c := range []struct {
+		name, info string
+		dev        uint64
+		want       bool
+	}{
+		{"terminal first", "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\n" + tty + many.String(), 0x1a, true},
+		{"terminal beyond the cap", many.String() + tty, 0x1a, false},
+		{"terminal for writing only", "tfd: 0 events: 4 data: 0  pos:0 ino:3 sdev:1a\n", 0x1a, false},
+		{"another file", "tfd: 0 events: 19 data: 0  pos:0 ino:3 sdev:1b\n", 0x1a, false},
+		{"line cut short", "tfd: 0 events: 19 data: 0  pos:0 ino:3 sdev:1", 0x1, false},
+		{"line whole", "tfd: 0 events: 19 data: 0  pos:0 ino:3 sdev:1\n", 0x1, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := term.EpollWatches(strings.NewReader(c.info), 3, c.dev); got != c.want {
+				t.Errorf("EpollWatches: got %v, want %v", got, c.want)
+			}
+		})
+	}
 }

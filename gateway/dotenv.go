@@ -25,6 +25,7 @@ var errEnvLine = errors.New("not a KEY=value line")
 // file, whose lines may hold secrets.
 func parseDotenv(text string) (map[string]string, error) {
 	env := map[string]string{}
+	text = strings.TrimPrefix(text, "\ufeff") // as editors on Windows save it
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
 	bad := func(i int, problem string) error {
 		return fmt.Errorf("%d: %w: %s; write KEY=value, the KEY of letters, digits and '_', the value unquoted or in quotes", i+1, errEnvLine, problem)
@@ -57,21 +58,27 @@ func parseDotenv(text string) (map[string]string, error) {
 			env[key] = strings.TrimSpace(value)
 			continue
 		}
-		// A quoted value: up to its closing quote, on this line or a later one.
+		// A quoted value: up to its closing quote, on this line or a
+		// later one, each line looked at once (a backslash ending a
+		// line escapes only its line break).
 		quote, start := value[0], i
-		text, rest := value[1:], ""
+		var b strings.Builder
+		part, rest := value[1:], ""
 		for {
-			end := closing(text, quote)
-			if end >= 0 {
-				text, rest = text[:end], strings.TrimSpace(text[end+1:])
+			if end := closing(part, quote); end >= 0 {
+				b.WriteString(part[:end])
+				rest = strings.TrimSpace(part[end+1:])
 				break
 			}
 			if i+1 == len(lines) {
 				return nil, bad(start, "its quote is not closed")
 			}
+			b.WriteString(part)
+			b.WriteByte('\n')
 			i++
-			text += "\n" + lines[i]
+			part = lines[i]
 		}
+		text := b.String()
 		if rest != "" && rest[0] != '#' {
 			return nil, bad(i, "text after the closing quote")
 		}

@@ -17,8 +17,12 @@ const minMasked = 4
 const minOpaque = 16
 
 // secretWords are the parts of a variable's name that say its value is a
-// secret.
-var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASS", "AUTH", "CREDENTIAL", "PRIVATE"}
+// secret, anywhere in it (MYSQL_PASSWD, GITHUB_TOKEN); secretParts say so
+// as a whole part between '_', '-' or '.' (DB_PW, MYSQL_PWD, GITHUB_PAT).
+var (
+	secretWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASS", "AUTH", "CREDENTIAL", "PRIVATE"}
+	secretParts = []string{"PW", "PWD", "PAT"}
+)
 
 // noteVars records the values that the ${VAR} references in s were
 // replaced with (from lookup, not defaults written in the file), so that
@@ -53,6 +57,9 @@ func (c *ServerConfig) addMask(name, val string, always bool) {
 		c.masks = map[string]string{}
 	}
 	c.masks[val] = ref
+	if pw := urlPassword(val); len(pw) >= minMasked {
+		c.masks[pw] = ref // on its own, as a client's error may quote it
+	}
 	// As a URL prints it, escaped: in its path, a segment or a query.
 	c.masks[(&url.URL{Path: val}).EscapedPath()] = ref
 	c.masks[url.PathEscape(val)] = ref
@@ -61,9 +68,11 @@ func (c *ServerConfig) addMask(name, val string, always bool) {
 
 // looksSecret reports whether the value val of the variable name looks
 // like a secret: its name holds one of secretWords (API_KEY, GH_TOKEN,
-// DB_PASSWORD), or the value is opaque, minOpaque bytes or more without
-// spaces holding both letters and digits (a generated key, a JWT, a URL
-// with a password in it).
+// DB_PASSWORD) or is made of parts one of which is in secretParts (DB_PW;
+// but not PWD alone, the working directory), the value is a URL with a
+// password (postgres://app:pw@db), or it is opaque, minOpaque bytes or
+// more without spaces holding both letters and digits (a generated key,
+// a JWT).
 func looksSecret(name, val string) bool {
 	upper := strings.ToUpper(name)
 	for _, w := range secretWords {
@@ -71,10 +80,34 @@ func looksSecret(name, val string) bool {
 			return true
 		}
 	}
+	if upper != "PWD" {
+		parts := strings.FieldsFunc(upper, func(r rune) bool { return r == '_' || r == '-' || r == '.' })
+		for _, p := range parts {
+			if slices.Contains(secretParts, p) {
+				return true
+			}
+		}
+	}
+	if urlPassword(val) != "" {
+		return true
+	}
 	if len(val) < minOpaque || strings.ContainsFunc(val, unicode.IsSpace) {
 		return false
 	}
 	return strings.ContainsFunc(val, unicode.IsLetter) && strings.ContainsFunc(val, unicode.IsDigit)
+}
+
+// urlPassword is the password of val when it is a URL with one, or "".
+func urlPassword(val string) string {
+	if !strings.Contains(val, "://") || !strings.Contains(val, "@") {
+		return ""
+	}
+	u, err := url.Parse(val)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	pw, _ := u.User.Password()
+	return pw
 }
 
 // mask returns s with the values of the configuration's variables

@@ -181,3 +181,31 @@ func TestResumeRepeatedCallIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestDistinctCallIDsLinear renames a transcript of 2,000 replies that
+// each call call_1 (as a server leaving IDs empty got them before IDs
+// were made distinct): each reply finds its new ID from where the last
+// left off, so the work, counted in allocations, grows with the replies,
+// not with their square (two million before).
+func TestDistinctCallIDsLinear(t *testing.T) {
+	const replies = 2000
+	var msgs []agent.Message
+	for range replies {
+		msgs = append(msgs,
+			agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "bash", Arguments: "{}"}}},
+			agent.Message{Role: agent.RoleTool, ToolCallID: "call_1", Content: "ok"})
+	}
+	var out []agent.Message
+	allocs := testing.AllocsPerRun(1, func() { out = agent.DistinctCallIDs(msgs) })
+	seen := map[string]bool{}
+	for i := 0; i < len(out); i += 2 {
+		id := out[i].ToolCalls[0].ID
+		if seen[id] || out[i+1].ToolCallID != id {
+			t.Fatalf("reply %d: call %q answered by %q, or the ID repeats", i/2, id, out[i+1].ToolCallID)
+		}
+		seen[id] = true
+	}
+	if allocs > 30*replies {
+		t.Errorf("renaming took %.0f allocations, want under %d: linear in the replies", allocs, 30*replies)
+	}
+}

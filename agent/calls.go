@@ -59,8 +59,11 @@ func (r *run) runCalls(calls []ToolCall) (cut string, err error) {
 // ID depends only on the conversation up to the reply, so it is the same
 // in every request and after a resume. A reply with Native data is left
 // as it is (the caller does not pass it): it goes back to the API as it
-// came, and the results must answer the IDs in it.
-func uniqueCallIDs(calls []ToolCall, used map[string]bool) {
+// came, and the results must answer the IDs in it. next, when not nil,
+// remembers across replies how far each ID's counts are taken, so that a
+// conversation of many replies repeating one ID is renamed in linear
+// time (used only grows).
+func uniqueCallIDs(calls []ToolCall, used map[string]bool, next map[string]int) {
 	inReply := make(map[string]bool, len(calls))
 	for _, c := range calls {
 		inReply[c.ID] = true
@@ -72,11 +75,27 @@ func uniqueCallIDs(calls []ToolCall, used map[string]bool) {
 			kept[c.ID] = true
 			continue
 		}
-		base := cmp.Or(c.ID, "call")
-		id := fmt.Sprintf("%s_%d", base, i+1)
-		for n := 2; used[id] || inReply[id]; n++ {
-			id = fmt.Sprintf("%s_%d_%d", base, i+1, n)
+		prefix := fmt.Sprintf("%s_%d", cmp.Or(c.ID, "call"), i+1)
+		cand := func(n int) string {
+			if n == 1 {
+				return prefix
+			}
+			return fmt.Sprintf("%s_%d", prefix, n)
 		}
+		n := max(1, next[prefix])
+		from := n // the candidates before from are taken for good
+		for ; used[cand(n)] || inReply[cand(n)]; n++ {
+			if from == n && used[cand(n)] {
+				from = n + 1
+			}
+		}
+		if next != nil {
+			if from == n {
+				from = n + 1 // cand(n) is taken now
+			}
+			next[prefix] = from
+		}
+		id := cand(n)
 		c.ID = id
 		inReply[id], kept[id] = true, true
 	}
@@ -114,13 +133,13 @@ func DistinctCallIDs(msgs []Message) []Message {
 		}
 		out[i] = m
 	}
-	used := map[string]bool{}
+	used, next := map[string]bool{}, map[string]int{}
 	var answers map[string][]string // an ID as the last reply had it: the new IDs of its calls, in order
 	for i, m := range msgs {
 		switch {
 		case m.Role == RoleAssistant && m.Native == nil && len(m.ToolCalls) > 0:
 			calls := slices.Clone(m.ToolCalls)
-			uniqueCallIDs(calls, used)
+			uniqueCallIDs(calls, used, next)
 			answers = make(map[string][]string, len(calls))
 			changed := false
 			for j, c := range calls {

@@ -417,7 +417,7 @@ func (r *run) complete(withTools bool) (Response, error) {
 	if resp.Message.Native == nil {
 		// A reply kept in its API's own format goes back as it came, its
 		// call IDs with it, which the results must then carry.
-		uniqueCallIDs(resp.Message.ToolCalls, callIDsOf(r.msgs))
+		uniqueCallIDs(resp.Message.ToolCalls, callIDsOf(r.msgs), nil)
 	}
 	resp.Usage.RequestTokens, resp.Usage.PrefixTokens = lay.total(), lay.shared(r.layout)
 	r.layout = lay

@@ -29,7 +29,9 @@
 // control character, a character that does not print, bytes that are not
 // UTF-8, a backslash or a double quote quoted and escaped
 // (strconv.Quote), so a name cannot make a line of its own, and the
-// quoted name reads back as the same name. For edit and create, everything
+// quoted name reads back as the same name; so is a name with a part that
+// begins or ends with white space ("d/a.txt "), which would look like
+// another name bare. For edit and create, everything
 // after the first line is the content, byte for byte; a final newline ends
 // the last line rather than adding an empty one. Responses are worded as
 // the editor design lists them: "Added view [1] src/main.c /^int main\(/
@@ -93,7 +95,9 @@
 // (view f 7-7), shows each line whole, up to 48 KB. An edit of a line
 // that the view holding it cut is refused, naming the line and the
 // narrow view that shows it whole (or, past 48 KB, saying that no view
-// does), since it would replace bytes never shown. An
+// does), since it would replace bytes never shown; when that narrow view
+// is open but the views before it left the screen no room for its lines,
+// the refusal names a view to close instead. An
 // empty file has one line, empty: it can be viewed, and edited by
 // replacing that line.
 //

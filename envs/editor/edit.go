@@ -25,19 +25,21 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 	e.mu.Lock()
 	var mine []*view
 	var host view
-	var cut error // the refusal of the first view that has the lines but cut one
+	var cut error     // the refusal of the first view that has the lines but cut one
+	var crowded error // the refusal naming a narrow view the screen had no room for
 	found := false
-	for _, v := range e.views {
+	for i, v := range e.views {
 		if v.path != p {
 			continue
 		}
 		mine = append(mine, v)
+		crowded = cmp.Or(crowded, e.crowdedOut(i, c.from, c.to))
 		if found || !v.shown.contains(c.from, c.to) {
 			continue
 		}
 		// A view that showed the lines whole hosts the edit; another
 		// that has them too may have cut one.
-		if err := cutLines(*v, c.from, c.to); err != nil {
+		if err := e.cutLines(*v, c.from, c.to); err != nil {
 			cut = cmp.Or(cut, err)
 			continue
 		}
@@ -54,6 +56,9 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 	e.mu.Unlock()
 	if len(mine) == 0 {
 		return "", noViewError(p, c)
+	}
+	if !found && crowded != nil && !tooLong(cut) {
+		return "", crowded
 	}
 	if !found && cut != nil {
 		return "", cut
@@ -124,8 +129,10 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 // cutLines refuses an edit of lines from..to of the view v when one of
 // them is longer than v showed of it (see view.lineLimit): the rest of
 // it was never seen, and an edit replaces whole lines. The refusal names
-// the narrow view that shows the line whole, when one can.
-func cutLines(v view, from, to int) error {
+// the narrow view that shows the line whole, when one can: the view
+// command that opens it, or, when it is open but the screen had no room
+// for it, a view to close. e.mu must be held.
+func (e *Editor) cutLines(v view, from, to int) error {
 	sec := v.shown
 	limit := sec.lineLimit()
 	for n := from; n <= to; n++ {
@@ -135,13 +142,59 @@ func cutLines(v view, from, to int) error {
 		}
 		sp := showPath(v.path)
 		if len(line) <= maxWholeLine {
+			for i, o := range e.views {
+				if o.path != v.path {
+					continue
+				}
+				if err := e.crowdedOut(i, n, n); err != nil {
+					return err
+				}
+			}
 			return fmt.Errorf("line %d of %s has %d bytes and view [%d] showed the first %d of them; an edit replaces whole lines, so it would replace bytes never shown. The edit was refused and nothing was written. A view of at most %d lines by number shows each line whole, up to %s: view %s %d-%d shows this one, then edit it there",
 				n, sp, len(line), v.id, limit, maxWholeLines, formatSize(maxWholeLine), quotePath(v.path), n, n)
 		}
-		return fmt.Errorf("line %d of %s has %d bytes, more than the %s a view shows of one line, so the editor cannot show it whole; an edit replaces whole lines, so it would replace bytes never shown. The edit was refused and nothing was written. Edit the lines around it, or change that line with a program that edits part of a line",
-			n, sp, len(line), formatSize(maxWholeLine))
+		return fmt.Errorf("line %d of %s has %d bytes, more than the %s a view shows of one line, so %w; an edit replaces whole lines, so it would replace bytes never shown. The edit was refused and nothing was written. Edit the lines around it, or change that line with a program that edits part of a line",
+			n, sp, len(line), formatSize(maxWholeLine), errTooLong)
 	}
 	return nil
+}
+
+// errTooLong marks the refusal of a line no view shows whole.
+var errTooLong = errors.New("no view shows the line whole")
+
+// tooLong reports whether err refuses a line no view shows whole.
+func tooLong(err error) bool { return errors.Is(err, errTooLong) }
+
+// crowdedOut returns the refusal of an edit of lines from..to when the
+// view e.views[i] is narrow, has them by its numbers, and was cut by the
+// screen because the views before it filled it (see fit), or nil. Opening
+// that view again would not help: the refusal names the widest view before
+// it to close. e.mu must be held.
+func (e *Editor) crowdedOut(i, from, to int) error {
+	v := e.views[i]
+	if v.lineLimit() != maxWholeLine || from < v.from || to > v.to || !v.shown.truncated || v.shown.contains(from, to) {
+		return nil
+	}
+	var widest *view
+	size := 0
+	for _, o := range e.views[:i] {
+		n := 0
+		for _, l := range o.shown.lines {
+			n += min(len(l), o.shown.lineLimit()) + 9 // the gutter and newline
+		}
+		if n > size {
+			widest, size = o, n
+		}
+	}
+	if widest == nil {
+		return nil // the view alone is more than the screen holds
+	}
+	lines, are, them := fmt.Sprintf("lines %d-%d", from, to), "are", "them"
+	if from == to {
+		lines, are, them = fmt.Sprintf("line %d", from), "is", "it"
+	}
+	return fmt.Errorf("%s of %s %s in view [%d], but the views before it fill the screen's %d bytes, so the screen had no room to show %s, and lines not shown cannot be edited; nothing was written. Opening the view again would not help: close a view to make room, such as view [%d] (%s, about %s on the screen): close %d; then edit in view [%d]",
+		lines, showPath(v.path), are, v.id, maxViewBytes, them, widest.id, showPath(widest.path), formatSize(int64(size)), widest.id, v.id)
 }
 
 // withNote returns note on a line of its own, or "".

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // TestListManyEntries lists a directory of 1,200 files, made in an
@@ -135,7 +136,8 @@ func TestControlCharNames(t *testing.T) {
 // have them (\x2d for a dash), through listings and commands: a quoted
 // name reads an escape only where the editor would have written one, so
 // "a\x2db.mount" opens a\x2db.mount, not a-b.mount, and a listing quotes
-// a name with a backslash so that it reads back as itself.
+// a name with a backslash so that it reads back as itself, and so does a
+// name whose part begins or ends with white space.
 func TestBackslashNames(t *testing.T) {
 	names := map[string]string{
 		"a-b.mount":     "dash\n",
@@ -145,6 +147,10 @@ func TestBackslashNames(t *testing.T) {
 		"bad\xffname":   "not utf-8\n",
 		"caf\u00e9":     "accented\n",
 		`q"uote d`:      "quote\n",
+		"d/a.txt":       "trimmed\n",
+		"d/a.txt ":      "trailing space\n",
+		"d/ b.txt":      "leading space\n",
+		" e/in side.go": "space inside\n",
 	}
 	_, e := diskProject(t, names)
 	listing := ok(t, e, "view .")
@@ -152,6 +158,9 @@ func TestBackslashNames(t *testing.T) {
 		shown := showPath(name)
 		if !strings.Contains(listing, "\n  "+shown+"\n") && !strings.HasSuffix(listing, "\n  "+shown) {
 			t.Errorf("%q: the listing does not show it as %s:\n%s", name, shown, listing)
+		}
+		if got, err := readShown(shown); got != name || err != nil {
+			t.Errorf("%q: shown as %s, it reads back as %q, %v", name, shown, got, err)
 		}
 		// The shown form reads back, quoted when it has a space.
 		out := ok(t, e, "view "+quotePath(name))
@@ -180,20 +189,42 @@ func TestBackslashNames(t *testing.T) {
 	}
 }
 
-// TestQuotePathRoundTrip reads back what quotePath writes for names of
-// every kind.
+// TestQuotePathRoundTrip reads back what quotePath and showPath write for
+// names of every kind.
 func TestQuotePathRoundTrip(t *testing.T) {
 	for _, name := range []string{
 		"a.go", "my file.txt", `a\x2db.mount`, `my a\nb.txt`, `a\\b`, `\`, `"`, `"x y"`, `a"b`,
 		"a\nb", "a\x1bc", "\u2028", "\xff\xfe", "\xc3\xa9x\xff", `x\xc3\xa9`, `\u00e9`, `\q`, `\0`, `\377`, "a\\\n",
 		"caf\u00e9 \u00a0", `\"`, "\x00"[:0] + "tab\there",
+		"d/a.txt ", "d/ b.txt", " a", "a\u3000", "d /x", "in side/x y.go",
 	} {
 		q := quotePath(name)
 		got, rest, err := cutPath(q + " tail")
 		if err != nil || got != name || rest != "tail" {
 			t.Errorf("%q: quotePath %s reads back as %q, %q, %v", name, q, got, rest, err)
 		}
+		if got, err := readShown(showPath(name)); err != nil || got != name {
+			t.Errorf("%q: showPath %s reads back as %q, %v", name, showPath(name), got, err)
+		}
 	}
+}
+
+// readShown reads a name as a listing shows it, alone on its line: a
+// quoted name as the commands read it, a bare one as it looks, where
+// white space at the ends of a part does not show.
+func readShown(shown string) (string, error) {
+	if strings.HasPrefix(shown, `"`) {
+		p, rest, err := cutPath(shown)
+		if err == nil && rest != "" {
+			err = fmt.Errorf("%q is left after the name", rest)
+		}
+		return p, err
+	}
+	parts := strings.Split(shown, "/")
+	for i, part := range parts {
+		parts[i] = strings.TrimFunc(part, unicode.IsSpace)
+	}
+	return strings.Join(parts, "/"), nil
 }
 
 // TestCutPathEscapes reads the escapes of a quoted name only where

@@ -68,3 +68,49 @@ func TestEditLineTooLongForAnyView(t *testing.T) {
 		t.Fatal("the refused edit changed the file")
 	}
 }
+
+// TestEditCutLineCrowdedOut refuses an edit of a cut line whose narrow
+// view is open but got no room on the screen, naming a view to close
+// rather than the narrow view again; once that view is closed, the edit
+// goes through the narrow view. A line no view shows whole is refused as
+// such, with no view to close.
+func TestEditCutLineCrowdedOut(t *testing.T) {
+	lines := make([]string, 80)
+	for i := range lines {
+		lines[i] = strings.Repeat("w", 990)
+	}
+	lines[1] = strings.Repeat("L", 5000)
+	e, fsys := newMem(t, map[string]string{"f.txt": strings.Join(lines, "\n") + "\n"})
+	ok(t, e, "view f.txt 1-80")
+	screen(t, e)
+	if out := fail(t, e, "edit f.txt 2-2\nx"); !strings.Contains(out, "view f.txt 2-2 shows this one") {
+		t.Fatalf("with no narrow view open: got %q, want it suggested", out)
+	}
+	ok(t, e, "view f.txt 2-2")
+	if s := screen(t, e); !strings.Contains(s, "[2] f.txt lines 2-2\n    [TRUNCATED") {
+		t.Fatalf("the narrow view got room on the screen:\n%.300s", s[len(s)-min(len(s), 600):])
+	}
+	for _, c := range []string{"edit f.txt 2-2\nx", "edit f.txt 2-3\nx", "edit f.txt 1-2\nx"} {
+		out := fail(t, e, c)
+		if strings.Contains(out, "view f.txt 2-2 shows") || !strings.Contains(out, " in view [2], but the views before it fill the screen") ||
+			!strings.Contains(out, "close 1;") || !strings.Contains(out, "nothing was written") {
+			t.Errorf("%q: got %q, want view [1] named to close", c, out)
+		}
+	}
+	ok(t, e, "close 1")
+	screen(t, e)
+	ok(t, e, "edit f.txt 2-2\nx")
+	lines[1] = "x"
+	if b, _ := afero.ReadFile(fsys, "f.txt"); string(b) != strings.Join(lines, "\n")+"\n" {
+		t.Errorf("after the edit through the narrow view: got %.200q", b)
+	}
+
+	lines[1] = strings.Repeat("L", maxWholeLine+1)
+	e, _ = newMem(t, map[string]string{"f.txt": strings.Join(lines, "\n") + "\n"})
+	ok(t, e, "view f.txt 1-80")
+	ok(t, e, "view f.txt 2-2")
+	screen(t, e)
+	if out := fail(t, e, "edit f.txt 2-2\nx"); !strings.Contains(out, "more than the 48 KB a view shows of one line") {
+		t.Errorf("a line too long for any view: got %q", out)
+	}
+}

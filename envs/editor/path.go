@@ -68,13 +68,20 @@ func (e *Editor) insideRoot(name string) (string, bool) {
 // bytes that are not UTF-8, a backslash or a double quote, quoted and
 // escaped as Go writes strings, so that a name cannot make a line of its
 // own; the commands read the quoted form back to the same name (see
-// cutPath).
+// cutPath). A name with a part that begins or ends with white space is
+// quoted too, so that "d/a.txt " is not read as d/a.txt; a space inside
+// a part is left as it is.
 func showPath(p string) string {
 	if !utf8.ValidString(p) || strings.ContainsAny(p, `\"`) {
 		return strconv.Quote(p)
 	}
 	for _, r := range p {
 		if !unicode.IsPrint(r) {
+			return strconv.Quote(p)
+		}
+	}
+	for part := range strings.SplitSeq(p, "/") {
+		if part != strings.TrimFunc(part, unicode.IsSpace) {
 			return strconv.Quote(p)
 		}
 	}

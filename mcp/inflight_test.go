@@ -122,14 +122,15 @@ func (c *lineClient) expect(id int, want string) {
 }
 
 // TestStdioFullStillReadsCancels fills the bound on requests in flight
-// with a command that sleeps and one queued behind it: requests then wait,
-// as many as the bound, one more is refused at once as busy, a reused id
-// is refused, and the cancellation of the sleep is still read, after which
-// every waiting request is answered.
+// with two commands that sleep, one queued behind the other (whichever
+// gets the shell first): requests then wait, as many as the bound, one
+// more is refused at once as busy, a reused id is refused, and the
+// cancellations of the sleeps are still read, after which every waiting
+// request is answered.
 func TestStdioFullStillReadsCancels(t *testing.T) {
 	c := startLines(t, mcp.StdioTransport{MaxInFlight: 2})
 	c.bash(1, "sleep 30")
-	c.bash(2, "echo two")
+	c.bash(2, "sleep 30")
 	c.ping(3) // waits for room
 	c.ping(4) // waits too
 	c.ping(3)
@@ -137,9 +138,10 @@ func TestStdioFullStillReadsCancels(t *testing.T) {
 	c.ping(5)
 	c.expect(5, "error server busy: 2 requests are in flight, holding an estimated 2 MB of the 256 MB this session allows (at most 2 requests), and 2 more wait for room")
 	c.cancel(1)
+	c.cancel(2)
 	got := map[float64]bool{}
 	for range 4 {
-		m := c.next("the answers after the cancel")
+		m := c.next("the answers after the cancels")
 		got[m["id"].(float64)] = true
 	}
 	if !got[1] || !got[2] || !got[3] || !got[4] {

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -163,7 +161,7 @@ func readSkillFile(k *skills.Skill, p, uri string) (*sdk.ReadResourceResult, err
 		return nil, err
 	}
 	mt := mimeType(p, data)
-	if !isText(data) {
+	if !skills.IsText(data) {
 		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: mt, Blob: data}}}, nil
 	}
 	return textResource(uri, mt, string(data)), nil
@@ -217,7 +215,7 @@ func mimeType(p string, data []byte) string {
 	case ".py", ".sh", ".bash", ".txt", ".yaml", ".yml", ".toml", ".ts", ".go", ".rb":
 		mt = "text/plain"
 	}
-	text := data == nil || isText(data)
+	text := data == nil || skills.IsText(data)
 	switch {
 	case mt == "" && text:
 		return "text/plain"
@@ -225,10 +223,4 @@ func mimeType(p string, data []byte) string {
 		return "application/octet-stream"
 	}
 	return mt
-}
-
-// isText reports whether a skill file's content is text: valid UTF-8
-// without a NUL byte.
-func isText(data []byte) bool {
-	return utf8.Valid(data) && bytes.IndexByte(data, 0) < 0
 }

@@ -29,7 +29,8 @@
 // the files in its directory are listed
 // when first asked for ([Skill.Files]), which is when the skill opens; the
 // instructions wait until the skill is opened, a file's first heading or
-// line until its summary shows.
+// line until its summary shows (a file that is not text, by [IsText], is
+// shown as a binary file of its size).
 //
 //	dirs, err := skills.Discover(project)
 //	set, err := skills.Load(dirs...)

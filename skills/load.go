@@ -464,6 +464,11 @@ func firstLine(name string, head []byte, more bool) (first string, binary bool) 
 	return cut(line, 100), false
 }
 
+// IsText reports whether a skill file's whole content is text, as its
+// section reads it: UTF-8 without a NUL byte. The MCP server serves such a
+// file as text, any other as a blob.
+func IsText(data []byte) bool { return !isBinary(data, false) }
+
 // isBinary reports whether a file's first bytes hold a NUL byte or are
 // not UTF-8. When the file goes on (more), a character cut by the end of
 // the bytes read is fine.

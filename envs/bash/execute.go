@@ -377,7 +377,7 @@ func setsErrexit(command string) bool {
 // reader. N is at most the command's number of lines: bash puts an
 // unexpected end of file on the line after the last.
 func (p *proc) ownLines(text, command string) string {
-	prefix := "bash: " + p.file + ": line "
+	prefix := p.fileLine
 	if !strings.Contains(text, prefix) {
 		return text
 	}

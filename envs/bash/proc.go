@@ -33,6 +33,7 @@ type proc struct {
 	exe         string        // the shell's program, as /proc/<pid>/exe names it
 	dir         string        // private directory for command files
 	file        string        // the command file
+	fileLine    string        // "bash: FILE: line ", as bash's errors name a line of the command file
 	cmdf        *os.File      // the command file, open for rewriting
 	cmdLen      int           // the command file's length
 	quotedFile  string        // file quoted for the shell
@@ -131,6 +132,7 @@ func startProc(bashPath, dir string, env []string, resources procs.Limits) (*pro
 		exe:        term.Executable(cmd.Process.Pid),
 		dir:        tmp,
 		file:       file,
+		fileLine:   "bash: " + file + ": line ",
 		quotedFile: quote(file),
 		cmdf:       cmdf,
 		reader:     reader,

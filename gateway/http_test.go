@@ -1,15 +1,21 @@
 package gateway_test
 
 import (
+	"bytes"
+	"context"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -193,5 +199,40 @@ func TestURLSecretsMasked(t *testing.T) {
 		if !strings.Contains(texts["the prompt"], want) || !strings.Contains(texts["the log"], want) {
 			t.Errorf("the prompt and the log should show the URL as written, %q:\n%s\n%s", want, texts["the prompt"], texts["the log"])
 		}
+	}
+}
+
+// TestTaskOnlyInJSONAnswers: a streamable HTTP server that answers with
+// JSON bodies rather than event streams: its tool listed with
+// execution.taskSupport "required" is not offered.
+func TestTaskOnlyInJSONAnswers(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "jobs", Version: "1"}, nil)
+	for _, name := range []string{"quick", "slowjob"} {
+		sdk.AddTool(s, &sdk.Tool{Name: name, Description: "A " + name + " tool."}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: name}}}, nil, nil
+		})
+	}
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	// The Go SDK's Tool has no execution field: the server's answers get
+	// it written in.
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r) // the stream of notifications stays open
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		body := bytes.ReplaceAll(rec.Body.Bytes(), []byte(`"name":"slowjob"`), []byte(`"execution":{"taskSupport":"required"},"name":"slowjob"`))
+		maps.Copy(w.Header(), rec.Header())
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(hs.Close)
+	g := newGateway(t, gateway.Options{}, gateway.ServerConfig{Name: "jobs", URL: hs.URL, Timeout: 30 * time.Second})
+	u, _ := g.Upstream("jobs")
+	m := u.Manifest()
+	if len(m.Tools) != 1 || m.Tools[0].Name != "quick" || !slices.Equal(m.TaskOnly, []string{"slowjob"}) {
+		t.Fatalf("got tools %v and TaskOnly %v, want quick offered and slowjob as a task only (%v)", m.Tools, m.TaskOnly, u.Err())
 	}
 }

@@ -18,12 +18,12 @@ const MaxResponseBytes = 16 << 20
 // only (a redirect to another host, or from https to http, gets none, so
 // a token stays with its server), and cuts off an answer's body past
 // MaxResponseBytes with an error naming the server.
-func httpClient(server, endpoint string, hdr map[string]string) (*http.Client, error) {
+func httpClient(server, endpoint string, hdr map[string]string, tasks *taskTools) (*http.Client, error) {
 	base, err := url.Parse(endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("url: %w", err)
 	}
-	return &http.Client{Transport: &upstreamTransport{server: server, base: base, headers: hdr}}, nil
+	return &http.Client{Transport: &upstreamTransport{server: server, base: base, headers: hdr, tasks: tasks}}, nil
 }
 
 // upstreamTransport is httpClient's RoundTripper.
@@ -31,6 +31,7 @@ type upstreamTransport struct {
 	server  string
 	base    *url.URL // the configured endpoint
 	headers map[string]string
+	tasks   *taskTools // shown the answers to tools/list
 }
 
 func (t *upstreamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -40,12 +41,17 @@ func (t *upstreamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, v)
 		}
 	}
+	id, list := watchRequest(r)
 	resp, err := http.DefaultTransport.RoundTrip(r)
 	if err != nil {
 		return nil, err
 	}
-	if mediaType(resp.Header.Get("Content-Type")) != "text/event-stream" {
+	stream := mediaType(resp.Header.Get("Content-Type")) == "text/event-stream"
+	if !stream {
 		resp.Body = &boundedBody{rc: resp.Body, left: MaxResponseBytes, server: t.server}
+	}
+	if list {
+		resp.Body = &watchBody{ReadCloser: resp.Body, id: id, stream: stream, tasks: t.tasks}
 	}
 	return resp, nil
 }

@@ -54,6 +54,10 @@ type Manifest struct {
 	ResourceTemplates []*sdk.ResourceTemplate `json:"resource_templates,omitempty"`
 	Prompts           []*sdk.Prompt           `json:"prompts,omitempty"`
 	Fetched           time.Time               `json:"fetched"`
+	// TaskOnly names the tools listed to run only as MCP tasks
+	// (execution.taskSupport "required"), which unfold does not make: they
+	// are not in Tools, and not offered.
+	TaskOnly []string `json:"task_only,omitempty"`
 }
 
 // readManifest reads the cached manifest of cfg from dir; ok is false when
@@ -112,8 +116,9 @@ func writeManifest(dir, name string, m Manifest) error {
 }
 
 // fetchManifest lists what a connected server offers. Lists the server does
-// not support (its capabilities leave them out) are empty.
-func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig) (Manifest, error) {
+// not support (its capabilities leave them out) are empty; tools that tasks
+// saw listed as MCP tasks only are left out of Tools, named in TaskOnly.
+func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig, tasks *taskTools) (Manifest, error) {
 	m := Manifest{ConfigHash: cfg.Hash(), Fetched: time.Now().UTC().Truncate(time.Second)}
 	init := cs.InitializeResult()
 	if init == nil {
@@ -138,6 +143,7 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig)
 			}
 			m.Tools = append(m.Tools, t)
 		}
+		m.Tools, m.TaskOnly = tasks.split(m.Tools)
 	}
 	if caps.Resources != nil {
 		for r, err := range cs.Resources(ctx, nil) {

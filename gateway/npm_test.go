@@ -1,11 +1,15 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +18,7 @@ import (
 
 	"github.com/unfold-dev/unfold/gateway"
 	"github.com/unfold-dev/unfold/internal/npmcache"
+	"github.com/unfold-dev/unfold/prompt"
 )
 
 // referenceServers installs the reference MCP servers from npm and returns
@@ -78,6 +83,7 @@ func TestReferenceServers(t *testing.T) {
 	}
 
 	open(t, d, "mcp.everything")
+	checkTaskOnly(t, g, d, "everything")
 	res = call(t, d, "everything__get-tiny-image", map[string]any{})
 	up := res.Value.(*sdk.CallToolResult)
 	if !slices.ContainsFunc(up.Content, func(c sdk.Content) bool {
@@ -137,4 +143,73 @@ func TestReferenceServers(t *testing.T) {
 	if !fs2.Running() {
 		t.Error("the call did not start the server")
 	}
+	if e2, _ := g2.Upstream("everything"); !slices.Contains(e2.Manifest().TaskOnly, "simulate-research-query") {
+		t.Errorf("the cached manifest lost the tools that run as tasks: %v", e2.Manifest().TaskOnly)
+	}
+}
+
+// checkTaskOnly checks that server's simulate-research-query, which runs
+// only as an MCP task, is not offered, that its open section says so, and
+// that call_tool says why it cannot be called.
+func checkTaskOnly(t *testing.T, g *gateway.Gateway, d *prompt.Disclosure, server string) {
+	t.Helper()
+	const task = "simulate-research-query"
+	u, _ := g.Upstream(server)
+	m := u.Manifest()
+	if !slices.Contains(m.TaskOnly, task) || slices.ContainsFunc(m.Tools, func(tool *sdk.Tool) bool { return tool.Name == task }) {
+		t.Errorf("%s: got TaskOnly %v, want %s there and not among the tools", server, m.TaskOnly, task)
+	}
+	if !slices.ContainsFunc(m.Tools, func(tool *sdk.Tool) bool { return tool.Name == "echo" }) {
+		t.Errorf("%s: echo is not offered", server)
+	}
+	want := "Not offered, as they run only as MCP tasks, which unfold does not make: " + task + "."
+	if text := d.Rendered(0).Text(); !strings.Contains(text, want) || strings.Contains(text, server+"__"+task) {
+		t.Errorf("%s: the open section lacks %q or offers the tool:\n%s", server, want, text)
+	}
+	res := call(t, d, gateway.CallToolName, map[string]any{"server": server, "tool": task, "arguments": map[string]any{"topic": "x"}})
+	if res.Success || !strings.Contains(res.Message, "runs only as an MCP task, which unfold does not make") {
+		t.Errorf("%s: call_tool of %s: got %v %q", server, task, res.Success, res.Message)
+	}
+}
+
+// TestTaskOnlyOverHTTP: the everything server over streamable HTTP, whose
+// lists come as event streams: its tool that runs only as a task is not
+// offered either.
+func TestTaskOnlyOverHTTP(t *testing.T) {
+	dir := npmcache.Install(t, filepath.Join("testdata", "npm"))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	cmd := exec.Command(npmcache.Bin(dir, "mcp-server-everything"), "streamableHttp")
+	cmd.Env = append(os.Environ(), "PORT="+port)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the server ended: %s", stderr.Bytes())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not listen on port %s within a minute", port)
+		}
+	}
+	g := newGateway(t, gateway.Options{}, gateway.ServerConfig{Name: "web", URL: "http://127.0.0.1:" + port + "/mcp", Timeout: 30 * time.Second})
+	d := disclosure(t, g)
+	open(t, d, "mcp.web")
+	checkTaskOnly(t, g, d, "web")
 }

@@ -58,7 +58,7 @@ type commandTransport struct {
 func (t *commandTransport) Close() error { return t.p.close() }
 
 // command starts the configured command and returns its transport, a
-// *commandTransport.
+// *commandTransport watched for tools that need tasks.
 func (u *Upstream) command() (sdk.Transport, error) {
 	cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
 	cmd.Dir = u.cfg.Dir
@@ -79,7 +79,7 @@ func (u *Upstream) command() (sdk.Transport, error) {
 	// ends meets no closed pipe.
 	r := io.NopCloser(p.stdout)
 	w := closerFunc{File: p.stdin, close: p.close}
-	return &commandTransport{IOTransport: sdk.IOTransport{Reader: r, Writer: w}, p: p}, nil
+	return watchTransport{Transport: &commandTransport{IOTransport: sdk.IOTransport{Reader: r, Writer: w}, p: p}, tasks: &u.tasks}, nil
 }
 
 // startProcess starts cmd in group, in a process group of its own, with

@@ -341,6 +341,9 @@ func newCallTool(g *Gateway, entries []entry) (*tools.Tool, error) {
 			if u.unlisted() {
 				return tools.Result{Message: fmt.Sprintf("The MCP server %s did not start, so its tools are not known: %v", in.Server, u.Err())}, nil
 			}
+			if slices.Contains(u.Manifest().TaskOnly, in.Tool) {
+				return tools.Result{Message: fmt.Sprintf("The tool %q of %s runs only as an MCP task, which unfold does not make, so it cannot be called here.", in.Tool, in.Server)}, nil
+			}
 			return tools.Result{Message: fmt.Sprintf("The MCP server %s has no tool %q; %s lists its tools.", in.Server, in.Tool, FindToolsName)}, nil
 		}
 		e := entries[i]

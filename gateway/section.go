@@ -209,6 +209,9 @@ func (g *Gateway) serverSection(u *Upstream, taken map[string]bool) (*section.Se
 	default:
 		summary += fmt.Sprintf(". Tools: %s.", strings.Join(names, ", "))
 		brief += fmt.Sprintf("%d tools.", len(entries))
+		if len(m.TaskOnly) > 0 {
+			body += "\n\n" + taskOnlyNote(m.TaskOnly)
+		}
 	}
 	// Every text but the keys comes from the server (its instructions,
 	// version, tool names, errors): it shows as written.

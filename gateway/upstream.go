@@ -43,6 +43,8 @@ type Upstream struct {
 	hash string
 	g    *Gateway
 	tail *tail // the newest bytes of the running process's stderr
+	// tasks are the tools the server lists as MCP tasks only.
+	tasks taskTools
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -274,7 +276,7 @@ func (u *Upstream) transport(ctx context.Context) (sdk.Transport, error) {
 	case u.cfg.Command != "":
 		return u.command()
 	case u.cfg.URL != "":
-		client, err := httpClient(u.cfg.Name, u.cfg.URL, u.cfg.Headers)
+		client, err := httpClient(u.cfg.Name, u.cfg.URL, u.cfg.Headers, &u.tasks)
 		if err != nil {
 			return nil, err
 		}
@@ -308,7 +310,7 @@ func (f *Fault) Unwrap() error { return f.err }
 // unless it is what the manifest holds already. With current set, the
 // answer is kept only while cs is still the server's connection.
 func (u *Upstream) refresh(ctx context.Context, cs *sdk.ClientSession, current bool) error {
-	m, err := fetchManifest(ctx, cs, u.cfg)
+	m, err := fetchManifest(ctx, cs, u.cfg, &u.tasks)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,231 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// taskTools holds the names of the tools a server lists with
+// execution.taskSupport "required": they can only be called as MCP tasks,
+// which unfold does not make, so they are not offered (see
+// Manifest.TaskOnly). The SDK's Tool has no field for execution, so the
+// lists are read as they arrive: by watchConn for a command, by
+// watchBody for a streamable HTTP server.
+type taskTools struct {
+	mu    sync.Mutex // guards names
+	names map[string]bool
+}
+
+// observe reads one page of a tools/list result.
+func (t *taskTools) observe(result []byte) {
+	var page struct {
+		Tools []struct {
+			Name      string `json:"name"`
+			Execution struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &page) != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, tool := range page.Tools {
+		switch {
+		case tool.Execution.TaskSupport != "required":
+			delete(t.names, tool.Name)
+		case t.names == nil:
+			t.names = map[string]bool{tool.Name: true}
+		default:
+			t.names[tool.Name] = true
+		}
+	}
+}
+
+// split moves the tools that need tasks out of list, returning their names.
+func (t *taskTools) split(list []*sdk.Tool) (offered []*sdk.Tool, taskOnly []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.names) == 0 {
+		return list, nil
+	}
+	offered = list[:0:0]
+	for _, tool := range list {
+		if t.names[tool.Name] {
+			taskOnly = append(taskOnly, tool.Name)
+		} else {
+			offered = append(offered, tool)
+		}
+	}
+	return offered, taskOnly
+}
+
+// watchTransport is a command's transport whose connection shows its
+// tools/list results to tasks.
+type watchTransport struct {
+	sdk.Transport
+	tasks *taskTools
+}
+
+func (w watchTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := w.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &watchConn{Connection: c, tasks: w.tasks, lists: map[jsonrpc.ID]bool{}}, nil
+}
+
+// Close closes the transport's process.
+func (w watchTransport) Close() error {
+	if c, ok := w.Transport.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// watchConn is a connection that shows the results of its tools/list
+// requests to tasks before the SDK reads them.
+type watchConn struct {
+	sdk.Connection
+	tasks *taskTools
+	mu    sync.Mutex          // guards lists
+	lists map[jsonrpc.ID]bool // tools/list requests not answered yet
+}
+
+func (c *watchConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == "tools/list" && r.ID.IsValid() {
+		c.mu.Lock()
+		c.lists[r.ID] = true
+		c.mu.Unlock()
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+func (c *watchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if r, ok := msg.(*jsonrpc.Response); ok && err == nil {
+		c.mu.Lock()
+		list := c.lists[r.ID]
+		delete(c.lists, r.ID)
+		c.mu.Unlock()
+		if list && r.Error == nil {
+			c.tasks.observe(r.Result)
+		}
+	}
+	return msg, err
+}
+
+// watchRequest reports whether r posts a tools/list request, and its ID.
+func watchRequest(r *http.Request) (jsonrpc.ID, bool) {
+	if r.Method != http.MethodPost || r.GetBody == nil || r.ContentLength > MaxResponseBytes {
+		return jsonrpc.ID{}, false
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	defer body.Close()
+	data, err := io.ReadAll(io.LimitReader(body, MaxResponseBytes))
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	msg, err := jsonrpc.DecodeMessage(data)
+	if req, ok := msg.(*jsonrpc.Request); err == nil && ok && req.Method == "tools/list" && req.ID.IsValid() {
+		return req.ID, true
+	}
+	return jsonrpc.ID{}, false
+}
+
+// watchBody is the body of the answer to a tools/list request: JSON, or
+// an event stream whose events it reads line by line as they pass, so
+// that the answer is seen before the SDK has it. It keeps at most
+// MaxResponseBytes of one message.
+type watchBody struct {
+	io.ReadCloser
+	id     jsonrpc.ID
+	stream bool
+	tasks  *taskTools
+	line   []byte // the stream's unfinished line
+	data   []byte // the message read so far: the body, or the event's data
+	full   bool   // data passed the bound and is dropped
+	done   bool
+}
+
+func (b *watchBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if !b.done {
+		if b.stream {
+			b.scan(p[:n])
+		} else {
+			b.add(&b.data, p[:n])
+		}
+		if err == io.EOF && !b.stream {
+			b.deliver()
+		}
+	}
+	return n, err
+}
+
+// add appends p to buf unless that passes the bound.
+func (b *watchBody) add(buf *[]byte, p []byte) {
+	if b.full || len(*buf)+len(p) > MaxResponseBytes {
+		b.full, *buf = true, nil
+		return
+	}
+	*buf = append(*buf, p...)
+}
+
+// scan reads the event stream's lines in p: data lines gather, a blank
+// line ends the event.
+func (b *watchBody) scan(p []byte) {
+	for len(p) > 0 && !b.done {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			b.add(&b.line, p)
+			return
+		}
+		b.add(&b.line, p[:i])
+		p = p[i+1:]
+		line := bytes.TrimSuffix(b.line, []byte("\r"))
+		switch {
+		case len(line) == 0:
+			b.deliver()
+			b.data, b.full = b.data[:0], false
+		case bytes.HasPrefix(line, []byte("data:")):
+			v := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
+			if len(b.data) > 0 {
+				b.add(&b.data, []byte("\n"))
+			}
+			b.add(&b.data, v)
+		}
+		b.line = b.line[:0]
+	}
+}
+
+// deliver shows the message in data to tasks when it answers the list.
+func (b *watchBody) deliver() {
+	if b.full || len(b.data) == 0 {
+		return
+	}
+	msg, err := jsonrpc.DecodeMessage(b.data)
+	if r, ok := msg.(*jsonrpc.Response); err == nil && ok && r.ID == b.id {
+		b.done = true
+		if r.Error == nil {
+			b.tasks.observe(r.Result)
+		}
+	}
+}
+
+// taskOnlyNote says which tools of a server are not offered, and why.
+func taskOnlyNote(names []string) string {
+	return "Not offered, as they run only as MCP tasks, which unfold does not make: " + strings.Join(names, ", ") + "."
+}

@@ -239,10 +239,21 @@ func TestCloseStopsStartOfACall(t *testing.T) {
 	for u.Running() {
 		time.Sleep(10 * time.Millisecond)
 	}
-	go u.CallTool(context.Background(), "echo", json.RawMessage(`{}`))
+	called := make(chan error, 1)
+	go func() {
+		_, err := u.CallTool(context.Background(), "echo", json.RawMessage(`{}`))
+		called <- err
+	}()
 	var again int
-	for again == 0 || again == first {
-		time.Sleep(10 * time.Millisecond)
+	for deadline := time.Now().Add(time.Minute); again == 0 || again == first; {
+		select {
+		case err := <-called:
+			t.Fatalf("the call ended before the server started again: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call did not start the server again within a minute")
+		}
 		if data, err := os.ReadFile(filepath.Join(dir, "s.pid")); err == nil {
 			again, _ = strconv.Atoi(strings.TrimSpace(string(data)))
 		}

@@ -1,6 +1,10 @@
 package tokens_test
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,5 +112,77 @@ func TestEstimateAddsUpAtHeadings(t *testing.T) {
 				t.Fatalf("%s cut at %d: the joined text counts %d, the parts %d", name, cut, whole, parts)
 			}
 		}
+	}
+}
+
+// TestEstimateRandomRuns: runs of letters and digits with no words in them
+// (base64, hex digests, random identifiers) cost a byte-pair encoding far
+// more than words of their length; the estimate stays at or a little above
+// o200k_base on them, so a budget counted with it holds.
+func TestEstimateRandomRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := func(n int, alphabet string) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	for _, tc := range []struct {
+		name string
+		text func() string
+	}{
+		{"base64", func() string {
+			raw := make([]byte, 6000)
+			for i := range raw {
+				raw[i] = byte(rng.IntN(256))
+			}
+			return base64.StdEncoding.EncodeToString(raw)
+		}},
+		{"base64 lines", func() string {
+			raw := make([]byte, 6000)
+			for i := range raw {
+				raw[i] = byte(rng.IntN(256))
+			}
+			s := base64.StdEncoding.EncodeToString(raw)
+			var b strings.Builder
+			for ; len(s) > 76; s = s[76:] {
+				b.WriteString(s[:76] + "\n")
+			}
+			return b.String() + s
+		}},
+		{"sha256 digests", func() string {
+			var b strings.Builder
+			for i := range 200 {
+				h := sha256.Sum256([]byte(fmt.Sprint(i)))
+				fmt.Fprintf(&b, "%x  file%d.txt\n", h, i)
+			}
+			return b.String()
+		}},
+		{"identifiers", func() string {
+			var b strings.Builder
+			for range 200 {
+				fmt.Fprintf(&b, "id: %s\n", random(24, alnum))
+			}
+			return b.String()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := tc.text()
+			exact := bpe.O200kBase().Count(text)
+			est := tokens.Estimate.Count(text)
+			ratio := float64(est) / float64(exact)
+			t.Logf("o200k %d, estimate %d (%.2f)", exact, est, ratio)
+			if ratio < 0.97 || ratio > 1.2 {
+				t.Errorf("estimate %d is %.2f times the exact %d, want 0.97 to 1.2", est, ratio, exact)
+			}
+			for cut := 0; cut < len(text); cut += 101 {
+				a, b := text[:cut]+"\n\n", "#"+text[cut:]
+				if whole, parts := tokens.Estimate.Count(a+b), tokens.Estimate.Count(a)+tokens.Estimate.Count(b); whole != parts {
+					t.Fatalf("cut at %d: the joined text counts %d, the parts %d", cut, whole, parts)
+				}
+			}
+		})
 	}
 }

@@ -11,6 +11,11 @@
 // is the text up to the next heading, a Go template over the params given
 // as JSON ({{.name}}); so is its summary. Errors name the file, the line and
 // the heading.
+//
+// [File.Check] runs every template of the file with the params, those of
+// summarized sections too, so that a param the file misses is named before
+// the prompt is used rather than when the model opens a section;
+// [File.Bind] checks first.
 package promptfile
 
 import (
@@ -18,9 +23,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +40,7 @@ import (
 	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/section"
+	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/visibility"
 )
 
@@ -43,11 +51,12 @@ type Params = map[string]any
 type File struct {
 	name     string
 	template *prompt.Template
-	lines    map[string]int    // section path -> line of its heading
-	body     map[string]int    // section path -> line its body starts on
-	text     map[string]int    // section path -> line of its body's first text, past blank lines
-	literal  map[string]int    // section path -> lines of its body's text before its first template action
-	titles   map[string]string // section path -> its heading's title
+	lines    map[string]int              // section path -> line of its heading
+	body     map[string]int              // section path -> line its body starts on
+	text     map[string]int              // section path -> line of its body's first text, past blank lines
+	literal  map[string]int              // section path -> lines of its body's text before its first template action
+	titles   map[string]string           // section path -> its heading's title
+	sections map[string]*section.Section // section path -> its section
 }
 
 // MaxSize is the largest prompt file Parse accepts, in bytes.
@@ -167,7 +176,7 @@ func Parse(name string, src []byte) (*File, error) {
 	if err := duplicates(name, roots); err != nil {
 		return nil, err
 	}
-	f := &File{name: name, lines: map[string]int{}, body: map[string]int{}, text: map[string]int{}, literal: map[string]int{}, titles: map[string]string{}}
+	f := &File{name: name, lines: map[string]int{}, body: map[string]int{}, text: map[string]int{}, literal: map[string]int{}, titles: map[string]string{}, sections: map[string]*section.Section{}}
 	sections := f.build(roots, "")
 	if err := section.Validate(sections, prompt.OpenSectionsName); err != nil {
 		return nil, f.locate(err)
@@ -216,6 +225,7 @@ func (f *File) build(nodes []*node, prefix string) []*section.Section {
 		f.literal[path] = literalLines(n.spec.Body)
 		n.spec.Children = f.build(n.children, path)
 		out[i] = section.New(n.spec)
+		f.sections[path] = out[i]
 	}
 	return out
 }
@@ -239,6 +249,11 @@ func (f *File) locate(err error) error {
 	}
 	out := make([]error, 0, len(list))
 	for _, e := range list {
+		var fe *Error
+		if errors.As(e, &fe) {
+			out = append(out, e) // located already
+			continue
+		}
 		var se *section.Error
 		if errors.As(e, &se) {
 			line, err := f.lines[se.Path], se.Err
@@ -332,12 +347,53 @@ func (f *File) Template() *prompt.Template { return f.template }
 // Line returns the line of the heading of the section at path, 0 if none.
 func (f *File) Line(path string) int { return f.lines[path] }
 
-// Bind binds params (nil for none) to the file's template.
+// Bind binds params (nil for none) to the file's template, after
+// [File.Check] has found every template of the file to work with them.
 func (f *File) Bind(params Params) (*prompt.Prompt, error) {
 	if params == nil {
 		params = Params{}
 	}
+	if err := f.Check(params); err != nil {
+		return nil, err
+	}
 	return f.template.Bind(params)
+}
+
+// Check executes every template of the file with params (nil for none):
+// each section's body, as if every section were open, and each summary.
+// A body under a summarized section runs only when the model opens it,
+// so a param it misses would otherwise show only then, as a failed tool
+// call the model cannot mend; Check names it before anything starts, at
+// the file's line and heading.
+func (f *File) Check(params Params) error {
+	if params == nil {
+		params = Params{}
+	}
+	p, err := f.template.Bind(params)
+	if err != nil {
+		return f.locate(err)
+	}
+	open := prompt.Overrides{}
+	for path := range f.sections {
+		open[path] = visibility.Full
+	}
+	sess := session.New()
+	if err := open.Apply(sess); err != nil {
+		return &Error{File: f.name, Err: err}
+	}
+	var errs []error
+	if _, err := p.Render(sess, nil); err != nil {
+		errs = append(errs, err)
+	}
+	for _, path := range slices.Sorted(maps.Keys(f.sections)) {
+		if _, err := f.sections[path].SummaryFor(params); err != nil {
+			errs = append(errs, &section.Error{Path: path, Err: err})
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return f.locate(errors.Join(errs...))
 }
 
 // DecodeParams decodes a JSON object of params; anything else is an error

@@ -83,9 +83,10 @@ func renderError(t *testing.T, src string) error {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Bind checks every template, so it gives the error Render would.
 	p, err := f.Bind(nil)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	_, err = p.Render(nil, nil)
 	return f.Locate(err)
@@ -163,7 +164,12 @@ func FuzzParse(f *testing.F) {
 		}
 		p, err := file.Bind(promptfile.Params{"x": 1})
 		if err != nil {
-			t.Fatalf("Bind: %v", err)
+			// A template the params do not fit is named in the file.
+			var fe *promptfile.Error
+			if !errors.As(err, &fe) {
+				t.Fatalf("Bind: %v is not located in the file", err)
+			}
+			return
 		}
 		_, _ = p.Render(nil, nil)
 	})
@@ -236,10 +242,9 @@ func TestParamWrongType(t *testing.T) {
 			t.Fatal(err)
 		}
 		p, err := f.Bind(params)
-		if err != nil {
-			t.Fatal(err)
+		if err == nil {
+			_, err = p.Render(session.New(), nil)
 		}
-		_, err = p.Render(session.New(), nil)
 		if err = f.Locate(err); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("params %s, %q: got %v, want %q", tc.params, tc.src, err, tc.want)
 		}
@@ -297,5 +302,37 @@ func TestRenderedFenceLine(t *testing.T) {
 	err = renderError(t, "# Intro\n\nhello\n\n# Ref\n\ntext\n{{/* a\nb */}}\n{{\"```\"}}\ncode\n")
 	if !errors.As(err, &fe) || fe.Line != 5 || !strings.Contains(err.Error(), "code fence on line 3") {
 		t.Errorf("a fence after an action: got %v, want line 5 and the rendered body's line 3", err)
+	}
+}
+
+// TestCheckHiddenTemplates gives params that templates the first render
+// does not run miss: the body of a summarized section, of a section under
+// it, and the summary of a section under a summarized one. Check and Bind
+// name each at the file's line, before the model could open the section.
+func TestCheckHiddenTemplates(t *testing.T) {
+	for _, tc := range []struct{ name, src, want string }{
+		{"summarized body", "# A\n\nx {{.task}}\n\n# B {visibility=summary summary=\"s\"}\n\n{{.nope}}\n",
+			`p.md:7: heading "B": body template: column 2: executing "b" at <.nope>: map has no entry for key "nope"; give it in the params`},
+		{"body under a summarized section", "# A {visibility=summary summary=\"s\"}\n\nx\n\n## B\n\ny\n{{.nope}}\n",
+			`p.md:8: heading "B": body template: column 2: executing "b" at <.nope>: map has no entry for key "nope"; give it in the params`},
+		{"summary under a summarized section", "# A {visibility=summary summary=\"s\"}\n\nx\n\n## B {visibility=summary summary=\"{{.nope}}\"}\n\ny\n",
+			`p.md:5: heading "B": summary template: template: b:1:2: executing "b" at <.nope>: map has no entry for key "nope"; give it in the params`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := promptfile.Parse("p.md", []byte(tc.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			params := promptfile.Params{"task": "t"}
+			if err := f.Check(params); err == nil || err.Error() != tc.want {
+				t.Errorf("Check: got %v, want %q", err, tc.want)
+			}
+			if _, err := f.Bind(params); err == nil || err.Error() != tc.want {
+				t.Errorf("Bind: got %v, want %q", err, tc.want)
+			}
+			if err := f.Check(promptfile.Params{"task": "t", "nope": "n"}); err != nil {
+				t.Errorf("Check with the param given: %v", err)
+			}
+		})
 	}
 }

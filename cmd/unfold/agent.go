@@ -392,8 +392,12 @@ func agentPrompt(path, paramsPath, dir string, set *skills.Set, g *gateway.Gatew
 				return nil, fmt.Errorf("--params %s: %w", paramsPath, err)
 			}
 		}
-		// Rendered once now, so that a param the file misses is named
-		// before anything starts.
+		// Every template of the file runs once now, those of summarized
+		// sections too, so that a param the file misses is named before
+		// anything starts, not when the model opens the section.
+		if err := f.Check(params); err != nil {
+			return nil, paramsHint(err, paramsPath)
+		}
 		p, err := t.Bind(params)
 		if err == nil {
 			_, err = p.Render(session.New(), nil)

@@ -499,3 +499,44 @@ func TestPromptFileMissingParam(t *testing.T) {
 		})
 	}
 }
+
+// TestPromptFileMissingParamSummarized: a param that only a summarized
+// section's body uses, or the summary of a section under it, is named
+// at startup by render (without --open), agent and mcp, not first when
+// the model opens the section.
+func TestPromptFileMissingParamSummarized(t *testing.T) {
+	dir := t.TempDir()
+	paramsPath := filepath.Join(dir, "params.json")
+	if err := os.WriteFile(paramsPath, []byte(`{"task": "t"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, src, at string }{
+		{"body", "# A\n\nx {{.task}}\n\n# B {visibility=summary summary=\"s\"}\n\n{{.nope}}\n",
+			`:7: heading "B": body template: column 2: executing "b" at <.nope>: map has no entry for key "nope"; give it in the params`},
+		{"nested summary", "# A {visibility=summary summary=\"s\"}\n\nx {{.task}}\n\n## B {visibility=summary summary=\"{{.nope}}\"}\n\ny\n",
+			`:5: heading "B": summary template: template: b:1:2: executing "b" at <.nope>: map has no entry for key "nope"; give it in the params`},
+	} {
+		promptPath := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".md")
+		if err := os.WriteFile(promptPath, []byte(tc.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		at := promptPath + tc.at + " (" + paramsPath + ", given with --params)\n"
+		for _, cmd := range []struct {
+			name string
+			args []string
+			code int
+		}{
+			{"render", []string{"render", promptPath, "--params", paramsPath}, 1},
+			{"agent", []string{"agent", "go", "--project", dir, "--prompt", promptPath, "--params", paramsPath, "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--builtins", "none"}, 2},
+			{"mcp", []string{"mcp", "--project", dir, "--prompt", promptPath, "--params", paramsPath, "--builtins", "none"}, 1},
+		} {
+			t.Run(tc.name+"/"+cmd.name, func(t *testing.T) {
+				var stdout, stderr bytes.Buffer
+				code := run(cmd.args, strings.NewReader(""), &stdout, &stderr)
+				if want := "unfold " + cmd.name + ": " + at; code != cmd.code || stderr.String() != want {
+					t.Errorf("got exit %d, stderr\n%q\nwant exit %d, stderr\n%q", code, stderr.String(), cmd.code, want)
+				}
+			})
+		}
+	}
+}

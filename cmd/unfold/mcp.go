@@ -160,6 +160,13 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if params == nil {
 			params = promptfile.Params{}
 		}
+		// Every template of the file runs once now, those of summarized
+		// sections too, so that a param the file misses is named before
+		// the server starts, not when the model opens the section.
+		if err := f.Check(params); err != nil {
+			fmt.Fprintf(stderr, "unfold mcp: %v\n", paramsHint(err, *paramsPath))
+			return 1
+		}
 		opts.Prompt, opts.Params, file = f.Template(), []any{params}, f
 	}
 

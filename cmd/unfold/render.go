@@ -140,15 +140,20 @@ func renderFile(file, paramsPath, open string, budget int, counter tokens.Counte
 			return nil, fmt.Errorf("--params: %s: %w", paramsPath, err)
 		}
 	}
+	if params == nil {
+		params = promptfile.Params{}
+	}
+	// Every template runs once, those of summarized sections too, so that
+	// a param the file misses is named whatever --open says.
+	if err := f.Check(params); err != nil {
+		return nil, paramsHint(err, paramsPath)
+	}
 	if err := skillsClash(file, f, set); err != nil {
 		return nil, err
 	}
 	t, err := withSkills(f.Template(), set)
 	if err != nil {
 		return nil, err
-	}
-	if params == nil {
-		params = promptfile.Params{}
 	}
 	p, err := t.Bind(params)
 	if err != nil {
@@ -247,7 +252,12 @@ func promptFileError(f *promptfile.File, paramsPath string, err error) error {
 	if !errors.As(err, &se) {
 		return err
 	}
-	err = f.Locate(err)
+	return paramsHint(f.Locate(err), paramsPath)
+}
+
+// paramsHint adds to err, a prompt file's error located in it, the flag
+// that gives a param its templates miss.
+func paramsHint(err error, paramsPath string) error {
 	if !strings.HasSuffix(err.Error(), "give it in the params") {
 		return err
 	}

@@ -88,6 +88,7 @@ func TestRenderErrors(t *testing.T) {
 	good := write("good.md", "# A {visibility=summary summary=\"s\"}\nHello {{.name}}\n")
 	bad := write("bad.md", "# A\n\n## B {color=red}\n")
 	arr := write("arr.json", "[1]")
+	name := write("name.json", `{"name": "n"}`)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -100,11 +101,11 @@ func TestRenderErrors(t *testing.T) {
 		{"bad attribute", []string{bad}, 1, `bad.md:3: heading "B": unknown attribute "color"`},
 		{"params not an object", []string{good, "--params", arr}, 1, "want a JSON object, got an array"},
 		{"missing param", []string{good, "--open", "a"}, 1, `good.md:2: heading "A": body template: column 8:`},
-		{"unknown open key", []string{good, "--open", "zz"}, 1, "--open: prompt: open zz: no such section; the sections are a"},
+		{"unknown open key", []string{good, "--params", name, "--open", "zz"}, 1, "--open: prompt: open zz: no such section; the sections are a"},
 		{"bad tokenizer", []string{good, "--tokenizer", "p50k"}, 2, "want o200k, cl100k or estimate"},
 		{"negative budget", []string{good, "--budget", "-3"}, 2, "want a positive number of tokens"},
 		{"json and tree", []string{good, "--json", "--tree"}, 2, "exclusive"},
-		{"budget too small", []string{good, "--budget", "3"}, 1, "budget of 3 tokens cannot be met"},
+		{"budget too small", []string{good, "--params", name, "--budget", "3"}, 1, "budget of 3 tokens cannot be met"},
 		{"bad flag", []string{good, "--nope"}, 2, "flag provided but not defined: -nope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

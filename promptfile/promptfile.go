@@ -7,7 +7,8 @@
 //
 // The key defaults to a slug of the title ("Code Style" -> "code-style").
 // The attributes are key (or #id), visibility (full or summary), summary,
-// priority (an integer) and title; any other is an error. A section's body
+// priority (an integer) and title, each at most once (#id and key= are
+// one); any other is an error. A section's body
 // is the text up to the next heading, a Go template over the params given
 // as JSON ({{.name}}); so is its summary. Errors name the file, the line and
 // the heading.
@@ -38,6 +39,7 @@ import (
 	"github.com/yuin/goldmark/text"
 
 	"github.com/unfold-dev/unfold/internal/readfile"
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/session"
@@ -151,7 +153,7 @@ func Parse(name string, src []byte) (*File, error) {
 		if strings.HasSuffix(title, "}") && strings.Contains(title, "{") {
 			fail(nd.line, title, "the attributes in braces could not be read; write them as {#key name=value name=\"quoted value\"}")
 		}
-		if err := applyAttributes(&nd.spec, h); err != nil {
+		if err := applyAttributes(src, &nd.spec, h); err != nil {
 			fail(nd.line, title, "%v", err)
 		}
 		for len(stack) > 0 && stack[len(stack)-1].level >= nd.level {
@@ -410,6 +412,12 @@ func DecodeParams(data []byte) (Params, error) {
 	if dec.More() {
 		return nil, errors.New("promptfile: params: more than one JSON value; want one object")
 	}
+	// More says no to a stray ] or }, which would hide what follows it.
+	if rest := data[dec.InputOffset():]; len(bytes.TrimSpace(rest)) > 0 {
+		at := len(data) - len(bytes.TrimLeft(rest, " \t\r\n"))
+		line := 1 + bytes.Count(data[:at], []byte("\n"))
+		return nil, fmt.Errorf("promptfile: params: line %d: %q after the object; want one JSON object and nothing after it", line, utf8cut.Prefix(string(data[at:]), 16))
+	}
 	p, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("promptfile: params: want a JSON object, got %s", jsonKind(v))
@@ -566,8 +574,43 @@ func jsonKind(v any) string {
 	return "a number"
 }
 
-func applyAttributes(spec *section.Spec[Params], h *ast.Heading) error {
+// repeated refuses an attribute given twice in the heading's braces: the
+// parser keeps the last, which would win without a word. #id and key=
+// are the same attribute.
+func repeated(src []byte, h *ast.Heading) error {
+	lines := h.Lines()
+	if lines.Len() == 0 {
+		return nil
+	}
+	// The braces follow the title's last line, which the parser cut
+	// before them.
+	stop := lines.At(lines.Len() - 1).Stop
+	attrs, ok := parser.ParseAttributes(text.NewReader(src[stop:lineEnd(src, stop)]))
+	if !ok {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, a := range attrs {
+		name := string(a.Name)
+		if name == "id" {
+			name = "key"
+		}
+		switch {
+		case seen[name] && name == "key":
+			return errors.New("the key is given twice (by #id or key=); give it once")
+		case seen[name]:
+			return fmt.Errorf("attribute %s given twice; give it once", name)
+		}
+		seen[name] = true
+	}
+	return nil
+}
+
+func applyAttributes(src []byte, spec *section.Spec[Params], h *ast.Heading) error {
 	spec.Key = slug(spec.Title)
+	if err := repeated(src, h); err != nil {
+		return err
+	}
 	for _, a := range h.Attributes() {
 		name := string(a.Name)
 		switch name {

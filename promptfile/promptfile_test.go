@@ -121,8 +121,13 @@ func TestBodyErrorLine(t *testing.T) {
 // a section: the message says what to write instead.
 func TestHeadingErrors(t *testing.T) {
 	for src, want := range map[string]string{
-		"# 日本語\nx\n":                `p.md:1: heading "日本語": the title "日本語" gives no key (keys are made of its ASCII letters and digits); give one: {#key}`,
-		"# A {priority=\"2\"}\nx\n": `p.md:1: heading "A": attribute priority="2": a quoted value is text; write the integer without quotes: priority=2`,
+		"# 日本語\nx\n":                                                    `p.md:1: heading "日本語": the title "日本語" gives no key (keys are made of its ASCII letters and digits); give one: {#key}`,
+		"# A {priority=\"2\"}\nx\n":                                     `p.md:1: heading "A": attribute priority="2": a quoted value is text; write the integer without quotes: priority=2`,
+		"# A {#one #two}\nx\n":                                          `p.md:1: heading "A": the key is given twice (by #id or key=); give it once`,
+		"# A {#one key=two}\nx\n":                                       `p.md:1: heading "A": the key is given twice (by #id or key=); give it once`,
+		"# A {priority=1 priority=9}\nx\n":                              `p.md:1: heading "A": attribute priority given twice; give it once`,
+		"# A {visibility=summary visibility=full summary=\"s\"}\nx\n":   `p.md:1: heading "A": attribute visibility given twice; give it once`,
+		"# A {summary=\"one\" summary=\"two\" visibility=summary}\nx\n": `p.md:1: heading "A": attribute summary given twice; give it once`,
 	} {
 		_, err := promptfile.Parse("p.md", []byte(src))
 		if err == nil || err.Error() != want {
@@ -137,6 +142,9 @@ func TestDecodeParams(t *testing.T) {
 		{`[1]`, "want a JSON object, got an array"},
 		{`{`, "not JSON"},
 		{`{} {}`, "more than one JSON value"},
+		{`{"a":1}}`, `line 1: "}" after the object; want one JSON object and nothing after it`},
+		{"{\"a\":1}\n]]]]garbage", `line 2: "]]]]garbage" after the object`},
+		{"{\"a\":1}\n\t \n", ""},
 		{`"s"`, "got a string"},
 		{`{"task":"a","task":"b"}`, `line 1: key "task" given twice`},
 		{"{\n  \"a\": {\"b\": 1,\n   \"b\": 2}\n}", `line 3: key "a.b" given twice`},

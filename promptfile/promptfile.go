@@ -8,7 +8,9 @@
 // The key defaults to a slug of the title ("Code Style" -> "code-style").
 // The attributes are key (or #id), visibility (full or summary), summary,
 // priority (an integer) and title, each at most once (#id and key= are
-// one); any other is an error. A section's body
+// one); any other is an error. Braces that end a title as its text are
+// escaped (# Sets \{a, b\}); empty ones ({}) set nothing and stay text.
+// A title is text, never a template. A section's body
 // is the text up to the next heading, a Go template over the params given
 // as JSON ({{.name}}); so is its summary. Errors name the file, the line and
 // the heading.
@@ -149,10 +151,22 @@ func Parse(name string, src []byte) (*File, error) {
 		flushBody(start)
 		nd := &node{level: h.Level, line: lines.at(start), body: lines.at(end)}
 		title := headingTitle(src, h)
-		nd.spec.Title = title
-		if strings.HasSuffix(title, "}") && strings.Contains(title, "{") {
-			fail(nd.line, title, "the attributes in braces could not be read; write them as {#key name=value name=\"quoted value\"}")
+		switch {
+		case !strings.HasSuffix(title, "}") || !bracesUnescaped(title) || strings.HasSuffix(title, "{}"):
+			// No braces, braces escaped as text (\{a, b\}), or empty
+			// ones, which set nothing ("main() {} {#main}").
+		case strings.Contains(title, "{{"):
+			fail(nd.line, title, "a title is text, not a template: put {{...}} in the body, or write the braces as text with a backslash: \\{\\{")
+		default:
+			fail(nd.line, title, "the attributes in braces could not be read; write them as {#key name=value name=\"quoted value\"}, or write braces that end the title as text with a backslash: \\{")
 		}
+		if attrs, ok := trailingAttributes(src, h); ok && len(attrs) == 0 {
+			// Empty braces set nothing: they are the title's text,
+			// as in "func main() {}".
+			title = headingTitle(src, h, true)
+		}
+		title = unescapeBraces(title)
+		nd.spec.Title = title
 		if err := applyAttributes(src, &nd.spec, h); err != nil {
 			fail(nd.line, title, "%v", err)
 		}
@@ -578,14 +592,7 @@ func jsonKind(v any) string {
 // parser keeps the last, which would win without a word. #id and key=
 // are the same attribute.
 func repeated(src []byte, h *ast.Heading) error {
-	lines := h.Lines()
-	if lines.Len() == 0 {
-		return nil
-	}
-	// The braces follow the title's last line, which the parser cut
-	// before them.
-	stop := lines.At(lines.Len() - 1).Stop
-	attrs, ok := parser.ParseAttributes(text.NewReader(src[stop:lineEnd(src, stop)]))
+	attrs, ok := trailingAttributes(src, h)
 	if !ok {
 		return nil
 	}
@@ -665,15 +672,43 @@ func attrText(v any) string {
 	return fmt.Sprint(v)
 }
 
-// headingTitle returns the heading's text without its attributes.
-func headingTitle(src []byte, h *ast.Heading) string {
+// headingTitle returns the heading's text without its attributes, or
+// with what follows its last line when whole is true.
+func headingTitle(src []byte, h *ast.Heading, whole ...bool) string {
 	var parts []string
 	lines := h.Lines()
 	for i := range lines.Len() {
 		seg := lines.At(i)
+		if i == lines.Len()-1 && len(whole) > 0 && whole[0] {
+			seg.Stop = lineEnd(src, seg.Stop)
+		}
 		parts = append(parts, strings.TrimSpace(string(seg.Value(src))))
 	}
 	return strings.Join(parts, " ")
+}
+
+// trailingAttributes reads the attributes in braces that follow the
+// heading's last line, which the parser cut before them, as they are
+// written: the parser's own list keeps one of each name. ok is false
+// when there are none.
+func trailingAttributes(src []byte, h *ast.Heading) (parser.Attributes, bool) {
+	lines := h.Lines()
+	if lines.Len() == 0 {
+		return nil, false
+	}
+	stop := lines.At(lines.Len() - 1).Stop
+	return parser.ParseAttributes(text.NewReader(src[stop:lineEnd(src, stop)]))
+}
+
+// unescapeBraces turns the braces escaped in title, \{ and \}, into the
+// braces themselves.
+func unescapeBraces(title string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(title, `\{`, "{"), `\}`, "}")
+}
+
+// bracesUnescaped reports whether title has a { that is not escaped.
+func bracesUnescaped(title string) bool {
+	return strings.Contains(strings.ReplaceAll(title, `\{`, ""), "{")
 }
 
 // headingExtent returns where the heading's block starts (its first line)

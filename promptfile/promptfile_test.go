@@ -344,3 +344,43 @@ func TestCheckHiddenTemplates(t *testing.T) {
 		})
 	}
 }
+
+// TestTitleBraces gives titles that end in braces which are not
+// attributes: empty braces and escaped ones stay the title's text; others
+// are refused saying how to write them, and a template saying titles are
+// not templates.
+func TestTitleBraces(t *testing.T) {
+	for _, tc := range []struct{ src, title, key, err string }{
+		{"# Go func main() {}\n", "Go func main() {}", "go-func-main", ""},
+		{"# Go func main(){}\n", "Go func main(){}", "go-func-main", ""},
+		{"# T {} {#k}\n", "T {}", "k", ""},
+		{"# Set \\{a, b\\}\n", "Set {a, b}", "set-a-b", ""},
+		{"# Set \\{a, b}\n", "Set {a, b}", "set-a-b", ""},
+		{"# Use {{ in templates\n", "Use {{ in templates", "use-in-templates", ""},
+		{"# Set {a, b}\n", "", "", `p.md:1: heading "Set {a, b}": the attributes in braces could not be read; write them as {#key name=value name="quoted value"}, or write braces that end the title as text with a backslash: \{`},
+		{"# Hello {{.name}}\n", "", "", `p.md:1: heading "Hello {{.name}}": a title is text, not a template: put {{...}} in the body, or write the braces as text with a backslash: \{\{`},
+	} {
+		f, err := promptfile.Parse("p.md", []byte(tc.src+"\nbody\n"))
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: got %v, want %q", tc.src, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.src, err)
+			continue
+		}
+		p, err := f.Bind(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := p.Render(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep := r.Report(); len(rep) != 1 || rep[0].Path != tc.key || rep[0].Title != tc.title {
+			t.Errorf("%q: got %+v, want title %q, key %q", tc.src, rep, tc.title, tc.key)
+		}
+	}
+}

@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -66,7 +65,8 @@ func Update(on bool) GoldenOption {
 }
 
 // Golden compares got with the file testdata/<name> (a slash-separated
-// path). A difference fails the test and shows a unified diff from the file
+// path inside testdata: a name with .. that leaves it, or an absolute one,
+// fails the test). A difference fails the test and shows a unified diff from the file
 // to got. The file is written instead, with any directories it needs, when
 // an [Update] option says so or the environment has UNFOLD_UPDATE_GOLDEN=1.
 func Golden(t testing.TB, name, got string, opts ...GoldenOption) {
@@ -76,7 +76,12 @@ func Golden(t testing.TB, name, got string, opts ...GoldenOption) {
 		opt(&o)
 	}
 	if o.update {
-		golden.CheckFile(t, filepath.Join("testdata", filepath.FromSlash(name)), got, true)
+		path, err := golden.Path(name)
+		if err != nil {
+			t.Fatalf("prompttest: %v", err)
+			return
+		}
+		golden.CheckFile(t, path, got, true)
 		return
 	}
 	golden.Check(t, name, got)

@@ -219,3 +219,25 @@ func TestTokenAssertions(t *testing.T) {
 		t.Errorf("got %d failures, want 4: %v", len(rec.failed), rec.failed)
 	}
 }
+
+// TestGoldenRefusesNameLeavingTestdata: a name climbing out of testdata
+// fails the test, and an update writes nothing there.
+func TestGoldenRefusesNameLeavingTestdata(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "a", "pkg")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(pkg)
+	t.Setenv("UNFOLD_UPDATE_GOLDEN", "")
+	for _, update := range []bool{false, true} {
+		rec := &recorder{TB: t}
+		prompttest.Golden(rec, "../../escaped.md", "outside\n", prompttest.Update(update))
+		if len(rec.failed) != 1 || !strings.Contains(rec.failed[0], `name "../../escaped.md" leaves testdata`) {
+			t.Errorf("update %v: got failures %q, want one saying the name leaves testdata", update, rec.failed)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a", "escaped.md")); err == nil {
+		t.Error("escaped.md was written outside testdata")
+	}
+}

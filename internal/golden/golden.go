@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -49,7 +50,23 @@ func Check(t testing.TB, name, got string) {
 		t.Fatal(err)
 		return
 	}
-	CheckFile(t, filepath.Join("testdata", filepath.FromSlash(name)), got, update)
+	path, err := Path(name)
+	if err != nil {
+		t.Fatal(err)
+		return
+	}
+	CheckFile(t, path, got, update)
+}
+
+// Path returns the file testdata/<name>, name a slash-separated path. A
+// name that leaves testdata (an absolute path, or one climbing out with
+// ..) is an error: with an update, the file would be written there.
+func Path(name string) (string, error) {
+	p := filepath.FromSlash(name)
+	if !filepath.IsLocal(p) {
+		return "", fmt.Errorf("golden: name %q leaves testdata; give a relative path inside it, without ..", name)
+	}
+	return filepath.Join("testdata", p), nil
 }
 
 // CheckFile compares got with the file at path, failing t with a unified
@@ -75,9 +92,55 @@ func CheckFile(t testing.TB, path, got string, update bool) {
 }
 
 // Diff returns the unified diff from want, the golden file at path, to got,
-// the output; "" when they are equal.
+// the output; "" when they are equal. What a terminal does not show is
+// marked on the lines that differ: a carriage return as ␍, spaces and tabs
+// that end a line as · and →; and a note says when that is the only
+// difference.
 func Diff(path, want, got string) string {
-	return udiff.Unified(path+" (golden)", path+" (output)", want, got)
+	d := udiff.Unified(path+" (golden)", path+" (output)", want, got)
+	if d == "" {
+		return ""
+	}
+	var b strings.Builder
+	for line := range strings.Lines(d) {
+		if body, ok := strings.CutSuffix(line, "\n"); ok && len(body) > 0 && (body[0] == '-' || body[0] == '+') &&
+			!strings.HasPrefix(body, "--- ") && !strings.HasPrefix(body, "+++ ") {
+			line = visible(body) + "\n"
+		}
+		b.WriteString(line)
+	}
+	lf := func(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+	switch {
+	case lf(want) == lf(got) && strings.Contains(want, "\r\n"):
+		b.WriteString("note: they differ only in line endings: the golden file has CRLF (\\r\\n), the output LF, as a checkout with core.autocrlf writes them (.gitattributes keeps testdata as committed)\n")
+	case lf(want) == lf(got):
+		b.WriteString("note: they differ only in line endings: the output has CRLF (\\r\\n), the golden file LF\n")
+	case trimEnds(lf(want)) == trimEnds(lf(got)):
+		b.WriteString("note: they differ only in spaces or tabs at the ends of lines, marked · and →\n")
+	}
+	return b.String()
+}
+
+// visible marks in a line of a diff a carriage return as ␍, and the
+// spaces and tabs that end it as · and →.
+func visible(line string) string {
+	line = strings.ReplaceAll(line, "\r", "␍")
+	body := strings.TrimRight(line, " \t")
+	tail := strings.NewReplacer(" ", "·", "\t", "→").Replace(line[len(body):])
+	return body + tail
+}
+
+// trimEnds removes the spaces and tabs that end each line of s.
+func trimEnds(s string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		body, nl := strings.CutSuffix(line, "\n")
+		b.WriteString(strings.TrimRight(body, " \t"))
+		if nl {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }
 
 // write writes content to path through a temporary file renamed into

@@ -130,3 +130,44 @@ func TestCheckUpdatesLongName(t *testing.T) {
 		t.Errorf("got %v, %v in the directory; want the two golden files, no temporary file", entries, err)
 	}
 }
+
+// TestDiffShowsInvisible compares outputs that differ from their golden
+// files only in what a terminal does not show: the lines that differ mark
+// a carriage return and the spaces and tabs ending them, and a note says
+// what the difference is.
+func TestDiffShowsInvisible(t *testing.T) {
+	for _, tc := range []struct{ name, want, got, lines, note string }{
+		{"golden CRLF", "a\r\nb\r\n", "a\nb\n", "-a␍\n-b␍\n+a\n+b\n", "note: they differ only in line endings: the golden file has CRLF (\\r\\n), the output LF, as a checkout with core.autocrlf writes them (.gitattributes keeps testdata as committed)"},
+		{"output CRLF", "a\nb\n", "a\r\nb\r\n", "-a\n-b\n+a␍\n+b␍\n", "note: they differ only in line endings: the output has CRLF (\\r\\n), the golden file LF"},
+		{"trailing blanks", "a\nb\n", "a \nb\t\n", "-a\n-b\n+a·\n+b→\n", "note: they differ only in spaces or tabs at the ends of lines, marked · and →"},
+		{"text", "a\n", "b \n", "-a\n+b·\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := golden.Diff("x.golden", tc.want, tc.got)
+			if !strings.Contains(d, tc.lines) {
+				t.Errorf("got diff\n%s\nwant the lines\n%s", d, tc.lines)
+			}
+			if tc.note != "" && !strings.HasSuffix(d, tc.note+"\n") || tc.note == "" && strings.Contains(d, "note:") {
+				t.Errorf("got diff\n%s\nwant the note %q", d, tc.note)
+			}
+		})
+	}
+}
+
+// TestCheckRefusesNameLeavingTestdata: a name that climbs out of testdata
+// or is absolute fails the test and writes nothing, even with an update.
+func TestCheckRefusesNameLeavingTestdata(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(filepath.Join(dir))
+	t.Setenv(golden.EnvVar, "1")
+	for _, name := range []string{"../escaped.md", "a/../../escaped.md", "/tmp/escaped.md"} {
+		r := &recorder{TB: t}
+		golden.Check(r, name, "x\n")
+		if len(r.fatals) != 1 || !strings.Contains(r.fatals[0], "leaves testdata") {
+			t.Errorf("%s: got fatals %q, want one saying it leaves testdata", name, r.fatals)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "escaped.md")); err == nil {
+		t.Error("escaped.md was written outside testdata")
+	}
+}

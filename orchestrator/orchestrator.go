@@ -254,8 +254,12 @@ func Hints(h tools.Hints) RegisterOption {
 }
 
 // Register adds env under name. The name must be an identifier (letters,
-// digits and underscores, not starting with a digit), unused, and not
-// [ScreenName]. Registering after [Orchestrator.Close] is an error.
+// digits and underscores, not starting with a digit), not [ScreenName],
+// and unused, even ignoring case (the environments' prompt sections are
+// keyed by the lower-case name, [SectionKey]). No tool given with [Tools]
+// may share its name with another tool of the environments, an
+// environment's command tool, or a front end's own tool
+// ([ReservedNames]). Registering after [Orchestrator.Close] is an error.
 func (o *Orchestrator) Register(name string, env envs.Env, opts ...RegisterOption) error {
 	return o.register(name, env, "", opts...)
 }
@@ -277,10 +281,52 @@ func (o *Orchestrator) register(name string, env envs.Env, spec string, opts ...
 	if o.closed {
 		return fmt.Errorf("orchestrator: register %s: orchestrator is closed", name)
 	}
-	if _, ok := o.envs[name]; ok {
-		return fmt.Errorf("orchestrator: register %s: an environment with that name is already registered", name)
+	if err := o.clash(name, reg.tools); err != nil {
+		return fmt.Errorf("orchestrator: register %s: %w", name, err)
 	}
 	o.add(&entry{name: name, env: env, reg: reg, spec: spec})
+	return nil
+}
+
+// clash returns why an environment called name, with the extra tools ts,
+// cannot stand beside those registered, under o.mu, or nil. Names equal
+// but for case clash as well: their prompt sections would have the same
+// key ([SectionKey]), and a front end could offer neither. A tool name
+// clashes with another tool's or command tool's name, as a front end
+// offers them side by side.
+func (o *Orchestrator) clash(name string, ts []*tools.Tool) error {
+	for _, other := range o.names {
+		if other == name {
+			return errors.New("an environment with that name is already registered")
+		}
+		if strings.EqualFold(other, name) {
+			return fmt.Errorf("the environment %s is registered, whose name differs only in case: their prompt sections would have the same key %q; rename one", other, strings.ToLower(name))
+		}
+	}
+	// owner maps each tool name taken to what takes it.
+	owner := map[string]string{}
+	for _, n := range reservedNames {
+		owner[n] = "the front ends' own tool"
+	}
+	for _, other := range o.names {
+		owner[other] = "the command tool of " + other
+		for _, t := range o.envs[other].reg.tools {
+			owner[t.Name()] = "a tool of " + other
+		}
+	}
+	if by, ok := owner[name]; ok {
+		return fmt.Errorf("its command tool would be named %s, as is %s; rename it", name, by)
+	}
+	owner[name] = "its own command tool"
+	for _, t := range ts {
+		if t == nil {
+			return errors.New("a nil tool among its tools")
+		}
+		if by, ok := owner[t.Name()]; ok {
+			return fmt.Errorf("its tool %s has the name of %s; rename one", t.Name(), by)
+		}
+		owner[t.Name()] = "another of its tools"
+	}
 	return nil
 }
 

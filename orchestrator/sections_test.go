@@ -341,7 +341,6 @@ func TestSectionKeys(t *testing.T) {
 	}{
 		{"lower case", []string{"Bash", "py3"}, []string{"bash", "py3"}, ""},
 		{"underscore start", []string{"_hidden"}, nil, `orchestrator: sections: environment _hidden has no valid section key: `},
-		{"collision", []string{"Bash", "bash"}, nil, `orchestrator: sections: environments Bash and bash have the same section key "bash"; rename one`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -332,34 +332,50 @@ func (o *Orchestrator) syncSpecs(set *specSet, seen map[string]fileStat) error {
 		if f != nil && f.mod.Equal(st.mod) && f.size == st.size {
 			continue
 		}
-		path := filepath.Join(set.dir, "env", file)
-		rel := "env/" + file
-		data, readErr := readfile.Read(path, maxSpecBytes)
-		sum := sha256.Sum256(data)
-		if f != nil && readErr == nil && f.err == nil && f.sum == sum {
-			f.mod, f.size = st.mod, st.size // touched, not changed
-			continue
-		}
-		if f != nil {
-			drop(f, false)
-		}
-		f = &specState{mod: st.mod, size: st.size, sum: sum}
-		set.files[file] = f
-		if readErr != nil {
-			msg := readErr.Error()
-			var re *readfile.Error
-			if errors.As(readErr, &re) {
-				msg = fmt.Sprintf("%v: %s", re.Err, re.Detail)
+		o.syncSpec(set, file, st, f, drop)
+	}
+	if len(gone) > 0 {
+		// A file refused because its name clashed with an environment
+		// dropped since loads now: the failed files are tried again.
+		for _, file := range names {
+			if f := set.files[file]; f.err != nil {
+				o.syncSpec(set, file, seen[file], f, drop)
 			}
-			f.err = &SpecError{File: rel, Msg: msg}
-			continue
 		}
-		f.name, f.err = o.loadSpec(set.dir, path, rel, data)
 	}
 	errs := set.errors()
 	o.setLoadErrors(errs)
 	o.retire(gone)
 	return errors.Join(errs...)
+}
+
+// syncSpec loads the spec file called file, seen with st, whose state was
+// f (nil for a file not seen before), as the holder of reloadMu; drop
+// drops the environment f registered.
+func (o *Orchestrator) syncSpec(set *specSet, file string, st fileStat, f *specState, drop func(*specState, bool)) {
+	path := filepath.Join(set.dir, "env", file)
+	rel := "env/" + file
+	data, readErr := readfile.Read(path, maxSpecBytes)
+	sum := sha256.Sum256(data)
+	if f != nil && readErr == nil && f.err == nil && f.sum == sum {
+		f.mod, f.size = st.mod, st.size // touched, not changed
+		return
+	}
+	if f != nil {
+		drop(f, false)
+	}
+	f = &specState{mod: st.mod, size: st.size, sum: sum}
+	set.files[file] = f
+	if readErr != nil {
+		msg := readErr.Error()
+		var re *readfile.Error
+		if errors.As(readErr, &re) {
+			msg = fmt.Sprintf("%v: %s", re.Err, re.Detail)
+		}
+		f.err = &SpecError{File: rel, Msg: msg}
+		return
+	}
+	f.name, f.err = o.loadSpec(set.dir, path, rel, data)
 }
 
 // retire closes the environments a reload replaced or removed, each on a

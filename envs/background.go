@@ -21,7 +21,11 @@ import (
 // command runs, since the environment takes no input.
 //
 // Screen and Summary pass through to the environment; Close cancels a
-// running command and closes the environment when it is a [Closer].
+// running command and closes the environment when it is a [Closer]. A
+// call waiting for a command when Close is called returns within
+// [interruptGrace] (2 s), with an error wrapping [ErrClosed] if the
+// command has not returned by then: an environment that ignores its
+// context does not hold the call.
 type Background struct {
 	env  Env
 	def  Defaults
@@ -31,6 +35,8 @@ type Background struct {
 	mu     sync.Mutex
 	job    *job // the command running, or nil
 	closed bool
+	// closing is closed by Close, to wake the calls waiting for a command.
+	closing chan struct{}
 }
 
 // interruptGrace is how long a command interrupted by its caller's context
@@ -54,7 +60,7 @@ var (
 
 // NewBackground wraps env, with d as its default limits.
 func NewBackground(env Env, d Defaults) *Background {
-	return &Background{env: env, def: d, turn: NewQueue()}
+	return &Background{env: env, def: d, turn: NewQueue(), closing: make(chan struct{})}
 }
 
 // Env returns the wrapped environment.
@@ -173,6 +179,16 @@ func (b *Background) await(ctx context.Context, j *job, limits Limits, start tim
 		case <-j.done:
 			stopTimer(t)
 			return b.finish(j)
+		case <-b.closing:
+			stopTimer(t)
+			grace := time.NewTimer(interruptGrace)
+			defer grace.Stop()
+			select {
+			case <-j.done:
+				return b.finish(j)
+			case <-grace.C:
+				return Response{}, fmt.Errorf("envs: background: %w while a command ran, which has not returned", ErrClosed)
+			}
 		case <-ctx.Done():
 			stopTimer(t)
 			if d, _ := ctx.Deadline(); !d.Equal(j.deadline) || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -219,6 +235,7 @@ func (b *Background) Close() error {
 	b.closed = true
 	j := b.job
 	b.mu.Unlock()
+	close(b.closing)
 	if j != nil {
 		j.cancel()
 	}

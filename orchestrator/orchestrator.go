@@ -518,7 +518,7 @@ func (o *Orchestrator) run(ctx context.Context, cmd Command) envs.Response {
 	}
 	e.mu.Unlock()
 	start := time.Now()
-	resp := atEnd(ctx, runCommand(ctx, e, cmd.Text, limits))
+	resp := atEnd(ctx, o.runCommand(ctx, e, cmd.Text, limits))
 	elapsed := time.Since(start)
 	if noted {
 		resp.Output = strings.TrimSuffix(note.text+"\n"+resp.Output, "\n")
@@ -564,7 +564,7 @@ func (o *Orchestrator) unknown(name string) string {
 
 // runCommand calls Execute, turning an error or a panic into a failed
 // response.
-func runCommand(ctx context.Context, e *entry, command string, limits envs.Limits) (resp envs.Response) {
+func (o *Orchestrator) runCommand(ctx context.Context, e *entry, command string, limits envs.Limits) (resp envs.Response) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = envs.Response{Output: envErrorPrefix(e.name) + panicTrace(p, "runCommand", debug.Stack()), Success: false}
@@ -575,6 +575,15 @@ func runCommand(ctx context.Context, e *entry, command string, limits envs.Limit
 	if errors.As(err, &pe) {
 		// A panic on the goroutine envs.Background ran the command on.
 		return envs.Response{Output: envErrorPrefix(e.name) + panicTrace(pe.Value, "", pe.Stack), Success: false}
+	}
+	if errors.Is(err, envs.ErrClosed) {
+		o.mu.RLock()
+		closed := o.closed
+		o.mu.RUnlock()
+		if closed {
+			// Close closed the environment under the command.
+			return envs.Response{Output: "The orchestrator shut down while the command ran in " + e.name + ", and closed it; no environment accepts commands.", Success: false}
+		}
 	}
 	if err != nil {
 		return envs.Response{Output: envErrorPrefix(e.name) + err.Error(), Success: false}

@@ -145,7 +145,7 @@ func secondsField(fields map[string]json.RawMessage, name string) (time.Duration
 	if !(secs > 0 && secs <= MaxTimeout) {
 		return 0, parsePrefix + fmt.Sprintf(`field %q must be more than 0 and at most %d seconds, got %v`, name, MaxTimeout, secs)
 	}
-	return max(time.Duration(secs*float64(time.Second)), 1), ""
+	return seconds(secs), ""
 }
 
 // messageID returns the "id" of a line that is a JSON object with a valid

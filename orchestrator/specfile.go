@@ -129,8 +129,16 @@ func (s specFile) limits() envs.Defaults {
 	return envs.Defaults{Quiet: seconds(s.Quiet), Wait: seconds(s.Timeout), Budget: s.Budget}
 }
 
-// seconds converts a spec file's seconds.
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// seconds converts seconds, as a spec file, a message or a command tool's
+// input gives them, to a duration: 0 stays 0 (no value), and a value
+// above 0 is at least a nanosecond, not 0, which would be taken for no
+// value and lift the limit asked for.
+func seconds(s float64) time.Duration {
+	if s <= 0 {
+		return 0
+	}
+	return max(time.Duration(s*float64(time.Second)), 1)
+}
 
 // InteractiveSpec is a validated spec file of kind "interactive".
 type InteractiveSpec struct {

@@ -56,6 +56,9 @@ func decodeMessage(line []byte) (commandMessage, string) {
 	if fields == nil {
 		return commandMessage{}, parsePrefix + "the line is JSON null, not an object; send an object like " + commandExample
 	}
+	if key, ok := repeatedKey(line); ok {
+		return commandMessage{}, parsePrefix + fmt.Sprintf("field %q is given twice; give each field once", clip(key))
+	}
 	var unknown []string
 	for k := range fields {
 		switch k {
@@ -130,6 +133,33 @@ const (
 	maxBudget = 10_000_000
 	maxID     = 256
 )
+
+// repeatedKey returns the first key that line, a JSON object, gives twice.
+// encoding/json keeps the last one silently, where a client's library may
+// keep the first: the command would go elsewhere than it believes.
+func repeatedKey(line []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if _, err := dec.Token(); err != nil { // the opening brace
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return key, true
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
 
 // secondsField reads an optional field of seconds, more than 0 and at most
 // MaxTimeout; 0 when it is absent.

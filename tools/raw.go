@@ -45,6 +45,7 @@ func NewRaw(name, description string, input, output json.RawMessage, h RawHandle
 		input:       bytes.Clone(input),
 		output:      bytes.Clone(output),
 		compiled:    func() (*jsonschema.Schema, error) { return compiled, nil },
+		rawGuard:    guardSchema(input),
 	}
 	t.run = func(ctx context.Context, tc Context, args []byte) (res Result, end ending, err error) {
 		defer func() {

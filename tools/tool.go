@@ -53,6 +53,7 @@ type Tool struct {
 	input       json.RawMessage
 	output      json.RawMessage
 	inputSchema *schema.Schema                     // the inferred input schema, for the guard and to explain validation errors
+	rawGuard    *schema.Schema                     // what the guard reads of a raw tool's input schema (see guardSchema)
 	compiled    func() (*jsonschema.Schema, error) // the input schema, compiled at the first call
 	hints       *Hints                             // nil: the tool says nothing (see WithHints)
 	run         func(ctx context.Context, tc Context, args []byte) (Result, ending, error)
@@ -197,9 +198,18 @@ func (t *Tool) Call(ctx context.Context, tc Context, args json.RawMessage) (Resu
 	if problem != "" {
 		return Result{Message: invalidPrefix + problem}, nil
 	}
-	if t.inputSchema != nil { // a tool made with NewRaw has no inferred schema to guard
+	if t.inputSchema != nil {
 		g := guard{}
 		g.check(t.inputSchema, doc)
+		if g.hazard || g.count > floodLimit {
+			return Result{Message: invalidPrefix + g.report()}, nil
+		}
+	} else if t.rawGuard != nil { // a tool made with NewRaw
+		g := guard{}
+		g.numbers(doc)
+		if !g.hazard {
+			g.check(t.rawGuard, doc)
+		}
 		if g.hazard || g.count > floodLimit {
 			return Result{Message: invalidPrefix + g.report()}, nil
 		}

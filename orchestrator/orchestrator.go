@@ -567,7 +567,7 @@ func (o *Orchestrator) unknown(name string) string {
 func (o *Orchestrator) runCommand(ctx context.Context, e *entry, command string, limits envs.Limits) (resp envs.Response) {
 	defer func() {
 		if p := recover(); p != nil {
-			resp = envs.Response{Output: envErrorPrefix(e.name) + panicTrace(p, "runCommand", debug.Stack()), Success: false}
+			resp = envs.Response{Output: envErrorPrefix(e.name) + panicTrace(p, "(*Orchestrator).runCommand", debug.Stack()), Success: false}
 		}
 	}()
 	resp, err := e.exec.ExecuteLimited(ctx, command, limits)

@@ -148,8 +148,10 @@ func TestSpecFilesFollowed(t *testing.T) {
 			if offers(0, "count") {
 				t.Errorf("request 1: got count offered before its file")
 			}
-			if !offers(1, "count") || !strings.Contains(reqs[1].Last(), "(count)\n\ncount 1") {
-				t.Errorf("request 2, added: got tools %v, last message %q; want count offered and its screen", reqs[1].ToolNames(), reqs[1].Last())
+			// A screen starts no program: the new environment's screen
+			// is its description until its first command.
+			if !offers(1, "count") || !strings.Contains(reqs[1].Last(), "(count)\n\nCounts, version 1\n[not started; it starts with the first command]") {
+				t.Errorf("request 2, added: got tools %v, last message %q; want count offered and its screen, not started", reqs[1].ToolNames(), reqs[1].Last())
 			}
 			result, _ := reqs[2].ToolResult("c1")
 			if !native {

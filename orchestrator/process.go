@@ -62,9 +62,10 @@ const (
 )
 
 // Process is an environment backed by an external process. The process is
-// started when the environment is first needed (its first screen or
-// command); a process that died is started again on the next command, and
-// that command's response says the earlier state was lost. Cancelling a
+// started by the environment's first command (a screen starts nothing: until
+// then the screen is the description); a process that died is started again
+// by the next command, never by a screen, and that command's response says
+// the earlier state was lost. Cancelling a
 // command sends the process SIGINT and waits 2 seconds for its reply;
 // a process that does not answer is killed (its state is lost).
 type Process struct {
@@ -176,7 +177,17 @@ func (p *Process) Screen() (envs.Screen, error) {
 	if busy {
 		return p.cached("[a command is running; this screen is from before it]"), nil
 	}
+	// A screen never starts the process, nor starts it again: only a
+	// command does, so the command's response can say that the earlier
+	// state was lost, and an environment nobody uses costs nothing.
 	p.mu.Lock()
+	if p.child != nil {
+		if reason, dead := p.child.dead(); dead {
+			p.child.cleanup()
+			p.child = nil
+			p.stopped = reason
+		}
+	}
 	closed, c, started, stopped := p.closed, p.child, p.started, p.stopped
 	p.mu.Unlock()
 	switch {
@@ -184,10 +195,8 @@ func (p *Process) Screen() (envs.Screen, error) {
 		return p.cached("[closed]"), nil
 	case c == nil && started:
 		return p.cached("[the process stopped (" + stopped + "); it restarts on the next command]"), nil
-	}
-	c, _, err := p.ensure()
-	if err != nil {
-		return envs.Screen{}, err
+	case c == nil:
+		return p.cached("[not started; it starts with the first command]"), nil
 	}
 	req := request{Type: "screen"}
 	if err := c.ask(req); err != nil {

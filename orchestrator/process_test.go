@@ -2,10 +2,14 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -45,8 +49,11 @@ func TestProcessCommands(t *testing.T) {
 		t.Errorf("got summary %q, want %q", got, "Test counter (not started)")
 	}
 	s, err := p.Screen()
-	if err != nil || s != (envs.Screen{Content: "Counter: 0", MaxLines: 5}) {
-		t.Errorf("got screen %+v, %v; want Counter: 0 with 5 lines", s, err)
+	if want := (envs.Screen{Content: "Test counter\n[not started; it starts with the first command]"}); err != nil || s != want {
+		t.Errorf("got screen %+v, %v; want %+v: a screen starts nothing", s, err, want)
+	}
+	if got := p.Summary(); got != "Test counter (not started)" {
+		t.Errorf("after a screen: got summary %q, want %q", got, "Test counter (not started)")
 	}
 	ctx := context.Background()
 	steps := []struct {
@@ -212,10 +219,14 @@ func TestProcessFailures(t *testing.T) {
 func TestProcessStartFailures(t *testing.T) {
 	t.Run("exits at start", func(t *testing.T) {
 		p := newFake(t, "crash")
-		_, err := p.Screen()
+		_, errText := execute(t, p, context.Background(), "get")
 		want := "the process stopped before answering (it ended with exit status 2); it restarts on the next command, and its state was lost\nIts stderr ended with:\ncrash: missing configuration"
-		if err == nil || err.Error() != want {
-			t.Errorf("got screen error %v, want %q", err, want)
+		if errText != want {
+			t.Errorf("got error %q, want %q", errText, want)
+		}
+		s, err := p.Screen()
+		if want := "Test counter\n[the process stopped (it ended with exit status 2); it restarts on the next command]"; err != nil || s.Content != want {
+			t.Errorf("got screen %q, %v; want %q", s.Content, err, want)
 		}
 	})
 	t.Run("missing executable", func(t *testing.T) {
@@ -234,6 +245,9 @@ func TestProcessStartFailures(t *testing.T) {
 func TestProcessScreenTimeout(t *testing.T) {
 	p := newFake(t, "noscreen")
 	p.screenTimeout = 100 * time.Millisecond
+	if _, errText := execute(t, p, context.Background(), "get"); errText != "" {
+		t.Fatal(errText)
+	}
 	_, err := p.Screen()
 	want := "the process did not answer a screen request within 100ms; it was stopped and restarts on the next command"
 	if err == nil || err.Error() != want {
@@ -243,6 +257,9 @@ func TestProcessScreenTimeout(t *testing.T) {
 
 func TestProcessScreenWhileRunning(t *testing.T) {
 	p := newFake(t, "counter")
+	if _, errText := execute(t, p, context.Background(), "get"); errText != "" {
+		t.Fatal(errText)
+	}
 	p.Screen()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan envs.Response)
@@ -312,10 +329,10 @@ func TestProcessConformance(t *testing.T) {
 		p := newFake(t, "counter")
 		p.spec.Quiet = 500 * time.Millisecond
 		p.spec.OutputLimit = 64 << 10
-		// Started and answering, so its SIGINT handler is installed before
-		// the suite interrupts it.
-		if _, err := p.Screen(); err != nil {
-			t.Fatal(err)
+		// Started (by a command: a screen starts nothing) and answering,
+		// so its SIGINT handler is installed before the suite interrupts it.
+		if _, errText := execute(t, p, context.Background(), "get"); errText != "" {
+			t.Fatal(errText)
 		}
 		return p
 	}, "inc", envtest.WithBlocking("sleep"),
@@ -415,5 +432,66 @@ func TestProcessTextPlain(t *testing.T) {
 	s, err := p.Screen()
 	if want := "Zcr  hidden "; err != nil || s.Content != want {
 		t.Errorf("screen: got %q, %v; want %q", s.Content, err, want)
+	}
+}
+
+// TestProcessKilledBetweenCommands: a process killed while no command ran
+// is not started again by a screen, which says it stopped; the next
+// command starts it again and says the earlier state was lost.
+func TestProcessKilledBetweenCommands(t *testing.T) {
+	p := newFake(t, "counter")
+	ctx := context.Background()
+	if got, errText := execute(t, p, ctx, "inc"); errText != "" || got.Output != "ok" {
+		t.Fatalf("got %+v (error %q), want ok", got, errText)
+	}
+	p.mu.Lock()
+	c := p.child
+	p.mu.Unlock()
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-c.exited
+	const want = "Test counter\n[the process stopped (it ended with signal: killed); it restarts on the next command]"
+	for i := range 2 {
+		if s, err := p.Screen(); err != nil || s.Content != want {
+			t.Fatalf("screen %d: got %q, %v; want %q", i, s.Content, err, want)
+		}
+	}
+	if got := p.Summary(); got != "Test counter (stopped)" {
+		t.Errorf("got summary %q, want %q: the screen started nothing", got, "Test counter (stopped)")
+	}
+	got, errText := execute(t, p, ctx, "get")
+	if wantOut := "[counter had stopped (it ended with signal: killed); it was restarted and its earlier state was lost.]\n0"; errText != "" || got.Output != wantOut {
+		t.Errorf("got %+v (error %q), want output %q", got, errText, wantOut)
+	}
+}
+
+// TestOnDemandProcessNotStartedByScreens: the screens drawn after every
+// command and before every model request start no program: an on-demand
+// environment nobody used costs nothing.
+func TestOnDemandProcessNotStartedByScreens(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	const script = `import json, os, sys
+open("STARTED", "w").write(str(os.getpid()))
+for line in sys.stdin:
+    if json.loads(line)["type"] == "screen":
+        print(json.dumps({"type": "screen", "content": "drawn"}), flush=True)
+`
+	spec, _ := json.Marshal(map[string]any{"kind": "process", "executable": "python3", "args": []string{"-c", script}, "description": "Heavy tool", "on_demand": true})
+	dir := writeProject(t, map[string]string{"heavy.json": string(spec)})
+	o := mustNew(t)
+	defer o.Close()
+	if err := o.LoadSpecs(dir); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if got, want := o.Screens()["heavy"].Content, "Heavy tool\n[not started; it starts with the first command]"; got != want {
+			t.Errorf("got screen %q, want %q", got, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "STARTED")); err == nil {
+		t.Errorf("the program was started by drawing screens")
 	}
 }

@@ -206,13 +206,15 @@ func TestAgentSpecFiles(t *testing.T) {
 	if slices.Contains(tools(0), "count") {
 		t.Errorf("request 1: got tools %v, want no count before its file", tools(0))
 	}
-	if got := messages(1); !slices.Contains(tools(1), "count") || !strings.Contains(got, "(count)\n\ncount 1") {
-		t.Errorf("request 2, added: got tools %v and\n%s\nwant count offered and its screen", tools(1), got)
+	// A screen starts no program: the new environment's screen is its
+	// description until its first command.
+	if got := messages(1); !slices.Contains(tools(1), "count") || !strings.Contains(got, "(count)\n\nA count, version 1\n[not started; it starts with the first command]") {
+		t.Errorf("request 2, added: got tools %v and\n%s\nwant count offered and its screen, not started", tools(1), got)
 	}
 	if got := messages(2); !strings.Contains(got, "ran 1") {
 		t.Errorf("request 3: got\n%s\nwant count's answer", got)
 	}
-	if got := messages(3); !strings.Contains(got, "(count)\n\ncount 2") {
+	if got := messages(3); !strings.Contains(got, "(count)\n\nA count, version 2\n[not started; it starts with the first command]") {
 		t.Errorf("request 4, changed: got\n%s\nwant the new environment's screen", got)
 	}
 	if got := messages(4); !strings.Contains(got, "ran 1") {

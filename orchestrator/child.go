@@ -64,10 +64,12 @@ func startChild(spec ProcessSpec, maxLine int) (*child, error) {
 	cmd := exec.Command(spec.Executable, spec.Args...)
 	cmd.Dir = spec.Dir
 	group := procs.NewGroup()
-	cmd.Env = append(os.Environ(), "UNFOLD_ENV="+spec.Name, group.Env())
+	cmd.Env = os.Environ()
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	// unfold's own come last: of duplicates, the last is kept.
+	cmd.Env = append(cmd.Env, "UNFOLD_ENV="+spec.Name, group.Env())
 	setProcessGroup(cmd)
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {

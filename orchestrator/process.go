@@ -108,6 +108,9 @@ func NewProcess(spec ProcessSpec) (*Process, error) {
 	if spec.Executable == "" {
 		return nil, fmt.Errorf("orchestrator: new process %s: empty executable", spec.Name)
 	}
+	if err := checkEnv(spec.Env); err != nil {
+		return nil, fmt.Errorf("orchestrator: new process %s: env: %w", spec.Name, err)
+	}
 	if err := spec.Resources.Check(); err != nil {
 		return nil, fmt.Errorf("orchestrator: new process %s: %w", spec.Name, err)
 	}

@@ -495,3 +495,12 @@ for line in sys.stdin:
 		t.Errorf("the program was started by drawing screens")
 	}
 }
+
+// TestNewProcessRefusesUnfoldVariables: a Go caller cannot set the
+// variables unfold sets either.
+func TestNewProcessRefusesUnfoldVariables(t *testing.T) {
+	_, err := NewProcess(ProcessSpec{Name: "p", Executable: "sh", Env: map[string]string{"UNFOLD_PROCS": ""}})
+	if want := `orchestrator: new process p: env: variable "UNFOLD_PROCS": unfold sets it (UNFOLD_ENV, UNFOLD_PROCS); use another name`; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}

@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -289,16 +292,101 @@ func parseSpec(data []byte) (specFile, error) {
 	if err := schemas[kind].Validate(doc); err != nil {
 		return specFile{}, schemaError(err)
 	}
+	// The schema counts 4e9 and 8000.0 as integers, as JSON Schema does;
+	// they are written as whole numbers before the fields are decoded.
+	whole, err := json.Marshal(wholeNumbers(doc))
+	if err != nil {
+		return specFile{}, fmt.Errorf("internal error: %v", err)
+	}
 	var spec specFile
-	if err := json.Unmarshal(data, &spec); err != nil {
+	if err := json.Unmarshal(whole, &spec); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return specFile{}, fmt.Errorf("field %q: %s is out of range; write a smaller whole number", te.Field, strings.TrimPrefix(te.Value, "number "))
+		}
 		return specFile{}, fmt.Errorf("internal error: %v", err)
 	}
 	if spec.Kind == "interactive" {
-		if _, err := regexp.Compile(spec.Prompt); err != nil {
+		re, err := regexp.Compile(spec.Prompt)
+		if err != nil {
 			return specFile{}, fmt.Errorf("field \"prompt\": not a valid regular expression (Go RE2 syntax): %v", err)
+		}
+		if re.MatchString("") {
+			return specFile{}, fmt.Errorf("field \"prompt\": %q matches the empty string, so it would match the end of any output and every command would end before its output came; write the prompt's text, such as \"sqlite> \"", spec.Prompt)
+		}
+	}
+	if err := checkEnv(spec.Env); err != nil {
+		return specFile{}, fmt.Errorf("field \"env\": %v", err)
+	}
+	for i, a := range spec.Args {
+		if strings.ContainsRune(a, 0) {
+			return specFile{}, fmt.Errorf("field \"args[%d]\": holds a NUL character, which no argument can hold", i)
 		}
 	}
 	return spec, nil
+}
+
+// maxWholeExponent bounds the exponent of a number wholeNumbers rewrites:
+// larger ones are out of range of every integer field anyway, and writing
+// them out would take memory in proportion to the exponent.
+const maxWholeExponent = 40
+
+// wholeNumbers rewrites in place the numbers of a document decoded with
+// UseNumber that are whole but written with a fraction or an exponent
+// (8000.0, 4e9) as plain integers, and returns the document.
+func wholeNumbers(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			v[k] = wholeNumbers(x)
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = wholeNumbers(x)
+		}
+	case json.Number:
+		text := string(v)
+		if !strings.ContainsAny(text, ".eE") {
+			return v
+		}
+		if i := strings.IndexAny(text, "eE"); i >= 0 {
+			exp, err := strconv.Atoi(text[i+1:])
+			if err != nil || exp > maxWholeExponent || exp < -maxWholeExponent {
+				return v
+			}
+		}
+		r, ok := new(big.Rat).SetString(text)
+		if ok && r.IsInt() {
+			return json.Number(r.Num().String())
+		}
+	}
+	return v
+}
+
+// reservedVars are the variables unfold sets for the programs of process
+// environments: the environment's name, and the mark that finds the
+// processes a program left behind where no cgroup can be made
+// (internal/procs). A spec may not set them.
+var reservedVars = []string{"UNFOLD_ENV", "UNFOLD_PROCS"}
+
+// checkEnv refuses variables a process environment cannot be given: a
+// name that is empty or holds "=" or NUL, a value holding NUL, or one of
+// unfold's own ([reservedVars]).
+func checkEnv(env map[string]string) error {
+	keys := slices.Sorted(maps.Keys(env))
+	for _, k := range keys {
+		switch {
+		case k == "":
+			return errors.New("a variable has an empty name; give it a name")
+		case strings.ContainsAny(k, "=\x00"):
+			return fmt.Errorf("variable %q: a name may not hold \"=\" or NUL", k)
+		case slices.Contains(reservedVars, k):
+			return fmt.Errorf("variable %q: unfold sets it (%s); use another name", k, strings.Join(reservedVars, ", "))
+		case strings.ContainsRune(env[k], 0):
+			return fmt.Errorf("variable %q: its value holds a NUL character, which no variable can hold", k)
+		}
+	}
+	return nil
 }
 
 // processSpec resolves a process spec file's paths.
@@ -308,6 +396,9 @@ func processSpec(projectDir, name, rel string, spec specFile) (ProcessSpec, erro
 		dir = spec.Dir
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(projectDir, dir)
+		}
+		if rel, err := filepath.Rel(projectDir, dir); err != nil || !filepath.IsLocal(rel) {
+			return ProcessSpec{}, fmt.Errorf("field \"dir\": %q is outside the project directory; give a directory inside it, relative to it", spec.Dir)
 		}
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return ProcessSpec{}, fmt.Errorf("field \"dir\": %q is not a directory", spec.Dir)

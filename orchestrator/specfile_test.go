@@ -77,6 +77,18 @@ func TestLoadSpecsErrors(t *testing.T) {
 		{"hinttype.json", `{"kind":"process","executable":"sh","description":"x","hints":{"read_only":"yes"}}`, `env/hinttype.json: field "hints.read_only": wrong type: expected boolean, but got string`},
 		{"hintname.json", `{"kind":"interactive","command":"x","prompt":"> ","description":"x","hints":{"readonly":true}}`, `env/hintname.json: field "hints": unknown field "readonly"`},
 		{"echo.json", `{"kind":"process","executable":"sh","description":"x"}`, `env/echo.json: orchestrator: register echo: an environment with that name is already registered`},
+		{"emptyprompt.json", `{"kind":"interactive","command":"sh","prompt":"(sqlite> )?","description":"x"}`, `env/emptyprompt.json: field "prompt": "(sqlite> )?" matches the empty string, so it would match the end of any output and every command would end before its output came; write the prompt's text, such as "sqlite> "`},
+		{"fraction.json", `{"kind":"process","executable":"sh","description":"x","budget":1.5}`, `env/fraction.json: field "budget": wrong type: expected integer, but got number`},
+		{"toolarge.json", `{"kind":"process","executable":"sh","description":"x","limits":{"address_space":1e30}}`, `env/toolarge.json: field "limits.address_space": 1000000000000000000000000000000 is out of range; write a smaller whole number`},
+		{"envempty.json", `{"kind":"process","executable":"sh","description":"x","env":{"":"y"}}`, `env/envempty.json: field "env": a variable has an empty name; give it a name`},
+		{"envequals.json", `{"kind":"process","executable":"sh","description":"x","env":{"A=B":"x"}}`, `env/envequals.json: field "env": variable "A=B": a name may not hold "=" or NUL`},
+		{"envnulname.json", `{"kind":"process","executable":"sh","description":"x","env":{"A\u0000":"x"}}`, `env/envnulname.json: field "env": variable "A\x00": a name may not hold "=" or NUL`},
+		{"envnulvalue.json", `{"kind":"process","executable":"sh","description":"x","env":{"TOKEN":"sk\u0000x"}}`, `env/envnulvalue.json: field "env": variable "TOKEN": its value holds a NUL character, which no variable can hold`},
+		{"envname.json", `{"kind":"process","executable":"sh","description":"x","env":{"UNFOLD_ENV":"spoof"}}`, `env/envname.json: field "env": variable "UNFOLD_ENV": unfold sets it (UNFOLD_ENV, UNFOLD_PROCS); use another name`},
+		{"envprocs.json", `{"kind":"process","executable":"sh","description":"x","env":{"UNFOLD_PROCS":""}}`, `env/envprocs.json: field "env": variable "UNFOLD_PROCS": unfold sets it (UNFOLD_ENV, UNFOLD_PROCS); use another name`},
+		{"argnul.json", `{"kind":"process","executable":"sh","description":"x","args":["a","b\u0000"]}`, `env/argnul.json: field "args[1]": holds a NUL character, which no argument can hold`},
+		{"dirup.json", `{"kind":"process","executable":"sh","description":"x","dir":"../.."}`, `env/dirup.json: field "dir": "../.." is outside the project directory; give a directory inside it, relative to it`},
+		{"dirabs.json", `{"kind":"process","executable":"sh","description":"x","dir":"/"}`, `env/dirabs.json: field "dir": "/" is outside the project directory; give a directory inside it, relative to it`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimSuffix(tt.file, ".json"), func(t *testing.T) {
@@ -448,5 +460,27 @@ func TestLoadSpecsNoProject(t *testing.T) {
 				t.Errorf("got %v, want an error saying %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestLoadSpecsWholeNumbers: whole numbers written with an exponent or a
+// fraction (4e9, 8000.0), which the schema counts as integers, load.
+func TestLoadSpecsWholeNumbers(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got ProcessSpec
+	o := mustNew(t, WithProcesses(func(ps ProcessSpec) (envs.Env, error) {
+		got = ps
+		return &testEnv{}, nil
+	}))
+	defer o.Close()
+	spec := `{"kind":"process","executable":` + strconv.Quote(exe) + `,"description":"x","budget":8000.0,"timeout":2e1,"limits":{"address_space":4e9,"file_size":1.5e3}}`
+	if err := o.LoadSpecs(writeProject(t, map[string]string{"nums.json": spec})); err != nil {
+		t.Fatal(err)
+	}
+	if got.Budget != 8000 || got.Timeout != 20*time.Second || got.Resources.AddressSpace != 4e9 || got.Resources.FileSize != 1500 {
+		t.Errorf("got budget %d, timeout %v, limits %+v; want 8000, 20s, 4000000000 and 1500 bytes", got.Budget, got.Timeout, got.Resources)
 	}
 }

@@ -193,6 +193,11 @@ func New(spec Spec) (*Env, error) {
 	if err != nil {
 		return fail("Prompt is not a valid regular expression (Go RE2 syntax): %v", err)
 	}
+	if re.MatchString("") {
+		// It would match the end of any output: every command would end
+		// before its output came.
+		return fail("Prompt %q matches the empty string, so it would match any output; write the prompt's text, such as \"sqlite> \"", spec.Prompt)
+	}
 	contExpr := spec.Continuation
 	if contExpr == "" {
 		contExpr = DefaultContinuation

@@ -4,11 +4,13 @@ package interactive_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -209,4 +211,58 @@ func TestScreenWhileRunningOn(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	run(t, e, envs.Interrupt, 30*time.Second)
+}
+
+// TestScreenAfterKilledBetweenCommands: a program killed while no command
+// ran shows as stopped, with how it ended, not as never started; and a
+// run started anew and killed shows how that run ended, not the one
+// before.
+func TestScreenAfterKilledBetweenCommands(t *testing.T) {
+	e := newEnv(t, pythonSpec)
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
+		resp := run(t, e, "import os; os.getpid()", 30*time.Second)
+		pid, err := strconv.Atoi(strings.TrimSpace(resp.Output[strings.LastIndexByte(resp.Output, '\n')+1:]))
+		if err != nil {
+			t.Fatalf("got %q, want the pid", resp.Output)
+		}
+		if err := syscall.Kill(pid, sig); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("Status: stopped (was killed by signal %d (%v)); it starts again with the next command", int(sig), sig)
+		var got string
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			s, err := e.Screen()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got = s.Content; !strings.Contains(got, "Status: running") {
+				break
+			}
+		}
+		if !strings.Contains(got, want) {
+			t.Fatalf("got screen %q, want %q", got, want)
+		}
+	}
+}
+
+// TestEachCommandSeesTheTerminalSize: a command that changes the
+// terminal's size (stty) does not change it for the commands after it,
+// which see the documented size, and the program's output stays clean.
+func TestEachCommandSeesTheTerminalSize(t *testing.T) {
+	need(t, "stty")
+	for _, spec := range []interactive.Spec{pythonSpec, sqliteSpec} {
+		t.Run(strings.Fields(spec.Command)[0], func(t *testing.T) {
+			e := newEnv(t, spec)
+			shrink, size, want := `import os; os.system("stty cols 20 rows 10")`, "os.get_terminal_size()", "os.terminal_size(columns=200, lines=50)"
+			if spec.Command == sqliteSpec.Command {
+				shrink, size, want = ".shell stty cols 20 rows 10", ".shell stty size", "50 200"
+			}
+			run(t, e, shrink, 30*time.Second)
+			for range 2 {
+				if resp := run(t, e, size, 30*time.Second); resp.Output != want {
+					t.Errorf("got %q, want %q", resp.Output, want)
+				}
+			}
+		})
+	}
 }

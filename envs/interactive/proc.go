@@ -191,6 +191,8 @@ func (p *proc) alive() bool {
 // prompt it ends with, within [betweenCap] bytes), and the command's output
 // before the prompt, or so far.
 func (p *proc) send(ctx context.Context, command string, limits envs.Limits, outputLimit int) (between, output string, o result) {
+	// Each command sees the documented size, whatever an earlier one set.
+	_ = term.ResetSize(p.master)
 	out := p.spool.Output(outputLimit)
 	p.mu.Lock()
 	between = p.between()

@@ -32,7 +32,7 @@ func (e *Env) launch() (*proc, error) {
 		return nil, envs.ErrClosed
 	}
 	p.name = e.name
-	e.p = p
+	e.p, e.lastExit = p, ""
 	e.started++
 	return p, nil
 }

@@ -28,6 +28,10 @@ func (e *Env) Screen() (envs.Screen, error) {
 		status = fmt.Sprintf("running (pid %d)", e.p.pid)
 	case e.lastExit != "":
 		status = fmt.Sprintf("stopped (%s); it starts again with the next command", e.lastExit)
+	case e.p != nil:
+		// It ended after the last command; the next command's response
+		// says so too. Its status is set before exited is closed.
+		status = fmt.Sprintf("stopped (%s); it starts again with the next command", e.p.status)
 	default:
 		status = "not started; it starts with the first command"
 	}

@@ -71,8 +71,7 @@ func openPTY(pollable bool) (master, slave *os.File, err error) {
 		return nil, nil, errno
 	}
 	master = os.NewFile(nfd, "/dev/ptmx")
-	ws := pty.Winsize{Rows: Rows, Cols: Cols}
-	if err := ioctl(master, syscall.TIOCSWINSZ, uintptr(unsafe.Pointer(&ws))); err != nil {
+	if err := ResetSize(master); err != nil {
 		master.Close()
 		s.Close()
 		return nil, nil, err
@@ -83,6 +82,16 @@ func openPTY(pollable bool) (master, slave *os.File, err error) {
 		return nil, nil, err
 	}
 	return master, s, nil
+}
+
+// ResetSize sets the terminal of master to [Rows] by [Cols] again, should
+// a program have changed it (stty cols 20, or the escape sequence that
+// resizes a window): later programs would format their output for the
+// size it left. The kernel signals the terminal's programs (SIGWINCH) only
+// when the size changes.
+func ResetSize(master *os.File) error {
+	ws := pty.Winsize{Rows: Rows, Cols: Cols}
+	return ioctl(master, syscall.TIOCSWINSZ, uintptr(unsafe.Pointer(&ws)))
 }
 
 // ioctl runs an ioctl on f without switching it to blocking mode (as Fd

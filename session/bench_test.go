@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/unfold-dev/unfold/session"
@@ -38,4 +39,36 @@ func BenchmarkDispatch(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkSaveAsItGrows saves a log as it grows, as the agent's
+// transcript does: after each of 1,000, 5,000 or 20,000 events, the lines
+// of the events not saved yet ([session.Session.LogLines]). It reports
+// the cost per event, which stays flat when a save copies only the new
+// events and grows with the log when it copies the whole of it.
+func BenchmarkSaveAsItGrows(b *testing.B) {
+	type added struct{ N int }
+	for _, n := range []int{1000, 5000, 20000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				sess := session.New()
+				if err := session.RegisterEvent[added](sess, "bench.added"); err != nil {
+					b.Fatal(err)
+				}
+				var saved uint64
+				for i := range n {
+					if err := sess.Dispatch(added{i}); err != nil {
+						b.Fatal(err)
+					}
+					lines, err := sess.LogLines(saved)
+					if err != nil || len(lines) != 1 {
+						b.Fatalf("LogLines(%d): got %d lines, %v", saved, len(lines), err)
+					}
+					saved += uint64(len(lines))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
+		})
+	}
 }

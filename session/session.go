@@ -1,9 +1,11 @@
 package session
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,8 +49,9 @@ type Session struct {
 	latest   map[reflect.Type]uint64 // event type -> seq of its newest event
 	log      []Record
 	seq      uint64
-	logLimit int // keep at most this many records in memory; 0 means all
-	nextID   int // tells reducers apart; see reducer.id
+	logLimit int  // keep at most this many records in memory; 0 means all
+	restored bool // Restore set the slices back: the log no longer rebuilds them
+	nextID   int  // tells reducers apart; see reducer.id
 }
 
 // Record is one event in the log.
@@ -131,10 +134,60 @@ func RegisterEvent[E any](sess *Session, name string) error {
 	}
 	sess.names[et] = name
 	sess.types[name] = et
+	var decoded []uint64
 	for i := range sess.log {
-		if reflect.TypeOf(sess.log[i].Event) == et {
-			sess.log[i].Type = name
+		rec := &sess.log[i]
+		if u, ok := rec.Event.(UnknownEvent); ok && u.Type == name {
+			v := reflect.New(et)
+			if json.Unmarshal(u.JSON, v.Interface()) != nil {
+				continue // kept as read, and written back so
+			}
+			rec.Event = v.Elem().Interface()
+			sess.latest[et] = rec.Seq
+			decoded = append(decoded, rec.Seq)
 		}
+		if reflect.TypeOf(rec.Event) == et {
+			rec.Type = name
+		}
+	}
+	return sess.catchUpLocked(et, decoded)
+}
+
+// catchUpLocked applies the events of type et that a log replayed with
+// [KeepUnknownEvents] held before the type was registered, numbered seqs,
+// by rebuilding the slices that already have reducers for et. sess.mu is
+// held.
+func (s *Session) catchUpLocked(et reflect.Type, seqs []uint64) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	var errs []error
+	var done []string
+	for _, r := range s.reducers[et] {
+		if slices.Contains(done, r.slice) {
+			continue
+		}
+		done = append(done, r.slice)
+		st := s.slices[r.slice]
+		if seqs[len(seqs)-1] <= st.baseSeq {
+			continue // restored past them
+		}
+		if s.log[0].Seq > st.baseSeq+1 {
+			errs = append(errs, fmt.Errorf("slice %q: WithLogLimit dropped events %d to %d, which applying them needs; they are not applied", r.slice, st.baseSeq+1, s.log[0].Seq-1))
+			continue
+		}
+		var ids []int
+		for _, r2 := range s.reducers[et] {
+			if r2.slice == r.slice {
+				ids = append(ids, r2.id)
+			}
+		}
+		if err := s.rebuildLocked(st, r.slice, "", ids...); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("session: register event %q: the name is registered, and the events of that type the log held apply now, but: %w", s.names[et], errors.Join(errs...))
 	}
 	return nil
 }
@@ -160,10 +213,7 @@ func (s *Session) Dispatch(event any) error {
 
 func (s *Session) dispatchLocked(event any, at time.Time, seq uint64) error {
 	et := reflect.TypeOf(event)
-	name, ok := s.names[et]
-	if !ok {
-		name = et.String()
-	}
+	name := s.typeName(event)
 	s.seq = seq
 	s.latest[et] = seq
 	s.log = append(s.log, Record{Seq: seq, Time: at, Type: name, Event: event})
@@ -226,6 +276,36 @@ func (s *Session) eventsLocked() []Record {
 		return append([]Record(nil), s.log[len(s.log)-s.logLimit:]...)
 	}
 	return append([]Record(nil), s.log...)
+}
+
+// eventsAfter returns a copy of the records after event number after that
+// the log still holds (with [WithLogLimit], only the newest), copying
+// those only, and whether the session was restored.
+func (s *Session) eventsAfter(after uint64) ([]Record, bool) {
+	s.rlock()
+	defer s.runlock()
+	return s.eventsAfterLocked(after), s.root.restored
+}
+
+func (s *Session) eventsAfterLocked(after uint64) []Record {
+	if s.parent != nil {
+		out := s.parent.eventsAfterLocked(after)
+		for _, r := range s.parent.numberedLocked(s.staged) {
+			if r.Seq > after {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	log := s.log
+	if s.logLimit > 0 && len(log) > s.logLimit {
+		log = log[len(log)-s.logLimit:]
+	}
+	// The log's sequence numbers are consecutive.
+	if len(log) > 0 && after >= log[0].Seq {
+		log = log[min(after-log[0].Seq+1, uint64(len(log))):]
+	}
+	return append([]Record(nil), log...)
 }
 
 // Seq returns the sequence number of the newest event, 0 when there is none;

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 )
 
 // Slice names one typed piece of session state and its initial value
@@ -122,11 +123,43 @@ func On[S, E any](sess *Session, slice *Slice[S], reduce func(S, E) S) error {
 // its value, the reducer is registered for the events to come, and OnErr
 // says so in its error.
 func OnErr[S, E any](sess *Session, slice *Slice[S], reduce func(S, E) (S, error)) error {
-	et := reflect.TypeFor[E]()
-	if et.Kind() == reflect.Interface {
-		// Dispatch finds reducers by the event's concrete type, so this
-		// reducer would never run.
-		return fmt.Errorf("session: on: slice %q: event type %v is an interface; register a reducer for each concrete event type", slice.name, et)
+	return OnAll(sess, slice, Reduce(reduce))
+}
+
+// Reducer is a reducer of a slice of type S not registered yet, for
+// [OnAll]; make one with [Reduce].
+type Reducer[S any] struct {
+	event reflect.Type
+	apply func(old, event any) (any, error)
+}
+
+// Reduce returns a reducer for events of type E, which [OnAll] registers.
+func Reduce[S, E any](reduce func(S, E) (S, error)) Reducer[S] {
+	return Reducer[S]{
+		event: reflect.TypeFor[E](),
+		apply: func(old any, event any) (any, error) {
+			return reduce(valueAs[S](old), event.(E))
+		},
+	}
+}
+
+// OnAll registers reducers of slice, each as [OnErr] does, all at once:
+// the slice catches up on the events logged before them in one rebuild,
+// with all of them, so no reader sees it with some of the reducers
+// applied and not the others (a state no prefix of the log gives). Use it
+// for the reducers of a slice whose events undo one another (an override
+// set, then cleared). It registers nothing when one of them is for an
+// interface event type.
+func OnAll[S any](sess *Session, slice *Slice[S], reducers ...Reducer[S]) error {
+	for _, r := range reducers {
+		if r.event == nil {
+			return fmt.Errorf("session: on: slice %q: a zero Reducer; make it with session.Reduce", slice.name)
+		}
+		if r.event.Kind() == reflect.Interface {
+			// Dispatch finds reducers by the event's concrete type, so this
+			// reducer would never run.
+			return fmt.Errorf("session: on: slice %q: event type %v is an interface; register a reducer for each concrete event type", slice.name, r.event)
+		}
 	}
 	sess = sess.root
 	sess.mu.Lock()
@@ -135,33 +168,34 @@ func OnErr[S, E any](sess *Session, slice *Slice[S], reduce func(S, E) (S, error
 	if err != nil {
 		return err
 	}
-	sess.nextID++
-	r := reducer{
-		id:    sess.nextID,
-		slice: slice.name,
-		apply: func(old any, event any) (any, error) {
-			return reduce(valueAs[S](old), event.(E))
-		},
+	var ids []int
+	var behind []reflect.Type // event types to catch up on
+	for _, rd := range reducers {
+		sess.nextID++
+		ids = append(ids, sess.nextID)
+		sess.reducers[rd.event] = append(sess.reducers[rd.event], reducer{id: sess.nextID, slice: slice.name, apply: rd.apply})
+		if sess.latest[rd.event] > st.baseSeq && !slices.Contains(behind, rd.event) {
+			behind = append(behind, rd.event)
+		}
 	}
-	sess.reducers[et] = append(sess.reducers[et], r)
 	// Events staged in transactions apply by the reducers registered
 	// now: their views compute the slice again.
 	st.ver = sess.newVer()
-	if sess.latest[et] <= st.baseSeq {
-		return nil // no event of type E to catch up on
+	if len(behind) == 0 {
+		return nil // no event of these types to catch up on
 	}
 	if sess.log[0].Seq > st.baseSeq+1 {
 		return fmt.Errorf("session: on: slice %q: events of type %v were dispatched before this reducer was registered, and WithLogLimit dropped events %d to %d, which catching up needs; they are not applied: register reducers before dispatching their events",
-			slice.name, et, st.baseSeq+1, sess.log[0].Seq-1)
+			slice.name, behind[0], st.baseSeq+1, sess.log[0].Seq-1)
 	}
-	return sess.rebuildLocked(st, slice.name, r.id)
+	return sess.rebuildLocked(st, slice.name, "session: on: ", ids...)
 }
 
 // rebuildLocked recomputes the slice called name from its base value and
 // the events logged after it, with every reducer it has. It returns the
-// failures of the reducer numbered id only: the others' were returned when
-// their events were dispatched.
-func (s *Session) rebuildLocked(st *sliceState, name string, id int) error {
+// failures of the reducers numbered ids only, each prefixed by prefix:
+// the others' were returned when their events were dispatched.
+func (s *Session) rebuildLocked(st *sliceState, name, prefix string, ids ...int) error {
 	v := st.base
 	var errs []error
 	for _, rec := range s.log {
@@ -174,8 +208,8 @@ func (s *Session) rebuildLocked(st *sliceState, name string, id int) error {
 			}
 			next, err := runReducer(r, v, rec.Event)
 			if err != nil {
-				if r.id == id {
-					errs = append(errs, fmt.Errorf("session: on: catching up on event %d: %w", rec.Seq, &ReducerError{Slice: name, Event: rec.Type, Err: err}))
+				if slices.Contains(ids, r.id) {
+					errs = append(errs, fmt.Errorf("%scatching up on event %d: %w", prefix, rec.Seq, &ReducerError{Slice: name, Event: rec.Type, Err: err}))
 				}
 				continue
 			}

@@ -43,7 +43,9 @@ func (s *Session) Snapshot() Snapshot {
 // Restore sets every slice to its value in snap; slices the snapshot does not
 // mention go back to their initial values. It fails, changing nothing, when
 // snap holds a slice that is not registered in this session or whose value
-// has another type. The event log is history and is not rewound. A
+// has another type. The event log is history and is not rewound, and no
+// longer rebuilds the state: [Session.WriteLog] refuses it after a
+// restore (save a Snapshot, or the log before the restore, instead). A
 // transaction's view cannot be restored: restoring is not an event a commit
 // could apply.
 func (s *Session) Restore(snap Snapshot) error {
@@ -61,6 +63,7 @@ func (s *Session) Restore(snap Snapshot) error {
 			return fmt.Errorf("session: restore: slice %q holds %T, want %v", name, v, st.typ)
 		}
 	}
+	s.restored = true
 	for name, st := range s.slices {
 		if v, ok := snap.values[name]; ok {
 			st.value = v

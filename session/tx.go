@@ -118,9 +118,7 @@ func (s *Session) numberedLocked(records []Record) []Record {
 	for i, r := range records {
 		seq++
 		r.Seq = seq
-		if name, ok := s.root.names[reflect.TypeOf(r.Event)]; ok {
-			r.Type = name
-		}
+		r.Type = s.root.typeName(r.Event)
 		out[i] = r
 	}
 	return out
@@ -224,6 +222,9 @@ func (s *Session) applyLocked(name string, v, event any, errs *[]error) any {
 
 // typeName is the name event is logged under. The root's lock is held.
 func (s *Session) typeName(event any) string {
+	if u, ok := event.(UnknownEvent); ok {
+		return u.Type
+	}
 	et := reflect.TypeOf(event)
 	if name, ok := s.names[et]; ok {
 		return name

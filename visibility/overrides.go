@@ -2,7 +2,6 @@ package visibility
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -131,16 +130,19 @@ func Register(sess *session.Session) error {
 	}
 	// Events dispatched before this call are applied now, in log order, so
 	// an override set before the first render is not lost; a failure among
-	// them (an invalid mode) is returned, after every reducer is in place.
-	return errors.Join(
-		session.OnErr(sess, Slice, func(o Overrides, e SetOverride) (Overrides, error) {
+	// them (an invalid mode) is returned. The reducers are registered
+	// together, so that no reader sees the overrides with some kinds of
+	// event applied and not the others (an override set, its clearing not
+	// yet applied).
+	return session.OnAll(sess, Slice,
+		session.Reduce(func(o Overrides, e SetOverride) (Overrides, error) {
 			if !e.Mode.valid() {
 				return o, fmt.Errorf("invalid mode %d for %q", uint8(e.Mode), e.Path)
 			}
 			return o.With(e.Path, e.Mode), nil
 		}),
-		session.On(sess, Slice, func(o Overrides, e ClearOverride) Overrides { return o.Without(e.Path) }),
-		session.On(sess, Slice, func(Overrides, ClearAll) Overrides { return Overrides{} }),
+		session.Reduce(func(o Overrides, e ClearOverride) (Overrides, error) { return o.Without(e.Path), nil }),
+		session.Reduce(func(Overrides, ClearAll) (Overrides, error) { return Overrides{}, nil }),
 	)
 }
 

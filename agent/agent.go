@@ -401,7 +401,11 @@ func (a *Agent) Run(ctx context.Context, task string) (*Result, error) {
 // run that was not a resume, [Transcript.Messages]): it replays the
 // session events the transcript saved ([Transcript.SessionLog]) into the
 // agent's session (which must not have events of its own yet, see
-// session.ReplayLog), restores the messages and goes on. A non-empty
+// session.ReplayLog), restores the messages and goes on. Events of a type
+// this agent's session has no name for (recorded by an environment the
+// run that saved them had and this one has not) are kept as they were
+// (session.KeepUnknownEvents): saved again, and applied if an environment
+// that names them is loaded later. A non-empty
 // followUp is added as a user message. A tool call the transcript left
 // without a result is answered after its reply's results: as not run when
 // it never started, and as possibly done when it was running when the run
@@ -422,7 +426,11 @@ func (a *Agent) Resume(ctx context.Context, tr *Transcript, followUp string) (*R
 		return nil, fmt.Errorf("agent: resume: transcript: %w", err)
 	}
 	if log := tr.SessionLog(); len(log) > 0 {
-		if err := a.sess.ReplayLog(strings.NewReader(log)); err != nil {
+		// An event of a type this run has no name for (one an
+		// environment records that this run did not load) is kept as
+		// it was, to be saved again, and applies when the type is
+		// named.
+		if err := a.sess.ReplayLog(strings.NewReader(log), session.KeepUnknownEvents()); err != nil {
 			return nil, fmt.Errorf("agent: resume: %w", err)
 		}
 	}

@@ -3,7 +3,6 @@ package agent
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -52,6 +51,7 @@ type run struct {
 	usage      Usage
 	answer     string
 	logSeq     uint64 // session events already in the transcript
+	logStuck   uint64 // the session event that could not be saved, recorded as an error; 0 when none
 	tw         *transcriptWriter
 }
 
@@ -121,31 +121,23 @@ func (r *run) finish(err error) (*Result, error) {
 
 // saveSession copies the session events the transcript lacks into it, in
 // the session.WriteLog line format, so a run can resume from the transcript
-// alone.
+// alone. It copies those only (session.LogLines), not the whole log, so a
+// long run's saves cost what its events do. An event that cannot be saved
+// (its type has no name, it cannot be encoded as JSON) is recorded as an
+// error, once, and stops the copy there: the events after it wait for it,
+// so that the saved log has no gap and a resume replays what it holds.
 func (r *run) saveSession() {
 	if r.tw == nil || r.a.sess.Seq() <= r.logSeq {
 		return
 	}
-	var lines []json.RawMessage
-	for _, e := range r.a.sess.Events() {
-		if e.Seq <= r.logSeq {
-			continue
-		}
-		line, err := json.Marshal(struct {
-			Seq   uint64    `json:"seq"`
-			Time  time.Time `json:"time"`
-			Type  string    `json:"type"`
-			Event any       `json:"event"`
-		}{e.Seq, e.Time, e.Type, e.Event})
-		if err != nil {
-			r.record(Record{Kind: KindError, Error: fmt.Sprintf("session event %d not saved: %v", e.Seq, err)})
-			continue
-		}
-		lines = append(lines, line)
-	}
-	r.logSeq = r.a.sess.Seq()
+	lines, err := r.a.sess.LogLines(r.logSeq)
+	r.logSeq += uint64(len(lines))
 	if len(lines) > 0 {
 		r.record(Record{Kind: KindSession, Events: lines})
+	}
+	if err != nil && r.logStuck != r.logSeq+1 {
+		r.logStuck = r.logSeq + 1
+		r.record(Record{Kind: KindError, Error: fmt.Sprintf("session event %d is not saved, nor any after it, so a resume replays the events before it only: %v", r.logSeq+1, err)})
 	}
 }
 

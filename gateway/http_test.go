@@ -3,6 +3,9 @@ package gateway_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -229,10 +232,140 @@ func TestTaskOnlyInJSONAnswers(t *testing.T) {
 		_, _ = w.Write(body)
 	}))
 	t.Cleanup(hs.Close)
-	g := newGateway(t, gateway.Options{}, gateway.ServerConfig{Name: "jobs", URL: hs.URL, Timeout: 30 * time.Second})
+	cacheDir := t.TempDir()
+	cfg := gateway.ServerConfig{Name: "jobs", URL: hs.URL, Timeout: 30 * time.Second}
+	g := newGateway(t, gateway.Options{CacheDir: cacheDir}, cfg)
 	u, _ := g.Upstream("jobs")
 	m := u.Manifest()
 	if len(m.Tools) != 1 || m.Tools[0].Name != "quick" || !slices.Equal(m.TaskOnly, []string{"slowjob"}) {
 		t.Fatalf("got tools %v and TaskOnly %v, want quick offered and slowjob as a task only (%v)", m.Tools, m.TaskOnly, u.Err())
+	}
+	g.Close()
+
+	// A manifest cached by a release before task_only (slowjob among the
+	// tools, no format) is not read: the server is listed again.
+	path := filepath.Join(cacheDir, "jobs.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old map[string]any
+	if err := json.Unmarshal(data, &old); err != nil {
+		t.Fatal(err)
+	}
+	delete(old, "format")
+	delete(old, "task_only")
+	old["tools"] = append(old["tools"].([]any), map[string]any{"name": "slowjob", "inputSchema": map[string]any{"type": "object"}})
+	if data, err = json.Marshal(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g2 := newGateway(t, gateway.Options{CacheDir: cacheDir}, cfg)
+	u2, _ := g2.Upstream("jobs")
+	if m := u2.Manifest(); len(m.Tools) != 1 || !slices.Equal(m.TaskOnly, []string{"slowjob"}) {
+		t.Errorf("from an older cache: got tools %v and TaskOnly %v, want slowjob as a task only", m.Tools, m.TaskOnly)
+	}
+}
+
+// streamServer is a streamable HTTP MCP server, written by hand so that
+// it can send its tools/list answer as an event stream in the shape mode
+// names: whole, with CRLF line ends, in pieces of 7 bytes, with the last
+// event (or its last line) ended by the stream's end instead of a blank
+// line (a line end), or on a stream the client resumes with a GET (a
+// priming event, then the POST's stream closes). Its tool slowjob runs only as a task.
+func streamServer(t *testing.T, mode string) *httptest.Server {
+	answer := func(id json.RawMessage) string {
+		return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"tools":[` +
+			`{"name":"quick","inputSchema":{"type":"object"}},` +
+			`{"name":"slowjob","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}}`
+	}
+	var mu sync.Mutex
+	var resumeID json.RawMessage // the list answered on the resumed stream
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodDelete:
+			return
+		case http.MethodGet:
+			mu.Lock()
+			id := resumeID
+			mu.Unlock()
+			if r.Header.Get("Last-Event-ID") == "" || id == nil {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "id: 2\nevent: message\ndata: %s\n\n", answer(id))
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Mcp-Session-Id", "s1")
+		switch {
+		case msg.ID == nil:
+			w.WriteHeader(http.StatusAccepted)
+		case msg.Method == "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"jobs","version":"1"}}}`,
+				msg.ID, msg.Params.ProtocolVersion)
+		case msg.Method == "tools/list":
+			w.Header().Set("Content-Type", "text/event-stream")
+			switch mode {
+			case "whole":
+				fmt.Fprintf(w, "event: message\ndata: %s\n\n", answer(msg.ID))
+			case "crlf":
+				fmt.Fprintf(w, "event: message\r\ndata:%s\r\n\r\n", answer(msg.ID))
+			case "pieces":
+				text := fmt.Sprintf(": hello\nevent: message\ndata: %s\n\n", answer(msg.ID))
+				for i := 0; i < len(text); i += 7 {
+					_, _ = io.WriteString(w, text[i:min(i+7, len(text))])
+					w.(http.Flusher).Flush()
+				}
+			case "unended": // as "unended-line", but the line ends with the stream too
+				fmt.Fprintf(w, "event: message\ndata: %s", answer(msg.ID))
+			case "unended-line":
+				fmt.Fprintf(w, "event: message\ndata: %s\n", answer(msg.ID))
+			case "resumed":
+				mu.Lock()
+				resumeID = msg.ID
+				mu.Unlock()
+				fmt.Fprint(w, "id: 1\nretry: 10\ndata: \n\n")
+			}
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, msg.ID)
+		}
+	}))
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+// TestTaskOnlyInEventStreams: the answer to tools/list is read however
+// its event stream comes, a stream resumed with a GET included.
+func TestTaskOnlyInEventStreams(t *testing.T) {
+	for _, mode := range []string{"whole", "crlf", "pieces", "unended-line", "unended", "resumed"} {
+		t.Run(mode, func(t *testing.T) {
+			hs := streamServer(t, mode)
+			g := newGateway(t, gateway.Options{}, gateway.ServerConfig{Name: "jobs", URL: hs.URL, Timeout: 30 * time.Second})
+			u, _ := g.Upstream("jobs")
+			m := u.Manifest()
+			var names []string
+			for _, tool := range m.Tools {
+				names = append(names, tool.Name)
+			}
+			if !slices.Equal(names, []string{"quick"}) || !slices.Equal(m.TaskOnly, []string{"slowjob"}) {
+				t.Errorf("got tools %v and TaskOnly %v (%v), want quick offered and slowjob as a task only", names, m.TaskOnly, u.Err())
+			}
+		})
 	}
 }

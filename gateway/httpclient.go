@@ -23,7 +23,7 @@ func httpClient(server, endpoint string, hdr map[string]string, tasks *taskTools
 	if err != nil {
 		return nil, fmt.Errorf("url: %w", err)
 	}
-	return &http.Client{Transport: &upstreamTransport{server: server, base: base, headers: hdr, tasks: tasks}}, nil
+	return &http.Client{Transport: &upstreamTransport{server: server, base: base, headers: hdr, lists: &listWatch{tasks: tasks}}}, nil
 }
 
 // upstreamTransport is httpClient's RoundTripper.
@@ -31,7 +31,7 @@ type upstreamTransport struct {
 	server  string
 	base    *url.URL // the configured endpoint
 	headers map[string]string
-	tasks   *taskTools // shown the answers to tools/list
+	lists   *listWatch // shown the answers to tools/list
 }
 
 func (t *upstreamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -42,6 +42,9 @@ func (t *upstreamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	id, list := watchRequest(r)
+	if list {
+		t.lists.sent(id)
+	}
 	resp, err := http.DefaultTransport.RoundTrip(r)
 	if err != nil {
 		return nil, err
@@ -50,8 +53,8 @@ func (t *upstreamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !stream {
 		resp.Body = &boundedBody{rc: resp.Body, left: MaxResponseBytes, server: t.server}
 	}
-	if list {
-		resp.Body = &watchBody{ReadCloser: resp.Body, id: id, stream: stream, tasks: t.tasks}
+	if stream || list {
+		resp.Body = &watchBody{ReadCloser: resp.Body, lists: t.lists, stream: stream}
 	}
 	return resp, nil
 }

@@ -58,7 +58,15 @@ type Manifest struct {
 	// (execution.taskSupport "required"), which unfold does not make: they
 	// are not in Tools, and not offered.
 	TaskOnly []string `json:"task_only,omitempty"`
+	// Format is the version of what a manifest holds (manifestFormat): a
+	// cached one of another version is listed again, so that what this
+	// release reads (TaskOnly) is there.
+	Format int `json:"format"`
 }
+
+// manifestFormat is the version of Manifest this release writes: 2 since
+// TaskOnly.
+const manifestFormat = 2
 
 // readManifest reads the cached manifest of cfg from dir; ok is false when
 // there is none, or it was fetched with another configuration.
@@ -70,7 +78,7 @@ func readManifest(dir string, cfg ServerConfig) (m Manifest, ok bool) {
 	if err != nil {
 		return Manifest{}, false
 	}
-	if json.Unmarshal(data, &m) != nil || m.ConfigHash != cfg.Hash() {
+	if json.Unmarshal(data, &m) != nil || m.ConfigHash != cfg.Hash() || m.Format != manifestFormat {
 		return Manifest{}, false
 	}
 	if max(len(m.Tools), len(m.Resources), len(m.ResourceTemplates), len(m.Prompts)) > MaxListed {
@@ -119,7 +127,7 @@ func writeManifest(dir, name string, m Manifest) error {
 // not support (its capabilities leave them out) are empty; tools that tasks
 // saw listed as MCP tasks only are left out of Tools, named in TaskOnly.
 func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig, tasks *taskTools) (Manifest, error) {
-	m := Manifest{ConfigHash: cfg.Hash(), Fetched: time.Now().UTC().Truncate(time.Second)}
+	m := Manifest{ConfigHash: cfg.Hash(), Format: manifestFormat, Fetched: time.Now().UTC().Truncate(time.Second)}
 	init := cs.InitializeResult()
 	if init == nil {
 		return m, errors.New("the server did not initialize")

@@ -18,7 +18,7 @@ import (
 // which unfold does not make, so they are not offered (see
 // Manifest.TaskOnly). The SDK's Tool has no field for execution, so the
 // lists are read as they arrive: by watchConn for a command, by
-// watchBody for a streamable HTTP server.
+// watchBody for a streamable HTTP server, both through a listWatch.
 type taskTools struct {
 	mu    sync.Mutex // guards names
 	names map[string]bool
@@ -69,6 +69,49 @@ func (t *taskTools) split(list []*sdk.Tool) (offered []*sdk.Tool, taskOnly []str
 	return offered, taskOnly
 }
 
+// listWatch holds the IDs of one connection's tools/list requests not
+// answered yet, and shows the answers to tasks.
+type listWatch struct {
+	tasks *taskTools
+	mu    sync.Mutex          // guards ids
+	ids   map[jsonrpc.ID]bool // at most maxLists
+}
+
+// maxLists bounds the tools/list requests a listWatch waits on: past it,
+// older ones are forgotten (their answers, should they come, go unseen).
+const maxLists = 64
+
+// sent records a tools/list request.
+func (w *listWatch) sent(id jsonrpc.ID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ids == nil {
+		w.ids = map[jsonrpc.ID]bool{}
+	}
+	if len(w.ids) >= maxLists {
+		clear(w.ids)
+	}
+	w.ids[id] = true
+}
+
+// waiting reports whether a tools/list request is not answered yet.
+func (w *listWatch) waiting() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.ids) > 0
+}
+
+// received shows r to tasks when it answers a tools/list request.
+func (w *listWatch) received(r *jsonrpc.Response) {
+	w.mu.Lock()
+	list := w.ids[r.ID]
+	delete(w.ids, r.ID)
+	w.mu.Unlock()
+	if list && r.Error == nil {
+		w.tasks.observe(r.Result)
+	}
+}
+
 // watchTransport is a command's transport whose connection shows its
 // tools/list results to tasks.
 type watchTransport struct {
@@ -81,7 +124,7 @@ func (w watchTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &watchConn{Connection: c, tasks: w.tasks, lists: map[jsonrpc.ID]bool{}}, nil
+	return &watchConn{Connection: c, lists: &listWatch{tasks: w.tasks}}, nil
 }
 
 // Close closes the transport's process.
@@ -96,16 +139,12 @@ func (w watchTransport) Close() error {
 // requests to tasks before the SDK reads them.
 type watchConn struct {
 	sdk.Connection
-	tasks *taskTools
-	mu    sync.Mutex          // guards lists
-	lists map[jsonrpc.ID]bool // tools/list requests not answered yet
+	lists *listWatch
 }
 
 func (c *watchConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == "tools/list" && r.ID.IsValid() {
-		c.mu.Lock()
-		c.lists[r.ID] = true
-		c.mu.Unlock()
+		c.lists.sent(r.ID)
 	}
 	return c.Connection.Write(ctx, msg)
 }
@@ -113,13 +152,7 @@ func (c *watchConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func (c *watchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if r, ok := msg.(*jsonrpc.Response); ok && err == nil {
-		c.mu.Lock()
-		list := c.lists[r.ID]
-		delete(c.lists, r.ID)
-		c.mu.Unlock()
-		if list && r.Error == nil {
-			c.tasks.observe(r.Result)
-		}
+		c.lists.received(r)
 	}
 	return msg, err
 }
@@ -135,8 +168,8 @@ func watchRequest(r *http.Request) (jsonrpc.ID, bool) {
 	}
 	defer body.Close()
 	data, err := io.ReadAll(io.LimitReader(body, MaxResponseBytes))
-	if err != nil {
-		return jsonrpc.ID{}, false
+	if err != nil || !bytes.Contains(data, []byte("tools/list")) {
+		return jsonrpc.ID{}, false // most are calls: not decoded twice
 	}
 	msg, err := jsonrpc.DecodeMessage(data)
 	if req, ok := msg.(*jsonrpc.Request); err == nil && ok && req.Method == "tools/list" && req.ID.IsValid() {
@@ -145,32 +178,32 @@ func watchRequest(r *http.Request) (jsonrpc.ID, bool) {
 	return jsonrpc.ID{}, false
 }
 
-// watchBody is the body of the answer to a tools/list request: JSON, or
-// an event stream whose events it reads line by line as they pass, so
-// that the answer is seen before the SDK has it. It keeps at most
-// MaxResponseBytes of one message.
+// watchBody is a body that may hold the answer to a tools/list request:
+// the JSON answer to one, or an event stream (the answer to a request, or
+// a stream resumed with a GET, on which an answer may come too), whose
+// events it reads line by line as they pass, so that the answer is seen
+// before the SDK has it. It keeps at most MaxResponseBytes of one message.
 type watchBody struct {
 	io.ReadCloser
-	id     jsonrpc.ID
+	lists  *listWatch
 	stream bool
-	tasks  *taskTools
 	line   []byte // the stream's unfinished line
 	data   []byte // the message read so far: the body, or the event's data
 	full   bool   // data passed the bound and is dropped
-	done   bool
 }
 
 func (b *watchBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if !b.done {
-		if b.stream {
-			b.scan(p[:n])
-		} else {
-			b.add(&b.data, p[:n])
+	if b.stream {
+		b.scan(p[:n])
+	} else {
+		b.add(&b.data, p[:n])
+	}
+	if err == io.EOF {
+		if b.stream && len(b.line) > 0 {
+			b.scan([]byte("\n")) // the last line, which the stream's end ends
 		}
-		if err == io.EOF && !b.stream {
-			b.deliver()
-		}
+		b.deliver() // the body, or the last event, which the end ends too
 	}
 	return n, err
 }
@@ -187,7 +220,7 @@ func (b *watchBody) add(buf *[]byte, p []byte) {
 // scan reads the event stream's lines in p: data lines gather, a blank
 // line ends the event.
 func (b *watchBody) scan(p []byte) {
-	for len(p) > 0 && !b.done {
+	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			b.add(&b.line, p)
@@ -211,17 +244,15 @@ func (b *watchBody) scan(p []byte) {
 	}
 }
 
-// deliver shows the message in data to tasks when it answers the list.
+// deliver shows the message in data to the watch when it may answer a
+// list: a stream's notifications are not decoded while no list waits.
 func (b *watchBody) deliver() {
-	if b.full || len(b.data) == 0 {
+	if b.full || len(b.data) == 0 || !b.lists.waiting() {
 		return
 	}
 	msg, err := jsonrpc.DecodeMessage(b.data)
-	if r, ok := msg.(*jsonrpc.Response); err == nil && ok && r.ID == b.id {
-		b.done = true
-		if r.Error == nil {
-			b.tasks.observe(r.Result)
-		}
+	if r, ok := msg.(*jsonrpc.Response); err == nil && ok {
+		b.lists.received(r)
 	}
 }
 

@@ -137,7 +137,7 @@ func (r *run) saveSession() {
 	}
 	if err != nil && r.logStuck != r.logSeq+1 {
 		r.logStuck = r.logSeq + 1
-		r.record(Record{Kind: KindError, Error: fmt.Sprintf("session event %d is not saved, nor any after it, so a resume replays the events before it only: %v", r.logSeq+1, err)})
+		r.record(Record{Kind: KindError, Error: fmt.Sprintf("session event %d cannot be saved yet, so neither can those after it, which wait for it: a resume from the transcript as it is replays the events before it only: %v", r.logSeq+1, err)})
 	}
 }
 

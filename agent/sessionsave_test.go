@@ -83,13 +83,13 @@ func TestSessionEventNotSaved(t *testing.T) {
 				return unnamedNote{"x"}
 			}
 			return metric{float64(n)}
-		}, "session event 2 is not saved, nor any after it, so a resume replays the events before it only: session: log lines: event 2 has type agent_test.unnamedNote, which is not registered; call session.RegisterEvent for it"},
+		}, "session event 2 cannot be saved yet, so neither can those after it, which wait for it: a resume from the transcript as it is replays the events before it only: session: log lines: event 2 has type agent_test.unnamedNote, which is not registered; call session.RegisterEvent for it"},
 		{"value JSON cannot encode", func(n int) any {
 			if n == 2 {
 				return metric{math.NaN()}
 			}
 			return metric{float64(n)}
-		}, "session event 2 is not saved, nor any after it, so a resume replays the events before it only: session: log lines: event 2 (test.metric): json: unsupported value: NaN"},
+		}, "session event 2 cannot be saved yet, so neither can those after it, which wait for it: a resume from the transcript as it is replays the events before it only: session: log lines: event 2 (test.metric): json: unsupported value: NaN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

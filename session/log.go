@@ -62,23 +62,33 @@ func (s *Session) LogLines(after uint64) ([]json.RawMessage, error) {
 }
 
 func (s *Session) logLines(after uint64) ([]json.RawMessage, error) {
-	records, restored := s.eventsAfter(after)
-	if restored {
-		return nil, errors.New("the session was set back to a snapshot (Restore), so its log cannot rebuild the state; save a Snapshot instead")
-	}
-	if len(records) > 0 && records[0].Seq != after+1 {
-		return nil, fmt.Errorf("the oldest %d events were dropped (WithLogLimit), so the log cannot rebuild the state; save a Snapshot instead", records[0].Seq-1)
-	}
-	lines := make([]json.RawMessage, 0, len(records))
-	for _, r := range records {
-		line, err := s.encode(r)
-		if err != nil {
-			return lines, err
+	var lines []json.RawMessage
+	// The events are copied a chunk at a time, so that an event that
+	// cannot be encoded costs what the chunk does, not the log after it.
+	for {
+		records, restored := s.eventsAfter(after, logChunk)
+		if restored {
+			return nil, errors.New("the session was set back to a snapshot (Restore), so its log cannot rebuild the state; save a Snapshot instead")
 		}
-		lines = append(lines, line)
+		if len(records) == 0 {
+			return lines, nil
+		}
+		if records[0].Seq != after+1 {
+			return nil, fmt.Errorf("the oldest %d events were dropped (WithLogLimit), so the log cannot rebuild the state; save a Snapshot instead", records[0].Seq-1)
+		}
+		for _, r := range records {
+			line, err := s.encode(r)
+			if err != nil {
+				return lines, err
+			}
+			lines = append(lines, line)
+		}
+		after = records[len(records)-1].Seq
 	}
-	return lines, nil
 }
+
+// logChunk is how many events logLines copies at a time.
+const logChunk = 256
 
 // encode returns r as a line of a saved log.
 func (s *Session) encode(r Record) (json.RawMessage, error) {
@@ -110,7 +120,8 @@ func (s *Session) encode(r Record) (json.RawMessage, error) {
 // reducer applies it, and [Session.WriteLog] writes it back as it was
 // read. When its type is registered later ([RegisterEvent]), it is
 // decoded into that type in the log, and the reducers of that type apply
-// it as they do an event dispatched before them.
+// it as they do an event dispatched before them. Only a replay makes one:
+// [Session.Dispatch] refuses it.
 type UnknownEvent struct {
 	Type string          // the name the log gave its type
 	JSON json.RawMessage // the event as the log held it

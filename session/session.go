@@ -143,7 +143,8 @@ func RegisterEvent[E any](sess *Session, name string) error {
 				continue // kept as read, and written back so
 			}
 			rec.Event = v.Elem().Interface()
-			sess.latest[et] = rec.Seq
+			// Only raised: a restore may have set it past the kept events.
+			sess.latest[et] = max(sess.latest[et], rec.Seq)
 			decoded = append(decoded, rec.Seq)
 		}
 		if reflect.TypeOf(rec.Event) == et {
@@ -202,6 +203,9 @@ func (s *Session) catchUpLocked(et reflect.Type, seqs []uint64) error {
 func (s *Session) Dispatch(event any) error {
 	if event == nil {
 		return errors.New("session: dispatch: nil event")
+	}
+	if _, ok := event.(UnknownEvent); ok {
+		return errors.New("session: dispatch: an UnknownEvent is an event a replay kept as it read it, for no reducer; dispatch an event of a registered type")
 	}
 	if s.parent != nil {
 		return s.stage(event)
@@ -281,19 +285,24 @@ func (s *Session) eventsLocked() []Record {
 // eventsAfter returns a copy of the records after event number after that
 // the log still holds (with [WithLogLimit], only the newest), copying
 // those only, and whether the session was restored.
-func (s *Session) eventsAfter(after uint64) ([]Record, bool) {
+func (s *Session) eventsAfter(after uint64, n int) ([]Record, bool) {
 	s.rlock()
 	defer s.runlock()
-	return s.eventsAfterLocked(after), s.root.restored
+	return s.eventsAfterLocked(after, n), s.root.restored
 }
 
-func (s *Session) eventsAfterLocked(after uint64) []Record {
+// eventsAfterLocked copies the events after event number after, at most
+// n of them when n > 0.
+func (s *Session) eventsAfterLocked(after uint64, n int) []Record {
 	if s.parent != nil {
-		out := s.parent.eventsAfterLocked(after)
+		out := s.parent.eventsAfterLocked(after, 0)
 		for _, r := range s.parent.numberedLocked(s.staged) {
 			if r.Seq > after {
 				out = append(out, r)
 			}
+		}
+		if n > 0 && len(out) > n {
+			out = out[:n]
 		}
 		return out
 	}
@@ -304,6 +313,9 @@ func (s *Session) eventsAfterLocked(after uint64) []Record {
 	// The log's sequence numbers are consecutive.
 	if len(log) > 0 && after >= log[0].Seq {
 		log = log[min(after-log[0].Seq+1, uint64(len(log))):]
+	}
+	if n > 0 && len(log) > n {
+		log = log[:n]
 	}
 	return append([]Record(nil), log...)
 }

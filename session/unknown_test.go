@@ -173,6 +173,73 @@ func TestLogLinesCopiesTheTail(t *testing.T) {
 	}
 }
 
+// TestLogLinesStuckCopiesAChunk: after an event that cannot be encoded,
+// LogLines copies a chunk of the events after it, not all of them, each
+// time it is called (a run saves after every tool call).
+func TestLogLinesStuckCopiesAChunk(t *testing.T) {
+	const n = 50_000
+	sess := newCounter(t)
+	mustDispatch(t, sess, orphan{Note: "no name"})
+	for i := range n {
+		mustDispatch(t, sess, added{N: i})
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	before := m.TotalAlloc
+	lines, err := sess.LogLines(0)
+	runtime.ReadMemStats(&m)
+	if err == nil || len(lines) != 0 {
+		t.Fatalf("LogLines(0): got %d lines, %v, want none and an error naming event 1", len(lines), err)
+	}
+	if took := m.TotalAlloc - before; took > 256<<10 {
+		t.Errorf("LogLines stuck at event 1 allocated %d bytes with %d events after it, want under 256 KiB", took, n)
+	}
+}
+
+// TestRegisterAfterRestore: registering a type whose kept events come
+// before a restore leaves the newest event of that type where it is, so a
+// reducer registered then applies an event of it after the restore.
+func TestRegisterAfterRestore(t *testing.T) {
+	type late struct{ Uses int }
+	uses := session.NewSlice("late.uses", 0)
+	sess := newCounter(t)
+	log := `{"seq":1,"time":"2026-01-01T00:00:00Z","type":"test.late","event":{"Uses":100}}` + "\n"
+	if err := sess.ReplayLog(strings.NewReader(log), session.KeepUnknownEvents()); err != nil {
+		t.Fatal(err)
+	}
+	mustOn(t, sess, uses, func(v int, _ added) int { return v })
+	mustDispatch(t, sess, added{N: 1})
+	if err := sess.Restore(sess.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	mustDispatch(t, sess, late{Uses: 7}) // no name yet, no reducer
+	if err := session.RegisterEvent[late](sess, "test.late"); err != nil {
+		t.Fatal(err)
+	}
+	mustOn(t, sess, uses, func(v int, e late) int { return v + e.Uses })
+	if got := session.Get(sess, uses); got != 7 {
+		t.Errorf("uses = %d, want 7: the event after the restore", got)
+	}
+}
+
+// TestDispatchRefusesUnknownEvent: an UnknownEvent is what a replay keeps;
+// dispatched, it would be logged for no reducer and replayed as its type.
+func TestDispatchRefusesUnknownEvent(t *testing.T) {
+	sess := newCounter(t)
+	err := sess.Dispatch(session.UnknownEvent{Type: "test.added", JSON: []byte(`{"N":5}`)})
+	if err == nil || !strings.Contains(err.Error(), "dispatch an event of a registered type") {
+		t.Errorf("got %v, want a refusal", err)
+	}
+	if sess.Seq() != 0 {
+		t.Errorf("the event was logged: seq %d", sess.Seq())
+	}
+	tx := sess.Begin()
+	defer tx.Discard()
+	if err := tx.Session().Dispatch(session.UnknownEvent{Type: "test.added", JSON: []byte(`{"N":5}`)}); err == nil {
+		t.Error("a transaction staged an UnknownEvent")
+	}
+}
+
 // TestWriteLogAfterRestore: a restored session's log does not rebuild
 // its state, so WriteLog refuses it instead of writing one whose replay
 // gives another state.

@@ -44,6 +44,7 @@ type run struct {
 	bridge  *tools.Tool // use_tool, when opened sections' tools are called through it
 
 	layout layout // the previous request, for the prefix measure
+	pieces pieces // the pieces of the last request laid out, by place
 
 	step       int
 	expansions int

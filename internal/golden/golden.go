@@ -101,10 +101,14 @@ func Diff(path, want, got string) string {
 	if d == "" {
 		return ""
 	}
+	// The header, "--- " and "+++ " with the paths, is the first two
+	// lines; it is told from the content by its place, since a line of
+	// the files may start with "-- " or "++ " too.
 	var b strings.Builder
+	n := 0
 	for line := range strings.Lines(d) {
-		if body, ok := strings.CutSuffix(line, "\n"); ok && len(body) > 0 && (body[0] == '-' || body[0] == '+') &&
-			!strings.HasPrefix(body, "--- ") && !strings.HasPrefix(body, "+++ ") {
+		n++
+		if body, ok := strings.CutSuffix(line, "\n"); ok && n > 2 && len(body) > 0 && (body[0] == '-' || body[0] == '+') {
 			line = visible(body) + "\n"
 		}
 		b.WriteString(line)

@@ -141,6 +141,8 @@ func TestDiffShowsInvisible(t *testing.T) {
 		{"output CRLF", "a\nb\n", "a\r\nb\r\n", "-a\n-b\n+a␍\n+b␍\n", "note: they differ only in line endings: the output has CRLF (\\r\\n), the golden file LF"},
 		{"trailing blanks", "a\nb\n", "a \nb\t\n", "-a\n-b\n+a·\n+b→\n", "note: they differ only in spaces or tabs at the ends of lines, marked · and →"},
 		{"text", "a\n", "b \n", "-a\n+b·\n", ""},
+		{"line like a header", "-- drop\r\nselect 1;\n", "-- drop\nselect 1;\n", "\n--- drop␍\n+-- drop\n select 1;\n", "note: they differ only in line endings: the golden file has CRLF (\\r\\n), the output LF, as a checkout with core.autocrlf writes them (.gitattributes keeps testdata as committed)"},
+		{"added line like a header", "x\n", "x\n++ a \n", "\n x\n+++ a·\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := golden.Diff("x.golden", tc.want, tc.got)

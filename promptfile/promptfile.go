@@ -10,6 +10,7 @@
 // priority (an integer) and title, each at most once (#id and key= are
 // one); any other is an error. Braces that end a title as its text are
 // escaped (# Sets \{a, b\}); empty ones ({}) set nothing and stay text.
+// In a code span a backslash stays as written (# Use `\{` in code).
 // A title is text, never a template. A section's body
 // is the text up to the next heading, a Go template over the params given
 // as JSON ({{.name}}); so is its summary. Errors name the file, the line and
@@ -40,11 +41,11 @@ import (
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 
+	"github.com/unfold-dev/unfold/internal/markdown"
 	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/internal/utf8cut"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/section"
-	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/visibility"
 )
 
@@ -381,28 +382,32 @@ func (f *File) Bind(params Params) (*prompt.Prompt, error) {
 // so a param it misses would otherwise show only then, as a failed tool
 // call the model cannot mend; Check names it before anything starts, at
 // the file's line and heading.
+//
+// Each template runs on its own, with the template work one render
+// gives ([section.MaxTemplateSteps], [section.MaxTemplateBytes]): opening
+// a section runs its body alone, the others' being kept from earlier
+// renders, so a limit Check reports is one the section reaches by
+// itself. Check thus does at most that work per template, for at most
+// two templates per heading, and stops after 20 errors.
 func (f *File) Check(params Params) error {
 	if params == nil {
 		params = Params{}
 	}
-	p, err := f.template.Bind(params)
-	if err != nil {
+	if _, err := f.template.Bind(params); err != nil {
 		return f.locate(err)
 	}
-	open := prompt.Overrides{}
-	for path := range f.sections {
-		open[path] = visibility.Full
-	}
-	sess := session.New()
-	if err := open.Apply(sess); err != nil {
-		return &Error{File: f.name, Err: err}
-	}
+	paths := slices.SortedFunc(maps.Keys(f.sections), func(a, b string) int { return f.lines[a] - f.lines[b] })
 	var errs []error
-	if _, err := p.Render(sess, nil); err != nil {
-		errs = append(errs, err)
-	}
-	for _, path := range slices.Sorted(maps.Keys(f.sections)) {
-		if _, err := f.sections[path].SummaryFor(params); err != nil {
+	for _, path := range paths {
+		if len(errs) >= maxCheckErrors {
+			errs = append(errs, fmt.Errorf("check stopped after %d errors; mend these and run again to see the rest", maxCheckErrors))
+			break
+		}
+		s := f.sections[path]
+		if err := checkBody(s, params); err != nil {
+			errs = append(errs, &section.Error{Path: path, Err: err})
+		}
+		if _, err := s.SummaryFor(params); err != nil {
 			errs = append(errs, &section.Error{Path: path, Err: err})
 		}
 	}
@@ -410,6 +415,24 @@ func (f *File) Check(params Params) error {
 		return nil
 	}
 	return f.locate(errors.Join(errs...))
+}
+
+// maxCheckErrors is the most errors [File.Check] reports: a param missing
+// from every one of a long file's sections would make one per heading.
+const maxCheckErrors = 20
+
+// checkBody executes the body of s with params, in template work of its
+// own, and looks at what it wrote as a render does (the prompt package's
+// execBody): a code fence it opens must close.
+func checkBody(s *section.Section, params Params) error {
+	raw, err := s.Body(params)
+	if err != nil {
+		return err
+	}
+	if line := markdown.OpenFence(markdown.Dedent(raw)); line > 0 {
+		return fmt.Errorf("rendered body opens a code fence on line %d and never closes it", line)
+	}
+	return nil
 }
 
 // DecodeParams decodes a JSON object of params; anything else is an error
@@ -701,9 +724,48 @@ func trailingAttributes(src []byte, h *ast.Heading) (parser.Attributes, bool) {
 }
 
 // unescapeBraces turns the braces escaped in title, \{ and \}, into the
-// braces themselves.
+// braces themselves, outside code spans: inside one, markdown keeps a
+// backslash as written ("Use `\{` in code"). A span is a run of
+// backticks up to the next run of as many (CommonMark 6.1); a backtick
+// after a backslash starts none.
 func unescapeBraces(title string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(title, `\{`, "{"), `\}`, "}")
+	var b strings.Builder
+	for i := 0; i < len(title); {
+		switch c := title[i]; {
+		case c == '\\' && i+1 < len(title) && (title[i+1] == '{' || title[i+1] == '}'):
+			b.WriteByte(title[i+1])
+			i += 2
+		case c == '\\' && i+1 < len(title) && title[i+1] == '`':
+			b.WriteString("\\`")
+			i += 2
+		case c == '`':
+			run := backticks(title[i:])
+			end := i + run // with no run of as many to close them, the backticks are text
+			for j := end; j < len(title); {
+				if title[j] != '`' {
+					j++
+					continue
+				}
+				n := backticks(title[j:])
+				j += n
+				if n == run {
+					end = j
+					break
+				}
+			}
+			b.WriteString(title[i:end])
+			i = end
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+// backticks returns how many backticks s starts with.
+func backticks(s string) int {
+	return len(s) - len(strings.TrimLeft(s, "`"))
 }
 
 // bracesUnescaped reports whether title has a { that is not escaped.

@@ -2,6 +2,7 @@ package promptfile_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/unfold-dev/unfold/promptfile"
 	"github.com/unfold-dev/unfold/prompttest"
+	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/session"
 )
 
@@ -345,6 +347,68 @@ func TestCheckHiddenTemplates(t *testing.T) {
 	}
 }
 
+// TestCheckEachSectionOnItsOwn gives two summarized sections that each
+// loop 600,000 times: opened one at a time they render, so Check passes,
+// though together they would take more than the template work of one
+// render (section.MaxTemplateSteps). A section that takes more on its
+// own is refused at its line, as opening it would fail.
+func TestCheckEachSectionOnItsOwn(t *testing.T) {
+	params := promptfile.Params{"items": make([]any, 600_000)}
+	const loop = "{{range .items}}{{end}}"
+	f, err := promptfile.Parse("p.md", []byte("# Intro\n\nhello\n\n# A {visibility=summary summary=\"a\"}\n\n"+loop+"\n\n# B {visibility=summary summary=\"b\"}\n\n"+loop+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Check(params); err != nil {
+		t.Errorf("Check: %v; want each section checked with the work of a render of its own", err)
+	}
+	if f, err = promptfile.Parse("p.md", []byte("# Intro\n\nhello\n\n# Big {visibility=summary summary=\"s\"}\n\n"+loop+loop+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	var fe *promptfile.Error
+	if err := f.Check(params); !errors.As(err, &fe) || fe.Line != 7 || fe.Heading != "Big" || !errors.Is(err, section.ErrTooManySteps) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Check: got %v, want one error at line 7, heading Big: too many steps", err)
+	}
+}
+
+// TestCheckHiddenFence: a summarized section whose body writes a code
+// fence it never closes is named by Check at the fence's line, as the
+// render opening it would fail.
+func TestCheckHiddenFence(t *testing.T) {
+	f, err := promptfile.Parse("p.md", []byte("# A\n\nx\n\n# B {visibility=summary summary=\"s\"}\n\ntext\n{{.fence}}\ncode\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `p.md:8: heading "B": rendered body opens a code fence on this line and never closes it`
+	if err := f.Check(promptfile.Params{"fence": "```"}); err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	if err := f.Check(promptfile.Params{"fence": "no fence"}); err != nil {
+		t.Errorf("without a fence: %v", err)
+	}
+}
+
+// TestCheckStopsAfterTwentyErrors: a param missing from each of 30
+// sections gives the first 20 errors and says the check stopped, rather
+// than one error per heading of however long a file.
+func TestCheckStopsAfterTwentyErrors(t *testing.T) {
+	var src strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&src, "# S%d {visibility=summary summary=\"s\"}\n\n{{.nope}}\n\n", i)
+	}
+	f, err := promptfile.Parse("p.md", []byte(src.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Check(nil)
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 21 || !strings.HasPrefix(lines[0], `p.md:3: heading "S0": body template`) ||
+		!strings.HasPrefix(lines[19], `p.md:79: heading "S19": body template`) ||
+		lines[20] != "p.md: check stopped after 20 errors; mend these and run again to see the rest" {
+		t.Errorf("got %d lines:\n%v\nwant the first 20 sections' errors, then that the check stopped", len(lines), err)
+	}
+}
+
 // TestTitleBraces gives titles that end in braces which are not
 // attributes: empty braces and escaped ones stay the title's text; others
 // are refused saying how to write them, and a template saying titles are
@@ -357,6 +421,10 @@ func TestTitleBraces(t *testing.T) {
 		{"# Set \\{a, b\\}\n", "Set {a, b}", "set-a-b", ""},
 		{"# Set \\{a, b}\n", "Set {a, b}", "set-a-b", ""},
 		{"# Use {{ in templates\n", "Use {{ in templates", "use-in-templates", ""},
+		{"# Use `\\{` in code\n", "Use `\\{` in code", "use-in-code", ""},
+		{"# Use ``a`\\}`` \\{x\\}\n", "Use ``a`\\}`` {x}", "use-a-x", ""},
+		{"# Tick \\` \\{x\\} `\\{`\n", "Tick \\` {x} `\\{`", "tick-x", ""},
+		{"# Open `` \\{x\\}\n", "Open `` {x}", "open-x", ""},
 		{"# Set {a, b}\n", "", "", `p.md:1: heading "Set {a, b}": the attributes in braces could not be read; write them as {#key name=value name="quoted value"}, or write braces that end the title as text with a backslash: \{`},
 		{"# Hello {{.name}}\n", "", "", `p.md:1: heading "Hello {{.name}}": a title is text, not a template: put {{...}} in the body, or write the braces as text with a backslash: \{\{`},
 	} {

@@ -348,12 +348,11 @@ func TestCheckHiddenTemplates(t *testing.T) {
 }
 
 // TestCheckEachSectionOnItsOwn gives two summarized sections that each
-// loop 600,000 times: opened one at a time they render, so Check passes,
-// though together they would take more than the template work of one
-// render (section.MaxTemplateSteps). A section that takes more on its
-// own is refused at its line, as opening it would fail.
+// loop 500,001 times: opened one at a time they render, so Check passes,
+// though together they take more than the template work of one render
+// (section.MaxTemplateSteps), which Check spent on all the bodies at once.
 func TestCheckEachSectionOnItsOwn(t *testing.T) {
-	params := promptfile.Params{"items": make([]any, 600_000)}
+	params := promptfile.Params{"items": make([]any, section.MaxTemplateSteps/2+1)}
 	const loop = "{{range .items}}{{end}}"
 	f, err := promptfile.Parse("p.md", []byte("# Intro\n\nhello\n\n# A {visibility=summary summary=\"a\"}\n\n"+loop+"\n\n# B {visibility=summary summary=\"b\"}\n\n"+loop+"\n"))
 	if err != nil {
@@ -361,13 +360,6 @@ func TestCheckEachSectionOnItsOwn(t *testing.T) {
 	}
 	if err := f.Check(params); err != nil {
 		t.Errorf("Check: %v; want each section checked with the work of a render of its own", err)
-	}
-	if f, err = promptfile.Parse("p.md", []byte("# Intro\n\nhello\n\n# Big {visibility=summary summary=\"s\"}\n\n"+loop+loop+"\n")); err != nil {
-		t.Fatal(err)
-	}
-	var fe *promptfile.Error
-	if err := f.Check(params); !errors.As(err, &fe) || fe.Line != 7 || fe.Heading != "Big" || !errors.Is(err, section.ErrTooManySteps) || strings.Contains(err.Error(), "\n") {
-		t.Errorf("Check: got %v, want one error at line 7, heading Big: too many steps", err)
 	}
 }
 

@@ -727,8 +727,18 @@ func trailingAttributes(src []byte, h *ast.Heading) (parser.Attributes, bool) {
 // braces themselves, outside code spans: inside one, markdown keeps a
 // backslash as written ("Use `\{` in code"). A span is a run of
 // backticks up to the next run of as many (CommonMark 6.1); a backtick
-// after a backslash starts none.
+// after a backslash starts none. The runs are listed by length first, so
+// that finding where each span ends takes a search, not a scan of the
+// rest of the title.
 func unescapeBraces(title string) string {
+	runs := map[int][]int{} // length -> where the runs of backticks that long start
+	for i := 0; i < len(title); i++ {
+		if title[i] == '`' {
+			n := backticks(title[i:])
+			runs[n] = append(runs[n], i)
+			i += n - 1
+		}
+	}
 	var b strings.Builder
 	for i := 0; i < len(title); {
 		switch c := title[i]; {
@@ -739,18 +749,11 @@ func unescapeBraces(title string) string {
 			b.WriteString("\\`")
 			i += 2
 		case c == '`':
-			run := backticks(title[i:])
-			end := i + run // with no run of as many to close them, the backticks are text
-			for j := end; j < len(title); {
-				if title[j] != '`' {
-					j++
-					continue
-				}
-				n := backticks(title[j:])
-				j += n
-				if n == run {
-					end = j
-					break
+			n := backticks(title[i:])
+			end := i + n // with no run as long to close them, the backticks are text
+			if starts := runs[n]; len(starts) > 0 {
+				if k, _ := slices.BinarySearch(starts, i+n); k < len(starts) {
+					end = starts[k] + n
 				}
 			}
 			b.WriteString(title[i:end])

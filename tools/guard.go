@@ -27,7 +27,7 @@ import (
 // explains the few problems there are.
 const (
 	floodLimit   = 100
-	maxNumberLen = 100 // longest number literal the guard passes on
+	maxNumberLen = 100 // longest number literal the guard passes on to a typed tool (see maxRawNumberLen)
 	maxExponent  = 400 // largest exponent magnitude; float64 ends near 1e308
 )
 
@@ -51,6 +51,7 @@ type guard struct {
 	count  int
 	top    []problem // at most maxProblems, sorted
 	hazard bool      // a number too large for jsonschema to parse safely
+	raw    bool      // a raw tool's: numbers are bounded by what they cost to parse (see maxRawExponent)
 	path   []string  // tokens of the value being checked
 }
 
@@ -125,7 +126,11 @@ func (g *guard) check(s *schema.Schema, v any) {
 			g.add(g.path, fmt.Sprintf("expected %s, but got %s", s.Type, got), "")
 			return
 		}
-		r, ok := parseNumber(string(n))
+		maxLen, maxExp := maxNumberLen, maxExponent
+		if g.raw {
+			maxLen, maxExp = maxRawNumberLen, maxRawExponent // numbers has refused the others
+		}
+		r, ok := parseNumber(string(n), maxLen, maxExp)
 		if !ok {
 			g.hazard = true
 			g.add(g.path, fmt.Sprintf("number %s is out of range for any number type", truncate(string(n), 40)), "")
@@ -262,18 +267,27 @@ func jsonType(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// parseNumber parses a JSON number exactly, refusing literals so long or
-// exponents so large that no Go number type could hold them, which would be
-// slow to parse.
-func parseNumber(n string) (*big.Rat, bool) {
-	if len(n) > maxNumberLen {
+// parseNumber parses a JSON number exactly, refusing literals longer than
+// maxLen or with an exponent beyond ±maxExp: for a typed tool (maxNumberLen,
+// maxExponent) those no Go number type could hold, which would be slow to
+// parse.
+func parseNumber(n string, maxLen, maxExp int) (*big.Rat, bool) {
+	if len(n) > maxLen {
 		return nil, false
 	}
-	if i := strings.IndexAny(n, "eE"); i >= 0 {
-		exp, err := strconv.Atoi(strings.TrimPrefix(n[i+1:], "+"))
-		if err != nil || exp > maxExponent || exp < -maxExponent {
-			return nil, false
-		}
+	if exp, ok := exponent(n); !ok || exp > maxExp || exp < -maxExp {
+		return nil, false
 	}
 	return new(big.Rat).SetString(n)
+}
+
+// exponent reads the exponent of a JSON number, 0 if it has none; false
+// when it does not fit an int.
+func exponent(n string) (int, bool) {
+	i := strings.IndexAny(n, "eE")
+	if i < 0 {
+		return 0, true
+	}
+	exp, err := strconv.Atoi(strings.TrimPrefix(n[i+1:], "+"))
+	return exp, err == nil
 }

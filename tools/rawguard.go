@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -20,8 +21,10 @@ import (
 // constant memory, and jsonschema explains whatever it lets through.
 // Numbers are checked apart, whatever the schema ([guard.numbers]).
 func guardSchema(input []byte) *schema.Schema {
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber() // bounds as written: see exactBound
 	var doc any
-	if json.Unmarshal(input, &doc) != nil {
+	if dec.Decode(&doc) != nil {
 		return &schema.Schema{}
 	}
 	return guardNode(doc, 0)
@@ -49,12 +52,8 @@ func guardNode(v any, depth int) *schema.Schema {
 			s.Enum = enum
 		}
 	case "number", "integer":
-		if f, ok := m["minimum"].(float64); ok {
-			s.Minimum = &f
-		}
-		if f, ok := m["maximum"].(float64); ok {
-			s.Maximum = &f
-		}
+		s.Minimum = exactBound(m["minimum"])
+		s.Maximum = exactBound(m["maximum"])
 	case "array":
 		if n, ok := count(m["minItems"]); ok {
 			s.MinItems = &n
@@ -93,24 +92,71 @@ func guardNode(v any, depth int) *schema.Schema {
 	return s
 }
 
+// exactBound reads a minimum or maximum of a schema, or nil when a float64,
+// which the guard compares with, cannot hold it exactly. jsonschema compares
+// with the number as written; 0.1 or 9007199254740993 rounded would move
+// the bound inward and refuse the values on it.
+func exactBound(v any) *float64 {
+	n, ok := v.(json.Number)
+	if !ok {
+		return nil
+	}
+	r, ok := parseNumber(string(n), maxNumberLen, maxExponent)
+	if !ok {
+		return nil
+	}
+	f, exact := r.Float64()
+	if !exact {
+		return nil
+	}
+	return &f
+}
+
 // count reads a non-negative whole number of a schema.
 func count(v any) (int, bool) {
-	f, ok := v.(float64)
-	if !ok || f < 0 || f != float64(int(f)) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := n.Float64() // as jsonschema reads minItems
+	if err != nil || f < 0 || f != float64(int(f)) {
 		return 0, false
 	}
 	return int(f), true
 }
 
+// A raw tool's arguments go on to a server that may hold any number (a
+// Python int, a JavaScript BigInt, a decimal library), so the guard bounds
+// only what makes a number slow to parse as jsonschema parses it, in a
+// big.Rat. Its time grows with the square of the digits past a few
+// thousand (a million digits: 5 s), and with the power of ten the exponent
+// asks for: 1e10000 costs about 30 times what "1," does per byte of
+// arguments, 1e1000 about 4 times, 10,000 digits less.
+const (
+	maxRawNumberLen = 10_000
+	maxRawExponent  = 1_000
+)
+
+// rawNumberProblem says what makes number n too slow to parse, or "".
+func rawNumberProblem(n string) string {
+	if len(n) > maxRawNumberLen {
+		return fmt.Sprintf("number %s is too long: %d characters, more than %d", truncate(n, 40), len(n), maxRawNumberLen)
+	}
+	if exp, ok := exponent(n); !ok || exp > maxRawExponent || exp < -maxRawExponent {
+		return fmt.Sprintf("number %s is out of range: its exponent is beyond ±%d", truncate(n, 40), maxRawExponent)
+	}
+	return ""
+}
+
 // numbers finds, in a value whose schema the guard does not know, the
-// numbers that jsonschema could not parse safely (see [parseNumber]): the
-// schema may hold a keyword that makes jsonschema parse them.
+// numbers that jsonschema could not parse safely (see [rawNumberProblem]):
+// the schema may hold a keyword that makes jsonschema parse them.
 func (g *guard) numbers(v any) {
 	switch v := v.(type) {
 	case json.Number:
-		if _, ok := parseNumber(string(v)); !ok {
+		if problem := rawNumberProblem(string(v)); problem != "" {
 			g.hazard = true
-			g.add(g.path, fmt.Sprintf("number %s is out of range for any number type", truncate(string(v), 40)), "")
+			g.add(g.path, problem, "")
 		}
 	case []any:
 		for i, item := range v {

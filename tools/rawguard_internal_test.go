@@ -13,9 +13,10 @@ func FuzzRawGuard(f *testing.F) {
 		`{"type":"object","properties":{"a":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":3},"n":{"type":"integer","minimum":0,"maximum":9},"e":{"type":"string","enum":["x","y"]}},"required":["a"],"additionalProperties":false}`,
 		`{"type":"object","properties":{"t":{"type":"array","prefixItems":[{"type":"integer"}],"items":{"type":"string"}},"m":{"type":"object","patternProperties":{"^x":{"type":"integer"}},"additionalProperties":false}},"additionalProperties":{"type":"boolean"}}`,
 		`{"type":"object","$defs":{"s":{"type":"string"}},"properties":{"r":{"$ref":"#/$defs/s"},"u":{"type":["string","null"]},"o":{"anyOf":[{"type":"number","maximum":5},{"type":"string"}]}}}`,
+		`{"type":"object","properties":{"w":{"type":"array","items":{"type":"number","minimum":0.1,"maximum":0.3}},"i":{"type":"integer","minimum":-9007199254740993,"maximum":9007199254740993}}}`,
 		`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"r":{"$ref":"#/definitions/s","type":"integer"},"tu":{"type":"array","items":[{"type":"string"}]}},"definitions":{"s":{"type":"string"}}}`,
 	}
-	for _, seed := range []string{`{}`, `{"a":[1,"x"],"n":1.5,"e":"z","q":1}`, `{"t":[1,"a",2],"m":{"x1":"s","y":1},"z":false}`, `{"r":"s","u":null,"o":"x","tu":["a",1]}`} {
+	for _, seed := range []string{`{}`, `{"a":[1,"x"],"n":1.5,"e":"z","q":1}`, `{"t":[1,"a",2],"m":{"x1":"s","y":1},"z":false}`, `{"r":"s","u":null,"o":"x","tu":["a",1]}`, `{"w":[0.1,0.3,0.2],"i":9007199254740993}`} {
 		for i := range schemas {
 			f.Add(i, []byte(seed))
 		}
@@ -37,7 +38,7 @@ func FuzzRawGuard(f *testing.F) {
 		if problem != "" {
 			return
 		}
-		var g guard
+		g := guard{raw: true}
 		g.numbers(doc)
 		if g.hazard {
 			return // jsonschema must not see this number

@@ -205,7 +205,7 @@ func (t *Tool) Call(ctx context.Context, tc Context, args json.RawMessage) (Resu
 			return Result{Message: invalidPrefix + g.report()}, nil
 		}
 	} else if t.rawGuard != nil { // a tool made with NewRaw
-		g := guard{}
+		g := guard{raw: true}
 		g.numbers(doc)
 		if !g.hazard {
 			g.check(t.rawGuard, doc)

@@ -397,8 +397,23 @@ func processSpec(projectDir, name, rel string, spec specFile) (ProcessSpec, erro
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(projectDir, dir)
 		}
-		if rel, err := filepath.Rel(projectDir, dir); err != nil || !filepath.IsLocal(rel) {
-			return ProcessSpec{}, fmt.Errorf("field \"dir\": %q is outside the project directory; give a directory inside it, relative to it", spec.Dir)
+		// Inside is judged with symlinks resolved on both sides: a project
+		// opened through a symlink holds the dirs its real path names, and
+		// a symlink in the project that leads out of it does not.
+		realProject, err := filepath.EvalSymlinks(projectDir)
+		if err != nil {
+			realProject = projectDir
+		}
+		realDir, err := filepath.EvalSymlinks(dir)
+		if err != nil { // missing: refused below, as outside if its words say so
+			realDir = dir
+		}
+		if !within(realProject, realDir) && (err == nil || !within(projectDir, dir)) {
+			leads := ""
+			if err == nil && within(projectDir, dir) {
+				leads = fmt.Sprintf(" (a symlink leads it to %s)", realDir)
+			}
+			return ProcessSpec{}, fmt.Errorf("field \"dir\": %q is outside the project directory%s; give a directory inside it, relative to it", spec.Dir, leads)
 		}
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return ProcessSpec{}, fmt.Errorf("field \"dir\": %q is not a directory", spec.Dir)
@@ -422,6 +437,12 @@ func processSpec(projectDir, name, rel string, spec specFile) (ProcessSpec, erro
 		Budget:      spec.Budget,
 		Resources:   spec.Limits,
 	}, nil
+}
+
+// within reports whether path is dir or lies under it, by their words.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && filepath.IsLocal(rel)
 }
 
 // resolveProgram finds the program a spec file names in field: a word with

@@ -74,7 +74,8 @@ type Spec struct {
 	// environment (after TERM=dumb, PAGER=cat and the like).
 	Env []string
 	// Init lists commands sent after every start, their output dropped,
-	// such as "set pagination off" for gdb.
+	// such as "set pagination off" for gdb. The terminal's size they
+	// leave (stty cols 80) is the one each command starts with.
 	Init []string
 	// Timeout is how long a call waits for a command at most before it
 	// gives control back while the command runs on (a soft limit; 0 means

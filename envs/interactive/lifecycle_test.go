@@ -266,3 +266,34 @@ func TestEachCommandSeesTheTerminalSize(t *testing.T) {
 		})
 	}
 }
+
+// TestTerminalSizeChosenAtStartStays: a size the program chose as it
+// started (an rc file's stty) or an init command set is the size each
+// command starts with, and one a command changed goes back to it.
+func TestTerminalSizeChosenAtStartStays(t *testing.T) {
+	need(t, "bash", "stty", "tput")
+	bash := interactive.Spec{Command: "bash --norc --noprofile -i", Prompt: `bash\$ `, Env: []string{"PS1=bash$ "}, Description: "bash"}
+	byInit := bash
+	byInit.Init = []string{"stty cols 80 rows 24", "true"}
+	atStart := bash
+	atStart.Command = `sh -c "stty cols 120 rows 30; exec bash --norc --noprofile -i"`
+	for _, tt := range []struct {
+		name string
+		spec interactive.Spec
+		want string
+	}{
+		{"init", byInit, "24 80\n80"},
+		{"start-up", atStart, "30 120\n120"},
+		{"default", bash, "50 200\n200"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, tt.spec)
+			for _, command := range []string{"stty size; tput cols", "stty cols 20 rows 10", "stty size; tput cols"} {
+				resp := run(t, e, command, 30*time.Second)
+				if command != "stty cols 20 rows 10" && resp.Output != tt.want {
+					t.Errorf("%s: got %q, want %q", command, resp.Output, tt.want)
+				}
+			}
+		})
+	}
+}

@@ -63,6 +63,7 @@ type proc struct {
 	pid    int
 	began  time.Time    // when it was started
 	ready  bool         // it showed its first prompt and ran the init commands; set by the holder of the turn
+	size   term.Size    // the terminal's size once ready, which each command starts with; set with ready
 	group  *procs.Group // the program and everything it started
 	master *os.File
 	slave  *os.File // kept open to ask how much typed input is unread
@@ -191,8 +192,11 @@ func (p *proc) alive() bool {
 // prompt it ends with, within [betweenCap] bytes), and the command's output
 // before the prompt, or so far.
 func (p *proc) send(ctx context.Context, command string, limits envs.Limits, outputLimit int) (between, output string, o result) {
-	// Each command sees the documented size, whatever an earlier one set.
-	_ = term.ResetSize(p.master)
+	// Each command sees the size the program and the init commands left,
+	// whatever an earlier command set.
+	if p.ready {
+		_ = term.SetSize(p.master, p.size)
+	}
 	out := p.spool.Output(outputLimit)
 	p.mu.Lock()
 	between = p.between()

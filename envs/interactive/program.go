@@ -96,6 +96,10 @@ func (e *Env) boot(ctx context.Context, p *proc, limits envs.Limits) (result, er
 	// The output of commands from now on keeps its whole past the limit
 	// (the start's and the init commands' is dropped).
 	p.spool = e.spool
+	p.size = term.Size{Rows: term.Rows, Cols: term.Cols}
+	if size, err := term.GetSize(p.master); err == nil {
+		p.size = size // as the program's start-up and the init commands chose
+	}
 	p.ready = true
 	p.idle()
 	return done, nil

@@ -9,6 +9,9 @@ const (
 	Cols = 200
 )
 
+// Size is a terminal's size in characters.
+type Size struct{ Rows, Cols uint16 }
+
 // ErrUnsupported is returned by the terminal helpers on platforms other
 // than Linux.
 var ErrUnsupported = errors.New("term: pseudo-terminal environments need Linux")

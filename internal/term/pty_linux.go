@@ -71,7 +71,7 @@ func openPTY(pollable bool) (master, slave *os.File, err error) {
 		return nil, nil, errno
 	}
 	master = os.NewFile(nfd, "/dev/ptmx")
-	if err := ResetSize(master); err != nil {
+	if err := SetSize(master, Size{Rows: Rows, Cols: Cols}); err != nil {
 		master.Close()
 		s.Close()
 		return nil, nil, err
@@ -84,13 +84,21 @@ func openPTY(pollable bool) (master, slave *os.File, err error) {
 	return master, s, nil
 }
 
-// ResetSize sets the terminal of master to [Rows] by [Cols] again, should
-// a program have changed it (stty cols 20, or the escape sequence that
-// resizes a window): later programs would format their output for the
-// size it left. The kernel signals the terminal's programs (SIGWINCH) only
-// when the size changes.
-func ResetSize(master *os.File) error {
-	ws := pty.Winsize{Rows: Rows, Cols: Cols}
+// GetSize reads the size of the terminal of master.
+func GetSize(master *os.File) (Size, error) {
+	var ws pty.Winsize
+	if err := ioctl(master, syscall.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws))); err != nil {
+		return Size{}, err
+	}
+	return Size{Rows: ws.Rows, Cols: ws.Cols}, nil
+}
+
+// SetSize sets the size of the terminal of master, to put back one a
+// program changed (stty cols 20): later programs would format their output
+// for the size it left. The kernel signals the terminal's programs
+// (SIGWINCH) only when the size changes.
+func SetSize(master *os.File, s Size) error {
+	ws := pty.Winsize{Rows: s.Rows, Cols: s.Cols}
 	return ioctl(master, syscall.TIOCSWINSZ, uintptr(unsafe.Pointer(&ws)))
 }
 

@@ -22,8 +22,11 @@ func OpenPTY() (master, slave *os.File, err error) { return nil, nil, ErrUnsuppo
 // FixModes needs Linux; elsewhere it returns [ErrUnsupported].
 func FixModes(*os.File) (bool, error) { return false, ErrUnsupported }
 
-// ResetSize needs Linux; elsewhere it returns [ErrUnsupported].
-func ResetSize(*os.File) error { return ErrUnsupported }
+// GetSize needs Linux; elsewhere it returns [ErrUnsupported].
+func GetSize(*os.File) (Size, error) { return Size{}, ErrUnsupported }
+
+// SetSize needs Linux; elsewhere it returns [ErrUnsupported].
+func SetSize(*os.File, Size) error { return ErrUnsupported }
 
 // EchoOff needs Linux; elsewhere it reports false.
 func EchoOff(*os.File) bool { return false }

@@ -46,6 +46,9 @@ func (t *upstreamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		t.lists.sent(id)
 	}
 	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || list && resp.StatusCode/100 != 2 {
+		t.lists.forget(id) // no answer comes
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -53,8 +56,11 @@ func (t *upstreamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !stream {
 		resp.Body = &boundedBody{rc: resp.Body, left: MaxResponseBytes, server: t.server}
 	}
-	if stream || list {
-		resp.Body = &watchBody{ReadCloser: resp.Body, lists: t.lists, stream: stream}
+	switch {
+	case stream:
+		resp.Body = &watchBody{ReadCloser: resp.Body, lists: t.lists, stream: true}
+	case list:
+		resp.Body = &watchBody{ReadCloser: resp.Body, lists: t.lists, list: &id}
 	}
 	return resp, nil
 }

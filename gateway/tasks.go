@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -73,25 +74,30 @@ func (t *taskTools) split(list []*sdk.Tool) (offered []*sdk.Tool, taskOnly []str
 // answered yet, and shows the answers to tasks.
 type listWatch struct {
 	tasks *taskTools
-	mu    sync.Mutex          // guards ids
-	ids   map[jsonrpc.ID]bool // at most maxLists
+	mu    sync.Mutex   // guards ids
+	ids   []jsonrpc.ID // oldest first, at most maxLists
 }
 
 // maxLists bounds the tools/list requests a listWatch waits on: past it,
-// older ones are forgotten (their answers, should they come, go unseen).
+// the oldest is forgotten (its answer, should it come, goes unseen).
 const maxLists = 64
 
 // sent records a tools/list request.
 func (w *listWatch) sent(id jsonrpc.ID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.ids == nil {
-		w.ids = map[jsonrpc.ID]bool{}
+	if len(w.ids) == maxLists {
+		w.ids = slices.Delete(w.ids, 0, 1)
 	}
-	if len(w.ids) >= maxLists {
-		clear(w.ids)
-	}
-	w.ids[id] = true
+	w.ids = append(w.ids, id)
+}
+
+// forget drops a request whose answer will not come: it failed, or its
+// answer ended without it.
+func (w *listWatch) forget(id jsonrpc.ID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ids = slices.DeleteFunc(w.ids, func(x jsonrpc.ID) bool { return x == id })
 }
 
 // waiting reports whether a tools/list request is not answered yet.
@@ -104,8 +110,9 @@ func (w *listWatch) waiting() bool {
 // received shows r to tasks when it answers a tools/list request.
 func (w *listWatch) received(r *jsonrpc.Response) {
 	w.mu.Lock()
-	list := w.ids[r.ID]
-	delete(w.ids, r.ID)
+	n := len(w.ids)
+	w.ids = slices.DeleteFunc(w.ids, func(x jsonrpc.ID) bool { return x == r.ID })
+	list := len(w.ids) < n
 	w.mu.Unlock()
 	if list && r.Error == nil {
 		w.tasks.observe(r.Result)
@@ -182,14 +189,20 @@ func watchRequest(r *http.Request) (jsonrpc.ID, bool) {
 // the JSON answer to one, or an event stream (the answer to a request, or
 // a stream resumed with a GET, on which an answer may come too), whose
 // events it reads line by line as they pass, so that the answer is seen
-// before the SDK has it. It keeps at most MaxResponseBytes of one message.
+// before the SDK has it. An event that begins while no list waits is
+// passed by, not kept; of one kept, at most MaxResponseBytes.
 type watchBody struct {
 	io.ReadCloser
 	lists  *listWatch
 	stream bool
-	line   []byte // the stream's unfinished line
-	data   []byte // the message read so far: the body, or the event's data
-	full   bool   // data passed the bound and is dropped
+	list   *jsonrpc.ID // the request this JSON body answers
+	begun  bool        // the current event has begun
+	keep   bool        // and a list waited then: its data lines are kept
+	lineN  int         // bytes of the current line so far, kept or not
+	cr     bool        // the current line's last byte so far is '\r'
+	line   []byte      // the current line, when kept
+	data   []byte      // the message read so far: the body, or the event's data
+	full   bool        // data passed the bound and is dropped
 }
 
 func (b *watchBody) Read(p []byte) (int, error) {
@@ -200,12 +213,29 @@ func (b *watchBody) Read(p []byte) (int, error) {
 		b.add(&b.data, p[:n])
 	}
 	if err == io.EOF {
-		if b.stream && len(b.line) > 0 {
-			b.scan([]byte("\n")) // the last line, which the stream's end ends
+		if b.stream && b.lineN > 0 {
+			b.endLine() // the last line, which the stream's end ends
 		}
 		b.deliver() // the body, or the last event, which the end ends too
+		b.unanswered()
 	}
 	return n, err
+}
+
+// Close forgets the request a JSON body that did not answer it was for.
+func (b *watchBody) Close() error {
+	b.unanswered()
+	return b.ReadCloser.Close()
+}
+
+// unanswered forgets the request of a JSON body, answered or not: its
+// answer comes in no other body. (A stream's request may be answered on
+// a stream resumed after it.)
+func (b *watchBody) unanswered() {
+	if b.list != nil {
+		b.lists.forget(*b.list)
+		b.list = nil
+	}
 }
 
 // add appends p to buf unless that passes the bound.
@@ -221,27 +251,56 @@ func (b *watchBody) add(buf *[]byte, p []byte) {
 // line ends the event.
 func (b *watchBody) scan(p []byte) {
 	for len(p) > 0 {
+		if !b.begun {
+			b.begun, b.keep = true, b.lists.waiting()
+		}
 		i := bytes.IndexByte(p, '\n')
+		part := p
+		if i >= 0 {
+			part = p[:i]
+		}
+		if len(part) > 0 {
+			b.lineN += len(part)
+			b.cr = part[len(part)-1] == '\r'
+			if b.keep {
+				b.add(&b.line, part)
+			}
+		}
 		if i < 0 {
-			b.add(&b.line, p)
 			return
 		}
-		b.add(&b.line, p[:i])
 		p = p[i+1:]
-		line := bytes.TrimSuffix(b.line, []byte("\r"))
-		switch {
-		case len(line) == 0:
-			b.deliver()
-			b.data, b.full = b.data[:0], false
-		case bytes.HasPrefix(line, []byte("data:")):
-			v := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
-			if len(b.data) > 0 {
-				b.add(&b.data, []byte("\n"))
-			}
-			b.add(&b.data, v)
-		}
-		b.line = b.line[:0]
+		b.endLine()
 	}
+}
+
+// endLine reads the line that ended: a blank one ends the event, a data
+// line of a kept event adds to its data.
+func (b *watchBody) endLine() {
+	blank := b.lineN == 0 || b.lineN == 1 && b.cr
+	line := bytes.TrimSuffix(b.line, []byte("\r"))
+	switch {
+	case blank:
+		b.deliver()
+		b.begun, b.full = false, false
+		b.data = release(b.data)
+	case b.keep && bytes.HasPrefix(line, []byte("data:")):
+		v := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
+		if len(b.data) > 0 {
+			b.add(&b.data, []byte("\n"))
+		}
+		b.add(&b.data, v)
+	}
+	b.line, b.lineN, b.cr = release(b.line), 0, false
+}
+
+// release empties buf, dropping it when it grew large, so that a stream
+// that stays open does not hold the size of its largest event.
+func release(buf []byte) []byte {
+	if cap(buf) > 64<<10 {
+		return nil
+	}
+	return buf[:0]
 }
 
 // deliver shows the message in data to the watch when it may answer a

@@ -149,16 +149,22 @@ func (estimator) Count(text string) int {
 // every 1.3 and 1.6 bytes, or one for each piece if that is more, to stay
 // above. Other runs return a cost of 0, for the branches of Count.
 func mixedRun(text string, i int) (end, cost int) {
-	var lower, upper, digit bool
+	// Most runs are words, short or without digits: found so by a first
+	// pass that only looks for a digit, as every word starts one here.
+	end = i
+	hasDigit := false
+	for ; end < len(text) && isAlnum(text[end]); end++ {
+		hasDigit = hasDigit || text[end] <= '9' // digits sort before letters
+	}
+	if end-i < mixedMin || !hasDigit {
+		return end, 0
+	}
+	var lower, upper bool
 	pieces, digits, groups := 0, 0, 0 // groups: runs of digits
 	var prev byte
-	j := i
-	for ; j < len(text) && isAlnum(text[j]); j++ {
-		c := text[j]
-		isDigit := '0' <= c && c <= '9'
+	for _, c := range []byte(text[i:end]) {
 		switch {
-		case isDigit:
-			digit = true
+		case '0' <= c && c <= '9':
 			if !('0' <= prev && prev <= '9') {
 				groups++
 				pieces++
@@ -181,14 +187,14 @@ func mixedRun(text string, i int) (end, cost int) {
 		}
 		prev = c
 	}
-	n := j - i
+	n := end - i
 	switch {
-	case n < mixedMin || !digit || !lower && !upper || 5*pieces < 2*n && groups < 3:
-		return j, 0
+	case !lower && !upper || 5*pieces < 2*n && groups < 3:
+		return end, 0
 	case lower && upper:
-		return j, max(pieces, (10*n+12)/13)
+		return end, max(pieces, (10*n+12)/13)
 	default:
-		return j, max(pieces, (5*n+7)/8)
+		return end, max(pieces, (5*n+7)/8)
 	}
 }
 

@@ -93,11 +93,13 @@ func (w *listWatch) sent(id jsonrpc.ID) {
 }
 
 // forget drops a request whose answer will not come: it failed, or its
-// answer ended without it.
-func (w *listWatch) forget(id jsonrpc.ID) {
+// answer ended without it. It reports whether the request was waited for.
+func (w *listWatch) forget(id jsonrpc.ID) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	n := len(w.ids)
 	w.ids = slices.DeleteFunc(w.ids, func(x jsonrpc.ID) bool { return x == id })
+	return len(w.ids) < n
 }
 
 // waiting reports whether a tools/list request is not answered yet.
@@ -109,12 +111,7 @@ func (w *listWatch) waiting() bool {
 
 // received shows r to tasks when it answers a tools/list request.
 func (w *listWatch) received(r *jsonrpc.Response) {
-	w.mu.Lock()
-	n := len(w.ids)
-	w.ids = slices.DeleteFunc(w.ids, func(x jsonrpc.ID) bool { return x == r.ID })
-	list := len(w.ids) < n
-	w.mu.Unlock()
-	if list && r.Error == nil {
+	if w.forget(r.ID) && r.Error == nil {
 		w.tasks.observe(r.Result)
 	}
 }

@@ -198,7 +198,11 @@
 // standard error: then the prompt code shows too). A command that leaves
 // the terminal's modes changed (stty -icanon min 0, with which the shell
 // would read an end of file at its prompt) has them set back as soon as
-// its marker comes, and IGNOREEOF keeps the shell alive meanwhile. C-c to
+// its marker comes, and IGNOREEOF keeps the shell alive meanwhile. A
+// process group that holds the terminal while the shell waits for its next
+// line (a program that made itself the foreground from the background, or
+// a job bash was interrupted while starting) has the shell read an end of
+// file over and over: the shell is signalled to take the terminal back. C-c to
 // the shell's own read where ^C typed does nothing (stty -isig, another
 // interrupt character) sends it SIGINT instead. When the shell ends
 // anyway (enable exit; builtin exit, killed from outside, or it no longer

@@ -76,6 +76,16 @@
 # id the marker carries, and gives back $? and $_: the environment takes
 # only a marker with that id for the command's.
 #
+# A process group that takes the terminal from the shell and keeps it
+# after the shell is back at its prompt (a program that makes itself the
+# foreground from the background, or a job bash was interrupted while
+# starting, which waits for bash forever) has every read of the shell's
+# next line fail, which IGNOREEOF answers with a notice, over and over,
+# even once that group is gone. The environment then sends signal 42
+# (RTMIN+8, trapped by number as 41 is): its trap runs a subshell, a job
+# of the shell's own, after which bash gives the terminal back to itself
+# (and starting it releases a job left waiting).
+#
 # The line that sources the command file (__unfold_src) fails whenever the
 # command's last part did, which then had its ERR trap already, or was
 # exempt from set -e and the trap (the left side of an && list, say). At a
@@ -305,6 +315,7 @@ __unfold_drain() {
 	{ builtin printf '\036%s\034%d\036%s\036' "$__unfold_secret" "$n" "$__unfold_secret"; } 2>/dev/null
 }
 builtin trap '{ __unfold_answered; } 2>/dev/null' 41
+builtin trap '{ ( : ); } 2>/dev/null' 42
 builtin trap __unfold_err ERR
 builtin set -E
 exit() {

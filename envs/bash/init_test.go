@@ -55,13 +55,25 @@ func TestAnswerSignalCaught(t *testing.T) {
 }
 
 // TestDropNotices: bash's notices of an end of file ignored are dropped
-// as whole lines; the same words within a line of a command's output stay.
+// as whole lines, and so are the two lines of one broken by a newline
+// (two shells printing at once); the same words within a line of a
+// command's output stay.
 func TestDropNotices(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"a\n" + eofNotice + eofNotice + "b\n", "a\nb\n"},
 		{eofNotice, ""},
 		{`prefix: Use "exit" to leave the shell.` + "\ndone\n", `prefix: Use "exit" to leave the shell.` + "\ndone\n"},
 		{"no notice", "no notice"},
+		{"a\nUse \n\"exit\" to leave the shell.\nb\n", "a\nb\n"},
+		{"Use \"exit\" to \nleave the shell.\n", ""},
+		{"U\nse \"exit\" to le\n\nave the shell.\nb", "b"},
+		{"\n" + eofNotice + "b\n", "\nb\n"},
+		{"Use \nUse \n\"exit\" to leave the shell.\n", "Use \n"},
+		{"Use \nother\n" + eofNotice + "Use \n", "Use \nother\nUse \n"},
+		{"a\n" + eofNotice + "Use \"exit\" to lea", "a\n"},
+		{"a\nUse \"ex", "a\nUse \"ex"},
+		{"a\nUse \"exit\" to leave the shell.", "a\n"},
+		{"a\nUse \"exit\" to leave the shells.\n", "a\nUse \"exit\" to leave the shells.\n"},
 	} {
 		if got := dropNotices(tc.in); got != tc.want {
 			t.Errorf("dropNotices(%q) = %q, want %q", tc.in, got, tc.want)

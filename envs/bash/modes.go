@@ -18,19 +18,67 @@ var eofNoticeBytes = []byte(eofNotice)
 
 // dropNotices returns text without bash's notices of an end of file
 // ignored, which are no output of the command's: lines that are the
-// notice, not the same words within a line of the command's.
+// notice, not the same words within a line of the command's. A flood of
+// notices (see [proc.reclaim]) fills the terminal, and a write that has
+// to wait for room may come in parts, between which other output gets
+// in: a notice broken by newlines anywhere is dropped too, and so is the
+// start of one at the text's end (the rest still to come).
 func dropNotices(text string) string {
-	if !strings.Contains(text, eofNotice) {
+	if strings.IndexByte(text, eofNotice[0]) < 0 {
 		return text
 	}
 	var b strings.Builder
-	for line := range strings.SplitAfterSeq(text, "\n") {
-		if line != eofNotice {
-			b.WriteString(line)
+	last := 0 // the end of what was kept or dropped
+	for i := 0; i < len(text); {
+		n := noticeAt(text[i:])
+		if n == 0 {
+			next := strings.IndexByte(text[i:], '\n')
+			if next < 0 {
+				break
+			}
+			i += next + 1
+			continue
 		}
+		if b.Cap() == 0 {
+			b.Grow(len(text))
+		}
+		b.WriteString(text[last:i])
+		i += n
+		last = i
 	}
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
 	return b.String()
 }
+
+// noticeAt returns the length of the notice (eofNotice) that text begins
+// with, newlines within it included, or of the start of one that text
+// ends in, at least minNoticeStart bytes of it; or 0.
+func noticeAt(text string) int {
+	if text == "" || text[0] != eofNotice[0] {
+		return 0
+	}
+	k, j := 0, 0 // bytes of the notice, and of text, matched
+	for j < len(text) && k < len(eofNotice) {
+		switch {
+		case text[j] == eofNotice[k]:
+			k++
+		case text[j] != '\n':
+			return 0
+		}
+		j++
+	}
+	if k < len(eofNotice) && k < minNoticeStart {
+		return 0
+	}
+	return j
+}
+
+// minNoticeStart is how much of a notice a text must end in for it to be
+// taken for one.
+const minNoticeStart = len("Use \"exit\"")
 
 // fixModes sets the terminal's modes back ([term.FixModes]) once a command
 // is over. A command that left canonical input off with VMIN 0 (a loop

@@ -65,14 +65,15 @@ type proc struct {
 	// an idle shell holds a thread). Either is woken from its wait by
 	// reader.Wake: the drain when a command claims the terminal, the
 	// command when its context is done or the shell ended.
-	readMu   sync.Mutex
-	buf      []byte         // read buffer; used by readMu's holder
-	idle     *time.Timer    // starts drain
-	claiming atomic.Bool    // a command waits to take readMu from drain
-	drains   sync.WaitGroup // drain runs armed or running
-	live     atomic.Int32   // the same count, readable without waiting
-	idleMu   sync.Mutex     // guards idle's arming and stopped
-	stopped  bool           // stop has begun: idle is not armed again
+	readMu      sync.Mutex
+	buf         []byte         // read buffer; used by readMu's holder
+	reclaimedAt time.Time      // sigReclaim last sent; used by readMu's holder
+	idle        *time.Timer    // starts drain
+	claiming    atomic.Bool    // a command waits to take readMu from drain
+	drains      sync.WaitGroup // drain runs armed or running
+	live        atomic.Int32   // the same count, readable without waiting
+	idleMu      sync.Mutex     // guards idle's arming and stopped
+	stopped     bool           // stop has begun: idle is not armed again
 
 	stopOnce sync.Once
 	stopErr  error
@@ -303,6 +304,34 @@ func (p *proc) signalAnswer() error {
 		return nil
 	}
 	return syscall.Kill(p.pid, sigAnswered)
+}
+
+// sigReclaim is the signal whose trap has the shell take its terminal back
+// from a process group that holds it while the shell waits for its next
+// line (see init.sh): 42, RTMIN+8 in glibc's numbering, trapped by number.
+const sigReclaim = syscall.Signal(42)
+
+// reclaimEvery bounds how often sigReclaim is sent while the shell goes on
+// reading an end of file.
+const reclaimEvery = 50 * time.Millisecond
+
+// reclaim sends sigReclaim when the shell printed its notice of an end of
+// file ignored (eofNotice) while a process group other than its own holds
+// the terminal: its reads of its next line fail for as long as that lasts,
+// which is for good once it does (see init.sh), and it answers each with
+// the notice and its prompt again. A command that left the terminal's
+// modes at VMIN 0 has the shell print the notice too, but holding the
+// terminal itself (see [Shell.fixModes]).
+func (p *proc) reclaim() {
+	if time.Since(p.reclaimedAt) < reclaimEvery {
+		return
+	}
+	pg, err := term.Foreground(p.master)
+	if err != nil || pg <= 1 || pg == p.pid || !catches(p.pid, sigReclaim) {
+		return
+	}
+	p.reclaimedAt = time.Now()
+	_ = syscall.Kill(p.pid, sigReclaim)
 }
 
 // catches reports whether process pid has a handler for sig, from the

@@ -96,6 +96,9 @@ func (p *proc) read(deadline time.Time) (int, error) {
 	n, err := p.reader.Read(p.buf, deadline)
 	if n > 0 {
 		p.stream.feed(p.buf[:n])
+		if bytes.Contains(p.buf[:n], eofNoticeBytes) {
+			p.reclaim()
+		}
 	}
 	if err != nil {
 		p.endRead()

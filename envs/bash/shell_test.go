@@ -362,16 +362,60 @@ func TestInterruptLoopOfPrograms(t *testing.T) {
 		t.Run(command, func(t *testing.T) {
 			s := newShell(t)
 			run(t, s, "x=kept")
+			odd := 0
 			for i := range 12 {
 				limit := time.Duration(20+7*i) * time.Millisecond
 				resp := runWithin(t, s, limit, command)
-				if !strings.HasPrefix(resp.Output, "[Timed out after ") || !strings.Contains(resp.Output, "Interrupted it with Ctrl-C. The shell and its state") {
+				if strings.HasPrefix(resp.Output, "[Timed out after ") && strings.Contains(resp.Output, "Interrupted it with Ctrl-C. The shell and its state") {
+					continue
+				}
+				// On a busy machine the interrupt may meet bash between
+				// starting a program and waiting for it, which bash does
+				// not survive unharmed (see TestTerminalTakenBack): once
+				// a loop, another outcome is let by, if it is short, no
+				// notice of bash's shows, and the shell answers next.
+				odd++
+				ended := strings.Contains(resp.Output, "so it was ended; the next command starts a new shell")
+				if odd > 1 || len(resp.Output) > 1000 || strings.Contains(resp.Output, "leave the shell") {
 					t.Fatalf("interrupt %d, after %v: got %q, want the loop interrupted and the shell kept", i, limit, resp.Output)
 				}
+				t.Logf("interrupt %d, after %v: %q", i, limit, resp.Output)
+				if ended {
+					run(t, s, "x=kept")
+				}
+				want(t, s, "echo $x", "kept", true)
 			}
 			want(t, s, "echo $x", "kept", true)
 		})
 	}
+}
+
+// TestTerminalTakenBack: a program that makes itself the terminal's
+// foreground from the background leaves the shell at its prompt unable to
+// read its next line (bash answers each failed read with a notice, for
+// good); the environment has the shell take the terminal back, and the
+// next command runs, its state kept.
+func TestTerminalTakenBack(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	s := newShell(t)
+	run(t, s, "x=kept")
+	want(t, s, `python3 -c 'import os, signal, time
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+time.sleep(0.1)
+os.setpgid(0, 0)
+os.tcsetpgrp(0, os.getpgrp())
+time.sleep(0.2)' &`, "", true)
+	// The program takes the terminal while the shell is at its prompt,
+	// and is gone by the next command.
+	time.Sleep(500 * time.Millisecond)
+	// The first command's response tells of the program's end.
+	resp := run(t, s, "echo $x")
+	if !strings.HasSuffix(resp.Output, "\nkept") || strings.Contains(resp.Output, "leave the shell") || !resp.Success {
+		t.Fatalf("got {%q, %v}, want the program's end and kept", resp.Output, resp.Success)
+	}
+	want(t, s, "echo $x", "kept", true)
 }
 
 // TestInterruptShortJob: a job that bash runs itself (a subshell) and that

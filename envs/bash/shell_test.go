@@ -399,23 +399,33 @@ func TestTerminalTakenBack(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}
-	s := newShell(t)
+	dir := t.TempDir()
+	s := newShell(t, bash.WithDir(dir))
 	run(t, s, "x=kept")
 	want(t, s, `python3 -c 'import os, signal, time
 signal.signal(signal.SIGTTOU, signal.SIG_IGN)
 time.sleep(0.1)
 os.setpgid(0, 0)
 os.tcsetpgrp(0, os.getpgrp())
-time.sleep(0.2)' &`, "", true)
+time.sleep(0.2)
+open("gone", "w").close()' &`, "", true)
 	// The program takes the terminal while the shell is at its prompt,
 	// and is gone by the next command.
-	time.Sleep(500 * time.Millisecond)
-	// The first command's response may tell of the program's end.
-	resp := run(t, s, "echo $x")
-	if resp.Output != "kept" && !strings.HasSuffix(resp.Output, "\nkept") || strings.Contains(resp.Output, "leave the shell") || !resp.Success {
-		t.Fatalf("got {%q, %v}, want kept, after any news of the program's end", resp.Output, resp.Success)
+	for deadline := time.Now().Add(quick); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "gone")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the program did not end")
+		}
 	}
-	want(t, s, "echo $x", "kept", true)
+	// A response may tell of the program's end too.
+	for range 2 {
+		resp := run(t, s, "echo $x")
+		if !strings.Contains("\n"+resp.Output+"\n", "\nkept\n") || strings.Contains(resp.Output, "leave the shell") || !resp.Success {
+			t.Fatalf("got {%q, %v}, want kept, with any news of the program's end", resp.Output, resp.Success)
+		}
+	}
 }
 
 // TestInterruptShortJob: a job that bash runs itself (a subshell) and that

@@ -24,19 +24,20 @@ var eofNoticeBytes = []byte(eofNotice)
 // in: a notice broken by newlines anywhere is dropped too, and so is the
 // start of one at the text's end (the rest still to come).
 func dropNotices(text string) string {
-	if strings.IndexByte(text, eofNotice[0]) < 0 {
-		return text
-	}
 	var b strings.Builder
 	last := 0 // the end of what was kept or dropped
 	for i := 0; i < len(text); {
-		n := noticeAt(text[i:])
+		k := strings.IndexByte(text[i:], eofNotice[0])
+		if k < 0 {
+			break
+		}
+		i += k
+		n := 0
+		if i == 0 || text[i-1] == '\n' {
+			n = noticeAt(text[i:])
+		}
 		if n == 0 {
-			next := strings.IndexByte(text[i:], '\n')
-			if next < 0 {
-				break
-			}
-			i += next + 1
+			i++
 			continue
 		}
 		if b.Cap() == 0 {

@@ -202,7 +202,10 @@
 // process group that holds the terminal while the shell waits for its next
 // line (a program that made itself the foreground from the background, or
 // a job bash was interrupted while starting) has the shell read an end of
-// file over and over: the shell is signalled to take the terminal back. C-c to
+// file over and over: the shell is signalled (42, RTMIN+8) to take the
+// terminal back, between commands and before one is typed. Signals 41 and
+// 42 are the environment's: a command that traps or resets them turns
+// these off. C-c to
 // the shell's own read where ^C typed does nothing (stty -isig, another
 // interrupt character) sends it SIGINT instead. When the shell ends
 // anyway (enable exit; builtin exit, killed from outside, or it no longer

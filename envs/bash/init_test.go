@@ -67,12 +67,14 @@ func TestDropNotices(t *testing.T) {
 		{"a\nUse \n\"exit\" to leave the shell.\nb\n", "a\nb\n"},
 		{"Use \"exit\" to \nleave the shell.\n", ""},
 		{"U\nse \"exit\" to le\n\nave the shell.\nb", "b"},
+		{"Use \"ex\nit\" to leave the shell.", "Use \"ex\nit\" to leave the shell."},
 		{"\n" + eofNotice + "b\n", "\nb\n"},
 		{"Use \nUse \n\"exit\" to leave the shell.\n", "Use \n"},
 		{"Use \nother\n" + eofNotice + "Use \n", "Use \nother\nUse \n"},
-		{"a\n" + eofNotice + "Use \"exit\" to lea", "a\n"},
+		{"a\n" + eofNotice + "Use \"exit\" to lea", "a\nUse \"exit\" to lea"},
 		{"a\nUse \"ex", "a\nUse \"ex"},
-		{"a\nUse \"exit\" to leave the shell.", "a\n"},
+		{"hi\nUse \"exit\" to", "hi\nUse \"exit\" to"},
+		{"a\nUse \"exit\" to leave the shell.", "a\nUse \"exit\" to leave the shell."},
 		{"a\nUse \"exit\" to leave the shells.\n", "a\nUse \"exit\" to leave the shells.\n"},
 	} {
 		if got := dropNotices(tc.in); got != tc.want {

@@ -21,8 +21,8 @@ var eofNoticeBytes = []byte(eofNotice)
 // notice, not the same words within a line of the command's. A flood of
 // notices (see [proc.reclaim]) fills the terminal, and a write that has
 // to wait for room may come in parts, between which other output gets
-// in: a notice broken by newlines anywhere is dropped too, and so is the
-// start of one at the text's end (the rest still to come).
+// in (the echo of a line typed meanwhile): a notice broken by newlines
+// anywhere is dropped too.
 func dropNotices(text string) string {
 	var b strings.Builder
 	last := 0 // the end of what was kept or dropped
@@ -55,8 +55,7 @@ func dropNotices(text string) string {
 }
 
 // noticeAt returns the length of the notice (eofNotice) that text begins
-// with, newlines within it included, or of the start of one that text
-// ends in, at least minNoticeStart bytes of it; or 0.
+// with, newlines within it included, or 0.
 func noticeAt(text string) int {
 	if text == "" || text[0] != eofNotice[0] {
 		return 0
@@ -71,15 +70,11 @@ func noticeAt(text string) int {
 		}
 		j++
 	}
-	if k < len(eofNotice) && k < minNoticeStart {
+	if k < len(eofNotice) {
 		return 0
 	}
 	return j
 }
-
-// minNoticeStart is how much of a notice a text must end in for it to be
-// taken for one.
-const minNoticeStart = len("Use \"exit\"")
 
 // fixModes sets the terminal's modes back ([term.FixModes]) once a command
 // is over. A command that left canonical input off with VMIN 0 (a loop

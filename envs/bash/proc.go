@@ -315,13 +315,14 @@ const sigReclaim = syscall.Signal(42)
 // reading an end of file.
 const reclaimEvery = 50 * time.Millisecond
 
-// reclaim sends sigReclaim when the shell printed its notice of an end of
-// file ignored (eofNotice) while a process group other than its own holds
-// the terminal: its reads of its next line fail for as long as that lasts,
-// which is for good once it does (see init.sh), and it answers each with
-// the notice and its prompt again. A command that left the terminal's
-// modes at VMIN 0 has the shell print the notice too, but holding the
-// terminal itself (see [Shell.fixModes]).
+// reclaim sends sigReclaim when a process group other than the shell's
+// holds the terminal: called between commands when the shell printed its
+// notice of an end of file ignored (eofNotice), as its reads of its next
+// line then fail for as long as that lasts, which is for good once it does
+// (see init.sh), and it answers each with the notice and its prompt again;
+// and by takeTerminal. A command that left the terminal's modes at VMIN 0
+// has the shell print the notice too, but holding the terminal itself (see
+// [Shell.fixModes]).
 func (p *proc) reclaim() {
 	if time.Since(p.reclaimedAt) < reclaimEvery {
 		return
@@ -333,6 +334,29 @@ func (p *proc) reclaim() {
 	p.reclaimedAt = time.Now()
 	_ = syscall.Kill(p.pid, sigReclaim)
 }
+
+// takeTerminal makes sure, before a command is typed, that the shell holds
+// its terminal. A process group that took it since the last command (see
+// reclaim) would have the shell never read the line, and the line's echo
+// break the notices the shell prints meanwhile: the shell is signalled to
+// take the terminal back, and takeTerminal waits for that, up to
+// reclaimWait, reading what the shell prints.
+func (p *proc) takeTerminal() {
+	if pg, err := term.Foreground(p.master); err != nil || pg <= 1 || pg == p.pid {
+		return
+	}
+	for deadline := time.Now().Add(reclaimWait); p.alive() && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		p.reclaim()
+		p.pending()
+		if pg, err := term.Foreground(p.master); err != nil || pg == p.pid {
+			break
+		}
+	}
+	p.pending()
+}
+
+// reclaimWait bounds takeTerminal's wait.
+const reclaimWait = time.Second
 
 // catches reports whether process pid has a handler for sig, from the
 // SigCgt mask in /proc/<pid>/status.

@@ -82,9 +82,11 @@ func (p *proc) drain() {
 		// A command that ran on after control came back and left the
 		// terminal with VMIN 0 has the shell read an end of file at its
 		// prompt over and over, with a notice each time (see fixModes):
-		// the modes are set back now, not at the next command.
+		// the modes are set back now, not at the next command. Or a
+		// process group holds the terminal (see reclaim).
 		if bytes.Contains(p.buf[:n], eofNoticeBytes) {
 			_, _ = term.FixModes(p.master)
+			p.reclaim()
 		}
 	}
 }
@@ -96,9 +98,6 @@ func (p *proc) read(deadline time.Time) (int, error) {
 	n, err := p.reader.Read(p.buf, deadline)
 	if n > 0 {
 		p.stream.feed(p.buf[:n])
-		if bytes.Contains(p.buf[:n], eofNoticeBytes) {
-			p.reclaim()
-		}
 	}
 	if err != nil {
 		p.endRead()

@@ -342,7 +342,7 @@ func (p *proc) reclaim() {
 // take the terminal back, and takeTerminal waits for that, up to
 // reclaimWait, reading what the shell prints.
 func (p *proc) takeTerminal() {
-	if pg, err := term.Foreground(p.master); err != nil || pg <= 1 || pg == p.pid {
+	if pg, err := term.Foreground(p.master); err != nil || pg <= 1 || pg == p.pid || !catches(p.pid, sigReclaim) {
 		return
 	}
 	for deadline := time.Now().Add(reclaimWait); p.alive() && time.Now().Before(deadline); time.Sleep(time.Millisecond) {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
@@ -312,7 +313,29 @@ func (c *checker) description(f *fields, seen map[string]*ast.MappingValueNode) 
 	if length := utf8.RuneCountInString(s); length > MaxDescriptionLength {
 		c.fail(line, RuleDescriptionLength, "description is %d characters, over the limit of %d: move detail into the instructions", length, MaxDescriptionLength)
 	}
+	if i := strings.IndexFunc(s, notInDescription); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		c.fail(line, RuleDescriptionCharacters, "description holds a control character (U+%04X) at character %d: remove it; a description is text shown in the prompt, on lines ended by newlines only", r, utf8.RuneCountInString(s[:i])+1)
+	}
 	f.Description = s
+}
+
+// notInDescription reports whether r may not be in a description: a
+// control character other than a newline or a tab (a carriage return
+// ends a line too, ESC starts a terminal sequence, NUL ends a C string),
+// a line or paragraph separator, or a character that reorders the text
+// shown (U+202E): the description is shown in the prompt and on the
+// terminal before the skill is opened.
+func notInDescription(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case unicode.IsControl(r), r == '\u2028', r == '\u2029':
+		return true
+	case '\u202A' <= r && r <= '\u202E', '\u2066' <= r && r <= '\u2069':
+		return true
+	}
+	return false
 }
 
 func (c *checker) metadata(field *ast.MappingValueNode) map[string]string {

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/unfold-dev/unfold/internal/printable"
 )
 
 // ProjectDirs are the skills folders of a project, relative to it, in the
@@ -435,7 +437,8 @@ func (k *Skill) listDirs(root *os.Root, dirs []string, buf *[]byte) {
 }
 
 // firstLine returns a file's first heading (markdown) or first line, from
-// its first bytes (more when the file goes on), or binary.
+// its first bytes (more when the file goes on), or binary. Characters that
+// do not print are escaped (see [File]).
 func firstLine(name string, head []byte, more bool) (first string, binary bool) {
 	if isBinary(head, more) {
 		return "", true
@@ -451,7 +454,7 @@ func firstLine(name string, head []byte, more bool) (first string, binary bool) 
 		}
 		if markdown {
 			if h := strings.TrimLeft(l, "#"); len(h) < len(l) && len(l)-len(h) <= 6 && (h == "" || h[0] == ' ') {
-				return cut(strings.TrimSpace(h), 100), false
+				return printable.String(cut(strings.TrimSpace(h), 100)), false
 			}
 		}
 		if line == "" {
@@ -461,7 +464,7 @@ func firstLine(name string, head []byte, more bool) (first string, binary bool) 
 			}
 		}
 	}
-	return cut(line, 100), false
+	return printable.String(cut(line, 100)), false
 }
 
 // IsText reports whether a skill file's whole content is text, as its

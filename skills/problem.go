@@ -12,8 +12,9 @@ import (
 type Rule string
 
 // The rules. Every rule but [RuleUnique] is about one skill alone; the
-// reference validator checks the same ones, but for [RuleLinks] and
-// [RuleSkillSize], which are this package's own.
+// reference validator checks the same ones, but for [RuleLinks],
+// [RuleSkillSize] and [RuleDescriptionCharacters], which are this
+// package's own.
 const (
 	// RuleSkillFile: a skill directory holds a file named exactly SKILL.md
 	// that can be read.
@@ -45,6 +46,10 @@ const (
 	RuleDescriptionRequired Rule = "description-required"
 	// RuleDescriptionLength: description is at most 1,024 characters.
 	RuleDescriptionLength Rule = "description-length"
+	// RuleDescriptionCharacters: description holds no control character
+	// but newlines and tabs, no line or paragraph separator and no
+	// character that reorders the text (U+202E).
+	RuleDescriptionCharacters Rule = "description-characters"
 	// RuleLicense: license, when given, is a string.
 	RuleLicense Rule = "license"
 	// RuleCompatibility: compatibility, when given, is a string of 1 to

@@ -164,13 +164,13 @@ func (k *Skill) text(readMore func(skill string) string) string {
 	}
 	var facts []string
 	if k.Compatibility != "" {
-		facts = append(facts, "- Compatibility: "+k.Compatibility)
+		facts = append(facts, "- Compatibility: "+printable.String(k.Compatibility))
 	}
 	if len(k.AllowedTools) > 0 {
-		facts = append(facts, "- Allowed tools: "+strings.Join(k.AllowedTools, " "))
+		facts = append(facts, "- Allowed tools: "+printable.String(strings.Join(k.AllowedTools, " ")))
 	}
 	if k.License != "" {
-		facts = append(facts, "- License: "+k.License)
+		facts = append(facts, "- License: "+printable.String(k.License))
 	}
 	if n := k.Omitted(); k.Uncounted() {
 		facts = append(facts, fmt.Sprintf("- Files: %d or more besides the %d listed below (listing stopped after %d directory entries); to see them, %s.", n, MaxFiles, MaxWalk, more))

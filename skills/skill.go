@@ -76,7 +76,10 @@ type File struct {
 	Size int64
 	// First is a markdown file's first heading, or else the file's first
 	// line that is neither blank nor a "#!" line, cut to a hundred
-	// characters; empty for a binary file.
+	// characters; empty for a binary file. Characters that do not print
+	// (a carriage return, ESC, U+2028) are written as Go escapes them
+	// (`\r`, `\x1b`, `\u2028`), as in a file's name: the line is shown in
+	// the prompt before the file is opened.
 	First string
 	// Binary reports a file whose first bytes are not UTF-8 text or hold a
 	// NUL byte.

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -183,7 +184,7 @@ func skillURI(name string, file ...string) string {
 // and how many more there are.
 func skillPromptText(k *skills.Skill) string {
 	var b strings.Builder
-	b.WriteString("Use the skill " + k.Name + ". Its instructions follow.\n\n")
+	b.WriteString("Use the skill " + k.Name + ". Its instructions follow (whole, past " + strconv.Itoa(skills.MaxShownBytes>>10) + " KiB, as the resource " + skillURI(k.Name) + ").\n\n")
 	b.WriteString(k.Text())
 	if files := k.Files(); len(files) > 0 {
 		b.WriteString("\n\nIts files, to read as resources when the instructions point to them:\n")

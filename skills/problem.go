@@ -13,8 +13,8 @@ type Rule string
 
 // The rules. Every rule but [RuleUnique] is about one skill alone; the
 // reference validator checks the same ones, but for [RuleLinks],
-// [RuleSkillSize] and [RuleDescriptionCharacters], which are this
-// package's own.
+// [RuleSkillSize], [RuleDescriptionCharacters] and
+// [RuleInstructionsSize], which are this package's own.
 const (
 	// RuleSkillFile: a skill directory holds a file named exactly SKILL.md
 	// that can be read.
@@ -76,6 +76,12 @@ const (
 	// the front matter, and the skill's section says when its
 	// instructions cannot be read.
 	RuleSkillSize Rule = "skill-size"
+	// RuleInstructionsSize: the instructions are under the size the
+	// format recommends, 500 lines and about 5,000 tokens
+	// ([MaxInstructionsLines], [MaxInstructionsBytes]). [Validate] reports it
+	// as a warning ([Report.Warnings]); past MaxShownBytes a skill's
+	// section shows the start of them and says where the rest is.
+	RuleInstructionsSize Rule = "instructions-size"
 )
 
 // Problem is a rule a skill breaks: the skill is left out, and the others

@@ -84,7 +84,7 @@ func (f *countingFile) Read(p []byte) (int, error) {
 // its SKILL.md and the start of each of its files (their summaries), and
 // opening a file reads that file.
 func TestInstructionsReadOnOpen(t *testing.T) {
-	body := "# Demo\n\n" + strings.Repeat("Step after step of instructions.\n", 2000) + "THE-LAST-LINE\n"
+	body := "# Demo\n\n" + strings.Repeat("Step after step of instructions.\n", 1500) + "THE-LAST-LINE\n"
 	skillMD := "---\nname: demo\ndescription: Shows when files are read. Use in tests.\n---\n" + body
 	script := "#!/bin/sh\n# Says hello.\n" + strings.Repeat("echo hello\n", 1000) + "echo THE-END\n"
 	cfs := newCountingFS(fstest.MapFS{

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/unfold-dev/unfold/internal/markdown"
 	"github.com/unfold-dev/unfold/internal/printable"
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/visibility"
 )
@@ -17,8 +19,9 @@ import (
 // SectionKey is the key of the skills section unless [Key] says otherwise.
 const SectionKey = "skills"
 
-// MaxShownBytes bounds the content a file's section shows; past it, the
-// section says where the whole file is.
+// MaxShownBytes bounds the content a file's section shows, and the
+// instructions a skill's section shows; past it, the section says where
+// the whole file is.
 const MaxShownBytes = 64 << 10
 
 // briefLength is the most a skill's brief holds, in characters.
@@ -147,8 +150,10 @@ func (k *Skill) fileSections(priority int) []*section.Section {
 
 // Text is the skill as its section shows it opened: the line naming its
 // directory, the optional fields that matter when using it, and its
-// instructions, read now. A SKILL.md that cannot be read any more says so
-// instead, so that a prompt holding the skill still renders.
+// instructions, read now: past [MaxShownBytes] they are cut at a line, and
+// a last line says where to read the rest. A SKILL.md that cannot be read
+// any more says so instead, so that a prompt holding the skill still
+// renders.
 func (k *Skill) Text() string { return k.text(nil) }
 
 // text is [Skill.Text], saying to reach the files past those listed as
@@ -187,10 +192,32 @@ func (k *Skill) text(readMore func(skill string) string) string {
 	if err != nil {
 		text = fmt.Sprintf("The instructions could not be read: %s.", printable.String(err.Error()))
 	}
+	text, long := cutText(text, MaxShownBytes)
 	if text != "" {
 		blocks = append(blocks, closeFences(text))
 	}
+	if long {
+		where := "the skill's " + FileName
+		if k.Dir != "" {
+			where = "`" + printable.String(filepath.Join(k.Dir, FileName)) + "`"
+		}
+		blocks = append(blocks, fmt.Sprintf("[The instructions go on past %s: read the rest from %s.]", size(MaxShownBytes), where))
+	}
 	return strings.Join(blocks, "\n\n")
+}
+
+// cutText returns text cut to at most limit bytes, at the end of a line
+// when one ends in them (never inside a character), and whether it was
+// cut.
+func cutText(text string, limit int) (string, bool) {
+	if len(text) <= limit {
+		return text, false
+	}
+	head := utf8cut.Prefix(text, limit)
+	if i := strings.LastIndexByte(head, '\n'); i > 0 {
+		head = head[:i]
+	}
+	return strings.TrimRight(head, " \t\r\n"), true
 }
 
 // fileContent is a file's section in full: its path and its content (a

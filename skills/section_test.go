@@ -280,3 +280,48 @@ func TestUnprintableText(t *testing.T) {
 		t.Errorf("got %q, want no carriage return, ESC nor line separator", out)
 	}
 }
+
+// TestLongInstructions checks that a skill's instructions past
+// MaxShownBytes are cut at a line, with a last line saying where the rest
+// is, and that Validate warns of instructions past the size the format
+// recommends, the skill valid all the same.
+func TestLongInstructions(t *testing.T) {
+	dir := t.TempDir()
+	var body strings.Builder
+	for i := 1; body.Len() < 2*skills.MaxShownBytes; i++ {
+		fmt.Fprintf(&body, "line %d of the instructions\n", i)
+	}
+	for name, text := range map[string]string{"big": body.String(), "small": "Do it.\n"} {
+		if err := os.MkdirAll(dir+"/"+name, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		src := "---\nname: " + name + "\ndescription: A skill.\n---\n" + text
+		if err := os.WriteFile(dir+"/"+name+"/SKILL.md", []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := skills.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := set.Skill("big")
+	text := k.Text()
+	note := "[The instructions go on past 65.5 KB: read the rest from `" + dir + "/big/SKILL.md`.]"
+	if !strings.HasSuffix(text, "of the instructions\n\n"+note) {
+		t.Errorf("got the end %q, want a whole line and then %q", text[max(0, len(text)-200):], note)
+	}
+	if len(text) > skills.MaxShownBytes+1000 {
+		t.Errorf("got %d bytes, want at most %d and the notes", len(text), skills.MaxShownBytes)
+	}
+	r, err := skills.Validate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Valid) != 2 || len(r.Problems) != 0 || len(r.Warnings) != 1 {
+		t.Fatalf("got valid %v, problems %v, warnings %v; want both valid and one warning", r.Valid, r.Problems, r.Warnings)
+	}
+	if w := r.Warnings[0]; w.Rule != skills.RuleInstructionsSize || w.File != dir+"/big/SKILL.md" ||
+		!strings.Contains(w.Message, "past the 500 lines and 5000 tokens the format recommends") || !strings.Contains(w.Message, "shows only their start") {
+		t.Errorf("got %s, want a warning for big/SKILL.md (instructions-size)", w)
+	}
+}

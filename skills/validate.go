@@ -13,6 +13,9 @@ import (
 type Report struct {
 	Valid    []string  // the names of the valid skills, by name
 	Problems []Problem // each naming its file, line and rule
+	// Warnings are what the format recommends and a skill does not do
+	// ([RuleInstructionsSize]): the skill is valid all the same.
+	Warnings []Problem
 
 	invalid int // skills with problems
 }
@@ -66,6 +69,9 @@ func Validate(dir string) (*Report, error) {
 	}
 	r.invalid = len(dirs)
 	for _, k := range skills {
+		if w, ok := k.instructionsSize(); ok {
+			r.Warnings = append(r.Warnings, w)
+		}
 		if ps := k.check(); len(ps) > 0 {
 			r.Problems = append(r.Problems, ps...)
 			r.invalid++
@@ -99,6 +105,31 @@ func (k *Skill) check() []Problem {
 			Message: "a symbolic link leading outside the skill's directory: it is neither listed nor read; copy what it points to into the skill, or remove it"})
 	}
 	return problems
+}
+
+// The size of the instructions the format recommends: under 500 lines
+// and 5,000 tokens, about 20,000 bytes of English at 4 bytes a token.
+const (
+	MaxInstructionsLines = 500
+	MaxInstructionsBytes = 20000
+)
+
+// instructionsSize returns a warning when the skill's instructions are
+// longer than the format recommends.
+func (k *Skill) instructionsSize() (Problem, bool) {
+	text, err := k.Instructions()
+	if err != nil {
+		return Problem{}, false // check reports it
+	}
+	lines := strings.Count(text, "\n") + 1
+	if lines <= MaxInstructionsLines && len(text) <= MaxInstructionsBytes {
+		return Problem{}, false
+	}
+	msg := fmt.Sprintf("the instructions are %d lines and %s (about %d tokens), past the %d lines and %d tokens the format recommends: move details into references/ and point to them", lines, size(int64(len(text))), len(text)/4, MaxInstructionsLines, MaxInstructionsBytes/4)
+	if len(text) > MaxShownBytes {
+		msg += fmt.Sprintf("; past %s, a skill's section shows only their start", size(MaxShownBytes))
+	}
+	return Problem{File: k.file, Rule: RuleInstructionsSize, Message: msg}, true
 }
 
 // isSkill reports whether fsys is a skill's directory: it holds a file

@@ -16,7 +16,11 @@ const skillsHelp = `Usage: unfold skills validate DIR...
 Check Agent Skills the way the format's reference validator does. Each DIR
 is one skill (a directory holding SKILL.md) or a folder of skills (each
 NAME/SKILL.md). Every problem is printed as FILE:LINE: message (rule); the
-exit status is 1 when there is any, 0 when every skill is valid.
+exit status is 1 when there is any, 0 when every skill is valid. A warning
+(FILE: warning: message (rule)) says what the format recommends and a
+valid skill does not do: instructions over 500 lines or about 5,000
+tokens (instructions-size); a skill's section shows the first 64 KiB of
+them.
 
 The rules: SKILL.md starts with YAML front matter between "---" lines;
 name is 1 to 64 characters of lowercase letters, digits and hyphens (not at
@@ -130,7 +134,15 @@ func runSkills(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		for _, p := range r.Problems {
 			fmt.Fprintln(stdout, p)
 		}
-		fmt.Fprintf(stdout, "%s: %d %s checked, %d valid\n", dir, r.Checked(), plural(r.Checked(), "skill", "skills"), len(r.Valid))
+		for _, w := range r.Warnings {
+			w.Message = "warning: " + w.Message
+			fmt.Fprintln(stdout, w)
+		}
+		warned := ""
+		if n := len(r.Warnings); n > 0 {
+			warned = fmt.Sprintf(", %d %s", n, plural(n, "warning", "warnings"))
+		}
+		fmt.Fprintf(stdout, "%s: %d %s checked, %d valid%s\n", dir, r.Checked(), plural(r.Checked(), "skill", "skills"), len(r.Valid), warned)
 		if len(r.Problems) > 0 {
 			code = 1
 		}

@@ -63,7 +63,21 @@ func TestSkillsValidate(t *testing.T) {
 			}
 		})
 	}
+	long := filepath.Join(t.TempDir(), "long")
+	if err := os.MkdirAll(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(long, "SKILL.md"), []byte("---\nname: long\ndescription: Long.\n---\n"+strings.Repeat("Step.\n", 600)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var stdout, stderr bytes.Buffer
+	if code := run([]string{"skills", "validate", long}, strings.NewReader(""), &stdout, &stderr); code != 0 ||
+		!strings.Contains(stdout.String(), filepath.Join(long, "SKILL.md")+": warning: the instructions are 600 lines") ||
+		!strings.Contains(stdout.String(), "(instructions-size)\n"+long+": 1 skill checked, 1 valid, 1 warning\n") {
+		t.Errorf("long instructions: got %d, %q, %q; want 0 and a warning", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
 	if code := run([]string{"skills", "check"}, strings.NewReader(""), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "unknown subcommand \"check\"") {
 		t.Errorf("unknown subcommand: got %d, %q", code, stderr.String())
 	}

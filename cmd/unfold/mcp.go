@@ -46,7 +46,11 @@ Skills in DIR/.claude/skills, DIR/.agents/skills and DIR/skills, and in
 each --skills DIR, form a skills section that open_sections opens like the
 prompt's; each skill is also an MCP prompt named after it and the resource
 unfold://skill/<name>, and each of its files unfold://skill/<name>/<path>,
-for clients without skills support.
+for clients without skills support. Skills are read when the server starts:
+their names, descriptions and lists of files stay as they were then (each
+skill's instructions and files are read when asked for); restart the server
+after adding, renaming or removing a skill, or editing its front matter or
+adding a file to it.
 
 MCP servers configured in DIR/.mcp.json and in --mcp-config files (the
 mcpServers format of Claude Code, Claude Desktop and Cursor) are put behind

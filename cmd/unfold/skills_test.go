@@ -171,6 +171,11 @@ func TestMCPSkills(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "unfold mcp: skill left out:") {
 		t.Errorf("got exit %d, stderr %q; want 0 and the broken skill reported", code, stderr)
 	}
+	var help, helpErr bytes.Buffer
+	if code := run([]string{"mcp", "--help"}, strings.NewReader(""), &help, &helpErr); code != 0 ||
+		!strings.Contains(strings.Join(strings.Fields(help.String()), " "), "Skills are read when the server starts") {
+		t.Errorf("mcp --help: got %d, %q; want it to say when skills are read", code, help.String())
+	}
 }
 
 // TestSkillLinksOutsideBinary runs the real binary on a project whose

@@ -221,7 +221,8 @@ func cutText(text string, limit int) (string, bool) {
 }
 
 // fileContent is a file's section in full: its path and its content (a
-// markdown file as it is, other text in a code block), or what it is when
+// markdown file as it is, but for its YAML front matter, in a yaml code
+// block; other text in a code block), or what it is when
 // it is binary or cannot be read.
 func (k *Skill) fileContent(p string) string {
 	where := "`" + printable.String(path.Join(k.Dir, p)) + "`"
@@ -243,7 +244,17 @@ func (k *Skill) fileContent(p string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Path: %s.\n\n", where)
 	if isMarkdown(p) {
-		b.WriteString(closeFences(strings.TrimSpace(text)))
+		if fm, body, ok := leadingFrontMatter(text); ok {
+			// Shown as written: re-leveled, its closing line would make its
+			// last field a heading.
+			fence := strings.Repeat("`", max(3, longestRun(fm, '`')+1))
+			b.WriteString(fence + "yaml\n" + fm + "\n" + fence)
+			if body = strings.TrimSpace(body); body != "" {
+				b.WriteString("\n\n" + closeFences(body))
+			}
+		} else {
+			b.WriteString(closeFences(strings.TrimSpace(text)))
+		}
 	} else {
 		fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
 		b.WriteString(fence + language(p) + "\n" + strings.TrimRight(text, "\n") + "\n" + fence)
@@ -252,6 +263,26 @@ func (k *Skill) fileContent(p string) string {
 		fmt.Fprintf(&b, "\n\n[The file goes on past %s: read the rest from %s.]", size(MaxShownBytes), where)
 	}
 	return b.String()
+}
+
+// leadingFrontMatter splits a markdown file's YAML front matter, from its
+// opening line "---" to its closing one, both kept, from the rest; ok is
+// false when the file does not start with a closed front matter.
+func leadingFrontMatter(text string) (fm, body string, ok bool) {
+	text = strings.TrimPrefix(text, "\uFEFF")
+	first, rest, found := strings.Cut(text, "\n")
+	if !found || strings.TrimRight(first, " \t\r") != delimiter {
+		return "", "", false
+	}
+	for at := len(first) + 1; rest != ""; {
+		line, next, _ := strings.Cut(rest, "\n")
+		if strings.TrimRight(line, " \t\r") == delimiter {
+			return strings.TrimRight(text[:at+len(line)], "\r"), next, true
+		}
+		at += len(line) + 1
+		rest = next
+	}
+	return "", "", false
 }
 
 // fileSummary is a file's section as summarized: its path, size and first

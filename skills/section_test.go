@@ -325,3 +325,23 @@ func TestLongInstructions(t *testing.T) {
 		t.Errorf("got %s, want a warning for big/SKILL.md (instructions-size)", w)
 	}
 }
+
+// TestMarkdownFrontMatter opens a markdown file that starts with YAML
+// front matter: it is shown as written, in a yaml code block, before the
+// rest, not re-leveled into a heading.
+func TestMarkdownFrontMatter(t *testing.T) {
+	set, err := skills.LoadFolders(skills.Folder{FS: fstest.MapFS{
+		"g/SKILL.md":            {Data: []byte("---\nname: g\ndescription: G.\n---\nbody\n")},
+		"g/references/guide.md": {Data: []byte("---\ntitle: API guide\nversion: 2\n---\n\n# API\n\nCall it.\n")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := openAndRender(t, skillsPrompt(t, set), "skills.g.references-guide-md")
+	if want := "```yaml\n---\ntitle: API guide\nversion: 2\n---\n```\n\n"; !strings.Contains(out, want) || strings.Contains(out, "# title") {
+		t.Errorf("got\n%s\nwant the front matter as %q", out, want)
+	}
+	if !strings.Contains(out, "API") || !strings.Contains(out, "Call it.") {
+		t.Errorf("got\n%s\nwant the rest of the file after the front matter", out)
+	}
+}

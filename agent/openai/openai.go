@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -171,6 +172,7 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 	s := c.chat.Completions.NewStreaming(ctx, params)
 	defer s.Close()
 	var acc sdk.ChatCompletionAccumulator
+	var calls callSlots
 	// usage is the last usage a chunk carried: each is the reply's total
 	// so far. OpenAI sends it once, on the last chunk; other endpoints
 	// (Gemini's, Together, Groq, DeepSeek) on many or all, which the
@@ -181,14 +183,19 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 	for s.Next() {
 		chunk := s.Current()
 		streamed = true
-		for _, ch := range chunk.Choices {
+		for i := range chunk.Choices {
+			ch := &chunk.Choices[i]
 			size += len(ch.Delta.Content) + len(ch.Delta.Refusal)
 			for _, tc := range ch.Delta.ToolCalls {
 				size += len(tc.Function.Arguments) + len(tc.Function.Name)
-				if tc.Index < 0 || tc.Index >= transport.MaxToolCalls {
-					// Before the accumulator makes room up to the index.
-					return agent.Response{}, transport.TooManyCalls
-				}
+			}
+			if ch.Index != 0 {
+				// Only the first choice is read.
+				ch.Delta.ToolCalls = nil
+				continue
+			}
+			if err := calls.place(ch.Delta.ToolCalls); err != nil {
+				return agent.Response{}, err
 			}
 		}
 		if size > MaxReplyBytes {
@@ -239,6 +246,63 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 	return resp, err
 }
 
+// callSlots assembles the streamed tool calls of a reply's first choice
+// where the accumulator, which keys calls by index and appends each
+// name, would join them. Servers differ from OpenAI's stream: some send
+// the whole name again in every chunk (MiniMax through NVIDIA NIM,
+// Fireworks, Kimi), some leave out the index and send parallel calls one
+// to a chunk (Gemini's OpenAI-compatible endpoint), some count indices
+// from 1. A call is found by its ID, then by its index, then, for a
+// delta with neither, it is the last call; a new ID or index starts a
+// call in the next slot. place rewrites each delta's index to its slot
+// and drops a name equal to the call's name so far, before the
+// accumulator sees them.
+type callSlots struct {
+	ids, names []string      // each slot's call ID and name so far
+	byIndex    map[int64]int // the server's index to its latest slot
+}
+
+// place rewrites the tool-call deltas of one chunk.
+func (c *callSlots) place(deltas []sdk.ChatCompletionChunkChoiceDeltaToolCall) error {
+	for i := range deltas {
+		tc := &deltas[i]
+		hasIndex := tc.JSON.Index.Valid()
+		slot := -1
+		if tc.ID != "" {
+			slot = slices.Index(c.ids, tc.ID)
+		}
+		if k, ok := c.byIndex[tc.Index]; slot < 0 && hasIndex && ok && (tc.ID == "" || c.ids[k] == "") {
+			slot = k
+		}
+		if slot < 0 && !hasIndex && tc.ID == "" && len(c.ids) > 0 {
+			slot = len(c.ids) - 1
+		}
+		if slot < 0 {
+			if len(c.ids) >= transport.MaxToolCalls {
+				return transport.TooManyCalls
+			}
+			slot = len(c.ids)
+			c.ids = append(c.ids, "")
+			c.names = append(c.names, "")
+			if hasIndex {
+				if c.byIndex == nil {
+					c.byIndex = map[int64]int{}
+				}
+				c.byIndex[tc.Index] = slot
+			}
+		}
+		if c.ids[slot] == "" {
+			c.ids[slot] = tc.ID
+		}
+		if tc.Function.Name != "" && tc.Function.Name == c.names[slot] {
+			tc.Function.Name = "" // sent whole again
+		}
+		c.names[slot] += tc.Function.Name
+		tc.Index = int64(slot)
+	}
+	return nil
+}
+
 // deltas reports a chunk's pieces of the first choice.
 func deltas(chunk sdk.ChatCompletionChunk, onDelta func(agent.Delta)) {
 	for _, ch := range chunk.Choices {
@@ -279,6 +343,9 @@ func fromCompletion(cc *sdk.ChatCompletion) (agent.Response, error) {
 		},
 	}
 	for _, tc := range choice.Message.ToolCalls {
+		if tc.ID == "" && tc.Function.Name == "" && tc.Function.Arguments == "" {
+			continue // a slot a stream's index skipped
+		}
 		out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	if n := len(out.Message.ToolCalls); n > 0 && (out.Finish == agent.FinishTruncated || out.Finish == agent.FinishFiltered) {

@@ -285,3 +285,58 @@ func TestStreamedUsageNotSummed(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamedToolCallShapes: the tool calls of streams that differ from
+// OpenAI's come out as the calls the model made: a name sent whole again
+// in every chunk (MiniMax through NVIDIA NIM, Fireworks, Kimi) is not
+// joined, parallel calls sent one to a chunk without an index (Gemini's
+// OpenAI-compatible endpoint) stay apart, indices counted from 1 or
+// Bedrock's -1 make no empty call, and a new ID at an index already used
+// starts a call of its own.
+func TestStreamedToolCallShapes(t *testing.T) {
+	chunk := func(delta string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
+	}
+	end := `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n"
+	one := []agent.ToolCall{{ID: "a1", Name: "bash", Arguments: `{"command":"ls"}`}}
+	two := []agent.ToolCall{{ID: "a1", Name: "bash", Arguments: `{"command":"echo one"}`}, {ID: "a2", Name: "bash", Arguments: `{"command":"echo two"}`}}
+	tests := []struct {
+		name string
+		body string
+		want []agent.ToolCall
+	}{
+		{"OpenAI's shape", chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"a1","type":"function","function":{"name":"bash","arguments":""}}]}`) +
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"command\":"}}]}`) +
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"ls\"}"}}]}`), one},
+		{"name in every chunk", chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"a1","type":"function","function":{"name":"bash","arguments":"{\"command\":"}}]}`) +
+			chunk(`{"tool_calls":[{"index":0,"id":"a1","type":"function","function":{"name":"bash","arguments":"\"ls\"}"}}]}`), one},
+		{"no index, one call a chunk", chunk(`{"role":"assistant","tool_calls":[{"id":"a1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"echo one\"}"}}]}`) +
+			chunk(`{"tool_calls":[{"id":"a2","type":"function","function":{"name":"bash","arguments":"{\"command\":\"echo two\"}"}}]}`), two},
+		{"no index, arguments in pieces", chunk(`{"role":"assistant","tool_calls":[{"id":"a1","type":"function","function":{"name":"bash","arguments":"{\"command\":"}}]}`) +
+			chunk(`{"tool_calls":[{"function":{"arguments":"\"ls\"}"}}]}`), one},
+		{"index from 1", chunk(`{"role":"assistant","tool_calls":[{"index":1,"id":"a1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]}`), one},
+		{"index -1", chunk(`{"role":"assistant","tool_calls":[{"index":-1,"id":"a1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]}`), one},
+		{"every call at index 0", chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"a1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"echo one\"}"}}]}`) +
+			chunk(`{"tool_calls":[{"index":0,"id":"a2","type":"function","function":{"name":"bash","arguments":"{\"command\":"}}]}`) +
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"echo two\"}"}}]}`), two},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := scripted.New(t, scripted.Reply{RawType: "text/event-stream", Raw: tt.body + end})
+			streamed := map[int]string{}
+			resp, err := newClient(t, srv.URL).Complete(context.Background(), agent.Request{Messages: hello,
+				OnDelta: func(d agent.Delta) { streamed[d.ToolIndex] += d.ToolArgs }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(resp.Message.ToolCalls) != fmt.Sprint(tt.want) {
+				t.Errorf("got %+v, want %+v", resp.Message.ToolCalls, tt.want)
+			}
+			for i, c := range tt.want {
+				if streamed[i] != c.Arguments {
+					t.Errorf("streamed arguments of call %d: got %q, want %q", i, streamed[i], c.Arguments)
+				}
+			}
+		})
+	}
+}

@@ -34,6 +34,11 @@ var ErrExpansionLimit = fmt.Errorf("Visibility expansion retries exceeded (%d)",
 // without a final answer.
 var ErrStepLimit = errors.New("agent: step limit reached without a final answer")
 
+// ErrEmptyReply is matched by the error of a run whose model sent replies
+// with no text and no tool calls, again after it was told the first was
+// empty.
+var ErrEmptyReply = errors.New("agent: the model's reply was empty")
+
 // ActionMode says how the model acts; [ParseActionMode] reads one by name.
 type ActionMode int
 
@@ -371,7 +376,8 @@ func (a *Agent) Session() *session.Session { return a.sess }
 
 // Run runs task from a fresh conversation until the model answers without
 // acting, the step limit is reached (ErrStepLimit), a reply the model did
-// not finish ends it (*StopError) or ctx ends. The result holds what was
+// not finish ends it (*StopError), its replies are empty (ErrEmptyReply)
+// or ctx ends. The result holds what was
 // done even when the error is not nil.
 func (a *Agent) Run(ctx context.Context, task string) (*Result, error) {
 	if strings.TrimSpace(task) == "" {

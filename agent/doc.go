@@ -29,7 +29,9 @@
 // ([ToolCall].Cut) never runs, whatever arguments came: it is answered
 // as cut, for the model to make again; two replies in a row cut in a
 // call end the run. A paused reply (FinishPaused) is sent back as it is
-// for the model to continue its turn.
+// for the model to continue its turn. A finished reply with no text and
+// no tool calls is not an answer either: the model is told its reply was
+// empty, and a second such reply in a row ends the run ([ErrEmptyReply]).
 //
 // # Opening sections
 //

@@ -89,3 +89,10 @@ func (r *run) stopped(resp Response) error {
 	r.progress(Progress{Kind: "stopped", Detail: fmt.Sprintf("%s (%s)", resp.Finish, resp.FinishReason)})
 	return &StopError{Finish: resp.Finish, Reason: resp.FinishReason}
 }
+
+// maxEmptyReplies ends a run after this many replies in a row with no
+// text and no tool calls: the model was told after the first.
+const maxEmptyReplies = 2
+
+// emptyReply answers a reply with no text and no tool calls.
+const emptyReply = "Your reply was empty: it had no text and no tool calls. Continue the task, or give your final answer."

@@ -291,3 +291,42 @@ func TestUnfinishedReplyTextActions(t *testing.T) {
 		}
 	})
 }
+
+// TestEmptyReplyNotAnAnswer: a finished reply with no text and no tool
+// calls (as providers send after tool results) is not the answer: the
+// model is told its reply was empty, in a request the API accepts, and
+// a second empty reply in a row ends the run with ErrEmptyReply.
+func TestEmptyReplyNotAnAnswer(t *testing.T) {
+	for _, api := range scriptedAPIs {
+		t.Run(api.name+"/told once", func(t *testing.T) {
+			p, deployed := deployPrompt()
+			m, violations := api.start(t, scripted.Calls(scripted.Call{ID: "c1", Name: "deploy", Args: `{"target":"staging"}`}),
+				scripted.Text(""), scripted.Text("deployed to staging"))
+			res, err, _ := runRecorded(t, m, p, "deploy to staging")
+			if v := violations(); len(v) > 0 {
+				t.Fatalf("violations: %v", v)
+			}
+			if err != nil || res.Answer != "deployed to staging" || res.Steps != 3 || len(deployed()) != 1 {
+				t.Fatalf("got %+v, %v, deployed %v, want the answer after 3 steps, one deploy", res, err, deployed())
+			}
+			told := res.Messages[len(res.Messages)-2]
+			if told.Role != agent.RoleUser || !strings.HasPrefix(told.Content, "Your reply was empty") {
+				t.Errorf("after the empty reply: got %+v, want the model told", told)
+			}
+		})
+		t.Run(api.name+"/twice in a row", func(t *testing.T) {
+			p, _ := deployPrompt()
+			m, violations := api.start(t, scripted.Text(""), scripted.Text(" \n"), scripted.Text("not asked for"))
+			res, err, tr := runRecorded(t, m, p, "deploy to staging")
+			if v := violations(); len(v) > 0 {
+				t.Fatalf("violations: %v", v)
+			}
+			if !errors.Is(err, agent.ErrEmptyReply) || res.Steps != 2 || res.Answer != "" {
+				t.Fatalf("got %+v, %v, want ErrEmptyReply after 2 steps", res, err)
+			}
+			if end := tr.Records[len(tr.Records)-1]; end.Kind != agent.KindEnd || end.Error != err.Error() {
+				t.Errorf("transcript's end: got %+v, want the error", end)
+			}
+		})
+	}
+}

@@ -49,6 +49,7 @@ type run struct {
 	step       int
 	expansions int
 	cuts       int // replies in a row cut while writing a tool call
+	empties    int // empty replies in a row
 	usage      Usage
 	answer     string
 	logSeq     uint64 // session events already in the transcript
@@ -448,10 +449,25 @@ func (r *run) loop() error {
 				r.progress(Progress{Kind: "paused", Success: true})
 				continue
 			}
+			if strings.TrimSpace(resp.Message.Content) == "" {
+				// Not an answer: providers send such replies (after
+				// tool results, or when the context displeases the
+				// model). The model is told once; a second in a row
+				// ends the run.
+				if r.empties++; r.empties == maxEmptyReplies {
+					r.progress(Progress{Kind: "stopped", Detail: "empty reply"})
+					return fmt.Errorf("%w (no text, no tool calls, finish reason %q), again after it was told so: resume the run to try again, or use another model", ErrEmptyReply, resp.FinishReason)
+				}
+				r.progress(Progress{Kind: "invalid", Detail: "empty reply"})
+				r.record(Record{Kind: KindError, Error: "failed step: the reply was empty"})
+				r.add(Message{Role: RoleUser, Content: emptyReply})
+				continue
+			}
 			r.answer = resp.Message.Content
 			r.progress(Progress{Kind: "answer", Success: true})
 			return nil
 		}
+		r.empties = 0
 		cut, err := r.runCalls(resp.Message.ToolCalls)
 		if err != nil {
 			return err

@@ -386,6 +386,8 @@ func TestAgentUnfinishedReply(t *testing.T) {
 			[]string{"step 1  stopped: truncated (length)", "unfold agent: agent: the reply was cut short (length): the model reached its output token limit", "raise the model's output limit (--max-tokens N raises the limit where the endpoint reads max_completion_tokens; some OpenAI-compatible servers, such as Ollama, ignore it: set the limit on the server)\n"}},
 		{"refusal", `{"role":"assistant","refusal":"I can't help with deploying that."}`, "stop", "I can't help with deploying that.\n",
 			[]string{"step 1  stopped: refused (stop)", "unfold agent: agent: the model refused to answer\n"}},
+		{"empty, twice", `{"role":"assistant","content":""}`, "stop", "",
+			[]string{"unfold agent: agent: the model's reply was empty (no text, no tool calls, finish reason \"stop\"), again after it was told so: resume the run to try again, or use another model\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

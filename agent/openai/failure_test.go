@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"runtime"
@@ -192,24 +193,42 @@ func TestFailures(t *testing.T) {
 					t.Errorf("got %+v, %v, streamed %q", resp.Message, err, streamed.String())
 				}
 			})
-			t.Run("refuses to stream", func(t *testing.T) {
-				m, n := ep.start(t, []scripted.Reply{
-					{Status: 400, Error: "stream is not supported by this server"},
-					{Content: "first"},
-					{Content: "second"},
-				})
-				msgs := hello
-				for _, want := range []string{"first", "second"} {
-					resp, err := m.Complete(context.Background(), agent.Request{Messages: msgs})
-					if err != nil || resp.Message.Content != want {
-						t.Fatalf("got %+v, %v, want %q", resp.Message, err, want)
+			for i, refusal := range []scripted.Reply{
+				{Status: 400, Error: "stream is not supported by this server"},
+				{Status: 422, Error: "Streaming is not supported for this model"},
+				{Status: 400, RawType: "application/json", Raw: `{"error":{"message":"Unsupported value: 'stream' does not support true with this model. Only the default (false) value is supported.","type":"invalid_request_error","param":"stream","code":"unsupported_value"}}`},
+				{Status: 400, RawType: "application/json", Raw: `{"error":{"message":"Your organization must be verified to stream this model.","type":"invalid_request_error","param":"stream","code":"unsupported_value"}}`},
+				{Status: 400, Error: "Unrecognized request argument supplied: stream_options"},
+			} {
+				t.Run(fmt.Sprintf("refuses to stream %d", i), func(t *testing.T) {
+					m, n := ep.start(t, []scripted.Reply{refusal, {Content: "first"}, {Content: "second"}})
+					msgs := hello
+					for _, want := range []string{"first", "second"} {
+						resp, err := m.Complete(context.Background(), agent.Request{Messages: msgs})
+						if err != nil || resp.Message.Content != want {
+							t.Fatalf("got %+v, %v, want %q", resp.Message, err, want)
+						}
+						msgs = append(msgs, resp.Message, agent.Message{Role: agent.RoleUser, Content: "more"})
 					}
-					msgs = append(msgs, resp.Message, agent.Message{Role: agent.RoleUser, Content: "more"})
-				}
-				if n() != 3 {
-					t.Errorf("requests: got %d, want 3 (one refused, then two without streaming)", n())
-				}
-			})
+					if n() != 3 {
+						t.Errorf("requests: got %d, want 3 (one refused, then two without streaming)", n())
+					}
+				})
+			}
+			// Errors that hold the letters but do not refuse streaming are
+			// shown after one request.
+			for _, other := range []string{
+				"upstream provider error: prompt is too long: 210000 tokens > 200000 maximum",
+				`body: {"model": "m", "stream": true}: messages: field required`,
+			} {
+				t.Run("not a refusal to stream: "+other[:20], func(t *testing.T) {
+					m, n := ep.start(t, []scripted.Reply{{Status: 400, Error: other}, {Content: "not asked for"}})
+					_, err := m.Complete(context.Background(), agent.Request{Messages: hello})
+					if err == nil || !strings.Contains(err.Error(), other) || n() != 1 {
+						t.Errorf("got %v after %d requests, want the error after 1", err, n())
+					}
+				})
+			}
 		})
 	}
 }

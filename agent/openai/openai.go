@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -146,7 +148,12 @@ func (c *Client) failure(ctx context.Context, call *transport.Call, err error) e
 }
 
 // refusesStream reports whether err is an endpoint saying it does not
-// stream.
+// stream: an error status naming stream or stream_options as the
+// parameter at fault (OpenAI's "'stream' does not support true with this
+// model", param "stream"), or a message that names streaming as a word
+// and says it is not supported. A message that only holds the letters
+// (a proxy's "upstream error") or a body that echoes the request is
+// another error, shown as it is.
 func refusesStream(err error) bool {
 	var apiErr *sdk.Error
 	if !errors.As(err, &apiErr) {
@@ -154,10 +161,27 @@ func refusesStream(err error) bool {
 	}
 	switch apiErr.StatusCode {
 	case http.StatusBadRequest, http.StatusNotFound, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity, http.StatusNotImplemented:
-		return strings.Contains(strings.ToLower(apiErr.Message+apiErr.RawJSON()), "stream")
+	default:
+		return false
 	}
-	return false
+	if apiErr.Param == "stream" || apiErr.Param == "stream_options" {
+		return true
+	}
+	msg := strings.ToLower(apiErr.Message)
+	return streamWord().MatchString(msg) && streamRefusal().MatchString(msg)
 }
+
+var (
+	// streamWord finds streaming named as a word in an error message.
+	streamWord = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\bstream(ing|_options)?\b`)
+	})
+	// streamRefusal finds the words servers refuse a parameter or a
+	// feature with.
+	streamRefusal = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`not supported|unsupported|(not|n't) support|not allowed|not permitted|not available|unrecognized|unknown (parameter|field|argument)|extra inputs|only the default|disabled`)
+	})
+)
 
 // MaxReplyBytes bounds the text and tool arguments of one streamed reply.
 const MaxReplyBytes = transport.MaxBodyBytes

@@ -276,9 +276,9 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 // the whole name again in every chunk (MiniMax through NVIDIA NIM,
 // Fireworks, Kimi), some leave out the index and send parallel calls one
 // to a chunk (Gemini's OpenAI-compatible endpoint), some count indices
-// from 1. A call is found by its ID, then by its index, then, for a
-// delta with neither, it is the last call; a new ID or index starts a
-// call in the next slot. place rewrites each delta's index to its slot
+// from 1. A call is found by its index, unless it carries an ID other
+// than the call's there; then by its ID; a delta with neither is the
+// last call's. A new index or ID starts a call in the next slot. place rewrites each delta's index to its slot
 // and drops a name equal to the call's name so far, before the
 // accumulator sees them.
 type callSlots struct {
@@ -292,13 +292,16 @@ func (c *callSlots) place(deltas []sdk.ChatCompletionChunkChoiceDeltaToolCall) e
 		tc := &deltas[i]
 		hasIndex := tc.JSON.Index.Valid()
 		slot := -1
-		if tc.ID != "" {
-			slot = slices.Index(c.ids, tc.ID)
-		}
-		if k, ok := c.byIndex[tc.Index]; slot < 0 && hasIndex && ok && (tc.ID == "" || c.ids[k] == "") {
+		k, known := c.byIndex[tc.Index]
+		switch {
+		case hasIndex && known && (tc.ID == "" || c.ids[k] == "" || c.ids[k] == tc.ID):
 			slot = k
-		}
-		if slot < 0 && !hasIndex && tc.ID == "" && len(c.ids) > 0 {
+		case hasIndex && !known:
+			// A new index is a new call, whatever its ID: two calls of
+			// a reply may have one ID, which the loop renames.
+		case tc.ID != "":
+			slot = slices.Index(c.ids, tc.ID)
+		case len(c.ids) > 0:
 			slot = len(c.ids) - 1
 		}
 		if slot < 0 {

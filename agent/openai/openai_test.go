@@ -157,27 +157,43 @@ func TestRetryAfterHonoured(t *testing.T) {
 	}
 }
 
-// TestRetryWaitEndsAtDeadline: a Retry-After longer than the caller's
-// deadline ends at the deadline, not after the wait.
-func TestRetryWaitEndsAtDeadline(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Retry-After", "5")
-		w.WriteHeader(http.StatusTooManyRequests)
-	}))
-	defer srv.Close()
-	c, err := New(srv.URL, "m", WithAPIKey("k"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err = c.Complete(ctx, agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("got %v, want the context's deadline", err)
-	}
-	if d := time.Since(start); d > 4*time.Second {
-		t.Errorf("returned after %v, want it to stop waiting at the deadline, long before the 5 s Retry-After", d)
+// TestRetryWaitPastDeadline: a 429 whose Retry-After is longer than
+// the request has left, under the client's timeout or the caller's
+// deadline, is not waited on: the call fails at once with the 429 and
+// the wait asked for, not later as a call that got no reply.
+func TestRetryWaitPastDeadline(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		ctx    func() (context.Context, context.CancelFunc)
+		opts   []Option
+		status int
+	}{
+		{"the client's timeout", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }, []Option{WithTimeout(5 * time.Second), WithBackoff(time.Millisecond, time.Minute)}, 429},
+		{"the caller's deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 5*time.Second)
+		}, []Option{WithBackoff(time.Millisecond, time.Minute)}, 429},
+		{"a 503's backoff", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 5*time.Second)
+		}, []Option{WithBackoff(time.Minute, time.Minute)}, 503},
+	} {
+		for _, ep := range endpoints(t) {
+			t.Run(tt.name+"/"+ep.name, func(t *testing.T) {
+				reply := scripted.Reply{Status: tt.status, Error: "Rate limit reached for requests", RetryAfter: "25"}
+				want := "Rate limit reached for requests (not retried: the server asks to wait 25s, longer than the request has left, "
+				if tt.status != 429 {
+					reply.RetryAfter = ""
+					want = "Rate limit reached for requests (not retried: the next try would be in "
+				}
+				m, n := ep.start(t, []scripted.Reply{reply, scripted.Text("not asked for")}, tt.opts...)
+				ctx, cancel := tt.ctx()
+				defer cancel()
+				_, err := m.Complete(ctx, agent.Request{Messages: hello})
+				var se *StatusError
+				if !errors.As(err, &se) || se.StatusCode != tt.status || !strings.Contains(err.Error(), want) || n() != 1 {
+					t.Errorf("got %v after %d requests, want a %d with %q after 1", err, n(), tt.status, want)
+				}
+			})
+		}
 	}
 }
 

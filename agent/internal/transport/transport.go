@@ -116,6 +116,14 @@ type Reply struct {
 	// (see peek), taken as a reply of Status; it says what the error
 	// was: "overloaded", "server error", "rate limited".
 	InStream string
+	// Wait is the wait before a retry that would have ended past the
+	// request's deadline, so the reply was not retried: the wait the
+	// server asked for (Retry-After), or the backoff.
+	Wait time.Duration
+	// Asked: Wait is the server's.
+	Asked bool
+	// Left is the time the request had left then.
+	Left time.Duration
 }
 
 type key struct{}
@@ -213,6 +221,21 @@ func Middleware(req *http.Request, next func(*http.Request) (*http.Response, err
 		return res, err
 	}
 	delay := c.delay(attempt, res)
+	if dl, ok := req.Context().Deadline(); ok && res != nil {
+		wait, asked := retryAfter(res)
+		if !asked {
+			wait = delay
+		}
+		if left := time.Until(dl); left < delay {
+			// The wait would end at the deadline with no reply to
+			// show for it: this reply is the call's error, now.
+			res.Header.Set("x-should-retry", "false")
+			c.mu.Lock()
+			c.last.Wait, c.last.Asked, c.last.Left = wait, asked, left
+			c.mu.Unlock()
+			return res, err
+		}
+	}
 	if res != nil {
 		// The SDK waits what this header says: the wait announced.
 		res.Header.Set("Retry-After-Ms", strconv.FormatInt(delay.Milliseconds(), 10))
@@ -468,17 +491,31 @@ const maxMessage = 2 << 10
 // (msg, else the raw body), or, when the reply was not JSON, what it was.
 func ServerMessage(msg, raw string, c *Call) string {
 	msg = strings.TrimSpace(msg)
+	last := c.Last()
 	if msg == "" {
-		last := c.Last()
 		if !strings.Contains(last.ContentType, "json") {
-			return last.Describe()
+			msg = last.Describe()
+		} else {
+			msg = strings.TrimSpace(raw)
 		}
-		msg = strings.TrimSpace(raw)
 	}
 	if len(msg) > maxMessage {
 		msg = msg[:maxMessage] + "..."
 	}
-	return msg
+	return msg + last.notRetried()
+}
+
+// notRetried says why a reply that could be retried was not: the wait
+// before the retry would have ended past the request's deadline.
+func (r Reply) notRetried() string {
+	if r.Wait == 0 {
+		return ""
+	}
+	left := max(r.Left, 0).Round(time.Millisecond)
+	if r.Asked {
+		return fmt.Sprintf(" (not retried: the server asks to wait %s, longer than the request has left, %s)", r.Wait.Round(time.Millisecond), left)
+	}
+	return fmt.Sprintf(" (not retried: the next try would be in %s, later than the request has left, %s)", r.Wait.Round(time.Millisecond), left)
 }
 
 // CustomHeaders reads the environment variable that, as the SDKs read it,

@@ -39,6 +39,18 @@ var ErrStepLimit = errors.New("agent: step limit reached without a final answer"
 // empty.
 var ErrEmptyReply = errors.New("agent: the model's reply was empty")
 
+// ErrContextWindow is matched by the error of a run whose request the
+// model's API refused for its size: the conversation no longer fits the
+// model's context window (OpenAI's context_length_exceeded, the Messages
+// API's "prompt is too long"), or the request is past the API's size
+// limit (413). Every request carries the whole conversation, so resuming
+// it sends the same request again, and more: a run continues in a new
+// conversation, with a smaller budget for the system message
+// ([WithBudget]) or a task that reads fewer or smaller tool results. A
+// [Model] reports the refusal with an error for which errors.Is(err,
+// ErrContextWindow) holds.
+var ErrContextWindow = errors.New("agent: the conversation is longer than the model's context window")
+
 // ActionMode says how the model acts; [ParseActionMode] reads one by name.
 type ActionMode int
 

@@ -20,6 +20,11 @@
 // (bad arguments, an unknown name, a handler error) is a failed result the
 // model reads; the loop goes on.
 //
+// Each request carries the whole conversation: nothing is dropped or
+// summarized. A conversation that outgrows the model's context window
+// ends the run with [ErrContextWindow], which says what to do; resuming
+// it would send it again.
+//
 // # How a reply ends
 //
 // Adapters map their API's stop reasons onto a [Finish]. A reply cut

@@ -405,6 +405,9 @@ func (r *run) complete(withTools bool) (Response, error) {
 		if ctxErr := r.ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 			return resp, fmt.Errorf("agent: model: %w: %w", ctxErr, err)
 		}
+		if errors.Is(err, ErrContextWindow) {
+			return resp, fmt.Errorf("%w (%w): resuming this conversation sends it again; start a new run, with a smaller budget for the system message or a task that reads fewer or smaller tool results", ErrContextWindow, err)
+		}
 		return resp, fmt.Errorf("agent: model: %w", err)
 	}
 	resp.Message.Role = RoleAssistant

@@ -204,6 +204,26 @@ func (e *StatusError) Error() string {
 	return s
 }
 
+// Is reports whether the error is the API refusing the request for its
+// size, [agent.ErrContextWindow]: a 400 invalid_request_error saying the
+// prompt is too long ("prompt is too long: 210000 tokens > 200000
+// maximum"; "input length and `max_tokens` exceed context limit" from
+// earlier models), or 413 request_too_large (a body past the API's
+// limit).
+func (e *StatusError) Is(target error) bool {
+	if target != agent.ErrContextWindow {
+		return false
+	}
+	switch {
+	case e.StatusCode == http.StatusRequestEntityTooLarge || e.Type == "request_too_large":
+		return true
+	case e.StatusCode != http.StatusBadRequest || e.Type != "invalid_request_error":
+		return false
+	}
+	msg := strings.ToLower(e.Message)
+	return strings.Contains(msg, "prompt is too long") || strings.Contains(msg, "exceed context limit")
+}
+
 func statusText(code int) string {
 	if code == 529 {
 		return "Overloaded"

@@ -49,7 +49,9 @@
 // retried the same way, as 529, 500 or 429 ("overloaded (in the
 // stream)"). [WithTimeout] bounds each request, retries included. A failure comes back as a *StatusError (status, error type,
 // message), or names the reply that could not be used, the timeout, or
-// the endpoint that could not be reached.
+// the endpoint that could not be reached. A 400 saying the prompt is too
+// long, or a 413, is one for which errors.Is(err,
+// [agent.ErrContextWindow]) holds.
 //
 // A reply keeps its content blocks, thinking included, as [agent.Native]
 // data under the API name [NativeMessages], and goes back to the API as

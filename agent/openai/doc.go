@@ -50,7 +50,11 @@
 // first bytes); a reply that is not what the API sends, by its status,
 // content type and first bytes; an attempt that ran out of time, by the
 // timeout; an endpoint that cannot be reached, by its base URL. A cancelled
-// context stops the request, mid-stream included.
+// context stops the request, mid-stream included. A request refused for
+// its size (code context_length_exceeded, as a status or in a
+// response.failed event; llama.cpp's exceed_context_size_error; vLLM's
+// "maximum context length is" message; 413) is an error for which
+// errors.Is(err, [agent.ErrContextWindow]) holds.
 //
 // A Responses reply keeps its output items, reasoning items included, as
 // [agent.Native] data under the API name [NativeResponses], and goes back

@@ -63,7 +63,13 @@ type StatusError struct {
 	// InStream says what the error that opened the stream was, such as
 	// "overloaded"; "" for an error status.
 	InStream string
+	// window: the endpoint refused the request for its size (tooLong).
+	window bool
 }
+
+// Is reports whether the error is the endpoint refusing the request for
+// its size, [agent.ErrContextWindow].
+func (e *StatusError) Is(target error) bool { return target == agent.ErrContextWindow && e.window }
 
 func (e *StatusError) Error() string {
 	msg := e.Message
@@ -142,9 +148,28 @@ func (c *Client) failure(ctx context.Context, call *transport.Call, err error) e
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) && ctx.Err() == nil {
-		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "chat completions", InStream: call.Last().InStream}
+		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "chat completions", InStream: call.Last().InStream, window: tooLong(apiErr)}
 	}
 	return transport.Failure(ctx, "openai: chat completions", c.opts.BaseURL, c.opts.Timeout, call, err)
+}
+
+// contextLengthExceeded is the code OpenAI's APIs refuse a request with
+// when it does not fit the model's context window.
+const contextLengthExceeded = "context_length_exceeded"
+
+// tooLong reports whether err is an endpoint refusing a request for its
+// size: OpenAI's code context_length_exceeded, llama.cpp's type
+// exceed_context_size_error, vLLM's "maximum context length is" message
+// (as OpenAI's), or 413 (a body past the server's limit).
+func tooLong(err *sdk.Error) bool {
+	switch {
+	case err.StatusCode == http.StatusRequestEntityTooLarge:
+		return true
+	case err.StatusCode != http.StatusBadRequest:
+		return false
+	}
+	return err.Code == contextLengthExceeded || err.Type == "exceed_context_size_error" ||
+		strings.Contains(strings.ToLower(err.Message), "maximum context length is")
 }
 
 // refusesStream reports whether err is an endpoint saying it does not

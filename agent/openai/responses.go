@@ -85,7 +85,7 @@ func (c *Responses) failure(ctx context.Context, call *transport.Call, err error
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) && ctx.Err() == nil {
-		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "responses", InStream: call.Last().InStream}
+		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "responses", InStream: call.Last().InStream, window: tooLong(apiErr)}
 	}
 	return transport.Failure(ctx, "openai: responses", c.opts.BaseURL, c.opts.Timeout, call, err)
 }
@@ -128,9 +128,13 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 		case "response.completed", "response.incomplete":
 			done = []byte(ev.Response.RawJSON())
 		case "response.failed":
-			return agent.Response{}, fmt.Errorf("the response failed: %s", failureMessage(ev.Response.RawJSON()))
+			code, msg := failureOf(ev.Response.RawJSON())
+			if code != "" {
+				msg = code + ": " + msg
+			}
+			return agent.Response{}, &failedInStream{text: "the response failed: " + msg, code: code}
 		case "error":
-			return agent.Response{}, fmt.Errorf("the stream reported an error: %s %s", ev.Code, ev.Message)
+			return agent.Response{}, &failedInStream{text: fmt.Sprintf("the stream reported an error: %s %s", ev.Code, ev.Message), code: ev.Code}
 		}
 	}
 	if err := call.BodyErr(); err != nil {
@@ -161,14 +165,31 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 
 var errUnusableResponse = errors.New("the reply is not a response")
 
-func failureMessage(raw string) string {
+// failedInStream is a response that failed in its stream, after it began:
+// an error event or response.failed, with the error's code.
+type failedInStream struct {
+	text string
+	code string // the error's code, such as context_length_exceeded
+}
+
+func (e *failedInStream) Error() string { return e.text }
+
+// Is reports whether the error is the request not fitting the model's
+// context window, [agent.ErrContextWindow].
+func (e *failedInStream) Is(target error) bool {
+	return target == agent.ErrContextWindow && e.code == contextLengthExceeded
+}
+
+// failureOf returns the code and message of a failed response's error, or
+// no code and the response as it came.
+func failureOf(raw string) (code, message string) {
 	var r struct {
 		Error struct{ Code, Message string } `json:"error"`
 	}
 	if json.Unmarshal([]byte(raw), &r) == nil && r.Error.Message != "" {
-		return r.Error.Code + ": " + r.Error.Message
+		return r.Error.Code, r.Error.Message
 	}
-	return raw
+	return "", raw
 }
 
 // parseResponse reads a Responses API response object: the text of its

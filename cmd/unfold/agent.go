@@ -341,7 +341,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return stop.code()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "unfold agent: %v%s%s\n", err, outputLimitHint(err, f.provider == "openai" && f.api == "chat"), keyHint(err, f))
+		fmt.Fprintf(stderr, "unfold agent: %v%s%s%s\n", err, outputLimitHint(err, f.provider == "openai" && f.api == "chat"), keyHint(err, f), contextWindowHint(err))
 		return 1
 	}
 	return 0
@@ -361,6 +361,15 @@ func outputLimitHint(err error, chat bool) string {
 		return " (--max-tokens N raises the limit where the endpoint reads max_completion_tokens; some OpenAI-compatible servers, such as Ollama, ignore it: set the limit on the server)"
 	}
 	return " (--max-tokens N raises the limit)"
+}
+
+// contextWindowHint names the flags for a run whose conversation
+// outgrew the model's context window: --resume sends it again.
+func contextWindowHint(err error) string {
+	if !errors.Is(err, agent.ErrContextWindow) {
+		return ""
+	}
+	return " (run unfold agent again without --resume; --budget N bounds the system message)"
 }
 
 // agentPrompt loads the prompt file with its params, or builds the default

@@ -411,6 +411,27 @@ func TestAgentUnfinishedReply(t *testing.T) {
 	}
 }
 
+// TestAgentContextWindow: a conversation the endpoint refuses as longer
+// than the model's context window ends the run with exit 1 and an error
+// that says so and what to do, naming the flags: a resume would send the
+// same conversation again.
+func TestAgentContextWindow(t *testing.T) {
+	url, requests := scriptedEndpoint(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9310 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`)
+	})
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"agent", "go", "--project", t.TempDir(), "--base-url", url, "--model", "m", "--builtins", "none"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 1 || requests() != 1 {
+		t.Errorf("exit %d after %d requests; want 1 after 1; stderr:\n%s", code, requests(), stderr.String())
+	}
+	want := "unfold agent: agent: the conversation is longer than the model's context window (openai: chat completions: 400 Bad Request: This model's maximum context length is 8192 tokens. However, your messages resulted in 9310 tokens. Please reduce the length of the messages.): resuming this conversation sends it again; start a new run, with a smaller budget for the system message or a task that reads fewer or smaller tool results (run unfold agent again without --resume; --budget N bounds the system message)\n"
+	if !strings.HasSuffix(stderr.String(), want) {
+		t.Errorf("stderr: got\n%s\nwant it to end with\n%s", stderr.String(), want)
+	}
+}
+
 // TestAgentNoKeyRefused: an endpoint that refuses a request made without
 // a key (401 or 403) gets the variable to set named after its message; a
 // local endpoint needs no key, and a refusal with a key set names none.

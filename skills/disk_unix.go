@@ -98,3 +98,16 @@ func (f fdFile) Read(p []byte) (int, error) {
 }
 
 func (f fdFile) Close() error { return syscall.Close(int(f)) }
+
+// fileID tells a file apart from every other on the machine: its device
+// and inode.
+type fileID struct{ dev, ino uint64 }
+
+// idOf returns the file's fileID, from what the os package looked at.
+func idOf(fi fs.FileInfo) (fileID, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), uint64(st.Ino)}, true //nolint:unconvert // their types differ by platform
+}

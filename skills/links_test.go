@@ -66,11 +66,13 @@ func TestLinksOutside(t *testing.T) {
 	if !ok {
 		t.Fatalf("demo not loaded: %v", set.Problems())
 	}
-	wantFiles := []string{"scripts/absolute.md", "scripts/inside.md", "scripts/real.md", "references/absolute.md", "references/inside.md", "references/real.md"}
+	// scripts/ leads to references/: its files are listed once, under
+	// their own path.
+	wantFiles := []string{"references/absolute.md", "references/inside.md", "references/real.md"}
 	if got := k.Files(); !slices.Equal(got, wantFiles) {
 		t.Errorf("got files %v, want %v", got, wantFiles)
 	}
-	wantOut := []string{"assets", "scripts/notes.md", "scripts/relative.md", "references/notes.md", "references/relative.md"}
+	wantOut := []string{"assets", "references/notes.md", "references/relative.md"}
 	if got := k.LinksOutside(); !slices.Equal(got, wantOut) {
 		t.Errorf("got links outside %v, want %v", got, wantOut)
 	}
@@ -162,7 +164,7 @@ func TestValidateLinksOutside(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, p := range []string{"assets", "scripts/notes.md", "scripts/relative.md", "references/notes.md", "references/relative.md"} {
+	for _, p := range []string{"assets", "references/notes.md", "references/relative.md"} {
 		want = append(want, filepath.FromSlash(p))
 	}
 	if !slices.Equal(got, want) {
@@ -170,5 +172,86 @@ func TestValidateLinksOutside(t *testing.T) {
 	}
 	if len(r.Valid) != 0 || r.Checked() != 1 {
 		t.Errorf("got %d checked, valid %v; want 1 checked, none valid", r.Checked(), r.Valid)
+	}
+}
+
+// loopSkill writes a skill "lp" whose folders at its top lead back to
+// its own directory (self -> ., up -> ../lp), with a link to its SKILL.md
+// and links to nothing. It returns the skill's directory.
+func loopSkill(t *testing.T) string {
+	t.Helper()
+	folder := filepath.Join(t.TempDir(), "skills")
+	writeTree(t, folder, map[string]string{
+		"lp/SKILL.md":     "---\nname: lp\ndescription: Loops.\n---\nRun scripts/a.py.\n",
+		"lp/scripts/a.py": "print(1)\n",
+	}, 0o644)
+	dir := filepath.Join(folder, "lp")
+	links := map[string]string{
+		"self":             ".",
+		"up":               "../lp",
+		"instructions.md":  skills.FileName,
+		"scripts/instr.md": "../" + skills.FileName,
+		"dangling":         "nowhere",
+		"scripts/dang2":    "../nowhere2",
+		"gone.md":          filepath.Join(dir, "missing.md"),
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+			t.Skipf("no symbolic links here: %v", err)
+		}
+	}
+	return dir
+}
+
+// TestLinksLoop lists a skill whose folders lead back to its directory:
+// each file is listed once, and SKILL.md is read under no other path.
+func TestLinksLoop(t *testing.T) {
+	set, err := skills.Load(filepath.Dir(loopSkill(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := set.Skill("lp")
+	if !ok {
+		t.Fatalf("lp not loaded: %v", set.Problems())
+	}
+	if got, want := k.Files(), []string{"scripts/a.py"}; !slices.Equal(got, want) {
+		t.Errorf("got files %v, want %v", got, want)
+	}
+	if got := k.LinksOutside(); len(got) != 0 {
+		t.Errorf("got links outside %v, want none", got)
+	}
+	for _, p := range []string{"self/SKILL.md", "up/SKILL.md", "self/self/SKILL.md", "instructions.md", "scripts/instr.md"} {
+		data, err := k.ReadFile(p)
+		if err == nil || !strings.Contains(err.Error(), "the skill's SKILL.md") {
+			t.Errorf("ReadFile(%s) = %q, %v; want an error saying it is the skill's SKILL.md", p, data, err)
+		}
+		if f, err := k.Inspect(p); err == nil {
+			t.Errorf("Inspect(%s) = %+v, want an error", p, f)
+		}
+	}
+	if data, err := k.ReadFile("self/scripts/a.py"); err != nil || string(data) != "print(1)\n" {
+		t.Errorf("ReadFile(self/scripts/a.py) = %q, %v; want the file", data, err)
+	}
+}
+
+// TestValidateLinksDangling validates the skill: its links to nothing are
+// reported as such, wherever they are, and none as leading outside.
+func TestValidateLinksDangling(t *testing.T) {
+	dir := loopSkill(t)
+	r, err := skills.Validate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range r.Problems {
+		rel, _ := filepath.Rel(dir, p.File)
+		got = append(got, filepath.ToSlash(rel)+" "+string(p.Rule))
+		if !strings.Contains(p.Message, "which does not exist") || strings.Contains(p.Message, "outside") {
+			t.Errorf("%s: got %q, want it to say the link leads to nothing", rel, p.Message)
+		}
+	}
+	slices.Sort(got)
+	if want := []string{"dangling links-inside", "gone.md links-inside", "scripts/dang2 links-inside"}; !slices.Equal(got, want) {
+		t.Errorf("got problems %v, want %v", got, want)
 	}
 }

@@ -269,36 +269,44 @@ func misnamed(f Folder, dir string) []Problem {
 // references/ and assets/ first and the others in name order, and
 // dependency and build folders (node_modules, __pycache__, venv, dist,
 // build, target, vendor) after all the others, so that a large one does
-// not fill the list before the files the instructions name. On disk, a file or a top-level folder that is a
-// link leading outside the skill's directory is left out, and noted in
-// k.outside.
+// not fill the list before the files the instructions name. Top-level
+// folders that are links come last, and one whose folder is listed
+// already (the skill's own directory, or one of its folders) is not
+// listed again, so that each file is listed once. On disk, a file or a
+// top-level folder that is a link leading outside the skill's directory
+// is left out, and noted in k.outside; a link to nothing is left out,
+// and noted in k.dangling; a link to SKILL.md is left out.
 func (k *Skill) listFiles() {
 	k.list.Do(func() {
 		buf := direntBuffers.Get().(*[]byte) // see readDir
 		defer direntBuffers.Put(buf)
-		var root *os.Root // the skill's directory on disk, to resolve links
+		l := &lister{buf: buf}
 		if k.disk != "" {
 			r, err := os.OpenRoot(k.disk)
 			if err != nil {
 				return // the skill's directory cannot be read: no files
 			}
 			defer r.Close()
-			root = r
+			l.root = r
 		}
 		entries, err := readDir(k.fsys, k.root, buf)
 		if err != nil {
 			return
 		}
 		k.walked += len(entries)
-		var dirs []string
+		var dirs, linked []string
 		for _, e := range entries {
 			if strings.HasPrefix(e.name, ".") || e.name == FileName {
 				continue
 			}
 			mode := e.mode
 			if mode&fs.ModeSymlink != 0 {
-				fi, err := k.follow(root, e.name)
-				if err != nil {
+				fi, err := k.follow(l.root, e.name)
+				if err != nil || l.isSkillFile(fi) {
+					continue
+				}
+				if fi.IsDir() {
+					linked = append(linked, e.name)
 					continue
 				}
 				mode = fi.Mode()
@@ -311,8 +319,62 @@ func (k *Skill) listFiles() {
 			}
 		}
 		slices.SortStableFunc(dirs, func(a, b string) int { return cmp.Compare(folderRank(a), folderRank(b)) })
-		k.listDirs(root, dirs, buf)
+		slices.SortStableFunc(linked, func(a, b string) int { return cmp.Compare(folderRank(a), folderRank(b)) })
+		k.listDirs(l, dirs, linked)
 	})
+}
+
+// lister is what listing one skill's files on disk keeps.
+type lister struct {
+	root *os.Root // the skill's directory on disk, to resolve links; nil when not on disk
+	buf  *[]byte  // see readDir
+	// seen holds the folders read, when a top-level folder is a link
+	// (nil when none is): one that is read twice is a folder the link
+	// leads to.
+	seen map[fileID]bool
+	// skill is SKILL.md, looked at when a link is first met.
+	skill     fs.FileInfo
+	skillRead bool
+}
+
+// isSkillFile reports whether fi, what a link leads to, is the skill's
+// SKILL.md: its instructions, which are not one of its files.
+func (l *lister) isSkillFile(fi fs.FileInfo) bool {
+	if l.root == nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	if !l.skillRead {
+		l.skillRead = true
+		l.skill, _ = l.root.Stat(FileName)
+	}
+	return l.skill != nil && os.SameFile(fi, l.skill)
+}
+
+// visit reports whether the folder at p (p is "." for the skill's
+// directory) is to be read: always, unless folders are tracked (l.seen)
+// and this one was read already, under another path.
+func (l *lister) visit(p string) bool {
+	if l.seen == nil {
+		return true
+	}
+	fi, err := l.root.Stat(p)
+	if isEscape(err) {
+		if rel, ok := inside(l.root.Name(), p); ok {
+			fi, err = l.root.Stat(rel)
+		}
+	}
+	if err != nil {
+		return true // the read fails, or lists what it can
+	}
+	id, ok := idOf(fi)
+	if !ok {
+		return true
+	}
+	if l.seen[id] {
+		return false
+	}
+	l.seen[id] = true
+	return true
 }
 
 // folderRank orders a skill's folders: the format's scripts/, references/
@@ -346,7 +408,8 @@ func (k *Skill) add(p string) {
 }
 
 // follow looks at what the link at p leads to: on disk (root is not nil)
-// through root, noting p in k.outside when it leads out of it.
+// through root, noting p in k.outside when it leads out of it, and in
+// k.dangling when it leads to nothing.
 func (k *Skill) follow(root *os.Root, p string) (fs.FileInfo, error) {
 	if root == nil {
 		return fs.Stat(k.fsys, k.root+"/"+p)
@@ -356,11 +419,36 @@ func (k *Skill) follow(root *os.Root, p string) (fs.FileInfo, error) {
 		if rel, ok := inside(k.disk, p); ok {
 			return root.Stat(rel)
 		}
-		if len(k.outside) < MaxFiles {
+		if _, serr := os.Stat(filepath.Join(k.disk, filepath.FromSlash(p))); errors.Is(serr, fs.ErrNotExist) {
+			k.noteDangling(p)
+		} else if len(k.outside) < MaxFiles {
 			k.outside = append(k.outside, p)
 		}
+		return fi, err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		k.noteDangling(p)
 	}
 	return fi, err
+}
+
+// noteDangling notes the link at p, which leads to nothing, in
+// k.dangling.
+func (k *Skill) noteDangling(p string) {
+	if len(k.dangling) >= MaxFiles {
+		return
+	}
+	target, err := os.Readlink(filepath.Join(k.disk, filepath.FromSlash(p)))
+	if err != nil {
+		return // not a link itself: a folder on its path is gone
+	}
+	k.dangling = append(k.dangling, danglingLink{path: p, target: target})
+}
+
+// danglingLink is a symbolic link of a skill that leads to nothing.
+type danglingLink struct {
+	path   string // relative to the skill's directory, slash-separated
+	target string // as the link holds it
 }
 
 // direntBuffers are the buffers listing skills' files reads directories
@@ -370,29 +458,40 @@ var direntBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // maxDepth bounds how deep listDir goes below a skill's top-level folder.
 const maxDepth = 16
 
-// listDirs lists the regular files under dirs, paths relative to the
-// skill's directory, breadth first: the files of every folder at one
-// depth before those one deeper, in each folder in path order, and the
-// folders under a dependency folder (see dependencyFolder) after all the
-// others. Hidden files and folders are left out; a folder that is
-// missing or cannot be read has nothing to list; links to folders are not
-// followed; past MaxWalk entries read, no folder is. root is the skill's
-// directory on disk (nil when it is not on disk): a link counts when it
-// resolves to a regular file inside it.
-func (k *Skill) listDirs(root *os.Root, dirs []string, buf *[]byte) {
+// listDirs lists the regular files under dirs, then under linked (the
+// top-level folders that are links), paths relative to the skill's
+// directory, breadth first: the files of every folder at one depth before
+// those one deeper, in each folder in path order, and the folders under a
+// dependency folder (see dependencyFolder) after all the others. Hidden
+// files and folders are left out; a folder that is missing or cannot be
+// read has nothing to list; links to folders below the top are not
+// followed; past MaxWalk entries read, no folder is. When a top-level
+// folder is a link, each folder is read once: one that a link leads to
+// (the skill's own directory, say) is not read again. l.root is the
+// skill's directory on disk (nil when it is not on disk): a link counts
+// when it resolves to a regular file inside it, not SKILL.md.
+func (k *Skill) listDirs(l *lister, dirs, linked []string) {
 	type folder struct {
 		path  string
 		depth int
 	}
 	// The folders to read, in order: queues[1] holds dependency folders
-	// and what is under them, read once queues[0] is done.
-	var queues [2][]folder
+	// and what is under them, read once queues[0] is done; queues[2] the
+	// folders that are links, and what is under them.
+	var queues [3][]folder
 	for _, d := range dirs {
 		q := 0
 		if dependencyFolder(d) {
 			q = 1
 		}
 		queues[q] = append(queues[q], folder{d, 0})
+	}
+	if len(linked) > 0 && l.root != nil {
+		l.seen = map[fileID]bool{}
+		l.visit(".")
+		for _, d := range linked {
+			queues[2] = append(queues[2], folder{d, 0})
+		}
 	}
 	for q := range queues {
 		for i := 0; i < len(queues[q]); i++ {
@@ -401,7 +500,11 @@ func (k *Skill) listDirs(root *os.Root, dirs []string, buf *[]byte) {
 				return
 			}
 			dir := queues[q][i]
-			entries, err := readDir(k.fsys, k.root+"/"+dir.path, buf)
+			queues[q][i] = folder{} // read: let its path go
+			if !l.visit(dir.path) {
+				continue
+			}
+			entries, err := readDir(k.fsys, k.root+"/"+dir.path, l.buf)
 			if err != nil {
 				continue
 			}
@@ -415,7 +518,7 @@ func (k *Skill) listDirs(root *os.Root, dirs []string, buf *[]byte) {
 				case t.IsDir():
 					if dir.depth < maxDepth {
 						sq := q
-						if dependencyFolder(e.name) {
+						if q == 0 && dependencyFolder(e.name) {
 							sq = 1
 						}
 						queues[sq] = append(queues[sq], folder{p, dir.depth + 1})
@@ -423,7 +526,7 @@ func (k *Skill) listDirs(root *os.Root, dirs []string, buf *[]byte) {
 					continue
 				case t&fs.ModeSymlink != 0:
 					// A link counts when it leads to a regular file.
-					if fi, err := k.follow(root, p); err != nil || !fi.Mode().IsRegular() {
+					if fi, err := k.follow(l.root, p); err != nil || !fi.Mode().IsRegular() || l.isSkillFile(fi) {
 						continue
 					}
 				case !t.IsRegular():
@@ -431,7 +534,6 @@ func (k *Skill) listDirs(root *os.Root, dirs []string, buf *[]byte) {
 				}
 				k.add(p)
 			}
-			queues[q][i] = folder{} // read: let its path go
 		}
 	}
 }

@@ -68,7 +68,8 @@ const (
 	// RuleFolderSize: a skills folder holds at most MaxSkills directories.
 	RuleFolderSize Rule = "folder-size"
 	// RuleLinks: no file of a skill, nor a folder at its top, is a
-	// symbolic link leading outside the skill's directory; such a link is never read (see [Skill.LinksOutside]).
+	// symbolic link leading outside the skill's directory (such a link is
+	// never read, see [Skill.LinksOutside]) or to nothing.
 	// [Validate] checks it; [Load] leaves the link out and keeps the skill.
 	RuleLinks Rule = "links-inside"
 	// RuleSkillSize: SKILL.md is at most MaxSkillBytes, so that its

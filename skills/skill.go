@@ -67,6 +67,7 @@ type Skill struct {
 	walked    int      // directory entries read to list the files
 	uncounted bool     // the listing stopped at MaxWalk entries
 	outside   []string // links leading out of the directory, left out
+	dangling  []danglingLink
 }
 
 // File is what a skill's file is, from its start: what its section shows
@@ -104,7 +105,10 @@ func (k *Skill) Instructions() (string, error) {
 // instructions may point to any file of the skill. They come in this
 // order: the files at the top of the directory, then those under
 // scripts/, references/ and assets/, then under the other folders, in
-// path order within each folder, at most MaxFiles. The directory is read
+// path order within each folder, at most MaxFiles. A top-level folder
+// that is a symbolic link comes after the others, and is not listed when
+// it leads to a folder listed already (the skill's own directory, say):
+// each file is listed once. The directory is read
 // when Files is first called, by any method, and the list is kept; none
 // of the files is opened. A folder that cannot be read has no files.
 func (k *Skill) Files() []string {
@@ -143,7 +147,8 @@ func (k *Skill) LinksOutside() []string {
 // a listed one, or one past [MaxFiles] that would be, at a clean
 // slash-separated path with no hidden part, no deeper than listing goes,
 // and not SKILL.md (read as the instructions). Opening it still goes
-// through the skill's directory (see open), so p cannot leave it.
+// through the skill's directory (see open), so p cannot leave it, nor
+// lead to SKILL.md through a link.
 func (k *Skill) readable(p string) bool {
 	k.listFiles()
 	if slices.Contains(k.files, p) {
@@ -181,7 +186,7 @@ func (k *Skill) notListed(p string) error {
 
 // ReadFile reads the file at p whole, up to MaxFileBytes: one of
 // [Skill.Files], or any other regular file of the skill's directory past
-// [MaxFiles] (not SKILL.md, nor a hidden one). On disk files are read
+// [MaxFiles] (not SKILL.md under any path, nor a hidden one). On disk files are read
 // through an [os.Root] on the skill's directory, so p cannot leave it,
 // even when a file listed is replaced by a link leading out.
 func (k *Skill) ReadFile(p string) ([]byte, error) {
@@ -235,8 +240,26 @@ func (k *Skill) open(p string) (fs.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p != FileName {
+		// A link to SKILL.md (self/SKILL.md, when self leads to the
+		// skill's directory) is not one of its files.
+		fi, err := f.Stat()
+		if err == nil {
+			if skill, serr := os.Stat(filepath.Join(k.disk, FileName)); serr == nil && os.SameFile(fi, skill) {
+				err = fmt.Errorf("%s %w", name, errSkillFile)
+			}
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
 	return f, nil
 }
+
+// errSkillFile is wrapped by opening a path of a skill on disk that is
+// its SKILL.md under another name, through a symbolic link.
+var errSkillFile = errors.New("is the skill's " + FileName + " (through a symbolic link): its instructions are shown in the skill's section, not as one of its files")
 
 // openInside opens p, a regular file at a slash-separated path in the
 // directory dir on disk, through an [os.Root] on dir; errors name it

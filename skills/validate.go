@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/unfold-dev/unfold/internal/printable"
 )
 
 // Report is what [Validate] found: the skills that keep the rules and the
@@ -83,8 +85,8 @@ func Validate(dir string) (*Report, error) {
 }
 
 // check returns the problems of a loaded skill that loading leaves to its
-// use: a SKILL.md too large to read its instructions, and links leading
-// outside its directory.
+// use: a SKILL.md too large to read its instructions, links leading
+// outside its directory, and links leading to nothing.
 func (k *Skill) check() []Problem {
 	var problems []Problem
 	f, err := k.open(FileName)
@@ -103,6 +105,10 @@ func (k *Skill) check() []Problem {
 	for _, p := range k.LinksOutside() {
 		problems = append(problems, Problem{File: filepath.Join(k.Dir, filepath.FromSlash(p)), Rule: RuleLinks,
 			Message: "a symbolic link leading outside the skill's directory: it is neither listed nor read; copy what it points to into the skill, or remove it"})
+	}
+	for _, d := range k.dangling {
+		problems = append(problems, Problem{File: filepath.Join(k.Dir, filepath.FromSlash(d.path)), Rule: RuleLinks,
+			Message: fmt.Sprintf("a symbolic link to %s, which does not exist: it is not listed; point it to a file of the skill, or remove it", "`"+printable.String(d.target)+"`")})
 	}
 	return problems
 }

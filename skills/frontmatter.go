@@ -17,6 +17,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
 )
 
 // MaxFrontMatterBytes bounds the front matter read from a SKILL.md: far
@@ -43,6 +44,7 @@ var (
 	errNoFrontMatter = errors.New("SKILL.md must start with YAML front matter: a line \"---\", the fields, and a closing \"---\"")
 	errUnclosed      = errors.New("the front matter is never closed: end it with a line \"---\" before the instructions")
 	errTooLarge      = fmt.Errorf("the front matter is not closed within %d KiB: end it with a line \"---\" after the fields", MaxFrontMatterBytes>>10)
+	errCROnly        = errors.New("SKILL.md's lines end with a carriage return alone (CR, as on classic Mac OS), which YAML front matter does not allow: save the file with LF line endings")
 )
 
 // readFrontMatter reads r up to the line that closes the front matter and
@@ -61,6 +63,9 @@ func readFrontMatter(r io.Reader, buf *[]byte) ([]byte, error) {
 	for {
 	scan:
 		for line < len(data) {
+			if !opened && crOnly(data) {
+				return nil, errCROnly
+			}
 			end := bytes.IndexByte(data[line:], '\n')
 			next := line + end + 1
 			switch {
@@ -110,6 +115,15 @@ func readFrontMatter(r io.Reader, buf *[]byte) ([]byte, error) {
 	}
 }
 
+// crOnly reports whether data, the start of a file, opens a front matter
+// with a line ended by a carriage return alone: the whole file is then one
+// line.
+func crOnly(data []byte) bool {
+	rest, ok := bytes.CutPrefix(bytes.TrimPrefix(data, bom), []byte(delimiter))
+	rest = bytes.TrimLeft(rest, " \t")
+	return ok && len(rest) >= 2 && rest[0] == '\r' && rest[1] != '\n'
+}
+
 // bom is the byte order mark that may start a UTF-8 file.
 var bom = []byte("\uFEFF")
 
@@ -129,6 +143,32 @@ func splitBody(data []byte) string {
 		}
 	}
 	return ""
+}
+
+// checkTokens returns the first token of tks that YAML reads otherwise
+// than a reader of the front matter would, with the message that says
+// so; nil when none does. A document end ("...") with more after it makes
+// YAML read nothing past it: the fields there would be neither read nor
+// checked. An explicit key ("? name", its value on the next line after
+// ":") is no field the format defines by that name.
+func checkTokens(tks token.Tokens) (*token.Token, string) {
+	for i, tk := range tks {
+		switch tk.Type {
+		case token.DocumentEndType:
+			for _, after := range tks[i+1:] {
+				if after.Type != token.CommentType {
+					return tk, `the front matter holds a YAML document end "...", which ends what YAML reads: the lines after it would not be read; remove it, and close the front matter with "---" after every field`
+				}
+			}
+		case token.MappingKeyType:
+			if i+1 < len(tks) && tks[i+1].Position.Line == tk.Position.Line && tks[i+1].Type != token.MappingValueType {
+				key := tks[i+1].Value
+				return tk, fmt.Sprintf("the key %q is written as an explicit key (\"? %s\"): write %s: VALUE on one line", key, key, key)
+			}
+			return tk, `an explicit key ("?") with no key on its line: write each field as NAME: VALUE on one line`
+		}
+	}
+	return nil, ""
 }
 
 // fields are the front matter's values as the format defines them.
@@ -192,6 +232,10 @@ func (c *checker) parseFields(yml []byte, dir string) fields {
 		c.fail(tk.Position.Line, RuleFrontMatter, "%s", msg)
 		return f
 	}
+	if tk, msg := checkTokens(tks); tk != nil {
+		c.fail(tk.Position.Line, RuleFrontMatter, "%s", msg)
+		return f
+	}
 	file, err := parser.Parse(tks, 0)
 	if err != nil {
 		line, msg := 1, err.Error()
@@ -201,6 +245,9 @@ func (c *checker) parseFields(yml []byte, dir string) fields {
 			if tk := ye.GetToken(); tk != nil && tk.Position != nil {
 				line = tk.Position.Line
 			}
+		}
+		if strings.Contains(msg, "character '\t'") {
+			msg += ": indent with spaces, not tabs"
 		}
 		c.fail(line, RuleYAML, "invalid YAML in the front matter: %s", c.fileLines(msg))
 		return f
@@ -310,6 +357,11 @@ func (c *checker) description(f *fields, seen map[string]*ast.MappingValueNode) 
 		c.fail(line, RuleDescriptionRequired, "description must be a non-empty string: what the skill does and when to use it")
 		return
 	}
+	if strings.TrimFunc(s, invisible) == "" {
+		r, _ := utf8.DecodeRuneInString(s)
+		c.fail(line, RuleDescriptionRequired, "description holds only characters that do not show (U+%04X): say what the skill does and when to use it", r)
+		return
+	}
 	if length := utf8.RuneCountInString(s); length > MaxDescriptionLength {
 		c.fail(line, RuleDescriptionLength, "description is %d characters, over the limit of %d: move detail into the instructions", length, MaxDescriptionLength)
 	}
@@ -336,6 +388,14 @@ func notInDescription(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// invisible reports whether r shows nothing: white space, a format
+// character (U+200B, a zero-width space), a character the Unicode
+// standard says to ignore when not supported (U+3164, a Hangul filler), a
+// variation selector, or the blank braille pattern.
+func invisible(r rune) bool {
+	return unicode.IsSpace(r) || unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) || r == '\u2800'
 }
 
 func (c *checker) metadata(field *ast.MappingValueNode) map[string]string {

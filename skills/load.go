@@ -219,7 +219,7 @@ func loadSkill(f Folder, dir string, buf *buffers) (*Skill, []Problem) {
 	yml, err := readFrontMatter(r, &buf.frontMatter)
 	r.Close()
 	switch {
-	case errors.Is(err, errNoFrontMatter), errors.Is(err, errTooLarge):
+	case errors.Is(err, errNoFrontMatter), errors.Is(err, errTooLarge), errors.Is(err, errCROnly):
 		return nil, []Problem{{File: file, Line: 1, Rule: RuleFrontMatter, Message: err.Error()}}
 	case errors.Is(err, errUnclosed):
 		return nil, []Problem{{File: file, Line: 1, Rule: RuleFrontMatter, Message: err.Error()}}

@@ -22,7 +22,9 @@ const (
 	// RuleFrontMatter: SKILL.md starts with a line "---", a YAML mapping
 	// follows, and a line "---" closes it within MaxFrontMatterBytes; its
 	// lists and mappings nest at most MaxNesting levels deep, and a
-	// mapping has at most MaxKeys keys.
+	// mapping has at most MaxKeys keys. Its lines end with LF or CRLF,
+	// it holds no document end ("...") with fields after it, and no
+	// explicit key ("? name").
 	RuleFrontMatter Rule = "front-matter"
 	// RuleYAML: the front matter is valid YAML, with no key given twice.
 	RuleYAML Rule = "yaml"
@@ -42,7 +44,9 @@ const (
 	RuleNameHyphens Rule = "name-hyphens"
 	// RuleNameDirectory: name is the name of the skill's directory.
 	RuleNameDirectory Rule = "name-directory"
-	// RuleDescriptionRequired: description is given, a non-empty string.
+	// RuleDescriptionRequired: description is given, a non-empty string
+	// with a character that shows (not only white space or zero-width
+	// characters).
 	RuleDescriptionRequired Rule = "description-required"
 	// RuleDescriptionLength: description is at most 1,024 characters.
 	RuleDescriptionLength Rule = "description-length"

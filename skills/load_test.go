@@ -192,6 +192,60 @@ func TestUniqueNames(t *testing.T) {
 	}
 }
 
+// TestValidateUnique validates three folders in turn, the second with a
+// skill named as one of the first's, the third with one named as the
+// second's only skill, which has a problem only Validate checks: each
+// later one is reported as loading would leave it out.
+func TestValidateUnique(t *testing.T) {
+	base := t.TempDir()
+	writeTree(t, base, map[string]string{
+		"second/pdf/SKILL.md":  "---\nname: pdf\ndescription: Another.\n---\n",
+		"second/solo/SKILL.md": "---\nname: solo\ndescription: Solo.\n---\n",
+		"third/solo/SKILL.md":  "---\nname: solo\ndescription: Solo again.\n---\n",
+	}, 0o644)
+	if err := os.Symlink("/nowhere", filepath.Join(base, "second", "solo", "gone")); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	loaded := map[string]string{}
+	var reports []*skills.Report
+	for _, dir := range []string{"testdata/valid", filepath.Join(base, "second"), filepath.Join(base, "third"), "testdata/valid"} {
+		r, err := skills.Validate(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Unique(loaded)
+		reports = append(reports, r)
+	}
+	first, _ := filepath.Abs("testdata/valid/pdf/SKILL.md")
+	for i, want := range []struct {
+		valid  []string
+		unique []string // the files reported as name-unique
+		clash  string   // in their message
+	}{
+		{[]string{"greet", "minimal", "pdf"}, nil, ""},
+		{nil, []string{filepath.Join(base, "second", "pdf", "SKILL.md")}, first},
+		{nil, []string{filepath.Join(base, "third", "solo", "SKILL.md")}, filepath.Join(base, "second", "solo", "SKILL.md")},
+		{[]string{"greet", "minimal", "pdf"}, nil, ""}, // the same files again: no clash
+	} {
+		r := reports[i]
+		var unique []string
+		for _, p := range r.Problems {
+			if p.Rule == skills.RuleUnique {
+				unique = append(unique, p.File)
+				if !strings.Contains(p.Message, want.clash) || !strings.Contains(p.Message, "would be left out") {
+					t.Errorf("report %d: got %q, want it to name %s and say this one would be left out", i, p.Message, want.clash)
+				}
+			}
+		}
+		if !slices.Equal(r.Valid, want.valid) || !slices.Equal(unique, want.unique) {
+			t.Errorf("report %d: got valid %v and name-unique problems for %v, want %v and %v", i, r.Valid, unique, want.valid, want.unique)
+		}
+	}
+	if got := reports[1].Checked(); got != 2 {
+		t.Errorf("second folder: %d checked, want 2", got)
+	}
+}
+
 // TestFolderSize bounds the directories read from one folder.
 func TestFolderSize(t *testing.T) {
 	fsys := fstest.MapFS{}

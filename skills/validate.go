@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/unfold-dev/unfold/internal/printable"
@@ -20,6 +21,15 @@ type Report struct {
 	Warnings []Problem
 
 	invalid int // skills with problems
+	// loaded are the skills that loading the folder would keep: those
+	// valid, and those whose problems only Validate checks.
+	loaded []loadedSkill
+}
+
+// loadedSkill is a skill that loading its folder would keep.
+type loadedSkill struct {
+	name, file string
+	valid      bool
 }
 
 // Checked returns how many skills were checked: the valid ones and those
@@ -74,7 +84,9 @@ func Validate(dir string) (*Report, error) {
 		if w, ok := k.instructionsSize(); ok {
 			r.Warnings = append(r.Warnings, w)
 		}
-		if ps := k.check(); len(ps) > 0 {
+		ps := k.check()
+		r.loaded = append(r.loaded, loadedSkill{k.Name, k.file, len(ps) == 0})
+		if len(ps) > 0 {
 			r.Problems = append(r.Problems, ps...)
 			r.invalid++
 			continue
@@ -82,6 +94,30 @@ func Validate(dir string) (*Report, error) {
 		r.Valid = append(r.Valid, k.Name)
 	}
 	return r, nil
+}
+
+// Unique checks the skills of r against those of the reports before it,
+// as loading their folders together would ([LoadFolders]): loaded maps
+// each name to the SKILL.md of the first skill of that name that loads
+// (a valid one, or one whose problems only [Validate] checks, which
+// loading keeps). A skill of r whose name is in loaded, from another
+// file, would be left out: it is a [RuleUnique] problem naming the skill
+// kept, and no longer valid. The others are added to loaded. `unfold
+// skills validate A B` calls it on each DIR's report in turn.
+func (r *Report) Unique(loaded map[string]string) {
+	for _, k := range r.loaded {
+		first, dup := loaded[k.name]
+		if !dup || first == k.file {
+			loaded[k.name] = k.file
+			continue
+		}
+		r.Problems = append(r.Problems, Problem{File: k.file, Rule: RuleUnique,
+			Message: fmt.Sprintf("a skill named %q is at %s already: loaded together, this one would be left out; rename one of them", k.name, first)})
+		if k.valid {
+			r.Valid = slices.DeleteFunc(r.Valid, func(n string) bool { return n == k.name })
+			r.invalid++
+		}
+	}
 }
 
 // check returns the problems of a loaded skill that loading leaves to its

@@ -20,7 +20,9 @@ exit status is 1 when there is any, 0 when every skill is valid. A warning
 (FILE: warning: message (rule)) says what the format recommends and a
 valid skill does not do: instructions over 500 lines or about 5,000
 tokens (instructions-size); a skill's section shows the first 64 KiB of
-them.
+them. With several DIRs, a valid skill whose name an earlier DIR's valid
+skill has is a problem (name-unique), as --skills A --skills B would
+leave it out.
 
 The rules: SKILL.md starts with YAML front matter between "---" lines;
 name is 1 to 64 characters of lowercase letters, digits and hyphens (not at
@@ -124,6 +126,7 @@ func runSkills(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	code := 0
+	loaded := map[string]string{} // the SKILL.md of each valid skill's name, across DIRs
 	for _, dir := range fs.Args() {
 		r, err := skills.Validate(dir)
 		if err != nil {
@@ -131,6 +134,7 @@ func runSkills(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			code = 1
 			continue
 		}
+		r.Unique(loaded)
 		for _, p := range r.Problems {
 			fmt.Fprintln(stdout, p)
 		}

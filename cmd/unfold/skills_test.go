@@ -78,6 +78,21 @@ func TestSkillsValidate(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
+	other := filepath.Join(t.TempDir(), "other")
+	if err := os.MkdirAll(filepath.Join(other, "pdf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "pdf", "SKILL.md"), []byte("---\nname: pdf\ndescription: Another.\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := filepath.Abs("../../skills/testdata/valid/pdf/SKILL.md")
+	if code := run([]string{"skills", "validate", "../../skills/testdata/valid", other}, strings.NewReader(""), &stdout, &stderr); code != 1 ||
+		!strings.Contains(stdout.String(), "valid: 3 skills checked, 3 valid\n"+filepath.Join(other, "pdf", "SKILL.md")+": a skill named \"pdf\" is at "+first+" already") ||
+		!strings.Contains(stdout.String(), "(name-unique)\n"+other+": 1 skill checked, 0 valid\n") {
+		t.Errorf("a name in two DIRs: got %d, %q, %q; want 1 and the second reported as left out", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
 	if code := run([]string{"skills", "check"}, strings.NewReader(""), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "unknown subcommand \"check\"") {
 		t.Errorf("unknown subcommand: got %d, %q", code, stderr.String())
 	}

@@ -131,7 +131,8 @@
 //
 // [NewHelp] makes a self-describing help tool: it lists what a prompt offers
 // (environments and their commands, tools, sections that can be opened) from
-// a [HelpIndex] the caller supplies, and with a query filters and recommends.
+// a [HelpIndex] the caller supplies, and with a query filters and recommends
+// (from the query's first 64 different words; a query is a few words).
 // [NewShell] runs shell commands under a [ShellPolicy]. Each command is
 // parsed (mvdan.cc/sh) and every command it would run is checked, through
 // pipelines, substitutions, functions, wrappers such as env, xargs and

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 )
 
 // HelpName is the name of the tool NewHelp returns.
@@ -63,6 +66,16 @@ type HelpOutput struct {
 // maxRecommendations bounds the recommendations one answer gives.
 const maxRecommendations = 3
 
+// maxQueryWords bounds the different words of a query that are matched: a
+// query is a few words, and one that carries a pasted text (megabytes, from
+// a model caught in a loop) must not hold the call for each word times each
+// entry. The words after them are ignored, and the answer says so.
+const maxQueryWords = 64
+
+// maxShownQuery bounds the bytes of the query quoted back, as
+// open_sections bounds a key it does not know.
+const maxShownQuery = 200
+
 const helpDescription = "List what this prompt offers: environments and how to use them, tools, and summarized sections you can open with open_sections. Give a query to filter and get recommendations."
 
 // NewHelp returns the help tool, named [HelpName]. index is called at every call, so the
@@ -72,8 +85,8 @@ func NewHelp(index func() HelpIndex) (*Tool, error) {
 	if index == nil {
 		return nil, errors.New("tools: new help: nil index function")
 	}
-	t, err := New(HelpName, helpDescription, func(_ context.Context, _ Context, in HelpInput) (HelpOutput, error) {
-		return answerHelp(index(), in.Query), nil
+	t, err := New(HelpName, helpDescription, func(ctx context.Context, _ Context, in HelpInput) (HelpOutput, error) {
+		return answerHelp(ctx, index(), in.Query)
 	})
 	if err != nil {
 		return nil, err
@@ -82,12 +95,17 @@ func NewHelp(index func() HelpIndex) (*Tool, error) {
 	return t.WithHints(Hints{ReadOnly: true, Idempotent: true}), nil
 }
 
-// answerHelp filters idx by query and ranks what matched.
-func answerHelp(idx HelpIndex, query string) HelpOutput {
+// answerHelp filters idx by query and ranks what matched. It stops with
+// ctx's error when ctx is done: an index can be long (a gateway's tools).
+func answerHelp(ctx context.Context, idx HelpIndex, query string) (HelpOutput, error) {
 	query = strings.TrimSpace(query)
-	words := queryWords(query)
+	words, used := queryWords(query)
 	if len(words) == 0 {
-		return HelpOutput{Query: query, About: idx.About, Environments: idx.Environments, Tools: idx.Tools, Sections: idx.Sections}
+		return HelpOutput{Query: shownQuery(query), About: idx.About, Environments: idx.Environments, Tools: idx.Tools, Sections: idx.Sections}, nil
+	}
+	var note string
+	if used < len(query) {
+		note = fmt.Sprintf("Only the first %d different words of the query were used; the %d bytes after them were ignored. A query is a few words, such as \"edit a file\".", maxQueryWords, len(query)-used)
 	}
 	type candidate struct {
 		score int
@@ -95,8 +113,11 @@ func answerHelp(idx HelpIndex, query string) HelpOutput {
 		rec   string
 	}
 	var cands []candidate
-	out := HelpOutput{Query: query}
+	out := HelpOutput{Query: shownQuery(query), Note: note}
 	for _, e := range idx.Environments {
+		if err := ctx.Err(); err != nil {
+			return HelpOutput{}, err
+		}
 		if s := score(words, e.Name, e.Description+" "+e.Usage+" "+e.Help); s > 0 {
 			out.Environments = append(out.Environments, e)
 			rec := fmt.Sprintf("Use the %s environment: %s", e.Name, e.Description)
@@ -107,12 +128,18 @@ func answerHelp(idx HelpIndex, query string) HelpOutput {
 		}
 	}
 	for _, t := range idx.Tools {
+		if err := ctx.Err(); err != nil {
+			return HelpOutput{}, err
+		}
 		if s := score(words, t.Name, t.Description); s > 0 {
 			out.Tools = append(out.Tools, t)
 			cands = append(cands, candidate{s, len(cands), fmt.Sprintf("Call the %s tool: %s", t.Name, firstSentence(t.Description))})
 		}
 	}
 	for _, sec := range idx.Sections {
+		if err := ctx.Err(); err != nil {
+			return HelpOutput{}, err
+		}
 		if s := score(words, sec.Key, sec.Title+" "+sec.Summary); s > 0 {
 			out.Sections = append(out.Sections, sec)
 			what := "to read it"
@@ -123,10 +150,18 @@ func answerHelp(idx HelpIndex, query string) HelpOutput {
 		}
 	}
 	if len(cands) == 0 {
-		return HelpOutput{
-			Query: query, About: idx.About, Environments: idx.Environments, Tools: idx.Tools, Sections: idx.Sections,
-			Note: fmt.Sprintf("Nothing matched %q; this is everything the prompt offers.", query),
+		shown := fmt.Sprintf("%q", out.Query)
+		if len(out.Query) < len(query) {
+			shown = fmt.Sprintf("%q (the query is %d bytes long; only its first %d are shown)", out.Query+"…", len(query), len(out.Query))
 		}
+		nothing := fmt.Sprintf("Nothing matched %s; this is everything the prompt offers.", shown)
+		if note != "" {
+			nothing += " " + note
+		}
+		return HelpOutput{
+			Query: out.Query, About: idx.About, Environments: idx.Environments, Tools: idx.Tools, Sections: idx.Sections,
+			Note: nothing,
+		}, nil
 	}
 	slices.SortStableFunc(cands, func(a, b candidate) int {
 		if a.score != b.score {
@@ -137,7 +172,13 @@ func answerHelp(idx HelpIndex, query string) HelpOutput {
 	for _, c := range cands[:min(len(cands), maxRecommendations)] {
 		out.Recommendations = append(out.Recommendations, c.rec)
 	}
-	return out
+	return out, nil
+}
+
+// shownQuery is the query as an answer quotes it: at most maxShownQuery
+// bytes, cut between characters.
+func shownQuery(query string) string {
+	return utf8cut.Prefix(query, maxShownQuery)
 }
 
 // synonyms widen a query word to the words the built-in environments and
@@ -165,18 +206,42 @@ var stopWords = map[string]bool{
 	"or": true, "with": true, "my": true, "me": true, "it": true, "on": true, "be": true,
 }
 
-// queryWords splits a query into lower-case words, without stop words.
-func queryWords(q string) []string {
-	fields := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-'
-	})
-	var out []string
-	for _, f := range fields {
-		if !stopWords[f] && !slices.Contains(out, f) {
-			out = append(out, f)
+// queryWords splits a query into lower-case words, without stop words or
+// repeats, and stops at maxQueryWords of them: used is how many bytes of q
+// were looked at (len(q) when none was left out). One pass over q, and
+// the memory is bounded by the words kept, not by the length of q.
+func queryWords(q string) (words []string, used int) {
+	seen := make(map[string]bool, maxQueryWords)
+	for i := 0; i < len(q); {
+		r, size := utf8.DecodeRuneInString(q[i:])
+		if !isQueryRune(r) {
+			i += size
+			continue
 		}
+		start := i
+		for i < len(q) {
+			r, size = utf8.DecodeRuneInString(q[i:])
+			if !isQueryRune(r) {
+				break
+			}
+			i += size
+		}
+		w := strings.ToLower(q[start:i])
+		if stopWords[w] || seen[w] {
+			continue
+		}
+		if len(words) == maxQueryWords {
+			return words, start
+		}
+		seen[w] = true
+		words = append(words, w)
 	}
-	return out
+	return words, len(q)
+}
+
+// isQueryRune reports whether r belongs to a query word.
+func isQueryRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-'
 }
 
 // score rates how well an entry matches the query words: a word in the name

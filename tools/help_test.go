@@ -3,6 +3,8 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +113,56 @@ func TestHelpAboutAndEnvironmentHelp(t *testing.T) {
 	res, _ = h.Call(context.Background(), tools.Context{}, args)
 	if out := res.Value.(tools.HelpOutput); len(out.Environments) != 1 || out.About != "" {
 		t.Errorf("query total: got %+v, want the counter and no about", out)
+	}
+}
+
+// A query that carries a long text is answered at once from its first
+// words; the answer says what was left out and quotes at most 200 bytes
+// of it.
+func TestHelpLongQuery(t *testing.T) {
+	h, _ := tools.NewHelp(func() tools.HelpIndex { return helpIndex })
+	var b strings.Builder
+	for i := range 100000 {
+		fmt.Fprintf(&b, "w%x ", i)
+	}
+	long := b.String()
+	for _, tt := range []struct{ name, query, match string }{
+		{"nothing matches", long, ""},
+		{"a word matches", "editor " + long, "editor"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args, _ := json.Marshal(tools.HelpInput{Query: tt.query})
+			res, err := h.Call(context.Background(), tools.Context{}, args)
+			if err != nil || !res.Success {
+				t.Fatalf("got %v, %+v, want success", err, res.Message)
+			}
+			out := res.Value.(tools.HelpOutput)
+			if len(out.Query) > 200 {
+				t.Errorf("query: got %d bytes back, want at most 200", len(out.Query))
+			}
+			if !strings.Contains(out.Note, "Only the first 64 different words of the query were used") {
+				t.Errorf("note: got %q, want it to say which words were used", out.Note)
+			}
+			if len(res.Message) > 4096 {
+				t.Errorf("message: got %d bytes, want at most 4096: %.300s...", len(res.Message), res.Message)
+			}
+			if tt.match == "" && !strings.Contains(out.Note, "only its first 200 are shown") {
+				t.Errorf("note: got %q, want it to say the query is cut", out.Note)
+			}
+			if tt.match != "" && (len(out.Environments) != 1 || out.Environments[0].Name != tt.match) {
+				t.Errorf("environments: got %+v, want %s alone", out.Environments, tt.match)
+			}
+		})
+	}
+}
+
+// A call whose context is done stops with the context's error.
+func TestHelpCancelled(t *testing.T) {
+	h, _ := tools.NewHelp(func() tools.HelpIndex { return helpIndex })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	args, _ := json.Marshal(tools.HelpInput{Query: "edit a file"})
+	if _, err := h.Call(ctx, tools.Context{}, args); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
 	}
 }

@@ -129,7 +129,12 @@
 // once can make the server's memory grow without bound. Cancellations and
 // the end of input are read all the while; a request cancelled while it
 // waits is answered and never runs. A request that reuses the id of one in
-// flight is refused with an invalid-request error.
+// flight is refused with an invalid-request error, and so is one whose id
+// is a number other than a whole one from -2^53 to 2^53 (7.5, 1e2, 2^64):
+// the SDK keeps number ids as int64s read through a float64, and would
+// answer it under another id (7.5 as 7, the id of another request). The
+// error carries the id as written; a cancellation naming such an id is
+// dropped.
 // [Server.Handler] serves streamable HTTP: request bodies have a size limit
 // and a read timeout ([DefaultMaxBodyBytes], [DefaultBodyTimeout]), a
 // session idle for [HTTPOptions].SessionTimeout ([DefaultSessionTimeout])
@@ -141,5 +146,7 @@
 // a call whose client closed the response stream is cancelled, and with
 // [HTTPOptions].Token every request must carry that bearer token. Request
 // bodies are read as the SDK reads them (keys matched case-sensitively),
-// so what is counted is what the SDK serves.
+// so what is counted is what the SDK serves. A POST with a number id
+// refused over stdio, or a cancellation naming one, gets 400 Bad Request
+// with the JSON-RPC error, and nothing of it is served.
 package mcp

@@ -15,6 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 )
 
 // Defaults of HTTPOptions.
@@ -160,7 +162,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	msgs := bodyMessages(body)
+	msgs, raws := bodyMessages(body)
+	if refuseChangedIDs(w, msgs, raws) {
+		return
+	}
 	if r.Header.Get(sessionHeader) == "" {
 		h.serveNew(w, r, msgs)
 		return
@@ -318,31 +323,64 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	return io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 }
 
-// bodyMessages returns the messages of a POST body: one message or a
-// batch; none when it is neither. They are decoded as the SDK decodes them
-// (keys matched case-sensitively), so that what is counted is what the
-// SDK serves.
-func bodyMessages(body []byte) []jsonrpc.Message {
+// bodyMessages returns the messages of a POST body, one message or a
+// batch, with the bytes of each; none when it is neither. They are decoded
+// as the SDK decodes them (keys matched case-sensitively), so that what is
+// counted is what the SDK serves.
+func bodyMessages(body []byte) ([]jsonrpc.Message, [][]byte) {
 	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
 		var raws []json.RawMessage
 		if json.Unmarshal(trimmed, &raws) != nil {
-			return nil
+			return nil, nil
 		}
-		var msgs []jsonrpc.Message
+		msgs := make([]jsonrpc.Message, 0, len(raws))
+		bodies := make([][]byte, 0, len(raws))
 		for _, raw := range raws {
 			m, err := jsonrpc.DecodeMessage(raw)
 			if err != nil {
-				return nil
+				return nil, nil
 			}
-			msgs = append(msgs, m)
+			msgs, bodies = append(msgs, m), append(bodies, raw)
 		}
-		return msgs
+		return msgs, bodies
 	}
 	m, err := jsonrpc.DecodeMessage(body)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return []jsonrpc.Message{m}
+	return []jsonrpc.Message{m}, [][]byte{body}
+}
+
+// refuseChangedIDs answers 400 Bad Request, with a JSON-RPC error that
+// carries the id as it was written, when a request of the POST has a
+// number id the SDK would answer under another id, or a cancellation
+// names one (see changedID); it reports whether it did. Nothing of the
+// POST is served then.
+func refuseChangedIDs(w http.ResponseWriter, msgs []jsonrpc.Message, raws [][]byte) bool {
+	for i, m := range msgs {
+		id, changed := changedID(m, raws[i])
+		if !changed {
+			continue
+		}
+		message := changedIDMessage(id)
+		if req, _ := m.(*jsonrpc.Request); !req.IsCall() {
+			message = fmt.Sprintf("invalid request: notifications/cancelled names request %s, an id no request here can have (see the error for such a request)", utf8cut.Prefix(string(id), maxShownID))
+			id = nil
+		}
+		if len(msgs) > 1 {
+			message += "; nothing of the batch was served"
+		}
+		data, err := json.Marshal(errorResponse(id, jsonrpc.CodeInvalidRequest, message))
+		if err != nil {
+			http.Error(w, message, http.StatusBadRequest)
+			return true
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(data)
+		return true
+	}
+	return false
 }
 
 // callIDs returns the ids of the requests among msgs.

@@ -43,7 +43,10 @@ const DefaultMaxFrameBytes = 16 << 20
 // subscriptions/listen requests, answered only when cancelled, are not
 // counted and never wait: at most 16 may be open, and one more is refused
 // at once. A request whose id is that of a request in flight is answered
-// with an invalid-request error (the SDK would drop it unanswered).
+// with an invalid-request error (the SDK would drop it unanswered), and
+// so is one whose id is a number other than a whole one from -2^53 to
+// 2^53, which the SDK would answer under another id (7.5 as 7); the error
+// carries the id as written. A cancellation naming such an id is dropped.
 type StdioTransport struct {
 	Reader io.ReadCloser
 	Writer io.WriteCloser
@@ -211,6 +214,13 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.rejectLine(f.line, err)
 			continue
 		}
+		if id, changed := changedID(msg, f.line); changed {
+			if req, _ := msg.(*jsonrpc.Request); req.IsCall() {
+				c.reject(id, jsonrpc.CodeInvalidRequest, changedIDMessage(id))
+			}
+			// A cancellation naming such an id names no request here.
+			continue
+		}
 		req, ok := msg.(*jsonrpc.Request)
 		if !ok {
 			return msg, nil
@@ -350,13 +360,19 @@ func (c *stdioConn) rejectLine(line []byte, err error) {
 // stops, reporting whether it is one JSON object; id is its top-level
 // "id" when that is one a response may echo, else nil.
 func scanID(line []byte) (id json.RawMessage, ok bool) {
+	return scanKey(line, "id")
+}
+
+// scanKey is scanID for the top-level key: its value when that is a
+// string or a number (the last one, should the key be given twice).
+func scanKey(line []byte, key string) (id json.RawMessage, ok bool) {
 	d := json.NewDecoder(bytes.NewReader(line))
 	d.UseNumber()
 	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
 		return nil, false
 	}
 	for d.More() {
-		key, err := d.Token()
+		k, err := d.Token()
 		if err != nil {
 			return nil, false
 		}
@@ -364,7 +380,7 @@ func scanID(line []byte) (id json.RawMessage, ok bool) {
 		if err != nil {
 			return nil, false
 		}
-		if key != "id" {
+		if k != key {
 			continue
 		}
 		switch v := first.(type) {
@@ -429,23 +445,31 @@ func validID(raw json.RawMessage) bool {
 
 // reject writes an error response with id (null when nil).
 func (c *stdioConn) reject(id json.RawMessage, code int, message string) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	resp := struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id}
-	resp.Error.Code, resp.Error.Message = code, message
-	data, err := json.Marshal(resp)
+	data, err := json.Marshal(errorResponse(id, code, message))
 	if err != nil {
 		return
 	}
 	_ = c.write(append(data, '\n'), nil)
+}
+
+// rpcError is a JSON-RPC error response whose id is written as it came.
+type rpcError struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// errorResponse is the error response to id (null when nil).
+func errorResponse(id json.RawMessage, code int, message string) rpcError {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	resp := rpcError{JSONRPC: "2.0", ID: id}
+	resp.Error.Code, resp.Error.Message = code, message
+	return resp
 }
 
 // Write implements sdk.Connection. A response makes room for the next

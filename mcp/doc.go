@@ -62,10 +62,14 @@
 // Each environment's screen is the resource unfold://screen/<name>, read live.
 // A client may subscribe to a screen (resources/subscribe, or
 // subscriptions/listen in the protocol of 2026-07-28): after every call,
-// and every [Options].ScreenPoll for changes no call made (a background
-// job's output), a subscribed screen whose content changed is announced
-// once with notifications/resources/updated (every [DefaultScreenPoll] by
-// default). Other resources refuse a subscription. Reads, polls and tool
+// and every [Options].ScreenPoll for changes no call made (an interactive
+// program that exited, a command still running past its soft limit), a
+// subscribed screen whose content changed is announced once with
+// notifications/resources/updated (every [DefaultScreenPoll] by default).
+// A screen changes without a call only where its environment shows what
+// happens between calls: bash lists its background jobs as of its last
+// command, so a job that ends or prints shows, and is announced, with the
+// next command. Other resources refuse a subscription. Reads, polls and tool
 // descriptions draw previews ([orchestrator.Orchestrator.Preview]): only
 // the screen an environment's tool returns with its command counts as
 // shown to the model, so an edit based on lines the model never saw is

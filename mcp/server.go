@@ -37,8 +37,9 @@ type Options struct {
 	// built with (its build information), "devel" when there is none.
 	Name, Version string
 	// ScreenPoll is how often the screens a client subscribed to are
-	// checked for changes no call made, such as a background job's
-	// output: 0 means DefaultScreenPoll, a negative value after calls
+	// checked for changes no call made, such as an interactive program
+	// that exited (bash's background jobs show at its next command, not
+	// here): 0 means DefaultScreenPoll, a negative value after calls
 	// only.
 	ScreenPoll time.Duration
 	// Logger receives what goes wrong outside any request, such as a prompt

@@ -17,9 +17,10 @@ import (
 const DefaultScreenPoll = time.Second
 
 // watch follows the screens a client subscribed to (resources/subscribe):
-// after every call, and every poll interval for changes no call made (a
-// background job that ends, output that arrives), a screen whose content
-// changed is announced with notifications/resources/updated.
+// after every call, and every poll interval for changes no call made (an
+// interactive program that exits; bash's background jobs show only at its
+// next command), a screen whose content changed is announced with
+// notifications/resources/updated.
 type watch struct {
 	poll time.Duration // <= 0: after calls only
 	seed maphash.Seed

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -298,22 +299,26 @@ func TestUnfinishedReplyTextActions(t *testing.T) {
 // a second empty reply in a row ends the run with ErrEmptyReply.
 func TestEmptyReplyNotAnAnswer(t *testing.T) {
 	for _, api := range scriptedAPIs {
-		t.Run(api.name+"/told once", func(t *testing.T) {
-			p, deployed := deployPrompt()
-			m, violations := api.start(t, scripted.Calls(scripted.Call{ID: "c1", Name: "deploy", Args: `{"target":"staging"}`}),
-				scripted.Text(""), scripted.Text("deployed to staging"))
-			res, err, _ := runRecorded(t, m, p, "deploy to staging")
-			if v := violations(); len(v) > 0 {
-				t.Fatalf("violations: %v", v)
-			}
-			if err != nil || res.Answer != "deployed to staging" || res.Steps != 3 || len(deployed()) != 1 {
-				t.Fatalf("got %+v, %v, deployed %v, want the answer after 3 steps, one deploy", res, err, deployed())
-			}
-			told := res.Messages[len(res.Messages)-2]
-			if told.Role != agent.RoleUser || !strings.HasPrefix(told.Content, "Your reply was empty") {
-				t.Errorf("after the empty reply: got %+v, want the model told", told)
-			}
-		})
+		// No content at all, and a text block of only white space as
+		// Claude sends it, which the Messages API refuses to get back.
+		for _, empty := range []string{"", "\n\n", " "} {
+			t.Run(fmt.Sprintf("%s/told once/%q", api.name, empty), func(t *testing.T) {
+				p, deployed := deployPrompt()
+				m, violations := api.start(t, scripted.Calls(scripted.Call{ID: "c1", Name: "deploy", Args: `{"target":"staging"}`}),
+					scripted.Text(empty), scripted.Text("deployed to staging"))
+				res, err, _ := runRecorded(t, m, p, "deploy to staging")
+				if v := violations(); len(v) > 0 {
+					t.Fatalf("violations: %v", v)
+				}
+				if err != nil || res.Answer != "deployed to staging" || res.Steps != 3 || len(deployed()) != 1 {
+					t.Fatalf("got %+v, %v, deployed %v, want the answer after 3 steps, one deploy", res, err, deployed())
+				}
+				told := res.Messages[len(res.Messages)-2]
+				if told.Role != agent.RoleUser || !strings.HasPrefix(told.Content, "Your reply was empty") {
+					t.Errorf("after the empty reply: got %+v, want the model told", told)
+				}
+			})
+		}
 		t.Run(api.name+"/twice in a row", func(t *testing.T) {
 			p, _ := deployPrompt()
 			m, violations := api.start(t, scripted.Text(""), scripted.Text(" \n"), scripted.Text("not asked for"))

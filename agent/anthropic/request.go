@@ -188,8 +188,9 @@ func appendBlock(turns []turn, role string, b sdk.ContentBlockParamUnion) []turn
 }
 
 // assistantBlocks is an assistant message as content blocks: a reply of
-// this API as it came, else its text (unless only white space) and its
-// tool calls, their IDs mapped by ids.
+// this API as it came but for text blocks of only white space, else its
+// text (unless only white space) and its tool calls, their IDs mapped by
+// ids.
 func assistantBlocks(m agent.Message, ids *toolIDs) ([]sdk.ContentBlockParamUnion, error) {
 	if m.Native != nil && m.Native.API == NativeMessages {
 		for _, tc := range m.ToolCalls {
@@ -201,8 +202,13 @@ func assistantBlocks(m agent.Message, ids *toolIDs) ([]sdk.ContentBlockParamUnio
 		}
 		out := make([]sdk.ContentBlockParamUnion, 0, len(raws))
 		for _, r := range raws {
+			if blankText(r) {
+				continue
+			}
 			out = append(out, param.Override[sdk.ContentBlockParamUnion](r))
 		}
+		// With no block left the reply is no turn at all: the user turns
+		// around it join, as for a reply with no content.
 		return out, nil
 	}
 	var out []sdk.ContentBlockParamUnion
@@ -222,6 +228,18 @@ func assistantBlocks(m agent.Message, ids *toolIDs) ([]sdk.ContentBlockParamUnio
 		out = append(out, sdk.NewTextBlock("(no reply)"))
 	}
 	return out, nil
+}
+
+// blankText reports whether the content block raw is a text block that is
+// empty or only white space. Claude sends such a block as its whole reply
+// at times ("\n\n" after tool results); the API refuses it when it comes
+// back ("text content blocks must contain non-whitespace text").
+func blankText(raw json.RawMessage) bool {
+	var b struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	return json.Unmarshal(raw, &b) == nil && b.Type == "text" && strings.TrimSpace(b.Text) == ""
 }
 
 // markLast puts a cache breakpoint on the last of blocks.

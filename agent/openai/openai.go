@@ -301,11 +301,12 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 // the whole name again in every chunk (MiniMax through NVIDIA NIM,
 // Fireworks, Kimi), some leave out the index and send parallel calls one
 // to a chunk (Gemini's OpenAI-compatible endpoint), some count indices
-// from 1. A call is found by its index, unless it carries an ID other
-// than the call's there; then by its ID; a delta with neither is the
-// last call's. A new index or ID starts a call in the next slot. place rewrites each delta's index to its slot
-// and drops a name equal to the call's name so far, before the
-// accumulator sees them.
+// from 1. A call is found by its index, unless it carries both a name
+// and an ID other than the call's there (some servers send every call at
+// index 0); then by its ID; a delta with neither is the last call's. A
+// new index or ID starts a call in the next slot. place rewrites each
+// delta's index to its slot and its ID to the call's first, and drops a
+// name equal to the call's name so far, before the accumulator sees them.
 type callSlots struct {
 	ids, names []string      // each slot's call ID and name so far
 	byIndex    map[int64]int // the server's index to its latest slot
@@ -319,7 +320,10 @@ func (c *callSlots) place(deltas []sdk.ChatCompletionChunkChoiceDeltaToolCall) e
 		slot := -1
 		k, known := c.byIndex[tc.Index]
 		switch {
-		case hasIndex && known && (tc.ID == "" || c.ids[k] == "" || c.ids[k] == tc.ID):
+		case hasIndex && known && (tc.ID == "" || c.ids[k] == "" || c.ids[k] == tc.ID || tc.Function.Name == ""):
+			// A new ID with no name continues the call: some servers
+			// change the ID after the first chunk (Poolside) or in every
+			// chunk (mlx-openai-server), and the index is OpenAI's key.
 			slot = k
 		case hasIndex && !known:
 			// A new index is a new call, whatever its ID: two calls of
@@ -346,6 +350,7 @@ func (c *callSlots) place(deltas []sdk.ChatCompletionChunkChoiceDeltaToolCall) e
 		if c.ids[slot] == "" {
 			c.ids[slot] = tc.ID
 		}
+		tc.ID = c.ids[slot] // the call keeps its first ID
 		if tc.Function.Name != "" && tc.Function.Name == c.names[slot] {
 			tc.Function.Name = "" // sent whole again
 		}

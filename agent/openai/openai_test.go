@@ -308,7 +308,8 @@ func TestStreamedUsageNotSummed(t *testing.T) {
 // joined, parallel calls sent one to a chunk without an index (Gemini's
 // OpenAI-compatible endpoint) stay apart, indices counted from 1 or
 // Bedrock's -1 make no empty call, and a new ID at an index already used
-// starts a call of its own.
+// starts a call of its own when it carries a name; without one (Poolside,
+// mlx-openai-server) it continues the call there.
 func TestStreamedToolCallShapes(t *testing.T) {
 	chunk := func(delta string) string {
 		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
@@ -335,6 +336,11 @@ func TestStreamedToolCallShapes(t *testing.T) {
 		{"every call at index 0", chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"a1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"echo one\"}"}}]}`) +
 			chunk(`{"tool_calls":[{"index":0,"id":"a2","type":"function","function":{"name":"bash","arguments":"{\"command\":"}}]}`) +
 			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"echo two\"}"}}]}`), two},
+		{"another ID after the first chunk", chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"a1","type":"function","function":{"name":"bash","arguments":""}}]}`) +
+			chunk(`{"tool_calls":[{"index":0,"id":"b1","type":"function","function":{"arguments":"{\"command\":"}}]}`) +
+			chunk(`{"tool_calls":[{"index":0,"id":"b1","type":"function","function":{"arguments":"\"ls\"}"}}]}`), one},
+		{"a new ID in every chunk", chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"a1","type":"function","function":{"name":"bash","arguments":"{\"command\":"}}]}`) +
+			chunk(`{"tool_calls":[{"index":0,"id":"a2","type":"function","function":{"arguments":"\"ls\"}"}}]}`), one},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

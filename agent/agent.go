@@ -51,6 +51,18 @@ var ErrEmptyReply = errors.New("agent: the model's reply was empty")
 // ErrContextWindow) holds.
 var ErrContextWindow = errors.New("agent: the conversation is longer than the model's context window")
 
+// ErrOutputLimit is matched by the error of a run whose request the
+// model's API refused because the output limit it asked for, with the
+// conversation, does not fit the model's context window: a message that
+// names the limit (vLLM's "'max_tokens' or 'max_completion_tokens' is too
+// large", OpenAI's "... in the completion", the Messages API's "input
+// length and `max_tokens` exceed context limit"). Such a refusal can come
+// on a run's first request; a smaller output limit is the fix, or, when
+// the conversation alone is near the window, a new run. A [Model]
+// reports it with an error for which errors.Is(err, ErrOutputLimit)
+// holds, and not [ErrContextWindow].
+var ErrOutputLimit = errors.New("agent: the output limit and the conversation do not fit the model's context window")
+
 // ActionMode says how the model acts; [ParseActionMode] reads one by name.
 type ActionMode int
 

@@ -24,8 +24,10 @@ func responseFailed(err string) string {
 // TestContextWindow: a request the API refuses because the conversation
 // outgrew the model's context window, in each API's own words, ends the
 // run with ErrContextWindow, the server's message, and what to do
-// instead of a resume that sends the same conversation again. Other
-// refusals of a request are not taken for it.
+// instead of a resume that sends the same conversation again. A refusal
+// that names the output limit asked for (max_tokens) ends it with
+// ErrOutputLimit, which says to ask for fewer output tokens. Other
+// refusals of a request are taken for neither.
 func TestContextWindow(t *testing.T) {
 	const (
 		openaiTooLong    = `{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
@@ -36,6 +38,8 @@ func TestContextWindow(t *testing.T) {
 		anthropicLarge   = `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`
 		anthropicOther   = `{"type":"error","error":{"type":"invalid_request_error","message":"messages.1.content: Input should be a valid list"}}`
 		llamaCpp         = `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}`
+		vllmMaxTokens    = `{"error":{"message":"'max_tokens' or 'max_completion_tokens' is too large: 40000. This model's maximum context length is 32768 tokens and your request has 412 input tokens (40000 > 32768 - 412). None","type":"BadRequestError","param":null,"code":400}}`
+		openaiCompletion = `{"error":{"message":"This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (1000 in the messages, 8000 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
 	)
 	jsonReply := func(status int, body string) scripted.Reply {
 		return scripted.Reply{Status: status, RawType: "application/json", Raw: body}
@@ -43,20 +47,22 @@ func TestContextWindow(t *testing.T) {
 	tests := []struct {
 		api, name string
 		reply     scripted.Reply
-		window    bool
+		want      error  // ErrContextWindow, ErrOutputLimit or nil
 		message   string // of the server, in the error
 	}{
-		{"chat completions", "context_length_exceeded", jsonReply(400, openaiTooLong), true, "maximum context length is 128000 tokens"},
-		{"chat completions", "llama.cpp", jsonReply(400, llamaCpp), true, "exceeds the available context size"},
-		{"chat completions", "413", jsonReply(413, `{"error":{"message":"request entity too large"}}`), true, "request entity too large"},
-		{"chat completions", "another 400", jsonReply(400, openaiOther), false, "string too long"},
-		{"responses", "context_length_exceeded", jsonReply(400, responsesTooLong), true, "exceeds the context window of this model"},
-		{"responses", "in the stream", scripted.Reply{RawType: "text/event-stream", Raw: responseFailed(`{"code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}`)}, true, "context_length_exceeded: Your input exceeds"},
-		{"responses", "another failure in the stream", scripted.Reply{RawType: "text/event-stream", Raw: responseFailed(`{"code":"invalid_prompt","message":"Invalid prompt."}`)}, false, "invalid_prompt: Invalid prompt."},
-		{"messages", "prompt is too long", jsonReply(400, anthropicTooLong), true, "prompt is too long: 210000 tokens > 200000 maximum"},
-		{"messages", "input and max_tokens", jsonReply(400, anthropicInput), true, "exceed context limit: 188240 + 21333 > 200000"},
-		{"messages", "413", jsonReply(413, anthropicLarge), true, "Request exceeds the maximum allowed number of bytes"},
-		{"messages", "another 400", jsonReply(400, anthropicOther), false, "Input should be a valid list"},
+		{"chat completions", "context_length_exceeded", jsonReply(400, openaiTooLong), agent.ErrContextWindow, "maximum context length is 128000 tokens"},
+		{"chat completions", "llama.cpp", jsonReply(400, llamaCpp), agent.ErrContextWindow, "exceeds the available context size"},
+		{"chat completions", "413", jsonReply(413, `{"error":{"message":"request entity too large"}}`), agent.ErrContextWindow, "request entity too large"},
+		{"chat completions", "another 400", jsonReply(400, openaiOther), nil, "string too long"},
+		{"chat completions", "vLLM's max_tokens too large", jsonReply(400, vllmMaxTokens), agent.ErrOutputLimit, "'max_tokens' or 'max_completion_tokens' is too large: 40000"},
+		{"chat completions", "in the completion", jsonReply(400, openaiCompletion), agent.ErrOutputLimit, "(1000 in the messages, 8000 in the completion)"},
+		{"responses", "context_length_exceeded", jsonReply(400, responsesTooLong), agent.ErrContextWindow, "exceeds the context window of this model"},
+		{"responses", "in the stream", scripted.Reply{RawType: "text/event-stream", Raw: responseFailed(`{"code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}`)}, agent.ErrContextWindow, "context_length_exceeded: Your input exceeds"},
+		{"responses", "another failure in the stream", scripted.Reply{RawType: "text/event-stream", Raw: responseFailed(`{"code":"invalid_prompt","message":"Invalid prompt."}`)}, nil, "invalid_prompt: Invalid prompt."},
+		{"messages", "prompt is too long", jsonReply(400, anthropicTooLong), agent.ErrContextWindow, "prompt is too long: 210000 tokens > 200000 maximum"},
+		{"messages", "input and max_tokens", jsonReply(400, anthropicInput), agent.ErrOutputLimit, "exceed context limit: 188240 + 21333 > 200000"},
+		{"messages", "413", jsonReply(413, anthropicLarge), agent.ErrContextWindow, "Request exceeds the maximum allowed number of bytes"},
+		{"messages", "another 400", jsonReply(400, anthropicOther), nil, "Input should be a valid list"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.api+"/"+tt.name, func(t *testing.T) {
@@ -83,13 +89,19 @@ func TestContextWindow(t *testing.T) {
 			if tt.reply.Status != 0 && !errors.As(err, &openaiErr) && !errors.As(err, &anthropicErr) {
 				t.Errorf("got %T, want the adapter's *StatusError in the chain", errors.Unwrap(err))
 			}
-			if got := errors.Is(err, agent.ErrContextWindow); got != tt.window {
-				t.Fatalf("errors.Is(%v, ErrContextWindow): got %v, want %v", err, got, tt.window)
+			for _, sentinel := range []error{agent.ErrContextWindow, agent.ErrOutputLimit} {
+				if got := errors.Is(err, sentinel); got != (sentinel == tt.want) {
+					t.Fatalf("errors.Is(%v, %v): got %v, want %v", err, sentinel, got, !got)
+				}
 			}
-			if !tt.window {
+			wants := []string{"agent: the conversation is longer than the model's context window (", "resuming this conversation sends it again; start a new run"}
+			switch tt.want {
+			case nil:
 				return
+			case agent.ErrOutputLimit:
+				wants = []string{"agent: the output limit and the conversation do not fit the model's context window (", "ask for fewer output tokens (the model's max tokens option)"}
 			}
-			for _, want := range []string{"agent: the conversation is longer than the model's context window (", "resuming this conversation sends it again; start a new run"} {
+			for _, want := range wants {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("got %q, want %q in it", err, want)
 				}

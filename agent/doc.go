@@ -23,7 +23,8 @@
 // Each request carries the whole conversation: nothing is dropped or
 // summarized. A conversation that outgrows the model's context window
 // ends the run with [ErrContextWindow], which says what to do; resuming
-// it would send it again.
+// it would send it again. A refusal that names the output limit asked
+// for ends it with [ErrOutputLimit].
 //
 // # How a reply ends
 //

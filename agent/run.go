@@ -405,6 +405,9 @@ func (r *run) complete(withTools bool) (Response, error) {
 		if ctxErr := r.ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 			return resp, fmt.Errorf("agent: model: %w: %w", ctxErr, err)
 		}
+		if errors.Is(err, ErrOutputLimit) {
+			return resp, fmt.Errorf("%w (%w): ask for fewer output tokens (the model's max tokens option); if the conversation alone is near the window, start a new run", ErrOutputLimit, err)
+		}
 		if errors.Is(err, ErrContextWindow) {
 			return resp, fmt.Errorf("%w (%w): resuming this conversation sends it again; start a new run, with a smaller budget for the system message or a task that reads fewer or smaller tool results", ErrContextWindow, err)
 		}

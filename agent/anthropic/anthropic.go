@@ -207,21 +207,25 @@ func (e *StatusError) Error() string {
 // Is reports whether the error is the API refusing the request for its
 // size, [agent.ErrContextWindow]: a 400 invalid_request_error saying the
 // prompt is too long ("prompt is too long: 210000 tokens > 200000
-// maximum"; "input length and `max_tokens` exceed context limit" from
-// earlier models), or 413 request_too_large (a body past the API's
-// limit).
+// maximum"), or 413 request_too_large (a body past the API's limit); or
+// for the output limit asked for with it, [agent.ErrOutputLimit]: "input
+// length and `max_tokens` exceed context limit: 188240 + 21333 > 200000"
+// from earlier models.
 func (e *StatusError) Is(target error) bool {
-	if target != agent.ErrContextWindow {
+	if target != agent.ErrContextWindow && target != agent.ErrOutputLimit {
 		return false
 	}
 	switch {
 	case e.StatusCode == http.StatusRequestEntityTooLarge || e.Type == "request_too_large":
-		return true
+		return target == agent.ErrContextWindow
 	case e.StatusCode != http.StatusBadRequest || e.Type != "invalid_request_error":
 		return false
 	}
 	msg := strings.ToLower(e.Message)
-	return strings.Contains(msg, "prompt is too long") || strings.Contains(msg, "exceed context limit")
+	if target == agent.ErrOutputLimit {
+		return strings.Contains(msg, "exceed context limit")
+	}
+	return strings.Contains(msg, "prompt is too long")
 }
 
 func statusText(code int) string {

@@ -51,7 +51,8 @@
 // message), or names the reply that could not be used, the timeout, or
 // the endpoint that could not be reached. A 400 saying the prompt is too
 // long, or a 413, is one for which errors.Is(err,
-// [agent.ErrContextWindow]) holds.
+// [agent.ErrContextWindow]) holds; one saying the input and max_tokens
+// exceed the context limit, [agent.ErrOutputLimit].
 //
 // A reply keeps its content blocks, thinking included, as [agent.Native]
 // data under the API name [NativeMessages], and goes back to the API as

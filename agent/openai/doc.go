@@ -54,7 +54,9 @@
 // its size (code context_length_exceeded, as a status or in a
 // response.failed event; llama.cpp's exceed_context_size_error; vLLM's
 // "maximum context length is" message; 413) is an error for which
-// errors.Is(err, [agent.ErrContextWindow]) holds.
+// errors.Is(err, [agent.ErrContextWindow]) holds; when its message names
+// the output limit (max_tokens, max_completion_tokens, "in the
+// completion"), [agent.ErrOutputLimit] instead.
 //
 // A Responses reply keeps its output items, reasoning items included, as
 // [agent.Native] data under the API name [NativeResponses], and goes back

@@ -63,13 +63,23 @@ type StatusError struct {
 	// InStream says what the error that opened the stream was, such as
 	// "overloaded"; "" for an error status.
 	InStream string
-	// window: the endpoint refused the request for its size (tooLong).
-	window bool
+	// window: the endpoint refused the request for its size (tooLong);
+	// output: for the output limit it asked for (namesOutput).
+	window, output bool
 }
 
 // Is reports whether the error is the endpoint refusing the request for
-// its size, [agent.ErrContextWindow].
-func (e *StatusError) Is(target error) bool { return target == agent.ErrContextWindow && e.window }
+// its size, [agent.ErrContextWindow], or for the output limit asked for
+// with it, [agent.ErrOutputLimit].
+func (e *StatusError) Is(target error) bool {
+	switch target {
+	case agent.ErrContextWindow:
+		return e.window && !e.output
+	case agent.ErrOutputLimit:
+		return e.window && e.output
+	}
+	return false
+}
 
 func (e *StatusError) Error() string {
 	msg := e.Message
@@ -148,7 +158,7 @@ func (c *Client) failure(ctx context.Context, call *transport.Call, err error) e
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) && ctx.Err() == nil {
-		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "chat completions", InStream: call.Last().InStream, window: tooLong(apiErr)}
+		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "chat completions", InStream: call.Last().InStream, window: tooLong(apiErr), output: namesOutput(apiErr.Message)}
 	}
 	return transport.Failure(ctx, "openai: chat completions", c.opts.BaseURL, c.opts.Timeout, call, err)
 }
@@ -170,6 +180,15 @@ func tooLong(err *sdk.Error) bool {
 	}
 	return err.Code == contextLengthExceeded || err.Type == "exceed_context_size_error" ||
 		strings.Contains(strings.ToLower(err.Message), "maximum context length is")
+}
+
+// namesOutput reports whether a refusal for the request's size names the
+// output limit asked for: vLLM's "'max_tokens' or 'max_completion_tokens'
+// is too large: 40000", OpenAI's "you requested 9000 tokens (1000 in the
+// messages, 8000 in the completion)".
+func namesOutput(msg string) bool {
+	msg = strings.ToLower(msg)
+	return strings.Contains(msg, "max_tokens") || strings.Contains(msg, "max_completion_tokens") || strings.Contains(msg, "in the completion")
 }
 
 // refusesStream reports whether err is an endpoint saying it does not

@@ -85,7 +85,7 @@ func (c *Responses) failure(ctx context.Context, call *transport.Call, err error
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) && ctx.Err() == nil {
-		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "responses", InStream: call.Last().InStream, window: tooLong(apiErr)}
+		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "responses", InStream: call.Last().InStream, window: tooLong(apiErr), output: namesOutput(apiErr.Message)}
 	}
 	return transport.Failure(ctx, "openai: responses", c.opts.BaseURL, c.opts.Timeout, call, err)
 }

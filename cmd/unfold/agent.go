@@ -364,8 +364,12 @@ func outputLimitHint(err error, chat bool) string {
 }
 
 // contextWindowHint names the flags for a run whose conversation
-// outgrew the model's context window: --resume sends it again.
+// outgrew the model's context window: --resume sends it again. For a
+// refusal of the output limit asked for, it names --max-tokens.
 func contextWindowHint(err error) string {
+	if errors.Is(err, agent.ErrOutputLimit) {
+		return " (--max-tokens N asks for fewer output tokens)"
+	}
 	if !errors.Is(err, agent.ErrContextWindow) {
 		return ""
 	}

@@ -432,6 +432,26 @@ func TestAgentContextWindow(t *testing.T) {
 	}
 }
 
+// TestAgentContextWindowOutputLimit: a refusal that names the output
+// limit asked for (vLLM's, on the first request) says to ask for fewer
+// output tokens with --max-tokens, not to bound the system message.
+func TestAgentContextWindowOutputLimit(t *testing.T) {
+	url, requests := scriptedEndpoint(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error":{"message":"'max_tokens' or 'max_completion_tokens' is too large: 40000. This model's maximum context length is 32768 tokens and your request has 412 input tokens (40000 > 32768 - 412). None","type":"BadRequestError","param":null,"code":400}}`)
+	})
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"agent", "go", "--project", t.TempDir(), "--base-url", url, "--model", "m", "--builtins", "none", "--max-tokens", "40000"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 1 || requests() != 1 {
+		t.Errorf("exit %d after %d requests; want 1 after 1; stderr:\n%s", code, requests(), stderr.String())
+	}
+	want := "unfold agent: agent: the output limit and the conversation do not fit the model's context window (openai: chat completions: 400 Bad Request: 'max_tokens' or 'max_completion_tokens' is too large: 40000. This model's maximum context length is 32768 tokens and your request has 412 input tokens (40000 > 32768 - 412). None): ask for fewer output tokens (the model's max tokens option); if the conversation alone is near the window, start a new run (--max-tokens N asks for fewer output tokens)\n"
+	if !strings.HasSuffix(stderr.String(), want) {
+		t.Errorf("stderr: got\n%s\nwant it to end with\n%s", stderr.String(), want)
+	}
+}
+
 // TestAgentNoKeyRefused: an endpoint that refuses a request made without
 // a key (401 or 403) gets the variable to set named after its message; a
 // local endpoint needs no key, and a refusal with a key set names none.

@@ -84,9 +84,9 @@
 //
 // The configured headers go only to the server's origin (its scheme, host
 // and port, or its host over https): a redirect to another origin is
-// followed without them. An answer's body, unless it is an event stream,
-// is read up to [MaxResponseBytes]; a longer one fails the request with
-// an error naming the server.
+// followed without them. An answer's body is read up to
+// [MaxResponseBytes], and so is each event of an event stream; a longer
+// one fails the request with an error naming the server and the bound.
 //
 // # Stopping
 //

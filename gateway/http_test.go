@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -367,5 +368,73 @@ func TestTaskOnlyInEventStreams(t *testing.T) {
 				t.Errorf("got tools %v and TaskOnly %v (%v), want quick offered and slowjob as a task only", names, m.TaskOnly, u.Err())
 			}
 		})
+	}
+}
+
+// TestHTTPEventBounded: a call answered by one event of an event stream
+// far past MaxResponseBytes fails with an error that names the server and
+// the bound, and the event is not held whole: the memory the client
+// takes stays far below the event's size.
+func TestHTTPEventBounded(t *testing.T) {
+	const chunk, chunks = 1 << 20, 256
+	u := newUpstream(t)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return u.srv }, nil)
+	var sent atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, `event: message`+"\n"+`data: {"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, msg.ID)
+		x := bytes.Repeat([]byte("x"), chunk)
+		for range chunks {
+			n, err := w.Write(x)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+		fmt.Fprint(w, `"}]}}`+"\n\n")
+	}))
+	t.Cleanup(hs.Close)
+	g := newGateway(t, gateway.Options{}, gateway.ServerConfig{Name: "web", URL: hs.URL, Timeout: 60 * time.Second})
+	up, _ := g.Upstream("web")
+	if err := up.Err(); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res, err := up.CallTool(t.Context(), "echo", json.RawMessage(`{"message":"hi"}`))
+	runtime.ReadMemStats(&after)
+	want := "an event of its answer is over the 16 MiB unfold reads in one event"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "MCP server web: call echo:") {
+		t.Errorf("got %v, %v; want an error naming the server and %q", res, err, want)
+	}
+	// Held whole, the event takes at least its 256 MiB; cut at the 16 MiB
+	// bound, about 100 MiB are allocated over the call (the line grows by
+	// a quarter at a time up to the bound).
+	if grew := (after.TotalAlloc - before.TotalAlloc) >> 20; grew >= chunks*chunk>>20*3/4 {
+		t.Errorf("the call allocated %d MiB for an event of %d MiB: the event was not cut at the bound", grew, chunks*chunk>>20)
+	}
+	g.Close()  // ends the session's streams, which hs.Close waits for
+	hs.Close() // waits for the handler, so that sent is final
+	if got := sent.Load(); got >= chunks*chunk {
+		t.Errorf("the server sent its whole event (%d bytes): the client read past the bound", got)
 	}
 }

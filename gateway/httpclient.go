@@ -9,8 +9,9 @@ import (
 )
 
 // MaxResponseBytes bounds the body of one HTTP answer of an upstream
-// server that is not an event stream (whose events the SDK bounds one by
-// one): the SDK reads such a body whole into memory.
+// server that is not an event stream, which the SDK reads whole into
+// memory, and each event of one that is: the SDK holds an event whole
+// until it ends.
 const MaxResponseBytes = 16 << 20
 
 // httpClient is the client of a streamable HTTP server at endpoint: it

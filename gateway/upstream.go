@@ -280,7 +280,9 @@ func (u *Upstream) transport(ctx context.Context) (sdk.Transport, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &sdk.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client}, nil
+		// MaxEventSize is set: the SDK's 0 turns its bound off, whatever
+		// its doc says.
+		return &sdk.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: client, MaxEventSize: MaxResponseBytes}, nil
 	}
 	return nil, errors.New("no command or url")
 }
@@ -469,8 +471,11 @@ func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessa
 		}
 		return nil, u.cfg.maskErr(err)
 	}
-	if strings.Contains(err.Error(), frameTooLarge) {
+	switch msg := err.Error(); {
+	case strings.Contains(msg, frameTooLarge):
 		err = fmt.Errorf("%w: its answer is over the %d MiB unfold reads in one message; ask the tool for less (a range of lines, a head or a tail, a narrower query)", err, sdk.DefaultMaxLineLength>>20)
+	case strings.Contains(msg, eventTooLarge):
+		err = fmt.Errorf("%w: an event of its answer is over the %d MiB unfold reads in one event (gateway.MaxResponseBytes); ask the tool for less (a range of lines, a head or a tail, a narrower query)", err, MaxResponseBytes>>20)
 	}
 	f := u.fault("call "+tool, err)
 	u.mu.Lock()
@@ -483,6 +488,10 @@ func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessa
 // frameTooLarge is how the SDK's error for a message over
 // sdk.DefaultMaxLineLength ends (the error itself is not exported).
 const frameTooLarge = "exceeded the configured maximum line length"
+
+// eventTooLarge is in the SDK's error for an HTTP server's event over
+// the transport's MaxEventSize (the error is not exported).
+const eventTooLarge = "SSE event exceeded"
 
 // isToolError reports a JSON-RPC error response to a call: the connection
 // is healthy.

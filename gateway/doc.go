@@ -47,9 +47,11 @@
 // What one server may send is bounded: its instructions to
 // [MaxInstructions] bytes and each tool's description to [MaxDescription]
 // (cut with a note saying so); a tool whose input or output schema passes
-// [MaxSchema] bytes is left out with a warning; a list (tools, resources,
-// resource templates, prompts) past [MaxListed] entries over all its pages
-// makes the server fail to start, with the reason in its section.
+// [MaxSchema] bytes is left out as it is listed, its schema not kept, and
+// named in its server's section and in a warning; a list (tools,
+// resources, resource templates, prompts) past [MaxListed] entries over
+// all its pages, or lists that take more than [MaxManifestBytes] of JSON
+// together, make the server fail to start, with the reason in its section.
 //
 // # Four states, paid for when used
 //

@@ -438,3 +438,86 @@ func TestHTTPEventBounded(t *testing.T) {
 		t.Errorf("the server sent its whole event (%d bytes): the client read past the bound", got)
 	}
 }
+
+// bigSchemaServer is a streamable HTTP MCP server listing n tools, ten to
+// a page, each with an input schema of about kib KiB of JSON.
+func bigSchemaServer(t *testing.T, n, kib int) *httptest.Server {
+	props := map[string]any{}
+	for i := range kib * 1024 / 100 {
+		props[fmt.Sprintf("p%05d_%s", i, strings.Repeat("x", 40))] = map[string]any{"type": "string", "description": strings.Repeat("d", 20)}
+	}
+	schema := map[string]any{"type": "object", "properties": props}
+	s := sdk.NewServer(&sdk.Implementation{Name: "big", Version: "1"}, &sdk.ServerOptions{PageSize: 10})
+	for i := range n {
+		s.AddTool(&sdk.Tool{Name: fmt.Sprintf("tool%04d", i), Description: "A tool.", InputSchema: schema},
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{}, nil
+			})
+	}
+	s.AddTool(&sdk.Tool{Name: "small", Description: "A small tool.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+// TestOversizedSchemasNotKept: a server that lists 100 tools whose
+// schemas are each over MaxSchema, ten to a page, starts with its one
+// small tool; the others are named as left out, with why, in its section
+// and by call_tool, and their schemas are not kept (the memory held after
+// the start is below the 10 MB they take as JSON).
+func TestOversizedSchemasNotKept(t *testing.T) {
+	hs := bigSchemaServer(t, 100, 100)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var logs logBuffer
+	g := newGateway(t, gateway.Options{CacheDir: t.TempDir(), Logger: logs.logger()}, gateway.ServerConfig{Name: "big", URL: hs.URL, Timeout: 60 * time.Second})
+	up, _ := g.Upstream("big")
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if err := up.Err(); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	m := up.Manifest()
+	if len(m.Tools) != 1 || m.Tools[0].Name != "small" || len(m.LeftOut) != 100 {
+		t.Errorf("got %d tools and %d left out, want small alone and 100 left out", len(m.Tools), len(m.LeftOut))
+	}
+	want := "input schema: 107552 bytes of JSON"
+	if why := m.LeftOut["tool0007"]; !strings.HasPrefix(why, want) || !strings.HasSuffix(why, "more than the 65536 unfold takes from one tool") {
+		t.Errorf("tool0007 left out for %q, want the size of its input schema", why)
+	}
+	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > 8<<20 {
+		t.Errorf("the gateway holds %d MiB after the start: the oversized schemas were kept", held>>20)
+	}
+	d := disclosure(t, g)
+	open(t, d, "mcp.big")
+	if text := d.Rendered(0).Text(); !strings.Contains(text, "Not offered, as their schemas are larger than unfold takes:\n- tool0000: input schema:") {
+		t.Errorf("the section does not say which tools were left out:\n%.2000s", text)
+	}
+	if !strings.Contains(logs.String(), "tool=tool0099") {
+		t.Errorf("the log does not name a tool left out:\n%.2000s", logs.String())
+	}
+	res := call(t, d, gateway.CallToolName, gateway.CallToolInput{Server: "big", Tool: "tool0003"})
+	if !strings.Contains(res.Message, `The tool "tool0003" of big is not offered: its input schema:`) {
+		t.Errorf("call_tool of a tool left out: got %q", res.Message)
+	}
+}
+
+// TestListOverManifestBound: a server whose tools fit MaxSchema one by
+// one but together take more than MaxManifestBytes does not start, with
+// an error that says why, and the listing stops there.
+func TestListOverManifestBound(t *testing.T) {
+	hs := bigSchemaServer(t, 300, 58)
+	g := newGateway(t, gateway.Options{}, gateway.ServerConfig{Name: "big", URL: hs.URL, Timeout: 60 * time.Second})
+	up, _ := g.Upstream("big")
+	want := "tools/list: what the server lists takes more than 16 MiB as JSON, more than unfold takes from one server"
+	if err := up.Err(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	if n := len(up.Manifest().Tools); n != 0 {
+		t.Errorf("got %d tools, want none", n)
+	}
+}

@@ -20,7 +20,8 @@ import (
 // CacheDir is where a project keeps the manifests, relative to its root.
 const CacheDir = ".unfold/mcp"
 
-// MaxManifestBytes bounds a cached manifest.
+// MaxManifestBytes bounds a cached manifest, and what a server's lists
+// take as JSON together when they are fetched.
 const MaxManifestBytes = 16 << 20
 
 // Bounds on what one server's manifest may hold, so that a careless or
@@ -58,15 +59,22 @@ type Manifest struct {
 	// (execution.taskSupport "required"), which unfold does not make: they
 	// are not in Tools, and not offered.
 	TaskOnly []string `json:"task_only,omitempty"`
+	// LeftOut holds the tools listed with an input or output schema over
+	// MaxSchema, by name, each with why: they are not in Tools, so that
+	// their schemas are not kept, and not offered.
+	LeftOut map[string]string `json:"left_out,omitempty"`
 	// Format is the version of what a manifest holds (manifestFormat): a
 	// cached one of another version is listed again, so that what this
-	// release reads (TaskOnly) is there.
+	// release reads (TaskOnly, LeftOut) is there.
 	Format int `json:"format"`
 }
 
 // manifestFormat is the version of Manifest this release writes: 2 since
-// TaskOnly.
-const manifestFormat = 2
+// TaskOnly, 3 since LeftOut.
+const manifestFormat = 3
+
+// maxLeftOutName bounds the name of a tool left out, as LeftOut keeps it.
+const maxLeftOutName = 128
 
 // readManifest reads the cached manifest of cfg from dir; ok is false when
 // there is none, or it was fetched with another configuration.
@@ -126,6 +134,9 @@ func writeManifest(dir, name string, m Manifest) error {
 // fetchManifest lists what a connected server offers. Lists the server does
 // not support (its capabilities leave them out) are empty; tools that tasks
 // saw listed as MCP tasks only are left out of Tools, named in TaskOnly.
+// What is kept is bounded as it is listed, page by page: a tool whose
+// schema is over MaxSchema is kept by name only, in LeftOut, and a list
+// that takes more than MaxManifestBytes of JSON stops with an error.
 func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig, tasks *taskTools) (Manifest, error) {
 	m := Manifest{ConfigHash: cfg.Hash(), Format: manifestFormat, Fetched: time.Now().UTC().Truncate(time.Second)}
 	init := cs.InitializeResult()
@@ -140,14 +151,39 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig,
 	if caps == nil {
 		caps = &sdk.ServerCapabilities{}
 	}
+	var size int // bytes of JSON kept so far
+	keep := func(method string, v any) error {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		if size += len(data); size > MaxManifestBytes {
+			return fmt.Errorf("%s: what the server lists takes more than %d MiB as JSON, more than unfold takes from one server; "+
+				"split its tools across servers, or leave this one out of the configuration", method, MaxManifestBytes>>20)
+		}
+		return nil
+	}
 	m.Tools = []*sdk.Tool{}
 	if caps.Tools != nil {
 		for t, err := range cs.Tools(ctx, nil) {
 			if err != nil {
 				return m, fmt.Errorf("tools/list: %w", err)
 			}
-			if len(m.Tools) == MaxListed {
+			if len(m.Tools)+len(m.LeftOut) == MaxListed {
 				return m, tooMany("tools/list", "tools")
+			}
+			if err := schemaFits(t); err != nil {
+				if m.LeftOut == nil {
+					m.LeftOut = map[string]string{}
+				}
+				name := utf8cut.Prefix(t.Name, maxLeftOutName)
+				m.LeftOut[name] = err.Error()
+				size += len(name) + len(err.Error())
+				continue
+			}
+			t.Description = cutText(t.Description, MaxDescription, "the description")
+			if err := keep("tools/list", t); err != nil {
+				return m, err
 			}
 			m.Tools = append(m.Tools, t)
 		}
@@ -161,6 +197,9 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig,
 			if len(m.Resources) == MaxListed {
 				return m, tooMany("resources/list", "resources")
 			}
+			if err := keep("resources/list", r); err != nil {
+				return m, err
+			}
 			m.Resources = append(m.Resources, r)
 		}
 		for r, err := range cs.ResourceTemplates(ctx, nil) {
@@ -169,6 +208,9 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig,
 			}
 			if len(m.ResourceTemplates) == MaxListed {
 				return m, tooMany("resources/templates/list", "resource templates")
+			}
+			if err := keep("resources/templates/list", r); err != nil {
+				return m, err
 			}
 			m.ResourceTemplates = append(m.ResourceTemplates, r)
 		}
@@ -180,6 +222,9 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig,
 			}
 			if len(m.Prompts) == MaxListed {
 				return m, tooMany("prompts/list", "prompts")
+			}
+			if err := keep("prompts/list", p); err != nil {
+				return m, err
 			}
 			m.Prompts = append(m.Prompts, p)
 		}
@@ -206,6 +251,33 @@ func (m Manifest) same(o Manifest) bool {
 	}
 	b, err := json.Marshal(o)
 	return err == nil && bytes.Equal(a, b)
+}
+
+// schemaFits reports a tool whose input or output schema is over
+// MaxSchema bytes of JSON, which unfold does not take.
+func schemaFits(t *sdk.Tool) error {
+	for _, s := range []struct {
+		which  string
+		schema any
+	}{{"input", t.InputSchema}, {"output", t.OutputSchema}} {
+		if s.schema == nil {
+			continue
+		}
+		data, err := json.Marshal(s.schema)
+		if err != nil {
+			return fmt.Errorf("%s schema: %w", s.which, err)
+		}
+		if len(data) > MaxSchema {
+			return schemaTooLarge(s.which, len(data))
+		}
+	}
+	return nil
+}
+
+// schemaTooLarge is the error of a tool's schema of n bytes of JSON, over
+// MaxSchema.
+func schemaTooLarge(which string, n int) error {
+	return fmt.Errorf("%s schema: %d bytes of JSON, more than the %d unfold takes from one tool", which, n, MaxSchema)
 }
 
 // tooMany is the error of a list past MaxListed: a server that lists

@@ -344,6 +344,9 @@ func newCallTool(g *Gateway, entries []entry) (*tools.Tool, error) {
 			if slices.Contains(u.Manifest().TaskOnly, in.Tool) {
 				return tools.Result{Message: fmt.Sprintf("The tool %q of %s runs only as an MCP task, which unfold does not make, so it cannot be called here.", in.Tool, in.Server)}, nil
 			}
+			if why, ok := u.Manifest().LeftOut[in.Tool]; ok {
+				return tools.Result{Message: fmt.Sprintf("The tool %q of %s is not offered: its %s.", in.Tool, in.Server, why)}, nil
+			}
 			return tools.Result{Message: fmt.Sprintf("The MCP server %s has no tool %q; %s lists its tools.", in.Server, in.Tool, FindToolsName)}, nil
 		}
 		e := entries[i]

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -143,6 +145,9 @@ func (g *Gateway) serverSection(u *Upstream, taken map[string]bool) (*section.Se
 	var entries []entry
 	used := map[string]bool{}
 	declared := map[string]bool{}
+	for _, name := range slices.Sorted(maps.Keys(m.LeftOut)) {
+		g.log.Warn("gateway: a tool left out", "server", u.cfg.Name, "tool", name, "err", m.LeftOut[name])
+	}
 	for _, tool := range m.Tools {
 		if declared[tool.Name] {
 			g.log.Warn("gateway: a tool left out", "server", u.cfg.Name, "tool", tool.Name, "err", "the server lists this name twice; the first one is offered")
@@ -212,6 +217,9 @@ func (g *Gateway) serverSection(u *Upstream, taken map[string]bool) (*section.Se
 		if len(m.TaskOnly) > 0 {
 			body += "\n\n" + taskOnlyNote(m.TaskOnly)
 		}
+		if len(m.LeftOut) > 0 {
+			body += "\n\n" + leftOutNote(m.LeftOut)
+		}
 	}
 	// Every text but the keys comes from the server (its instructions,
 	// version, tool names, errors): it shows as written.
@@ -237,6 +245,17 @@ func (g *Gateway) serverSection(u *Upstream, taken map[string]bool) (*section.Se
 	}), entries
 }
 
+// leftOutNote says which tools are not offered as their schemas are too
+// large, and why.
+func leftOutNote(leftOut map[string]string) string {
+	var b strings.Builder
+	b.WriteString("Not offered, as their schemas are larger than unfold takes:")
+	for _, name := range slices.Sorted(maps.Keys(leftOut)) {
+		fmt.Fprintf(&b, "\n- %s: %s", name, leftOut[name])
+	}
+	return b.String()
+}
+
 // uniqueName returns name, or when taken holds it already, name with the
 // first free suffix "-2", "-3", ... (cut to fit the length tool names may
 // have): the same servers and tools, in the same order, get the same names.
@@ -257,7 +276,7 @@ func proxyTool(u *Upstream, tool *sdk.Tool, name string, budget int) (*tools.Too
 		input = []byte(`{"type":"object"}`)
 	}
 	if len(input) > MaxSchema {
-		return nil, fmt.Errorf("input schema: %d bytes of JSON, more than the %d unfold takes from one tool", len(input), MaxSchema)
+		return nil, schemaTooLarge("input", len(input))
 	}
 	// MCP requires an object schema (and the SDK that serves the tool
 	// again refuses any other): "type" must be "object" itself, not a
@@ -273,7 +292,7 @@ func proxyTool(u *Upstream, tool *sdk.Tool, name string, budget int) (*tools.Too
 	if tool.OutputSchema != nil {
 		output, _ = json.Marshal(tool.OutputSchema)
 		if len(output) > MaxSchema {
-			return nil, fmt.Errorf("output schema: %d bytes of JSON, more than the %d unfold takes from one tool", len(output), MaxSchema)
+			return nil, schemaTooLarge("output", len(output))
 		}
 	}
 	desc := strings.TrimSpace(tool.Description)

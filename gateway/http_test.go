@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -519,5 +520,129 @@ func TestListOverManifestBound(t *testing.T) {
 	}
 	if n := len(up.Manifest().Tools); n != 0 {
 		t.Errorf("got %d tools, want none", n)
+	}
+}
+
+// swapServer is a streamable HTTP MCP server whose handler a test can
+// replace by a new one, as a server restarted on the same address: the
+// new one knows none of the old one's sessions. Each handler serves
+// newUpstream's server, with a tool "once" that counts its runs, reports
+// progress when asked to, and holds until its context ends or release
+// closes.
+type swapServer struct {
+	*httptest.Server
+	h       atomic.Pointer[http.Handler]
+	runs    atomic.Int64
+	running chan struct{} // gets a value when "once" starts
+	release chan struct{}
+}
+
+func newSwapServer(t *testing.T) *swapServer {
+	s := &swapServer{running: make(chan struct{}, 10), release: make(chan struct{})}
+	s.swap(t)
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*s.h.Load()).ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	t.Cleanup(func() { close(s.release) })
+	return s
+}
+
+// swap puts a new handler in place, with a new server.
+func (s *swapServer) swap(t *testing.T) {
+	u := newUpstream(t)
+	sdk.AddTool(u.srv, &sdk.Tool{Name: "once", Description: "Counts its runs."},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			s.runs.Add(1)
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				// The answer's event stream begins.
+				_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2})
+			}
+			s.running <- struct{}{}
+			select {
+			case <-s.release:
+			case <-ctx.Done():
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ran"}}}, nil, nil
+		})
+	// Its events have IDs, so that a stream cut off is resumed (with a GET).
+	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return u.srv },
+		&sdk.StreamableHTTPOptions{EventStore: sdk.NewMemoryEventStore(nil)})
+	s.h.Store(&h)
+}
+
+// TestSessionEndedRetried: after an HTTP server restarted (its sessions
+// gone), a tool call, a resource read and a prompt each succeed: the
+// server refused them with 404, so they are made again in a new session.
+func TestSessionEndedRetried(t *testing.T) {
+	for _, what := range []string{"call", "read", "prompt"} {
+		t.Run(what, func(t *testing.T) {
+			s := newSwapServer(t)
+			g := newGateway(t, gateway.Options{}, gateway.ServerConfig{Name: "web", URL: s.URL, Timeout: 60 * time.Second})
+			up, _ := g.Upstream("web")
+			do := func() (string, error) {
+				switch what {
+				case "call":
+					res, err := up.CallTool(t.Context(), "echo", json.RawMessage(`{"message":"hi"}`))
+					if err != nil {
+						return "", err
+					}
+					return gateway.ResultText(res), nil
+				case "read":
+					res, err := up.ReadResource(t.Context(), "mem://doc")
+					if err != nil {
+						return "", err
+					}
+					return res.Contents[0].Text, nil
+				default:
+					res, err := up.GetPrompt(t.Context(), "greet", nil)
+					if err != nil {
+						return "", err
+					}
+					return res.Messages[0].Content.(*sdk.TextContent).Text, nil
+				}
+			}
+			first, err := do()
+			if err != nil {
+				t.Fatalf("before the restart: %v", err)
+			}
+			s.swap(t)
+			if got, err := do(); err != nil || got != first {
+				t.Errorf("after the restart: got %q, %v; want %q", got, err, first)
+			}
+		})
+	}
+}
+
+// TestRunCallNotRepeated: a call the server runs while its session ends
+// (the call's answer stream, cut off and resumed, finds the session gone:
+// the call fails with the SDK's ErrSessionMissing too) fails, and is not
+// made again: it ran once.
+func TestRunCallNotRepeated(t *testing.T) {
+	s := newSwapServer(t)
+	g := newGateway(t, gateway.Options{}, gateway.ServerConfig{Name: "web", URL: s.URL, Timeout: 60 * time.Second})
+	up, _ := g.Upstream("web")
+	done := make(chan error, 1)
+	progressed := make(chan struct{}, 1)
+	ctx := gateway.WithProgress(context.Background(), func(float64, float64, string) {
+		select {
+		case progressed <- struct{}{}:
+		default:
+		}
+	})
+	go func() {
+		_, err := up.CallTool(ctx, "once", nil)
+		done <- err
+	}()
+	<-s.running
+	<-progressed // the answer's stream is open: the request reached the server
+	s.swap(t)
+	s.CloseClientConnections() // the answer's stream resumes on the new server, which does not know the session
+	err := <-done
+	if !errors.Is(err, sdk.ErrSessionMissing) || !strings.Contains(err.Error(), "so the call may have run; the next call starts a new session") {
+		t.Errorf("got %v, want the session's end", err)
+	}
+	if n := s.runs.Load(); n != 1 {
+		t.Errorf("the tool ran %d times, want once", n)
 	}
 }

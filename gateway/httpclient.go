@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 )
 
 // MaxResponseBytes bounds the body of one HTTP answer of an upstream
@@ -53,6 +54,13 @@ func (t *upstreamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if resp.StatusCode == http.StatusNotFound && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" {
+		// The server ended the session this request was posted in, and
+		// did not run it (MCP's streamable HTTP transport).
+		if refused, ok := r.Context().Value(refusedKey{}).(*atomic.Bool); ok {
+			refused.Store(true)
+		}
+	}
 	stream := mediaType(resp.Header.Get("Content-Type")) == "text/event-stream"
 	if !stream {
 		resp.Body = &boundedBody{rc: resp.Body, left: MaxResponseBytes, server: t.server}
@@ -65,6 +73,11 @@ func (t *upstreamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return resp, nil
 }
+
+// refusedKey carries, in the context of a request to an upstream server,
+// an *atomic.Bool that the request's transport sets when the server
+// answers that the request's session ended, and so did not run it.
+type refusedKey struct{}
 
 // sameOrigin reports whether the configured headers may go to u: it has
 // base's scheme, host and port, or it is base's host over https (an

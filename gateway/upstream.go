@@ -429,14 +429,10 @@ func (u *Upstream) onProgress(_ context.Context, req *sdk.ProgressNotificationCl
 // timeout; cancelling ctx cancels it upstream. A server that fails (hangs
 // past the timeout, dies, answers garbage) is stopped, and the error is a
 // [*Fault] naming it with the tail of its stderr; a result with IsError is
-// the tool's own failure and is returned as it is.
+// the tool's own failure and is returned as it is. A call that an HTTP
+// server refused, as it ended the session (it restarted, or the session
+// expired), is made once more in a new session.
 func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessage) (*sdk.CallToolResult, error) {
-	cs, err := u.session(ctx)
-	if err != nil {
-		return nil, err
-	}
-	callCtx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
-	defer cancel()
 	if a := strings.TrimSpace(string(args)); a == "" || a == "null" {
 		args = json.RawMessage("{}") // servers want an object
 	}
@@ -447,7 +443,18 @@ func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessa
 		defer u.progress.Delete(token)
 		params.SetProgressToken(token)
 	}
-	res, err := cs.CallTool(callCtx, params)
+	var res *sdk.CallToolResult
+	var timedOut bool
+	cs, refused, err := u.inSession(ctx, func(ctx context.Context, cs *sdk.ClientSession) (err error) {
+		callCtx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
+		defer cancel()
+		res, err = cs.CallTool(callCtx, params)
+		timedOut = callCtx.Err() != nil
+		return err
+	})
+	if cs == nil {
+		return nil, err // no session
+	}
 	if err == nil {
 		u.mu.Lock()
 		u.failures, u.lastErr, u.retryAt = 0, nil, time.Time{}
@@ -457,7 +464,7 @@ func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessa
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // the caller went away; the server is fine
 	}
-	if callCtx.Err() != nil {
+	if timedOut {
 		err = fmt.Errorf("no answer within %s (the server's call timeout)", u.cfg.timeout())
 	} else if isToolError(err) {
 		// A JSON-RPC error about this call (unknown tool, invalid params):
@@ -474,6 +481,10 @@ func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessa
 	switch msg := err.Error(); {
 	case strings.Contains(msg, frameTooLarge):
 		err = fmt.Errorf("%w: its answer is over the %d MiB unfold reads in one message; ask the tool for less (a range of lines, a head or a tail, a narrower query)", err, sdk.DefaultMaxLineLength>>20)
+	case refused:
+		err = fmt.Errorf("%w: the server ended its session (it restarted, or the session expired), and refused the call in a new session too", err)
+	case errors.Is(err, sdk.ErrSessionMissing):
+		err = fmt.Errorf("%w: the server ended its session (it restarted, or the session expired) after the call reached it, so the call may have run; the next call starts a new session", err)
 	case strings.Contains(msg, eventTooLarge):
 		err = fmt.Errorf("%w: an event of its answer is over the %d MiB unfold reads in one event (gateway.MaxResponseBytes); ask the tool for less (a range of lines, a head or a tail, a narrower query)", err, MaxResponseBytes>>20)
 	}
@@ -483,6 +494,32 @@ func (u *Upstream) CallTool(ctx context.Context, tool string, args json.RawMessa
 	u.mu.Unlock()
 	u.stop(cs)
 	return nil, f
+}
+
+// inSession runs call on the server's session, starting the server if it
+// is not running. A streamable HTTP server answers a request in a session
+// it ended (it restarted, or the session expired) with 404, and does not
+// run it: then the session is stopped, and call runs once more in a new
+// one. A call that failed otherwise, even with the SDK's
+// ErrSessionMissing (the call's stream, resumed, found the session gone
+// after the request reached the server), may have run, and is not made
+// again. inSession returns the session call last ran on (nil when there
+// was none: the error says why), and whether the server refused call in
+// the new session too.
+func (u *Upstream) inSession(ctx context.Context, call func(context.Context, *sdk.ClientSession) error) (_ *sdk.ClientSession, refused bool, _ error) {
+	for again := true; ; again = false {
+		cs, err := u.session(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		flag := new(atomic.Bool)
+		err = call(context.WithValue(ctx, refusedKey{}, flag), cs)
+		refused = err != nil && flag.Load() && errors.Is(err, sdk.ErrSessionMissing)
+		if !refused || !again || ctx.Err() != nil {
+			return cs, refused, err
+		}
+		u.stop(cs)
+	}
 }
 
 // frameTooLarge is how the SDK's error for a message over
@@ -507,30 +544,38 @@ func invalidParams(err error) bool {
 	return errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidParams
 }
 
-// ReadResource reads uri from the server, starting it if needed.
+// ReadResource reads uri from the server, starting it if needed, and
+// again in a new session when an HTTP server ended the one it had.
 func (u *Upstream) ReadResource(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
-	cs, err := u.session(ctx)
-	if err != nil {
+	var res *sdk.ReadResourceResult
+	cs, _, err := u.inSession(ctx, func(ctx context.Context, cs *sdk.ClientSession) (err error) {
+		ctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
+		defer cancel()
+		res, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+		return err
+	})
+	if cs == nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
-	defer cancel()
-	res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
 	if err != nil {
 		return nil, u.cfg.maskErr(fmt.Errorf("MCP server %s: read %s: %w", u.cfg.Name, uri, err))
 	}
 	return res, nil
 }
 
-// GetPrompt gets the server's prompt name, starting the server if needed.
+// GetPrompt gets the server's prompt name, starting the server if needed,
+// and again in a new session when an HTTP server ended the one it had.
 func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]string) (*sdk.GetPromptResult, error) {
-	cs, err := u.session(ctx)
-	if err != nil {
+	var res *sdk.GetPromptResult
+	cs, _, err := u.inSession(ctx, func(ctx context.Context, cs *sdk.ClientSession) (err error) {
+		ctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
+		defer cancel()
+		res, err = cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: args})
+		return err
+	})
+	if cs == nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.timeout())
-	defer cancel()
-	res, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: args})
 	if err != nil {
 		return nil, u.cfg.maskErr(fmt.Errorf("MCP server %s: prompt %s: %w", u.cfg.Name, name, err))
 	}

@@ -31,6 +31,9 @@ func changedID(msg jsonrpc.Message, raw []byte) (json.RawMessage, bool) {
 		if _, isNumber := req.ID.Raw().(int64); !isNumber {
 			return nil, false
 		}
+		if v, ok := leadingID(raw); ok && exactID(v) {
+			return nil, false
+		}
 		var probe struct {
 			ID json.RawMessage `json:"id"`
 		}
@@ -43,6 +46,26 @@ func changedID(msg jsonrpc.Message, raw []byte) (json.RawMessage, bool) {
 		return changedField(req.Params, "requestId", &probe, &probe.RequestID)
 	}
 	return nil, false
+}
+
+// leadPrefix is how clients commonly begin a request, the MCP SDKs among
+// them.
+var leadPrefix = []byte(`{"jsonrpc":"2.0","id":`)
+
+// leadingID returns the id of a request raw that begins with leadPrefix,
+// read where it stands: no need to decode the rest of a large call to
+// find a common id exact (a key given twice may still hold another, which
+// changedField looks at when this one is not exact).
+func leadingID(raw []byte) (json.RawMessage, bool) {
+	rest, ok := bytes.CutPrefix(raw, leadPrefix)
+	if !ok {
+		return nil, false
+	}
+	end := bytes.IndexAny(rest, ",}")
+	if end < 0 {
+		return nil, false
+	}
+	return rest[:end], true
 }
 
 // changedField decodes the object obj into probe, whose field *field is

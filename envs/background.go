@@ -181,30 +181,34 @@ func (b *Background) await(ctx context.Context, j *job, limits Limits, start tim
 			return b.finish(j)
 		case <-b.closing:
 			stopTimer(t)
-			grace := time.NewTimer(interruptGrace)
-			defer grace.Stop()
-			select {
-			case <-j.done:
+			if returns(j, interruptGrace) {
 				return b.finish(j)
-			case <-grace.C:
-				return Response{}, fmt.Errorf("envs: background: %w while a command ran, which has not returned", ErrClosed)
 			}
+			return Response{}, fmt.Errorf("envs: background: %w while a command ran, which has not returned", ErrClosed)
 		case <-ctx.Done():
 			stopTimer(t)
 			if d, _ := ctx.Deadline(); !d.Equal(j.deadline) || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				// Not the command's own deadline, which ends it as such.
 				j.cancel()
 			}
-			grace := time.NewTimer(interruptGrace)
-			defer grace.Stop()
-			select {
-			case <-j.done:
+			if returns(j, interruptGrace) {
 				return b.finish(j)
-			case <-grace.C:
-				return Response{Output: "[Interrupted, but the command has not returned yet. Send an empty command to wait for it.]", Running: true}, nil
 			}
+			return Response{Output: "[Interrupted, but the command has not returned yet. Send an empty command to wait for it.]", Running: true}, nil
 		case <-wake:
 		}
+	}
+}
+
+// returns reports whether j returns within d.
+func returns(j *job, d time.Duration) bool {
+	grace := time.NewTimer(d)
+	defer grace.Stop()
+	select {
+	case <-j.done:
+		return true
+	case <-grace.C:
+		return false
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -327,8 +326,9 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 // delta's index to its slot and its ID to the call's first, and drops a
 // name equal to the call's name so far, before the accumulator sees them.
 type callSlots struct {
-	ids, names []string      // each slot's call ID and name so far
-	byIndex    map[int64]int // the server's index to its latest slot
+	ids, names []string       // each slot's call ID and name so far
+	byIndex    map[int64]int  // the server's index to its latest slot
+	byID       map[string]int // a call ID to its first slot
 }
 
 // place rewrites the tool-call deltas of one chunk.
@@ -348,7 +348,9 @@ func (c *callSlots) place(deltas []sdk.ChatCompletionChunkChoiceDeltaToolCall) e
 			// A new index is a new call, whatever its ID: two calls of
 			// a reply may have one ID, which the loop renames.
 		case tc.ID != "":
-			slot = slices.Index(c.ids, tc.ID)
+			if k, ok := c.byID[tc.ID]; ok {
+				slot = k
+			}
 		case len(c.ids) > 0:
 			slot = len(c.ids) - 1
 		}
@@ -366,8 +368,14 @@ func (c *callSlots) place(deltas []sdk.ChatCompletionChunkChoiceDeltaToolCall) e
 				c.byIndex[tc.Index] = slot
 			}
 		}
-		if c.ids[slot] == "" {
+		if c.ids[slot] == "" && tc.ID != "" {
 			c.ids[slot] = tc.ID
+			if _, ok := c.byID[tc.ID]; !ok {
+				if c.byID == nil {
+					c.byID = map[string]int{}
+				}
+				c.byID[tc.ID] = slot
+			}
 		}
 		tc.ID = c.ids[slot] // the call keeps its first ID
 		if tc.Function.Name != "" && tc.Function.Name == c.names[slot] {

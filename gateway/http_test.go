@@ -523,6 +523,19 @@ func TestListOverManifestBound(t *testing.T) {
 	}
 }
 
+// TestListPageOverEventBound: a server whose one page of tools/list is
+// over the 16 MiB unfold reads in one event does not start, with an error
+// that says so and what to do, not the transport's words alone.
+func TestListPageOverEventBound(t *testing.T) {
+	hs := bigSchemaServer(t, 10, 1800) // ten tools of about 1.8 MB on one page
+	g := newGateway(t, gateway.Options{}, gateway.ServerConfig{Name: "big", URL: hs.URL, Timeout: 60 * time.Second})
+	up, _ := g.Upstream("big")
+	want := "one page of the list is over the 16 MiB unfold reads in one message; the server should list fewer at a time"
+	if err := up.Err(); err == nil || !strings.Contains(err.Error(), "tools/list: ") || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want tools/list: …%q", err, want)
+	}
+}
+
 // swapServer is a streamable HTTP MCP server whose handler a test can
 // replace by a new one, as a server restarted on the same address: the
 // new one knows none of the old one's sessions. Each handler serves

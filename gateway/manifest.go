@@ -137,6 +137,17 @@ func writeManifest(dir, name string, m Manifest) error {
 // What is kept is bounded as it is listed, page by page: a tool whose
 // schema is over MaxSchema is kept by name only, in LeftOut, and a list
 // that takes more than MaxManifestBytes of JSON stops with an error.
+// listErr says what went wrong listing method; a page over what unfold
+// reads in one message (the SDK's own error says only "exceeded") is
+// named as such, with what to do.
+func listErr(method string, err error) error {
+	if msg := err.Error(); strings.Contains(msg, frameTooLarge) || strings.Contains(msg, eventTooLarge) {
+		return fmt.Errorf("%s: %w: one page of the list is over the %d MiB unfold reads in one message; "+
+			"the server should list fewer at a time (a smaller page, with nextCursor), or leave it out of the configuration", method, err, MaxResponseBytes>>20)
+	}
+	return fmt.Errorf("%s: %w", method, err)
+}
+
 func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig, tasks *taskTools) (Manifest, error) {
 	m := Manifest{ConfigHash: cfg.Hash(), Format: manifestFormat, Fetched: time.Now().UTC().Truncate(time.Second)}
 	init := cs.InitializeResult()
@@ -167,7 +178,7 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig,
 	if caps.Tools != nil {
 		for t, err := range cs.Tools(ctx, nil) {
 			if err != nil {
-				return m, fmt.Errorf("tools/list: %w", err)
+				return m, listErr("tools/list", err)
 			}
 			if len(m.Tools)+len(m.LeftOut) == MaxListed {
 				return m, tooMany("tools/list", "tools")
@@ -192,7 +203,7 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig,
 	if caps.Resources != nil {
 		for r, err := range cs.Resources(ctx, nil) {
 			if err != nil {
-				return m, fmt.Errorf("resources/list: %w", err)
+				return m, listErr("resources/list", err)
 			}
 			if len(m.Resources) == MaxListed {
 				return m, tooMany("resources/list", "resources")
@@ -204,7 +215,7 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig,
 		}
 		for r, err := range cs.ResourceTemplates(ctx, nil) {
 			if err != nil {
-				return m, fmt.Errorf("resources/templates/list: %w", err)
+				return m, listErr("resources/templates/list", err)
 			}
 			if len(m.ResourceTemplates) == MaxListed {
 				return m, tooMany("resources/templates/list", "resource templates")
@@ -218,7 +229,7 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig,
 	if caps.Prompts != nil {
 		for p, err := range cs.Prompts(ctx, nil) {
 			if err != nil {
-				return m, fmt.Errorf("prompts/list: %w", err)
+				return m, listErr("prompts/list", err)
 			}
 			if len(m.Prompts) == MaxListed {
 				return m, tooMany("prompts/list", "prompts")

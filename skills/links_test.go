@@ -255,3 +255,58 @@ func TestValidateLinksDangling(t *testing.T) {
 		t.Errorf("got problems %v, want %v", got, want)
 	}
 }
+
+// TestValidateLinksLooping validates a skill whose links lead back to
+// themselves (through their own name, an absolute path, a path out and in
+// again, or each other): each is reported as a loop, none as leading
+// outside, and none is listed.
+func TestValidateLinksLooping(t *testing.T) {
+	folder := filepath.Join(t.TempDir(), "skills")
+	writeTree(t, folder, map[string]string{
+		"lp/SKILL.md":     "---\nname: lp\ndescription: Loops.\n---\nRun scripts/a.py.\n",
+		"lp/scripts/a.py": "print(1)\n",
+	}, 0o644)
+	dir := filepath.Join(folder, "lp")
+	links := map[string]string{
+		"me":         "me",
+		"abs":        filepath.Join(dir, "abs"),
+		"round":      "../lp/round",
+		"scripts/b1": "b2",
+		"scripts/b2": "b1",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+			t.Skipf("no symbolic links here: %v", err)
+		}
+	}
+	r, err := skills.Validate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range r.Problems {
+		rel, _ := filepath.Rel(dir, p.File)
+		got = append(got, filepath.ToSlash(rel)+" "+string(p.Rule))
+		if !strings.Contains(p.Message, "which leads back to the link itself (a loop of links)") || strings.Contains(p.Message, "outside") {
+			t.Errorf("%s: got %q, want it to say the link loops", rel, p.Message)
+		}
+	}
+	slices.Sort(got)
+	if want := []string{"abs links-inside", "me links-inside", "round links-inside", "scripts/b1 links-inside", "scripts/b2 links-inside"}; !slices.Equal(got, want) {
+		t.Errorf("got problems %v, want %v", got, want)
+	}
+	set, err := skills.Load(folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := set.Skill("lp")
+	if !ok {
+		t.Fatalf("lp not loaded: %v", set.Problems())
+	}
+	if got, want := k.Files(), []string{"scripts/a.py"}; !slices.Equal(got, want) {
+		t.Errorf("got files %v, want %v", got, want)
+	}
+	if got := k.LinksOutside(); len(got) != 0 {
+		t.Errorf("got links outside %v, want none", got)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/unfold-dev/unfold/internal/printable"
@@ -274,8 +275,9 @@ func misnamed(f Folder, dir string) []Problem {
 // already (the skill's own directory, or one of its folders) is not
 // listed again, so that each file is listed once. On disk, a file or a
 // top-level folder that is a link leading outside the skill's directory
-// is left out, and noted in k.outside; a link to nothing is left out,
-// and noted in k.dangling; a link to SKILL.md is left out.
+// is left out, and noted in k.outside; a link to nothing, or back to
+// itself, is left out, and noted in k.dangling; a link to SKILL.md is
+// left out.
 func (k *Skill) listFiles() {
 	k.list.Do(func() {
 		buf := direntBuffers.Get().(*[]byte) // see readDir
@@ -409,7 +411,8 @@ func (k *Skill) add(p string) {
 
 // follow looks at what the link at p leads to: on disk (root is not nil)
 // through root, noting p in k.outside when it leads out of it, and in
-// k.dangling when it leads to nothing.
+// k.dangling when it leads to nothing or back to itself (a loop of links,
+// which the system gives up on: ELOOP).
 func (k *Skill) follow(root *os.Root, p string) (fs.FileInfo, error) {
 	if root == nil {
 		return fs.Stat(k.fsys, k.root+"/"+p)
@@ -419,22 +422,22 @@ func (k *Skill) follow(root *os.Root, p string) (fs.FileInfo, error) {
 		if rel, ok := inside(k.disk, p); ok {
 			return root.Stat(rel)
 		}
-		if _, serr := os.Stat(filepath.Join(k.disk, filepath.FromSlash(p))); errors.Is(serr, fs.ErrNotExist) {
-			k.noteDangling(p)
+		if _, serr := os.Stat(filepath.Join(k.disk, filepath.FromSlash(p))); errors.Is(serr, fs.ErrNotExist) || errors.Is(serr, syscall.ELOOP) {
+			k.noteDangling(p, errors.Is(serr, syscall.ELOOP))
 		} else if len(k.outside) < MaxFiles {
 			k.outside = append(k.outside, p)
 		}
 		return fi, err
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		k.noteDangling(p)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP) {
+		k.noteDangling(p, errors.Is(err, syscall.ELOOP))
 	}
 	return fi, err
 }
 
-// noteDangling notes the link at p, which leads to nothing, in
-// k.dangling.
-func (k *Skill) noteDangling(p string) {
+// noteDangling notes the link at p, which leads to nothing (or, with
+// loop, back to itself), in k.dangling.
+func (k *Skill) noteDangling(p string, loop bool) {
 	if len(k.dangling) >= MaxFiles {
 		return
 	}
@@ -442,13 +445,14 @@ func (k *Skill) noteDangling(p string) {
 	if err != nil {
 		return // not a link itself: a folder on its path is gone
 	}
-	k.dangling = append(k.dangling, danglingLink{path: p, target: target})
+	k.dangling = append(k.dangling, danglingLink{path: p, target: target, loop: loop})
 }
 
 // danglingLink is a symbolic link of a skill that leads to nothing.
 type danglingLink struct {
 	path   string // relative to the skill's directory, slash-separated
 	target string // as the link holds it
+	loop   bool   // it leads back to itself, through itself or other links
 }
 
 // direntBuffers are the buffers listing skills' files reads directories

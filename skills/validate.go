@@ -143,8 +143,12 @@ func (k *Skill) check() []Problem {
 			Message: "a symbolic link leading outside the skill's directory: it is neither listed nor read; copy what it points to into the skill, or remove it"})
 	}
 	for _, d := range k.dangling {
+		what := "which does not exist"
+		if d.loop {
+			what = "which leads back to the link itself (a loop of links)"
+		}
 		problems = append(problems, Problem{File: filepath.Join(k.Dir, filepath.FromSlash(d.path)), Rule: RuleLinks,
-			Message: fmt.Sprintf("a symbolic link to %s, which does not exist: it is not listed; point it to a file of the skill, or remove it", "`"+printable.String(d.target)+"`")})
+			Message: fmt.Sprintf("a symbolic link to %s, %s: it is not listed; point it to a file of the skill, or remove it", "`"+printable.String(d.target)+"`", what)})
 	}
 	return problems
 }

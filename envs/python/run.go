@@ -92,7 +92,7 @@ func (p *proc) wait(ctx context.Context, c *cell, limits envs.Limits, grace time
 	if o.running != "" {
 		next = p.out.limit // the cell runs on
 	}
-	sk, _ := p.out.sync(next)
+	sk, _ := p.out.sync(next, o.running != "")
 	o.output = sk.String()
 	return o
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/internal/term"
+	"github.com/unfold-dev/unfold/internal/utf8cut"
 )
 
 // smallOutput is how much output a sink keeps in a plain slice before it
@@ -98,10 +99,11 @@ type stream struct {
 	limit int
 	spool *envs.Spool // where sinks keep the whole output past the limit
 
-	mu     sync.Mutex // guards cur, marker and next
+	mu     sync.Mutex // guards cur, marker, next and on
 	cur    *sink
 	marker []byte // the marker being waited for; nil when none
 	next   int    // the limit of the sink that follows the marker
+	on     bool   // the command runs on past the marker
 
 	handoff chan *sink    // the sink that ended at the marker
 	done    chan struct{} // closed when the reader goroutine returns
@@ -139,23 +141,34 @@ func (s *stream) read() {
 }
 
 // consume writes data to the current sink up to the marker, if any, and
-// returns the bytes it kept back because they may be the marker's start.
+// returns the bytes it kept back because they may be the marker's start, or
+// begin a UTF-8 sequence whose other bytes are still to come. A sequence
+// cut by a marker while the command runs on goes to the next sink whole
+// (the marker lands between the bytes of a character written in two
+// pieces), so neither response shows it as U+FFFD.
 func (s *stream) consume(data []byte) []byte {
 	if len(s.marker) > 0 {
 		i := bytes.Index(data, s.marker)
 		if i < 0 {
-			k := partialSuffix(data, s.marker)
+			k := max(partialSuffix(data, s.marker), utf8cut.Partial(data))
 			s.cur.write(data[:len(data)-k])
 			return data[len(data)-k:]
 		}
-		s.cur.write(data[:i])
+		k := 0
+		if s.on {
+			k = utf8cut.Partial(data[:i])
+		}
+		s.cur.write(data[:i-k])
 		s.cur.end()
 		s.handoff <- s.cur // capacity 1, and one marker at a time
+		held := data[i-k : i]
 		data = data[i+len(s.marker):]
 		s.cur, s.marker = newSink(s.next, s.spool), nil
+		s.cur.write(held)
 	}
-	s.cur.write(data)
-	return nil
+	k := utf8cut.Partial(data)
+	s.cur.write(data[:len(data)-k])
+	return data[len(data)-k:]
 }
 
 // partialSuffix returns the length of the longest proper prefix of marker
@@ -180,7 +193,7 @@ func (s *stream) between() *sink {
 		return nil
 	}
 	s.mu.Unlock()
-	out, _ := s.sync(s.limit)
+	out, _ := s.sync(s.limit, false)
 	return out
 }
 
@@ -188,14 +201,15 @@ func (s *stream) between() *sink {
 var errStreamClosed = errors.New("output stream closed")
 
 // sync returns everything written to the pipe so far, ending the current
-// sink; the next one keeps at most next bytes in memory. Only one sync may
-// run at a time.
-func (s *stream) sync(next int) (*sink, error) {
+// sink; the next one keeps at most next bytes in memory. on says the
+// command runs on, so a character cut at the end goes to the next sink.
+// Only one sync may run at a time.
+func (s *stream) sync(next int, on bool) (*sink, error) {
 	var raw [12]byte
 	_, _ = rand.Read(raw[:])
 	marker := fmt.Appendf(nil, "\x00\x1bunfold-sync-%s\x00", hex.EncodeToString(raw[:]))
 	s.mu.Lock()
-	s.marker, s.next = marker, next
+	s.marker, s.next, s.on = marker, next, on
 	s.mu.Unlock()
 	if _, err := s.w.Write(marker); err != nil {
 		return s.abandon(), fmt.Errorf("python: output marker: %w", err)

@@ -138,3 +138,15 @@ func TestCommandKeepsOutputLimit(t *testing.T) {
 	}
 	check("continued", execute(t, r, "y"))
 }
+
+// TestSplitCharacter: a character whose bytes are written on both sides of
+// a response (here a wait for input) comes whole in the second, not as
+// two U+FFFD.
+func TestSplitCharacter(t *testing.T) {
+	r := newREPL(t)
+	resp := execute(t, r, "import os\nos.write(1, b'caf\\xc3')\ninput()\nos.write(1, b'\\xa9 ok\\n')\nNone")
+	if !resp.Waiting || !strings.HasPrefix(resp.Output, "caf") || strings.Contains(resp.Output, "\uFFFD") {
+		t.Fatalf("got %+v, want it waiting, the output so far \"caf\"", resp)
+	}
+	step{code: "answer", want: exactly("é ok"), success: true}.check(t, execute(t, r, "x"))
+}

@@ -21,7 +21,8 @@
 // shown, and the response says so, so later output is not lost; so does
 // code that leaves in the place of sys.stdout or sys.stderr what surely
 // does not write to them (None, a StringIO, a file of another
-// descriptor; a tee or a wrapper stays):
+// descriptor; a tee or a wrapper stays), and code that closes or detaches
+// either, which gets a new one on the same descriptor:
 //
 //	r, err := python.New(python.WithDir(project))
 //	...
@@ -42,7 +43,10 @@
 // caller's limit passes, and as soon as it waits for input: input(),
 // getpass.getpass() (a secret) and sys.stdin ask the next command for the
 // line, which goes to the code; [envs.EndOfInput] raises EOFError there.
-// Subprocesses read /dev/null. Output over the token budget ([WithBudget],
+// sys.stdin reads in pieces as on a terminal (read(n) takes the rest of a
+// line before asking for the next; sys.stdin.buffer reads bytes).
+// Subprocesses read /dev/null, and so do processes forked by
+// multiprocessing, which close sys.stdin. Output over the token budget ([WithBudget],
 // 8,000 by default) or the output limit keeps its head and tail, and is
 // saved whole ([WithSave]; see [envs.Spool.Fit]).
 //
@@ -50,7 +54,9 @@
 // comes, the interpreter's process group gets SIGINT, as Ctrl-C in a
 // terminal would: KeyboardInterrupt is raised in the code, its traceback
 // is shown, the response says it was interrupted, and the namespace
-// survives. Code that does not stop within [WithGrace] is killed with its
+// survives. pdb (breakpoint(), pdb.set_trace(), pdb.pm()) answers like
+// input(); stepping past the end of the cell ends the debugger there, and
+// the driver's frames are skipped. Code that does not stop within [WithGrace] is killed with its
 // process group and a fresh interpreter is started; the response says the
 // variables were lost. exit(), quit() and sys.exit() raise SystemExit,
 // which is reported and does not end the session. If the interpreter dies
@@ -63,7 +69,8 @@
 // is the cell's), and `%pip install PKG` runs pip with the environment's
 // own interpreter (sys.executable), so packages land where the code
 // imports them. Such lines are only looked for when the cell is not valid
-// Python as it is.
+// Python as it is, and only where a statement starts (Python's tokenizer
+// tells a line inside a string or brackets, which stays as written).
 //
 // # Stale replies
 //

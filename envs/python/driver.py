@@ -24,7 +24,8 @@
 # in "restored". So are sys.stdout and sys.stderr, when a cell leaves in
 # their place what surely does not write to fds 1 and 2: None, a StringIO,
 # a file of another descriptor. Anything else may (a wrapper, a tee that
-# logs and prints) and stays.
+# logs and prints) and stays. A sys.stdout or sys.stderr closed or detached
+# cannot write again, so a new one takes its place.
 #
 # This file is compiled with the file name in DRIVER_FILE; frames from it
 # are removed from tracebacks.
@@ -33,6 +34,7 @@ import ast
 import builtins
 import getpass
 import importlib
+import importlib.machinery
 import io
 import json
 import linecache
@@ -149,13 +151,22 @@ def _getpass(prompt='Password: ', stream=None):
     return line
 
 
-class _Stdin:
-    """sys.stdin for cells: each line read is asked of the Go side."""
+class _Stdin(io.TextIOBase):
+    """sys.stdin for cells: each line is asked of the Go side when the text
+    read so far is used up, so read(n) and readline(n) take what is left of
+    a line before asking for the next, as on a terminal. close() is what
+    multiprocessing calls in the processes it forks; reads then fail as on
+    a closed file."""
 
     encoding = 'utf-8'
     errors = 'strict'
     name = '<stdin>'
-    closed = False
+    mode = 'r'
+    newlines = None
+
+    def __init__(self):
+        self._pending = ''   # the rest of the last line asked for
+        self.buffer = _StdinBytes(self)
 
     def readable(self):
         return True
@@ -166,24 +177,38 @@ class _Stdin:
     def fileno(self):
         return 0
 
-    def readline(self, size=-1):
+    def _more(self):
+        # Asks for the next line; False at the end of input.
+        if self.closed:
+            raise ValueError('I/O operation on closed file.')
         try:
-            return _read_line('', False) + '\n'
+            self._pending += _read_line('', False) + '\n'
         except EOFError:
+            return False
+        return True
+
+    def _take(self, n):
+        out, self._pending = self._pending[:n], self._pending[n:]
+        return out
+
+    def readline(self, size=-1):
+        if size is None or size < 0:
+            size = sys.maxsize
+        if size == 0:
             return ''
+        if not self._pending and not self._more():
+            return ''
+        end = self._pending.find('\n') + 1 or len(self._pending)
+        return self._take(min(end, size))
 
     def read(self, size=-1):
-        if size is not None and size >= 0:
-            return self.readline()[:size]
-        out = []
-        while True:
-            line = self.readline()
-            if not line:
-                return ''.join(out)
-            out.append(line)
-
-    def __iter__(self):
-        return self
+        if size is None or size < 0:
+            while self._more():
+                pass
+            return self._take(len(self._pending))
+        while len(self._pending) < size and self._more():
+            pass
+        return self._take(size)
 
     def __next__(self):
         line = self.readline()
@@ -191,8 +216,63 @@ class _Stdin:
             raise StopIteration
         return line
 
-    def readlines(self, hint=-1):
-        return list(self)
+
+class _StdinBytes(io.BufferedIOBase):
+    """sys.stdin.buffer: the same lines, as UTF-8 bytes."""
+
+    name = '<stdin>'
+    mode = 'rb'
+
+    def __init__(self, text):
+        self._text = text
+        self._pending = b''
+
+    def readable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return 0
+
+    def _more(self):
+        if self.closed:
+            raise ValueError('I/O operation on closed file.')
+        if not self._text._pending and not self._text._more():
+            return False
+        self._pending += self._text._take(len(self._text._pending)).encode('utf-8', 'surrogateescape')
+        return True
+
+    def _take(self, n):
+        out, self._pending = self._pending[:n], self._pending[n:]
+        return out
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            while self._more():
+                pass
+            return self._take(len(self._pending))
+        while len(self._pending) < size and self._more():
+            pass
+        return self._take(size)
+
+    def read1(self, size=-1):
+        if not self._pending:
+            self._more()
+        return self._take(len(self._pending) if size is None or size < 0 else size)
+
+    def readline(self, size=-1):
+        if size is None or size < 0:
+            size = sys.maxsize
+        while b'\n' not in self._pending and len(self._pending) < size and self._more():
+            pass
+        end = self._pending.find(b'\n') + 1 or len(self._pending)
+        return self._take(min(end, size))
+
+    def close(self):
+        super().close()
+        self._text.close()
 
 
 def _shell(command):
@@ -210,16 +290,40 @@ def _pip(args):
 
 def _magics(code):
     """Returns code with !command and %pip lines turned into calls, or None
-    when it has none."""
-    out, changed = [], False
-    for line in code.split('\n'):
-        m = _magic.match(line)
-        if m:
+    when it has none. Only a line that starts a statement is one: Python's
+    own tokenizer, fed the lines as they are rewritten, tells a line inside
+    a string or brackets, or after a backslash, which stays as it is."""
+    import tokenize
+    lines = code.split('\n')
+    lines = [line + '\n' for line in lines[:-1]] + [lines[-1]]
+    state = {'i': 0, 'starts': True, 'depth': 0, 'changed': False}
+
+    def readline():
+        i = state['i']
+        if i >= len(lines):
+            return ''
+        state['i'] = i + 1
+        line = lines[i]
+        m = _magic.match(line.rstrip('\n'))
+        if m and state['starts']:
             fn = '_unfold_shell' if m.group(2) == '!' else '_unfold_pip'
-            line = '%s%s(%r)' % (m.group(1), fn, m.group(3).strip())
-            changed = True
-        out.append(line)
-    return '\n'.join(out) if changed else None
+            line = '%s%s(%r)%s' % (m.group(1), fn, m.group(3).strip(), line[len(line.rstrip('\n')):])
+            lines[i] = line
+            state['changed'] = True
+        state['starts'] = False
+        return line
+
+    try:
+        for tok in tokenize.generate_tokens(readline):
+            if tok.type == tokenize.OP and tok.string in ('(', '[', '{'):
+                state['depth'] += 1
+            elif tok.type == tokenize.OP and tok.string in (')', ']', '}'):
+                state['depth'] = max(0, state['depth'] - 1)
+            elif tok.type in (tokenize.NEWLINE, tokenize.NL):
+                state['starts'] = state['depth'] == 0
+    except (SyntaxError, tokenize.TokenError):
+        pass
+    return ''.join(lines) if state['changed'] else None
 
 
 class _Quitter:
@@ -251,26 +355,35 @@ def _remember_source(filename, code):
         _state.source_chars -= n
 
 
-def _strip(te, seen):
+def _strip(te):
     # Remove the driver's frames from a TracebackException and everything
-    # chained to it.
-    if te is None or id(te) in seen:
-        return
-    seen.add(id(te))
-    te.stack = traceback.StackSummary.from_list(
-        [f for f in te.stack if f.filename != DRIVER_FILE])
-    _strip(te.__cause__, seen)
-    _strip(te.__context__, seen)
-    for sub in getattr(te, 'exceptions', None) or ():
-        _strip(sub, seen)
+    # chained to it: with a stack, as a chain may be longer than the
+    # recursion limit (a retry loop that raises ... from the last error).
+    seen, todo = set(), [te]
+    while todo:
+        te = todo.pop()
+        if te is None or id(te) in seen:
+            continue
+        seen.add(id(te))
+        te.stack = traceback.StackSummary.from_list(
+            [f for f in te.stack if f.filename != DRIVER_FILE])
+        todo.append(te.__cause__)
+        todo.append(te.__context__)
+        todo.extend(getattr(te, 'exceptions', None) or ())
 
 
 def _format(e, only=False):
-    if only:
-        return ''.join(traceback.format_exception_only(type(e), e))
-    te = traceback.TracebackException(type(e), e, e.__traceback__)
-    _strip(te, set())
-    return ''.join(te.format())
+    # Formatting runs the exception's own code (__str__, notes); should it
+    # fail, the type and what can be said of it are shown instead.
+    try:
+        if only:
+            return ''.join(traceback.format_exception_only(type(e), e))
+        te = traceback.TracebackException(type(e), e, e.__traceback__)
+        _strip(te)
+        return ''.join(te.format())
+    except BaseException as failed:
+        return '%s: <the traceback could not be shown: %s>\n' % (
+            _type_name(type(e)), _type_name(failed))
 
 
 def _report(text):
@@ -333,27 +446,39 @@ def _run(code, ns):
         _report(_format(e, only=isinstance(e, SyntaxError)))
         return 'error', False, None, []
     status, success, exit_code, error = 'ok', True, None, None
+    _untraced(sys._getframe())
     _state.pending = False
     _state.running = True
+    caught = None
     try:
         if _state.pending:
             raise KeyboardInterrupt
         for c in codes:
             exec(c, ns)
-    except SystemExit as e:
-        _state.running = False
-        code = e.code
-        status = 'exit'
-        success = code is None or code == 0
-        exit_code = code if code is None or isinstance(code, int) else repr(code)
-        error = 'SystemExit\n' if code is None else _format(e, only=True)
     except BaseException as e:
-        _state.running = False
-        status = 'interrupted' if isinstance(e, KeyboardInterrupt) else 'error'
-        success = False
-        error = _format(e)
+        caught = e
     finally:
         _state.running = False
+        # A debugger still tracing when the cell ends (pdb after n at its
+        # last line, or s through its exception) stops here, rather than
+        # in the code that shows the traceback or at the first line of the
+        # next cell. Inline: a call before it would be an event it stops at.
+        bdb = sys.modules.get('bdb')
+        if bdb is not None and isinstance(getattr(sys.gettrace(), '__self__', None), bdb.Bdb):
+            sys.settrace(None)
+            _untraced(sys._getframe(), True)
+    if isinstance(caught, SystemExit):
+        status = 'exit'
+        success, exit_code = _exit_code(caught.code)
+        error = 'SystemExit\n' if caught.code is None else _format(caught, only=True)
+    elif caught is not None:
+        status = 'interrupted' if isinstance(caught, KeyboardInterrupt) else 'error'
+        success = False
+        # As the interactive interpreter does, for pdb.pm() and
+        # traceback.print_last().
+        sys.last_type, sys.last_value, sys.last_traceback = type(caught), caught, caught.__traceback__
+        error = _format(caught)
+    caught = None  # no cycle through the traceback's frames
     # What the cell wrote goes where it sent it; its traceback, which may
     # say why it left an output redirected, goes to the session.
     _flush()
@@ -361,6 +486,37 @@ def _run(code, ns):
     if error is not None:
         _report(error)
     return status, success, exit_code, restored
+
+
+def _untraced(frame, forget=False):
+    # A debugger started in the cell (breakpoint(), pdb.set_trace()) traces
+    # every frame below it, the driver's too: stepping past the cell's end
+    # would go on in the driver. Its frames report no lines to a debugger,
+    # and forget it once it is stopped.
+    while frame is not None:
+        frame.f_trace_lines = False
+        if forget:
+            frame.f_trace = None
+        frame = frame.f_back
+
+
+def _exit_code(code):
+    """Returns whether SystemExit(code) means success, and the code as the
+    reply carries it: an int JSON readers keep exactly (within 2**53), else
+    a short repr."""
+    try:
+        if code is None:
+            return True, None
+        if isinstance(code, int) and -2**53 < code < 2**53:
+            return code == 0, int(code)
+        if isinstance(code, int):
+            return code == 0, '%s of %d bits' % (_type_name(code), code.bit_length())
+        text = repr(code)
+    except BaseException:
+        return False, '%s whose repr failed' % _type_name(code)
+    if len(text) > MAX_NAME:
+        text = text[:MAX_NAME] + '...'
+    return False, text
 
 
 def _track(code, ns):
@@ -469,12 +625,30 @@ def _restore_outputs():
     return restored
 
 
+def _unusable(stream):
+    # Whether stream is a file closed, or whose buffer was detached: no
+    # write to it can succeed.
+    if not isinstance(stream, io.IOBase):
+        return False
+    try:
+        if stream.closed:
+            return True
+        stream.fileno()
+    except io.UnsupportedOperation:  # no descriptor (a StringIO)
+        return False
+    except ValueError:  # detached, or closed underneath
+        return True
+    except BaseException:
+        pass
+    return False
+
+
 def _dead_end(stream):
     # Whether what stream writes surely does not reach fd 1 or 2 as the
     # driver started (the descriptors themselves, or copies of them):
-    # None, a buffer in memory, a file of another descriptor. An object
-    # without a descriptor may write to them itself.
-    if stream is None or isinstance(stream, _buffers):
+    # None, a buffer in memory, a file of another descriptor, a file closed
+    # or detached. An object without a descriptor may write to them itself.
+    if stream is None or isinstance(stream, _buffers) or _unusable(stream):
         return True
     try:
         fd = stream.fileno()
@@ -506,12 +680,64 @@ def _restore_streams():
     restored = []
     for name, original in _state.streams.items():
         now = getattr(sys, name, None)
-        if now is original or not _dead_end(now):
+        if (now is original and not _unusable(now)) or not _dead_end(now):
             continue
-        to = _describe(now)
+        if _unusable(now):
+            to, how = None, 'closed'
+        else:
+            to, how = _describe(now), 'replaced'
+        if _unusable(original):
+            # Closed (sys.stdout.close(), a with block over it) or detached:
+            # the same object cannot write again, so a new one takes its
+            # place, on the same descriptor, which closing it leaves open.
+            try:
+                original = _new_stream(OUTPUT_FDS[0] if name == 'stdout' else OUTPUT_FDS[1])
+            except (OSError, ValueError):
+                continue
+            _state.streams[name] = original
+            setattr(sys, '__%s__' % name, original)
         setattr(sys, name, original)
-        restored.append({'stream': name, 'to': to})
+        restored.append({'stream': name, 'to': to, 'how': how})
     return restored
+
+
+def _new_stream(fd):
+    # A text stream like the driver's sys.stdout, writing to fd.
+    stream = io.TextIOWrapper(io.FileIO(fd, 'w', closefd=False), encoding='utf-8',
+                              errors='backslashreplace', write_through=True)
+    stream.mode = 'w'
+    return stream
+
+
+class _DebuggerSkipsDriver:
+    """A finder that, when bdb (the base of pdb) is first imported, makes
+    every debugger skip the driver's frames, as pdb's skip argument does:
+    stepping off the end of a cell, or through its exception, never stops
+    in the driver. bdb costs tens of milliseconds to import, so it is not
+    imported before a cell does."""
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name != 'bdb':
+            return None
+        try:
+            sys.meta_path.remove(cls)
+        except ValueError:
+            pass
+        spec = importlib.machinery.PathFinder.find_spec(name)
+        if spec is None or spec.loader is None:
+            return None
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            init = module.Bdb.__init__
+
+            def __init__(self, skip=None, *args, **kwargs):
+                init(self, set(skip or ()) | {__name__}, *args, **kwargs)
+            module.Bdb.__init__ = __init__
+        spec.loader.exec_module = exec_module
+        return spec
 
 
 def _in_child():
@@ -538,6 +764,8 @@ def main(requests):
     os.set_inheritable(REQUEST_FD, False)
     os.set_inheritable(REPLY_FD, False)
     os.register_at_fork(after_in_child=_in_child, after_in_parent=_forked)
+    if 'bdb' not in sys.modules:
+        sys.meta_path.insert(0, _DebuggerSkipsDriver)
 
     for f in (sys.stdout, sys.stderr):
         try:
@@ -579,7 +807,16 @@ def main(requests):
         _state.request = msg.get('id')
         code = msg['code']
         _state.forks = 0
-        status, success, exit_code, restored = _run(code, ns)
+        try:
+            status, success, exit_code, restored = _run(code, ns)
+        except BaseException as e:
+            # Not the code's own error (that _run reports) but one raised
+            # after it, by what it left behind (a hook, a debugger): the
+            # session goes on.
+            _state.running = False
+            status, success, exit_code, restored = 'error', False, None, []
+            _report('[After the code ended, %s was raised outside it: %s]\n' % (
+                _type_name(type(e)), _format(e, only=True).strip()))
         _flush()
         if _getpid() != _state.pid:
             # A copy of the driver in a process the cell forked.

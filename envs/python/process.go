@@ -56,17 +56,17 @@ type reply struct {
 	// Status is "ready", "ok", "error", "interrupted" (KeyboardInterrupt),
 	// "exit" (SystemExit), "input" (the cell waits for a line of input) or
 	// "protocol" (a request it could not read).
-	Status   string      `json:"status"`
-	ID       *string     `json:"id"`  // the request's; null in the ready message
-	PID      int         `json:"pid"` // the driver's process ID
-	Success  bool        `json:"success"`
-	ExitCode any         `json:"exit_code"`
-	Cwd      string      `json:"cwd"`
-	Vars     [][2]string `json:"vars"`
-	Error    string      `json:"error"`
-	Prompt   string      `json:"prompt"` // with "input": what the cell asked
-	Hidden   bool        `json:"hidden"` // with "input": asked with getpass
-	Forks    int         `json:"forks"`  // processes the cell forked
+	Status   string          `json:"status"`
+	ID       *string         `json:"id"`  // the request's; null in the ready message
+	PID      int             `json:"pid"` // the driver's process ID
+	Success  bool            `json:"success"`
+	ExitCode json.RawMessage `json:"exit_code"` // SystemExit's code: kept as sent, so no value breaks the reply
+	Cwd      string          `json:"cwd"`
+	Vars     [][2]string     `json:"vars"`
+	Error    string          `json:"error"`
+	Prompt   string          `json:"prompt"` // with "input": what the cell asked
+	Hidden   bool            `json:"hidden"` // with "input": asked with getpass
+	Forks    int             `json:"forks"`  // processes the cell forked
 	// Restored lists the standard streams the cell left closed or
 	// redirected, and the sys.stdout or sys.stderr it replaced with
 	// something that does not reach the session, which the driver put
@@ -76,17 +76,23 @@ type reply struct {
 
 // restored is a standard stream (fd 1 or 2) a cell closed or redirected:
 // To is where it pointed (a path, "pipe:[...]", ...), nil when closed. Or,
-// with Stream ("stdout", "stderr"), the sys object a cell replaced: To
-// names what was in its place (a file's name, "a StringIO", "None").
+// with Stream ("stdout", "stderr"), the sys object a cell replaced (How
+// "replaced": To names what was in its place, a file's name, "a StringIO",
+// "None") or closed or detached (How "closed").
 type restored struct {
 	FD     int     `json:"fd"`
 	Stream string  `json:"stream"`
 	To     *string `json:"to"`
+	How    string  `json:"how"`
 }
 
 // note says what happened to the stream, in the words bash uses for a
 // shell whose streams were redirected.
 func (r restored) note() string {
+	if r.Stream != "" && r.How == "closed" {
+		return fmt.Sprintf("The code closed sys.%s (or detached its buffer), so nothing could be written to it any more. A new sys.%s writing to this session's output was put in its place; variables and imports are kept.",
+			printable(r.Stream), printable(r.Stream))
+	}
 	if r.Stream != "" {
 		to := "something else"
 		if r.To != nil {
@@ -218,7 +224,7 @@ func start(ctx context.Context, o options, dir string) (*proc, reply, error) {
 // the interpreter printed (a missing module, a version too old).
 func (p *proc) failedStart(err error) error {
 	p.kill()
-	out, _ := p.out.sync(backgroundLimit)
+	out, _ := p.out.sync(backgroundLimit, false)
 	p.stop()
 	msg := strings.TrimSpace(out.String())
 	if err == nil {

@@ -157,6 +157,9 @@ func TestStreamsRestored(t *testing.T) {
 		return fmt.Sprintf("[The code replaced sys.%s with %s, which does not write to this session's output, so what later code prints would be lost. "+
 			"sys.%s was put back; variables and imports are kept. To capture output within one command, use contextlib.redirect_%s.]", stream, with, stream, stream)
 	}
+	closed := func(stream string) string {
+		return fmt.Sprintf("[The code closed sys.%s (or detached its buffer), so nothing could be written to it any more. A new sys.%s writing to this session's output was put in its place; variables and imports are kept.]", stream, stream)
+	}
 	for _, c := range []struct {
 		name, code string
 		want       string
@@ -168,6 +171,11 @@ func TestStreamsRestored(t *testing.T) {
 			"Traceback (most recent call last):\n  File \"<cell-2>\", line 3, in <module>\n    raise ValueError('lost?')\nValueError: lost?\n" +
 				replaced("stderr", "a StringIO"), false},
 		{"output None", "import sys\nsys.stdout = None", replaced("stdout", "None"), true},
+		{"output closed", "import sys\nsys.stdout.close()", closed("stdout"), true},
+		{"output detached", "import sys\nsys.stdout.detach()\nNone", closed("stdout"), true},
+		{"output closed by a with block", "import sys\nwith sys.stdout as f:\n    f.write('once\\n')\nNone", "once\n" + closed("stdout"), true},
+		{"errors closed, then a raise", "import sys\nsys.stderr.close()\nraise ValueError('seen')",
+			"Traceback (most recent call last):\n  File \"<cell-2>\", line 3, in <module>\n    raise ValueError('seen')\nValueError: seen\n" + closed("stderr"), false},
 		{"a wrapper of a copy of descriptor 1", "import os, sys\nsys.stdout = os.fdopen(os.dup(1), 'w', buffering=1)\nprint('through a copy')",
 			"through a copy", true},
 		{"a tee that logs and prints", fmt.Sprintf("import sys\nclass Tee:\n    def __init__(self, out):\n        self.out, self.log = out, open(%q, 'a')\n"+
@@ -203,6 +211,8 @@ func TestNotebookLines(t *testing.T) {
 		execute(t, r, "for w in ['hi']:\n    !echo shell says $(echo hi)\nx = 3\nx"))
 	step{code: "bad", has: []string{"SyntaxError"}}.check(t, execute(t, r, "x = (1,\n!echo no"))
 	step{code: "string", want: exactly("'!not a command'"), success: true}.check(t, execute(t, r, "'''\n!not a command'''[1:]"))
+	step{code: "in a string", want: exactly("hi\n\n!important\n\nTrue"), success: true}.check(t,
+		execute(t, r, "!echo hi\nmsg = '''\n!important\n'''\nprint(msg)\na, b = 1, 2\nc = (a\n     != b)\nc"))
 
 	dir := t.TempDir()
 	venv := filepath.Join(dir, "venv")

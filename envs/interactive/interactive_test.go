@@ -137,6 +137,33 @@ func TestMultiLineReadsLikeTheProgram(t *testing.T) {
 	}
 }
 
+// TestTabsReachTheData: a tab in a command reaches the program as a tab,
+// where a line editor would take it for its completion key (dropping it,
+// or completing the word before it), and the output has no echo of the
+// command.
+func TestTabsReachTheData(t *testing.T) {
+	node := interactive.Spec{Command: "node -i", Prompt: `> `, Description: "Node.js"}
+	for _, c := range []struct {
+		name    string
+		spec    interactive.Spec
+		command string
+		output  string
+	}{
+		{"sqlite3 value", sqliteSpec, "create table t(v text);\ninsert into t values('a\tb');\nselect length(v), hex(v) from t;", "3|610962"},
+		{"sqlite3 completable", sqliteSpec, "create table tabname(v text);\nselect 'tabn\tz';", "tabn\tz"},
+		{"sqlite3 between words", sqliteSpec, "select\t1;", "1"},
+		{"python3 value", pythonSpec, "s = 'a\tb'\nprint(len(s), repr(s))", `3 'a\tb'`},
+		{"python3 completable", pythonSpec, "import os\ns = 'os.getcw\tx'\nt = 'whil\tx'\nprint(repr(s), repr(t))", `'os.getcw\tx' 'whil\tx'`},
+		{"python3 indentation", pythonSpec, "def f():\n\treturn 3\n\nprint(f())", "3"},
+		{"node", node, "const s = 'con\tx'; s.length", "5"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, c.spec)
+			want(t, e, c.command, c.output, true)
+		})
+	}
+}
+
 // TestAnswerInput: a program that asks a question of its own (not its
 // prompt) gives control back waiting; the next command is its answer.
 func TestAnswerInput(t *testing.T) {

@@ -2,6 +2,7 @@ package interactive
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,9 @@ func (p *proc) typeLine(text string) error {
 		text += "\n"
 	}
 	p.stopTyping()
+	if !term.Canonical(p.slave) {
+		text = pasteTabs(text)
+	}
 	t := &typist{total: len(text), done: make(chan struct{})}
 	p.typing = t
 	go func() {
@@ -63,6 +67,29 @@ func (p *proc) typeLine(text string) error {
 	case <-time.After(time.Millisecond):
 		return nil
 	}
+}
+
+// pasteTabs returns text, ending with a newline, with each line that
+// holds a tab typed as a bracketed paste (between ESC [200~ and ESC
+// [201~): a line editor reading the terminal key by key (raw mode) takes
+// a typed tab for its completion key, and drops it or completes the word
+// before it, where a paste is text. GNU readline (sqlite3, python3 -i,
+// gdb, psql) reads a paste as text even on a dumb terminal, and node's
+// readline ignores the brackets and keeps a tab in a paste as it is.
+// Readline's quoted insert (Ctrl-V before the tab) would reach node as
+// a character of its own. Only lines with a tab are bracketed: a paste
+// of several lines is one line to readline.
+func pasteTabs(text string) string {
+	if !strings.Contains(text, "\t") {
+		return text
+	}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "\t") {
+			lines[i] = "\x1b[200~" + l + "\x1b[201~"
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // typingDone reports whether all that was typed reached the terminal.

@@ -44,7 +44,10 @@
 // or [envs.Interrupt] comes, the program gets Ctrl-C, and the response
 // says which ("Command timed out (no prompt detected)" for a hard limit,
 // "Interrupted (C-c)" for the key). If the prompt comes back the
-// program keeps its state; otherwise it is stopped and starts again with
+// program keeps its state, and so it does when the program reads its
+// terminal again away from the prompt (at a question, or at a prompt the
+// spec does not match: one changed by .prompt or sys.ps1, which the
+// response hints at); otherwise it is stopped and starts again with
 // the next command, which says the state was lost. A program that exits
 // (.quit, quit) is reported, and the next command starts it again. Close
 // ends what it started, processes that left its session included, and so

@@ -269,7 +269,8 @@ func (e *Env) Execute(ctx context.Context, command string) (envs.Response, error
 // prompt; the response then has Running set, and the next command
 // continues the command as [envs.LimitedExecutor] says. When ctx is done
 // (a hard limit), the program gets Ctrl-C; one that does not show its
-// prompt again is stopped and starts again with the next command. When
+// prompt again, and does not read its terminal either, is stopped and
+// starts again with the next command. When
 // the program exits, the response says so. ExecuteLimited returns an
 // error only when the environment is closed or the program cannot be
 // started.
@@ -392,9 +393,12 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 		typed = ""
 		o = p.interrupt()
 		out, _ = p.await(ctx, envs.Limits{Until: time.Now()}, e.spec.OutputLimit)
-		if o == interrupted {
+		switch o {
+		case interrupted:
 			o = done
 			notes = append(notes, fmt.Sprintf("[Interrupted (%s): sent Ctrl-C; %s is at its prompt again and keeps its state.]", envs.Interrupt, e.name))
+		case asking:
+			notes = append(notes, e.keptNote("Interrupted ("+envs.Interrupt+")"))
 		}
 	case !p.reading():
 		out, o = p.await(ctx, envs.Limits{Until: time.Now()}, e.spec.OutputLimit)
@@ -428,11 +432,19 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 	case soft:
 		return e.runsOn(p, j, text, "", "", notes), nil
 	case asking:
+		if ctx.Err() != nil && !envs.IsInterrupt(command) {
+			// The call's hard limit or cancellation sent Ctrl-C (see await).
+			notes = append(notes, e.keptNote(stopWord(ctx)))
+		}
 		q := envs.ClipQuestion(envs.LastLine(text))
 		if q == "" {
 			q = cmp.Or(j.last, "(no prompt text)")
 		}
-		return e.runsOn(p, j, text, q, "", notes), nil
+		resp := e.runsOn(p, j, text, q, "", notes)
+		if looksLikePrompt(q) {
+			resp.Output += "\n" + e.promptHint()
+		}
+		return resp, nil
 	}
 	e.setRunning(nil)
 	// Ctrl-C may have cut the typing of the command short.
@@ -509,6 +521,29 @@ func (e *Env) runsOn(p *proc, j *job, text, question, note string, notes []strin
 		}
 	}
 	return envs.Response{Output: strings.Join(kept, "\n"), Running: true, Waiting: question != "", Prompt: question, Hidden: j.hidden}
+}
+
+// keptNote says that Ctrl-C, sent for why, left the program reading its
+// terminal away from its prompt, and that it was kept: it is alive, and
+// stopping it would lose its state.
+func (e *Env) keptNote(why string) string {
+	return fmt.Sprintf("[%s: sent Ctrl-C; %s did not show its prompt again, but it reads its terminal, so it was kept, with its state: it waits at a prompt the spec does not recognise, or at a question of its own.]", why, e.name)
+}
+
+// promptHint says that the program's prompt may no longer be the one the
+// spec matches, for a command that ends waiting at what looks like a
+// prompt (see looksLikePrompt).
+func (e *Env) promptHint() string {
+	return fmt.Sprintf("[If this is %s's prompt, it no longer matches the spec's prompt %q (changed by a command such as .prompt or sys.ps1?): each command runs, but ends waiting for input as this one did. Set the prompt back to one the spec matches.]", e.name, e.spec.Prompt)
+}
+
+// looksLikePrompt reports whether question, a line a command ended
+// waiting at, looks like a program's prompt rather than a question: a
+// short line ending in '>' or '#' ("db>", "py> py>", "mydb=#"), less the
+// "^C" a line editor shows for Ctrl-C typed at it.
+func looksLikePrompt(question string) bool {
+	q := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(question), "^C"))
+	return len(q) > 0 && len(q) <= 24 && strings.ContainsAny(q[len(q)-1:], ">#")
 }
 
 // setJob changes j under the lock, as Screen reads a running job's fields

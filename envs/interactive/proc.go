@@ -495,7 +495,10 @@ func (p *proc) waitPrompt(ctx context.Context, limits envs.Limits) result {
 }
 
 // interrupt sends Ctrl-C and waits briefly for the prompt; a program that
-// does not show it is stopped.
+// does not show it is stopped, unless it reads its terminal again away
+// from the prompt (asking): it is alive and waits for input, at a prompt
+// the spec does not match (changed by sqlite3's .prompt, Python's
+// sys.ps1) or at a question, and stopping it would lose its state.
 func (p *proc) interrupt() result {
 	if cut := p.stopTyping(); cut != "" {
 		p.typedCut = cut
@@ -508,6 +511,8 @@ func (p *proc) interrupt() result {
 		return interrupted
 	case exited:
 		return exited
+	case asking:
+		return asking
 	}
 	_ = p.stop()
 	return stopped

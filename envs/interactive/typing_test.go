@@ -131,3 +131,38 @@ func TestInterruptStops(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestInterruptAtUnrecognisedPrompt: a program whose prompt no longer
+// matches the spec's (sqlite3 after .prompt) ends each command waiting,
+// with a hint that its prompt may have changed; Ctrl-C, which finds it
+// reading its terminal again, keeps it and its state instead of stopping
+// it.
+func TestInterruptAtUnrecognisedPrompt(t *testing.T) {
+	e := newEnv(t, sqliteSpec)
+	want(t, e, "create table t(v); insert into t values(1);", "", true)
+	hint := `[If this is sqlite3's prompt, it no longer matches the spec's prompt "sqlite> "`
+	resp := run(t, e, ".prompt 'db> '", 30*time.Second)
+	if !resp.Waiting || resp.Prompt != "db>" || !strings.Contains(resp.Output, hint) {
+		t.Fatalf("after .prompt: got %+v, want it waiting at %q with the hint %q", resp, "db>", hint)
+	}
+	resp = run(t, e, "C-c", 30*time.Second)
+	if strings.Contains(resp.Output, "stopped") || !strings.Contains(resp.Output, "so it was kept, with its state") || !strings.Contains(resp.Output, hint) {
+		t.Fatalf("C-c: got %+v, want sqlite3 kept, with the hint", resp)
+	}
+	resp = run(t, e, "select count(*) from t;", 30*time.Second)
+	if !strings.HasPrefix(resp.Output, "1\n") || strings.Contains(resp.Output, "Started sqlite3 again") {
+		t.Errorf("after C-c: got %+v, want the table's row counted", resp)
+	}
+	resp = run(t, e, ".prompt 'sqlite> '", 30*time.Second)
+	want(t, e, "select count(*) from t;", "1", true)
+}
+
+// TestQuestionIsNoPrompt: a question that does not look like a prompt
+// gets no hint that the prompt changed.
+func TestQuestionIsNoPrompt(t *testing.T) {
+	e := newEnv(t, pythonSpec)
+	resp := run(t, e, "name = input('Your name? ')", 30*time.Second)
+	if !resp.Waiting || strings.Contains(resp.Output, "no longer matches") {
+		t.Errorf("got %+v, want it waiting, without the hint", resp)
+	}
+}

@@ -86,6 +86,8 @@ type specFile struct {
 	Kind        string            `json:"kind"`
 	Command     string            `json:"command"`
 	Prompt      string            `json:"prompt"`
+	Cont        string            `json:"continuation"`
+	Init        []string          `json:"init"`
 	Description string            `json:"description"`
 	OnDemand    bool              `json:"on_demand"`
 	Executable  string            `json:"executable"`
@@ -145,16 +147,20 @@ func seconds(s float64) time.Duration {
 
 // InteractiveSpec is a validated spec file of kind "interactive".
 type InteractiveSpec struct {
-	Name        string        // environment name (the file name without .json)
-	File        string        // the spec file, relative to the project directory
-	Command     string        // the command line that starts the program
-	Args        []string      // Command split into words; a program word with a slash is resolved from Dir
-	Prompt      string        // regular expression matching the program's prompt; it compiles
-	Description string        // one-line summary
-	Dir         string        // the project directory
-	Limits      envs.Defaults // soft limits: quiet, timeout (wait) and budget
-	Hard        bool          // the timeout interrupts the command
-	Resources   procs.Limits  // resource limits for the program
+	Name    string   // environment name (the file name without .json)
+	File    string   // the spec file, relative to the project directory
+	Command string   // the command line that starts the program
+	Args    []string // Command split into words; a program word with a slash is resolved from Dir
+	Prompt  string   // regular expression matching the program's prompt; it compiles
+	// Continuation is a regular expression matching the program's
+	// continuation prompt; it compiles, and "" means the driver's default.
+	Continuation string
+	Init         []string      // commands sent after every start of the program
+	Description  string        // one-line summary
+	Dir          string        // the project directory
+	Limits       envs.Defaults // soft limits: quiet, timeout (wait) and budget
+	Hard         bool          // the timeout interrupts the command
+	Resources    procs.Limits  // resource limits for the program
 	// StartCheck, when set, is called before every start of the program:
 	// an error refuses the start, and the response gives it
 	// ([WithoutSpecReload] sets it).
@@ -232,7 +238,7 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string, data []byte) (stri
 		if args[0], err = resolveProgram(projectDir, "command", args[0]); err != nil {
 			return fail("%v", err)
 		}
-		is := InteractiveSpec{Name: name, File: rel, Command: spec.Command, Args: args, Prompt: spec.Prompt, Description: spec.Description, Dir: projectDir,
+		is := InteractiveSpec{Name: name, File: rel, Command: spec.Command, Args: args, Prompt: spec.Prompt, Continuation: spec.Cont, Init: spec.Init, Description: spec.Description, Dir: projectDir,
 			Limits: spec.limits(), Hard: spec.Hard, Resources: spec.Limits}
 		if o.fixedSpecs != "" {
 			is.StartCheck = o.pin(newProgramPin(projectDir, projectDir, rel, o.fixedSpecs, args[0], args[1:], nil))
@@ -313,6 +319,15 @@ func parseSpec(data []byte) (specFile, error) {
 		}
 		if re.MatchString("") {
 			return specFile{}, fmt.Errorf("field \"prompt\": %q matches the empty string, so it would match the end of any output and every command would end before its output came; write the prompt's text, such as \"sqlite> \"", spec.Prompt)
+		}
+		if spec.Cont != "" {
+			re, err := regexp.Compile(spec.Cont)
+			if err != nil {
+				return specFile{}, fmt.Errorf("field \"continuation\": not a valid regular expression (Go RE2 syntax): %v", err)
+			}
+			if re.MatchString("") {
+				return specFile{}, fmt.Errorf("field \"continuation\": %q matches the empty string, so every command would end as incomplete; write the continuation prompt's text, such as \"db-# \"", spec.Cont)
+			}
 		}
 	}
 	if err := checkEnv(spec.Env); err != nil {

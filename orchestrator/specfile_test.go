@@ -77,6 +77,9 @@ func TestLoadSpecsErrors(t *testing.T) {
 		{"hinttype.json", `{"kind":"process","executable":"sh","description":"x","hints":{"read_only":"yes"}}`, `env/hinttype.json: field "hints.read_only": wrong type: expected boolean, but got string`},
 		{"hintname.json", `{"kind":"interactive","command":"x","prompt":"> ","description":"x","hints":{"readonly":true}}`, `env/hintname.json: field "hints": unknown field "readonly"`},
 		{"echo.json", `{"kind":"process","executable":"sh","description":"x"}`, `env/echo.json: orchestrator: register echo: an environment with that name is already registered`},
+		{"badcont.json", `{"kind":"interactive","command":"x","prompt":"> ","continuation":"[","description":"x"}`, "env/badcont.json: field \"continuation\": not a valid regular expression (Go RE2 syntax): error parsing regexp: missing closing ]: `[`"},
+		{"emptycont.json", `{"kind":"interactive","command":"x","prompt":"> ","continuation":"(-# )*","description":"x"}`, `env/emptycont.json: field "continuation": "(-# )*" matches the empty string, so every command would end as incomplete; write the continuation prompt's text, such as "db-# "`},
+		{"inittype.json", `{"kind":"interactive","command":"x","prompt":"> ","init":"set x","description":"x"}`, `env/inittype.json: field "init": wrong type: expected array, but got string`},
 		{"emptyprompt.json", `{"kind":"interactive","command":"sh","prompt":"(sqlite> )?","description":"x"}`, `env/emptyprompt.json: field "prompt": "(sqlite> )?" matches the empty string, so it would match the end of any output and every command would end before its output came; write the prompt's text, such as "sqlite> "`},
 		{"fraction.json", `{"kind":"process","executable":"sh","description":"x","budget":1.5}`, `env/fraction.json: field "budget": wrong type: expected integer, but got number`},
 		{"toolarge.json", `{"kind":"process","executable":"sh","description":"x","limits":{"address_space":1e30}}`, `env/toolarge.json: field "limits.address_space": 1000000000000000000000000000000 is out of range; write a smaller whole number`},
@@ -180,7 +183,7 @@ func TestLoadSpecsTogether(t *testing.T) {
 
 func TestLoadSpecsInteractiveFactory(t *testing.T) {
 	dir := writeProject(t, map[string]string{
-		"db.json": `{"kind":"interactive","command":"sqlite3","prompt":"sqlite> ","description":"SQLite shell"}`,
+		"db.json": `{"kind":"interactive","command":"sqlite3","prompt":"sqlite> ","continuation":"   \\.\\.\\.> ","init":[".mode csv",".headers on"],"description":"SQLite shell"}`,
 		"no.json": `{"kind":"interactive","command":"cat -u","prompt":"> ","description":"refused"}`,
 	})
 	var got []InteractiveSpec
@@ -195,7 +198,7 @@ func TestLoadSpecsInteractiveFactory(t *testing.T) {
 	if err == nil || err.Error() != `env/no.json: field "command": cat is refused` {
 		t.Errorf("got %v, want the factory's error for env/no.json", err)
 	}
-	want := []InteractiveSpec{{Name: "db", File: "env/db.json", Command: "sqlite3", Args: []string{"sqlite3"}, Prompt: "sqlite> ", Description: "SQLite shell", Dir: dir}}
+	want := []InteractiveSpec{{Name: "db", File: "env/db.json", Command: "sqlite3", Args: []string{"sqlite3"}, Prompt: "sqlite> ", Continuation: `   \.\.\.> `, Init: []string{".mode csv", ".headers on"}, Description: "SQLite shell", Dir: dir}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got specs %+v, want %+v", got, want)
 	}

@@ -182,7 +182,7 @@ func chooseBuiltins(names string) ([]builtin, error) {
 // newInteractive makes the environment for an interactive spec file: the
 // program starts on its first command.
 func newInteractive(s orchestrator.InteractiveSpec) (envs.Env, error) {
-	e, err := interactive.New(interactive.Spec{Name: s.Name, Args: s.Args, Prompt: s.Prompt, Description: s.Description, Dir: s.Dir,
+	e, err := interactive.New(interactive.Spec{Name: s.Name, Args: s.Args, Prompt: s.Prompt, Continuation: s.Continuation, Init: s.Init, Description: s.Description, Dir: s.Dir,
 		Timeout: s.Limits.Wait, Hard: s.Hard, Quiet: s.Limits.Quiet, Budget: s.Limits.Budget, Resources: s.Resources, StartCheck: s.StartCheck})
 	if err != nil {
 		return nil, err

@@ -132,3 +132,29 @@ func TestServeRelativeProgram(t *testing.T) {
 		t.Errorf("got %+v (stderr %q), want got hi", m.Response, d.stderr)
 	}
 }
+
+// TestServeInteractiveContinuationInit: an interactive spec file's
+// continuation prompt (a psql-style "db-# ") tells an unfinished
+// statement, and its init commands run at the start.
+func TestServeInteractiveContinuationInit(t *testing.T) {
+	if _, err := exec.LookPath("sqlite3"); err != nil {
+		t.Skip("sqlite3 is not installed")
+	}
+	project := writeProject(t, map[string]string{
+		"env/db.json": `{"kind":"interactive","command":"sqlite3 -cmd \".prompt 'db=# ' 'db-# '\"","prompt":"db=# ","continuation":"db-# ",` +
+			`"init":[".headers on"],"description":"a psql-style prompt"}`,
+	})
+	d := serveIn(t, t.TempDir(), "--builtins", "none", "--project", project)
+	for _, c := range []struct {
+		command, output string
+		success         bool
+	}{
+		{"select 1 as a, 2 as b;", "a|b\n1|2", true},
+		{"select 3 as c", "[The input is incomplete: db shows its continuation prompt and waits for more (a missing ; or closing bracket?). The next command continues it.]", false},
+		{";", "c\n3", true},
+	} {
+		if m := d.do(map[string]any{"environment": "db", "command": c.command}); m.Response.Output != c.output || m.Response.Success != c.success {
+			t.Errorf("%q: got %+v (stderr %q), want %q, success %v", c.command, m.Response, d.stderr, c.output, c.success)
+		}
+	}
+}

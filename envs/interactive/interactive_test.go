@@ -164,6 +164,28 @@ func TestTabsReachTheData(t *testing.T) {
 	}
 }
 
+// TestPromptLikeOutputKept: output lines that start like a prompt or a
+// continuation prompt (a Markdown quote, a doctest) keep it; only the
+// echo of the command loses its prompts.
+func TestPromptLikeOutputKept(t *testing.T) {
+	node := interactive.Spec{Command: "node -i", Prompt: `> `, Description: "Node.js"}
+	for _, c := range []struct {
+		name    string
+		spec    interactive.Spec
+		command string
+		output  string
+	}{
+		{"node", node, `console.log('> quoted line\nplain')`, "> quoted line\nplain\nundefined"},
+		{"python3", pythonSpec, `print('>>> example()\n... more\n-> arrow')`, ">>> example()\n... more\n-> arrow"},
+		{"sqlite3", sqliteSpec, "select 'sqlite> x' union all select '   ...> y';", "sqlite> x\n   ...> y"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, c.spec)
+			want(t, e, c.command, c.output, true)
+		})
+	}
+}
+
 // TestAnswerInput: a program that asks a question of its own (not its
 // prompt) gives control back waiting; the next command is its answer.
 func TestAnswerInput(t *testing.T) {

@@ -154,40 +154,64 @@ func describe(o result, p *proc) string {
 	}
 }
 
-// cleanOutput removes from out the prompts printed between the lines of a
-// multi-line command (at most one per line sent, at line starts) and the
-// program's echo of the command: when the first line is the echo of the
-// first line sent, each line sent, in order, is dropped where it appears as
-// a line of its own. A program that does not echo keeps all its output,
-// lines that happen to look like the input included.
+// cleanOutput removes from out the program's echo of the command and the
+// prompts printed between its lines (at line starts, at most one per
+// line sent). When the first line is the echo of the first line sent, the
+// program echoes: each line sent, in order, is dropped where it appears
+// as a line of its own after prompts, and the program's own output keeps
+// its lines whole, a line that starts like a prompt ("> quoted", ">>>
+// example()") included. A program that does not echo prints the prompts
+// before the output of the lines that follow: as many as there are lines
+// after the first are stripped from the starts of lines, and the rest is
+// kept, lines that happen to look like the input included.
 func cleanOutput(out, command string, lead *regexp.Regexp) string {
 	if command == "" {
 		return out
 	}
-	sent := strings.Split(strings.TrimRight(command, "\n"), "\n")
+	// The blank lines sent count: Python echoes a blank line that ends a
+	// block after its continuation prompt.
+	sent := strings.Split(strings.TrimSuffix(command, "\n"), "\n")
 	lines := strings.Split(out, "\n")
 	budget := len(sent)
-	for i, line := range lines {
-		for budget > 0 {
+	trim := func(s string) string { return strings.TrimRight(s, " \t\r") }
+	// strip returns line less up to max prompts at its start, and how
+	// many it took; until(rest) stops it early.
+	strip := func(line string, max int, until func(rest string) bool) (string, int) {
+		n := 0
+		for ; n < max && !until(line); n++ {
 			loc := lead.FindStringIndex(line)
 			if loc == nil || loc[1] == 0 {
 				break
 			}
 			line = line[loc[1]:]
-			budget--
 		}
-		lines[i] = line
+		return line, n
 	}
-	trim := func(s string) string { return strings.TrimRight(s, " \t\r") }
 	if len(lines) == 0 || trim(lines[0]) != trim(sent[0]) || trim(sent[0]) == "" {
+		// A prompt comes before each line read after the first one (the
+		// one before the first was shown with the last command).
+		budget--
+		for i, line := range lines {
+			var n int
+			lines[i], n = strip(line, budget, func(string) bool { return false })
+			budget -= n
+		}
 		return strings.Join(lines, "\n")
 	}
 	kept := lines[:0]
 	j := 0
 	for _, line := range lines {
-		if j < len(sent) && trim(line) == trim(sent[j]) {
-			j++
-			continue
+		if j < len(sent) {
+			want := trim(sent[j])
+			echo := func(rest string) bool { return trim(rest) == want }
+			rest, n := strip(line, budget, echo)
+			// A blank line's echo follows a prompt; a blank line of output
+			// does not.
+			if echo(rest) && (want != "" || n > 0) {
+				j++
+				budget -= n
+				continue
+			}
 		}
 		kept = append(kept, line)
 	}

@@ -14,7 +14,12 @@ func TestCleanOutput(t *testing.T) {
 		{"continuation prompts", "... ... >>> 3", "def f():\n  return 3\n\nf()", "3"},
 		{"echo with prompts", "x=5\n>>> print(x)\n5", "x=5\nprint(x)", "5"},
 		{"output like input without echo", "    1/0\nZeroDivisionError", "1/0", "    1/0\nZeroDivisionError"},
-		{"prompts bounded by lines sent", ">>> >>> text", "a", ">>> text"},
+		{"prompts bounded by lines sent", ">>> >>> text", "a\nb", ">>> text"},
+		{"no prompt before the first line", ">>> text", "print(s)", ">>> text"},
+		{"output like prompts after the echo", "print(s)\n>>> a\n... b\n-> c", "print(s)", ">>> a\n... b\n-> c"},
+		{"output like prompts between echoes", "x=1\n>>> print(s)\n>>> a\n>>> y=2", "x=1\nprint(s)\ny=2", ">>> a"},
+		{"blank echo after a prompt", "for i in r:\n...     print(i)\n... \n0\n\n1", "for i in r:\n    print(i)\n\n", "0\n\n1"},
+		{"blank output kept", "print()\n\n>>> \n>>> 1\n1", "print()\n\n1", "\n1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := cleanOutput(c.out, c.command, lead); got != c.want {

@@ -66,7 +66,12 @@
 // the call's limits run, and a response that comes back before then says
 // how much is typed; Ctrl-C (a hard limit, cancellation, [envs.Interrupt])
 // stops the typing and drops what the program has not read, saying so; line editors (readline, as in sqlite3) read in raw
-// mode and get lines of any length. The question of a command that waits
+// mode and get lines of any length. A line editor takes a typed tab for
+// its completion key: a line holding a tab is typed to it as a bracketed
+// paste, which it reads as text. A command or an answer holding a control
+// character other than newline and tab (Ctrl-C, Ctrl-D, ESC, DEL) is
+// refused, as the terminal would take it for a key; [envs.Interrupt] and
+// [envs.EndOfInput] are the keys. The question of a command that waits
 // is its last line, clipped to its last [envs.MaxQuestion] characters,
 // and a character whose bytes a soft limit split is shown whole in the
 // next response.

@@ -377,7 +377,11 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 	case j == nil && len(command) > MaxCommand:
 		return envs.Response{Output: strings.Join(append(notes, e.tooLong(len(command))), "\n")}, nil
 	case j == nil:
-		if msg := e.cut(p, command, "the command"); msg != "" {
+		msg := e.control(command, "the command")
+		if msg == "" {
+			msg = e.cut(p, command, "the command")
+		}
+		if msg != "" {
 			return envs.Response{Output: strings.Join(append(notes, msg), "\n")}, nil
 		}
 		j = &job{command: command, began: time.Now()}
@@ -413,7 +417,10 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 		}
 		out, o = p.await(ctx, limits, e.spec.OutputLimit)
 	default:
-		msg := e.cut(p, command, "the answer")
+		msg := e.control(command, "the answer")
+		if msg == "" {
+			msg = e.cut(p, command, "the answer")
+		}
 		if len(command) > MaxCommand {
 			msg = fmt.Sprintf("Answer too long: %d bytes; at most %d can be typed to %s. Put the text in a file and have the program read it from there.", len(command), MaxCommand, e.name)
 		}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/internal/term"
 )
 
@@ -142,4 +143,28 @@ func (e *Env) cut(p *proc, text, what string) string {
 // tooLong is the response to a command of n bytes, more than MaxCommand.
 func (e *Env) tooLong(n int) string {
 	return fmt.Sprintf("Command too long: %d bytes; at most %d can be typed at the %s prompt. Put the input in a file and load it with the program's own command (such as .read in sqlite3 or source in gdb).", n, MaxCommand, e.name)
+}
+
+// control returns why text, what (the command or the answer) to type to
+// the program, is refused for a control character it holds, or "" when it
+// holds none but newlines and tabs: typed to a terminal, a control
+// character is a key, not text (Ctrl-C interrupts, Ctrl-D ends the input
+// or exits, Ctrl-U and Ctrl-W erase, ESC starts a key sequence), and DEL
+// erases the character before it.
+func (e *Env) control(text, what string) string {
+	i := strings.IndexFunc(text, func(r rune) bool { return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f })
+	if i < 0 {
+		return ""
+	}
+	c := text[i]
+	key := "DEL"
+	switch {
+	case c == 0x1b:
+		key = "ESC"
+	case c < 0x20:
+		key = "Ctrl-" + string(rune('@'+c))
+	}
+	return fmt.Sprintf("Not typed: %s holds a control character, %q (%s) at byte %d, which a terminal takes as a key, not as text. Nothing was typed. "+
+		"To interrupt, send %s as a command of its own; to end the input, %s. To put the character in data, write it as the program's own escape (such as \"\\x%02x\" in a string).",
+		what, c, key, i+1, envs.Interrupt, envs.EndOfInput, c)
 }

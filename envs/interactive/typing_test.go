@@ -166,3 +166,34 @@ func TestQuestionIsNoPrompt(t *testing.T) {
 		t.Errorf("got %+v, want it waiting, without the hint", resp)
 	}
 }
+
+// TestControlCharactersRefused: a command or an answer holding a control
+// character (other than newline and tab) is not typed, as the terminal
+// would take it as a key; the message names it and the keys to send
+// instead, and the program keeps its state.
+func TestControlCharactersRefused(t *testing.T) {
+	e := newEnv(t, pythonSpec)
+	want(t, e, "x = 1", "", true)
+	for _, c := range []struct{ command, want string }{
+		{"print('a')\x03", `Not typed: the command holds a control character, '\x03' (Ctrl-C) at byte 11`},
+		{"\x04", `'\x04' (Ctrl-D) at byte 1`},
+		{"print('\x1b[201~')", `'\x1b' (ESC) at byte 8`},
+		{"x = 2\x7f", `'\x7f' (DEL) at byte 6`},
+	} {
+		resp := run(t, e, c.command, 30*time.Second)
+		if !strings.HasPrefix(resp.Output, "Not typed: ") || !strings.Contains(resp.Output, c.want) || !strings.Contains(resp.Output, "send C-c as a command of its own") || resp.Success {
+			t.Errorf("Execute(%q): got %+v, want it refused with %q", c.command, resp, c.want)
+		}
+	}
+	want(t, e, "print(x)", "1", true)
+	resp := run(t, e, "s = input('Q? ')", 30*time.Second)
+	if !resp.Waiting {
+		t.Fatalf("got %+v, want it waiting", resp)
+	}
+	resp = run(t, e, "ab\x15c", 30*time.Second)
+	if !strings.Contains(resp.Output, `Not typed: the answer holds a control character, '\x15' (Ctrl-U) at byte 3`) || !resp.Waiting || resp.Prompt != "Q?" {
+		t.Errorf("answer: got %+v, want it refused, still waiting", resp)
+	}
+	run(t, e, "abc", 30*time.Second)
+	want(t, e, "print(s, x)", "abc 1", true)
+}

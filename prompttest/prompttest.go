@@ -23,6 +23,14 @@
 //	var update = flag.Bool("update", false, "rewrite golden files")
 //
 //	prompttest.Golden(t, "prompt/default.md", r.Text(), prompttest.Update(*update))
+//
+// # Token assertions
+//
+// [TokensAtMost], [TokensBetween] and [SectionTokensAtMost] take a rendered
+// prompt; a case's render may have failed (over its budget), and
+// [Case.Require] returns it or fails the test with the case's name and error:
+//
+//	prompttest.SectionTokensAtMost(t, c.Require(t), "ref", 2000)
 package prompttest
 
 import (
@@ -259,39 +267,82 @@ func cmpOr(a, b int) int {
 	return b
 }
 
+// Require returns the case's render, failing t with the case's name and
+// its error when the render failed (Rendered is nil then), so that an
+// assertion on a case reads
+//
+//	prompttest.TokensAtMost(t, c.Require(t), counter, 4000)
+func (c Case) Require(t testing.TB) *prompt.Rendered {
+	t.Helper()
+	if c.Rendered == nil {
+		t.Fatalf("prompttest: case %s did not render: %v", c.Name, c.Err)
+	}
+	return c.Rendered
+}
+
+// rendered fails t when r is nil: the render it came from failed, and
+// Case.Err says why.
+func rendered(t testing.TB, fn string, r *prompt.Rendered) bool {
+	t.Helper()
+	if r == nil {
+		t.Fatalf("prompttest: %s: no rendered prompt (nil): its render failed; pass c.Require(t) to fail with the case's name and error", fn)
+		return false
+	}
+	return true
+}
+
 // TokensAtMost fails t when the rendered prompt has more than max tokens as
-// counted by c.
+// counted by c; r nil (a [Case] whose render failed) fails t too.
 func TokensAtMost(t testing.TB, r *prompt.Rendered, c tokens.Counter, max int) {
 	t.Helper()
+	if !rendered(t, "TokensAtMost", r) {
+		return
+	}
 	if n := c.Count(r.Text()); n > max {
 		t.Errorf("prompttest: prompt has %d tokens, want at most %d", n, max)
 	}
 }
 
 // TokensBetween fails t unless the rendered prompt has between min and max
-// tokens (inclusive) as counted by c.
+// tokens (inclusive) as counted by c; r nil fails t.
 func TokensBetween(t testing.TB, r *prompt.Rendered, c tokens.Counter, min, max int) {
 	t.Helper()
+	if !rendered(t, "TokensBetween", r) {
+		return
+	}
 	if n := c.Count(r.Text()); n < min || n > max {
 		t.Errorf("prompttest: prompt has %d tokens, want %d to %d", n, min, max)
 	}
 }
 
 // SectionTokensAtMost fails t when the section at path, as rendered, has
-// more than max tokens. The render must have counted tokens (WithTokens or
-// WithBudget).
+// more than max tokens: its own block and those of its visible
+// subsections, the whole of what renders under its heading. A section that
+// did not render (disabled, or under a summarized one) has 0. The render
+// must have counted tokens (WithTokens or WithBudget); r nil fails t.
 func SectionTokensAtMost(t testing.TB, r *prompt.Rendered, path string, max int) {
 	t.Helper()
+	if !rendered(t, "SectionTokensAtMost", r) {
+		return
+	}
+	found, n := false, 0
 	for _, s := range r.Report() {
-		if s.Path == path {
-			if r.Tokens() == 0 {
-				t.Fatalf("prompttest: the render counted no tokens; render WithTokens or WithBudget")
+		if s.Path == path || strings.HasPrefix(s.Path, path+".") {
+			found = found || s.Path == path
+			if s.Visible {
+				n += s.Tokens
 			}
-			if s.Tokens > max {
-				t.Errorf("prompttest: section %s has %d tokens, want at most %d", path, s.Tokens, max)
-			}
-			return
 		}
 	}
-	t.Errorf("prompttest: no section %s", path)
+	if !found {
+		t.Errorf("prompttest: no section %s", path)
+		return
+	}
+	if r.Tokens() == 0 {
+		t.Fatalf("prompttest: the render counted no tokens; render WithTokens or WithBudget")
+		return
+	}
+	if n > max {
+		t.Errorf("prompttest: section %s has %d tokens with its subsections, want at most %d", path, n, max)
+	}
 }

@@ -241,3 +241,98 @@ func TestGoldenRefusesNameLeavingTestdata(t *testing.T) {
 		t.Error("escaped.md was written outside testdata")
 	}
 }
+
+// TestTokenAssertionsOnFailedCase: a case whose render failed has no
+// Rendered; the assertions fail the test instead of panicking, and
+// Require names the case and its error.
+func TestTokenAssertionsOnFailedCase(t *testing.T) {
+	cases := prompttest.Combinations(t, fixture(), prompttest.Options{Budgets: []int{10}, Counter: tokens.Estimate})
+	c := cases[0]
+	if c.Rendered != nil || c.Err == nil {
+		t.Fatalf("%s: want a failed render, got err %v", c.Name, c.Err)
+	}
+	rec := &recorder{TB: t}
+	prompttest.TokensAtMost(rec, c.Rendered, tokens.Estimate, 10)
+	prompttest.TokensBetween(rec, c.Rendered, tokens.Estimate, 0, 10)
+	prompttest.SectionTokensAtMost(rec, c.Rendered, "task", 10)
+	if len(rec.failed) != 3 {
+		t.Fatalf("got failures %q, want one from each assertion", rec.failed)
+	}
+	for _, f := range rec.failed {
+		if !strings.Contains(f, "no rendered prompt (nil)") || !strings.Contains(f, "c.Require(t)") {
+			t.Errorf("got %q, want it to say there is no render and what to use", f)
+		}
+	}
+	rec = &recorder{TB: t}
+	if r := c.Require(rec); r != nil {
+		t.Errorf("Require on a failed case returned %v", r)
+	}
+	want := "prompttest: case " + c.Name + " did not render: " + c.Err.Error()
+	if len(rec.failed) != 1 || rec.failed[0] != want {
+		t.Errorf("Require: got failures %q, want %q", rec.failed, want)
+	}
+	ok := prompttest.Combinations(t, fixture(), prompttest.Options{})[0]
+	rec = &recorder{TB: t}
+	if ok.Require(rec) != ok.Rendered || len(rec.failed) != 0 {
+		t.Errorf("Require on a rendered case: got failures %q", rec.failed)
+	}
+}
+
+// nested is a prompt whose reference section has little text of its own
+// and two long subsections.
+func nested() *prompt.Prompt {
+	long := strings.Repeat("word ", 400)
+	return prompt.MustNew("test", "nested",
+		section.New(section.Spec[section.None]{Key: "task", Title: "Task", Body: "Do it."}),
+		section.New(section.Spec[section.None]{Key: "ref", Title: "Reference", Body: "Intro.", Summary: "Docs.",
+			Children: []*section.Section{
+				section.New(section.Spec[section.None]{Key: "api", Title: "API", Body: long, Summary: "API docs."}),
+				section.New(section.Spec[section.None]{Key: "faq", Title: "FAQ", Body: long}),
+			}}),
+	).MustBind()
+}
+
+// TestSectionTokensIncludeSubsections: a bound on a section is a bound on
+// everything under its heading, its visible subsections included.
+func TestSectionTokensIncludeSubsections(t *testing.T) {
+	r, err := nested().Render(nil, nil, prompt.WithTokens(tokens.Estimate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := 0
+	for _, s := range r.Report() {
+		if s.Path == "ref" || strings.HasPrefix(s.Path, "ref.") {
+			whole += s.Tokens
+		}
+	}
+	if whole < 400 {
+		t.Fatalf("the reference section has %d tokens, want its subsections' hundreds", whole)
+	}
+	rec := &recorder{TB: t}
+	prompttest.SectionTokensAtMost(rec, r, "ref", whole)
+	if len(rec.failed) != 0 {
+		t.Errorf("a bound of %d on a section of %d tokens: got failures %q", whole, whole, rec.failed)
+	}
+	prompttest.SectionTokensAtMost(rec, r, "ref", 50)
+	want := fmt.Sprintf("prompttest: section ref has %d tokens with its subsections, want at most 50", whole)
+	if len(rec.failed) != 1 || rec.failed[0] != want {
+		t.Errorf("a bound of 50: got failures %q, want %q", rec.failed, want)
+	}
+	// Summarized, the section is its summary block alone: its
+	// subsections are not rendered, and count nothing.
+	summarized, err := nested().Render(nil, nil, prompt.WithBudget(60, tokens.Estimate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := 0
+	for _, s := range summarized.Report() {
+		if s.Path == "ref" {
+			own = s.Tokens
+		}
+	}
+	rec = &recorder{TB: t}
+	prompttest.SectionTokensAtMost(rec, summarized, "ref", own)
+	if own == 0 || own >= 100 || len(rec.failed) != 0 {
+		t.Errorf("ref summarized under a budget, %d tokens: got failures %q", own, rec.failed)
+	}
+}

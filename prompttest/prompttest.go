@@ -104,8 +104,9 @@ type Options struct {
 	// non-zero budget.
 	Counter tokens.Counter
 	// MaxCombinations bounds how many open/summarized combinations are
-	// rendered; above it a fixed-seed sample is taken, always including all
-	// open and all summarized. 0 means 64.
+	// rendered (each with every budget); above it a fixed-seed sample is
+	// taken, always including all open and, from 2 on, all summarized. 0
+	// means 64.
 	MaxCombinations int
 }
 
@@ -118,7 +119,14 @@ const MaxCaseName = 200
 
 // Case is one render of a prompt.
 type Case struct {
-	Name      string                     // "ref=full,guide=summary@4000"; see [MaxCaseName]
+	// Name lists the choices asked for and the budget:
+	// "ref=full,ref.api=summary,guide=summary@4000"; see [MaxCaseName]. A
+	// section under a summarized one is not listed: it does not render.
+	// With a budget, a choice that is the section's declared mode is left
+	// to the budget, which may summarize it: the name says what was asked
+	// (its choices are the same under every budget), and Rendered.Report
+	// how each section rendered.
+	Name      string
 	Overrides map[string]visibility.Mode // the session overrides it was rendered with (choices that differ from the declared mode)
 	Budget    int                        // 0 for none
 	Rendered  *prompt.Rendered           // nil when Err is set
@@ -136,11 +144,13 @@ func (c Case) Text() string {
 
 // Combinations renders p with every combination of FULL and SUMMARY for
 // the sections that have a summary (or a sample, see Options), each with
-// every budget. A choice that differs from the section's declared mode is a
+// every budget. The sections under a summarized one do not render, so
+// their choices are not varied there: every combination renders
+// differently. A choice that differs from the section's declared mode is a
 // session override (so a section chosen FULL against its declaration is one
 // the model opened, which budgets never demote); a choice that matches it
-// is left to the budget. Rendering errors are kept in the cases; misuse
-// fails t.
+// is left to the budget, which may summarize it all the same (see
+// [Case].Name). Rendering errors are kept in the cases; misuse fails t.
 func Combinations(t testing.TB, p *prompt.Prompt, opts Options) []Case {
 	t.Helper()
 	r, err := p.Render(nil, nil)
@@ -167,8 +177,21 @@ func Combinations(t testing.TB, p *prompt.Prompt, opts Options) []Case {
 			t.Fatalf("prompttest: budget %d needs Options.Counter", b)
 		}
 	}
+	// parent[i] is the nearest section of paths that holds paths[i], or -1:
+	// a section under a summarized one does not render, so its choice is
+	// left out of the cases where that one is summarized.
+	parent := make([]int, len(paths))
+	for i, path := range paths {
+		parent[i] = -1
+		for j := i - 1; j >= 0; j-- {
+			if strings.HasPrefix(path, paths[j]+".") {
+				parent[i] = j
+				break
+			}
+		}
+	}
 	var cases []Case
-	for _, combo := range combinations(len(paths), cmpOr(opts.MaxCombinations, 64)) {
+	for _, combo := range combinations(parent, cmpOr(opts.MaxCombinations, 64)) {
 		// A section is pinned by a session override only where the choice
 		// differs from how it renders anyway: pinned open, as the model
 		// opening it, or pinned summarized. Sections left as declared stay
@@ -176,6 +199,9 @@ func Combinations(t testing.TB, p *prompt.Prompt, opts Options) []Case {
 		ov := make(map[string]visibility.Mode, len(paths))
 		var name []string
 		for i, path := range paths {
+			if p := parent[i]; p >= 0 && combo&(1<<p) == 0 {
+				continue
+			}
 			m := visibility.Summary
 			if combo&(1<<i) != 0 {
 				m = visibility.Full
@@ -233,25 +259,64 @@ func hasSummary(p *prompt.Prompt, path string) bool {
 	return ok && s.Summary() != ""
 }
 
-// combinations returns bit sets over n sections: all of them when 2^n <=
-// max, otherwise all-summarized, all-open and a fixed-seed sample.
-func combinations(n, max int) []uint64 {
-	if n < 63 && 1<<n <= max {
-		out := make([]uint64, 1<<n)
-		for i := range out {
-			out[i] = uint64(i)
+// combinations returns bit sets over the sections of parent (1 open, 0
+// summarized; parent[i] the index of the nearest section holding section
+// i, before it, or -1), in which a section under a summarized one is 0, as
+// it does not render: all of them, in increasing order, when they are at
+// most max; otherwise all-summarized, all-open and a fixed-seed sample
+// drawn evenly from them; only all-open when max is 1.
+func combinations(parent []int, max int) []uint64 {
+	n := len(parent)
+	// count[i] is how many combinations section i and those under it have:
+	// summarized, or open with every combination of its children. Each is
+	// at most 2^n, so with n <= 63 none overflows.
+	count := make([]uint64, n)
+	for i := range count {
+		count[i] = 1
+	}
+	total := uint64(1)
+	for i := n - 1; i >= 0; i-- {
+		count[i]++ // summarized
+		if p := parent[i]; p >= 0 {
+			count[p] *= count[i]
+		} else {
+			total *= count[i]
 		}
+	}
+	open := func(c uint64, i int) bool { p := parent[i]; return p < 0 || c&(1<<p) != 0 }
+	if total <= uint64(max) {
+		out := []uint64{0}
+		for i := range n {
+			for _, c := range out {
+				if open(c, i) {
+					out = append(out, c|1<<i)
+				}
+			}
+		}
+		slices.Sort(out)
 		return out
 	}
-	all := uint64(1)<<min(n, 64) - 1
-	if n >= 64 {
-		all = ^uint64(0)
+	all := uint64(1)<<n - 1
+	if max == 1 {
+		return []uint64{all}
 	}
 	seen := map[uint64]bool{0: true, all: true}
 	out := []uint64{0, all}
 	rng := rand.New(rand.NewPCG(1, uint64(n)))
 	for len(out) < max {
-		c := rng.Uint64() & all
+		// Section i is open with probability 1-1/count[i], so that every
+		// combination is as likely; a section with nothing under it takes
+		// its bit of u, which for a prompt without nested summaries makes
+		// the sample u itself.
+		u, c := rng.Uint64(), uint64(0)
+		for i := range n {
+			if !open(c, i) {
+				continue
+			}
+			if count[i] == 2 && u&(1<<i) != 0 || count[i] > 2 && rng.Uint64N(count[i]) != 0 {
+				c |= 1 << i
+			}
+		}
 		if !seen[c] {
 			seen[c] = true
 			out = append(out, c)

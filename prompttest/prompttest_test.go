@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -334,5 +335,53 @@ func TestSectionTokensIncludeSubsections(t *testing.T) {
 	prompttest.SectionTokensAtMost(rec, summarized, "ref", own)
 	if own == 0 || own >= 100 || len(rec.failed) != 0 {
 		t.Errorf("ref summarized under a budget, %d tokens: got failures %q", own, rec.failed)
+	}
+}
+
+// TestCombinationsNested: the sections under a summarized one are not
+// varied, so no two cases render the same text and no name claims a mode
+// for a section that did not render.
+func TestCombinationsNested(t *testing.T) {
+	var names []string
+	for _, c := range prompttest.Combinations(t, nested(), prompttest.Options{}) {
+		names = append(names, c.Name)
+	}
+	want := []string{"ref=summary", "ref=full,ref.api=summary", "ref=full,ref.api=full"}
+	if !slices.Equal(names, want) {
+		t.Errorf("got cases %q, want %q", names, want)
+	}
+
+	// Six summarized subsections: 65 combinations, one with the parent
+	// summarized; a sample of 64 renders 64 different texts.
+	var kids []*section.Section
+	for i := range 6 {
+		kids = append(kids, section.New(section.Spec[section.None]{Key: fmt.Sprintf("k%d", i), Title: "K", Body: fmt.Sprintf("body %d", i), Summary: fmt.Sprintf("sum %d", i)}))
+	}
+	p := prompt.MustNew("test", "kids", section.New(section.Spec[section.None]{Key: "ref", Title: "Ref", Body: "Intro.", Summary: "Docs.", Children: kids})).MustBind()
+	cases := prompttest.Combinations(t, p, prompttest.Options{})
+	texts := map[string]string{}
+	for _, c := range cases {
+		if other, ok := texts[c.Text()]; ok {
+			t.Errorf("%s renders the same text as %s", c.Name, other)
+		}
+		texts[c.Text()] = c.Name
+		if strings.HasPrefix(c.Name, "ref=summary") && c.Name != "ref=summary" {
+			t.Errorf("%s: names sections under a summarized one", c.Name)
+		}
+	}
+	if len(cases) != 64 {
+		t.Errorf("got %d cases, want a sample of 64", len(cases))
+	}
+}
+
+// TestMaxCombinationsOne: a bound of 1 renders one case, all open.
+func TestMaxCombinationsOne(t *testing.T) {
+	cases := prompttest.Combinations(t, fixture(), prompttest.Options{MaxCombinations: 1})
+	if len(cases) != 1 || cases[0].Name != "guide=full,ref=full" {
+		var names []string
+		for _, c := range cases {
+			names = append(names, c.Name)
+		}
+		t.Errorf("got cases %q, want one: guide=full,ref=full", names)
 	}
 }

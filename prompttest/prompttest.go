@@ -24,6 +24,16 @@
 //
 //	prompttest.Golden(t, "prompt/default.md", r.Text(), prompttest.Update(*update))
 //
+// A golden file that is a symbolic link is written through to the file it
+// leads to, with that file's permissions. Golden files are compared byte
+// for byte: on Windows, a checkout with core.autocrlf turns their line
+// endings into CRLF and every one differs, which the failure says. The
+// line
+//
+//	**/testdata/** -text
+//
+// in the module's .gitattributes keeps them as committed.
+//
 // # Token assertions
 //
 // [TokensAtMost], [TokensBetween] and [SectionTokensAtMost] take a rendered
@@ -53,7 +63,8 @@ import (
 
 // Updating reports whether the environment asks for golden files to be
 // rewritten: UNFOLD_UPDATE_GOLDEN=1 (or true). A value that is not a
-// boolean counts as no, and makes Golden fail.
+// boolean counts as no, and makes Golden fail, with an [Update] option
+// too.
 func Updating() bool {
 	on, _ := golden.Update()
 	return on
@@ -84,6 +95,13 @@ func Golden(t testing.TB, name, got string, opts ...GoldenOption) {
 		opt(&o)
 	}
 	if o.update {
+		// A value of the variable that is not a boolean fails here too:
+		// it was meant to say something, and an option that rewrites
+		// anyway would hide the mistake until a run without it.
+		if _, err := golden.Update(); err != nil {
+			t.Fatalf("prompttest: %v", err)
+			return
+		}
 		path, err := golden.Path(name)
 		if err != nil {
 			t.Fatalf("prompttest: %v", err)

@@ -193,9 +193,12 @@ func TestGoldenUpdate(t *testing.T) {
 	}
 
 	t.Setenv("UNFOLD_UPDATE_GOLDEN", "yes please")
-	prompttest.Golden(rec, "new/p.md", "three\n")
-	if len(rec.failed) != 1 || !strings.Contains(rec.failed[0], `UNFOLD_UPDATE_GOLDEN="yes please"`) || read() != "two\n" {
-		t.Errorf("a bad UNFOLD_UPDATE_GOLDEN: got failures %q and file %q, want the value named and the file kept", rec.failed, read())
+	for _, opts := range [][]prompttest.GoldenOption{nil, {prompttest.Update(true)}} {
+		rec := &recorder{TB: t}
+		prompttest.Golden(rec, "new/p.md", "three\n", opts...)
+		if len(rec.failed) != 1 || !strings.Contains(rec.failed[0], `UNFOLD_UPDATE_GOLDEN="yes please"`) || read() != "two\n" {
+			t.Errorf("a bad UNFOLD_UPDATE_GOLDEN, %d options: got failures %q and file %q, want the value named and the file kept", len(opts), rec.failed, read())
+		}
 	}
 }
 

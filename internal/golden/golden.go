@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
 )
@@ -72,7 +74,8 @@ func Path(name string) (string, error) {
 // CheckFile compares got with the file at path, failing t with a unified
 // diff when they differ, or, when update is true, writes got there (through
 // a temporary file renamed into place, so that a failed write leaves the
-// old file whole).
+// old file whole, keeping the file's permissions; a symbolic link is
+// written through, to the file it leads to).
 func CheckFile(t testing.TB, path, got string, update bool) {
 	t.Helper()
 	if update {
@@ -94,8 +97,10 @@ func CheckFile(t testing.TB, path, got string, update bool) {
 // Diff returns the unified diff from want, the golden file at path, to got,
 // the output; "" when they are equal. What a terminal does not show is
 // marked on the lines that differ: a carriage return as ␍, spaces and tabs
-// that end a line as · and →; and a note says when that is the only
-// difference.
+// that end a line as · and →, and a character that shows as nothing or as
+// a plain space (a byte order mark, a no-break or zero-width space, another
+// control or format character, a byte that is not UTF-8) by its code, as
+// ⟨U+FEFF⟩ or ⟨0xFF⟩; and a note says when that is the only difference.
 func Diff(path, want, got string) string {
 	d := udiff.Unified(path+" (golden)", path+" (output)", want, got)
 	if d == "" {
@@ -116,22 +121,67 @@ func Diff(path, want, got string) string {
 	lf := func(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 	switch {
 	case lf(want) == lf(got) && strings.Contains(want, "\r\n"):
-		b.WriteString("note: they differ only in line endings: the golden file has CRLF (\\r\\n), the output LF, as a checkout with core.autocrlf writes them (.gitattributes keeps testdata as committed)\n")
+		b.WriteString("note: they differ only in line endings: the golden file has CRLF (\\r\\n), the output LF, as a checkout with core.autocrlf writes them; add the line `**/testdata/** -text` to the module's .gitattributes, so that git keeps testdata as committed, then check those files out again\n")
 	case lf(want) == lf(got):
 		b.WriteString("note: they differ only in line endings: the output has CRLF (\\r\\n), the golden file LF\n")
 	case trimEnds(lf(want)) == trimEnds(lf(got)):
 		b.WriteString("note: they differ only in spaces or tabs at the ends of lines, marked · and →\n")
+	case plain(want) == plain(got):
+		b.WriteString("note: they differ only in characters that show as nothing or as a space, marked ⟨U+…⟩\n")
 	}
 	return b.String()
 }
 
-// visible marks in a line of a diff a carriage return as ␍, and the
-// spaces and tabs that end it as · and →.
+// visible marks in a line of a diff a carriage return as ␍, the spaces
+// and tabs that end it as · and →, and each hidden character (see hidden)
+// by its code.
 func visible(line string) string {
-	line = strings.ReplaceAll(line, "\r", "␍")
+	var b strings.Builder
+	for i, r := range line {
+		switch {
+		case r == '\r':
+			b.WriteString("␍")
+		case r == utf8.RuneError && !strings.HasPrefix(line[i:], "\uFFFD"):
+			fmt.Fprintf(&b, "⟨0x%02X⟩", line[i])
+		case hidden(r):
+			fmt.Fprintf(&b, "⟨U+%04X⟩", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	line = b.String()
 	body := strings.TrimRight(line, " \t")
 	tail := strings.NewReplacer(" ", "·", "\t", "→").Replace(line[len(body):])
 	return body + tail
+}
+
+// hidden reports whether r shows as nothing, or as a space that is not
+// one: a space separator other than ' ' (U+00A0 NO-BREAK SPACE), a format
+// character (U+200B ZERO WIDTH SPACE, U+FEFF the byte order mark), a
+// line or paragraph separator, a control character other than tab,
+// newline and carriage return.
+func hidden(r rune) bool {
+	switch {
+	case r == ' ' || r == '\t' || r == '\n' || r == '\r':
+		return false
+	case unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp, unicode.Cf, unicode.Cc):
+		return true
+	}
+	return false
+}
+
+// plain is s with each hidden space separator as ' ', and the other
+// hidden characters removed.
+func plain(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case !hidden(r):
+			return r
+		case unicode.Is(unicode.Zs, r):
+			return ' '
+		}
+		return -1
+	}, s)
 }
 
 // trimEnds removes the spaces and tabs that end each line of s.
@@ -148,13 +198,30 @@ func trimEnds(s string) string {
 }
 
 // write writes content to path through a temporary file renamed into
-// place. The temporary file's name is short, so that any name that may be
+// place, with the permissions of the file it replaces (0644 for a new
+// one). The temporary file's name is short, so that any name that may be
 // a file's can be written, and errors name path, never it.
+//
+// A path that is a symbolic link (a golden file shared by several tests)
+// is written through to the file it leads to: git keeps the link as
+// committed and shows the change in that file, as an editor saving
+// through the link would. Renamed onto the link, the new content would
+// replace it with a file of its own, and the shared file keep the old.
 func write(path, content string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	dst := path
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if dst, err = filepath.EvalSymlinks(path); err != nil {
+			return fmt.Errorf("write %s: it is a symbolic link to no file (%w); make it lead to one, or remove it", path, cause(err))
+		}
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(dst); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".golden-*.tmp")
+	f, err := os.CreateTemp(filepath.Dir(dst), ".golden-*.tmp")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, cause(err))
 	}
@@ -163,10 +230,10 @@ func write(path, content string) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
+		err = os.Chmod(f.Name(), mode)
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), path)
+		err = os.Rename(f.Name(), dst)
 	}
 	if err != nil {
 		os.Remove(f.Name())

@@ -134,15 +134,22 @@ func TestCheckUpdatesLongName(t *testing.T) {
 // TestDiffShowsInvisible compares outputs that differ from their golden
 // files only in what a terminal does not show: the lines that differ mark
 // a carriage return and the spaces and tabs ending them, and a note says
-// what the difference is.
+// what the difference is. A character that shows as nothing or as a
+// plain space (a byte order mark, a no-break or zero-width space) is
+// marked by its code.
 func TestDiffShowsInvisible(t *testing.T) {
 	for _, tc := range []struct{ name, want, got, lines, note string }{
-		{"golden CRLF", "a\r\nb\r\n", "a\nb\n", "-a␍\n-b␍\n+a\n+b\n", "note: they differ only in line endings: the golden file has CRLF (\\r\\n), the output LF, as a checkout with core.autocrlf writes them (.gitattributes keeps testdata as committed)"},
+		{"golden CRLF", "a\r\nb\r\n", "a\nb\n", "-a␍\n-b␍\n+a\n+b\n", "note: they differ only in line endings: the golden file has CRLF (\\r\\n), the output LF, as a checkout with core.autocrlf writes them; add the line `**/testdata/** -text` to the module's .gitattributes, so that git keeps testdata as committed, then check those files out again"},
 		{"output CRLF", "a\nb\n", "a\r\nb\r\n", "-a\n-b\n+a␍\n+b␍\n", "note: they differ only in line endings: the output has CRLF (\\r\\n), the golden file LF"},
 		{"trailing blanks", "a\nb\n", "a \nb\t\n", "-a\n-b\n+a·\n+b→\n", "note: they differ only in spaces or tabs at the ends of lines, marked · and →"},
 		{"text", "a\n", "b \n", "-a\n+b·\n", ""},
-		{"line like a header", "-- drop\r\nselect 1;\n", "-- drop\nselect 1;\n", "\n--- drop␍\n+-- drop\n select 1;\n", "note: they differ only in line endings: the golden file has CRLF (\\r\\n), the output LF, as a checkout with core.autocrlf writes them (.gitattributes keeps testdata as committed)"},
+		{"line like a header", "-- drop\r\nselect 1;\n", "-- drop\nselect 1;\n", "\n--- drop␍\n+-- drop\n select 1;\n", "note: they differ only in line endings: the golden file has CRLF (\\r\\n), the output LF, as a checkout with core.autocrlf writes them; add the line `**/testdata/** -text` to the module's .gitattributes, so that git keeps testdata as committed, then check those files out again"},
 		{"added line like a header", "x\n", "x\n++ a \n", "\n x\n+++ a·\n", ""},
+		{"byte order mark", "\uFEFFYou help.\n", "You help.\n", "-⟨U+FEFF⟩You help.\n+You help.\n", "note: they differ only in characters that show as nothing or as a space, marked ⟨U+…⟩"},
+		{"no-break space", "You\u00a0help.\n", "You help.\n", "-You⟨U+00A0⟩help.\n+You help.\n", "note: they differ only in characters that show as nothing or as a space, marked ⟨U+…⟩"},
+		{"zero-width space", "You help.\n", "You\u200b help.\n", "-You help.\n+You⟨U+200B⟩ help.\n", "note: they differ only in characters that show as nothing or as a space, marked ⟨U+…⟩"},
+		{"escape and bad byte", "a\n", "a\x1b\xff\n", "-a\n+a⟨U+001B⟩⟨0xFF⟩\n", ""},
+		{"replacement character kept", "a\n", "a\uFFFD\n", "-a\n+a\uFFFD\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := golden.Diff("x.golden", tc.want, tc.got)
@@ -171,5 +178,54 @@ func TestCheckRefusesNameLeavingTestdata(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "escaped.md")); err == nil {
 		t.Error("escaped.md was written outside testdata")
+	}
+}
+
+// TestUpdateKeepsLinkAndMode: an update writes a golden file that is a
+// symbolic link through to the file it leads to, which keeps the link and
+// shares the new content, and keeps a file's permissions. A link that
+// leads nowhere is refused, saying so.
+func TestUpdateKeepsLinkAndMode(t *testing.T) {
+	dir := t.TempDir()
+	shared, link := filepath.Join(dir, "shared.md"), filepath.Join(dir, "testdata", "link.md")
+	private := filepath.Join(dir, "testdata", "private.md")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{shared, private} {
+		if err := os.WriteFile(f, []byte("old\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../shared.md", link); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{TB: t}
+	golden.CheckFile(r, link, "new\n", true)
+	golden.CheckFile(r, private, "new\n", true)
+	if len(r.errors)+len(r.fatals) != 0 {
+		t.Fatalf("got errors %q and fatals %q, want none", r.errors, r.fatals)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s: got %v, %v; want the link kept", link, fi.Mode(), err)
+	}
+	for _, f := range []string{shared, private} {
+		b, err := os.ReadFile(f)
+		fi, serr := os.Stat(f)
+		if err != nil || serr != nil || string(b) != "new\n" || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: got %q, mode %v (%v, %v); want the new content and mode 0600", f, b, fi.Mode(), err, serr)
+		}
+	}
+
+	dangling := filepath.Join(dir, "testdata", "dangling.md")
+	if err := os.Symlink("../missing.md", dangling); err != nil {
+		t.Fatal(err)
+	}
+	golden.CheckFile(r, dangling, "new\n", true)
+	if len(r.fatals) != 1 || !strings.Contains(r.fatals[0], "write "+dangling+": it is a symbolic link to no file") {
+		t.Errorf("got fatals %q, want one saying the link leads to no file", r.fatals)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "missing.md")); err == nil {
+		t.Error("missing.md was created through the link")
 	}
 }

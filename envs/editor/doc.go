@@ -135,9 +135,12 @@
 // The editor works on text in UTF-8 and writes each file back in its own
 // encoding. It decides a file's encoding in this order: a byte order mark
 // (UTF-8, UTF-16LE, UTF-16BE), kept on write; valid UTF-8; an encoding the
-// file declares in its first 1 KB ("coding: cp1251" as Python and Emacs
-// write it, "charset=..." in HTML, "encoding=..." in XML); the fallback
-// given with [WithFallbackEncoding]. Encodings are those of
+// file declares where its format puts a declaration (a "coding: cp1251"
+// comment on line 1 or 2, as Python's PEP 263 and Emacs write it; an XML
+// declaration opening the file, <?xml ... encoding="..."?>; an HTML
+// <meta charset> in the first 1 KB), never UTF-16 or UTF-32; the fallback
+// given with [WithFallbackEncoding]. A name elsewhere (a string in code,
+// "encoding: x" in YAML) is not a declaration. Encodings are those of
 // golang.org/x/text/encoding, by IANA or WHATWG name. A view's header names
 // an encoding that is not UTF-8 ("[windows-1251]"). An edit whose new text
 // has a character the encoding lacks is refused, and so is an edit of a

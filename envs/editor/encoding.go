@@ -37,18 +37,80 @@ var (
 	utf16BEBOM = []byte{0xFE, 0xFF}
 )
 
-// declaredRE finds an encoding declared near the top of a file: a Python
-// or Emacs "coding: name" (PEP 263), an HTML "charset=name" and an XML
-// "encoding="name"".
-var declaredRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(?:coding[:=]|charset=|encoding=)\s*["']?([a-z0-9][-a-z0-9_.:]*)`)
-})
+// The places a format puts an encoding declaration. A declaration
+// anywhere else (a string in code, "encoding: x" in YAML, a charset in a
+// comment) says nothing about the file's own bytes.
+var (
+	// pep263RE is a Python comment naming the encoding (PEP 263), which
+	// counts on the first two lines only.
+	pep263RE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^[ \t\f]*#.*?coding[:=][ \t]*([-_.a-z0-9]+)`)
+	})
+	// emacsRE is an Emacs file-variables line naming the coding system
+	// ("-*- coding: latin-1 -*-", in any language's comment), on the first
+	// two lines too.
+	emacsRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)-\*-(?:.*?[;\s])?coding:[ \t]*([-_.a-z0-9]+)[^\n]*?-\*-`)
+	})
+	// metaRE is an HTML <meta charset="x"> or <meta http-equiv ...
+	// content="text/html; charset=x">, which HTML looks for in the first
+	// 1,024 bytes.
+	metaRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)<meta\s[^>]*?charset\s*=\s*["']?([-_.:a-z0-9]+)`)
+	})
+	// xmlRE is the encoding in an XML declaration, which must open the
+	// file.
+	xmlRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^<\?xml\s[^>]*?encoding\s*=\s*["']([-_.a-zA-Z0-9]+)["']`)
+	})
+)
 
 // declaredProbe is how many leading bytes are searched for a declaration.
 const declaredProbe = 1024
 
+// declared returns the encoding raw declares where its format puts a
+// declaration: a PEP 263 or Emacs comment on line 1 or 2, an XML
+// declaration at the start, or an HTML <meta> charset in the first
+// [declaredProbe] bytes. UTF-16 and UTF-32 are never taken from a
+// declaration: their bytes hold NULs an ASCII declaration cannot sit among,
+// so a file that declares them is in fact in some other encoding.
+func declared(raw []byte) (namedEncoding, bool) {
+	head := raw[:min(len(raw), declaredProbe)]
+	var names [][]byte
+	if m := xmlRE().FindSubmatch(head); m != nil {
+		names = append(names, m[1])
+	}
+	rest := head
+	for range 2 {
+		line, after, _ := bytes.Cut(rest, []byte{'\n'})
+		if m := pep263RE().FindSubmatch(line); m != nil {
+			names = append(names, m[1])
+		} else if m := emacsRE().FindSubmatch(line); m != nil {
+			names = append(names, m[1])
+		}
+		rest = after
+	}
+	if m := metaRE().FindSubmatch(head); m != nil {
+		names = append(names, m[1])
+	}
+	for _, name := range names {
+		ne, err := lookupEncoding(string(name))
+		if err != nil || ne.enc == nil || wideUnicode(ne.name) {
+			continue
+		}
+		return ne, true
+	}
+	return namedEncoding{}, false
+}
+
+// wideUnicode reports whether the encoding named name is UTF-16 or UTF-32.
+func wideUnicode(name string) bool {
+	n := strings.ToUpper(name)
+	return strings.HasPrefix(n, "UTF-16") || strings.HasPrefix(n, "UTF-32") || strings.HasPrefix(n, "UTF16") || strings.HasPrefix(n, "UTF32")
+}
+
 // detect chooses the codec for raw: a byte order mark first, then valid
-// UTF-8, then an encoding declared in the file's first bytes, then
+// UTF-8, then an encoding the file declares (see [declared]), then
 // fallback (nil for none), else unknown. It does not check that the
 // encoding round-trips; see [codec.roundTrips].
 func detect(raw []byte, fallback *namedEncoding) codec {
@@ -62,11 +124,9 @@ func detect(raw []byte, fallback *namedEncoding) codec {
 		c = codec{enc: unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM), name: "UTF-16BE", bom: utf16BEBOM}
 	case utf8.Valid(raw):
 	default:
-		if m := declaredRE().FindSubmatch(raw[:min(len(raw), declaredProbe)]); m != nil {
-			if ne, err := lookupEncoding(string(m[1])); err == nil && ne.enc != nil {
-				c = codec{enc: ne.enc, name: ne.name}
-				break
-			}
+		if ne, ok := declared(raw); ok {
+			c = codec{enc: ne.enc, name: ne.name}
+			break
 		}
 		if fallback != nil && fallback.enc != nil {
 			c = codec{enc: fallback.enc, name: fallback.name}

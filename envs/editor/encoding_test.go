@@ -143,6 +143,63 @@ func TestEncodingNotRoundTrip(t *testing.T) {
 	}
 }
 
+// TestDeclarationWhereTheFormatPutsIt takes an encoding from a
+// declaration only where its format puts one: a PEP 263 or Emacs comment on
+// line 1 or 2, an XML declaration opening the file, an HTML <meta>. A name
+// in code, a string or a YAML value is not a declaration, and UTF-16 or
+// UTF-32 is never taken from one.
+func TestDeclarationWhereTheFormatPutsIt(t *testing.T) {
+	for _, tt := range []struct {
+		name, raw, want string // want: the codec's label
+	}{
+		{"pep 263 line 1", "# -*- coding: cp1251 -*-\n\xcf\n", "windows-1251"},
+		{"pep 263 line 2", "#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :\ncaf\xe9\n", "ISO-8859-1"},
+		{"emacs in a C comment", "/* -*- mode: c; coding: cp1251 -*- */\n\xcf\n", "windows-1251"},
+		{"xml prolog", "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<a>caf\xe9</a>\n", "ISO-8859-1"},
+		{"html meta charset", "<!doctype html>\n<html><head><meta charset=\"windows-1251\">\n\xcf\n", "windows-1251"},
+		{"html meta content", "<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=iso-8859-1\">\ncaf\xe9\n", "ISO-8859-1"},
+		{"pep 263 on line 3", "import sys\n\n# coding: cp1251\n\xcf\n", "unknown 8-bit encoding"},
+		{"a name in code", "import sys\nLEGACY = 'encoding=cp1251'\nsign = '\xb1'\n", "unknown 8-bit encoding"},
+		{"a charset in a string", "CT = 'text/html; charset=windows-1251'\nname = 'Jos\xe9'\n", "unknown 8-bit encoding"},
+		{"yaml value", "encoding: cp1251\nname: Jos\xe9\n", "unknown 8-bit encoding"},
+		{"xml declaration not first", "\n<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\ncaf\xe9\n", "unknown 8-bit encoding"},
+		{"utf-16 in a code line", "# caf\xe9 script\nf = io.open('x', encoding=\"utf-16\")\n", "unknown 8-bit encoding"},
+		{"utf-16 in pep 263", "# coding: utf-16\ncaf\xe9\n", "unknown 8-bit encoding"},
+		{"utf-32 in xml", "<?xml version=\"1.0\" encoding=\"UTF-32\"?>\ncaf\xe9\n", "unknown 8-bit encoding"},
+		{"utf-16le in meta", "<meta charset=\"utf-16le\">\ncaf\xe9\n", "unknown 8-bit encoding"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := detect([]byte(tt.raw), nil).label(); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestStrayDeclarationKeepsOneEncoding edits a file that is UTF-8 but for
+// one stray Latin-1 byte and names cp1251 in its code: the file is not
+// taken for windows-1251, so a Cyrillic edit is refused rather than
+// written in cp1251 among UTF-8 lines, and an ASCII edit goes in.
+func TestStrayDeclarationKeepsOneEncoding(t *testing.T) {
+	const raw = "import sys\nLEGACY = 'encoding=cp1251'\ngreeting = 'привет'\nsign = '\xb1'\n"
+	e, fsys := newMem(t, map[string]string{"g.py": raw})
+	ok(t, e, "view g.py")
+	if got, want := views(t, e), "      3  greeting = 'привет'"; !strings.Contains(got, want) {
+		t.Errorf("screen: got %q, want it to contain %q", got, want)
+	}
+	got := fail(t, e, "edit g.py 3\ngreeting = 'привет, мир'")
+	if want := "its encoding is unknown"; !strings.Contains(got, want) {
+		t.Errorf("got %q, want it to contain %q", got, want)
+	}
+	if got := readFile(t, fsys, "g.py"); got != raw {
+		t.Errorf("file after the refused edit: got %q, want it untouched", got)
+	}
+	ok(t, e, "edit g.py 1\nimport os")
+	if got, want := readFile(t, fsys, "g.py"), "import os"+raw[len("import sys"):]; got != want {
+		t.Errorf("file: got %q, want %q", got, want)
+	}
+}
+
 func TestBadFallbackEncoding(t *testing.T) {
 	_, err := NewFs(nil, nil)
 	if err == nil {

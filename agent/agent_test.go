@@ -444,6 +444,28 @@ func TestTextActions(t *testing.T) {
 			},
 		},
 		{
+			name: "editor block holding a code fence",
+			replies: []scripted.Reply{
+				scripted.Text("I'll write the usage section.\n\n```editor\ncreate README.md\n## Usage\n\n```sh\nunfold serve\n```\n\nThen open the browser.\n```\n"),
+				scripted.Text("````editor\ncreate INSTALL.md\n```\ngo install ./cmd/unfold\n```\n````\n"),
+				scripted.Text(`{"final": "written"}`),
+			},
+			check: func(t *testing.T, dir string, reqs []scripted.Request, _ *agent.Result) {
+				for name, want := range map[string]string{
+					"README.md":  "## Usage\n\n```sh\nunfold serve\n```\n\nThen open the browser.\n",
+					"INSTALL.md": "```\ngo install ./cmd/unfold\n```\n",
+				} {
+					if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != want {
+						t.Errorf("%s: got %q, %v, want %q", name, b, err, want)
+					}
+				}
+				sys, _ := reqs[0].Messages[0]["content"].(string)
+				if want := "fence the block with more backticks than any line inside it"; !strings.Contains(sys, want) {
+					t.Errorf("action instructions: got %q, want them to contain %q", sys, want)
+				}
+			},
+		},
+		{
 			name: "JSON actions",
 			replies: []scripted.Reply{
 				scripted.Text(`{"tool": "open_sections", "input": {"section_keys": ["calc"], "reason": "math"}}`),

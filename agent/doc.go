@@ -89,8 +89,11 @@
 // With [ActionsText] the model gets no tool definitions: the system message
 // describes the tools, and each reply holds one action, a fenced block named
 // after an environment (```bash; the name's case does not matter) or a
-// JSON object {"tool": ..., "input": ...} or {"final": ...}. The loop
-// answers with an observation. A reply without an action gets a
+// JSON object {"tool": ..., "input": ...} or {"final": ...}. A block ends
+// as in CommonMark, at a bare fence at least as long as its opening one, but
+// a fence with an info string inside it (```sh in a README an edit writes)
+// opens a nested block, and the instructions ask for a longer outer fence
+// (````) when the content holds ```. The loop answers with an observation. A reply without an action gets a
 // corrective message naming the environments there are. Each model call
 // is a step, the reply to a correction too, so [WithMaxSteps] bounds the
 // model calls in both modes. A conversation of a run with native actions

@@ -323,30 +323,72 @@ func singleStringField(t *tools.Tool) string {
 
 type fenced struct{ info, body string }
 
+// fence is a code fence line: its character (` or ~), its length, and its
+// info string's first word.
+type fence struct {
+	ch   byte
+	n    int
+	info string
+}
+
+// fenceLine reads line as a code fence, indented at most 3 spaces.
+func fenceLine(line string) (fence, bool) {
+	l := strings.TrimLeft(line, " ")
+	if len(line)-len(l) > 3 || !(strings.HasPrefix(l, "```") || strings.HasPrefix(l, "~~~")) {
+		return fence{}, false
+	}
+	ch := l[0]
+	n := len(l) - len(strings.TrimLeft(l, string(ch)))
+	info, _, _ := strings.Cut(strings.TrimSpace(l[n:]), " ")
+	return fence{ch: ch, n: n, info: info}, true
+}
+
+// closes reports whether the fence f, a bare fence line, closes a block
+// opened by open: as in CommonMark, the same character, at least as long.
+func (f fence) closes(open fence) bool {
+	return f.info == "" && f.ch == open.ch && f.n >= open.n
+}
+
 // fencedBlocks returns the fenced code blocks of text, in order. A block
-// left open runs to the end of the text.
+// closes as in CommonMark (a bare fence of its character at least as long
+// as its opening one), but for nesting: inside a block, a fence with an
+// info string (```sh) opens a nested block, which the next bare fence
+// closes. So a model that puts a Markdown example in an editor command
+// inside a fence of the same length gets its whole content. A block left
+// open runs to its last bare fence that could close it, or, with none, to
+// the end of the text.
 func fencedBlocks(text string) []fenced {
 	var out []fenced
 	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); i++ {
-		l := strings.TrimLeft(lines[i], " ")
-		if len(lines[i])-len(l) > 3 || !(strings.HasPrefix(l, "```") || strings.HasPrefix(l, "~~~")) {
+		open, ok := fenceLine(lines[i])
+		if !ok {
 			continue
 		}
-		ch := l[0]
-		n := len(l) - len(strings.TrimLeft(l, string(ch)))
-		info, _, _ := strings.Cut(strings.TrimSpace(l[n:]), " ")
-		var body []string
-		j := i + 1
-		for ; j < len(lines); j++ {
-			c := strings.TrimSpace(lines[j])
-			if len(c) >= n && strings.Trim(c, string(ch)) == "" {
-				break
+		var nested []fence // the fences opened inside the block, innermost last
+		end, lastCloser := len(lines), -1
+		for j := i + 1; j < len(lines) && end == len(lines); j++ {
+			f, ok := fenceLine(lines[j])
+			if !ok {
+				continue
 			}
-			body = append(body, lines[j])
+			if f.closes(open) {
+				lastCloser = j
+			}
+			switch {
+			case len(nested) > 0 && f.closes(nested[len(nested)-1]):
+				nested = nested[:len(nested)-1]
+			case f.info != "" && f.ch == open.ch:
+				nested = append(nested, f)
+			case len(nested) == 0 && f.closes(open):
+				end = j
+			}
 		}
-		out = append(out, fenced{info: info, body: strings.Join(body, "\n")})
-		i = j
+		if end == len(lines) && lastCloser >= 0 {
+			end = lastCloser // a nested fence left open: the block ends at its last closer
+		}
+		out = append(out, fenced{info: open.info, body: strings.Join(lines[i+1:end], "\n")})
+		i = end
 	}
 	return out
 }
@@ -359,7 +401,7 @@ func (r *run) actionInstructions() string {
 	envNames := r.envNames()
 	if len(envNames) > 0 {
 		b.WriteString("To run a command in an environment, write a fenced code block whose info string is the environment's name:\n\n")
-		fmt.Fprintf(&b, "````\n```%s\n<command>\n```\n````\n\nEnvironments: %s.\n\n", envNames[0], strings.Join(envNames, ", "))
+		fmt.Fprintf(&b, "````\n```%s\n<command>\n```\n````\n\nWhen the command's text holds a line starting with ``` (a Markdown example in a file you edit, say), fence the block with more backticks than any line inside it (````%s ... ````): the block ends at the first line of only backticks at least as long as its opening fence.\n\nEnvironments: %s.\n\n", envNames[0], envNames[0], strings.Join(envNames, ", "))
 	}
 	b.WriteString("To call a tool, write a JSON object: {\"tool\": \"<name>\", \"input\": {<arguments>}}. Tools and their input schemas:\n\n")
 	for _, t := range r.offered {

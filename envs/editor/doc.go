@@ -33,7 +33,11 @@
 // begins or ends with white space ("d/a.txt "), which would look like
 // another name bare. For edit and create, everything
 // after the first line is the content, byte for byte; a final newline ends
-// the last line rather than adding an empty one. Responses are worded as
+// the last line rather than adding an empty one. An edit deletes its lines
+// when the command line ends in a newline with nothing after it ("Deleted
+// a.txt lines 2-2 (the edit had no new lines); undo a.txt puts them
+// back"); an edit without that newline, the command line alone, is
+// refused, as new lines that were forgotten or sent apart. Responses are worded as
 // the editor design lists them: "Added view [1] src/main.c /^int main\(/
 // to /^}$/", "Edited src/main.c lines 121-121", "Matches:" and
 // "path:line: text" lines, "Created notes.md", "Closed view [1]",

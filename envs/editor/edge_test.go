@@ -329,8 +329,8 @@ func TestEdgeLineEndings(t *testing.T) {
 		{"no final newline, last line", "a\nb\nc", "edit f 3-3\nC1\nC2", "a\nb\nC1\nC2"},
 		{"no final newline, other line", "a\nb\nc", "edit f 1-1\nA", "A\nb\nc"},
 		{"no final newline, crlf", "a\r\nb\r\nc", "edit f 3-3\nC", "a\r\nb\r\nC"},
-		{"delete last lines without final newline", "a\nb\nc", "edit f 2-3", "a"},
-		{"delete middle lines", "a\nb\nc\nd\n", "edit f 2-3", "a\nd\n"},
+		{"delete last lines without final newline", "a\nb\nc", "edit f 2-3\n", "a"},
+		{"delete middle lines", "a\nb\nc\nd\n", "edit f 2-3\n", "a\nd\n"},
 		{"tabs kept", "\tx\n\t\ty\n\tz\n", "edit f 2-2\n\t\tY", "\tx\n\t\tY\n\tz\n"},
 		{"blank line added", "a\nb\n", "edit f 1-1\na\n\n", "a\n\nb\n"},
 		{"trailing spaces kept", "a  \nb\n", "edit f 2-2\nb  ", "a  \nb  \n"},
@@ -496,5 +496,34 @@ func TestEdgeBadCommands(t *testing.T) {
 	}
 	if got := views(t, e); got != "Views:\n  (no views)" {
 		t.Errorf("errors reached the screen:\n%s", got)
+	}
+}
+
+// TestEditWithoutContent refuses an edit that is the command line alone
+// (new lines forgotten, or sent in another call), saying how to delete;
+// an edit whose content is empty deletes the lines and says so, with the
+// undo that puts them back.
+func TestEditWithoutContent(t *testing.T) {
+	e, fsys := newMem(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
+	ok(t, e, "view a.txt")
+	got := fail(t, e, "edit a.txt 2-2")
+	if want := "edit a.txt 2-2 has no new lines, so nothing was written"; !strings.Contains(got, want) {
+		t.Errorf("command line alone: got %q, want it to contain %q", got, want)
+	}
+	if want := "To delete the lines, end the command line with a newline and write no lines after it"; !strings.Contains(got, want) {
+		t.Errorf("command line alone: got %q, want it to say how to delete: %q", got, want)
+	}
+	if got, want := readFile(t, fsys, "a.txt"), "one\ntwo\nthree\n"; got != want {
+		t.Errorf("file after the refused edit: got %q, want %q", got, want)
+	}
+	if got, want := ok(t, e, "edit a.txt 2-2\n"), "Deleted a.txt lines 2-2 (the edit had no new lines); undo a.txt puts them back"; got != want {
+		t.Errorf("empty content: got %q, want %q", got, want)
+	}
+	if got, want := readFile(t, fsys, "a.txt"), "one\nthree\n"; got != want {
+		t.Errorf("file after the deletion: got %q, want %q", got, want)
+	}
+	ok(t, e, "undo a.txt")
+	if got, want := readFile(t, fsys, "a.txt"), "one\ntwo\nthree\n"; got != want {
+		t.Errorf("file after undo: got %q, want %q", got, want)
 	}
 }

@@ -22,6 +22,13 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 		return "", err
 	}
 	sp := showPath(p)
+	if !c.hasContent {
+		// The command line alone: a model that forgot the new lines, or
+		// sent them in another call. Deleting takes an explicit empty
+		// content.
+		return "", fmt.Errorf("edit %s %d-%d has no new lines, so nothing was written: put the lines that replace lines %d-%d on the lines after the command. To delete the lines, end the command line with a newline and write no lines after it",
+			quotePath(p), c.from, c.to, c.from, c.to)
+	}
 	e.mu.Lock()
 	var mine []*view
 	var host view
@@ -117,6 +124,9 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 	e.undo.record(undoStep{path: target, before: t.raw, after: sha256.Sum256(raw), from: c.from, to: c.to, lines: len(repl)})
 	e.mu.Unlock()
 	out := fmt.Sprintf("Edited %s lines %d-%d", sp, c.from, c.to)
+	if len(repl) == 0 {
+		out = fmt.Sprintf("Deleted %s lines %d-%d (the edit had no new lines); undo %s puts them back", sp, c.from, c.to, quotePath(p))
+	}
 	for _, note := range e.follow(p, t.data, updated, c.from, c.to, repl) {
 		out += "\n" + note
 	}

@@ -47,9 +47,21 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 	if err := e.mayWrite(target); err != nil {
 		return "", fmt.Errorf("%w; nothing was written", err)
 	}
+	if err := checkText(contentLines(c.content)); err != nil {
+		return "", fmt.Errorf("%w; nothing was created", err)
+	}
 	content := c.content
 	if content != "" && !strings.HasSuffix(content, "\n") {
-		content += "\n"
+		// The last line ends as the lines before it do: CRLF content
+		// (a client on Windows) gets CRLF.
+		switch i := strings.LastIndexByte(content, '\n'); {
+		case i > 0 && content[i-1] == '\r' && strings.HasSuffix(content, "\r"):
+			content += "\n"
+		case i > 0 && content[i-1] == '\r':
+			content += "\r\n"
+		default:
+			content += "\n"
+		}
 	}
 	if int64(len(content)) > e.opt.maxFileSize {
 		return "", fmt.Errorf("the content is %s, more than %s, the editor's limit for one file; nothing was created", formatSize(int64(len(content))), formatSize(e.opt.maxFileSize))

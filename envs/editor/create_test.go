@@ -38,3 +38,52 @@ func TestCreateDanglingLink(t *testing.T) {
 		t.Error("the link's target was created")
 	}
 }
+
+// TestCreateLineEndings ends the last line of created content as its other
+// lines end: CRLF content (a client on Windows) gets CRLF, not a bare LF.
+func TestCreateLineEndings(t *testing.T) {
+	for _, tt := range []struct{ name, command, want string }{
+		{"lf", "create w.txt\na\nb", "a\nb\n"},
+		{"crlf", "create w.txt\r\na\r\nb", "a\r\nb\r\n"},
+		{"crlf ending in cr", "create w.txt\r\na\r\nb\r", "a\r\nb\r\n"},
+		{"crlf already ended", "create w.txt\r\na\r\nb\r\n", "a\r\nb\r\n"},
+		{"one line", "create w.txt\na", "a\n"},
+		{"empty", "create w.txt\n", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, fsys := newMem(t, nil)
+			ok(t, e, tt.command)
+			if got := readFile(t, fsys, "w.txt"); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestNewTextWithNUL refuses an edit or a create whose text holds a NUL
+// byte, naming the line: the file would read as binary afterwards, and the
+// editor would no longer show it.
+func TestNewTextWithNUL(t *testing.T) {
+	e, fsys := newMem(t, map[string]string{"n.txt": "a\nb\n"})
+	ok(t, e, "view n.txt")
+	got := fail(t, e, "edit n.txt 1-2\nx\ny\x00z")
+	if want := "line 2 of the new text has a NUL byte"; !strings.Contains(got, want) {
+		t.Errorf("edit: got %q, want it to contain %q", got, want)
+	}
+	if want := "n.txt was not changed"; !strings.Contains(got, want) {
+		t.Errorf("edit: got %q, want it to contain %q", got, want)
+	}
+	if got, want := readFile(t, fsys, "n.txt"), "a\nb\n"; got != want {
+		t.Errorf("file after the refused edit: got %q, want %q", got, want)
+	}
+	got = fail(t, e, "create m.txt\n\x00")
+	if want := "line 1 of the new text has a NUL byte"; !strings.Contains(got, want) {
+		t.Errorf("create: got %q, want it to contain %q", got, want)
+	}
+	if want := "nothing was created"; !strings.Contains(got, want) {
+		t.Errorf("create: got %q, want it to contain %q", got, want)
+	}
+	if _, err := fsys.Stat("m.txt"); err == nil {
+		t.Error("create made m.txt")
+	}
+}

@@ -33,7 +33,10 @@
 // begins or ends with white space ("d/a.txt "), which would look like
 // another name bare. For edit and create, everything
 // after the first line is the content, byte for byte; a final newline ends
-// the last line rather than adding an empty one. An edit deletes its lines
+// the last line rather than adding an empty one, and create ends a last
+// line that has none as the lines before it end (CRLF or LF). New text
+// holding a NUL byte is refused, naming its line: the editor writes text,
+// and would take the file for binary afterwards. An edit deletes its lines
 // when the command line ends in a newline with nothing after it ("Deleted
 // a.txt lines 2-2 (the edit had no new lines); undo a.txt puts them
 // back"); an edit without that newline, the command line alone, is

@@ -247,6 +247,9 @@ func (c codec) roundTrips(raw, text []byte) bool {
 // hold only characters the encoding has, and, for a file whose encoding is
 // unknown, only ASCII.
 func (c codec) checkNew(lines []string) error {
+	if err := checkText(lines); err != nil {
+		return err
+	}
 	for i, l := range lines {
 		if !utf8.ValidString(l) && !c.identity() {
 			return fmt.Errorf("line %d of the new text is not valid UTF-8; write the text as UTF-8 and the editor writes it in the file's encoding (%s)", i+1, c.label())
@@ -262,6 +265,18 @@ func (c codec) checkNew(lines []string) error {
 			if err, ok := c.firstUnencodable(l); ok {
 				return fmt.Errorf("line %d of the new text %w", i+1, err)
 			}
+		}
+	}
+	return nil
+}
+
+// checkText refuses new text holding a NUL byte: the editor writes text,
+// and a file with a NUL reads as binary, which the editor would then not
+// show. In a model's text a NUL is a slip (a JSON "\u0000").
+func checkText(lines []string) error {
+	for i, l := range lines {
+		if strings.IndexByte(l, 0) >= 0 {
+			return fmt.Errorf(`line %d of the new text has a NUL byte ("\x00", in JSON "\u0000"); the editor writes text only, and a file holding NUL would read as binary: remove it`, i+1)
 		}
 	}
 	return nil

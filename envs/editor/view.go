@@ -60,7 +60,8 @@ type view struct {
 
 // section is one resolution of a view against a file's text.
 type section struct {
-	count     int      // byPatterns: start matches in the file
+	count     int      // byPatterns: start matches in the file, up to the one shown or maxCountedMatches
+	more      bool     // byPatterns: more matches follow the count (see maxCountedMatches)
 	index     int      // byPatterns: the match shown, 0-based
 	first     int      // line number of lines[0], 1-based
 	lines     []string // the lines shown, without endings
@@ -96,11 +97,19 @@ func (s section) contains(from, to int) bool {
 	return len(s.lines) > 0 && from >= s.first && to <= s.last()
 }
 
-// resolve finds every line matching start and shows the one at index: from
+// maxCountedMatches bounds the matches of a start pattern counted for
+// "(match 2/N)": a pattern matching millions of lines (every line of a big
+// log) would otherwise spend a screen's time counting them. Past it the
+// count reads "10000+"; a match further on (next_match) is still found.
+const maxCountedMatches = 10_000
+
+// resolve finds the lines matching start and shows the one at index: from
 // it to the first line after it matching end, at most maxViewLines lines.
-// With wrap, index counts around (-1 is the last match); without, it is
-// clamped to the matches there are. ok is false when no line matches start,
-// or when w ran out (see work.ranOut).
+// It counts the matches up to the one shown or maxCountedMatches, whichever
+// is further, and notes whether more follow. With wrap, index counts around
+// (-1 is the last match, which counts them all); without, it is clamped to
+// the matches there are. ok is false when no line matches start, or when w
+// ran out (see work.ranOut).
 func resolve(w *work, data []byte, start, end *pattern, index int, wrap bool) (sec section, ok bool) {
 	if len(data) == 0 {
 		// An empty file has one line, empty.
@@ -112,9 +121,14 @@ func resolve(w *work, data []byte, start, end *pattern, index int, wrap bool) (s
 	count, selOff, selLine := 0, -1, 0
 	lastOff, lastLine := -1, 0
 	cur, curLine := 0, 1
+	more := false
 	for off := 0; ; {
 		o := start.next(w, data, off, len(data))
 		if o < 0 {
+			break
+		}
+		if index >= 0 && count >= maxCountedMatches && count > index {
+			more = true
 			break
 		}
 		curLine += bytes.Count(data[cur:o], []byte{'\n'})
@@ -144,7 +158,7 @@ func resolve(w *work, data []byte, start, end *pattern, index int, wrap bool) (s
 			return section{}, false
 		}
 	}
-	sec = section{count: count, index: target, first: selLine, truncated: true}
+	sec = section{count: count, more: more, index: target, first: selLine, truncated: true}
 	for p := selOff; p < len(data) && len(sec.lines) < maxViewLines; {
 		e := lineEnd(data, p)
 		text := lineText(data, p, e)
@@ -315,6 +329,9 @@ func (v *view) render(b *strings.Builder, gutter bool, ends []int) []int {
 		b.WriteString(strconv.Itoa(v.shown.index + 1))
 		b.WriteByte('/')
 		b.WriteString(strconv.Itoa(v.shown.count))
+		if v.shown.more {
+			b.WriteByte('+')
+		}
 		b.WriteByte(')')
 	}
 	if v.label != "" {

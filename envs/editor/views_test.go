@@ -212,3 +212,35 @@ func TestCROnlyLines(t *testing.T) {
 		t.Errorf("search: got %q, want %q", got, want)
 	}
 }
+
+// TestMatchCountBounded counts the matches of a start pattern up to
+// maxCountedMatches and says "10000+" past it, so a pattern matching every
+// line of a big log does not spend the screen's time counting; the last
+// match (prev_match from the first) still counts them all.
+func TestMatchCountBounded(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		lines  int
+		header string
+		next   string
+		prev   string
+	}{
+		{"at the bound", maxCountedMatches, "(match 1/10000)", "Showing match 2/10000", "Showing match 10000/10000"},
+		{"past the bound", 3 * maxCountedMatches, "(match 1/10000+)", "Showing match 2/10000+", "Showing match 30000/30000"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _ := newMem(t, map[string]string{"log.txt": strings.Repeat("ab\n", tt.lines)})
+			ok(t, e, "view log.txt /^a/ /^a/")
+			if got := views(t, e); !strings.Contains(got, tt.header) {
+				t.Errorf("screen: got %q, want it to contain %q", clip(got, 200), tt.header)
+			}
+			if got := ok(t, e, "next_match 1"); got != tt.next {
+				t.Errorf("next_match: got %q, want %q", got, tt.next)
+			}
+			ok(t, e, "prev_match 1")
+			if got := ok(t, e, "prev_match 1"); got != tt.prev {
+				t.Errorf("prev_match from the first: got %q, want %q", got, tt.prev)
+			}
+		})
+	}
+}

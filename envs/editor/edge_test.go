@@ -527,3 +527,17 @@ func TestEditWithoutContent(t *testing.T) {
 		t.Errorf("file after undo: got %q, want %q", got, want)
 	}
 }
+
+// TestEditPastTheEnd answers an edit of lines past a file's last line,
+// which no view can show, with how to add lines at the end.
+func TestEditPastTheEnd(t *testing.T) {
+	e, fsys := newMem(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
+	ok(t, e, "view a.txt")
+	got := fail(t, e, "edit a.txt 4-4\nfour")
+	if want := "a.txt has 3 lines, so line 4 is past its end; nothing was written. To add lines at the end, replace the last line with itself followed by the new lines: edit a.txt 3-3, then the text of line 3 and the new lines"; !strings.Contains(got, want) {
+		t.Errorf("got %q, want it to contain %q", got, want)
+	}
+	if got, want := readFile(t, fsys, "a.txt"), "one\ntwo\nthree\n"; got != want {
+		t.Errorf("file: got %q, want %q", got, want)
+	}
+}

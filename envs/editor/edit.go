@@ -53,7 +53,11 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 		host, found = *v, true
 	}
 	var visible []string
+	total := 0 // the file's lines, when a view shows its last line
 	for _, v := range mine {
+		if v.shown.total > 0 && len(v.shown.lines) > 0 && v.shown.last() == v.shown.total {
+			total = v.shown.total
+		}
 		if len(v.shown.lines) == 0 {
 			visible = append(visible, fmt.Sprintf("none (view [%d] did not fit on the screen)", v.id))
 			continue
@@ -69,6 +73,10 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 	}
 	if !found && cut != nil {
 		return "", cut
+	}
+	if !found && total > 0 && c.to > total {
+		return "", fmt.Errorf("%s has %s, so line %d is past its end; nothing was written. To add lines at the end, replace the last line with itself followed by the new lines: edit %s %d-%d, then the text of line %d and the new lines",
+			sp, plural(total, "line"), c.to, quotePath(p), total, total, total)
 	}
 	if !found {
 		return "", fmt.Errorf("Can only edit lines visible in a view: lines %d-%d of %s are not all inside one view.\n"+

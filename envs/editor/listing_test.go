@@ -117,7 +117,7 @@ func TestControlCharNames(t *testing.T) {
 	}
 	for _, c := range []struct{ command, want string }{
 		{"create " + q + "\nx", q + " already exists; create only makes new files"},
-		{"edit " + q + " 3-3\nx", "lines 3-3 of " + q + " are not all inside one view.\nVisible lines of " + q + ": 1-1 (view [1])."},
+		{"edit " + q + " 3-3\nx", q + " has 1 line, so line 3 is past its end; nothing was written. To add lines at the end, replace the last line with itself followed by the new lines: edit " + q + " 1-1"},
 		{"undo " + q, "nothing to undo for " + q + ": "},
 		{"create " + dq + "\nx", dq + " is a directory; create makes files"},
 		{"view " + dq + " 1-2", dq + " is a directory; view " + dq + " lists it"},

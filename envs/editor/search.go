@@ -34,6 +34,7 @@ type searcher struct {
 	read                               int // files read and searched
 	stopped                            bool
 	binary, large, special, unreadable int
+	unreadableDirs                     int // directories that could not be listed
 	ignored                            int // folders and files left out by ignore rules, .git aside
 
 	total, shown int
@@ -164,7 +165,13 @@ func (e *Editor) search(ctx context.Context, c command) (string, error) {
 	if s.unreadable > 0 {
 		skipped = append(skipped, plural(s.unreadable, "unreadable file"))
 	}
-	if s.matched > 0 || s.ignored > 0 {
+	switch {
+	case s.unreadableDirs == 1:
+		skipped = append(skipped, "1 unreadable directory")
+	case s.unreadableDirs > 1:
+		skipped = append(skipped, fmt.Sprintf("%d unreadable directories", s.unreadableDirs))
+	}
+	if s.matched > 0 || s.ignored > 0 || s.unreadableDirs > 0 {
 		fmt.Fprintf(&b, "\nSearched %s", plural(s.read, "file"))
 		if len(skipped) > 0 {
 			b.WriteString("; skipped " + strings.Join(skipped, ", "))

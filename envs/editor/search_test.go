@@ -3,8 +3,13 @@ package editor
 import (
 	"context"
 	"fmt"
+	"os"
+	"path"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/spf13/afero"
 )
 
 func TestSearch(t *testing.T) {
@@ -152,5 +157,43 @@ func TestGlob(t *testing.T) {
 				t.Errorf("got no error, want one")
 			}
 		})
+	}
+}
+
+// denyFs refuses to open the paths in deny, as permissions would for a
+// user who is not root.
+type denyFs struct {
+	afero.Fs
+	deny map[string]bool
+}
+
+func (d denyFs) Open(name string) (afero.File, error) {
+	return d.OpenFile(name, os.O_RDONLY, 0)
+}
+
+func (d denyFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
+	if d.deny[path.Clean(name)] {
+		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.EACCES}
+	}
+	return d.Fs.OpenFile(name, flag, perm)
+}
+
+// TestSearchUnreadableDirectory counts a directory search cannot list
+// as a directory, apart from the files it cannot read.
+func TestSearchUnreadableDirectory(t *testing.T) {
+	mem := afero.NewMemMapFs()
+	for name, data := range map[string]string{"a.txt": "s\n", "secret.txt": "s\n", "locked/b.txt": "s\n"} {
+		if err := afero.WriteFile(mem, name, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := NewFs(denyFs{Fs: mem, deny: map[string]bool{"secret.txt": true, "locked": true}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	got := ok(t, e, `search "s" **`)
+	if want := "Searched 1 file; skipped 1 unreadable file, 1 unreadable directory"; !strings.Contains(got, want) {
+		t.Errorf("got %q, want it to contain %q", got, want)
 	}
 }

@@ -29,7 +29,7 @@ func (e *Editor) walkFs(ctx context.Context, s *searcher, ig *ignorer, dir strin
 		if dir == "." {
 			return err
 		}
-		s.unreadable++
+		s.unreadableDirs++
 		return nil
 	}
 	if depth > 0 {

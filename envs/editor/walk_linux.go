@@ -66,7 +66,7 @@ func (w *fastWalk) dir(fd int, p string, depth int) error {
 		if p == "." {
 			return err
 		}
-		w.s.unreadable++
+		w.s.unreadableDirs++
 		return nil
 	}
 	if depth > 0 {
@@ -150,7 +150,7 @@ func (w *fastWalk) subdir(fd int, name, child string, depth int) error {
 	}
 	cfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		w.s.unreadable++
+		w.s.unreadableDirs++
 		return nil
 	}
 	defer unix.Close(cfd)

@@ -169,3 +169,65 @@ func TestOpenBriefSection(t *testing.T) {
 		t.Errorf("open tool-5: got %v, %q, %v", op.Files, data, err)
 	}
 }
+
+// TestBudgetBriefCostingMoreThanSummary: a brief is meant to be shorter
+// than its summary, but only a count says which costs fewer tokens. A
+// budget that the summary meets renders, with the summary, and the smallest
+// prompt a BudgetError reports is the one with the summary.
+func TestBudgetBriefCostingMoreThanSummary(t *testing.T) {
+	for _, tc := range []struct{ name, summary, brief string }{
+		{"longer brief", "Short.", "A brief that is longer than the summary it stands for, by a good margin."},
+		// Fewer bytes, more tokens: digits cost more than a word.
+		{"fewer bytes", "foo_baralpha", "b1234"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := section.New(section.Spec[section.None]{Key: "doc", Title: "Doc", Body: strings.Repeat("long body text ", 50),
+				Summary: tc.summary, Brief: tc.brief})
+			p := prompt.MustNew("test", "brief", doc).MustBind()
+			sess := session.New()
+			if err := (prompt.Overrides{"doc": visibility.Summary}).Apply(sess); err != nil {
+				t.Fatal(err)
+			}
+			small, err := p.Render(sess, nil, prompt.WithTokens(tokens.Estimate))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := p.Render(nil, nil, prompt.WithBudget(small.Tokens(), tokens.Estimate))
+			if err != nil {
+				t.Fatalf("budget %d, met by the summary: %v", small.Tokens(), err)
+			}
+			if r.Text() != small.Text() {
+				t.Errorf("got\n%s\nwant\n%s", r.Text(), small.Text())
+			}
+			if rep := r.Report()[0]; rep.Brief || rep.Mode != visibility.Summary || rep.Why != visibility.Budget {
+				t.Errorf("got mode %s, why %s, brief %v; want SUMMARY, budget, not brief", rep.Mode, rep.Why, rep.Brief)
+			}
+			_, err = p.Render(nil, nil, prompt.WithBudget(small.Tokens()-1, tokens.Estimate))
+			var be *prompt.BudgetError
+			if !errors.As(err, &be) || be.Minimum != small.Tokens() {
+				t.Errorf("budget %d: got %v, want a BudgetError with minimum %d", small.Tokens()-1, err, small.Tokens())
+			}
+		})
+	}
+}
+
+// TestBriefCostingMoreKeepsDeclaredSummary: a section declared SUMMARY
+// whose brief costs more than its summary shows its summary under any
+// budget, as declared, not as the budget's.
+func TestBriefCostingMoreKeepsDeclaredSummary(t *testing.T) {
+	doc := section.New(section.Spec[section.None]{Key: "doc", Title: "Doc", Body: strings.Repeat("long body text ", 50),
+		Summary: "Short.", Brief: "A brief that is longer than the summary it stands for, by a good margin.",
+		Visibility: visibility.Const(visibility.Summary)})
+	p := prompt.MustNew("test", "brief", doc).MustBind()
+	small, err := p.Render(nil, nil, prompt.WithTokens(tokens.Estimate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Render(nil, nil, prompt.WithBudget(small.Tokens(), tokens.Estimate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := r.Report()[0]; rep.Brief || rep.Mode != visibility.Summary || rep.Why != visibility.Declared {
+		t.Errorf("got mode %s, why %s, brief %v; want SUMMARY, declared, not brief", rep.Mode, rep.Why, rep.Brief)
+	}
+}

@@ -131,10 +131,20 @@ func (p *Prompt) demote(r *Rendered, t *countTable, target int) (bool, error) {
 		if !r.st[i].is(candF) || !r.st[i].is(visibleF) || r.st[i].mode != visibility.Full {
 			continue
 		}
-		to := summaryKind(p.hasBrief(i), pr.hasKids(i))
-		c, err := p.cost(r, t, i, to, sep)
-		if err != nil {
-			return demoted, err
+		// Its summary as it costs least: a brief is meant to be the
+		// shorter, but only a count says.
+		to, c := fullBlock, 0
+		for k := numKinds - 1; k > fullBlock; k-- {
+			if k.brief() && !p.hasBrief(i) || k.compact() && !pr.hasKids(i) {
+				continue
+			}
+			kc, err := p.cost(r, t, i, k, sep)
+			if err != nil {
+				return demoted, err
+			}
+			if to == fullBlock || kc <= c {
+				to, c = k, kc
+			}
 		}
 		n := &p.t.nodes[i]
 		shown := int(r.tokens[i])

@@ -55,10 +55,10 @@ const adjSlack = 4
 // fit decides which sections a budget summarizes, in four steps:
 //
 //  1. The smallest prompt: every section the budget may summarize (see
-//     smallest) is, every summary that has a brief is shortened to it,
-//     with the compact suffix where that is smaller, and every summarized
-//     section whose content costs no more than its summary is shown in
-//     full instead (see show). When even this is over the budget, fit
+//     smallest) is, every summary that has a brief is written as the
+//     cheapest of the two, with the compact suffix where that is smaller
+//     (see cheapest), and every summarized section whose content costs no
+//     more than its summary is shown in full instead (see show). When even this is over the budget, fit
 //     fails with a *BudgetError.
 //  2. Sections are given back in full, highest priority first (then
 //     shallower, then earlier), each one that still fits with what it
@@ -143,8 +143,8 @@ func (s *solver) adjOf(i int, k blockKind) (int, error) {
 
 // smallest summarizes every candidate: every section the budget may
 // summarize, visible, FULL, with a summary, neither opened through the
-// session nor holding an opened section; shortens every summary that has a
-// brief to it; and then shows in full each summarized section whose
+// session nor holding an opened section; writes every summary that has a
+// brief as the cheaper of the two; and then shows in full each summarized section whose
 // content costs no more than its summary. One pass in tree order does all
 // but the last step: a node is decided after its parent, and it reads only
 // its own state as the render resolved it.
@@ -180,7 +180,7 @@ func (s *solver) smallest() error {
 		} else {
 			var k blockKind
 			k, c, err = s.cheapest(i)
-			st.set(compactF, k.compact())
+			s.writeAs(i, k)
 		}
 		if err != nil {
 			return err
@@ -272,15 +272,23 @@ func (s *solver) restoreSummaries(order []int32) error {
 			return err
 		}
 		s.plan = append(s.plan[:0], asSummary(i, k, c))
-		done, err := s.accept(c, cur, s.budget)
-		if err != nil {
+		if _, err := s.accept(c, cur, s.budget); err != nil {
 			return err
-		}
-		if done && !r.st[i].is(candF) {
-			r.st[i].why = r.st[i].declared
 		}
 	}
 	return nil
+}
+
+// writeAs writes the SUMMARY node i as the summary kind k. A summary the
+// budget may have shortened to its brief but that is written in full is
+// the session's or the template's again, unless the budget summarized it.
+func (s *solver) writeAs(i int, k blockKind) {
+	st := &s.r.st[i]
+	if st.is(briefF) && !k.brief() && !st.is(candF) {
+		st.why = st.declared
+	}
+	st.set(briefF, k.brief())
+	st.set(compactF, k.compact())
 }
 
 // restoreSuffixes gives compact summaries back their default suffix, in
@@ -389,8 +397,11 @@ func (s *solver) accept(c, cur, most int) (bool, error) {
 			}
 		}
 		st.mode = ch.mode
-		st.set(briefF, ch.brief)
-		st.set(compactF, ch.compact)
+		if ch.mode == visibility.Full {
+			st.flags &^= briefF | compactF
+		} else {
+			s.writeAs(i, ch.kind())
+		}
 		r.tokens[i] = int32(ch.cost)
 	}
 	s.sum += c - cur

@@ -28,17 +28,28 @@ func (s *solver) lowerShown(c int) (int, error) {
 }
 
 // lowerSummary bounds from below what the SUMMARY section c costs written
-// as cheapest would write it: the least bound of its summary (or brief)
-// with the default suffix and, when it has enabled children, the compact
-// one.
+// as cheapest would write it: the least bound of the kinds it may be
+// written as (see summaryKinds).
 func (s *solver) lowerSummary(c int) (int, error) {
-	v, err := s.lower(c, summaryKind(s.r.st[c].is(briefF), false))
-	if err == nil && s.pr.hasKids(c) {
-		var w int
-		w, err = s.lower(c, summaryKind(s.r.st[c].is(briefF), true))
+	v := math.MaxInt
+	for k := numKinds - 1; k > fullBlock; k-- {
+		if !s.summaryKinds(c, k) {
+			continue
+		}
+		w, err := s.lower(c, k)
+		if err != nil {
+			return 0, err
+		}
 		v = min(v, w)
 	}
-	return v, err
+	return v, nil
+}
+
+// summaryKinds reports whether the SUMMARY section i may be written as the
+// summary kind k: as its brief only when the budget may shorten it
+// (briefF), and with the compact suffix only when it has enabled children.
+func (s *solver) summaryKinds(i int, k blockKind) bool {
+	return (!k.brief() || s.r.st[i].is(briefF)) && (!k.compact() || s.pr.hasKids(i))
 }
 
 func (s *solver) lower(i int, k blockKind) (int, error) {
@@ -80,31 +91,36 @@ func (s *solver) shown(c int) (int, error) {
 	return sc, nil
 }
 
-// cheapest returns how node i's summary, or its brief when the budget
-// shortened it, is cheapest written, and its cost: with the compact suffix
-// when it has enabled children and that costs fewer tokens.
+// cheapest returns how node i's summary is cheapest written, and its cost:
+// as its brief or as its summary when the budget may shorten it (briefF),
+// each with the compact suffix when it has enabled children. A brief is
+// meant to be the shorter, but it is a template of its own and a count is
+// what says: a tie goes to the summary, and to the default suffix. The
+// kinds are counted from the one most often cheapest, so that the others
+// are most often ruled out by a lower bound without a count.
 func (s *solver) cheapest(i int) (blockKind, int, error) {
-	def := summaryKind(s.r.st[i].is(briefF), false)
-	if !s.pr.hasKids(i) {
-		c, err := s.cost(i, def)
-		return def, c, err
-	}
-	k := summaryKind(s.r.st[i].is(briefF), true)
-	c, err := s.cost(i, k)
-	if err != nil {
-		return k, c, err
-	}
-	if s.lb != nil {
-		// Most often the keys alone outweigh the count.
-		if lo, err := s.lower(i, def); err != nil || lo >= c {
+	best, bc := fullBlock, 0
+	for k := numKinds - 1; k > fullBlock; k-- {
+		if !s.summaryKinds(i, k) {
+			continue
+		}
+		if best != fullBlock && s.lb != nil {
+			if lo, err := s.lower(i, k); err != nil || lo >= bc {
+				if err != nil {
+					return k, 0, err
+				}
+				continue
+			}
+		}
+		c, err := s.cost(i, k)
+		if err != nil {
 			return k, c, err
 		}
+		if best == fullBlock || c <= bc {
+			best, bc = k, c
+		}
 	}
-	d, err := s.cost(i, def)
-	if err != nil || c < d {
-		return k, c, err
-	}
-	return def, d, nil
+	return best, bc, nil
 }
 
 // openable reports whether the budget may show the SUMMARY section i in

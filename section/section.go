@@ -94,9 +94,9 @@ type Spec[P any] struct {
 	// kept as an error that every render showing the summary fails with.
 	LazySummary func() string
 	// Brief, when set, is a shorter summary (a first sentence, a few
-	// words) that a token budget may show in place of Summary, so that
-	// more sections fit with their summary in full. A template like
-	// Summary; it needs a Summary.
+	// words) that a token budget may show in place of Summary, when it
+	// costs fewer tokens, so that more sections fit with their summary in
+	// full. A template like Summary; it needs a Summary.
 	Brief string
 	// Separate makes the section open only by its own key: where an
 	// ancestor is shown in full as a document of its own (a context file

@@ -3,32 +3,57 @@ package visibility
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"sort"
 	"sync"
+
+	"github.com/benbjohnson/immutable"
 
 	"github.com/unfold-dev/unfold/session"
 )
 
 // Overrides maps dotted section paths to modes that win over selectors. It is
-// an immutable value: With and Without return new values.
+// an immutable value: With and Without return new values, and a value held
+// (by a session's earlier state, say) never changes. They share what did
+// not change with o (a hash array mapped trie), so that an override costs
+// the same however many a session holds: a copy of the whole map each time
+// made a session of n overrides cost n² to build, and again to replay.
 type Overrides struct {
-	m map[string]Mode
+	m *immutable.Map[string, Mode] // nil when there are none
 }
+
+// pathHasher hashes paths for Overrides' trie with the runtime's hash.
+type pathHasher struct{}
+
+var pathSeed = maphash.MakeSeed()
+
+func (pathHasher) Hash(p string) uint32   { return uint32(maphash.String(pathSeed, p)) }
+func (pathHasher) Equal(a, b string) bool { return a == b }
 
 // Mode returns the override for path, if any.
 func (o Overrides) Mode(path string) (Mode, bool) {
-	m, ok := o.m[path]
-	return m, ok
+	if o.m == nil {
+		return 0, false
+	}
+	return o.m.Get(path)
 }
 
 // Len returns the number of overrides.
-func (o Overrides) Len() int { return len(o.m) }
+func (o Overrides) Len() int {
+	if o.m == nil {
+		return 0
+	}
+	return o.m.Len()
+}
 
 // Paths returns the overridden paths, sorted.
 func (o Overrides) Paths() []string {
-	ps := make([]string, 0, len(o.m))
-	for p := range o.m {
-		ps = append(ps, p)
+	ps := make([]string, 0, o.Len())
+	if o.m != nil {
+		for it := o.m.Iterator(); !it.Done(); {
+			p, _, _ := it.Next()
+			ps = append(ps, p)
+		}
 	}
 	sort.Strings(ps)
 	return ps
@@ -36,34 +61,34 @@ func (o Overrides) Paths() []string {
 
 // With returns o plus an override of path to m.
 func (o Overrides) With(path string, m Mode) Overrides {
-	n := make(map[string]Mode, len(o.m)+1)
-	for k, v := range o.m {
-		n[k] = v
+	if o.m == nil {
+		o.m = immutable.NewMap[string, Mode](pathHasher{})
 	}
-	n[path] = m
-	return Overrides{m: n}
+	return Overrides{m: o.m.Set(path, m)}
 }
 
 // Without returns o less any override of path.
 func (o Overrides) Without(path string) Overrides {
-	if _, ok := o.m[path]; !ok {
+	if o.m == nil {
 		return o
 	}
-	n := make(map[string]Mode, len(o.m))
-	for k, v := range o.m {
-		if k != path {
-			n[k] = v
-		}
+	n := o.m.Delete(path)
+	if n.Len() == 0 {
+		return Overrides{}
 	}
 	return Overrides{m: n}
 }
 
 // MarshalJSON encodes the overrides as an object of path to mode.
 func (o Overrides) MarshalJSON() ([]byte, error) {
-	if o.m == nil {
-		return []byte("{}"), nil
+	m := make(map[string]Mode, o.Len())
+	if o.m != nil {
+		for it := o.m.Iterator(); !it.Done(); {
+			p, v, _ := it.Next()
+			m[p] = v
+		}
 	}
-	return json.Marshal(o.m)
+	return json.Marshal(m)
 }
 
 // UnmarshalJSON decodes an object of path to mode.
@@ -72,7 +97,15 @@ func (o *Overrides) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return err
 	}
-	*o = Overrides{m: m}
+	if len(m) == 0 {
+		*o = Overrides{}
+		return nil
+	}
+	b := immutable.NewMapBuilder[string, Mode](pathHasher{})
+	for p, v := range m {
+		b.Set(p, v)
+	}
+	*o = Overrides{m: b.Map()}
 	return nil
 }
 

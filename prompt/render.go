@@ -292,6 +292,10 @@ func (p *Prompt) resolve(sess *session.Session, fs afero.Fs) (*Rendered, error) 
 				return nil, &section.Error{Path: n.path, Err: err}
 			}
 		}
+		if why == visibility.Overridden && mode == visibility.Summary && !h.is(summarized) {
+			// Not applicable, as an override of a path no section has.
+			mode, why = visibility.Full, visibility.NoSummary
+		}
 		st := &r.st[i]
 		st.mode, st.why = mode, why
 		if why == visibility.Overridden {

@@ -8,6 +8,7 @@ import (
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/section"
 	"github.com/unfold-dev/unfold/session"
+	"github.com/unfold-dev/unfold/tokens"
 	"github.com/unfold-dev/unfold/tools"
 	"github.com/unfold-dev/unfold/visibility"
 )
@@ -375,5 +376,47 @@ func TestSummaryMarkdownContained(t *testing.T) {
 		if !strings.Contains(r.Text(), tt.want) || !strings.HasSuffix(r.Text(), "\n\n## 2. After (after)\n\nafter body") {
 			t.Errorf("X=%q: got\n%s\nwant it to hold %q and end with the next section", tt.x, r.Text(), tt.want)
 		}
+	}
+}
+
+// TestSummaryOverrideWithoutSummary: a session override asking SUMMARY for
+// a section that has no summary (any more: prompts change between the
+// runs of a session) is not applied, as one of a path no section has: the
+// section shows FULL, the report saying why, and every render, Refit
+// included, goes on.
+func TestSummaryOverrideWithoutSummary(t *testing.T) {
+	nosum := section.New(section.Spec[section.None]{Key: "nosum", Title: "No summary", Body: "The body."})
+	doc := section.New(section.Spec[section.None]{Key: "doc", Title: "Doc", Body: "Doc body.", Summary: "Doc summary."})
+	p := prompt.MustNew("test", "nosum", nosum, doc).MustBind()
+	sess := session.New()
+	if err := (prompt.Overrides{"nosum": visibility.Summary, "doc": visibility.Summary}).Apply(sess); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts []prompt.RenderOption
+	}{
+		{"no budget", nil},
+		{"budget", []prompt.RenderOption{prompt.WithBudget(1000, tokens.Estimate)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := p.Render(sess, nil, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(r.Text(), "The body.") || strings.Contains(r.Text(), "Doc body.") {
+				t.Errorf("got\n%s\nwant nosum in full, doc summarized", r.Text())
+			}
+			if rep := r.Report()[0]; rep.Mode != visibility.Full || rep.Why != visibility.NoSummary {
+				t.Errorf("nosum: got %s, why %s; want FULL, why no summary", rep.Mode, rep.Why)
+			}
+		})
+	}
+	d, err := prompt.NewDisclosure(sess, nil, []prompt.Part{{Prompt: p, Options: []prompt.RenderOption{prompt.WithBudget(1000, tokens.Estimate)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if closed, err := d.Refit(); err != nil || len(closed) != 0 {
+		t.Errorf("Refit: got %v, %v; want nothing closed, no error", closed, err)
 	}
 }

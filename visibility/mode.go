@@ -79,11 +79,17 @@ const (
 	// summary, or showed a summarized section in full because its content
 	// costs no more than its summary.
 	Budget
+	// NoSummary: a session override asked for SUMMARY, but the section
+	// has no summary, so it shows FULL. Prompts change between the runs
+	// of a session: an override the section cannot honour any more is
+	// not applied, as one of a path no section has.
+	NoSummary
 )
 
-var whyNames = [...]string{"declared", "selector", "override", "budget"}
+var whyNames = [...]string{"declared", "selector", "override", "budget", "no summary"}
 
-// String returns "declared", "selector", "override" or "budget".
+// String returns "declared", "selector", "override", "budget" or
+// "no summary".
 func (w Why) String() string {
 	if int(w) < len(whyNames) {
 		return whyNames[w]

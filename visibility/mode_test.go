@@ -149,6 +149,7 @@ func TestWhy(t *testing.T) {
 		{visibility.Selected, "selector"},
 		{visibility.Overridden, "override"},
 		{visibility.Budget, "budget"},
+		{visibility.NoSummary, "no summary"},
 		{visibility.Why(9), "Why(9)"},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -89,9 +90,12 @@ func (d *Disclosure) renderOpening(keys []string, ov Overrides, then func() erro
 // does not fit its budget with the sections the session opened (a session
 // saved by a run with a larger budget, or one whose openings were never
 // checked against a budget), closes them, the most recently opened first,
-// until every part renders. It returns the paths it closed, in the order
-// closed. Closing dispatches a visibility.ClearOverride event for each, all
-// at once when the render succeeded; when even closing them all does not
+// until every part renders; then it leaves open again each of those whose
+// closing turned out not to be needed (the others closed, every part
+// renders with it open). It returns the paths it closed, in the order
+// closed: never one no part has, nor one whose closing changed nothing.
+// Closing dispatches a visibility.ClearOverride event for each, all at
+// once when the render succeeded; when even closing them all does not
 // help, Refit dispatches nothing and returns the render's error.
 func (d *Disclosure) Refit() ([]string, error) {
 	d.mu.Lock()
@@ -100,26 +104,62 @@ func (d *Disclosure) Refit() ([]string, error) {
 	if !errors.Is(err, ErrOverBudget) {
 		return nil, err
 	}
-	tx := d.sess.Begin()
 	var closed []string
 	for _, p := range d.openedNewestFirst() {
-		if cerr := tx.Session().Dispatch(visibility.ClearOverride{Path: p}); cerr != nil {
-			tx.Discard()
-			return nil, fmt.Errorf("prompt: refit: %w", cerr)
-		}
 		closed = append(closed, p)
-		if d.renderIn(tx.Session()) == nil {
-			if cerr := tx.Commit(); cerr != nil {
-				return nil, fmt.Errorf("prompt: refit: %w", cerr)
-			}
-			return closed, nil
+		ok, cerr := d.fitsClosing(closed, false)
+		if cerr != nil {
+			return nil, cerr
 		}
+		if !ok {
+			continue
+		}
+		for i := 0; i < len(closed)-1; {
+			rest := slices.Delete(slices.Clone(closed), i, i+1)
+			if ok, cerr = d.fitsClosing(rest, false); cerr != nil {
+				return nil, cerr
+			}
+			if ok {
+				closed = rest
+			} else {
+				i++
+			}
+		}
+		if ok, cerr = d.fitsClosing(closed, true); cerr != nil || !ok {
+			return nil, cmp.Or(cerr, err)
+		}
+		return closed, nil
 	}
-	tx.Discard()
 	return nil, err
 }
 
-// openedNewestFirst lists the paths the session's overrides show in full,
+// fitsClosing reports whether every part renders with the overrides of
+// paths cleared, and commits their clearing when it does and commit is
+// set. The holder of mu calls it.
+func (d *Disclosure) fitsClosing(paths []string, commit bool) (bool, error) {
+	tx := d.sess.Begin()
+	for _, p := range paths {
+		if err := tx.Session().Dispatch(visibility.ClearOverride{Path: p}); err != nil {
+			tx.Discard()
+			return false, fmt.Errorf("prompt: refit: %w", err)
+		}
+	}
+	if d.renderIn(tx.Session()) != nil {
+		tx.Discard()
+		return false, nil
+	}
+	if !commit {
+		tx.Discard()
+		return true, nil
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("prompt: refit: %w", err)
+	}
+	return true, nil
+}
+
+// openedNewestFirst lists the paths the session's overrides show in full
+// and some part has,
 // the most recently opened first by the session's log; those whose opening
 // the log no longer holds come last, deepest and latest first.
 func (d *Disclosure) openedNewestFirst() []string {
@@ -127,7 +167,7 @@ func (d *Disclosure) openedNewestFirst() []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
-		if m, ok := ov.Mode(p); ok && m == visibility.Full && !seen[p] {
+		if m, ok := ov.Mode(p); ok && m == visibility.Full && !seen[p] && d.has(p) {
 			seen[p] = true
 			out = append(out, p)
 		}
@@ -143,4 +183,13 @@ func (d *Disclosure) openedNewestFirst() []string {
 		add(paths[i])
 	}
 	return out
+}
+
+// has reports whether some part's prompt has a section at path. The holder
+// of mu calls it.
+func (d *Disclosure) has(path string) bool {
+	return slices.ContainsFunc(d.parts, func(p Part) bool {
+		_, ok := p.Prompt.t.index(path)
+		return ok
+	})
 }

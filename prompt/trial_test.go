@@ -303,3 +303,31 @@ func TestContentAnswerThatFailsChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestRefitClosesOnlyWhatHelps: Refit closes neither a path no part has
+// (a section opened by an earlier version of the prompt) nor a section
+// whose closing changed nothing (its content costs no more than its
+// summary, so the budget shows it in full anyway): closing the large one
+// alone makes the prompt fit, and only it is closed and reported.
+func TestRefitClosesOnlyWhatHelps(t *testing.T) {
+	big := section.New(section.Spec[section.None]{Key: "big", Title: "Big", Body: strings.Repeat("many words here ", 200), Summary: "big summary"})
+	small := section.New(section.Spec[section.None]{Key: "small", Title: "Small", Body: "tiny", Summary: "s"})
+	p := prompt.MustNew("test", "refit", big, small).MustBind()
+	sess := session.New()
+	for _, path := range []string{"big", "removed", "small"} {
+		if err := (prompt.Overrides{path: visibility.Full}).Apply(sess); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := prompt.NewDisclosure(sess, nil, []prompt.Part{{Prompt: p, Options: []prompt.RenderOption{prompt.WithBudget(100, tokens.Estimate)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, err := d.Refit()
+	if err != nil || !slices.Equal(closed, []string{"big"}) {
+		t.Fatalf("got %v, %v; want [big], no error", closed, err)
+	}
+	if got := visibility.Get(sess).Paths(); !slices.Equal(got, []string{"removed", "small"}) {
+		t.Errorf("overrides left: got %v, want [removed small]", got)
+	}
+}

@@ -213,6 +213,10 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// within the grace.
 	stop := stopOnSignal("agent", stderr)
 	defer stop.stop()
+	// A reader gone from stdout or stderr (unfold agent ... | head) makes
+	// writes fail rather than kill the process, so that the environments
+	// still shut down at the end, the programs they started with them.
+	survivePipe()
 	g, err := startGateway(stop.ctx, dir, mcpFiles, f.dryRun, f.outputBudget, stderr)
 	if err != nil {
 		return usageErr("%v", err)

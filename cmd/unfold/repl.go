@@ -55,13 +55,21 @@ func runRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code := parseFlags(fs, replHelp, args, stdout, stderr); code >= 0 {
 		return code
 	}
+	// A reader that went away (unfold repl | head) ends the session at the
+	// next write, and the environments shut down, the programs they
+	// started with them.
+	survivePipe()
 	o, err := newOrchestrator(*project, orchestrator.DefaultMaxLineBytes, *names, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold repl: %v\n", err)
 		return 1
 	}
+	out := &outWriter{w: stdout}
 	lines := newLineReader(stdin, stdout, *history, stderr)
-	r := &repl{o: o, out: stdout}
+	if p, ok := lines.(*plainReader); ok {
+		p.out = out
+	}
+	r := &repl{o: o, out: out}
 	stopSignals := r.catchInterrupts()
 	err = r.run(context.Background(), lines)
 	stopSignals()
@@ -78,10 +86,40 @@ func runRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// outWriter passes writes on and remembers the first that failed: the
+// REPL's output was closed.
+type outWriter struct {
+	w io.Writer
+
+	// mu guards err; the REPL writes from its loop and from its handler
+	// of Ctrl-C.
+	mu  sync.Mutex
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.mu.Lock()
+		if o.err == nil {
+			o.err = err
+		}
+		o.mu.Unlock()
+	}
+	return n, err
+}
+
+// failed returns the first write error, or nil.
+func (o *outWriter) failed() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
+}
+
 // repl reads commands and prints responses and screens.
 type repl struct {
 	o   *orchestrator.Orchestrator
-	out io.Writer
+	out *outWriter
 
 	// mu guards cancel, the running command's cancel function.
 	mu     sync.Mutex
@@ -123,6 +161,10 @@ func (r *repl) run(ctx context.Context, lines lineReader) error {
 		prompt := "unfold> "
 		if p.inFence() {
 			prompt = "... "
+		}
+		if err := r.out.failed(); err != nil {
+			// Nobody reads the responses any more.
+			return fmt.Errorf("output: %w", err)
 		}
 		line, err := lines.ReadLine(prompt)
 		switch {

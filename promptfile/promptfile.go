@@ -13,8 +13,9 @@
 // In a code span a backslash stays as written (# Use `\{` in code).
 // A title is text, never a template. A section's body
 // is the text up to the next heading, a Go template over the params given
-// as JSON ({{.name}}); so is its summary. Errors name the file, the line and
-// the heading.
+// as JSON ({{.name}}); so is its summary. Every {{ starts a template
+// action, in code too: a literal one is written {{"{{"}}. Errors name the
+// file, the line and the heading.
 //
 // [File.Check] runs every template of the file with the params, those of
 // summarized sections too, so that a param the file misses is named before
@@ -278,9 +279,23 @@ func (f *File) locate(err error) error {
 				// text/template counts lines from the body's start.
 				n, _ := strconv.Atoi(m[1])
 				line = f.body[se.Path] + n - 1
-				msg := "body template: column " + m[2] + ": " + m[3]
-				if strings.Contains(m[3], "map has no entry for key") {
+				msg := "body template: "
+				if m[2] != "" {
+					msg += "column " + m[2] + ": "
+				}
+				// A parse error (no column) may say where its action
+				// started, on the template's line too: the error is
+				// there (an unclosed action is at the end otherwise).
+				msg += startedAt().ReplaceAllStringFunc(m[3], func(s string) string {
+					n, _ := strconv.Atoi(startedAt().FindStringSubmatch(s)[1])
+					line = f.body[se.Path] + n - 1
+					return fmt.Sprintf("started at line %d", line)
+				})
+				switch {
+				case strings.Contains(m[3], "map has no entry for key"):
 					msg += "; give it in the params"
+				case m[2] == "" && !strings.HasPrefix(m[3], "function "):
+					msg += `; text written {{ as is starts a template action: write {{"{{"}} for a literal {{`
 				}
 				err = &atLine{err: err, msg: msg}
 			} else if m := fenceAt().FindStringSubmatchIndex(err.Error()); m != nil {
@@ -304,11 +319,18 @@ func (f *File) locate(err error) error {
 }
 
 // bodyAt finds where in a body text/template says an error is:
-// "body template: template: NAME:LINE:COLUMN: the rest".
+// "body template: template: NAME:LINE:COLUMN: the rest" when running it,
+// "body template: template: NAME:LINE: the rest" when parsing it.
 // Compiled when first needed, not at start (see docs/design.md, "Front
 // ends").
 var bodyAt = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^body template: template: [^:]*:(\d+):(\d+): (?s:(.*))$`)
+	return regexp.MustCompile(`^body template: template: [^:]*:(\d+):(?:(\d+):)? (?s:(.*))$`)
+})
+
+// startedAt finds the line a parse error says an action started on:
+// "unclosed action started at NAME:LINE".
+var startedAt = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`started at [^:\s]*:(\d+)`)
 })
 
 // fenceAt finds the line a body's code fence left open is on, counted

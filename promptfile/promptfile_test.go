@@ -65,7 +65,7 @@ func TestErrors(t *testing.T) {
 		{"bad key", "# A {#Bad.Key}\n", `p.md:1: heading "A": key "Bad.Key" must match`},
 		{"unclosed fence", "# A\n\n# B\n\n```\ncode\n", `p.md:5: heading "B": body opens a code fence on this line and never closes it`},
 		{"unclosed fence indented", "# A\n\n# B\n\n\n    text\n\n    ~~~\n    code\n", `p.md:8: heading "B": body opens a code fence on this line`},
-		{"bad template", "# A\n\n## B\n{{.x\n", `p.md:3: heading "B": body template:`},
+		{"bad template", "# A\n\n## B\n{{.x\n", `p.md:4: heading "B": body template: unclosed action`},
 		{"two errors", "# A {x=1}\n# B {y=2}\n", `p.md:2: heading "B": unknown attribute "y"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,6 +92,44 @@ func renderError(t *testing.T, src string) error {
 	}
 	_, err = p.Render(nil, nil)
 	return f.Locate(err)
+}
+
+// TestBodySyntaxErrorLine: a template that does not parse is located on
+// the file's line, as one that fails to run is, with a line where an action
+// started given in the file's lines too; a syntax error says how to write
+// a literal {{.
+func TestBodySyntaxErrorLine(t *testing.T) {
+	const lines = "# Intro\n\nhello\n\n# Task\n\nok 1\nok 2\nok 3\n"
+	const literal = `; text written {{ as is starts a template action: write {{"{{"}} for a literal {{`
+	for _, tc := range []struct{ name, src, want string }{
+		{"unknown function", lines + "Do {{.task | nosuchfunc}}\n", `p.md:10: heading "Task": body template: function "nosuchfunc" not defined`},
+		{"unclosed action", lines + "Do {{.task\n", `p.md:10: heading "Task": body template: unclosed action started at line 10` + literal},
+		{"bad character", "# Task\n\nDo {{.task}\n", `p.md:3: heading "Task": body template: bad character U+007D '}'` + literal},
+		{"code span", "# Task\n\nWrite `{{` to start.\n\nmore\n", `p.md:3: heading "Task": body template: unterminated raw quoted string` + literal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := promptfile.Parse("p.md", []byte(tc.src))
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// The way the message gives works.
+	f, err := promptfile.Parse("p.md", []byte("# Task\n\nWrite `{{\"{{\"}}` to start.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Bind(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Render(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Text(); !strings.Contains(got, "Write `{{` to start.") {
+		t.Errorf("got %q, want the literal {{", got)
+	}
 }
 
 func TestMissingParam(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -195,15 +194,9 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		prices = prices.Merge(over)
 	}
-	dir, err := filepath.Abs(f.project)
-	if err == nil {
-		var fi os.FileInfo
-		if fi, err = os.Stat(dir); err == nil && !fi.IsDir() {
-			err = fmt.Errorf("%s is not a directory", dir)
-		}
-	}
+	dir, err := projectDir(f.project)
 	if err != nil {
-		return usageErr("--project: %v", err)
+		return usageErr("%v", err)
 	}
 	set, err := loadSkills(dir, *skillDirs, stderr, "agent")
 	if err != nil {

@@ -294,8 +294,6 @@ func TestHelp(t *testing.T) {
 		{"help --help", []string{"help", "--help"}, 0, "  repl    drive the same environments by hand", ""},
 		{"help -h", []string{"help", "-h"}, 0, "Usage:\n  unfold <command> [flags]", ""},
 		{"help help", []string{"help", "help"}, 0, "Usage:\n  unfold <command> [flags]", ""},
-		{"serve, no such project", []string{"serve", "--builtins", "none", "--project", "/no/such/dir"}, 1, "", "unfold serve: orchestrator: load specs: the project directory: stat /no/such/dir: no such file or directory; give a directory that exists"},
-		{"repl, no such project", []string{"repl", "--builtins", "none", "--project", "/no/such/dir"}, 1, "", "no such file or directory; give a directory that exists"},
 		{"agent --help", []string{"agent", "--help"}, 0, "  -disclosure string\n    \twhere opened sections go: append (the default: keep the system message and tools, for the prompt cache) or rerender\n", ""},
 		{"help unknown", []string{"help", "frobnicate"}, 2, "", "unfold help: unknown command \"frobnicate\""},
 		{"bad flag", []string{"serve", "--nope"}, 2, "", "unfold serve: flag provided but not defined: -nope"},

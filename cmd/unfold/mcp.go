@@ -129,6 +129,10 @@ func runMCP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "unfold mcp: --max-sessions needs --http: on stdio there is one session")
 		return 2
 	}
+	if _, err := projectDir(*project); err != nil {
+		fmt.Fprintf(stderr, "unfold mcp: %v\n", err)
+		return 2
+	}
 	// Context files stay inside the project, symbolic links included.
 	cfs, err := rootfs.New(*project)
 	if err != nil {

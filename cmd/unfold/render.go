@@ -72,6 +72,12 @@ func runRender(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "unfold render: %v\n", err)
 		return 2
 	}
+	if *project != "" {
+		if _, err := projectDir(*project); err != nil {
+			fmt.Fprintf(stderr, "unfold render: %v\n", err)
+			return 2
+		}
+	}
 	set, err := loadSkills(*project, *skillDirs, stderr, "render")
 	if err != nil {
 		fmt.Fprintf(stderr, "unfold render: %v\n", err)

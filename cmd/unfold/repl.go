@@ -55,6 +55,10 @@ func runRepl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code := parseFlags(fs, replHelp, args, stdout, stderr); code >= 0 {
 		return code
 	}
+	if _, err := projectDir(*project); err != nil {
+		fmt.Fprintf(stderr, "unfold repl: %v\n", err)
+		return 2
+	}
 	// A reader that went away (unfold repl | head) ends the session at the
 	// next write, and the environments shut down, the programs they
 	// started with them.

@@ -50,6 +50,10 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "unfold serve: %v\n", err)
 		return 2
 	}
+	if _, err := projectDir(*project); err != nil {
+		fmt.Fprintf(stderr, "unfold serve: %v\n", err)
+		return 2
+	}
 	stop := stopOnSignal("serve", stderr)
 	defer stop.stop()
 	survivePipe()

@@ -486,3 +486,16 @@ func TestHTTPUpstream(t *testing.T) {
 		t.Errorf("a wrong token: got %v, want a start error naming the server", err)
 	}
 }
+
+// TestNoServers: a gateway without servers says so and offers neither
+// find_tools nor call_tool, which would only answer that there is none.
+func TestNoServers(t *testing.T) {
+	g := newGateway(t, gateway.Options{})
+	d := disclosure(t, g)
+	if got := toolNames(d.Tools()); slices.Contains(got, gateway.FindToolsName) || slices.Contains(got, gateway.CallToolName) {
+		t.Errorf("got tools %v, want neither find_tools nor call_tool", got)
+	}
+	if text := d.Rendered(0).Text(); !strings.Contains(text, "No MCP server is configured") {
+		t.Errorf("got\n%s\nwant the section to say there is no server", text)
+	}
+}

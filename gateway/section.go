@@ -82,7 +82,8 @@ type entry struct {
 const toolsKey = "tools"
 
 // Section returns the gateway's section, built from the servers' manifests
-// as they are now: a section (key Options.Key, default "mcp") shown in full
+// as they are now (with no server, a section that says so and offers no
+// tool): a section (key Options.Key, default "mcp") shown in full
 // that carries find_tools and call_tool, with a summarized section per
 // server, whose summary gives the server's instructions (shortened) and
 // its tools' names, and whose brief (what a token budget may show instead)
@@ -93,6 +94,15 @@ const toolsKey = "tools"
 // under OutputDir of the call's file system. A section is immutable: call
 // Section again after a change (Subscribe) and replace it.
 func (g *Gateway) Section() (*section.Section, error) {
+	if len(g.ups) == 0 {
+		// Nothing to find or call: find_tools and call_tool are not
+		// offered.
+		return section.New(section.Spec[section.None]{
+			Key:   g.key,
+			Title: "MCP servers",
+			Body:  "No MCP server is configured, so no MCP tool is offered.",
+		}), nil
+	}
 	var servers []*section.Section
 	var all []entry
 	names := map[string]bool{FindToolsName: true, CallToolName: true}

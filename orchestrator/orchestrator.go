@@ -445,7 +445,8 @@ func (o *Orchestrator) Execute(ctx context.Context, env, command string) Result 
 // [Orchestrator.LoadSpecs]). Failures are responses, never Go errors:
 //
 //   - an unknown environment: success false,
-//     "Unknown environment: <name>\nAvailable: <sorted names, comma-separated>";
+//     "Unknown environment: <name>\nAvailable: <sorted names, comma-separated>"
+//     ("Available: none; ..." and why when there is none);
 //   - an environment that returns an error or panics: success false,
 //     "Environment error in <name>:\n" and the error text, or the panic value
 //     and the stack of the panicking goroutine;
@@ -559,6 +560,9 @@ const hiddenInput = "[hidden input: the command asked for a secret]"
 func (o *Orchestrator) unknown(name string) string {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
+	if len(o.names) == 0 {
+		return "Unknown environment: " + name + "\nAvailable: none; no environment is loaded (a spec file that failed to load is named on the orchestrator's screen)"
+	}
 	return "Unknown environment: " + name + "\nAvailable: " + strings.Join(o.names, ", ")
 }
 

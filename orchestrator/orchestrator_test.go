@@ -89,7 +89,7 @@ func TestExecute(t *testing.T) {
 		{"failed command", []string{"echo"}, "echo", "fail", envs.Response{Output: "echo: fail", Success: false}},
 		{"empty command", []string{"echo"}, "echo", "", envs.Response{Output: "echo: ", Success: true}},
 		{"unknown", []string{"echo", "boom", "broken"}, "nope", "ls", envs.Response{Output: "Unknown environment: nope\nAvailable: boom, broken, echo", Success: false}},
-		{"unknown with none registered", nil, "bash", "ls", envs.Response{Output: "Unknown environment: bash\nAvailable: ", Success: false}},
+		{"unknown with none registered", nil, "bash", "ls", envs.Response{Output: "Unknown environment: bash\nAvailable: none; no environment is loaded (a spec file that failed to load is named on the orchestrator's screen)", Success: false}},
 		{"error", []string{"broken"}, "broken", "x", envs.Response{Output: "Environment error in broken:\ndisk on fire", Success: false}},
 	}
 	for _, tt := range tests {

@@ -47,7 +47,7 @@ func TestSpecChangedWhileRunning(t *testing.T) {
 		{"answer", "ask", "bob", `[sr was stopped because env/sr.json changed: the command that was running, "ask", was lost with the program's state.]` +
 			"\n[The text was not sent: the command it was meant for was lost. Send it again to run it as a command in the new program.]", false},
 		{"idle", "x", "y", "[sr was stopped because env/sr.json changed; its state from before was lost.]\necho: y", false},
-		{"removed", "slow", "", "[sr was stopped because env/sr.json was removed: the command that was running, \"slow\", was lost with the program's state.]\nUnknown environment: sr\nAvailable: ", true},
+		{"removed", "slow", "", "[sr was stopped because env/sr.json was removed: the command that was running, \"slow\", was lost with the program's state.]\nUnknown environment: sr\nAvailable: none; no environment is loaded (a spec file that failed to load is named on the orchestrator's screen)", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeProject(t, map[string]string{"sr.json": spec("v1")})

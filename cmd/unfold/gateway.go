@@ -80,7 +80,9 @@ func startGateway(ctx context.Context, project string, files []string, cachedOnl
 			strings.Join(files, ", "), upstreamEnv, depth)
 		return nil, nil
 	}
-	cfgs = withoutSelf(cfgs, stderr)
+	if cfgs = withoutSelf(cfgs, stderr); len(cfgs) == 0 {
+		return nil, nil // find_tools and call_tool would have nothing to offer
+	}
 	for i := range cfgs {
 		if cfgs[i].Command != "" {
 			if cfgs[i].Env == nil {

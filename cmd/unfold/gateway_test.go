@@ -311,3 +311,29 @@ func TestAgentGatewayCutNote(t *testing.T) {
 		t.Errorf("the cut result names tools the run does not have:\n%s", text)
 	}
 }
+
+// TestGatewayOnlySelf: a configuration whose only server is this unfold
+// leaves it out and starts no gateway: find_tools and call_tool are not
+// offered, as they would only say that there is no server.
+func TestGatewayOnlySelf(t *testing.T) {
+	project := t.TempDir()
+	cfg := filepath.Join(project, "servers.json")
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"inner": map[string]any{"command": binary, "args": []string{"mcp"}}}})
+	if err := os.WriteFile(cfg, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "agent", "x", "--dry-run", "--project", project, "--builtins", "none", "--mcp-config", cfg, "--base-url", "http://127.0.0.1:1/v1", "--model", "m")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), `server "inner" is this unfold; left out`) {
+		t.Errorf("stderr: got\n%s\nwant the server left out", stderr.String())
+	}
+	for _, not := range []string{"- " + gateway.FindToolsName + " (", "- " + gateway.CallToolName + " (", "MCP servers"} {
+		if strings.Contains(stdout.String(), not) {
+			t.Errorf("the first request holds %q:\n%s", not, stdout.String())
+		}
+	}
+}

@@ -583,3 +583,20 @@ func TestPromptFileMissingParamSummarized(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentAnswerLast: the run's totals come before the answer, which is
+// the last line when stdout and stderr go to one terminal, as the README
+// says.
+func TestAgentAnswerLast(t *testing.T) {
+	url, _ := fakeEndpoint(t, "All done.")
+	cmd := exec.Command(binary, "agent", "look around", "--project", t.TempDir(), "--builtins", "none", "--base-url", url, "--model", "m")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v; output:\n%s", err, out.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if n := len(lines); n < 2 || lines[n-1] != "All done." || !strings.HasPrefix(lines[n-2], "1 step") {
+		t.Errorf("got\n%s\nwant the totals, then the answer last", out.String())
+	}
+}

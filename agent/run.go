@@ -423,8 +423,22 @@ func (r *run) complete(withTools bool) (Response, error) {
 	r.layout = lay
 	r.usage = r.usage.Add(resp.Usage)
 	r.record(Record{Kind: KindModel, Usage: &resp.Usage, ElapsedMS: ms(took), FinishReason: resp.FinishReason})
-	r.progress(Progress{Kind: "model", Success: true, StepUsage: resp.Usage, Detail: fmt.Sprintf("%d tool calls", len(resp.Message.ToolCalls))})
+	r.progress(Progress{Kind: "model", Success: true, StepUsage: resp.Usage, Detail: r.replyDetail(resp.Message)})
 	return resp, nil
+}
+
+// replyDetail says what a reply holds, for its progress line: its tool
+// calls, or, with text actions, that it is text (the action in it, if
+// any, has a line of its own).
+func (r *run) replyDetail(m Message) string {
+	switch n := len(m.ToolCalls); {
+	case r.a.cfg.Actions == ActionsText && n == 0:
+		return "a text reply"
+	case n == 1:
+		return "1 tool call"
+	default:
+		return fmt.Sprintf("%d tool calls", n)
+	}
 }
 
 // loop runs steps until an answer, the step limit, or an error.

@@ -91,7 +91,7 @@ func TestAgentCommand(t *testing.T) {
 	if got := stdout.String(); got != "All done.\n" {
 		t.Errorf("stdout: got %q, want %q", got, "All done.\n")
 	}
-	for _, want := range []string{"step 1  model: 1 tool calls", "step 1  tool help: ok", "step 2  answered", "2 steps, ", ": 100 input tokens (0 cached by the provider, ", "% of the requests in a prefix shared with the one before), 10 output tokens"} {
+	for _, want := range []string{"step 1  model: 1 tool call ", "step 1  tool help: ok", "step 2  answered", "2 steps, ", ": 100 input tokens (0 cached by the provider, ", "% of the requests in a prefix shared with the one before), 10 output tokens"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr: got\n%s\nwant %q in it", stderr.String(), want)
 		}
@@ -596,7 +596,38 @@ func TestAgentAnswerLast(t *testing.T) {
 		t.Fatalf("%v; output:\n%s", err, out.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	if n := len(lines); n < 2 || lines[n-1] != "All done." || !strings.HasPrefix(lines[n-2], "1 step") {
+	if n := len(lines); n < 2 || lines[n-1] != "All done." || !strings.HasPrefix(lines[n-2], "1 step, ") {
 		t.Errorf("got\n%s\nwant the totals, then the answer last", out.String())
+	}
+}
+
+// TestAgentProgressWords: a step's line counts its tool calls in words
+// that agree with the number, says a text action's reply is text (its
+// action has a line of its own) rather than "0 tool calls", and the
+// totals say "1 step".
+func TestAgentProgressWords(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		replies []string
+		want    []string
+	}{
+		{"native", nil, []string{`call help {"query":"files"}`, "Done."}, []string{"step 1  model: 1 tool call ", "step 2  model: 0 tool calls ", "2 steps, "}},
+		{"text", []string{"--actions", "text"}, []string{`{"tool": "help", "input": {"query": "files"}}`, `{"final": "Done."}`}, []string{"step 1  model: a text reply ", "step 1  tool help: ok", "2 steps, "}},
+		{"one step", nil, []string{"Done."}, []string{"step 1  model: 0 tool calls ", "1 step, "}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, _ := fakeEndpoint(t, tc.replies...)
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"agent", "look around", "--project", t.TempDir(), "--base-url", url, "--model", "m", "--builtins", "none"}, tc.args...)
+			if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 || stdout.String() != "Done.\n" {
+				t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout.String(), stderr.String())
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr: want %q in\n%s", want, stderr.String())
+				}
+			}
+		})
 	}
 }

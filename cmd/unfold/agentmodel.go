@@ -180,8 +180,8 @@ func firstLine(s string) string {
 // the price table does not have, that it has no price.
 func printTotals(w io.Writer, res *agent.Result, model string, priced bool) {
 	u := res.Usage
-	fmt.Fprintf(w, "%d steps, %s: %d input tokens (%d cached by the provider, %s of the requests in a prefix shared with the one before), %d output tokens",
-		res.Steps, res.Elapsed.Round(1e6), u.PromptTokens, u.CachedTokens, percent(u.PrefixTokens, u.RequestTokens), u.CompletionTokens)
+	fmt.Fprintf(w, "%d %s, %s: %d input tokens (%d cached by the provider, %s of the requests in a prefix shared with the one before), %d output tokens",
+		res.Steps, plural(res.Steps, "step", "steps"), res.Elapsed.Round(1e6), u.PromptTokens, u.CachedTokens, percent(u.PrefixTokens, u.RequestTokens), u.CompletionTokens)
 	if priced {
 		fmt.Fprintf(w, ", about $%.4f", res.Cost)
 	} else {

@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"path/filepath"
@@ -275,7 +276,10 @@ func (f *File) locate(err error) error {
 		var se *section.Error
 		if errors.As(e, &se) {
 			line, err := f.lines[se.Path], se.Err
-			if m := bodyAt().FindStringSubmatch(err.Error()); m != nil {
+			if errors.Is(err, section.ErrNoSummary) {
+				// The words are the library's; say which attribute to write.
+				err = &atLine{err: err, msg: err.Error() + ` Add summary="..." to the heading's attributes: what the model sees until it opens the section.`}
+			} else if m := bodyAt().FindStringSubmatch(err.Error()); m != nil {
 				// text/template counts lines from the body's start.
 				n, _ := strconv.Atoi(m[1])
 				line = f.body[se.Path] + n - 1
@@ -466,7 +470,7 @@ func DecodeParams(data []byte) (Params, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("promptfile: params: not JSON: %v", err)
+		return nil, fmt.Errorf("promptfile: params: not JSON: %s", syntaxAt(data, err))
 	}
 	if dec.More() {
 		return nil, errors.New("promptfile: params: more than one JSON value; want one object")
@@ -874,4 +878,20 @@ func slug(s string) string {
 		out = strings.TrimRight(out[:64], "-")
 	}
 	return out
+}
+
+// syntaxAt describes a JSON syntax error with its line and column, as
+// spec files' errors give them.
+func syntaxAt(data []byte, err error) string {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se) && se.Offset <= int64(len(data)):
+		before := data[:se.Offset]
+		line := bytes.Count(before, []byte("\n")) + 1
+		col := int(se.Offset) - (bytes.LastIndexByte(before, '\n') + 1)
+		return fmt.Sprintf("%v (line %d, column %d)", err, line, max(col, 1))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the text ends before the JSON object does"
+	}
+	return err.Error()
 }

@@ -477,7 +477,7 @@ func TestAgentNoKeyRefused(t *testing.T) {
 		{"openai 403, own variable", 403, []string{"--api-key-env", "MY_KEY"}, map[string]string{"MY_KEY": ""}, 1, "(MY_KEY" + hint, ""},
 		{"anthropic 401", 401, []string{"--provider", "anthropic"}, map[string]string{"ANTHROPIC_API_KEY": ""}, 1, "(ANTHROPIC_API_KEY" + hint, ""},
 		{"key set", 401, nil, map[string]string{"OPENAI_API_KEY": "wrong"}, 1, "no key given", hint},
-		{"local, no key", 0, nil, map[string]string{"OPENAI_API_KEY": ""}, 0, "1 steps", hint},
+		{"local, no key", 0, nil, map[string]string{"OPENAI_API_KEY": ""}, 0, "1 step, ", hint},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

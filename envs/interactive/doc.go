@@ -68,7 +68,9 @@
 // stops the typing and drops what the program has not read, saying so; line editors (readline, as in sqlite3) read in raw
 // mode and get lines of any length. A line editor takes a typed tab for
 // its completion key: a line holding a tab is typed to it as a bracketed
-// paste, which it reads as text. A command or an answer holding a control
+// paste, which it reads as text, when it reads one (it turned bracketed
+// paste on, or it is GNU readline); to another program the tab is typed
+// as it is. A command or an answer holding a control
 // character other than newline and tab (Ctrl-C, Ctrl-D, ESC, DEL) is
 // refused, as the terminal would take it for a key; [envs.Interrupt] and
 // [envs.EndOfInput] are the keys. The question of a command that waits

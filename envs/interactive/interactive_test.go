@@ -156,12 +156,40 @@ func TestTabsReachTheData(t *testing.T) {
 		{"python3 completable", pythonSpec, "import os\ns = 'os.getcw\tx'\nt = 'whil\tx'\nprint(repr(s), repr(t))", `'os.getcw\tx' 'whil\tx'`},
 		{"python3 indentation", pythonSpec, "def f():\n\treturn 3\n\nprint(f())", "3"},
 		{"node", node, "const s = 'con\tx'; s.length", "5"},
+		{"raw reader", rawReader(t, false), "a\tb", `got b'a\tb'`},
+		{"raw reader with bracketed paste on", rawReader(t, true), "a\tb", `got b'\x1b[200~a\tb\x1b[201~'`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, c.spec)
 			want(t, e, c.command, c.output, true)
 		})
 	}
+}
+
+// rawReader is a program that reads its terminal in raw mode a byte at a
+// time, with no line editor, and shows the bytes of each line it read; with
+// paste, it turns bracketed paste on first, as a line editor that reads a
+// paste does.
+func rawReader(t *testing.T, paste bool) interactive.Spec {
+	on := ""
+	if paste {
+		on = `os.write(1, b"\x1b[?2004h")`
+	}
+	script := filepath.Join(t.TempDir(), "raw.py")
+	err := os.WriteFile(script, []byte(`import os, tty
+tty.setraw(0)
+`+on+`
+while True:
+    os.write(1, b"raw> ")
+    line = b""
+    while (c := os.read(0, 1)) not in (b"\r", b"\n"):
+        line += c
+    os.write(1, b"got " + repr(line).encode() + b"\r\n")
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return interactive.Spec{Command: "python3 '" + script + "'", Prompt: `raw> `, Description: "raw reader"}
 }
 
 // TestPromptLikeOutputKept: output lines that start like a prompt or a

@@ -199,8 +199,10 @@ func (p *proc) send(ctx context.Context, command string, limits envs.Limits, out
 	}
 	out := p.spool.Output(outputLimit)
 	p.mu.Lock()
+	// between leaves the filter at the start of a line; it keeps what
+	// it knows of the terminal's modes (see pastes).
 	between = p.between()
-	p.out, p.skip, p.f = out, nil, term.NewFilter(p.sink)
+	p.out, p.skip = out, nil
 	p.lines, p.prompts = strings.Count(strings.TrimSuffix(command, "\n"), "\n")+1, 0
 	p.mu.Unlock()
 	if err := p.typeLine(command); err != nil {

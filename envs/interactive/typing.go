@@ -1,7 +1,10 @@
 package interactive
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -44,7 +47,7 @@ func (p *proc) typeLine(text string) error {
 		text += "\n"
 	}
 	p.stopTyping()
-	if !term.Canonical(p.slave) {
+	if strings.Contains(text, "\t") && !term.Canonical(p.slave) && p.pastes() {
 		text = pasteTabs(text)
 	}
 	t := &typist{total: len(text), done: make(chan struct{})}
@@ -72,14 +75,12 @@ func (p *proc) typeLine(text string) error {
 
 // pasteTabs returns text, ending with a newline, with each line that
 // holds a tab typed as a bracketed paste (between ESC [200~ and ESC
-// [201~): a line editor reading the terminal key by key (raw mode) takes
-// a typed tab for its completion key, and drops it or completes the word
-// before it, where a paste is text. GNU readline (sqlite3, python3 -i,
-// gdb, psql) reads a paste as text even on a dumb terminal, and node's
-// readline ignores the brackets and keeps a tab in a paste as it is.
-// Readline's quoted insert (Ctrl-V before the tab) would reach node as
-// a character of its own. Only lines with a tab are bracketed: a paste
-// of several lines is one line to readline.
+// [201~), for a line editor that reads one (see pastes): reading the
+// terminal key by key (raw mode), it takes a typed tab for its completion
+// key, and drops it or completes the word before it, where a paste is
+// text. GNU readline (sqlite3, python3 -i, gdb, psql) reads a paste as
+// text even on a dumb terminal. Only lines with a tab are bracketed: a
+// paste of several lines is one line to readline.
 func pasteTabs(text string) string {
 	if !strings.Contains(text, "\t") {
 		return text
@@ -91,6 +92,32 @@ func pasteTabs(text string) string {
 		}
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// pastes reports whether the program reading the terminal takes a
+// bracketed paste as text: it turned bracketed paste on, or it has GNU
+// readline loaded, which reads a paste as text whether or not it turned
+// it on (it does not on TERM=dumb, and Python's readline module turns it
+// off). Another program in raw mode (a raw reader, a linenoise or libedit
+// prompt) would get the brackets as data. Node, which never turns it on,
+// keeps a typed tab as text on these terminals.
+func (p *proc) pastes() bool {
+	p.mu.Lock()
+	on := p.f.BracketedPaste()
+	p.mu.Unlock()
+	if on {
+		return true
+	}
+	pg, err := term.Foreground(p.master)
+	if err != nil {
+		return false
+	}
+	pid, ok := term.ReadingTerminalUnder(p.pid, pg, p.slave.Name())
+	if !ok {
+		pid = pg
+	}
+	maps, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
+	return err == nil && bytes.Contains(maps, []byte("/libreadline.so"))
 }
 
 // typingDone reports whether all that was typed reached the terminal.

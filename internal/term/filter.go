@@ -41,6 +41,12 @@ type Filter struct {
 	col   int    // cursor position in line, a byte offset at a character start
 	state escState
 	taken int // bytes of the current string, in stString
+	// params holds the first parameter bytes of the current CSI, np how
+	// many it has taken; paste is whether the program turned bracketed
+	// paste on (see BracketedPaste).
+	params [16]byte
+	np     int
+	paste  bool
 }
 
 type escState uint8
@@ -145,8 +151,13 @@ func (f *Filter) csi(p []byte) int {
 	for i, c := range p {
 		switch {
 		case c >= 0x20 && c <= 0x3f:
+			if f.np < len(f.params) {
+				f.params[f.np] = c
+			}
+			f.np++
 		case c >= 0x40 && c <= 0x7e:
 			f.state = stNormal
+			f.mode(c)
 			return i + 1
 		default:
 			return i
@@ -242,7 +253,7 @@ func (f *Filter) inSequence(c byte) bool {
 	case stEsc:
 		switch {
 		case c == '[':
-			f.state = stCSI
+			f.state, f.np = stCSI, 0
 		case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
 			f.state, f.taken = stString, 0
 		case c >= 0x20 && c <= 0x2f:
@@ -261,6 +272,25 @@ func (f *Filter) inSequence(c byte) bool {
 	}
 	return false
 }
+
+// mode notes a CSI ending in final that sets or resets DEC private mode
+// 2004, bracketed paste: ESC [ ? 2004 h or l, 2004 maybe among other modes.
+func (f *Filter) mode(final byte) {
+	if (final != 'h' && final != 'l') || f.np > len(f.params) || f.np == 0 || f.params[0] != '?' {
+		return
+	}
+	for m := range strings.SplitSeq(string(f.params[1:f.np]), ";") {
+		if m == "2004" {
+			f.paste = final == 'h'
+		}
+	}
+}
+
+// BracketedPaste reports whether the program turned bracketed paste mode
+// on (it wrote ESC [ ? 2004 h, as GNU readline does on a terminal it knows
+// while it reads a line) and has not turned it off since: it then reads
+// text between ESC [ 200 ~ and ESC [ 201 ~ as pasted, not as keys.
+func (f *Filter) BracketedPaste() bool { return f.paste }
 
 // put writes c at the cursor. A byte that starts a character replaces the
 // whole character under the cursor, so overwriting multi-byte text keeps the

@@ -102,3 +102,33 @@ func FuzzFilterRuns(f *testing.F) {
 		}
 	})
 }
+
+// TestBracketedPaste: the filter follows the program's bracketed paste
+// mode, set and reset alone or among other modes, and in pieces.
+func TestBracketedPaste(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   []string
+		want bool
+	}{
+		{"never set", []string{"sqlite> "}, false},
+		{"set", []string{"\x1b[?2004h(gdb) "}, true},
+		{"set then reset", []string{"\x1b[?2004h", "x\n\x1b[?2004l\r\n"}, false},
+		{"reset then set", []string{"\x1b[?2004l", "\x1b[?2004h"}, true},
+		{"among other modes", []string{"\x1b[?1;2004h"}, true},
+		{"split", []string{"\x1b[?20", "04h"}, true},
+		{"other mode", []string{"\x1b[?2004h\x1b[?1l\x1b[?20041l"}, true},
+		{"not private", []string{"\x1b[2004h"}, false},
+		{"long parameters", []string{"\x1b[?2004;1;1;1;1;1;1;1;1;1h"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := NewFilter(&bytes.Buffer{})
+			for _, s := range c.in {
+				_, _ = f.Write([]byte(s))
+			}
+			if got := f.BracketedPaste(); got != c.want {
+				t.Errorf("BracketedPaste after %q: got %v, want %v", c.in, got, c.want)
+			}
+		})
+	}
+}

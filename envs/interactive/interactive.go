@@ -270,7 +270,8 @@ func (e *Env) Execute(ctx context.Context, command string) (envs.Response, error
 // continues the command as [envs.LimitedExecutor] says. When ctx is done
 // (a hard limit), the program gets Ctrl-C; one that does not show its
 // prompt again, and does not read its terminal either, is stopped and
-// starts again with the next command. When
+// starts again with the next command. One that reads its terminal again is
+// kept, once: the next Ctrl-C, with nothing typed between, stops it. When
 // the program exits, the response says so. ExecuteLimited returns an
 // error only when the environment is closed or the program cannot be
 // started.
@@ -534,7 +535,7 @@ func (e *Env) runsOn(p *proc, j *job, text, question, note string, notes []strin
 // terminal away from its prompt, and that it was kept: it is alive, and
 // stopping it would lose its state.
 func (e *Env) keptNote(why string) string {
-	return fmt.Sprintf("[%s: sent Ctrl-C; %s did not show its prompt again, but it reads its terminal, so it was kept, with its state: it waits at a prompt the spec does not recognise, or at a question of its own.]", why, e.name)
+	return fmt.Sprintf("[%s: sent Ctrl-C; %s did not show its prompt again, but it reads its terminal, so it was kept, with its state: it waits at a prompt the spec does not recognise, or at a question of its own. Send %s again to stop it (its state is then lost); it starts again with the next command.]", why, e.name, envs.Interrupt)
 }
 
 // promptHint says that the program's prompt may no longer be the one the

@@ -75,6 +75,7 @@ type proc struct {
 	name     string        // the environment's name, for messages
 	typing   *typist       // the text being typed, nil if none; used by the holder of the turn
 	typedCut string        // what stopTyping said when Ctrl-C cut typing short; used by the holder of the turn
+	kept     bool          // the last Ctrl-C left it reading away from its prompt, and nothing was typed since; used by the holder of the turn
 	exited   chan struct{} // closed once the program has been waited for
 	status   string        // how it ended; set before exited is closed
 	readDone chan struct{} // closed when the reader goroutine ends
@@ -500,11 +501,16 @@ func (p *proc) waitPrompt(ctx context.Context, limits envs.Limits) result {
 // does not show it is stopped, unless it reads its terminal again away
 // from the prompt (asking): it is alive and waits for input, at a prompt
 // the spec does not match (changed by sqlite3's .prompt, Python's
-// sys.ps1) or at a question, and stopping it would lose its state.
+// sys.ps1) or at a question, and stopping it would lose its state. It is
+// kept once: when the Ctrl-C before left it so too, with nothing typed
+// since, it ignores Ctrl-C and would hold the environment for ever (a
+// loop reading input with SIGINT ignored), so it is stopped.
 func (p *proc) interrupt() result {
 	if cut := p.stopTyping(); cut != "" {
 		p.typedCut = cut
 	}
+	again := p.kept
+	p.kept = false
 	_, _ = p.master.Write([]byte{3})
 	ctx, cancel := context.WithTimeout(context.Background(), interruptGrace)
 	defer cancel()
@@ -514,7 +520,10 @@ func (p *proc) interrupt() result {
 	case exited:
 		return exited
 	case asking:
-		return asking
+		if !again {
+			p.kept = true
+			return asking
+		}
 	}
 	_ = p.stop()
 	return stopped

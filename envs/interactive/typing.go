@@ -47,6 +47,7 @@ func (p *proc) typeLine(text string) error {
 		text += "\n"
 	}
 	p.stopTyping()
+	p.kept = false
 	if strings.Contains(text, "\t") && !term.Canonical(p.slave) && p.pastes() {
 		text = pasteTabs(text)
 	}

@@ -157,6 +157,33 @@ func TestInterruptAtUnrecognisedPrompt(t *testing.T) {
 	want(t, e, "select count(*) from t;", "1", true)
 }
 
+// TestInterruptTwiceStops: a program that ignores Ctrl-C and reads its
+// terminal again is kept by the first C-c, which says how to stop it, and
+// stopped by a second C-c with nothing typed between.
+func TestInterruptTwiceStops(t *testing.T) {
+	e := newEnv(t, pythonSpec)
+	want(t, e, "import signal; x = signal.signal(signal.SIGINT, signal.SIG_IGN)", "", true)
+	resp := run(t, e, "exec(\"while True:\\n try: input('Q? ')\\n except EOFError: pass\")", 30*time.Second)
+	if !resp.Waiting {
+		t.Fatalf("got %+v, want it waiting", resp)
+	}
+	resp = run(t, e, "C-c", 30*time.Second)
+	if !resp.Waiting || !strings.Contains(resp.Output, "so it was kept") || !strings.Contains(resp.Output, "Send C-c again to stop it") {
+		t.Fatalf("first C-c: got %+v, want it kept, saying how to stop it", resp)
+	}
+	if resp = run(t, e, "C-d", 30*time.Second); !resp.Waiting {
+		t.Fatalf("C-d: got %+v, want it waiting", resp)
+	}
+	resp = run(t, e, "C-c", 30*time.Second)
+	if resp.Running || !strings.Contains(resp.Output, "so it was stopped") || !strings.Contains(resp.Output, "its state is lost") {
+		t.Fatalf("second C-c: got %+v, want python3 stopped", resp)
+	}
+	resp = run(t, e, "print(1)", 30*time.Second)
+	if !strings.Contains(resp.Output, "Started python3 again") || !strings.HasSuffix(resp.Output, "\n1") {
+		t.Errorf("after: got %+v, want python3 started again", resp)
+	}
+}
+
 // TestQuestionIsNoPrompt: a question that does not look like a prompt
 // gets no hint that the prompt changed.
 func TestQuestionIsNoPrompt(t *testing.T) {

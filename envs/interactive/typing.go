@@ -23,10 +23,24 @@ const typeChunk = 4 << 10
 // that a program that does not read its input holds neither the call (its
 // limits and cancellation) nor the Ctrl-C that stops it.
 type typist struct {
-	total int
-	typed atomic.Int64  // bytes written so far
+	text  string        // what is typed: the command's text, its tab lines bracketed (see pasteTabs)
+	total int           // the command's bytes, without the brackets
+	typed atomic.Int64  // bytes of text written so far
 	done  chan struct{} // closed when the typing ended
 	err   error         // why it stopped short; set before done is closed
+}
+
+// command returns how many of the command's bytes are typed: the bytes
+// written, less the paste brackets among them. The command holds no ESC
+// (see control), so each ESC written starts a bracket.
+func (t *typist) command() int {
+	w := t.text[:t.typed.Load()]
+	n := len(w) - len(pasteStart)*strings.Count(w, "\x1b")
+	if i := strings.LastIndexByte(w, 0x1b); i >= 0 && len(w)-i < len(pasteStart) {
+		// A bracket cut short counts whole above.
+		n += len(pasteStart) - (len(w) - i)
+	}
+	return n
 }
 
 func (t *typist) finished() bool {
@@ -48,10 +62,11 @@ func (p *proc) typeLine(text string) error {
 	}
 	p.stopTyping()
 	p.kept = false
+	total := len(text)
 	if strings.Contains(text, "\t") && !term.Canonical(p.slave) && p.pastes() {
 		text = pasteTabs(text)
 	}
-	t := &typist{total: len(text), done: make(chan struct{})}
+	t := &typist{text: text, total: total, done: make(chan struct{})}
 	p.typing = t
 	go func() {
 		defer close(t.done)
@@ -82,6 +97,12 @@ func (p *proc) typeLine(text string) error {
 // text. GNU readline (sqlite3, python3 -i, gdb, psql) reads a paste as
 // text even on a dumb terminal. Only lines with a tab are bracketed: a
 // paste of several lines is one line to readline.
+// The brackets of a paste, of the same length.
+const (
+	pasteStart = "\x1b[200~"
+	pasteEnd   = "\x1b[201~"
+)
+
 func pasteTabs(text string) string {
 	if !strings.Contains(text, "\t") {
 		return text
@@ -89,7 +110,7 @@ func pasteTabs(text string) string {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	for i, l := range lines {
 		if strings.Contains(l, "\t") {
-			lines[i] = "\x1b[200~" + l + "\x1b[201~"
+			lines[i] = pasteStart + l + pasteEnd
 		}
 	}
 	return strings.Join(lines, "\n") + "\n"
@@ -141,7 +162,7 @@ func (p *proc) stopTyping() string {
 	<-t.done
 	_ = p.master.SetWriteDeadline(time.Time{})
 	_ = term.FlushInput(p.slave.Name())
-	return fmt.Sprintf("[Typed %d of the command's %d bytes: %s read no more of it, so the rest was not typed, and what it had not read was dropped.]", t.typed.Load(), t.total, p.name)
+	return fmt.Sprintf("[Typed %d of the command's %d bytes: %s read no more of it, so the rest was not typed, and what it had not read was dropped.]", t.command(), t.total, p.name)
 }
 
 // typingNote says how much of the text under way is typed, for a response
@@ -151,7 +172,7 @@ func (p *proc) typingNote() string {
 	if t == nil || t.finished() {
 		return ""
 	}
-	return fmt.Sprintf("[%d of the command's %d bytes typed so far: the rest is typed as %s reads it.]", t.typed.Load(), t.total, p.name)
+	return fmt.Sprintf("[%d of the command's %d bytes typed so far: the rest is typed as %s reads it.]", t.command(), t.total, p.name)
 }
 
 // cut returns why text, what (the command or the answer) to type to p,

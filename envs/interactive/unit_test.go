@@ -49,3 +49,25 @@ func TestLeadCount(t *testing.T) {
 		}
 	}
 }
+
+// TestTypistCountsTheCommand: the bytes typed of a command with a tab,
+// typed as a paste, count the command's bytes, not the brackets.
+func TestTypistCountsTheCommand(t *testing.T) {
+	command := "x = 'a\tb'\nprint(x)\n"
+	text := pasteTabs(command)
+	for _, c := range []struct{ written, want int }{
+		{0, 0},
+		{3, 0},         // inside the opening bracket
+		{6, 0},         // the opening bracket
+		{7, 1},         // "x"
+		{6 + 9, 9},     // "x = 'a\tb'"
+		{6 + 9 + 3, 9}, // inside the closing bracket
+		{len(text), len(command)},
+	} {
+		ty := &typist{text: text, total: len(command)}
+		ty.typed.Store(int64(c.written))
+		if got := ty.command(); got != c.want {
+			t.Errorf("%d bytes of %q written: got %d of the command's bytes, want %d", c.written, text, got, c.want)
+		}
+	}
+}

@@ -44,7 +44,9 @@
 // getpass.getpass() (a secret) and sys.stdin ask the next command for the
 // line, which goes to the code; [envs.EndOfInput] raises EOFError there.
 // sys.stdin reads in pieces as on a terminal (read(n) takes the rest of a
-// line before asking for the next; sys.stdin.buffer reads bytes).
+// line before asking for the next, and so does input(); sys.stdin.buffer
+// reads bytes); what a cell leaves unread is dropped as it ends, and a
+// sys.stdin the cell closed is replaced by a new one, with a note.
 // Subprocesses read /dev/null, and so do processes forked by
 // multiprocessing, which close sys.stdin. Output over the token budget ([WithBudget],
 // 8,000 by default) or the output limit keeps its head and tail, and is

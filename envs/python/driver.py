@@ -25,7 +25,8 @@
 # their place what surely does not write to fds 1 and 2: None, a StringIO,
 # a file of another descriptor. Anything else may (a wrapper, a tee that
 # logs and prints) and stays. A sys.stdout or sys.stderr closed or detached
-# cannot write again, so a new one takes its place.
+# cannot write again, so a new one takes its place; so does a new
+# sys.stdin when a cell closed the driver's.
 #
 # This file is compiled with the file name in DRIVER_FILE; frames from it
 # are removed from tracebacks.
@@ -86,6 +87,7 @@ class _State:
     fds = None        # identities of fds 3 and 4 and of the output copies, to see them changed
     outputs = {}      # fd 1 and 2: (a copy of it as the driver started, its identity)
     streams = {}      # 'stdout', 'stderr': the sys object as the driver set it up
+    stdin = None      # the _Stdin the driver set up as sys.stdin
     forks = 0         # processes forked during the cell
     requests = None   # the request stream (fd 3)
     cell = 0          # cells run so far
@@ -133,20 +135,31 @@ def _read_line(prompt, hidden):
             return str(msg['input'])
 
 
+def _line(prompt, hidden):
+    # What is left of a line sys.stdin read in part comes first, as
+    # python3 reading a pipe gives it to input(); only then is another
+    # line asked for.
+    stdin = _state.stdin
+    if stdin is not None and stdin._pending:
+        line = stdin._take(stdin._pending.find('\n') + 1 or len(stdin._pending))
+        return line[:-1] if line.endswith('\n') else line
+    return _read_line(prompt, hidden)
+
+
 def _input(prompt=''):
     _flush()
     text = str(prompt)
     if text:
         sys.stdout.write(text)
         sys.stdout.flush()
-    return _read_line(text, False)
+    return _line(text, False)
 
 
 def _getpass(prompt='Password: ', stream=None):
     _flush()
     sys.stdout.write(str(prompt))
     sys.stdout.flush()
-    line = _read_line(prompt, True)
+    line = _line(prompt, True)
     sys.stdout.write('\n')
     return line
 
@@ -154,9 +167,11 @@ def _getpass(prompt='Password: ', stream=None):
 class _Stdin(io.TextIOBase):
     """sys.stdin for cells: each line is asked of the Go side when the text
     read so far is used up, so read(n) and readline(n) take what is left of
-    a line before asking for the next, as on a terminal. close() is what
+    a line before asking for the next, as on a terminal; input() takes it
+    too. What a cell leaves unread is dropped as it ends. close() is what
     multiprocessing calls in the processes it forks; reads then fail as on
-    a closed file."""
+    a closed file. In the session's own process a closed sys.stdin is
+    replaced as the cell ends (see _restore_streams)."""
 
     encoding = 'utf-8'
     errors = 'strict'
@@ -191,7 +206,18 @@ class _Stdin(io.TextIOBase):
         out, self._pending = self._pending[:n], self._pending[n:]
         return out
 
+    def _drop(self):
+        # Forgets what is left unread, as text and as bytes.
+        self._pending = ''
+        self.buffer._pending = b''
+
+    def close(self):
+        self._drop()
+        super().close()
+
     def readline(self, size=-1):
+        if self.closed:
+            raise ValueError('I/O operation on closed file.')
         if size is None or size < 0:
             size = sys.maxsize
         if size == 0:
@@ -202,6 +228,8 @@ class _Stdin(io.TextIOBase):
         return self._take(min(end, size))
 
     def read(self, size=-1):
+        if self.closed:
+            raise ValueError('I/O operation on closed file.')
         if size is None or size < 0:
             while self._more():
                 pass
@@ -382,8 +410,29 @@ def _format(e, only=False):
         _strip(te)
         return ''.join(te.format())
     except BaseException as failed:
-        return '%s: <the traceback could not be shown: %s>\n' % (
-            _type_name(type(e)), _type_name(failed))
+        return '%s[the traceback could not be shown: %s]\n' % (_exception_line(e), _type_name(failed))
+
+
+def _exception_line(e):
+    # The last line of a traceback, without it: the exception's type and
+    # message, as format_exception_only gives them, which follows the
+    # chain too up to Python 3.9 (and may fail the same way), so else
+    # built here.
+    try:
+        return ''.join(traceback.format_exception_only(type(e), e))
+    except BaseException:
+        pass
+    try:
+        name = str(type(e).__qualname__)
+        if type(e).__module__ not in ('__main__', 'builtins'):
+            name = '%s.%s' % (type(e).__module__, name)
+    except BaseException:
+        name = _type_name(type(e))
+    try:
+        text = str(e)
+    except BaseException:
+        text = '<exception str() failed>'
+    return '%s: %s\n' % (name, text) if text else name + '\n'
 
 
 def _report(text):
@@ -475,14 +524,19 @@ def _run(code, ns):
         status = 'interrupted' if isinstance(caught, KeyboardInterrupt) else 'error'
         success = False
         # As the interactive interpreter does, for pdb.pm() and
-        # traceback.print_last().
+        # traceback.print_last(); pdb.pm() reads only sys.last_exc from
+        # Python 3.13 on.
         sys.last_type, sys.last_value, sys.last_traceback = type(caught), caught, caught.__traceback__
+        sys.last_exc = caught
         error = _format(caught)
     caught = None  # no cycle through the traceback's frames
     # What the cell wrote goes where it sent it; its traceback, which may
     # say why it left an output redirected, goes to the session.
     _flush()
-    restored = _restore_outputs() + _restore_streams()
+    # What the cell left unread of its input is not the next cell's: a
+    # terminal's python3 would read it as the next command.
+    _state.stdin._drop()
+    restored = _restore_outputs() + _restore_streams() + _restore_stdin()
     if error is not None:
         _report(error)
     return status, success, exit_code, restored
@@ -682,9 +736,11 @@ def _restore_streams():
         now = getattr(sys, name, None)
         if (now is original and not _unusable(now)) or not _dead_end(now):
             continue
-        if _unusable(now):
+        if now is original:
             to, how = None, 'closed'
         else:
+            # Replaced, whether or not the replacement was closed after:
+            # the original, not a new stream, is put back.
             to, how = _describe(now), 'replaced'
         if _unusable(original):
             # Closed (sys.stdout.close(), a with block over it) or detached:
@@ -701,6 +757,18 @@ def _restore_streams():
     return restored
 
 
+def _restore_stdin():
+    """Puts a new sys.stdin in place of the driver's when the cell closed
+    it (sys.stdin.close(), a with block over it), so that later cells can
+    read it again; only processes the cell forked keep it closed, as
+    multiprocessing wants. A sys.stdin the cell replaced (a StringIO of
+    test input) stays. Returns the note as _restore_streams does."""
+    if _getpid() != _state.pid or sys.stdin is not _state.stdin or not _state.stdin.closed:
+        return []
+    _state.stdin = sys.stdin = _Stdin()
+    return [{'stream': 'stdin', 'to': None, 'how': 'closed'}]
+
+
 def _new_stream(fd):
     # A text stream like the driver's sys.stdout, writing to fd.
     stream = io.TextIOWrapper(io.FileIO(fd, 'w', closefd=False), encoding='utf-8',
@@ -709,12 +777,22 @@ def _new_stream(fd):
     return stream
 
 
+def _skip_driver(bdb):
+    # Makes every debugger skip the driver's frames, as pdb's skip argument
+    # does: stepping off the end of a cell, or through its exception, never
+    # stops in the driver.
+    init = bdb.Bdb.__init__
+
+    def __init__(self, skip=None, *args, **kwargs):
+        init(self, set(skip or ()) | {__name__}, *args, **kwargs)
+    bdb.Bdb.__init__ = __init__
+
+
 class _DebuggerSkipsDriver:
-    """A finder that, when bdb (the base of pdb) is first imported, makes
-    every debugger skip the driver's frames, as pdb's skip argument does:
-    stepping off the end of a cell, or through its exception, never stops
-    in the driver. bdb costs tens of milliseconds to import, so it is not
-    imported before a cell does."""
+    """A finder that applies _skip_driver to bdb (the base of pdb) when it
+    is first imported. bdb costs tens of milliseconds to import, so it is
+    not imported before a cell does, unless it already was as Python
+    started (a sitecustomize or .pth file importing pdb)."""
 
     @classmethod
     def find_spec(cls, name, path=None, target=None):
@@ -731,11 +809,7 @@ class _DebuggerSkipsDriver:
 
         def exec_module(module):
             run(module)
-            init = module.Bdb.__init__
-
-            def __init__(self, skip=None, *args, **kwargs):
-                init(self, set(skip or ()) | {__name__}, *args, **kwargs)
-            module.Bdb.__init__ = __init__
+            _skip_driver(module)
         spec.loader.exec_module = exec_module
         return spec
 
@@ -764,7 +838,9 @@ def main(requests):
     os.set_inheritable(REQUEST_FD, False)
     os.set_inheritable(REPLY_FD, False)
     os.register_at_fork(after_in_child=_in_child, after_in_parent=_forked)
-    if 'bdb' not in sys.modules:
+    if 'bdb' in sys.modules:
+        _skip_driver(sys.modules['bdb'])
+    else:
         sys.meta_path.insert(0, _DebuggerSkipsDriver)
 
     for f in (sys.stdout, sys.stderr):
@@ -776,7 +852,7 @@ def main(requests):
     sys.argv = ['']
     builtins.input = _input
     getpass.getpass = _getpass
-    sys.stdin = _Stdin()
+    _state.stdin = sys.stdin = _Stdin()
     builtins._unfold_shell = _shell
     builtins._unfold_pip = _pip
     builtins.exit = _Quitter('exit')

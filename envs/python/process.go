@@ -70,7 +70,7 @@ type reply struct {
 	// Restored lists the standard streams the cell left closed or
 	// redirected, and the sys.stdout or sys.stderr it replaced with
 	// something that does not reach the session, which the driver put
-	// back.
+	// back, and a sys.stdin it closed, which the driver replaced.
 	Restored []restored `json:"restored"`
 }
 
@@ -78,7 +78,7 @@ type reply struct {
 // To is where it pointed (a path, "pipe:[...]", ...), nil when closed. Or,
 // with Stream ("stdout", "stderr"), the sys object a cell replaced (How
 // "replaced": To names what was in its place, a file's name, "a StringIO",
-// "None") or closed or detached (How "closed").
+// "None") or closed or detached (How "closed"); sys.stdin only closed.
 type restored struct {
 	FD     int     `json:"fd"`
 	Stream string  `json:"stream"`
@@ -89,6 +89,9 @@ type restored struct {
 // note says what happened to the stream, in the words bash uses for a
 // shell whose streams were redirected.
 func (r restored) note() string {
+	if r.Stream == "stdin" {
+		return "The code closed sys.stdin, so nothing could be read from it any more. A new sys.stdin reading this session's input was put in its place; variables and imports are kept."
+	}
 	if r.Stream != "" && r.How == "closed" {
 		return fmt.Sprintf("The code closed sys.%s (or detached its buffer), so nothing could be written to it any more. A new sys.%s writing to this session's output was put in its place; variables and imports are kept.",
 			printable(r.Stream), printable(r.Stream))

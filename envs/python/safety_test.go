@@ -178,6 +178,8 @@ func TestStreamsRestored(t *testing.T) {
 		{"output None", "import sys\nsys.stdout = None", replaced("stdout", "None"), true},
 		{"output closed", "import sys\nsys.stdout.close()", closed("stdout"), true},
 		{"output detached", "import sys\nsys.stdout.detach()\nNone", closed("stdout"), true},
+		{"output replaced, then closed", "import io, sys\nsys.stdout = io.StringIO()\nprint('hidden')\nsys.stdout.close()",
+			replaced("stdout", "a StringIO"), true},
 		{"output closed by a with block", "import sys\nwith sys.stdout as f:\n    f.write('once\\n')\nNone", "once\n" + closed("stdout"), true},
 		{"errors closed, then a raise", "import sys\nsys.stderr.close()\nraise ValueError('seen')",
 			"Traceback (most recent call last):\n  File \"<cell-2>\", line 3, in <module>\n    raise ValueError('seen')\nValueError: seen\n" + closed("stderr"), false},

@@ -331,7 +331,9 @@ type fence struct {
 	info string
 }
 
-// fenceLine reads line as a code fence, indented at most 3 spaces.
+// fenceLine reads line as a code fence, indented at most 3 spaces. As in
+// CommonMark, a backtick fence's info string holds no backtick, so
+// ```inline``` text is no fence.
 func fenceLine(line string) (fence, bool) {
 	l := strings.TrimLeft(line, " ")
 	if len(line)-len(l) > 3 || !(strings.HasPrefix(l, "```") || strings.HasPrefix(l, "~~~")) {
@@ -339,6 +341,9 @@ func fenceLine(line string) (fence, bool) {
 	}
 	ch := l[0]
 	n := len(l) - len(strings.TrimLeft(l, string(ch)))
+	if ch == '`' && strings.IndexByte(l[n:], '`') >= 0 {
+		return fence{}, false
+	}
 	info, _, _ := strings.Cut(strings.TrimSpace(l[n:]), " ")
 	return fence{ch: ch, n: n, info: info}, true
 }
@@ -350,13 +355,19 @@ func (f fence) closes(open fence) bool {
 }
 
 // fencedBlocks returns the fenced code blocks of text, in order. A block
-// closes as in CommonMark (a bare fence of its character at least as long
-// as its opening one), but for nesting: inside a block, a fence with an
-// info string (```sh) opens a nested block, which the next bare fence
-// closes. So a model that puts a Markdown example in an editor command
-// inside a fence of the same length gets its whole content. A block left
-// open runs to its last bare fence that could close it, or, with none, to
-// the end of the text.
+// opened by a fence longer than three characters (````editor) closes as in
+// CommonMark: at the first bare fence of its character at least as long.
+// A block opened by three may hold a Markdown example whose fences are as
+// long as its own (```sh ... ``` in an edit), so when a fence with an
+// info string comes before its first possible closer, the block ends at
+// the first possible closer after which the rest of the text pairs its
+// fences up (every block it opens is closed). So an example inside the
+// block stays whole, and an example left open (the edit changes only a
+// fence's first line) does not make the block swallow the prose and the
+// blocks after it. When no closer leaves the rest paired up (a reply cut
+// short), the block ends where reading its fences as nested closes it,
+// else at its first possible closer. A block never closed runs to the end
+// of the text.
 func fencedBlocks(text string) []fenced {
 	var out []fenced
 	lines := strings.Split(text, "\n")
@@ -365,32 +376,90 @@ func fencedBlocks(text string) []fenced {
 		if !ok {
 			continue
 		}
-		var nested []fence // the fences opened inside the block, innermost last
-		end, lastCloser := len(lines), -1
-		for j := i + 1; j < len(lines) && end == len(lines); j++ {
-			f, ok := fenceLine(lines[j])
-			if !ok {
-				continue
-			}
-			if f.closes(open) {
-				lastCloser = j
-			}
-			switch {
-			case len(nested) > 0 && f.closes(nested[len(nested)-1]):
-				nested = nested[:len(nested)-1]
-			case f.info != "" && f.ch == open.ch:
-				nested = append(nested, f)
-			case len(nested) == 0 && f.closes(open):
-				end = j
-			}
-		}
-		if end == len(lines) && lastCloser >= 0 {
-			end = lastCloser // a nested fence left open: the block ends at its last closer
-		}
+		end := blockEnd(lines, i, open)
 		out = append(out, fenced{info: open.info, body: strings.Join(lines[i+1:end], "\n")})
 		i = end
 	}
 	return out
+}
+
+// maxCloserTries bounds the closers [blockEnd] weighs for one block, so a
+// reply of many fences costs at most this many scans of it.
+const maxCloserTries = 64
+
+// blockEnd returns the index of the line closing the block opened by open
+// at lines[i], or len(lines) when none does ([fencedBlocks]).
+func blockEnd(lines []string, i int, open fence) int {
+	first, ambiguous := -1, false
+	for j := i + 1; j < len(lines) && first < 0; j++ {
+		f, ok := fenceLine(lines[j])
+		switch {
+		case !ok:
+		case f.closes(open):
+			first = j
+		case f.info != "" && f.ch == open.ch:
+			ambiguous = true
+		}
+	}
+	if first < 0 || !ambiguous || open.n > 3 {
+		if first < 0 {
+			return len(lines)
+		}
+		return first
+	}
+	tries := 0
+	for j := first; j < len(lines) && tries < maxCloserTries; j++ {
+		if f, ok := fenceLine(lines[j]); ok && f.closes(open) {
+			tries++
+			if paired(lines[j+1:]) {
+				return j
+			}
+		}
+	}
+	if end := nestedEnd(lines, i, open); end < len(lines) {
+		return end
+	}
+	return first
+}
+
+// paired reports whether every block lines open is closed, read with
+// nesting ([nestedEnd]).
+func paired(lines []string) bool {
+	for i := 0; i < len(lines); i++ {
+		open, ok := fenceLine(lines[i])
+		if !ok {
+			continue
+		}
+		end := nestedEnd(lines, i, open)
+		if end == len(lines) {
+			return false
+		}
+		i = end
+	}
+	return true
+}
+
+// nestedEnd returns the index of the line closing the block opened by
+// open at lines[i], reading a fence with an info string of its character
+// inside it as a nested block that the next bare fence closes (for a
+// block opened by three characters), or len(lines).
+func nestedEnd(lines []string, i int, open fence) int {
+	var nested []fence // the fences opened inside the block, innermost last
+	for j := i + 1; j < len(lines); j++ {
+		f, ok := fenceLine(lines[j])
+		if !ok {
+			continue
+		}
+		switch {
+		case len(nested) > 0 && f.closes(nested[len(nested)-1]):
+			nested = nested[:len(nested)-1]
+		case f.info != "" && f.ch == open.ch && open.n == 3:
+			nested = append(nested, f)
+		case len(nested) == 0 && f.closes(open):
+			return j
+		}
+	}
+	return len(lines)
 }
 
 // actionInstructions tells a text-mode model how to act, listing the

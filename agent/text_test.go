@@ -7,8 +7,10 @@ import (
 
 // TestFencedBlocks reads fenced blocks as CommonMark does (a bare fence of
 // the same character, at least as long, closes a block), except that a
-// fence with an info string inside a block opens a nested one, so a
-// Markdown example in an edit does not cut the edit short.
+// block opened by three backticks holding a fence with an info string
+// ends at the first closer after which the rest pairs its fences up, so a
+// Markdown example in an edit does not cut the edit short, and one left
+// open does not swallow the rest of the reply.
 func TestFencedBlocks(t *testing.T) {
 	for _, tt := range []struct {
 		name, text string
@@ -25,6 +27,18 @@ func TestFencedBlocks(t *testing.T) {
 		{"tildes do not close backticks", "```editor\ncreate a.md\n~~~\n```", []fenced{{"editor", "create a.md\n~~~"}}},
 		{"nested fence left open", "```editor\nedit a.md 3-4\n```sh\nunfold serve\n```\nDone.", []fenced{{"editor", "edit a.md 3-4\n```sh\nunfold serve"}}},
 		{"left open", "```editor\nview a.go", []fenced{{"editor", "view a.go"}}},
+		{"nested fence left open, then prose and a block", "```editor\nedit R.md 9-9\n```go\n```\nSo, the example now has a language. Let me check it:\n```editor\nview R.md\n```\n",
+			[]fenced{{"editor", "edit R.md 9-9\n```go"}, {"editor", "view R.md"}}},
+		{"nested example, then prose and a block", "```editor\nedit R.md 3-5\n```sh\nls\n```\n```\nNow view it:\n```editor\nview R.md\n```\n",
+			[]fenced{{"editor", "edit R.md 3-5\n```sh\nls\n```"}, {"editor", "view R.md"}}},
+		{"nested example in a reply cut short", "```editor\nedit R.md 3-5\n```sh\nls\n```\n```\nthen\n```bash\nls",
+			[]fenced{{"editor", "edit R.md 3-5\n```sh\nls\n```"}, {"bash", "ls"}}},
+		{"longer outer fence closes at its first closer", "````editor\nedit R.md 9-9\n```go\n````\n\nand then\n\n````editor\nview R.md\n````\n",
+			[]fenced{{"editor", "edit R.md 9-9\n```go"}, {"editor", "view R.md"}}},
+		{"backticks in the info string: no fence", "```editor\ncreate a.md\n```inline``` is not a fence\n```\nNow run:\n```bash\nls\n```\n",
+			[]fenced{{"editor", "create a.md\n```inline``` is not a fence"}, {"bash", "ls"}}},
+		{"inline backticks left open", "```editor\ncreate a.md\n```inline``` text\n```\n",
+			[]fenced{{"editor", "create a.md\n```inline``` text"}}},
 		{"indented four is no fence", "    ```editor\nview a.go\n    ```", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

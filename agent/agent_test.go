@@ -466,6 +466,22 @@ func TestTextActions(t *testing.T) {
 			},
 		},
 		{
+			name: "editor block deleting a line",
+			replies: []scripted.Reply{
+				scripted.Text("```editor\ncreate a.txt\none\ntwo\nthree\n```\n"),
+				scripted.Text("```editor\nview a.txt\n```\n"),
+				// The command line, then an empty line before the closing
+				// fence, as the editor's help and refusal say.
+				scripted.Text("```editor\nedit a.txt 2-2\n\n```\n"),
+				scripted.Text(`{"final": "deleted"}`),
+			},
+			check: func(t *testing.T, dir string, reqs []scripted.Request, _ *agent.Result) {
+				if b, err := os.ReadFile(filepath.Join(dir, "a.txt")); err != nil || string(b) != "one\nthree\n" {
+					t.Errorf("a.txt: got %q, %v, want %q", b, err, "one\nthree\n")
+				}
+			},
+		},
+		{
 			name: "JSON actions",
 			replies: []scripted.Reply{
 				scripted.Text(`{"tool": "open_sections", "input": {"section_keys": ["calc"], "reason": "math"}}`),

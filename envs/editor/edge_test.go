@@ -510,7 +510,7 @@ func TestEditWithoutContent(t *testing.T) {
 	if want := "edit a.txt 2-2 has no new lines, so nothing was written"; !strings.Contains(got, want) {
 		t.Errorf("command line alone: got %q, want it to contain %q", got, want)
 	}
-	if want := "To delete the lines, end the command line with a newline and write no lines after it"; !strings.Contains(got, want) {
+	if want := "To delete the lines, end the command line with a newline and send nothing after it (in a fenced code block: one empty line between the command line and the closing fence)"; !strings.Contains(got, want) {
 		t.Errorf("command line alone: got %q, want it to say how to delete: %q", got, want)
 	}
 	if got, want := readFile(t, fsys, "a.txt"), "one\ntwo\nthree\n"; got != want {

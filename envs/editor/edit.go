@@ -26,7 +26,7 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 		// The command line alone: a model that forgot the new lines, or
 		// sent them in another call. Deleting takes an explicit empty
 		// content.
-		return "", fmt.Errorf("edit %s %d-%d has no new lines, so nothing was written: put the lines that replace lines %d-%d on the lines after the command. To delete the lines, end the command line with a newline and write no lines after it",
+		return "", fmt.Errorf("edit %s %d-%d has no new lines, so nothing was written: put the lines that replace lines %d-%d on the lines after the command. To delete the lines, end the command line with a newline and send nothing after it (in a fenced code block: one empty line between the command line and the closing fence)",
 			quotePath(p), c.from, c.to, c.from, c.to)
 	}
 	e.mu.Lock()

@@ -238,7 +238,7 @@ func (e *Editor) commands() []envs.Command {
 		},
 		{
 			Signature:   "edit <file> <start>-<end>",
-			Description: "Replace lines with new content. Lines must be visible in a view.\nContent is provided on subsequent lines after the command.\nNo content lines (the command, a newline, nothing more) deletes the lines.",
+			Description: "Replace lines with new content. Lines must be visible in a view.\nContent is provided on subsequent lines after the command.\nNo content lines (the command, a newline, nothing more; in a fenced code block, one empty line before the closing fence) deletes the lines.",
 			Summary:     "Replace lines (must be visible in a view)",
 			Example:     "edit src/main.py 45-50\ndef process(verbose=False):\n    if not verbose:\n        return",
 			Handler:     e.handle(e.edit),

@@ -3,6 +3,7 @@ package editor
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"regexp"
 	"strings"
 	"sync"
@@ -68,39 +69,89 @@ var (
 // declaredProbe is how many leading bytes are searched for a declaration.
 const declaredProbe = 1024
 
-// declared returns the encoding raw declares where its format puts a
-// declaration: a PEP 263 or Emacs comment on line 1 or 2, an XML
-// declaration at the start, or an HTML <meta> charset in the first
-// [declaredProbe] bytes. UTF-16 and UTF-32 are never taken from a
-// declaration: their bytes hold NULs an ASCII declaration cannot sit among,
-// so a file that declares them is in fact in some other encoding.
-func declared(raw []byte) (namedEncoding, bool) {
+// declared returns the encoding raw, the bytes of the file name,
+// declares where its format puts a declaration: a PEP 263 or Emacs comment
+// on line 1, or on line 2 when line 1 is blank or a # comment (as Python
+// reads it; lines end at LF, CRLF or CR), an XML declaration at the start,
+// or, in an HTML file ([looksHTML]), a <meta> charset in the first
+// [declaredProbe] bytes. An encoding that cannot hold an ASCII
+// declaration is never taken from one: UTF-16 and UTF-32 (their bytes hold
+// NULs an ASCII declaration cannot sit among), EBCDIC and the like, the
+// WHATWG "replacement" encoding (which reads a whole file as one U+FFFD)
+// and x-user-defined; a file that declares one is in some other encoding.
+func declared(raw []byte, name string) (namedEncoding, bool) {
 	head := raw[:min(len(raw), declaredProbe)]
 	var names [][]byte
 	if m := xmlRE().FindSubmatch(head); m != nil {
 		names = append(names, m[1])
 	}
 	rest := head
-	for range 2 {
-		line, after, _ := bytes.Cut(rest, []byte{'\n'})
+	for n := range 2 {
+		line, after := cutLine(rest)
 		if m := pep263RE().FindSubmatch(line); m != nil {
 			names = append(names, m[1])
 		} else if m := emacsRE().FindSubmatch(line); m != nil {
 			names = append(names, m[1])
 		}
+		if t := bytes.TrimLeft(line, " \t\f"); n == 0 && len(t) > 0 && t[0] != '#' {
+			break // line 2 counts only after a blank line or a comment
+		}
 		rest = after
 	}
-	if m := metaRE().FindSubmatch(head); m != nil {
-		names = append(names, m[1])
+	if looksHTML(head, name) {
+		if m := metaRE().FindSubmatch(head); m != nil {
+			names = append(names, m[1])
+		}
 	}
 	for _, name := range names {
 		ne, err := lookupEncoding(string(name))
-		if err != nil || ne.enc == nil || wideUnicode(ne.name) {
+		if err != nil || ne.enc == nil || !holdsASCII(ne) {
 			continue
 		}
 		return ne, true
 	}
 	return namedEncoding{}, false
+}
+
+// cutLine returns the first line of b and what follows its end (LF, CRLF
+// or CR).
+func cutLine(b []byte) (line, after []byte) {
+	i := bytes.IndexAny(b, "\r\n")
+	if i < 0 {
+		return b, nil
+	}
+	if b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+		return b[:i], b[i+2:]
+	}
+	return b[:i], b[i+1:]
+}
+
+// looksHTML reports whether a file is HTML, where a <meta> charset is a
+// declaration: by its name's extension, or by its first bytes (a doctype
+// or <html> tag, after blank space).
+func looksHTML(head []byte, name string) bool {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".html", ".htm", ".xhtml":
+		return true
+	}
+	start := bytes.ToLower(bytes.TrimLeft(head[:min(len(head), 64)], " \t\r\n\f"))
+	return bytes.HasPrefix(start, []byte("<!doctype html")) || bytes.HasPrefix(start, []byte("<html"))
+}
+
+// asciiSample is the ASCII a declaration is written in: an encoding that
+// does not read it as itself cannot have declared itself in it. (No
+// backslash or tilde, which Shift_JIS and the like may read as ¥ and ‾.)
+const asciiSample = "# -*- coding: x -*-\n<?xml encoding=\"x\"?><meta charset='x'>abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.;!"
+
+// holdsASCII reports whether a declaration written in ASCII can name ne:
+// not UTF-16 or UTF-32, the replacement encoding, x-user-defined, or an
+// encoding that reads ASCII bytes as other characters (EBCDIC).
+func holdsASCII(ne namedEncoding) bool {
+	if wideUnicode(ne.name) || ne.enc == encoding.Replacement || strings.EqualFold(ne.name, "x-user-defined") {
+		return false
+	}
+	got, err := ne.enc.NewDecoder().String(asciiSample)
+	return err == nil && got == asciiSample
 }
 
 // wideUnicode reports whether the encoding named name is UTF-16 or UTF-32.
@@ -113,7 +164,7 @@ func wideUnicode(name string) bool {
 // UTF-8, then an encoding the file declares (see [declared]), then
 // fallback (nil for none), else unknown. It does not check that the
 // encoding round-trips; see [codec.roundTrips].
-func detect(raw []byte, fallback *namedEncoding) codec {
+func detect(raw []byte, name string, fallback *namedEncoding) codec {
 	var c codec
 	switch {
 	case bytes.HasPrefix(raw, utf8BOM):
@@ -124,7 +175,7 @@ func detect(raw []byte, fallback *namedEncoding) codec {
 		c = codec{enc: unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM), name: "UTF-16BE", bom: utf16BEBOM}
 	case utf8.Valid(raw):
 	default:
-		if ne, ok := declared(raw); ok {
+		if ne, ok := declared(raw, name); ok {
 			c = codec{enc: ne.enc, name: ne.name}
 			break
 		}

@@ -1,6 +1,7 @@
 package editor
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 
@@ -151,25 +152,39 @@ func TestEncodingNotRoundTrip(t *testing.T) {
 func TestDeclarationWhereTheFormatPutsIt(t *testing.T) {
 	for _, tt := range []struct {
 		name, raw, want string // want: the codec's label
+		file            string // the file's name, "x" when empty
 	}{
-		{"pep 263 line 1", "# -*- coding: cp1251 -*-\n\xcf\n", "windows-1251"},
-		{"pep 263 line 2", "#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :\ncaf\xe9\n", "ISO-8859-1"},
-		{"emacs in a C comment", "/* -*- mode: c; coding: cp1251 -*- */\n\xcf\n", "windows-1251"},
-		{"xml prolog", "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<a>caf\xe9</a>\n", "ISO-8859-1"},
-		{"html meta charset", "<!doctype html>\n<html><head><meta charset=\"windows-1251\">\n\xcf\n", "windows-1251"},
-		{"html meta content", "<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=iso-8859-1\">\ncaf\xe9\n", "ISO-8859-1"},
-		{"pep 263 on line 3", "import sys\n\n# coding: cp1251\n\xcf\n", "unknown 8-bit encoding"},
-		{"a name in code", "import sys\nLEGACY = 'encoding=cp1251'\nsign = '\xb1'\n", "unknown 8-bit encoding"},
-		{"a charset in a string", "CT = 'text/html; charset=windows-1251'\nname = 'Jos\xe9'\n", "unknown 8-bit encoding"},
-		{"yaml value", "encoding: cp1251\nname: Jos\xe9\n", "unknown 8-bit encoding"},
-		{"xml declaration not first", "\n<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\ncaf\xe9\n", "unknown 8-bit encoding"},
-		{"utf-16 in a code line", "# caf\xe9 script\nf = io.open('x', encoding=\"utf-16\")\n", "unknown 8-bit encoding"},
-		{"utf-16 in pep 263", "# coding: utf-16\ncaf\xe9\n", "unknown 8-bit encoding"},
-		{"utf-32 in xml", "<?xml version=\"1.0\" encoding=\"UTF-32\"?>\ncaf\xe9\n", "unknown 8-bit encoding"},
-		{"utf-16le in meta", "<meta charset=\"utf-16le\">\ncaf\xe9\n", "unknown 8-bit encoding"},
+		{"pep 263 line 1", "# -*- coding: cp1251 -*-\n\xcf\n", "windows-1251", ""},
+		{"pep 263 line 2", "#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :\ncaf\xe9\n", "ISO-8859-1", ""},
+		{"emacs in a C comment", "/* -*- mode: c; coding: cp1251 -*- */\n\xcf\n", "windows-1251", ""},
+		{"xml prolog", "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<a>caf\xe9</a>\n", "ISO-8859-1", ""},
+		{"html meta charset", "<!doctype html>\n<html><head><meta charset=\"windows-1251\">\n\xcf\n", "windows-1251", ""},
+		{"html meta content", "<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=iso-8859-1\">\ncaf\xe9\n", "ISO-8859-1", ""},
+		{"pep 263 on line 3", "import sys\n\n# coding: cp1251\n\xcf\n", "unknown 8-bit encoding", ""},
+		{"a name in code", "import sys\nLEGACY = 'encoding=cp1251'\nsign = '\xb1'\n", "unknown 8-bit encoding", ""},
+		{"a charset in a string", "CT = 'text/html; charset=windows-1251'\nname = 'Jos\xe9'\n", "unknown 8-bit encoding", ""},
+		{"yaml value", "encoding: cp1251\nname: Jos\xe9\n", "unknown 8-bit encoding", ""},
+		{"xml declaration not first", "\n<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\ncaf\xe9\n", "unknown 8-bit encoding", ""},
+		{"utf-16 in a code line", "# caf\xe9 script\nf = io.open('x', encoding=\"utf-16\")\n", "unknown 8-bit encoding", ""},
+		{"utf-16 in pep 263", "# coding: utf-16\ncaf\xe9\n", "unknown 8-bit encoding", ""},
+		{"utf-32 in xml", "<?xml version=\"1.0\" encoding=\"UTF-32\"?>\ncaf\xe9\n", "unknown 8-bit encoding", ""},
+		{"utf-16le in meta", "<html><meta charset=\"utf-16le\">\ncaf\xe9\n", "unknown 8-bit encoding", ""},
+		{"meta in an html file", "<head><meta charset=\"windows-1251\">\n\xcf\n", "windows-1251", "page.htm"},
+		{"meta in a python string", "# app.py\nTPL = '<meta charset=\"windows-1251\">'\ns = 'caf\xe9'\n", "unknown 8-bit encoding", "t.py"},
+		{"meta in markdown", "Use `<meta charset=\"shift_jis\">` in your page.\nCaf\xe9\n", "unknown 8-bit encoding", "R.md"},
+		{"cr-only past line 2", "# config\rname: x\rdb:\r  encoding: cp1251\rtitle: caf\xe9\r", "unknown 8-bit encoding", "c.yaml"},
+		{"cr-only pep 263 line 2", "#!/usr/bin/env python\r# coding: cp1251\r\xcf\r", "windows-1251", "a.py"},
+		{"crlf pep 263 line 2", "#!/usr/bin/env python\r\n# coding: cp1251\r\n\xcf\r\n", "windows-1251", "a.py"},
+		{"pep 263 line 2 after code", "import os\n# coding: cp1251\ncaf\xe9\n", "unknown 8-bit encoding", "a.py"},
+		{"pep 263 line 2 after a blank line", "\n# coding: cp1251\n\xcf\n", "windows-1251", "a.py"},
+		{"replacement in meta", "<!DOCTYPE html>\n<meta charset=\"iso-2022-kr\">\na\nb\xe9\n", "unknown 8-bit encoding", ""},
+		{"replacement in pep 263", "# coding: csiso2022kr\ncaf\xe9\n", "unknown 8-bit encoding", ""},
+		{"ebcdic", "# coding: ibm037\ncaf\xe9\n", "unknown 8-bit encoding", ""},
+		{"x-user-defined", "# coding: x-user-defined\ncaf\xe9\n", "unknown 8-bit encoding", ""},
+		{"shift_jis is taken", "# coding: shift_jis\n\x82\xa0\n", "Shift_JIS", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := detect([]byte(tt.raw), nil).label(); got != tt.want {
+			if got := detect([]byte(tt.raw), cmp.Or(tt.file, "x"), nil).label(); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})

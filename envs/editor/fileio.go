@@ -155,7 +155,7 @@ func readAll(f io.Reader, size int64, name string, limit int64) ([]byte, error) 
 // decodeText detects raw's encoding and line endings and decodes it,
 // refusing binary data.
 func decodeText(raw []byte, fi fs.FileInfo, name string, fallback *namedEncoding) (*text, error) {
-	c := detect(raw, fallback)
+	c := detect(raw, name, fallback)
 	if c.enc == nil && isBinary(raw) {
 		return nil, &fileError{problem: problemBinary, path: name}
 	}

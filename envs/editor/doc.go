@@ -51,7 +51,9 @@
 // Every screen re-reads each viewed file. For a view by patterns, all lines
 // matching the start pattern are matches; the view shows the one selected
 // with next_match and prev_match ("(match 2/3)"; the matches are counted up
-// to 10,000, "(match 2/10000+)" past that), from its line to the first
+// to 10,000, "(match 2/10000+)" past that; prev_match from the first then
+// finds the last match from the end of the file, "(the last match of
+// 10000+)"), from its line to the first
 // line after it that matches the end pattern, at most 1,000 lines; past
 // that it is cut and marked "[TRUNCATED: end pattern not found within 1000
 // lines]". A view by lines shows those lines, as tracebacks and compilers

@@ -334,8 +334,5 @@ func (e *Editor) move(ctx context.Context, c command, step int) (string, error) 
 		return "", e.noSuchView(c.id)
 	}
 	v.index, v.shown = sec.index, sec
-	if sec.more {
-		return fmt.Sprintf("Showing match %d/%d+", sec.index+1, sec.count), nil
-	}
-	return fmt.Sprintf("Showing match %d/%d", sec.index+1, sec.count), nil
+	return "Showing " + sec.matchWords(), nil
 }

@@ -62,7 +62,7 @@ type view struct {
 type section struct {
 	count     int      // byPatterns: start matches in the file, up to the one shown or maxCountedMatches
 	more      bool     // byPatterns: more matches follow the count (see maxCountedMatches)
-	index     int      // byPatterns: the match shown, 0-based
+	index     int      // byPatterns: the match shown, 0-based; negative past the bound, counted from the end (-1: the last)
 	first     int      // line number of lines[0], 1-based
 	lines     []string // the lines shown, without endings
 	truncated bool     // cut at maxViewLines (byPatterns: the end pattern was not found)
@@ -100,16 +100,25 @@ func (s section) contains(from, to int) bool {
 // maxCountedMatches bounds the matches of a start pattern counted for
 // "(match 2/N)": a pattern matching millions of lines (every line of a big
 // log) would otherwise spend a screen's time counting them. Past it the
-// count reads "10000+"; a match further on (next_match) is still found.
+// count reads "10000+"; a match further on (next_match) is still found,
+// and the last matches (prev_match from the first) are found from the end
+// of the file without counting them.
 const maxCountedMatches = 10_000
+
+// lastChunk is how many bytes [matchFromEnd] searches at a time, walking
+// back from the end of the file.
+const lastChunk = 64 << 10
 
 // resolve finds the lines matching start and shows the one at index: from
 // it to the first line after it matching end, at most maxViewLines lines.
 // It counts the matches up to the one shown or maxCountedMatches, whichever
-// is further, and notes whether more follow. With wrap, index counts around
-// (-1 is the last match, which counts them all); without, it is clamped to
-// the matches there are. ok is false when no line matches start, or when w
-// ran out (see work.ranOut).
+// is further, and notes whether more follow. A negative index counts from
+// the end (-1 is the last match); past maxCountedMatches the match is
+// found from the end of the file, uncounted, and the section keeps the
+// negative index. With wrap, index counts around; without, it is clamped
+// to the matches there are. The count is what resolving the chosen match
+// again without wrap gives, so a reply and the screen agree. ok is false
+// when no line matches start, or when w ran out (see work.ranOut).
 func resolve(w *work, data []byte, start, end *pattern, index int, wrap bool) (sec section, ok bool) {
 	if len(data) == 0 {
 		// An empty file has one line, empty.
@@ -127,7 +136,7 @@ func resolve(w *work, data []byte, start, end *pattern, index int, wrap bool) (s
 		if o < 0 {
 			break
 		}
-		if index >= 0 && count >= maxCountedMatches && count > index {
+		if count >= maxCountedMatches && (index < 0 || count > index) {
 			more = true
 			break
 		}
@@ -143,14 +152,29 @@ func resolve(w *work, data []byte, start, end *pattern, index int, wrap bool) (s
 	if count == 0 || w.ranOut() {
 		return section{}, false
 	}
+	if index < 0 && more {
+		return resolveFromEnd(w, data, start, end, index, count)
+	}
 	target := index
-	if wrap {
+	switch {
+	case index < 0:
+		target = max(0, count+index)
+		if wrap {
+			target = ((index % count) + count) % count
+		}
+	case wrap:
 		target = ((index % count) + count) % count
-	} else {
+	default:
 		target = max(0, min(index, count-1))
 	}
+	if target != index && !more {
+		// Wrapped or clamped: count as far as the chosen match would.
+		if c := max(maxCountedMatches, target+1); count > c {
+			count, more = c, true
+		}
+	}
 	switch {
-	case target == count-1:
+	case target == count-1 && !more:
 		selOff, selLine = lastOff, lastLine
 	case target != index:
 		selOff, selLine = nthMatch(data, start, target)
@@ -158,7 +182,60 @@ func resolve(w *work, data []byte, start, end *pattern, index int, wrap bool) (s
 			return section{}, false
 		}
 	}
-	sec = section{count: count, more: more, index: target, first: selLine, truncated: true}
+	return showMatch(w, data, end, section{count: count, more: more, index: target, first: selLine, truncated: true}, selOff)
+}
+
+// resolveFromEnd shows the match index counts from the end of data
+// (-1: the last), when start has more than counted matches: found
+// walking back from the end, so a file of millions of matches is not
+// counted. With fewer matches than -index it shows the first.
+func resolveFromEnd(w *work, data []byte, start, end *pattern, index, counted int) (section, bool) {
+	off := matchFromEnd(w, data, start, -index)
+	if w.ranOut() {
+		return section{}, false
+	}
+	if off < 0 {
+		index, off = 0, start.next(w, data, 0, len(data))
+		if off < 0 {
+			return section{}, false
+		}
+	}
+	line := 1 + bytes.Count(data[:off], []byte{'\n'})
+	return showMatch(w, data, end, section{count: counted, more: true, index: index, first: line, truncated: true}, off)
+}
+
+// matchFromEnd returns the offset of the line that is the k-th match of p
+// counted from the end of data (k >= 1), or -1. It searches lastChunk
+// bytes at a time, each cut at a line start, from the end back.
+func matchFromEnd(w *work, data []byte, p *pattern, k int) int {
+	var offs []int
+	for hi := len(data); hi > 0; {
+		lo := max(0, hi-lastChunk)
+		lo = bytes.LastIndexByte(data[:lo], '\n') + 1 // the start of lo's line
+		offs = offs[:0]
+		for off := lo; ; {
+			o := p.next(w, data, off, hi)
+			if o < 0 {
+				break
+			}
+			offs = append(offs, o)
+			off = lineEnd(data, o) + 1
+		}
+		if w.ranOut() {
+			return -1
+		}
+		if len(offs) >= k {
+			return offs[len(offs)-k]
+		}
+		k -= len(offs)
+		hi = lo
+	}
+	return -1
+}
+
+// showMatch fills sec with the lines from the match at selOff to the
+// first line after it matching end, at most maxViewLines of them.
+func showMatch(w *work, data []byte, end *pattern, sec section, selOff int) (section, bool) {
 	for p := selOff; p < len(data) && len(sec.lines) < maxViewLines; {
 		e := lineEnd(data, p)
 		text := lineText(data, p, e)
@@ -288,6 +365,21 @@ func nthMatch(data []byte, p *pattern, n int) (off, line int) {
 	}
 }
 
+// matchWords names the match shown and the count: "match 2/7",
+// "match 2/10000+", "the last match of 10000+" or "match 3 counting from
+// the end, of 10000+" (a match found from the end, uncounted).
+func (s section) matchWords() string {
+	switch {
+	case s.index == -1:
+		return fmt.Sprintf("the last match of %d+", s.count)
+	case s.index < 0:
+		return fmt.Sprintf("match %d counting from the end, of %d+", -s.index, s.count)
+	case s.more:
+		return fmt.Sprintf("match %d/%d+", s.index+1, s.count)
+	}
+	return fmt.Sprintf("match %d/%d", s.index+1, s.count)
+}
+
 // header writes the view's first line: id and path.
 func (v *view) header(b *strings.Builder) {
 	b.WriteString("  [")
@@ -325,13 +417,8 @@ func (v *view) render(b *strings.Builder, gutter bool, ends []int) []int {
 	v.header(b)
 	v.describe(b)
 	if v.kind == byPatterns {
-		b.WriteString(" (match ")
-		b.WriteString(strconv.Itoa(v.shown.index + 1))
-		b.WriteByte('/')
-		b.WriteString(strconv.Itoa(v.shown.count))
-		if v.shown.more {
-			b.WriteByte('+')
-		}
+		b.WriteString(" (")
+		b.WriteString(v.shown.matchWords())
 		b.WriteByte(')')
 	}
 	if v.label != "" {

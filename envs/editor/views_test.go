@@ -1,6 +1,7 @@
 package editor
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -216,7 +217,8 @@ func TestCROnlyLines(t *testing.T) {
 // TestMatchCountBounded counts the matches of a start pattern up to
 // maxCountedMatches and says "10000+" past it, so a pattern matching every
 // line of a big log does not spend the screen's time counting; the last
-// match (prev_match from the first) still counts them all.
+// match (prev_match from the first) is counted when there are no more
+// than that, and found from the end, uncounted, past it.
 func TestMatchCountBounded(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -226,7 +228,7 @@ func TestMatchCountBounded(t *testing.T) {
 		prev   string
 	}{
 		{"at the bound", maxCountedMatches, "(match 1/10000)", "Showing match 2/10000", "Showing match 10000/10000"},
-		{"past the bound", 3 * maxCountedMatches, "(match 1/10000+)", "Showing match 2/10000+", "Showing match 30000/30000"},
+		{"past the bound", 3 * maxCountedMatches, "(match 1/10000+)", "Showing match 2/10000+", "Showing the last match of 10000+"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e, _ := newMem(t, map[string]string{"log.txt": strings.Repeat("ab\n", tt.lines)})
@@ -242,5 +244,44 @@ func TestMatchCountBounded(t *testing.T) {
 				t.Errorf("prev_match from the first: got %q, want %q", got, tt.prev)
 			}
 		})
+	}
+}
+
+// TestMatchesFromTheEnd moves among the last matches of a start pattern
+// with more than maxCountedMatches matches, found from the end of the file
+// without counting them, and wraps from them to the first; a wrap from a
+// match past the bound gives the count the screen gives.
+func TestMatchesFromTheEnd(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 3*maxCountedMatches; i++ {
+		fmt.Fprintf(&b, "a %d\n", i)
+	}
+	e, _ := newMem(t, map[string]string{"log.txt": b.String()})
+	ok(t, e, "view log.txt /^a/ /^a/")
+	for _, step := range []struct{ command, reply, screen string }{
+		{"prev_match 1", "Showing the last match of 10000+", "(the last match of 10000+)"},
+		{"prev_match 1", "Showing match 2 counting from the end, of 10000+", "29999  a 29999"},
+		{"next_match 1", "Showing the last match of 10000+", "30000  a 30000"},
+		{"next_match 1", "Showing match 1/10000+", "(match 1/10000+)"},
+	} {
+		if got := ok(t, e, step.command); got != step.reply {
+			t.Errorf("%s: got %q, want %q", step.command, got, step.reply)
+		}
+		if got := views(t, e); !strings.Contains(got, step.screen) {
+			t.Errorf("%s: screen %q, want it to contain %q", step.command, clip(got, 300), step.screen)
+		}
+	}
+
+	// Past the bound by next_match, then around to the first.
+	e, _ = newMem(t, map[string]string{"log.txt": strings.Repeat("ab\n", maxCountedMatches+1)})
+	ok(t, e, "view log.txt /^a/ /^a/")
+	e.mu.Lock()
+	e.views[0].index = maxCountedMatches // the last, as 10,000 next_match would leave it
+	e.mu.Unlock()
+	if got, want := ok(t, e, "next_match 1"), "Showing match 1/10000+"; got != want {
+		t.Errorf("next_match from the last: got %q, want %q", got, want)
+	}
+	if got, want := views(t, e), "(match 1/10000+)"; !strings.Contains(got, want) {
+		t.Errorf("screen: got %q, want it to contain %q", clip(got, 300), want)
 	}
 }

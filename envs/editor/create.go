@@ -53,8 +53,13 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 	content := c.content
 	if content != "" && !strings.HasSuffix(content, "\n") {
 		// The last line ends as the lines before it do: CRLF content
-		// (a client on Windows) gets CRLF.
+		// (a client on Windows) gets CRLF, CR-only content (lines, no
+		// LF) a CR.
 		switch i := strings.LastIndexByte(content, '\n'); {
+		case i < 0 && strings.Contains(content[:len(content)-1], "\r"):
+			if !strings.HasSuffix(content, "\r") {
+				content += "\r"
+			}
 		case i > 0 && content[i-1] == '\r' && strings.HasSuffix(content, "\r"):
 			content += "\n"
 		case i > 0 && content[i-1] == '\r':

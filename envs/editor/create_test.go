@@ -40,13 +40,17 @@ func TestCreateDanglingLink(t *testing.T) {
 }
 
 // TestCreateLineEndings ends the last line of created content as its other
-// lines end: CRLF content (a client on Windows) gets CRLF, not a bare LF.
+// lines end: CRLF content (a client on Windows) gets CRLF, CR-only content
+// a CR, not a bare LF.
 func TestCreateLineEndings(t *testing.T) {
 	for _, tt := range []struct{ name, command, want string }{
 		{"lf", "create w.txt\na\nb", "a\nb\n"},
 		{"crlf", "create w.txt\r\na\r\nb", "a\r\nb\r\n"},
 		{"crlf ending in cr", "create w.txt\r\na\r\nb\r", "a\r\nb\r\n"},
 		{"crlf already ended", "create w.txt\r\na\r\nb\r\n", "a\r\nb\r\n"},
+		{"cr only", "create w.txt\na\rb", "a\rb\r"},
+		{"cr only already ended", "create w.txt\na\rb\r", "a\rb\r"},
+		{"one line ending in cr", "create w.txt\na\r", "a\r\n"},
 		{"one line", "create w.txt\na", "a\n"},
 		{"empty", "create w.txt\n", ""},
 	} {

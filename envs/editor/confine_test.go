@@ -2,6 +2,7 @@ package editor
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -328,4 +329,93 @@ func appendTo(p, text string) error {
 		err = cerr
 	}
 	return err
+}
+
+// TestReadOnlyFileRefused refuses to edit, or undo an edit of, a file
+// whose mode has no write bit, even where the system would let the
+// editor write it (as root): the refusal names the mode and the chmod
+// that allows the edit, and the file is left as it was.
+func TestReadOnlyFileRefused(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "r.txt")
+	if err := os.WriteFile(file, []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ok(t, e, "view r.txt")
+	ok(t, e, "edit r.txt 1-1\nONE")
+	if err := os.Chmod(file, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ command, nothing string }{
+		{"edit r.txt 2-2\nTWO", "nothing was written"},
+		{"undo r.txt", "nothing was restored"},
+	} {
+		got := fail(t, e, tt.command)
+		want := "r.txt is read-only (mode 0444, -r--r--r--): no one may write it, and the editor does not write over that; " + tt.nothing + ". If it should change, make it writable first (chmod u+w r.txt), then try again"
+		if !strings.Contains(got, want) {
+			t.Errorf("%s: got %q, want it to contain %q", tt.command, got, want)
+		}
+		if b, _ := os.ReadFile(file); string(b) != "ONE\ntwo\n" {
+			t.Errorf("%s: file %q, want it left as it was", tt.command, b)
+		}
+	}
+	if err := os.Chmod(file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok(t, e, "edit r.txt 2-2\nTWO")
+	if b, _ := os.ReadFile(file); string(b) != "ONE\nTWO\n" {
+		t.Errorf("after chmod: file %q, want the edit written", b)
+	}
+}
+
+// deniedFs refuses, as the system does without permission, to open a
+// file for writing or to make a directory.
+type deniedFs struct{ afero.Fs }
+
+func (f deniedFs) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
+	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE) != 0 {
+		return nil, &fs.PathError{Op: "openat", Path: name, Err: syscall.EACCES}
+	}
+	return f.Fs.OpenFile(name, flag, perm)
+}
+
+func (f deniedFs) MkdirAll(name string, perm os.FileMode) error {
+	if fi, err := f.Stat(name); err == nil && fi.IsDir() {
+		return nil
+	}
+	return &fs.PathError{Op: "mkdirat", Path: name, Err: syscall.EACCES}
+}
+
+// TestPermissionDeniedSaysWhatToDo names the file or directory a denied
+// write or create concerns, says that nothing was written or created, and
+// what to check.
+func TestPermissionDeniedSaysWhatToDo(t *testing.T) {
+	base := afero.NewMemMapFs()
+	if err := afero.WriteFile(base, "d/f.txt", []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewFs(deniedFs{base}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ok(t, e, "view d/f.txt")
+	for _, tt := range []struct{ command, want string }{
+		{"edit d/f.txt 1-1\nA", "could not write d/f.txt: the system denied permission to open it for writing (its owner and mode, an ACL, or an attribute such as immutable); nothing was written and the file was left as it was. Check its permissions (ls -l d/f.txt)"},
+		{"create d/new.txt\nx", "cannot create d/new.txt: the system denied permission: the directory d does not let files be made in it; nothing was created. Check its permissions (ls -ld d)"},
+		{"create new.txt\nx", "cannot create new.txt: the system denied permission: the project's top directory does not let files be made in it; nothing was created"},
+		{"create e/new.txt\nx", "cannot create e/new.txt: the system denied permission: the directory e does not let files be made in it; nothing was created"},
+	} {
+		if got := fail(t, e, tt.command); !strings.Contains(got, tt.want) {
+			t.Errorf("%s: got %q, want it to contain %q", tt.command, got, tt.want)
+		}
+	}
+	if got := readFile(t, base, "d/f.txt"); got != "a\n" {
+		t.Errorf("file: got %q, want it left as it was", got)
+	}
 }

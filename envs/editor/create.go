@@ -77,7 +77,10 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 	}
 	if dir := path.Dir(target); dir != "." {
 		if err := e.fs.MkdirAll(dir, 0o755); err != nil {
-			return "", fmt.Errorf("cannot create the directory %s: %w", showPath(dir), classify(dir, err))
+			if errors.Is(err, fs.ErrPermission) {
+				return "", deniedError(p, dir)
+			}
+			return "", fmt.Errorf("cannot create the directory %s: %w; nothing was created", showPath(dir), classify(dir, err))
 		}
 	}
 	f, err := e.fs.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -85,7 +88,10 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 		if errors.Is(err, fs.ErrExist) {
 			return "", fmt.Errorf("%s already exists; create only makes new files", sp)
 		}
-		return "", classify(p, err)
+		if errors.Is(err, fs.ErrPermission) {
+			return "", deniedError(p, path.Dir(target))
+		}
+		return "", fmt.Errorf("cannot create %s: %w; nothing was created", sp, classify(p, err))
 	}
 	_, err = f.Write([]byte(content))
 	if cerr := f.Close(); err == nil {
@@ -96,6 +102,17 @@ func (e *Editor) create(_ context.Context, c command) (string, error) {
 		return "", fmt.Errorf("cannot write %s: %v; nothing was created", sp, err)
 	}
 	return "Created " + sp, nil
+}
+
+// deniedError explains a create the system refused: the directory dir
+// (relative to the root) does not let the file p be made in it.
+func deniedError(p, dir string) error {
+	where := "the project's top directory"
+	if dir != "." {
+		where = "the directory " + showPath(dir)
+	}
+	return fmt.Errorf("cannot create %s: the system denied permission: %s does not let files be made in it; nothing was created. Check its permissions (ls -ld %s) and have them changed, or create the file elsewhere",
+		showPath(p), where, quotePath(dir))
 }
 
 // newFilePath returns the path, relative to the root, of the new file p

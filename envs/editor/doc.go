@@ -162,6 +162,10 @@
 //
 // # Writing files
 //
+// A file whose mode has no write bit (0444) is not written by edit or
+// undo, even by root, who could: the refusal names the mode and the chmod
+// that allows the edit.
+//
 // The file an edit writes is found once: every symbolic link on its path
 // is followed inside the root (an edit through a link changes the link's
 // target and the link stays a link; a link that leads outside the root is

@@ -70,10 +70,13 @@
 // its completion key: a line holding a tab is typed to it as a bracketed
 // paste, which it reads as text, when it reads one (it turned bracketed
 // paste on, or it is GNU readline); to another program the tab is typed
-// as it is. A command or an answer holding a control
-// character other than newline and tab (Ctrl-C, Ctrl-D, ESC, DEL) is
-// refused, as the terminal would take it for a key; [envs.Interrupt] and
-// [envs.EndOfInput] are the keys. The question of a command that waits
+// as it is. A command or an answer holding a character the terminal would
+// take for a key is refused, and nothing is typed: to a line editor (raw
+// mode) every control character but newline and tab (Ctrl-C, Ctrl-D, ESC,
+// DEL); to a program in canonical mode the keys its line discipline has
+// set and enabled (interrupt, end of input, erase, erase line…, read from
+// the terminal as the text is typed), while ESC, Ctrl-A and the others
+// are text it gets. [envs.Interrupt] and [envs.EndOfInput] are the keys. The question of a command that waits
 // is its last line, clipped to its last [envs.MaxQuestion] characters,
 // and a character whose bytes a soft limit split is shown whole in the
 // next response.

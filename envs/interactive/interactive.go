@@ -378,7 +378,7 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 	case j == nil && len(command) > MaxCommand:
 		return envs.Response{Output: strings.Join(append(notes, e.tooLong(len(command))), "\n")}, nil
 	case j == nil:
-		msg := e.control(command, "the command")
+		msg := e.control(p, command, "the command")
 		if msg == "" {
 			msg = e.cut(p, command, "the command")
 		}
@@ -418,7 +418,7 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 		}
 		out, o = p.await(ctx, limits, e.spec.OutputLimit)
 	default:
-		msg := e.control(command, "the answer")
+		msg := e.control(p, command, "the answer")
 		if msg == "" {
 			msg = e.cut(p, command, "the answer")
 		}

@@ -23,18 +23,23 @@ const typeChunk = 4 << 10
 // that a program that does not read its input holds neither the call (its
 // limits and cancellation) nor the Ctrl-C that stops it.
 type typist struct {
-	text  string        // what is typed: the command's text, its tab lines bracketed (see pasteTabs)
-	total int           // the command's bytes, without the brackets
-	typed atomic.Int64  // bytes of text written so far
-	done  chan struct{} // closed when the typing ended
-	err   error         // why it stopped short; set before done is closed
+	text   string        // what is typed: the command's text, its tab lines bracketed (see pasteTabs)
+	total  int           // the command's bytes, without the brackets
+	pasted bool          // whether its tab lines are bracketed
+	typed  atomic.Int64  // bytes of text written so far
+	done   chan struct{} // closed when the typing ended
+	err    error         // why it stopped short; set before done is closed
 }
 
 // command returns how many of the command's bytes are typed: the bytes
-// written, less the paste brackets among them. The command holds no ESC
-// (see control), so each ESC written starts a bracket.
+// written, less the paste brackets among them. A command typed as a paste
+// holds no ESC (see control: pastes go to programs in raw mode), so each
+// ESC written starts a bracket.
 func (t *typist) command() int {
 	w := t.text[:t.typed.Load()]
+	if !t.pasted {
+		return len(w)
+	}
 	n := len(w) - len(pasteStart)*strings.Count(w, "\x1b")
 	if i := strings.LastIndexByte(w, 0x1b); i >= 0 && len(w)-i < len(pasteStart) {
 		// A bracket cut short counts whole above.
@@ -63,10 +68,13 @@ func (p *proc) typeLine(text string) error {
 	p.stopTyping()
 	p.kept = false
 	total := len(text)
-	if strings.Contains(text, "\t") && !term.Canonical(p.slave) && p.pastes() {
+	// Typed to a program in canonical mode, an ESC is text (see control),
+	// and brackets would be too.
+	pasted := strings.Contains(text, "\t") && !strings.Contains(text, "\x1b") && !term.Canonical(p.slave) && p.pastes()
+	if pasted {
 		text = pasteTabs(text)
 	}
-	t := &typist{text: text, total: total, done: make(chan struct{})}
+	t := &typist{text: text, total: total, pasted: pasted, done: make(chan struct{})}
 	p.typing = t
 	go func() {
 		defer close(t.done)
@@ -195,25 +203,47 @@ func (e *Env) tooLong(n int) string {
 }
 
 // control returns why text, what (the command or the answer) to type to
-// the program, is refused for a control character it holds, or "" when it
-// holds none but newlines and tabs: typed to a terminal, a control
-// character is a key, not text (Ctrl-C interrupts, Ctrl-D ends the input
-// or exits, Ctrl-U and Ctrl-W erase, ESC starts a key sequence), and DEL
-// erases the character before it.
-func (e *Env) control(text, what string) string {
-	i := strings.IndexFunc(text, func(r rune) bool { return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f })
+// p, is refused for a character the terminal would take as a key, not as
+// text, or "" when it holds none. A program that reads its terminal in
+// canonical mode gets every byte but the keys of the line discipline
+// (see [term.LineKeys]): its interrupt, end-of-input and erase keys,
+// ESC and Ctrl-A are text. A line editor, or another program reading key
+// by key, takes any control character but newline and tab as a key
+// (Ctrl-C interrupts, Ctrl-D ends the input or exits, Ctrl-U and Ctrl-W
+// erase, ESC starts a key sequence), and DEL erases the character before
+// it.
+func (e *Env) control(p *proc, text, what string) string {
+	keys, canonical := term.LineKeys(p.slave)
+	i := -1
+	for j := 0; j < len(text) && i < 0; j++ {
+		c := text[j]
+		key := c < 0x20 && c != '\t' || c == 0x7f
+		if canonical {
+			_, key = keys[c]
+		}
+		if key && c != '\n' {
+			i = j
+		}
+	}
 	if i < 0 {
 		return ""
 	}
 	c := text[i]
-	key := "DEL"
+	kind, name := "a control character", "DEL"
 	switch {
 	case c == 0x1b:
-		key = "ESC"
+		name = "ESC"
 	case c < 0x20:
-		key = "Ctrl-" + string(rune('@'+c))
+		name = "Ctrl-" + string(rune('@'+c))
+	case c != 0x7f:
+		// A special character set to a printing one (stty erase _).
+		kind, name = "a character", "set as a key"
 	}
-	return fmt.Sprintf("Not typed: %s holds a control character, %q (%s) at byte %d, which a terminal takes as a key, not as text. Nothing was typed. "+
-		"To interrupt, send %s as a command of its own; to end the input, %s. To put the character in data, write it as the program's own escape (such as \"\\x%02x\" in a string).",
-		what, c, key, i+1, envs.Interrupt, envs.EndOfInput, c)
+	takes := "which a terminal takes as a key, not as text"
+	if canonical {
+		takes = fmt.Sprintf("which %s's terminal takes as its %s key (it reads the terminal a line at a time), not as text", e.name, keys[c])
+	}
+	return fmt.Sprintf("Not typed: %s holds %s, %q (%s) at byte %d, %s. Nothing was typed. "+
+		"To interrupt, send %s as a command of its own; to end the input, %s. To put the character in data, make it the program's own way (an escape or a function that makes a character from its code), or have the program read it from a file.",
+		what, kind, c, name, i+1, takes, envs.Interrupt, envs.EndOfInput)
 }

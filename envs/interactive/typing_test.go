@@ -223,4 +223,42 @@ func TestControlCharactersRefused(t *testing.T) {
 	}
 	run(t, e, "abc", 30*time.Second)
 	want(t, e, "print(s, x)", "abc 1", true)
+
+	// sqlite3 reads its terminal with readline, key by key: ESC is a key
+	// there, and the advice names no language's escape.
+	db := newEnv(t, sqliteSpec)
+	resp = run(t, db, "select '\x1b[31m';", 30*time.Second)
+	if !strings.HasPrefix(resp.Output, `Not typed: the command holds a control character, '\x1b' (ESC) at byte 9, which a terminal takes as a key`) || strings.Contains(resp.Output, `"\x1b"`) {
+		t.Errorf("sqlite3: got %q, want ESC refused without a Python escape as advice", resp.Output)
+	}
+	want(t, db, "select 1;", "1", true)
+}
+
+// TestControlCharactersCanonical: to a program that reads its terminal in
+// canonical mode (ed), only the keys of the terminal's line discipline
+// are refused: an ANSI colour sequence (ESC) and Ctrl-A are typed as
+// text and stored, while Ctrl-U (erase line) is refused, named as that
+// key, with advice that fits any program.
+func TestControlCharactersCanonical(t *testing.T) {
+	need(t, "ed")
+	file := filepath.Join(t.TempDir(), "colours.txt")
+	e := newEnv(t, interactive.Spec{Name: "ed", Command: "ed -p 'ed> ' '" + file + "'", Prompt: `ed> `, Description: "line editor"})
+	run(t, e, "", 30*time.Second)
+	resp := run(t, e, "a\n\x1b[31mred\x1b[0m \x01\n.", 30*time.Second)
+	if strings.Contains(resp.Output, "Not typed") || resp.Running {
+		t.Fatalf("append: got %+v, want it typed", resp)
+	}
+	resp = run(t, e, "a\nab\x15c\n.", 30*time.Second)
+	wantMsg := `Not typed: the command holds a control character, '\x15' (Ctrl-U) at byte 5, which ed's terminal takes as its erase line key`
+	if !strings.HasPrefix(resp.Output, wantMsg) || strings.Contains(resp.Output, `\x15" in a string`) || resp.Success {
+		t.Errorf("Ctrl-U: got %q, want it refused with %q", resp.Output, wantMsg)
+	}
+	want(t, e, "w", "15", true)
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "\x1b[31mred\x1b[0m \x01\n" {
+		t.Errorf("file: got %q, want the colour sequence and Ctrl-A stored", got)
+	}
 }

@@ -64,10 +64,17 @@ func TestTypistCountsTheCommand(t *testing.T) {
 		{6 + 9 + 3, 9}, // inside the closing bracket
 		{len(text), len(command)},
 	} {
-		ty := &typist{text: text, total: len(command)}
+		ty := &typist{text: text, total: len(command), pasted: true}
 		ty.typed.Store(int64(c.written))
 		if got := ty.command(); got != c.want {
 			t.Errorf("%d bytes of %q written: got %d of the command's bytes, want %d", c.written, text, got, c.want)
 		}
+	}
+	// Typed to a program in canonical mode, an ESC is the command's own.
+	colour := "print('\x1b[31mred')\n"
+	ty := &typist{text: colour, total: len(colour)}
+	ty.typed.Store(9)
+	if got := ty.command(); got != 9 {
+		t.Errorf("9 bytes of %q written, not as a paste: got %d of the command's bytes, want 9", colour, got)
 	}
 }

@@ -22,9 +22,12 @@
 // all the input, it printed a prompt for every line typed (a program given
 // several lines prints one after each; with fewer, as when the last line
 // still runs, the output must be still for longer) and the output has
-// been still for a moment. A command that
-// ends at the continuation prompt ([Spec.Continuation]) is reported as
-// incomplete, and the next command continues it. What the program prints
+// been still for a moment. A command of several lines, or one ending with
+// a newline, that ends at the continuation prompt ([Spec.Continuation])
+// gets a blank line typed after it, which ends a block in Python's REPL.
+// A command that still ends there, or a single line without a newline
+// (the start of a block), is reported as incomplete, and the next
+// command continues it. What the program prints
 // between commands (a timer's or a thread's output) comes in front of the
 // next command's response, under "[Output since the last command:]",
 // within 8 KiB, head and tail; when the program then exits, the next

@@ -388,6 +388,13 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 		j = &job{command: command, began: time.Now()}
 		var between string
 		between, out, o = p.send(ctx, command, limits, e.spec.OutputLimit)
+		if o == incomplete && endsBlock(command) {
+			// Python's REPL runs a block at the blank line after it.
+			var more string
+			_, more, o = p.send(ctx, "\n", limits, e.spec.OutputLimit)
+			out += more
+			typed = strings.TrimSuffix(command, "\n") + "\n\n"
+		}
 		// Blank lines alone are no news.
 		if between = strings.Trim(between, "\n"); between != "" {
 			notes = append(notes, "[Output since the last command:]\n"+between)
@@ -500,6 +507,18 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 		}
 	}
 	return envs.Response{Output: strings.Join(kept, "\n"), Success: success}, nil
+}
+
+// endsBlock reports whether command, which left the program at its
+// continuation prompt, is a whole block, to be ended with the blank line
+// that Python's REPL wants after one: it holds several lines, or its line
+// ends with a newline, and its last line is not blank. A single line
+// without a newline ("def f():", "x = (1,") may be the start of a block
+// that later commands continue.
+func endsBlock(command string) bool {
+	body, ended := strings.CutSuffix(command, "\n")
+	last := body[strings.LastIndexByte(body, '\n')+1:]
+	return (ended || strings.Contains(body, "\n")) && strings.TrimSpace(last) != ""
 }
 
 // runsOn answers for a command that runs on: the output so far, and a

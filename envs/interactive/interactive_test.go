@@ -494,3 +494,31 @@ func TestCloseWhileStarting(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 }
+
+// TestBlockEnds: a Python block sent as one command runs, with or without
+// a newline after its last line: the environment types the blank line
+// that ends a block at the REPL. A single line without a newline starts
+// a block that the next commands continue, and input that is still
+// incomplete after the blank line (an open bracket) is reported so.
+func TestBlockEnds(t *testing.T) {
+	e := newEnv(t, pythonSpec)
+	incomplete := "[The input is incomplete: python3 shows its continuation prompt and waits for more (a missing ; or closing bracket?). The next command continues it.]"
+	for _, c := range []struct{ command, output string }{
+		{"def f():\n    return 1\n", ""},
+		{"f()", "1"},
+		{"if 1:\n    print('x')\n", "x"},
+		{"if 1:\n\tprint('tab')", "tab"},
+		{"for i in range(2): print(i)\n", "0\n1"},
+		{"def g():", incomplete},
+		{"    return 5\n", ""},
+		{"g()", "5"},
+		{"x = (1,\n2", incomplete},
+		{")", ""},
+		{"print(x)", "(1, 2)"},
+	} {
+		resp := run(t, e, c.command, 30*time.Second)
+		if resp.Output != c.output || resp.Running {
+			t.Errorf("Execute(%q): got %+v, want output %q", c.command, resp, c.output)
+		}
+	}
+}

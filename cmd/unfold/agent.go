@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -74,7 +75,9 @@ check rather than repeat; the run is appended to FILE, or, with
 so that OTHER resumes on its own. A file another run writes is refused
 (each run locks its transcript). --dry-run prints
 the first request and exits: nothing starts, no model is called, nothing
-is written. Ctrl-C stops the run (exit status 130).
+is written. Ctrl-C stops the run (exit status 130); so does a reader of
+stdout or stderr gone away (unfold agent ... | head -1), with exit status 1
+and a line on the other stream.
 
 MCP servers in DIR/.mcp.json and in --mcp-config files are sections of the
 prompt: each shows a summary until the model opens it (or finds its tools
@@ -210,6 +213,13 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// writes fail rather than kill the process, so that the environments
 	// still shut down at the end, the programs they started with them.
 	survivePipe()
+	// A reader gone away stops the run rather than let it call the model
+	// for output nobody reads; the line saying so goes to the other
+	// stream.
+	pipes := watchPipes(stop.ctx, stdout, stderr)
+	defer pipes.stop()
+	context.AfterFunc(pipes.ctx, stop.cancel)
+	stdout, stderr = pipes.stdout, pipes.stderr
 	g, err := startGateway(stop.ctx, dir, mcpFiles, f.dryRun, f.outputBudget, stderr)
 	if err != nil {
 		return usageErr("%v", err)
@@ -217,6 +227,9 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if g != nil {
 		defer g.Close()
 		if err := waitGateway(stop.ctx, g, stderr); err != nil {
+			if stop.signal() == nil && pipes.report("agent") {
+				return 1
+			}
 			fmt.Fprintf(stderr, "unfold agent: stopped by %s while MCP servers started\n", stop.name())
 			return stop.code()
 		}
@@ -299,6 +312,9 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 		printPreview(stdout, f, a.Disclosure(), pv)
+		if pipes.report("agent") {
+			return 1
+		}
 		return 0
 	}
 	if tf != nil {
@@ -325,6 +341,9 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		res, err = a.Run(ctx, task)
 	}
 	prog.stop()
+	if stop.signal() == nil && pipes.report("agent") {
+		return 1
+	}
 	if res != nil {
 		printTotals(stderr, res, f.model, priced)
 	}

@@ -32,7 +32,11 @@ type progress struct {
 
 func newProgress(w io.Writer) *progress {
 	p := &progress{w: w, tick: waitEvery}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	under := w
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		under = u.Unwrap()
+	}
+	if f, ok := under.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		p.tty, p.tick = true, time.Second
 	}
 	return p

@@ -5,9 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -71,24 +76,120 @@ func TestReplClosedOutput(t *testing.T) {
 	}
 }
 
-// TestAgentClosedOutput: unfold agent whose stdout has no reader (unfold
-// agent ... | head) still shuts its environments down after the answer:
-// a program the model started in a session of its own is gone with it.
+// countingEndpoint is a model endpoint on 127.0.0.1 that answers request
+// n (from 1) with a call of bash running command(n), and counts the
+// requests. A request for which hold(n) is true is answered only after
+// 30 s, or never, when the client gives up on it first.
+func countingEndpoint(t *testing.T, command func(n int32) string, hold func(n int32) bool) (string, *atomic.Int32) {
+	t.Helper()
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		n := requests.Add(1)
+		if hold(n) {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(30 * time.Second):
+			}
+		}
+		args, _ := json.Marshal(map[string]string{"command": command(n)})
+		call := map[string]any{"index": 0, "id": fmt.Sprintf("call%d", n), "type": "function", "function": map[string]any{"name": "bash", "arguments": string(args)}}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, c := range []map[string]any{
+			{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "tool_calls": []any{call}}, "finish_reason": nil}}},
+			{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "tool_calls"}}},
+		} {
+			b, _ := json.Marshal(c)
+			fmt.Fprintf(w, "data: %s\n\n", b)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1", &requests
+}
+
+// TestAgentClosedOutput: unfold agent whose stdout loses its reader while
+// it runs (unfold agent ... | head -1) stops the run at once, before the
+// answer it would write: the model request in flight is given up, no
+// other is made, the environments shut down (a program the model started
+// in a session of its own is gone with them), and the exit status is 1,
+// with a line on stderr saying why.
 func TestAgentClosedOutput(t *testing.T) {
 	needBash(t)
-	args, _ := json.Marshal(map[string]string{"command": escapee})
-	url, _ := fakeEndpoint(t, "call bash "+string(args), "Started.")
+	url, requests := countingEndpoint(t, func(n int32) string {
+		if n == 1 {
+			return escapee
+		}
+		return "echo more"
+	}, func(n int32) bool { return n > 1 })
 	project := t.TempDir()
-	cmd := exec.Command(binary, "agent", "start a sleep", "--project", project, "--builtins", "bash", "--base-url", url, "--model", "m")
-	cmd.Stdout = closedOutput(t)
+	cmd := exec.Command(binary, "agent", "start a sleep", "--project", project, "--builtins", "bash", "--base-url", url, "--model", "m", "--max-steps", "8")
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	cmd.Stdout = outW
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	outW.Close()
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
 	pid := waitPid(t, project, exited, &stderr)
-	waitExit(t, cmd, exited, time.Minute, 0, pid, &stderr)
+	before := requests.Load()
+	outR.Close()
+	waitExit(t, cmd, exited, time.Minute, 1, pid, &stderr)
+	if n := requests.Load(); n > before+1 {
+		t.Errorf("model requests: %d when stdout closed, %d at the end; want at most the one in flight after it", before, n)
+	}
+	if !strings.Contains(stderr.String(), "unfold agent: stopped: stdout was closed (") || !strings.Contains(stderr.String(), "broken pipe") {
+		t.Errorf("stderr: got\n%s\nwant the closed stdout named", stderr.String())
+	}
+}
+
+// TestAgentClosedStderr: unfold agent whose stderr has no reader (a pipe,
+// which is watched, or a socket, seen at the first progress line written)
+// stops the run with the first model request at most, and says so in one
+// line on stdout, exit status 1.
+func TestAgentClosedStderr(t *testing.T) {
+	needBash(t)
+	for _, c := range []struct {
+		name   string
+		stderr func(t *testing.T) *os.File
+	}{
+		{"pipe", closedOutput},
+		{"socket", func(t *testing.T) *os.File {
+			fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			syscall.Close(fds[1])
+			f := os.NewFile(uintptr(fds[0]), "socket")
+			t.Cleanup(func() { f.Close() })
+			return f
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url, requests := countingEndpoint(t, func(int32) string { return "echo more" }, func(int32) bool { return false })
+			cmd := exec.Command(binary, "agent", "say more", "--project", t.TempDir(), "--builtins", "bash", "--base-url", url, "--model", "m", "--max-steps", "8")
+			var stdout bytes.Buffer
+			cmd.Stdout = &stdout
+			cmd.Stderr = c.stderr(t)
+			err := cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != 1 {
+				t.Errorf("exit status %d (%v), want 1", code, err)
+			}
+			if n := requests.Load(); n > 1 {
+				t.Errorf("model requests: got %d, want at most 1", n)
+			}
+			if got := stdout.String(); !strings.HasPrefix(got, "unfold agent: stopped: stderr was closed (") || !strings.Contains(got, "broken pipe") || strings.Count(got, "\n") != 1 {
+				t.Errorf("stdout: got %q, want one line naming the closed stderr", got)
+			}
+		})
+	}
 }

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// pipes cancels a run whose output has no reader any more (unfold agent
+// ... | head -1, a closed stderr), so that it stops calling the model
+// for output nobody reads: at the first write to stdout or stderr that
+// fails with EPIPE, or, for a pipe, as soon as its reader closes it,
+// which head does before the answer is written. See survivePipe: the
+// write fails instead of killing the process.
+type pipes struct {
+	ctx            context.Context // cancelled when a stream is found closed
+	cancel         context.CancelFunc
+	stdout, stderr io.Writer // the streams, watched
+	done           chan struct{}
+
+	mu     sync.Mutex // guards the fields below
+	broken string     // "stdout" or "stderr": the first found closed
+	err    error      // how
+}
+
+// watchPipes watches stdout and stderr, returning a context for the run
+// that ends when one of them is found closed, or when parent does.
+func watchPipes(parent context.Context, stdout, stderr io.Writer) *pipes {
+	ctx, cancel := context.WithCancel(parent)
+	p := &pipes{ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	p.stdout = &pipeWriter{p: p, name: "stdout", w: stdout}
+	p.stderr = &pipeWriter{p: p, name: "stderr", w: stderr}
+	for _, s := range []struct {
+		name string
+		w    io.Writer
+	}{{"stdout", stdout}, {"stderr", stderr}} {
+		if f, ok := s.w.(*os.File); ok && isPipe(f) {
+			go p.watch(s.name, f)
+		}
+	}
+	return p
+}
+
+// closed records that stream was found closed, the first time, and
+// cancels the run.
+func (p *pipes) closed(stream string, err error) {
+	p.mu.Lock()
+	if p.broken == "" {
+		p.broken, p.err = stream, err
+	}
+	p.mu.Unlock()
+	p.cancel()
+}
+
+// failed returns the stream found closed first and how, or "".
+func (p *pipes) failed() (stream string, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.broken, p.err
+}
+
+// stop ends the watching.
+func (p *pipes) stop() {
+	close(p.done)
+	p.cancel()
+}
+
+// report says, on the stream that still works, that the run of the
+// command name stopped because a stream was closed, and reports whether
+// one was.
+func (p *pipes) report(name string) bool {
+	stream, err := p.failed()
+	if stream == "" {
+		return false
+	}
+	w := p.stderr
+	if stream == "stderr" {
+		w = p.stdout
+	}
+	fmt.Fprintf(w, "unfold %s: stopped: %s was closed (%v)\n", name, stream, err)
+	return true
+}
+
+// watch waits for the reader of pipe f to close it: poll reports POLLERR
+// for the write end of a pipe that has no reader. It looks again every
+// second to see whether watching ended.
+func (p *pipes) watch(name string, f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	var fd int32
+	// Read without Fd, which would put f in blocking mode.
+	if rc.Control(func(u uintptr) { fd = int32(u) }) != nil {
+		return
+	}
+	fds := []unix.PollFd{{Fd: fd}}
+	for {
+		select {
+		case <-p.done:
+			return
+		default:
+		}
+		n, err := unix.Poll(fds, 1000)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return
+		}
+		if n > 0 && fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+			p.closed(name, fmt.Errorf("write %s: %w", f.Name(), syscall.EPIPE))
+			return
+		}
+		if n > 0 && fds[0].Revents&unix.POLLNVAL != 0 {
+			return
+		}
+	}
+}
+
+func isPipe(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeNamedPipe != 0
+}
+
+// pipeWriter passes writes on to w and reports one that fails with EPIPE.
+type pipeWriter struct {
+	p    *pipes
+	name string
+	w    io.Writer
+}
+
+func (w *pipeWriter) Write(b []byte) (int, error) {
+	n, err := w.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		w.p.closed(w.name, err)
+	}
+	return n, err
+}
+
+// Unwrap returns the stream written to, for a look at what it is (a
+// terminal).
+func (w *pipeWriter) Unwrap() io.Writer { return w.w }

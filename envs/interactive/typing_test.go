@@ -262,3 +262,33 @@ func TestControlCharactersCanonical(t *testing.T) {
 		t.Errorf("file: got %q, want the colour sequence and Ctrl-A stored", got)
 	}
 }
+
+// termiosReader reads lines in canonical mode after changing the
+// terminal's keys: signals off, Ctrl-X as the erase-line key.
+const termiosReader = `
+import termios
+a = termios.tcgetattr(0)
+a[3] &= ~termios.ISIG
+a[6][termios.VKILL] = b"\x18"
+termios.tcsetattr(0, termios.TCSANOW, a)
+while True:
+    print(repr(input("tk> ")))
+`
+
+// TestControlCharactersTerminalKeys: the keys refused in canonical mode
+// are those the terminal has now: with signals off, Ctrl-C is text, and
+// so is Ctrl-U once Ctrl-X is the erase-line key, which is refused.
+func TestControlCharactersTerminalKeys(t *testing.T) {
+	need(t, "python3")
+	script := filepath.Join(t.TempDir(), "tk.py")
+	if err := os.WriteFile(script, []byte(termiosReader), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, interactive.Spec{Name: "tk", Command: "python3 '" + script + "'", Prompt: `tk> `, Description: "line reader"})
+	want(t, e, "a\x15b\x03c", `'a\x15b\x03c'`, true)
+	resp := run(t, e, "a\x18b", 30*time.Second)
+	if wantMsg := `Not typed: the command holds a control character, '\x18' (Ctrl-X) at byte 2, which tk's terminal takes as its erase line key`; !strings.HasPrefix(resp.Output, wantMsg) {
+		t.Errorf("Ctrl-X: got %q, want %q", resp.Output, wantMsg)
+	}
+	want(t, e, "ok", `'ok'`, true)
+}

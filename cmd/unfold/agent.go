@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -216,9 +215,8 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// A reader gone away stops the run rather than let it call the model
 	// for output nobody reads; the line saying so goes to the other
 	// stream.
-	pipes := watchPipes(stop.ctx, stdout, stderr)
+	pipes := watchPipes(stop.ctx, stop.cancel, stdout, stderr)
 	defer pipes.stop()
-	context.AfterFunc(pipes.ctx, stop.cancel)
 	stdout, stderr = pipes.stdout, pipes.stderr
 	g, err := startGateway(stop.ctx, dir, mcpFiles, f.dryRun, f.outputBudget, stderr)
 	if err != nil {

@@ -152,8 +152,8 @@ func TestAgentClosedOutput(t *testing.T) {
 	}
 }
 
-// TestAgentClosedStderr: unfold agent whose stderr has no reader (a pipe,
-// which is watched, or a socket, seen at the first progress line written)
+// TestAgentClosedStderr: unfold agent whose stderr has no reader (a pipe
+// or a socket, both watched; a write that fails is seen too)
 // stops the run with the first model request at most, and says so in one
 // line on stdout, exit status 1.
 func TestAgentClosedStderr(t *testing.T) {
@@ -169,6 +169,21 @@ func TestAgentClosedStderr(t *testing.T) {
 				t.Fatal(err)
 			}
 			syscall.Close(fds[1])
+			f := os.NewFile(uintptr(fds[0]), "socket")
+			t.Cleanup(func() { f.Close() })
+			return f
+		}},
+		{"socket its peer stopped reading", func(t *testing.T) *os.File {
+			// The peer is open, so poll sees nothing: the first write
+			// that fails tells.
+			fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Shutdown(fds[1], syscall.SHUT_RD); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { syscall.Close(fds[1]) })
 			f := os.NewFile(uintptr(fds[0]), "socket")
 			t.Cleanup(func() { f.Close() })
 			return f

@@ -16,12 +16,14 @@ import (
 // ... | head -1, a closed stderr), so that it stops calling the model
 // for output nobody reads: at the first write to stdout or stderr that
 // fails with EPIPE, or, for a pipe, as soon as its reader closes it,
-// which head does before the answer is written. See survivePipe: the
+// which head does before the answer is written (a socket likewise, when
+// its peer closed it whole). See survivePipe: the
 // write fails instead of killing the process.
 type pipes struct {
 	ctx            context.Context // cancelled when a stream is found closed
 	cancel         context.CancelFunc
-	stdout, stderr io.Writer // the streams, watched
+	stopRun        context.CancelFunc // the run's own, called at once with cancel
+	stdout, stderr io.Writer          // the streams, watched
 	done           chan struct{}
 
 	mu     sync.Mutex // guards the fields below
@@ -30,17 +32,20 @@ type pipes struct {
 }
 
 // watchPipes watches stdout and stderr, returning a context for the run
-// that ends when one of them is found closed, or when parent does.
-func watchPipes(parent context.Context, stdout, stderr io.Writer) *pipes {
+// that ends when one of them is found closed, or when parent does. When
+// one is found closed, stopRun (parent's cancel) is called before the
+// write that found it returns, so that the run makes no new request
+// after it.
+func watchPipes(parent context.Context, stopRun context.CancelFunc, stdout, stderr io.Writer) *pipes {
 	ctx, cancel := context.WithCancel(parent)
-	p := &pipes{ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	p := &pipes{ctx: ctx, cancel: cancel, stopRun: stopRun, done: make(chan struct{})}
 	p.stdout = &pipeWriter{p: p, name: "stdout", w: stdout}
 	p.stderr = &pipeWriter{p: p, name: "stderr", w: stderr}
 	for _, s := range []struct {
 		name string
 		w    io.Writer
 	}{{"stdout", stdout}, {"stderr", stderr}} {
-		if f, ok := s.w.(*os.File); ok && isPipe(f) {
+		if f, ok := s.w.(*os.File); ok && watchable(f) {
 			go p.watch(s.name, f)
 		}
 	}
@@ -56,6 +61,7 @@ func (p *pipes) closed(stream string, err error) {
 	}
 	p.mu.Unlock()
 	p.cancel()
+	p.stopRun()
 }
 
 // failed returns the stream found closed first and how, or "".
@@ -88,7 +94,8 @@ func (p *pipes) report(name string) bool {
 }
 
 // watch waits for the reader of pipe f to close it: poll reports POLLERR
-// for the write end of a pipe that has no reader. It looks again every
+// for the write end of a pipe that has no reader, and POLLHUP for a
+// socket whose peer closed it. It looks again every
 // second to see whether watching ended.
 func (p *pipes) watch(name string, f *os.File) {
 	rc, err := f.SyscallConn()
@@ -121,9 +128,11 @@ func (p *pipes) watch(name string, f *os.File) {
 	}
 }
 
-func isPipe(f *os.File) bool {
+// watchable reports whether f is a pipe or a socket, whose reader going
+// away poll reports (a socket: when its peer closed it whole).
+func watchable(f *os.File) bool {
 	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeNamedPipe != 0
+	return err == nil && fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0
 }
 
 // pipeWriter passes writes on to w and reports one that fails with EPIPE.

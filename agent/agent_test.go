@@ -460,8 +460,30 @@ func TestTextActions(t *testing.T) {
 					}
 				}
 				sys, _ := reqs[0].Messages[0]["content"].(string)
-				if want := "fence the block with more backticks than any line inside it"; !strings.Contains(sys, want) {
-					t.Errorf("action instructions: got %q, want them to contain %q", sys, want)
+				for _, want := range []string{"fence the block with more backticks than any line inside it", "when a later such line, outside the examples, would do too, the block is ambiguous: it is not run"} {
+					if !strings.Contains(sys, want) {
+						t.Errorf("action instructions: got %q, want them to contain %q", sys, want)
+					}
+				}
+			},
+		},
+		{
+			name: "ambiguous editor block refused",
+			replies: []scripted.Reply{
+				// Two closers leave the rest paired: the one before "ok"
+				// (the README cut at "Output:") and the block's own.
+				scripted.Text("I'll write the README.\n```editor\ncreate README.md\n# Demo\n```sh\nmake run\n```\nOutput:\n```\nok\n```\n```\nDone."),
+				scripted.Text("````editor\ncreate README.md\n# Demo\n```sh\nmake run\n```\nOutput:\n```\nok\n```\n````\nDone."),
+				scripted.Text(`{"final": "written"}`),
+			},
+			check: func(t *testing.T, dir string, reqs []scripted.Request, _ *agent.Result) {
+				want := "Your ```editor block was not run: it holds a fenced example (a fence with a language), and more than one line of only ``` could end it, so where it ends is ambiguous. Fence the block with four backticks (````editor ... ````)"
+				if got := reqs[1].Last(); !strings.HasPrefix(got, want) {
+					t.Errorf("reply to the ambiguous block: got %q, want it to start %q", got, want)
+				}
+				want = "# Demo\n```sh\nmake run\n```\nOutput:\n```\nok\n```\n"
+				if b, err := os.ReadFile(filepath.Join(dir, "README.md")); err != nil || string(b) != want {
+					t.Errorf("README.md: got %q, %v, want %q (written whole, once)", b, err, want)
 				}
 			},
 		},

@@ -89,12 +89,20 @@
 // With [ActionsText] the model gets no tool definitions: the system message
 // describes the tools, and each reply holds one action, a fenced block named
 // after an environment (```bash; the name's case does not matter) or a
-// JSON object {"tool": ..., "input": ...} or {"final": ...}. A block ends
-// as in CommonMark, at a bare fence at least as long as its opening one, but
-// a fence with an info string inside it (```sh in a README an edit writes)
-// opens a nested block, and the instructions ask for a longer outer fence
-// (````) when the content holds ```. The loop answers with an observation. A reply without an action gets a
-// corrective message naming the environments there are. Each model call
+// JSON object {"tool": ..., "input": ...} or {"final": ...}. The
+// instructions ask for a longer outer fence (````) when the content holds
+// ```, and such a block ends as in CommonMark, at its first bare fence at
+// least as long as its opening one. A block opened by three backticks that
+// holds a fence with an info string (```sh in a README an edit writes)
+// ends at the first bare fence after which the rest of the reply pairs its
+// fences up, so an example inside it stays whole; when a later bare fence,
+// outside the examples opened in the block, would leave the rest paired
+// too, the block is ambiguous, and as an action it is not run: the reply
+// to the model says so and asks for a ```` fence. Only the blocks up to
+// the first action are read, and the lines weighing closers may visit are
+// bounded, linear in the reply; a block not decided within that bound is
+// ambiguous too. The loop answers with an observation. A reply without an
+// action gets a corrective message naming the environments there are. Each model call
 // is a step, the reply to a correction too, so [WithMaxSteps] bounds the
 // model calls in both modes. A conversation of a run with native actions
 // resumed in text mode has its tool calls written as text actions and

@@ -92,7 +92,12 @@ func (r *run) textLoop() error {
 		if perr != nil {
 			r.progress(Progress{Kind: "invalid", Detail: perr.Error()})
 			r.record(Record{Kind: KindError, Error: "failed step: " + perr.Error()})
-			r.add(Message{Role: RoleUser, Content: r.correction()})
+			fix := r.correction()
+			var amb *ambiguousBlockError
+			if errors.As(perr, &amb) {
+				fix = amb.correction()
+			}
+			r.add(Message{Role: RoleUser, Content: fix})
 			continue
 		}
 		if act.final != nil {
@@ -198,8 +203,21 @@ func (r *run) runAction(act action) (string, tools.Result, error) {
 // an environment or a tool, a ```json block or a bare JSON object holding
 // {"tool", "input"} or {"final"}.
 func (r *run) parseAction(text string) (action, error) {
-	for _, b := range fencedBlocks(text) {
+	return r.parseActionFrom(newBlockReader(text), text)
+}
+
+// parseActionFrom is [run.parseAction] reading the blocks of text with br,
+// which it stops reading at the first action.
+func (r *run) parseActionFrom(br *blockReader, text string) (action, error) {
+	for {
+		b, ok := br.block()
+		if !ok {
+			break
+		}
 		if env, ok := r.envNamed(b.info); ok {
+			if b.ambiguous {
+				return action{}, &ambiguousBlockError{info: b.info}
+			}
 			return action{env: env, input: b.body}, nil
 		}
 		info := b.info
@@ -212,6 +230,9 @@ func (r *run) parseAction(text string) (action, error) {
 		for _, name := range []string{info, strings.ToLower(info)} {
 			if t, ok := r.byName[name]; ok {
 				if field := singleStringField(t); field != "" {
+					if b.ambiguous {
+						return action{}, &ambiguousBlockError{info: b.info}
+					}
 					args, _ := json.Marshal(map[string]string{field: b.body})
 					return action{tool: name, input: string(args)}, nil
 				}
@@ -251,6 +272,20 @@ func (r *run) parseAction(text string) (action, error) {
 		}
 	}
 	return action{}, errors.New("no action found in the reply")
+}
+
+// ambiguousBlockError refuses an action block opened by three backticks
+// whose end the text does not tell ([blockReader]): run cut short, it
+// could write a truncated file.
+type ambiguousBlockError struct{ info string }
+
+func (e *ambiguousBlockError) Error() string {
+	return fmt.Sprintf("parse action: the ```%s block is ambiguous: it holds a fenced example, and more than one closing fence could end it", e.info)
+}
+
+// correction answers the reply that held the block.
+func (e *ambiguousBlockError) correction() string {
+	return fmt.Sprintf("Your ```%[1]s block was not run: it holds a fenced example (a fence with a language), and more than one line of only ``` could end it, so where it ends is ambiguous. Fence the block with four backticks (````%[1]s ... ````), which only a line of four or more backticks closes, and send it again.", e.info)
 }
 
 // indexKey returns the index of the first "tool" or "final" key in s, or -1.
@@ -321,7 +356,12 @@ func singleStringField(t *tools.Tool) string {
 	return ""
 }
 
-type fenced struct{ info, body string }
+// fenced is a fenced code block. ambiguous marks a block opened by three
+// backticks that more than one closer could end ([blockReader.end]).
+type fenced struct {
+	info, body string
+	ambiguous  bool
+}
 
 // fence is a code fence line: its character (` or ~), its length, and its
 // info string's first word.
@@ -354,87 +394,153 @@ func (f fence) closes(open fence) bool {
 	return f.info == "" && f.ch == open.ch && f.n >= open.n
 }
 
-// fencedBlocks returns the fenced code blocks of text, in order. A block
-// opened by a fence longer than three characters (````editor) closes as in
-// CommonMark: at the first bare fence of its character at least as long.
-// A block opened by three may hold a Markdown example whose fences are as
-// long as its own (```sh ... ``` in an edit), so when a fence with an
-// info string comes before its first possible closer, the block ends at
-// the first possible closer after which the rest of the text pairs its
-// fences up (every block it opens is closed). So an example inside the
-// block stays whole, and an example left open (the edit changes only a
-// fence's first line) does not make the block swallow the prose and the
-// blocks after it. When no closer leaves the rest paired up (a reply cut
+// fencedBlocks returns the fenced code blocks of text, in order
+// ([blockReader]).
+func fencedBlocks(text string) []fenced {
+	var out []fenced
+	for br := newBlockReader(text); ; {
+		b, ok := br.block()
+		if !ok {
+			return out
+		}
+		out = append(out, b)
+	}
+}
+
+// blockReader reads the fenced blocks of a reply one at a time, so a
+// caller stops at the one it wants.
+//
+// A block opened by a fence longer than three characters (````editor)
+// closes as in CommonMark: at the first bare fence of its character at
+// least as long. A block opened by three may hold a Markdown example whose
+// fences are as long as its own (```sh ... ``` in an edit), so when a
+// fence with an info string comes before its first possible closer, the
+// block ends at the first possible closer after which the rest of the text
+// pairs its fences up (every block it opens is closed). So an example
+// inside the block stays whole, and an example left open (the edit
+// changes only a fence's first line) does not make the block swallow the
+// prose and the blocks after it. When a later closer outside every example
+// opened in the block would also leave the rest paired, the text cannot
+// tell where the block ends: it is marked ambiguous, and ends at the first
+// such closer. When no closer leaves the rest paired up (a reply cut
 // short), the block ends where reading its fences as nested closes it,
 // else at its first possible closer. A block never closed runs to the end
 // of the text.
-func fencedBlocks(text string) []fenced {
-	var out []fenced
+//
+// Weighing closers reads the rest of the text again for each, so the lines
+// a reply may cost are bounded, linear in its length: a block whose end is
+// not decided within that bound is marked ambiguous too.
+type blockReader struct {
+	lines  []string
+	at     int // the next line to read
+	visits int // the lines read, weighing included
+	budget int // the visits weighing closers may reach
+}
+
+func newBlockReader(text string) *blockReader {
 	lines := strings.Split(text, "\n")
-	for i := 0; i < len(lines); i++ {
-		open, ok := fenceLine(lines[i])
+	return &blockReader{lines: lines, budget: 16*len(lines) + 1<<14}
+}
+
+// fence reads lines[j] as a fence.
+func (br *blockReader) fence(j int) (fence, bool) {
+	br.visits++
+	return fenceLine(br.lines[j])
+}
+
+func (br *blockReader) spent() bool { return br.visits >= br.budget }
+
+// block returns the next block, or false after the last.
+func (br *blockReader) block() (fenced, bool) {
+	for ; br.at < len(br.lines); br.at++ {
+		open, ok := br.fence(br.at)
 		if !ok {
 			continue
 		}
-		end := blockEnd(lines, i, open)
-		out = append(out, fenced{info: open.info, body: strings.Join(lines[i+1:end], "\n")})
-		i = end
+		end, ambiguous := br.end(br.at, open)
+		b := fenced{info: open.info, body: strings.Join(br.lines[br.at+1:end], "\n"), ambiguous: ambiguous}
+		br.at = end + 1
+		return b, true
 	}
-	return out
+	return fenced{}, false
 }
 
-// maxCloserTries bounds the closers [blockEnd] weighs for one block, so a
-// reply of many fences costs at most this many scans of it.
-const maxCloserTries = 64
-
-// blockEnd returns the index of the line closing the block opened by open
-// at lines[i], or len(lines) when none does ([fencedBlocks]).
-func blockEnd(lines []string, i int, open fence) int {
-	first, ambiguous := -1, false
-	for j := i + 1; j < len(lines) && first < 0; j++ {
-		f, ok := fenceLine(lines[j])
+// end returns the index of the line closing the block opened by open at
+// lines[i], or len(lines) when none does, and whether that end is
+// ambiguous ([blockReader]).
+func (br *blockReader) end(i int, open fence) (int, bool) {
+	first, example := -1, false
+	for j := i + 1; j < len(br.lines) && first < 0; j++ {
+		f, ok := br.fence(j)
 		switch {
 		case !ok:
 		case f.closes(open):
 			first = j
 		case f.info != "" && f.ch == open.ch:
-			ambiguous = true
+			example = true
 		}
 	}
-	if first < 0 || !ambiguous || open.n > 3 {
-		if first < 0 {
-			return len(lines)
+	if first < 0 {
+		return len(br.lines), false
+	}
+	if !example || open.n > 3 {
+		return first, false
+	}
+	chosen := -1
+	var nested []fence // the examples open at j, innermost last
+	for j := i + 1; j < len(br.lines); j++ {
+		if br.spent() {
+			return max(chosen, first), true
 		}
-		return first
-	}
-	tries := 0
-	for j := first; j < len(lines) && tries < maxCloserTries; j++ {
-		if f, ok := fenceLine(lines[j]); ok && f.closes(open) {
-			tries++
-			if paired(lines[j+1:]) {
-				return j
-			}
-		}
-	}
-	if end := nestedEnd(lines, i, open); end < len(lines) {
-		return end
-	}
-	return first
-}
-
-// paired reports whether every block lines open is closed, read with
-// nesting ([nestedEnd]).
-func paired(lines []string) bool {
-	for i := 0; i < len(lines); i++ {
-		open, ok := fenceLine(lines[i])
+		f, ok := br.fence(j)
 		if !ok {
 			continue
 		}
-		end := nestedEnd(lines, i, open)
-		if end == len(lines) {
+		outside := len(nested) == 0
+		switch {
+		case !outside && f.closes(nested[len(nested)-1]):
+			nested = nested[:len(nested)-1]
+		case f.info != "" && f.ch == open.ch:
+			nested = append(nested, f)
+		}
+		if j < first || !f.closes(open) || (chosen >= 0 && !outside) {
+			continue
+		}
+		if br.paired(j + 1) {
+			if chosen >= 0 {
+				return chosen, true
+			}
+			chosen = j
+		}
+	}
+	if br.spent() {
+		return max(chosen, first), true
+	}
+	if chosen >= 0 {
+		return chosen, false
+	}
+	if end := br.nestedEnd(i, open); end < len(br.lines) {
+		return end, false
+	}
+	return first, false
+}
+
+// paired reports whether every block the lines from the one at from open
+// is closed, read with nesting ([blockReader.nestedEnd]).
+func (br *blockReader) paired(from int) bool {
+	for j := from; j < len(br.lines); j++ {
+		if br.spent() {
 			return false
 		}
-		i = end
+		open, ok := br.fence(j)
+		if !ok {
+			continue
+		}
+		end := br.nestedEnd(j, open)
+		if end == len(br.lines) {
+			return false
+		}
+		j = end
 	}
 	return true
 }
@@ -443,10 +549,13 @@ func paired(lines []string) bool {
 // open at lines[i], reading a fence with an info string of its character
 // inside it as a nested block that the next bare fence closes (for a
 // block opened by three characters), or len(lines).
-func nestedEnd(lines []string, i int, open fence) int {
+func (br *blockReader) nestedEnd(i int, open fence) int {
 	var nested []fence // the fences opened inside the block, innermost last
-	for j := i + 1; j < len(lines); j++ {
-		f, ok := fenceLine(lines[j])
+	for j := i + 1; j < len(br.lines); j++ {
+		if br.spent() {
+			return len(br.lines)
+		}
+		f, ok := br.fence(j)
 		if !ok {
 			continue
 		}
@@ -459,7 +568,7 @@ func nestedEnd(lines []string, i int, open fence) int {
 			return j
 		}
 	}
-	return len(lines)
+	return len(br.lines)
 }
 
 // actionInstructions tells a text-mode model how to act, listing the
@@ -470,7 +579,7 @@ func (r *run) actionInstructions() string {
 	envNames := r.envNames()
 	if len(envNames) > 0 {
 		b.WriteString("To run a command in an environment, write a fenced code block whose info string is the environment's name:\n\n")
-		fmt.Fprintf(&b, "````\n```%s\n<command>\n```\n````\n\nWhen the command's text holds a line starting with ``` (a Markdown example in a file you edit, say), fence the block with more backticks than any line inside it (````%s ... ````): the block ends at the first line of only backticks at least as long as its opening fence.\n\nEnvironments: %s.\n\n", envNames[0], envNames[0], strings.Join(envNames, ", "))
+		fmt.Fprintf(&b, "````\n```%s\n<command>\n```\n````\n\nWhen the command's text holds a line starting with ``` (a Markdown example in a file you edit, say), fence the block with more backticks than any line inside it (````%s ... ````): the block ends at the first line of only backticks at least as long as its opening fence. A block opened by three backticks that holds a fenced example (```sh ... ```) ends at the first line of only ``` after which every block in the rest of your reply is closed; when a later such line, outside the examples, would do too, the block is ambiguous: it is not run, and you will be asked to fence it with four backticks.\n\nEnvironments: %s.\n\n", envNames[0], envNames[0], strings.Join(envNames, ", "))
 	}
 	b.WriteString("To call a tool, write a JSON object: {\"tool\": \"<name>\", \"input\": {<arguments>}}. Tools and their input schemas:\n\n")
 	for _, t := range r.offered {

@@ -333,8 +333,10 @@ func appendTo(p, text string) error {
 
 // TestReadOnlyFileRefused refuses to edit, or undo an edit of, a file
 // whose mode has no write bit, even where the system would let the
-// editor write it (as root): the refusal names the mode and the chmod
-// that allows the edit, and the file is left as it was.
+// editor write it (as root): the refusal names the mode and asks that
+// the user make the file writable, without saying how (the protection is
+// the user's, not the model's to lift); the file is left as it was, and a
+// refused undo keeps the history.
 func TestReadOnlyFileRefused(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "r.txt")
@@ -356,9 +358,14 @@ func TestReadOnlyFileRefused(t *testing.T) {
 		{"undo r.txt", "nothing was restored"},
 	} {
 		got := fail(t, e, tt.command)
-		want := "r.txt is read-only (mode 0444, -r--r--r--): no one may write it, and the editor does not write over that; " + tt.nothing + ". If it should change, make it writable first (chmod u+w r.txt), then try again"
+		want := "r.txt is read-only (mode 0444, -r--r--r--), and the editor does not write over a read-only file; " + tt.nothing + ". The protection is the user's: if the file must change, ask the user to make it writable, then try again"
 		if !strings.Contains(got, want) {
 			t.Errorf("%s: got %q, want it to contain %q", tt.command, got, want)
+		}
+		for _, bad := range []string{"chmod", "no one may"} {
+			if strings.Contains(got, bad) {
+				t.Errorf("%s: got %q, want no %q", tt.command, got, bad)
+			}
 		}
 		if b, _ := os.ReadFile(file); string(b) != "ONE\ntwo\n" {
 			t.Errorf("%s: file %q, want it left as it was", tt.command, b)
@@ -367,8 +374,12 @@ func TestReadOnlyFileRefused(t *testing.T) {
 	if err := os.Chmod(file, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ok(t, e, "undo r.txt")
+	if b, _ := os.ReadFile(file); string(b) != "one\ntwo\n" {
+		t.Errorf("undo after chmod: file %q, want the edit undone (the refused undo kept it)", b)
+	}
 	ok(t, e, "edit r.txt 2-2\nTWO")
-	if b, _ := os.ReadFile(file); string(b) != "ONE\nTWO\n" {
+	if b, _ := os.ReadFile(file); string(b) != "one\nTWO\n" {
 		t.Errorf("after chmod: file %q, want the edit written", b)
 	}
 }

@@ -163,8 +163,10 @@
 // # Writing files
 //
 // A file whose mode has no write bit (0444) is not written by edit or
-// undo, even by root, who could: the refusal names the mode and the chmod
-// that allows the edit.
+// undo, even by root, who could: the refusal names the mode, says nothing
+// was written, and asks that the user, whose protection it is, make the
+// file writable if it must change. A refused undo keeps the file's undo
+// history.
 //
 // The file an edit writes is found once: every symbolic link on its path
 // is followed inside the root (an edit through a link changes the link's

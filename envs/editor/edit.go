@@ -241,16 +241,17 @@ func writeError(p string, err error) error {
 }
 
 // writable refuses to write over the file target (p as the command named
-// it) when its mode has no write bit: a protection set on purpose, which
-// root, who may write anyway, would otherwise pass over silently. nothing
-// says what was left undone.
+// it) when its mode has no write bit: the user's protection, which root,
+// who may write anyway, would otherwise pass over silently. The refusal
+// asks for the user to lift it rather than saying how, so the model does
+// not remove it on its own. nothing says what was left undone.
 func writable(fsys afero.Fs, target, p, nothing string) error {
 	fi, err := fsys.Stat(target)
 	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o222 != 0 {
 		return nil // openRegular reports any other problem
 	}
-	return fmt.Errorf("%s is read-only (mode %04o, %s): no one may write it, and the editor does not write over that; %s. If it should change, make it writable first (chmod u+w %s), then try again",
-		showPath(p), fi.Mode().Perm(), fi.Mode(), nothing, quotePath(p))
+	return fmt.Errorf("%s is read-only (mode %04o, %s), and the editor does not write over a read-only file; %s. The protection is the user's: if the file must change, ask the user to make it writable, then try again",
+		showPath(p), fi.Mode().Perm(), fi.Mode(), nothing)
 }
 
 // noViewError is the recovery help for an edit of a file no view shows

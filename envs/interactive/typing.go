@@ -97,6 +97,12 @@ func (p *proc) typeLine(text string) error {
 	}
 }
 
+// The brackets of a paste, of the same length.
+const (
+	pasteStart = "\x1b[200~"
+	pasteEnd   = "\x1b[201~"
+)
+
 // pasteTabs returns text, ending with a newline, with each line that
 // holds a tab typed as a bracketed paste (between ESC [200~ and ESC
 // [201~), for a line editor that reads one (see pastes): reading the
@@ -105,12 +111,6 @@ func (p *proc) typeLine(text string) error {
 // text. GNU readline (sqlite3, python3 -i, gdb, psql) reads a paste as
 // text even on a dumb terminal. Only lines with a tab are bracketed: a
 // paste of several lines is one line to readline.
-// The brackets of a paste, of the same length.
-const (
-	pasteStart = "\x1b[200~"
-	pasteEnd   = "\x1b[201~"
-)
-
 func pasteTabs(text string) string {
 	if !strings.Contains(text, "\t") {
 		return text

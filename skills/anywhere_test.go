@@ -1,7 +1,6 @@
 package skills_test
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,11 +37,7 @@ func anywhereSkill(t *testing.T) string {
 		"forms/shared":    filepath.Join(folder, "outside", "dir"),
 		"forms/templates": "reference",
 	}
-	for name, target := range links {
-		if err := os.Symlink(target, filepath.Join(folder, filepath.FromSlash(name))); err != nil {
-			t.Skipf("no symbolic links here: %v", err)
-		}
-	}
+	linkTree(t, folder, links)
 	return folder
 }
 

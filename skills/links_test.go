@@ -195,11 +195,7 @@ func loopSkill(t *testing.T) string {
 		"scripts/dang2":    "../nowhere2",
 		"gone.md":          filepath.Join(dir, "missing.md"),
 	}
-	for name, target := range links {
-		if err := os.Symlink(target, filepath.Join(dir, filepath.FromSlash(name))); err != nil {
-			t.Skipf("no symbolic links here: %v", err)
-		}
-	}
+	linkTree(t, dir, links)
 	return dir
 }
 
@@ -274,11 +270,7 @@ func TestValidateLinksLooping(t *testing.T) {
 		"scripts/b1": "b2",
 		"scripts/b2": "b1",
 	}
-	for name, target := range links {
-		if err := os.Symlink(target, filepath.Join(dir, filepath.FromSlash(name))); err != nil {
-			t.Skipf("no symbolic links here: %v", err)
-		}
-	}
+	linkTree(t, dir, links)
 	r, err := skills.Validate(dir)
 	if err != nil {
 		t.Fatal(err)

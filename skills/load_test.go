@@ -385,6 +385,17 @@ func TestFilesOnDisk(t *testing.T) {
 	}
 }
 
+// linkTree makes, under dir, the symbolic links of links (slash-separated
+// names to targets), skipping the test where there are none.
+func linkTree(t *testing.T, dir string, links map[string]string) {
+	t.Helper()
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+			t.Skipf("no symbolic links here: %v", err)
+		}
+	}
+}
+
 // writeTree writes files (slash-separated paths under dir) with the
 // permissions perm, making their folders.
 func writeTree(t *testing.T, dir string, files map[string]string, perm os.FileMode) {

@@ -13,8 +13,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/unfold-dev/unfold/mcp"
-	"github.com/unfold-dev/unfold/orchestrator"
-	"github.com/unfold-dev/unfold/session"
 )
 
 // rawAnswer is an answer with its id as the server wrote it.
@@ -52,24 +50,7 @@ var numberIDs = []struct {
 // change, between a call and its answer: each is refused with its own id
 // as written, and the call is answered once, under its id.
 func TestStdioNumberIDsKept(t *testing.T) {
-	sess := session.New()
-	o, err := orchestrator.New(orchestrator.WithSession(sess))
-	if err != nil {
-		t.Fatal(err)
-	}
-	withCounter(t)(o, sess)
-	s, err := mcp.New(only(o), mcp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- s.Run(t.Context(), &mcp.StdioTransport{Reader: inR, Writer: outW})
-		outW.Close()
-	}()
+	inW, outR, done := stdioCounter(t, 0)
 	// The answers are read as they come: the pipe holds none, and a
 	// server that cannot write stops reading.
 	lines := make(chan []byte, 64)

@@ -69,10 +69,12 @@ func errorOf(t *testing.T, m map[string]any) (code float64, id any) {
 	return e["code"].(float64), m["id"]
 }
 
-// TestStdioSurvivesBadFrames sends a line that is not JSON, one that is
-// JSON but not a message, and one past the size limit, between two calls:
-// each gets a JSON-RPC error, and the session and its state go on.
-func TestStdioSurvivesBadFrames(t *testing.T) {
+// stdioCounter serves an orchestrator with a counter environment over
+// stdio on pipes, with frames of at most maxFrame bytes (0: the default).
+// It returns the server's input, its output, and the end of its Run; the
+// server is closed when the test ends.
+func stdioCounter(t *testing.T, maxFrame int) (*io.PipeWriter, *io.PipeReader, <-chan error) {
+	t.Helper()
 	sess := session.New()
 	o, err := orchestrator.New(orchestrator.WithSession(sess))
 	if err != nil {
@@ -83,14 +85,22 @@ func TestStdioSurvivesBadFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- s.Run(t.Context(), &mcp.StdioTransport{Reader: inR, Writer: outW, MaxFrameBytes: 32 << 10})
+		done <- s.Run(t.Context(), &mcp.StdioTransport{Reader: inR, Writer: outW, MaxFrameBytes: maxFrame})
 		outW.Close()
 	}()
+	return inW, outR, done
+}
+
+// TestStdioSurvivesBadFrames sends a line that is not JSON, one that is
+// JSON but not a message, and one past the size limit, between two calls:
+// each gets a JSON-RPC error, and the session and its state go on.
+func TestStdioSurvivesBadFrames(t *testing.T) {
+	inW, outR, done := stdioCounter(t, 32<<10)
 	r := &rawStdio{t: t, in: inW, out: bufio.NewReader(outR)}
 
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)

@@ -215,7 +215,7 @@ func runAgent(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	// A reader gone away stops the run rather than let it call the model
 	// for output nobody reads; the line saying so goes to the other
 	// stream.
-	pipes := watchPipes(stop.ctx, stop.cancel, stdout, stderr)
+	pipes := watchPipes(stop.cancel, stdout, stderr)
 	defer pipes.stop()
 	stdout, stderr = pipes.stdout, pipes.stderr
 	g, err := startGateway(stop.ctx, dir, mcpFiles, f.dryRun, f.outputBudget, stderr)

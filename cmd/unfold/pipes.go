@@ -20,25 +20,20 @@ import (
 // its peer closed it whole). See survivePipe: the
 // write fails instead of killing the process.
 type pipes struct {
-	ctx            context.Context // cancelled when a stream is found closed
-	cancel         context.CancelFunc
-	stopRun        context.CancelFunc // the run's own, called at once with cancel
+	stopRun        context.CancelFunc // cancels the run
 	stdout, stderr io.Writer          // the streams, watched
-	done           chan struct{}
+	done           chan struct{}      // closed when watching ends
 
 	mu     sync.Mutex // guards the fields below
 	broken string     // "stdout" or "stderr": the first found closed
 	err    error      // how
 }
 
-// watchPipes watches stdout and stderr, returning a context for the run
-// that ends when one of them is found closed, or when parent does. When
-// one is found closed, stopRun (parent's cancel) is called before the
-// write that found it returns, so that the run makes no new request
-// after it.
-func watchPipes(parent context.Context, stopRun context.CancelFunc, stdout, stderr io.Writer) *pipes {
-	ctx, cancel := context.WithCancel(parent)
-	p := &pipes{ctx: ctx, cancel: cancel, stopRun: stopRun, done: make(chan struct{})}
+// watchPipes watches stdout and stderr. When one of them is found
+// closed, stopRun (the run's cancel) is called before the write that
+// found it returns, so that the run makes no new request after it.
+func watchPipes(stopRun context.CancelFunc, stdout, stderr io.Writer) *pipes {
+	p := &pipes{stopRun: stopRun, done: make(chan struct{})}
 	p.stdout = &pipeWriter{p: p, name: "stdout", w: stdout}
 	p.stderr = &pipeWriter{p: p, name: "stderr", w: stderr}
 	for _, s := range []struct {
@@ -60,7 +55,6 @@ func (p *pipes) closed(stream string, err error) {
 		p.broken, p.err = stream, err
 	}
 	p.mu.Unlock()
-	p.cancel()
 	p.stopRun()
 }
 
@@ -72,10 +66,7 @@ func (p *pipes) failed() (stream string, err error) {
 }
 
 // stop ends the watching.
-func (p *pipes) stop() {
-	close(p.done)
-	p.cancel()
-}
+func (p *pipes) stop() { close(p.done) }
 
 // report says, on the stream that still works, that the run of the
 // command name stopped because a stream was closed, and reports whether

@@ -222,13 +222,13 @@ func Middleware(req *http.Request, next func(*http.Request) (*http.Response, err
 	}
 	delay := c.delay(attempt, res)
 	if dl, ok := req.Context().Deadline(); ok && res != nil {
-		wait, asked := retryAfter(res)
-		if !asked {
-			wait = delay
-		}
 		if left := time.Until(dl); left < delay {
 			// The wait would end at the deadline with no reply to
 			// show for it: this reply is the call's error, now.
+			wait, asked := retryAfter(res)
+			if !asked {
+				wait = delay
+			}
 			res.Header.Set("x-should-retry", "false")
 			c.mu.Lock()
 			c.last.Wait, c.last.Asked, c.last.Left = wait, asked, left

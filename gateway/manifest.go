@@ -163,33 +163,40 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig,
 		caps = &sdk.ServerCapabilities{}
 	}
 	var size int // bytes of JSON kept so far
-	keep := func(method string, v any) error {
-		data, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("%s: %w", method, err)
-		}
-		if size += len(data); size > MaxManifestBytes {
+	grow := func(method string, n int) error {
+		if size += n; size > MaxManifestBytes {
 			return fmt.Errorf("%s: what the server lists takes more than %d MiB as JSON, more than unfold takes from one server; "+
 				"split its tools across servers, or leave this one out of the configuration", method, MaxManifestBytes>>20)
 		}
 		return nil
 	}
+	keep := func(method string, v any) error {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		return grow(method, len(data))
+	}
 	m.Tools = []*sdk.Tool{}
 	if caps.Tools != nil {
+		listed := 0 // tools kept or left out: names left out may repeat
 		for t, err := range cs.Tools(ctx, nil) {
 			if err != nil {
 				return m, listErr("tools/list", err)
 			}
-			if len(m.Tools)+len(m.LeftOut) == MaxListed {
+			if listed == MaxListed {
 				return m, tooMany("tools/list", "tools")
 			}
+			listed++
 			if err := schemaFits(t); err != nil {
 				if m.LeftOut == nil {
 					m.LeftOut = map[string]string{}
 				}
 				name := utf8cut.Prefix(t.Name, maxLeftOutName)
 				m.LeftOut[name] = err.Error()
-				size += len(name) + len(err.Error())
+				if err := grow("tools/list", len(name)+len(err.Error())); err != nil {
+					return m, err
+				}
 				continue
 			}
 			t.Description = cutText(t.Description, MaxDescription, "the description")

@@ -352,6 +352,18 @@ func TestHugeServerBounded(t *testing.T) {
 	}
 }
 
+// TestEndlessListLeftOut: a server whose endless pages list 998 tools,
+// then the same tool with a schema too large to keep, again and again, is
+// stopped at MaxListed tools too, though a tool left out is named once
+// (998 kept and one name left out never reach the bound).
+func TestEndlessListLeftOut(t *testing.T) {
+	g := newGateway(t, gateway.Options{}, rogue(t, "rogue", "endlessbig"))
+	text := disclosure(t, g).Rendered(0).Text()
+	if want := "list what it offers: tools/list: the server lists more than 1000 tools, more than unfold takes from one server"; !strings.Contains(text, want) {
+		t.Errorf("the summary does not say why the server did not start:\n%s", text)
+	}
+}
+
 // TestEndlessList gives a server whose tools/list names a next page
 // forever: listing stops at MaxListed tools, and the server is reported
 // as not started, with the reason, instead of listing without end.

@@ -9,6 +9,8 @@
 #           a 100 KB schema, and one (structured) whose short text comes
 #           with 1 MB of structured content
 #   endless a tools/list whose every page names one more page
+#   endlessbig  the same, its pages from the 999th on listing one tool
+#           "big" whose 70 KB schema is over what unfold keeps
 #   env     a tool, env, whose result is the JSON of the server's arguments
 #           and of the environment variables its argument names lists
 #   flood   a tool, flood, whose result is 17 MB of text, over what a
@@ -80,6 +82,12 @@ for line in sys.stdin:
     if method == "initialize":
         result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
                   "serverInfo": {"name": "rogue", "version": "1"}, "instructions": instructions}
+    elif method == "tools/list" and "endlessbig" in modes:
+        page = int((msg.get("params") or {}).get("cursor") or 0)
+        tool = {"name": "t%d" % page, "inputSchema": {"type": "object"}}
+        if page >= 998:
+            tool = {"name": "big", "inputSchema": {"type": "object", "description": "x" * 70000}}
+        result = {"tools": [tool], "nextCursor": str(page + 1)}
     elif method == "tools/list" and "endless" in modes:
         page = int((msg.get("params") or {}).get("cursor") or 0)
         result = {"tools": [{"name": "t%d" % page, "inputSchema": {"type": "object"}}], "nextCursor": str(page + 1)}

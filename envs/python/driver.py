@@ -141,7 +141,7 @@ def _line(prompt, hidden):
     # line asked for.
     stdin = _state.stdin
     if stdin is not None and stdin._pending:
-        line = stdin._take(stdin._pending.find('\n') + 1 or len(stdin._pending))
+        line = stdin.readline()
         return line[:-1] if line.endswith('\n') else line
     return _read_line(prompt, hidden)
 
@@ -164,7 +164,34 @@ def _getpass(prompt='Password: ', stream=None):
     return line
 
 
-class _Stdin(io.TextIOBase):
+class _Pending:
+    """What sys.stdin and sys.stdin.buffer share: both hand out what is
+    left in _pending, asking _more for another line when it runs out."""
+
+    def readable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return 0
+
+    def _take(self, n):
+        out, self._pending = self._pending[:n], self._pending[n:]
+        return out
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            while self._more():
+                pass
+            return self._take(len(self._pending))
+        while len(self._pending) < size and self._more():
+            pass
+        return self._take(size)
+
+
+class _Stdin(_Pending, io.TextIOBase):
     """sys.stdin for cells: each line is asked of the Go side when the text
     read so far is used up, so read(n) and readline(n) take what is left of
     a line before asking for the next, as on a terminal; input() takes it
@@ -183,15 +210,6 @@ class _Stdin(io.TextIOBase):
         self._pending = ''   # the rest of the last line asked for
         self.buffer = _StdinBytes(self)
 
-    def readable(self):
-        return True
-
-    def isatty(self):
-        return False
-
-    def fileno(self):
-        return 0
-
     def _more(self):
         # Asks for the next line; False at the end of input.
         if self.closed:
@@ -201,10 +219,6 @@ class _Stdin(io.TextIOBase):
         except EOFError:
             return False
         return True
-
-    def _take(self, n):
-        out, self._pending = self._pending[:n], self._pending[n:]
-        return out
 
     def _drop(self):
         # Forgets what is left unread, as text and as bytes.
@@ -228,24 +242,13 @@ class _Stdin(io.TextIOBase):
         return self._take(min(end, size))
 
     def read(self, size=-1):
+        # Closed fails even for read(0), as on a closed file.
         if self.closed:
             raise ValueError('I/O operation on closed file.')
-        if size is None or size < 0:
-            while self._more():
-                pass
-            return self._take(len(self._pending))
-        while len(self._pending) < size and self._more():
-            pass
-        return self._take(size)
-
-    def __next__(self):
-        line = self.readline()
-        if not line:
-            raise StopIteration
-        return line
+        return super().read(size)
 
 
-class _StdinBytes(io.BufferedIOBase):
+class _StdinBytes(_Pending, io.BufferedIOBase):
     """sys.stdin.buffer: the same lines, as UTF-8 bytes."""
 
     name = '<stdin>'
@@ -255,15 +258,6 @@ class _StdinBytes(io.BufferedIOBase):
         self._text = text
         self._pending = b''
 
-    def readable(self):
-        return True
-
-    def isatty(self):
-        return False
-
-    def fileno(self):
-        return 0
-
     def _more(self):
         if self.closed:
             raise ValueError('I/O operation on closed file.')
@@ -271,19 +265,6 @@ class _StdinBytes(io.BufferedIOBase):
             return False
         self._pending += self._text._take(len(self._text._pending)).encode('utf-8', 'surrogateescape')
         return True
-
-    def _take(self, n):
-        out, self._pending = self._pending[:n], self._pending[n:]
-        return out
-
-    def read(self, size=-1):
-        if size is None or size < 0:
-            while self._more():
-                pass
-            return self._take(len(self._pending))
-        while len(self._pending) < size and self._more():
-            pass
-        return self._take(size)
 
     def read1(self, size=-1):
         if not self._pending:
@@ -734,15 +715,18 @@ def _restore_streams():
     restored = []
     for name, original in _state.streams.items():
         now = getattr(sys, name, None)
-        if (now is original and not _unusable(now)) or not _dead_end(now):
-            continue
+        unusable = _unusable(original)
         if now is original:
+            if not unusable:
+                continue
             to, how = None, 'closed'
-        else:
+        elif _dead_end(now):
             # Replaced, whether or not the replacement was closed after:
             # the original, not a new stream, is put back.
             to, how = _describe(now), 'replaced'
-        if _unusable(original):
+        else:
+            continue
+        if unusable:
             # Closed (sys.stdout.close(), a with block over it) or detached:
             # the same object cannot write again, so a new one takes its
             # place, on the same descriptor, which closing it leaves open.

@@ -198,7 +198,7 @@ class _Stdin(_Pending, io.TextIOBase):
     too. What a cell leaves unread is dropped as it ends. close() is what
     multiprocessing calls in the processes it forks; reads then fail as on
     a closed file. In the session's own process a closed sys.stdin is
-    replaced as the cell ends (see _restore_streams)."""
+    replaced as the cell ends (see _restore_stdin)."""
 
     encoding = 'utf-8'
     errors = 'strict'

@@ -247,7 +247,8 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig,
 			m.Prompts = append(m.Prompts, p)
 		}
 	}
-	m.cut()
+	// The tools' descriptions were cut as they were listed.
+	m.Instructions = cutText(m.Instructions, MaxInstructions, "the server's instructions")
 	return m, nil
 }
 

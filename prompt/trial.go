@@ -1,12 +1,12 @@
 package prompt
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/unfold-dev/unfold/session"
 	"github.com/unfold-dev/unfold/visibility"
 )
 
@@ -107,7 +107,7 @@ func (d *Disclosure) Refit() ([]string, error) {
 	var closed []string
 	for _, p := range d.openedNewestFirst() {
 		closed = append(closed, p)
-		ok, cerr := d.fitsClosing(closed, false)
+		ok, cerr := d.fitsClosing(closed)
 		if cerr != nil {
 			return nil, cerr
 		}
@@ -116,7 +116,7 @@ func (d *Disclosure) Refit() ([]string, error) {
 		}
 		for i := 0; i < len(closed)-1; {
 			rest := slices.Delete(slices.Clone(closed), i, i+1)
-			if ok, cerr = d.fitsClosing(rest, false); cerr != nil {
+			if ok, cerr = d.fitsClosing(rest); cerr != nil {
 				return nil, cerr
 			}
 			if ok {
@@ -125,8 +125,14 @@ func (d *Disclosure) Refit() ([]string, error) {
 				i++
 			}
 		}
-		if ok, cerr = d.fitsClosing(closed, true); cerr != nil || !ok {
-			return nil, cmp.Or(cerr, err)
+		// The last render that fitted was closed's: it stands.
+		tx := d.sess.Begin()
+		if cerr := clearAll(tx.Session(), closed); cerr != nil {
+			tx.Discard()
+			return nil, cerr
+		}
+		if cerr := tx.Commit(); cerr != nil {
+			return nil, fmt.Errorf("prompt: refit: %w", cerr)
 		}
 		return closed, nil
 	}
@@ -134,28 +140,25 @@ func (d *Disclosure) Refit() ([]string, error) {
 }
 
 // fitsClosing reports whether every part renders with the overrides of
-// paths cleared, and commits their clearing when it does and commit is
-// set. The holder of mu calls it.
-func (d *Disclosure) fitsClosing(paths []string, commit bool) (bool, error) {
+// paths cleared, dispatching nothing: a render that fits stays the
+// latest. The holder of mu calls it.
+func (d *Disclosure) fitsClosing(paths []string) (bool, error) {
 	tx := d.sess.Begin()
+	defer tx.Discard()
+	if err := clearAll(tx.Session(), paths); err != nil {
+		return false, err
+	}
+	return d.renderIn(tx.Session()) == nil, nil
+}
+
+// clearAll dispatches the clearing of the overrides of paths to sess.
+func clearAll(sess *session.Session, paths []string) error {
 	for _, p := range paths {
-		if err := tx.Session().Dispatch(visibility.ClearOverride{Path: p}); err != nil {
-			tx.Discard()
-			return false, fmt.Errorf("prompt: refit: %w", err)
+		if err := sess.Dispatch(visibility.ClearOverride{Path: p}); err != nil {
+			return fmt.Errorf("prompt: refit: %w", err)
 		}
 	}
-	if d.renderIn(tx.Session()) != nil {
-		tx.Discard()
-		return false, nil
-	}
-	if !commit {
-		tx.Discard()
-		return true, nil
-	}
-	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("prompt: refit: %w", err)
-	}
-	return true, nil
+	return nil
 }
 
 // openedNewestFirst lists the paths the session's overrides show in full

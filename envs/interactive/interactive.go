@@ -378,11 +378,7 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 	case j == nil && len(command) > MaxCommand:
 		return envs.Response{Output: strings.Join(append(notes, e.tooLong(len(command))), "\n")}, nil
 	case j == nil:
-		msg := e.control(p, command, "the command")
-		if msg == "" {
-			msg = e.cut(p, command, "the command")
-		}
-		if msg != "" {
+		if msg := e.refusal(p, command, "the command"); msg != "" {
 			return envs.Response{Output: strings.Join(append(notes, msg), "\n")}, nil
 		}
 		j = &job{command: command, began: time.Now()}
@@ -425,12 +421,11 @@ func (e *Env) execute(ctx context.Context, command string, limits envs.Limits) (
 		}
 		out, o = p.await(ctx, limits, e.spec.OutputLimit)
 	default:
-		msg := e.control(p, command, "the answer")
-		if msg == "" {
-			msg = e.cut(p, command, "the answer")
-		}
+		var msg string
 		if len(command) > MaxCommand {
 			msg = fmt.Sprintf("Answer too long: %d bytes; at most %d can be typed to %s. Put the text in a file and have the program read it from there.", len(command), MaxCommand, e.name)
+		} else {
+			msg = e.refusal(p, command, "the answer")
 		}
 		if msg != "" {
 			return envs.Response{Output: msg + "\n" + envs.WaitingNote(j.waiting, j.hidden), Running: true, Waiting: true, Prompt: j.waiting, Hidden: j.hidden}, nil

@@ -183,6 +183,16 @@ func (p *proc) typingNote() string {
 	return fmt.Sprintf("[%d of the command's %d bytes typed so far: the rest is typed as %s reads it.]", t.command(), t.total, p.name)
 }
 
+// refusal returns why text, what (the command or the answer) to type to
+// p, is not typed, or "" when it is: a key in it (see control), or a line
+// the program would get cut (see cut).
+func (e *Env) refusal(p *proc, text, what string) string {
+	if msg := e.control(p, text, what); msg != "" {
+		return msg
+	}
+	return e.cut(p, text, what)
+}
+
 // cut returns why text, what (the command or the answer) to type to p,
 // would reach the program cut, or "" when it would not: a program that
 // reads its terminal in canonical mode gets at most [term.MaxCanonLine]

@@ -315,11 +315,7 @@ func (p *proc) reading() bool {
 	if n, err := term.InputQueued(p.master); err != nil || n > 0 {
 		return false
 	}
-	pg, err := term.Foreground(p.master)
-	if err != nil {
-		return false
-	}
-	if _, ok := term.ReadingTerminalUnder(p.pid, pg, p.slave.Name()); !ok {
+	if pid, _ := p.terminalReader(); pid == 0 {
 		return false
 	}
 	// The output reader may have taken the prompt from the terminal and
@@ -327,6 +323,18 @@ func (p *proc) reading() bool {
 	time.Sleep(readingSettle)
 	prompt, cont, _ = p.lineState()
 	return !prompt && !cont
+}
+
+// terminalReader returns the process that waits to read the terminal
+// (see [term.ReadingTerminalUnder]), or 0 when none does, and the
+// terminal's foreground process group, or 0 when it cannot be read.
+func (p *proc) terminalReader() (pid, pg int) {
+	pg, err := term.Foreground(p.master)
+	if err != nil {
+		return 0, 0
+	}
+	pid, _ = term.ReadingTerminalUnder(p.pid, pg, p.slave.Name())
+	return pid, pg
 }
 
 // readingSettle is how long reading waits, once the program reads the

@@ -1,10 +1,7 @@
 package interactive
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -23,12 +20,11 @@ const typeChunk = 4 << 10
 // that a program that does not read its input holds neither the call (its
 // limits and cancellation) nor the Ctrl-C that stops it.
 type typist struct {
-	text   string        // what is typed: the command's text, its tab lines bracketed (see pasteTabs)
-	total  int           // the command's bytes, without the brackets
-	pasted bool          // whether its tab lines are bracketed
-	typed  atomic.Int64  // bytes of text written so far
-	done   chan struct{} // closed when the typing ended
-	err    error         // why it stopped short; set before done is closed
+	text  string        // what is typed: the command's text, its tab lines bracketed (see pasteTabs)
+	total int           // the command's bytes, without the brackets
+	typed atomic.Int64  // bytes of text written so far
+	done  chan struct{} // closed when the typing ended
+	err   error         // why it stopped short; set before done is closed
 }
 
 // command returns how many of the command's bytes are typed: the bytes
@@ -37,7 +33,7 @@ type typist struct {
 // ESC written starts a bracket.
 func (t *typist) command() int {
 	w := t.text[:t.typed.Load()]
-	if !t.pasted {
+	if len(t.text) == t.total { // no tab line bracketed
 		return len(w)
 	}
 	n := len(w) - len(pasteStart)*strings.Count(w, "\x1b")
@@ -70,11 +66,10 @@ func (p *proc) typeLine(text string) error {
 	total := len(text)
 	// Typed to a program in canonical mode, an ESC is text (see control),
 	// and brackets would be too.
-	pasted := strings.Contains(text, "\t") && !strings.Contains(text, "\x1b") && !term.Canonical(p.slave) && p.pastes()
-	if pasted {
+	if strings.Contains(text, "\t") && !strings.Contains(text, "\x1b") && !term.Canonical(p.slave) && p.pastes() {
 		text = pasteTabs(text)
 	}
-	t := &typist{text: text, total: total, pasted: pasted, done: make(chan struct{})}
+	t := &typist{text: text, total: total, done: make(chan struct{})}
 	p.typing = t
 	go func() {
 		defer close(t.done)
@@ -112,9 +107,6 @@ const (
 // text even on a dumb terminal. Only lines with a tab are bracketed: a
 // paste of several lines is one line to readline.
 func pasteTabs(text string) string {
-	if !strings.Contains(text, "\t") {
-		return text
-	}
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	for i, l := range lines {
 		if strings.Contains(l, "\t") {
@@ -138,16 +130,11 @@ func (p *proc) pastes() bool {
 	if on {
 		return true
 	}
-	pg, err := term.Foreground(p.master)
-	if err != nil {
-		return false
-	}
-	pid, ok := term.ReadingTerminalUnder(p.pid, pg, p.slave.Name())
-	if !ok {
+	pid, pg := p.terminalReader()
+	if pid == 0 {
 		pid = pg
 	}
-	maps, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
-	return err == nil && bytes.Contains(maps, []byte("/libreadline.so"))
+	return pid > 0 && term.LoadsLibrary(pid, "libreadline.so")
 }
 
 // typingDone reports whether all that was typed reached the terminal.

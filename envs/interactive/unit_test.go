@@ -64,7 +64,7 @@ func TestTypistCountsTheCommand(t *testing.T) {
 		{6 + 9 + 3, 9}, // inside the closing bracket
 		{len(text), len(command)},
 	} {
-		ty := &typist{text: text, total: len(command), pasted: true}
+		ty := &typist{text: text, total: len(command)}
 		ty.typed.Store(int64(c.written))
 		if got := ty.command(); got != c.want {
 			t.Errorf("%d bytes of %q written: got %d of the command's bytes, want %d", c.written, text, got, c.want)

@@ -186,6 +186,14 @@ func Executable(pid int) string {
 	return path
 }
 
+// LoadsLibrary reports whether process pid has the shared library lib
+// (such as "libreadline.so", of any version) loaded, as
+// /proc/<pid>/maps lists it; false when that cannot be read.
+func LoadsLibrary(pid int, lib string) bool {
+	maps, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
+	return err == nil && bytes.Contains(maps, []byte("/"+lib))
+}
+
 // ReadsTerminal reports whether process pid waits to read the terminal
 // named tty (the slave's path) or /dev/tty, however sure, as
 // [ReadingTerminal] looks at a group's leader.

@@ -64,6 +64,9 @@ func FlushInput(string) error { return ErrUnsupported }
 // ReadsTerminal needs Linux; elsewhere it reports false.
 func ReadsTerminal(int, string) bool { return false }
 
+// LoadsLibrary needs Linux; elsewhere it reports false.
+func LoadsLibrary(int, string) bool { return false }
+
 // WaitExited needs Linux; elsewhere it returns [ErrUnsupported].
 func WaitExited(int) error { return ErrUnsupported }
 

@@ -35,6 +35,7 @@ func need(t *testing.T, programs ...string) {
 var (
 	pythonSpec = interactive.Spec{Command: "python3 -i -q", Prompt: `>>> `, Description: "Python interpreter"}
 	sqliteSpec = interactive.Spec{Command: "sqlite3", Prompt: `sqlite> `, Description: "SQLite database shell"}
+	nodeSpec   = interactive.Spec{Command: "node -i", Prompt: `> `, Description: "Node.js"}
 )
 
 func newEnv(t *testing.T, spec interactive.Spec) *interactive.Env {
@@ -113,23 +114,18 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// TestMultiLineReadsLikeTheProgram: several lines typed at once come back
-// as the program's output, without the prompts and continuation prompts it
-// printed between them, for the REPLs agents drive.
-func TestMultiLineReadsLikeTheProgram(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		spec    interactive.Spec
-		command string
-		output  string
-	}{
-		{"python3", pythonSpec, "def f(x):\n    y = x * 2\n    return y\n\nprint(f(21))\nfor i in range(2):\n    print(i)\n\n", "42\n0\n1"},
-		{"sqlite3", sqliteSpec, "create table t(a);\ninsert into t\nvalues (1),\n(2);\nselect\n  sum(a)\nfrom t;", "3"},
-		{"gdb", interactive.Spec{Command: "gdb -q -nx", Prompt: `\(gdb\) `, Description: "GDB", Init: []string{"set pagination off", "set confirm off", "set width 0"}},
-			"print 1 + 1\nprint 2 * 3\necho hi\\n", "$1 = 2\n$2 = 6\nhi"},
-		{"node", interactive.Spec{Command: "node -i", Prompt: `> `, Description: "Node.js"},
-			"function f(x) {\n  return x * 2;\n}\nconst a = [1,\n2];\nf(a.length + 19)", "undefined\nundefined\n42"},
-	} {
+// outputCase is a command typed to a program and the output it gives.
+type outputCase struct {
+	name    string
+	spec    interactive.Spec
+	command string
+	output  string
+}
+
+// runOutputCases runs each case's command in an environment of its own.
+func runOutputCases(t *testing.T, cases []outputCase) {
+	t.Helper()
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, c.spec)
 			want(t, e, c.command, c.output, true)
@@ -137,33 +133,36 @@ func TestMultiLineReadsLikeTheProgram(t *testing.T) {
 	}
 }
 
+// TestMultiLineReadsLikeTheProgram: several lines typed at once come back
+// as the program's output, without the prompts and continuation prompts it
+// printed between them, for the REPLs agents drive.
+func TestMultiLineReadsLikeTheProgram(t *testing.T) {
+	runOutputCases(t, []outputCase{
+		{"python3", pythonSpec, "def f(x):\n    y = x * 2\n    return y\n\nprint(f(21))\nfor i in range(2):\n    print(i)\n\n", "42\n0\n1"},
+		{"sqlite3", sqliteSpec, "create table t(a);\ninsert into t\nvalues (1),\n(2);\nselect\n  sum(a)\nfrom t;", "3"},
+		{"gdb", interactive.Spec{Command: "gdb -q -nx", Prompt: `\(gdb\) `, Description: "GDB", Init: []string{"set pagination off", "set confirm off", "set width 0"}},
+			"print 1 + 1\nprint 2 * 3\necho hi\\n", "$1 = 2\n$2 = 6\nhi"},
+		{"node", nodeSpec,
+			"function f(x) {\n  return x * 2;\n}\nconst a = [1,\n2];\nf(a.length + 19)", "undefined\nundefined\n42"},
+	})
+}
+
 // TestTabsReachTheData: a tab in a command reaches the program as a tab,
 // where a line editor would take it for its completion key (dropping it,
 // or completing the word before it), and the output has no echo of the
 // command.
 func TestTabsReachTheData(t *testing.T) {
-	node := interactive.Spec{Command: "node -i", Prompt: `> `, Description: "Node.js"}
-	for _, c := range []struct {
-		name    string
-		spec    interactive.Spec
-		command string
-		output  string
-	}{
+	runOutputCases(t, []outputCase{
 		{"sqlite3 value", sqliteSpec, "create table t(v text);\ninsert into t values('a\tb');\nselect length(v), hex(v) from t;", "3|610962"},
 		{"sqlite3 completable", sqliteSpec, "create table tabname(v text);\nselect 'tabn\tz';", "tabn\tz"},
 		{"sqlite3 between words", sqliteSpec, "select\t1;", "1"},
 		{"python3 value", pythonSpec, "s = 'a\tb'\nprint(len(s), repr(s))", `3 'a\tb'`},
 		{"python3 completable", pythonSpec, "import os\ns = 'os.getcw\tx'\nt = 'whil\tx'\nprint(repr(s), repr(t))", `'os.getcw\tx' 'whil\tx'`},
 		{"python3 indentation", pythonSpec, "def f():\n\treturn 3\n\nprint(f())", "3"},
-		{"node", node, "const s = 'con\tx'; s.length", "5"},
+		{"node", nodeSpec, "const s = 'con\tx'; s.length", "5"},
 		{"raw reader", rawReader(t, false), "a\tb", `got b'a\tb'`},
 		{"raw reader with bracketed paste on", rawReader(t, true), "a\tb", `got b'\x1b[200~a\tb\x1b[201~'`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, c.spec)
-			want(t, e, c.command, c.output, true)
-		})
-	}
+	})
 }
 
 // rawReader is a program that reads its terminal in raw mode a byte at a
@@ -196,22 +195,11 @@ while True:
 // continuation prompt (a Markdown quote, a doctest) keep it; only the
 // echo of the command loses its prompts.
 func TestPromptLikeOutputKept(t *testing.T) {
-	node := interactive.Spec{Command: "node -i", Prompt: `> `, Description: "Node.js"}
-	for _, c := range []struct {
-		name    string
-		spec    interactive.Spec
-		command string
-		output  string
-	}{
-		{"node", node, `console.log('> quoted line\nplain')`, "> quoted line\nplain\nundefined"},
+	runOutputCases(t, []outputCase{
+		{"node", nodeSpec, `console.log('> quoted line\nplain')`, "> quoted line\nplain\nundefined"},
 		{"python3", pythonSpec, `print('>>> example()\n... more\n-> arrow')`, ">>> example()\n... more\n-> arrow"},
 		{"sqlite3", sqliteSpec, "select 'sqlite> x' union all select '   ...> y';", "sqlite> x\n   ...> y"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t, c.spec)
-			want(t, e, c.command, c.output, true)
-		})
-	}
+	})
 }
 
 // TestAnswerInput: a program that asks a question of its own (not its

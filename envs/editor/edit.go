@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/afero"
 	"github.com/unfold-dev/unfold/envs"
 )
 
@@ -96,9 +95,6 @@ func (e *Editor) edit(_ context.Context, c command) (string, error) {
 	}
 	if err := e.mayWrite(target); err != nil {
 		return "", fmt.Errorf("%w; nothing was written", err)
-	}
-	if err := writable(e.fs, target, p, "nothing was written"); err != nil {
-		return "", err
 	}
 	f, fi, err := openRegular(e.fs, target, true, e.opt.maxFileSize)
 	if err != nil {
@@ -232,26 +228,12 @@ func withNote(note string) string {
 func writeError(p string, err error) error {
 	var fe *fileError
 	if errors.As(err, &fe) && fe.problem != problemOther {
-		return fmt.Errorf("%w; nothing was written", err)
+		return leftUndone(err, p, "nothing was written")
 	}
 	if errors.Is(err, fs.ErrPermission) {
 		return fmt.Errorf("could not write %s: the system denied permission to open it for writing (its owner and mode, an ACL, or an attribute such as immutable); nothing was written and the file was left as it was. Check its permissions (ls -l %s) and have them changed if it should be edited", showPath(p), quotePath(p))
 	}
 	return fmt.Errorf("could not write %s: %v; the file was left as it was", showPath(p), errors.Unwrap(err))
-}
-
-// writable refuses to write over the file target (p as the command named
-// it) when its mode has no write bit: the user's protection, which root,
-// who may write anyway, would otherwise pass over silently. The refusal
-// asks for the user to lift it rather than saying how, so the model does
-// not remove it on its own. nothing says what was left undone.
-func writable(fsys afero.Fs, target, p, nothing string) error {
-	fi, err := fsys.Stat(target)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o222 != 0 {
-		return nil // openRegular reports any other problem
-	}
-	return fmt.Errorf("%s is read-only (mode %04o, %s), and the editor does not write over a read-only file; %s. The protection is the user's: if the file must change, ask the user to make it writable, then try again",
-		showPath(p), fi.Mode().Perm(), fi.Mode(), nothing)
 }
 
 // noViewError is the recovery help for an edit of a file no view shows

@@ -29,14 +29,17 @@ const (
 	problemEscapes          // the path leads outside the root
 	problemDir              // a directory
 	problemSpecial          // a FIFO, socket or device
+	problemReadOnly         // opened for writing, but its mode has no write bit
 )
 
 // fileError is a failure to read a file as text.
 type fileError struct {
 	problem problem
 	path    string
-	limit   int64  // problemTooLarge: the limit in bytes
-	kind    string // problemSpecial: what the file is
+	limit   int64       // problemTooLarge: the limit in bytes
+	kind    string      // problemSpecial: what the file is
+	mode    fs.FileMode // problemReadOnly: the file's mode
+	nothing string      // problemReadOnly: what was left undone, if said
 	err     error
 }
 
@@ -55,6 +58,15 @@ func (e *fileError) Error() string {
 		return p + " is a directory, not a file"
 	case problemSpecial:
 		return fmt.Sprintf("%s is %s, not a regular file; the editor reads and writes regular files only", p, e.kind)
+	case problemReadOnly:
+		// The refusal asks for the user to lift it rather than saying
+		// how, so the model does not remove it on its own.
+		nothing := ""
+		if e.nothing != "" {
+			nothing = "; " + e.nothing
+		}
+		return fmt.Sprintf("%s is read-only (mode %04o, %s), and the editor does not write over a read-only file%s. The protection is the user's: if the file must change, ask the user to make it writable, then try again",
+			p, e.mode.Perm(), e.mode, nothing)
 	}
 	var pe *fs.PathError
 	if errors.As(e.err, &pe) && showPath(pe.Path) != pe.Path {
@@ -82,8 +94,21 @@ func (e *fileError) marker() string {
 		return "[ERROR: not a file]"
 	case problemSpecial:
 		return "[ERROR: not a regular file]"
+	case problemReadOnly:
+		return "[ERROR: read-only file]"
 	}
 	return "[ERROR: " + strings.ReplaceAll(e.err.Error(), "\n", " ") + "]"
+}
+
+// leftUndone adds to err, the failure to open the file p (as the command
+// named it) for a change, what was left undone.
+func leftUndone(err error, p, nothing string) error {
+	if fe, ok := err.(*fileError); ok && fe.problem == problemReadOnly {
+		ro := *fe
+		ro.path, ro.nothing = p, nothing
+		return &ro
+	}
+	return fmt.Errorf("%w; %s", err, nothing)
 }
 
 // classify turns a filesystem error on name into a *fileError.
@@ -177,10 +202,18 @@ func decodeText(raw []byte, fi fs.FileInfo, name string, fallback *namedEncoding
 // a regular file no larger than limit. A FIFO, socket or device is refused
 // before it is opened, and the open cannot block (O_NONBLOCK); the open
 // file is checked again, so a file swapped in between is refused too.
+//
+// For writing, a regular file whose mode has no write bit is refused:
+// the protection is the user's, which root, who may write anyway, would
+// otherwise pass over silently. The check comes before the size limit,
+// so a read-only file that is also too large is refused as read-only.
 func openRegular(fsys afero.Fs, name string, write bool, limit int64) (afero.File, fs.FileInfo, error) {
 	fi, err := fsys.Stat(name)
 	if err != nil {
 		return nil, nil, classify(name, err)
+	}
+	if write && fi.Mode().IsRegular() && fi.Mode().Perm()&0o222 == 0 {
+		return nil, nil, &fileError{problem: problemReadOnly, path: name, mode: fi.Mode()}
 	}
 	if err := checkRegular(name, fi, limit); err != nil {
 		return nil, nil, err

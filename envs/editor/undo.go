@@ -118,12 +118,9 @@ func (e *Editor) undoEdit(_ context.Context, c command) (string, error) {
 	if i < 0 {
 		return "", fmt.Errorf("nothing to undo for %s: the editor has not edited it since it started, or its earlier contents were dropped to keep undo within %s", sp, formatSize(e.undo.limit))
 	}
-	if err := writable(e.fs, target, p, "nothing was restored"); err != nil {
-		return "", err
-	}
 	f, fi, err := openRegular(e.fs, target, true, e.opt.maxFileSize)
 	if err != nil {
-		return "", fmt.Errorf("%w; nothing was restored", err)
+		return "", leftUndone(err, p, "nothing was restored")
 	}
 	defer f.Close()
 	cur, err := readAll(f, fi.Size(), p, e.opt.maxFileSize)

@@ -157,13 +157,10 @@ func resolve(w *work, data []byte, start, end *pattern, index int, wrap bool) (s
 	}
 	target := index
 	switch {
-	case index < 0:
-		target = max(0, count+index)
-		if wrap {
-			target = ((index % count) + count) % count
-		}
 	case wrap:
 		target = ((index % count) + count) % count
+	case index < 0:
+		target = max(0, count+index)
 	default:
 		target = max(0, min(index, count-1))
 	}

@@ -165,11 +165,8 @@ func (e *Editor) search(ctx context.Context, c command) (string, error) {
 	if s.unreadable > 0 {
 		skipped = append(skipped, plural(s.unreadable, "unreadable file"))
 	}
-	switch {
-	case s.unreadableDirs == 1:
-		skipped = append(skipped, "1 unreadable directory")
-	case s.unreadableDirs > 1:
-		skipped = append(skipped, fmt.Sprintf("%d unreadable directories", s.unreadableDirs))
+	if s.unreadableDirs > 0 {
+		skipped = append(skipped, pluralForms(s.unreadableDirs, "unreadable directory", "unreadable directories"))
 	}
 	if s.matched > 0 || s.ignored > 0 || s.unreadableDirs > 0 {
 		fmt.Fprintf(&b, "\nSearched %s", plural(s.read, "file"))
@@ -200,8 +197,14 @@ func countFiles(n int, glob string) string {
 
 // plural formats n and a noun, adding an s unless n is 1.
 func plural(n int, noun string) string {
+	return pluralForms(n, noun, noun+"s")
+}
+
+// pluralForms formats n and the noun's form one or many, for a noun whose
+// plural is not made by adding an s.
+func pluralForms(n int, one, many string) string {
 	if n == 1 {
-		return "1 " + noun
+		return "1 " + one
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -358,10 +358,7 @@ func TestReadOnlyFileRefused(t *testing.T) {
 		{"undo r.txt", "nothing was restored"},
 	} {
 		got := fail(t, e, tt.command)
-		want := "r.txt is read-only (mode 0444, -r--r--r--), and the editor does not write over a read-only file; " + tt.nothing + ". The protection is the user's: if the file must change, ask the user to make it writable, then try again"
-		if !strings.Contains(got, want) {
-			t.Errorf("%s: got %q, want it to contain %q", tt.command, got, want)
-		}
+		contains(t, tt.command, got, "r.txt is read-only (mode 0444, -r--r--r--), and the editor does not write over a read-only file; "+tt.nothing+". The protection is the user's: if the file must change, ask the user to make it writable, then try again")
 		for _, bad := range []string{"chmod", "no one may"} {
 			if strings.Contains(got, bad) {
 				t.Errorf("%s: got %q, want no %q", tt.command, got, bad)

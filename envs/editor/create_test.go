@@ -3,7 +3,6 @@ package editor
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -15,11 +14,8 @@ func TestCreateThroughFile(t *testing.T) {
 	for name, e := range map[string]*Editor{"disk": disk, "memory": mem} {
 		for _, p := range []string{"a.txt/b.txt", "a.txt/c/d.txt"} {
 			t.Run(name+" "+p, func(t *testing.T) {
-				got := fail(t, e, "create "+p+"\nx")
-				want := "a.txt is a file, not a directory, so " + p + " cannot be created in it; nothing was created"
-				if !strings.Contains(got, want) {
-					t.Errorf("got %q, want %q", got, want)
-				}
+				contains(t, "create", fail(t, e, "create "+p+"\nx"),
+					"a.txt is a file, not a directory, so "+p+" cannot be created in it; nothing was created")
 			})
 		}
 	}
@@ -30,10 +26,8 @@ func TestCreateThroughFile(t *testing.T) {
 func TestCreateDanglingLink(t *testing.T) {
 	dir, e := diskProject(t, nil)
 	symlink(t, "missing.txt", filepath.Join(dir, "dangling"))
-	got := fail(t, e, "create dangling\nx")
-	if want := "dangling is a symbolic link (to missing.txt) to a file that does not exist"; !strings.Contains(got, want) {
-		t.Errorf("got %q, want %q", got, want)
-	}
+	contains(t, "create", fail(t, e, "create dangling\nx"),
+		"dangling is a symbolic link (to missing.txt) to a file that does not exist")
 	if _, err := os.Lstat(filepath.Join(dir, "missing.txt")); err == nil {
 		t.Error("the link's target was created")
 	}
@@ -70,23 +64,13 @@ func TestCreateLineEndings(t *testing.T) {
 func TestNewTextWithNUL(t *testing.T) {
 	e, fsys := newMem(t, map[string]string{"n.txt": "a\nb\n"})
 	ok(t, e, "view n.txt")
-	got := fail(t, e, "edit n.txt 1-2\nx\ny\x00z")
-	if want := "line 2 of the new text has a NUL byte"; !strings.Contains(got, want) {
-		t.Errorf("edit: got %q, want it to contain %q", got, want)
-	}
-	if want := "n.txt was not changed"; !strings.Contains(got, want) {
-		t.Errorf("edit: got %q, want it to contain %q", got, want)
-	}
+	contains(t, "edit", fail(t, e, "edit n.txt 1-2\nx\ny\x00z"),
+		"line 2 of the new text has a NUL byte", "n.txt was not changed")
 	if got, want := readFile(t, fsys, "n.txt"), "a\nb\n"; got != want {
 		t.Errorf("file after the refused edit: got %q, want %q", got, want)
 	}
-	got = fail(t, e, "create m.txt\n\x00")
-	if want := "line 1 of the new text has a NUL byte"; !strings.Contains(got, want) {
-		t.Errorf("create: got %q, want it to contain %q", got, want)
-	}
-	if want := "nothing was created"; !strings.Contains(got, want) {
-		t.Errorf("create: got %q, want it to contain %q", got, want)
-	}
+	contains(t, "create", fail(t, e, "create m.txt\n\x00"),
+		"line 1 of the new text has a NUL byte", "nothing was created")
 	if _, err := fsys.Stat("m.txt"); err == nil {
 		t.Error("create made m.txt")
 	}

@@ -244,10 +244,7 @@ func TestEdgeFileShrankBeforeEdit(t *testing.T) {
 	if err := afero.WriteFile(fsys, "a.txt", []byte(numbered(5)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := fail(t, e, "edit a.txt 5-5\nx")
-	if want := "      6  [end of file]"; !strings.Contains(got, want) {
-		t.Errorf("got %q, want it to contain %q", got, want)
-	}
+	contains(t, "edit", fail(t, e, "edit a.txt 5-5\nx"), "      6  [end of file]")
 }
 
 func TestEdgeBoundaryEdited(t *testing.T) {
@@ -489,9 +486,7 @@ func TestEdgeBadCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
-			if got := fail(t, e, tt.command); !strings.Contains(got, tt.want) {
-				t.Errorf("got %q, want it to contain %q", got, tt.want)
-			}
+			contains(t, tt.command, fail(t, e, tt.command), tt.want)
 		})
 	}
 	if got := views(t, e); got != "Views:\n  (no views)" {
@@ -506,13 +501,9 @@ func TestEdgeBadCommands(t *testing.T) {
 func TestEditWithoutContent(t *testing.T) {
 	e, fsys := newMem(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
 	ok(t, e, "view a.txt")
-	got := fail(t, e, "edit a.txt 2-2")
-	if want := "edit a.txt 2-2 has no new lines, so nothing was written"; !strings.Contains(got, want) {
-		t.Errorf("command line alone: got %q, want it to contain %q", got, want)
-	}
-	if want := "To delete the lines, end the command line with a newline and send nothing after it (in a fenced code block: one empty line between the command line and the closing fence)"; !strings.Contains(got, want) {
-		t.Errorf("command line alone: got %q, want it to say how to delete: %q", got, want)
-	}
+	contains(t, "command line alone", fail(t, e, "edit a.txt 2-2"),
+		"edit a.txt 2-2 has no new lines, so nothing was written",
+		"To delete the lines, end the command line with a newline and send nothing after it (in a fenced code block: one empty line between the command line and the closing fence)")
 	if got, want := readFile(t, fsys, "a.txt"), "one\ntwo\nthree\n"; got != want {
 		t.Errorf("file after the refused edit: got %q, want %q", got, want)
 	}
@@ -533,10 +524,8 @@ func TestEditWithoutContent(t *testing.T) {
 func TestEditPastTheEnd(t *testing.T) {
 	e, fsys := newMem(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
 	ok(t, e, "view a.txt")
-	got := fail(t, e, "edit a.txt 4-4\nfour")
-	if want := "a.txt has 3 lines, so line 4 is past its end; nothing was written. To add lines at the end, replace the last line with itself followed by the new lines: edit a.txt 3-3, then the text of line 3 and the new lines"; !strings.Contains(got, want) {
-		t.Errorf("got %q, want it to contain %q", got, want)
-	}
+	contains(t, "edit", fail(t, e, "edit a.txt 4-4\nfour"),
+		"a.txt has 3 lines, so line 4 is past its end; nothing was written. To add lines at the end, replace the last line with itself followed by the new lines: edit a.txt 3-3, then the text of line 3 and the new lines")
 	if got, want := readFile(t, fsys, "a.txt"), "one\ntwo\nthree\n"; got != want {
 		t.Errorf("file: got %q, want %q", got, want)
 	}

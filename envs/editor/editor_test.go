@@ -58,6 +58,17 @@ func fail(t *testing.T, e *Editor, command string) string {
 	return run(t, e, command, false)
 }
 
+// contains fails the test unless got has each of wants in it; what
+// names the step in the message.
+func contains(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s: got %q, want it to contain %q", what, got, want)
+		}
+	}
+}
+
 // screen returns the screen content.
 func screen(t *testing.T, e *Editor) string {
 	t.Helper()

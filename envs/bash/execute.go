@@ -118,10 +118,10 @@ func (s *Shell) execute(ctx context.Context, command string, limits envs.Limits)
 	if j != nil {
 		return s.resume(ctx, p, j, command, limits, parts), nil
 	}
-	p.takeTerminal()
 	if envs.IsInterrupt(command) || envs.IsEndOfInput(command) {
 		return envs.Response{Output: envs.IdleNote(strings.TrimSpace(command)), Success: true}, nil
 	}
+	p.takeTerminal() // nothing is typed for an idle key
 	answered := p.answered
 	if answered {
 		p.answered = false

@@ -327,8 +327,7 @@ func (p *proc) reclaim() {
 	if time.Since(p.reclaimedAt) < reclaimEvery {
 		return
 	}
-	pg, err := term.Foreground(p.master)
-	if err != nil || pg <= 1 || pg == p.pid || !catches(p.pid, sigReclaim) {
+	if !p.othersHold() {
 		return
 	}
 	p.reclaimedAt = time.Now()
@@ -342,7 +341,7 @@ func (p *proc) reclaim() {
 // take the terminal back, and takeTerminal waits for that, up to
 // reclaimWait, reading what the shell prints.
 func (p *proc) takeTerminal() {
-	if pg, err := term.Foreground(p.master); err != nil || pg <= 1 || pg == p.pid || !catches(p.pid, sigReclaim) {
+	if !p.othersHold() {
 		return
 	}
 	for deadline := time.Now().Add(reclaimWait); p.alive() && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
@@ -353,6 +352,13 @@ func (p *proc) takeTerminal() {
 		}
 	}
 	p.pending()
+}
+
+// othersHold reports whether a process group other than the shell's holds
+// its terminal, and the shell catches sigReclaim, which gives it back.
+func (p *proc) othersHold() bool {
+	pg, err := term.Foreground(p.master)
+	return err == nil && pg > 1 && pg != p.pid && catches(p.pid, sigReclaim)
 }
 
 // reclaimWait bounds takeTerminal's wait.

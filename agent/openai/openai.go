@@ -152,14 +152,20 @@ func complete(ctx context.Context, noStream *atomic.Bool, policy transport.Polic
 
 // failure names what went wrong, or is nil.
 func (c *Client) failure(ctx context.Context, call *transport.Call, err error) error {
+	return failure(ctx, c.opts, "chat completions", call, err)
+}
+
+// failure names what went wrong with call to api, or is nil: the API's
+// own error as a *StatusError, anything else as the transport says.
+func failure(ctx context.Context, opts options, api string, call *transport.Call, err error) error {
 	if err == nil {
 		return nil
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) && ctx.Err() == nil {
-		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "chat completions", InStream: call.Last().InStream, window: tooLong(apiErr), output: namesOutput(apiErr.Message)}
+		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: api, InStream: call.Last().InStream, window: tooLong(apiErr), output: namesOutput(apiErr.Message)}
 	}
-	return transport.Failure(ctx, "openai: chat completions", c.opts.BaseURL, c.opts.Timeout, call, err)
+	return transport.Failure(ctx, "openai: "+api, opts.BaseURL, opts.Timeout, call, err)
 }
 
 // contextLengthExceeded is the code OpenAI's APIs refuse a request with

@@ -80,14 +80,7 @@ func (c *Responses) Complete(ctx context.Context, req agent.Request) (agent.Resp
 }
 
 func (c *Responses) failure(ctx context.Context, call *transport.Call, err error) error {
-	if err == nil {
-		return nil
-	}
-	var apiErr *sdk.Error
-	if errors.As(err, &apiErr) && ctx.Err() == nil {
-		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: "responses", InStream: call.Last().InStream, window: tooLong(apiErr), output: namesOutput(apiErr.Message)}
-	}
-	return transport.Failure(ctx, "openai: responses", c.opts.BaseURL, c.opts.Timeout, call, err)
+	return failure(ctx, c.opts, "responses", call, err)
 }
 
 // stream makes one streaming request and reads its events up to

@@ -394,19 +394,6 @@ func (f fence) closes(open fence) bool {
 	return f.info == "" && f.ch == open.ch && f.n >= open.n
 }
 
-// fencedBlocks returns the fenced code blocks of text, in order
-// ([blockReader]).
-func fencedBlocks(text string) []fenced {
-	var out []fenced
-	for br := newBlockReader(text); ; {
-		b, ok := br.block()
-		if !ok {
-			return out
-		}
-		out = append(out, b)
-	}
-}
-
 // blockReader reads the fenced blocks of a reply one at a time, so a
 // caller stops at the one it wants.
 //

@@ -138,3 +138,16 @@ func TestParseActionStopsAtFirstAction(t *testing.T) {
 		t.Errorf("visits: got %d, want the first block's lines only", br.visits)
 	}
 }
+
+// fencedBlocks returns the fenced code blocks of text, in order
+// ([blockReader]).
+func fencedBlocks(text string) []fenced {
+	var out []fenced
+	for br := newBlockReader(text); ; {
+		b, ok := br.block()
+		if !ok {
+			return out
+		}
+		out = append(out, b)
+	}
+}

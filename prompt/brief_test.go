@@ -231,3 +231,27 @@ func TestBriefCostingMoreKeepsDeclaredSummary(t *testing.T) {
 		t.Errorf("got mode %s, why %s, brief %v; want SUMMARY, declared, not brief", rep.Mode, rep.Why, rep.Brief)
 	}
 }
+
+// TestBudgetFallbackTakesCheaperSummary: with a counter whose counts do
+// not add up, a prompt whose blocks fit but whose text does not has the
+// budget summarize one more section as it ends: as the cheaper of its
+// summary and its brief, here the summary.
+func TestBudgetFallbackTakesCheaperSummary(t *testing.T) {
+	long := "A brief that is longer than the summary it stands for, by a good margin."
+	var secs []*section.Section
+	for _, k := range []string{"a", "b", "c"} {
+		secs = append(secs, section.New(section.Spec[section.None]{Key: k, Title: strings.ToUpper(k), Body: strings.Repeat("body text ", 100), Summary: "Short.", Brief: long}))
+	}
+	p := prompt.MustNew("test", "brief", secs...).MustBind()
+	full, err := p.Render(nil, nil, prompt.WithTokens(joinTax{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Render(nil, nil, prompt.WithBudget(full.Tokens()-1, joinTax{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.Text(), long) || !strings.Contains(r.Text(), "Short.") {
+		t.Errorf("got\n%s\nwant a section summarized as Short., no brief", r.Text())
+	}
+}

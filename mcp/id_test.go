@@ -65,12 +65,7 @@ func TestStdioNumberIDsKept(t *testing.T) {
 			lines <- line
 		}
 	}()
-	send := func(line string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	send := (&rawStdio{t: t, in: inW}).send
 	// answers reads the next n answers (not notifications), by id as written.
 	answers := func(n int) map[string]rawAnswer {
 		t.Helper()

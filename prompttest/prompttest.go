@@ -94,23 +94,7 @@ func Golden(t testing.TB, name, got string, opts ...GoldenOption) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.update {
-		// A value of the variable that is not a boolean fails here too:
-		// it was meant to say something, and an option that rewrites
-		// anyway would hide the mistake until a run without it.
-		if _, err := golden.Update(); err != nil {
-			t.Fatalf("prompttest: %v", err)
-			return
-		}
-		path, err := golden.Path(name)
-		if err != nil {
-			t.Fatalf("prompttest: %v", err)
-			return
-		}
-		golden.CheckFile(t, path, got, true)
-		return
-	}
-	golden.Check(t, name, got)
+	golden.CheckForce(t, name, got, o.update)
 }
 
 // Options configures [Combinations].

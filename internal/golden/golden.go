@@ -47,6 +47,15 @@ func Update() (bool, error) {
 // writes it there when the environment asks (see Update).
 func Check(t testing.TB, name, got string) {
 	t.Helper()
+	CheckForce(t, name, got, false)
+}
+
+// CheckForce is Check, writing the file when force is set too. A value of
+// the environment variable that is not a boolean fails either way: it was
+// meant to say something, and a force that rewrites anyway would hide the
+// mistake until a run without it.
+func CheckForce(t testing.TB, name, got string, force bool) {
+	t.Helper()
 	update, err := Update()
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +66,7 @@ func Check(t testing.TB, name, got string) {
 		t.Fatal(err)
 		return
 	}
-	CheckFile(t, path, got, update)
+	CheckFile(t, path, got, update || force)
 }
 
 // Path returns the file testdata/<name>, name a slash-separated path. A

@@ -1,39 +1,14 @@
 package orchestrator
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
-
-// jsonErrorAt describes a JSON decoding error with its line and column.
-func jsonErrorAt(data []byte, err error) string {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "the file ends before the JSON value does"
-	}
-	if off < 0 || off > int64(len(data)) {
-		return err.Error()
-	}
-	before := data[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(off) - (bytes.LastIndexByte(before, '\n') + 1)
-	return fmt.Sprintf("%v (line %d, column %d)", err, line, max(col, 1))
-}
 
 // schemaError turns a schema validation error into one message naming each
 // failing field.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/internal/cmdline"
+	"github.com/unfold-dev/unfold/internal/jsonpos"
 	"github.com/unfold-dev/unfold/internal/procs"
 	"github.com/unfold-dev/unfold/prompt"
 	"github.com/unfold-dev/unfold/tools"
@@ -282,7 +283,7 @@ func parseSpec(data []byte) (specFile, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return specFile{}, fmt.Errorf("not valid JSON: %s", jsonErrorAt(data, err))
+		return specFile{}, fmt.Errorf("not valid JSON: %s", jsonpos.Describe(data, err, "the file ends before the JSON value does"))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return specFile{}, errors.New("not valid JSON: more than one JSON value in the file")

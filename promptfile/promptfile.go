@@ -28,7 +28,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"path/filepath"
@@ -43,6 +42,7 @@ import (
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 
+	"github.com/unfold-dev/unfold/internal/jsonpos"
 	"github.com/unfold-dev/unfold/internal/markdown"
 	"github.com/unfold-dev/unfold/internal/readfile"
 	"github.com/unfold-dev/unfold/internal/utf8cut"
@@ -470,7 +470,7 @@ func DecodeParams(data []byte) (Params, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("promptfile: params: not JSON: %s", syntaxAt(data, err))
+		return nil, fmt.Errorf("promptfile: params: not JSON: %s", jsonpos.Describe(data, err, "the text ends before the JSON object does"))
 	}
 	if dec.More() {
 		return nil, errors.New("promptfile: params: more than one JSON value; want one object")
@@ -878,20 +878,4 @@ func slug(s string) string {
 		out = strings.TrimRight(out[:64], "-")
 	}
 	return out
-}
-
-// syntaxAt describes a JSON syntax error with its line and column, as
-// spec files' errors give them.
-func syntaxAt(data []byte, err error) string {
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &se) && se.Offset <= int64(len(data)):
-		before := data[:se.Offset]
-		line := bytes.Count(before, []byte("\n")) + 1
-		col := int(se.Offset) - (bytes.LastIndexByte(before, '\n') + 1)
-		return fmt.Sprintf("%v (line %d, column %d)", err, line, max(col, 1))
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "the text ends before the JSON object does"
-	}
-	return err.Error()
 }

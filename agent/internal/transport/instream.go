@@ -16,10 +16,9 @@ import (
 // (server_is_overloaded, server_error, rate_limit_exceeded). When such an
 // error opens the stream, before any content, nothing was streamed and
 // nothing billed, and it is the failure the status it stands for would
-// be: [Middleware] reads the start of every event stream and turns such a
-// stream into a reply of that status, with the error as its body, so the
-// SDK retries it as it would the status, and names it when the retries
-// run out.
+// be: [Post] reads the start of every event stream and turns such a
+// stream into a reply of that status, with the error as its body, which
+// it retries as it would the status, and names when the retries run out.
 
 // peekBytes bounds how much of an event stream's start is read ahead to
 // find an error in it. A stream whose opening events are longer is passed
@@ -72,8 +71,8 @@ func (e *streamError) reply(res *http.Response) *http.Response {
 }
 
 // opening returns res, a 200 event stream, as it came, or, if it opens
-// with an error of inStream, as a reply of the error's status, which the
-// SDK retries as it would the status.
+// with an error of inStream, as a reply of the error's status, retried
+// as the status would be.
 func (c *Call) opening(res *http.Response) *http.Response {
 	se, body := peek(res.Body)
 	res.Body = body
@@ -229,6 +228,17 @@ func (s *eventScanner) next(buf []byte) (name string, data []byte, ok bool) {
 			s.data, s.hasData = append(s.data, value...), true
 		}
 	}
+}
+
+// flush returns the event the stream ended in, if one was begun: a
+// stream that ends without the blank line that would end its last event.
+func (s *eventScanner) flush() (name string, data []byte, ok bool) {
+	if s.name == "" && !s.hasData {
+		return "", nil, false
+	}
+	name, data = s.name, s.data
+	s.name, s.data, s.hasData = "", nil, false
+	return name, data, true
 }
 
 type errReader struct{ err error }

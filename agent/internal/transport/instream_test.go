@@ -2,9 +2,8 @@ package transport
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -54,31 +53,27 @@ func TestErrorOpeningStream(t *testing.T) {
 			var retries []agent.Retry
 			c := &Call{Stream: true, Policy: Policy{MaxRetries: 1, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond},
 				OnRetry: func(r agent.Retry) { retries = append(retries, r) }}
-			req, err := http.NewRequestWithContext(With(context.Background(), c), http.MethodPost, serve(t, "text/event-stream", 200, tt.body, len(tt.body)), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Middleware(req, http.DefaultTransport.RoundTrip)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			body, err := io.ReadAll(res.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.StatusCode != tt.status {
-				t.Fatalf("status: got %d, want %d", res.StatusCode, tt.status)
-			}
+			res, err := Post(context.Background(), Endpoint{BaseURL: serve(t, "text/event-stream", 200, tt.body, len(tt.body))}, c, "", nil)
 			if tt.status == 200 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer res.Body.Close()
+				body, err := io.ReadAll(res.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
 				if string(body) != tt.body || len(retries) != 0 || c.Last().InStream != "" {
 					t.Errorf("got %d bytes (retries %+v, %q), want the %d bytes sent, as they were", len(body), retries, c.Last().InStream, len(tt.body))
 				}
 				return
 			}
-			var e struct{ Error struct{ Message string } }
-			if err := json.Unmarshal(body, &e); err != nil || e.Error.Message != tt.msg || res.Header.Get("Content-Type") != "application/json" {
-				t.Errorf("body: got %s (%v), want an error body with the message %q", body, err, tt.msg)
+			var se *StatusError
+			if !errors.As(err, &se) || se.StatusCode != tt.status {
+				t.Fatalf("got %v, want a reply of status %d", err, tt.status)
+			}
+			if got := se.API().Message; got != tt.msg {
+				t.Errorf("body: got %s, want an error body with the message %q", se.Body, tt.msg)
 			}
 			if last := c.Last(); last.Status != tt.status || last.InStream != tt.what {
 				t.Errorf("last reply: got %+v, want status %d, in the stream %q", last, tt.status, tt.what)

@@ -1,15 +1,13 @@
-// Package transport is what the model adapters add to their SDK's HTTP
-// client: retries the SDK makes are announced, with the wait chosen here,
-// and the last reply's status, content type and first bytes are kept so
-// that a reply the SDK could not use is named, not guessed at.
-//
-// Both official SDKs (openai-go, anthropic-sdk-go) retry a request that got
-// no answer, or 408, 409, 429 or a 5xx status (unless x-should-retry says
-// otherwise), and wait as a Retry-After-Ms header says. [Middleware] sets
-// that header on every reply it lets the SDK retry, so the wait announced
-// is the wait made. An event stream that opens with an error the API
-// reports in it (an overload, a server error, a rate limit) is retried as
-// the status it stands for (see instream.go).
+// Package transport is how the model adapters speak HTTP: [Post] sends a
+// request and retries it (a request that got no answer, or 408, 409, 429
+// or a 5xx status, unless x-should-retry says otherwise, as the APIs' own
+// SDKs do), waiting as the server's Retry-After says or with exponential
+// backoff, each retry announced with the wait it makes; the last reply's
+// status, content type and first bytes are kept so that a reply that
+// could not be used is named, not guessed at; every body is bounded; and
+// [Events] reads an event stream. An event stream that opens with an
+// error the API reports in it (an overload, a server error, a rate limit)
+// is retried as the status it stands for (see instream.go).
 package transport
 
 import (
@@ -58,7 +56,7 @@ const MaxBodyBytes = 8 << 20
 // Bounds of a streamed reply (an event stream) as read from the wire. The
 // text a reply carries is bounded by MaxBodyBytes in the adapters; these
 // bound the bytes around it, so that an endpoint that never ends an event
-// or never ends its stream cannot make the SDK's decoder hold it whole.
+// or never ends its stream cannot make the reader hold it whole.
 const (
 	// MaxEventBytes bounds one event: the bytes from the blank line that
 	// ended the one before to the blank line that ends it. The largest an
@@ -90,8 +88,8 @@ type Policy struct {
 	MaxDelay   time.Duration // the ceiling of any wait, Retry-After included
 }
 
-// Call is the state of one model call across its attempts. Put it in the
-// request's context with [With]; the middleware fills it.
+// Call is the state of one model call across its attempts, which [Post]
+// makes and fills in.
 type Call struct {
 	Policy  Policy
 	OnRetry func(agent.Retry)
@@ -125,11 +123,6 @@ type Reply struct {
 	// Left is the time the request had left then.
 	Left time.Duration
 }
-
-type key struct{}
-
-// With returns ctx carrying c.
-func With(ctx context.Context, c *Call) context.Context { return context.WithValue(ctx, key{}, c) }
 
 // Last returns the reply to the last attempt.
 func (c *Call) Last() Reply {
@@ -165,14 +158,13 @@ func (c *Call) Body() []byte {
 	return c.body
 }
 
-// Middleware watches every attempt of a request whose context carries a
-// [Call]; it has the signature of both SDKs' option.Middleware.
-func Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	c, _ := req.Context().Value(key{}).(*Call)
-	if c == nil {
-		return next(req)
-	}
-	res, err := next(req)
+// watch takes in the reply to one attempt of c (res, or err when none
+// came): it is kept as c's last reply, its body is bounded, an event
+// stream that opens with an error reported in it becomes a reply of that
+// error's status (see instream.go), and a 200 that is not an event stream
+// is read whole into c's Body when c streams. It returns the reply and
+// whether to try again, after the wait given, which OnRetry was told.
+func (c *Call) watch(ctx context.Context, res *http.Response, err error) (_ *http.Response, _ error, retry bool, wait time.Duration) {
 	c.mu.Lock()
 	c.attempts++
 	attempt := c.attempts
@@ -195,15 +187,14 @@ func Middleware(req *http.Request, next func(*http.Request) (*http.Response, err
 				c.body = body
 			}
 			c.mu.Unlock()
-			// The SDK's stream reads nothing; the adapter reads Body.
+			// The caller reads Body, not the reply's body.
 			res.Body = io.NopCloser(strings.NewReader(""))
 			if tooBig {
 				// The reply came: asking again would bill it again.
-				res.Header.Set("x-should-retry", "false")
-				return res, nil
+				return res, nil, false, 0
 			}
 			if rerr != nil {
-				return nil, rerr // cut off: retried as no reply
+				res, err = nil, rerr // cut off: retried as no reply
 			}
 		} else {
 			b := &boundedReader{ReadCloser: res.Body, c: c, limit: MaxBodyBytes, over: errOverBody}
@@ -217,11 +208,11 @@ func Middleware(req *http.Request, next func(*http.Request) (*http.Response, err
 			}
 		}
 	}
-	if req.Context().Err() != nil || !willRetry(req, res, err) || attempt > c.Policy.MaxRetries {
-		return res, err
+	if ctx.Err() != nil || !willRetry(res, err) || attempt > c.Policy.MaxRetries {
+		return res, err, false, 0
 	}
 	delay := c.delay(attempt, res)
-	if dl, ok := req.Context().Deadline(); ok && res != nil {
+	if dl, ok := ctx.Deadline(); ok && res != nil {
 		if left := time.Until(dl); left < delay {
 			// The wait would end at the deadline with no reply to
 			// show for it: this reply is the call's error, now.
@@ -229,21 +220,11 @@ func Middleware(req *http.Request, next func(*http.Request) (*http.Response, err
 			if !asked {
 				wait = delay
 			}
-			res.Header.Set("x-should-retry", "false")
 			c.mu.Lock()
 			c.last.Wait, c.last.Asked, c.last.Left = wait, asked, left
 			c.mu.Unlock()
-			return res, err
+			return res, err, false, 0
 		}
-	}
-	if res != nil {
-		// The SDK waits what this header says: the wait announced.
-		res.Header.Set("Retry-After-Ms", strconv.FormatInt(delay.Milliseconds(), 10))
-		res.Header.Del("Retry-After")
-	} else {
-		// With no reply the SDK waits its own backoff: at most 0.5s
-		// doubled per retry, up to 8s.
-		delay = min(500*time.Millisecond<<min(attempt-1, 4), 8*time.Second)
 	}
 	if c.OnRetry != nil {
 		why := reason(res, err)
@@ -252,14 +233,13 @@ func Middleware(req *http.Request, next func(*http.Request) (*http.Response, err
 		}
 		c.OnRetry(agent.Retry{Attempt: attempt, Delay: delay, Reason: why})
 	}
-	return res, err
+	return res, err, true, delay
 }
 
-// willRetry is the SDKs' rule for retrying an attempt.
-func willRetry(req *http.Request, res *http.Response, err error) bool {
-	if req.Body != nil && req.GetBody == nil {
-		return false
-	}
+// willRetry says whether an attempt is tried again: one that got no
+// reply, or 408, 409, 429 or a 5xx status, unless the reply's
+// x-should-retry header says otherwise (the rule of the APIs' own SDKs).
+func willRetry(res *http.Response, err error) bool {
 	if res == nil {
 		return err != nil
 	}
@@ -459,8 +439,8 @@ func Deadline(ctx context.Context, timeout time.Duration) (context.Context, cont
 	return context.WithTimeout(ctx, timeout)
 }
 
-// Failure is the error for a model call that failed, named from what the
-// SDK returned and the last reply: a timeout, an endpoint that could not
+// Failure is the error for a model call that failed, named from what
+// [Post] returned and the last reply: a timeout, an endpoint that could not
 // be reached, or a reply that was not what the API sends. api names the
 // API in the message ("openai: chat completions").
 func Failure(ctx context.Context, api, baseURL string, timeout time.Duration, c *Call, err error) error {
@@ -518,7 +498,7 @@ func (r Reply) notRetried() string {
 	return fmt.Sprintf(" (not retried: the next try would be in %s, later than the request has left, %s)", r.Wait.Round(time.Millisecond), left)
 }
 
-// CustomHeaders reads the environment variable that, as the SDKs read it,
+// CustomHeaders reads the environment variable that, as the APIs' SDKs read it,
 // adds headers to every request: one "Name: value" a line (lines without
 // a colon are passed over, as the SDKs pass them over), each returned as
 // its name and value. A header the HTTP client would refuse is an error

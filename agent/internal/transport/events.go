@@ -1,0 +1,60 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Events reads an event stream (text/event-stream), one event at a time.
+type Events struct {
+	r   io.Reader
+	buf []byte // read, not yet scanned past
+	sc  eventScanner
+	err error // what the last read returned
+}
+
+// NewEvents returns a reader of the event stream r.
+func NewEvents(r io.Reader) *Events { return &Events{r: r} }
+
+// errLongEvent is the error for an event over MaxEventBytes.
+var errLongEvent = fmt.Errorf("the streamed reply has an event over %d bytes; stopped reading it", MaxEventBytes)
+
+// Next returns the next event: its name ("" when it has no event field)
+// and its data, its data lines joined by "\n"; io.EOF after the last. A
+// stream that ends inside an event gives that event, as far as its
+// lines are whole, before io.EOF. An error reading the stream is
+// returned as it came; an event over MaxEventBytes is an error.
+func (e *Events) Next() (name string, data []byte, err error) {
+	for {
+		if name, data, ok := e.sc.next(e.buf); ok {
+			return name, data, nil
+		}
+		if e.err != nil {
+			if errors.Is(e.err, io.EOF) {
+				if rest := e.buf[e.sc.pos:]; len(rest) > 0 && rest[len(rest)-1] == '\r' {
+					// A line the stream ends with "\r": whole.
+					e.buf = append(e.buf, '\n')
+					continue
+				}
+				if name, data, ok := e.sc.flush(); ok {
+					return name, data, nil
+				}
+			}
+			return "", nil, e.err
+		}
+		// Drop what was scanned, then read on.
+		n := copy(e.buf, e.buf[e.sc.pos:])
+		e.buf, e.sc.pos = e.buf[:n], 0
+		if len(e.buf)+len(e.sc.data) > MaxEventBytes {
+			e.err = errLongEvent
+			continue
+		}
+		if cap(e.buf)-len(e.buf) < 4<<10 {
+			e.buf = append(e.buf, make([]byte, 32<<10)...)[:len(e.buf)]
+		}
+		var read int
+		read, e.err = e.r.Read(e.buf[len(e.buf):cap(e.buf)])
+		e.buf = e.buf[:len(e.buf)+read]
+	}
+}

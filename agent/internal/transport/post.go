@@ -1,0 +1,180 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Endpoint is where a model API is and what every request to it carries.
+type Endpoint struct {
+	// BaseURL is the API's address, such as https://api.openai.com/v1; a
+	// request's path is joined to it with one "/".
+	BaseURL string
+	// Client sends the requests; nil: http.DefaultClient.
+	Client *http.Client
+	// Header is sent with every attempt: the key, the API's version, the
+	// user's own headers. Post sets Content-Type, Accept and User-Agent,
+	// unless Header has them.
+	Header http.Header
+}
+
+// Post sends body, a JSON document, to path under ep.BaseURL as c's
+// attempts: one that got no reply, or 408, 409, 429 or a 5xx status, is
+// made again up to c.Policy.MaxRetries times, after the wait the server
+// asked for (Retry-After-Ms, Retry-After) or a backoff, never past
+// MaxDelay, each retry told to c.OnRetry with the wait it makes. A
+// retry whose wait would end past ctx's deadline is not made: that reply
+// is the call's.
+//
+// It returns the last reply when its status is 2xx, its body bounded
+// (MaxBodyBytes; MaxEventBytes and MaxStreamBytes for an event stream; the
+// read past a bound fails, and c.BodyErr says so). When c.Stream is set, a
+// 200 that is not an event stream has been read whole into c.Body and its
+// body is empty. An error status after the retries is a *[StatusError];
+// anything else (no reply, ctx ended) is returned as it came. The caller
+// closes the reply's body.
+func Post(ctx context.Context, ep Endpoint, c *Call, path string, body []byte) (*http.Response, error) {
+	client := ep.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	url := strings.TrimRight(ep.BaseURL, "/") + "/" + strings.TrimLeft(path, "/")
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header = ep.Header.Clone()
+		if req.Header == nil {
+			req.Header = http.Header{}
+		}
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json", "User-Agent": UserAgent()} {
+			if req.Header.Get(k) == "" {
+				req.Header.Set(k, v)
+			}
+		}
+		res, err := client.Do(req)
+		res, err, retry, wait := c.watch(ctx, res, err)
+		if !retry {
+			if err != nil {
+				return nil, err
+			}
+			if res.StatusCode >= 400 {
+				return nil, statusError(res)
+			}
+			return res, nil
+		}
+		if res != nil {
+			// What is left of a reply not used, so that its
+			// connection can serve the next attempt.
+			_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+			res.Body.Close()
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// statusError reads res, a reply with an error status, into a
+// StatusError; res's body is closed.
+func statusError(res *http.Response) *StatusError {
+	defer res.Body.Close()
+	// The body is bounded (watch): a read past MaxBodyBytes fails, and
+	// what came before it is kept.
+	var buf bytes.Buffer
+	_, _ = io.Copy(&buf, res.Body)
+	return &StatusError{StatusCode: res.StatusCode, Body: buf.Bytes()}
+}
+
+// StatusError is a reply with an error status (400 or more), after any
+// retries.
+type StatusError struct {
+	StatusCode int
+	Body       []byte // up to MaxBodyBytes of it
+}
+
+func (e *StatusError) Error() string {
+	msg := e.API().Message
+	if msg == "" {
+		msg = strings.TrimSpace(strings.ToValidUTF8(string(e.Body[:min(len(e.Body), maxMessage)]), "?"))
+	}
+	if msg == "" {
+		msg = "(no message)"
+	}
+	return fmt.Sprintf("%d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), msg)
+}
+
+// APIError is the error object model APIs send with an error status.
+type APIError struct {
+	Message, Type, Code, Param string
+}
+
+// API reads the error object of e's body, {"error": {"message", "type",
+// "code", "param"}} (OpenAI's APIs, the Messages API, and the servers that
+// follow them); a code or param that is a number is read as its text. It
+// is the zero APIError when the body is not one.
+func (e *StatusError) API() APIError {
+	var body struct {
+		Error struct {
+			Message json.RawMessage `json:"message"`
+			Type    json.RawMessage `json:"type"`
+			Code    json.RawMessage `json:"code"`
+			Param   json.RawMessage `json:"param"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(e.Body, &body) != nil {
+		return APIError{}
+	}
+	b := body.Error
+	return APIError{Message: text(b.Message), Type: text(b.Type), Code: text(b.Code), Param: text(b.Param)}
+}
+
+// text is a JSON string's value, or a number's text; "" for anything
+// else.
+func text(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(v, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+// UserAgent is the User-Agent header of every request: unfold and its
+// module version, when the program was built with one.
+var UserAgent = sync.OnceValue(func() string {
+	const module = "github.com/unfold-dev/unfold"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unfold"
+	}
+	version := ""
+	if info.Main.Path == module {
+		version = info.Main.Version
+	}
+	for _, d := range info.Deps {
+		if d.Path == module {
+			version = d.Version
+		}
+	}
+	if version == "" || version == "(devel)" {
+		return "unfold"
+	}
+	return "unfold/" + version
+})

@@ -61,9 +61,9 @@ type Spec struct {
 	Prompt string
 	// Continuation is a regular expression matching the prompt the program
 	// shows when a statement is not complete yet (sqlite3's "   ...> ",
-	// Python's "... "); "" means [DefaultContinuation]. When a command
-	// ends at it, the response says the input is incomplete and the next
-	// command continues it.
+	// Python's "... "); "" means [DefaultContinuation]. It must not match
+	// the empty string. When a command ends at it, the response says the
+	// input is incomplete and the next command continues it.
 	Continuation string
 	// Description says what the program is; the screen starts with it and
 	// it is the summary. Required.
@@ -206,6 +206,13 @@ func New(spec Spec) (*Env, error) {
 	contExpr, err = openEnded(contExpr)
 	if err != nil {
 		return fail("Continuation is not a valid regular expression (Go RE2 syntax): %v", err)
+	}
+	if re, err := regexp.Compile(contExpr); err != nil {
+		return fail("Continuation is not a valid regular expression (Go RE2 syntax): %v", err)
+	} else if re.MatchString("") {
+		// It would match every line that is still empty: a command whose
+		// output stops at the end of a line would end as incomplete.
+		return fail("Continuation %q matches the empty string, so every command would end as incomplete; write the continuation prompt's text, such as \"db-# \"", spec.Continuation)
 	}
 	// Prompts are matched at the start of lines too, text after them: a
 	// `$` that ends the prompt's expression would never match there.

@@ -407,6 +407,8 @@ func TestNewErrors(t *testing.T) {
 		{"no prompt", interactive.Spec{Command: "cat", Description: "d"}, `interactive: new "cat": Prompt is empty; give a regular expression matching the program's prompt`},
 		{"bad prompt", interactive.Spec{Command: "cat", Prompt: "(", Description: "d"}, "interactive: new \"cat\": Prompt is not a valid regular expression (Go RE2 syntax): error parsing regexp: missing closing ): `(?:()\\z`"},
 		{"empty-matching prompt", interactive.Spec{Command: "cat", Prompt: "(> )?", Description: "d"}, `interactive: new "cat": Prompt "(> )?" matches the empty string, so it would match any output; write the prompt's text, such as "sqlite> "`},
+		{"bad continuation", interactive.Spec{Command: "cat", Prompt: "> ", Continuation: "[", Description: "d"}, "interactive: new \"cat\": Continuation is not a valid regular expression (Go RE2 syntax): error parsing regexp: missing closing ]: `[`"},
+		{"empty-matching continuation", interactive.Spec{Command: "cat", Prompt: "> ", Continuation: "(-# )*", Description: "d"}, `interactive: new "cat": Continuation "(-# )*" matches the empty string, so every command would end as incomplete; write the continuation prompt's text, such as "db-# "`},
 		{"no description", interactive.Spec{Command: "cat", Prompt: "> "}, `interactive: new "cat": Description is empty; say in one line what the program is`},
 		{"missing program", interactive.Spec{Command: "/nonexistent/prog", Prompt: "> ", Description: "d"}, `interactive: new "/nonexistent/prog": exec: "/nonexistent/prog": stat /nonexistent/prog: no such file or directory`},
 		{"bad dir", interactive.Spec{Command: "cat", Prompt: "> ", Description: "d", Dir: "/nonexistent"}, `interactive: new "cat": Dir "/nonexistent" is not a directory`},

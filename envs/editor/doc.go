@@ -218,7 +218,9 @@
 //
 // Only regular files are read or written: a FIFO, socket or device is
 // refused with a message naming what it is, before it is opened and
-// without blocking on it (search counts it as skipped). Files larger than
+// without blocking on it (search counts it as skipped). A search goes down
+// 255 directories at most: a directory 256 levels deep is skipped, and
+// the response counts it as such. Files larger than
 // [DefaultMaxFileSize] ([WithMaxFileSize]) are refused, and so are edit
 // and create content past it and edits that would make a file larger.
 // A search looks at most at [DefaultMaxFiles] files and lists at most

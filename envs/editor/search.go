@@ -13,7 +13,8 @@ import (
 // maxSearchLine is how many bytes of a matching line a search shows.
 const maxSearchLine = 200
 
-// maxSearchDepth is how deep a search goes below the root.
+// maxSearchDepth is how deep a search goes below the root: a directory
+// this many levels deep is not entered, and the response counts it.
 const maxSearchDepth = 256
 
 // errStopWalk ends a walk that reached the file limit.
@@ -35,6 +36,7 @@ type searcher struct {
 	stopped                            bool
 	binary, large, special, unreadable int
 	unreadableDirs                     int // directories that could not be listed
+	tooDeep                            int // directories maxSearchDepth deep, not entered
 	ignored                            int // folders and files left out by ignore rules, .git aside
 
 	total, shown int
@@ -168,7 +170,10 @@ func (e *Editor) search(ctx context.Context, c command) (string, error) {
 	if s.unreadableDirs > 0 {
 		skipped = append(skipped, pluralForms(s.unreadableDirs, "unreadable directory", "unreadable directories"))
 	}
-	if s.matched > 0 || s.ignored > 0 || s.unreadableDirs > 0 {
+	if s.tooDeep > 0 {
+		skipped = append(skipped, fmt.Sprintf("%s %d levels deep (the search goes no deeper)", pluralForms(s.tooDeep, "directory", "directories"), maxSearchDepth))
+	}
+	if s.matched > 0 || s.ignored > 0 || s.unreadableDirs > 0 || s.tooDeep > 0 {
 		fmt.Fprintf(&b, "\nSearched %s", plural(s.read, "file"))
 		if len(skipped) > 0 {
 			b.WriteString("; skipped " + strings.Join(skipped, ", "))

@@ -197,3 +197,40 @@ func TestSearchUnreadableDirectory(t *testing.T) {
 		t.Errorf("got %q, want it to contain %q", got, want)
 	}
 }
+
+// TestSearchDepthLimit reports a directory left out for being too deep as
+// a directory, on both walks, and not as a file: it is not counted among
+// the files searched or skipped.
+func TestSearchDepthLimit(t *testing.T) {
+	deep := strings.Repeat("d/", maxSearchDepth)
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{
+			name:  "beside a file",
+			files: map[string]string{"a.txt": "s\n", deep + "x.txt": "s\n", "b.txt": "none\n"},
+			want:  "Matches:\n  a.txt:1: s\nSearched 2 files; skipped 1 directory 256 levels deep (the search goes no deeper)",
+		},
+		{
+			name:  "alone",
+			files: map[string]string{deep + "x.txt": "s\n"},
+			want:  "No matches for \"s\" in files matching ** (no file matches the glob)\nSearched 0 files; skipped 1 directory 256 levels deep (the search goes no deeper)",
+		},
+	}
+	for _, tc := range tests {
+		t.Run("memory/"+tc.name, func(t *testing.T) {
+			e, _ := newMem(t, tc.files)
+			if got := ok(t, e, `search "s" **`); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+		t.Run("disk/"+tc.name, func(t *testing.T) {
+			_, e := diskProject(t, tc.files)
+			if got := ok(t, e, `search "s" **`); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

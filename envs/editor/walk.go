@@ -55,7 +55,7 @@ func (e *Editor) walkFs(ctx context.Context, s *searcher, ig *ignorer, dir strin
 				continue
 			}
 			if depth+1 >= maxSearchDepth {
-				s.unreadable++
+				s.tooDeep++
 				continue
 			}
 			if err := e.walkFs(ctx, s, ig, p, depth+1); err != nil {

@@ -145,7 +145,7 @@ func (w *fastWalk) subdir(fd int, name, child string, depth int) error {
 		return nil
 	}
 	if depth+1 >= maxSearchDepth {
-		w.s.unreadable++
+		w.s.tooDeep++
 		return nil
 	}
 	cfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)

@@ -129,7 +129,7 @@ type Case struct {
 	// (its choices are the same under every budget), and Rendered.Report
 	// how each section rendered.
 	Name      string
-	Overrides map[string]visibility.Mode // the session overrides it was rendered with (choices that differ from the declared mode)
+	Overrides map[string]visibility.Mode // the session overrides it was rendered with (choices that differ from the declared mode); the case's own map
 	Budget    int                        // 0 for none
 	Rendered  *prompt.Rendered           // nil when Err is set
 	Err       error                      // the render's error, such as a *prompt.BudgetError
@@ -214,7 +214,9 @@ func Combinations(t testing.TB, p *prompt.Prompt, opts Options) []Case {
 			name = append(name, path+"="+strings.ToLower(m.String()))
 		}
 		for _, b := range budgets {
-			c := Case{Name: caseName(name, b), Overrides: ov, Budget: b}
+			// Each case owns its map: a caller changing one case's
+			// overrides leaves the other budgets' cases as rendered.
+			c := Case{Name: caseName(name, b), Overrides: maps.Clone(ov), Budget: b}
 			sess := session.New()
 			if err := visibility.Register(sess); err != nil {
 				t.Fatalf("prompttest: %v", err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,6 +70,27 @@ func TestCombinations(t *testing.T) {
 		if !names[want] {
 			t.Errorf("no case named %q in %v", want, names)
 		}
+	}
+}
+
+// TestCombinationsOverridesOwned: the cases of one combination under
+// different budgets each hold their own Overrides, so changing one case's
+// map leaves the others' as they were rendered.
+func TestCombinationsOverridesOwned(t *testing.T) {
+	cases := prompttest.Combinations(t, fixture(), prompttest.Options{Budgets: []int{0, 150}, Counter: tokens.Estimate})
+	byName := map[string]prompttest.Case{}
+	for _, c := range cases {
+		byName[c.Name] = c
+	}
+	a, b := byName["guide=full,ref=summary"], byName["guide=full,ref=summary@150"]
+	want := map[string]visibility.Mode{"guide": visibility.Full, "ref": visibility.Summary}
+	if !maps.Equal(a.Overrides, want) || !maps.Equal(b.Overrides, want) {
+		t.Fatalf("got overrides %v and %v, want %v for both", a.Overrides, b.Overrides, want)
+	}
+	a.Overrides["ref"] = visibility.Full
+	delete(a.Overrides, "guide")
+	if !maps.Equal(b.Overrides, want) {
+		t.Errorf("after changing the unbudgeted case's overrides, the budgeted case's are %v, want %v", b.Overrides, want)
 	}
 }
 

@@ -80,7 +80,9 @@ type requestCase struct {
 	name string
 	opts []Option
 	env  map[string]string // the environment the client is made in
-	req  agent.Request
+	// noKey: the client is given no key.
+	noKey bool
+	req   agent.Request
 }
 
 // readTool and the others are tools as the loop offers them.
@@ -211,6 +213,24 @@ var requestCases = []requestCase{
 	}, req: agent.Request{
 		Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}},
 	}},
+	{name: "custom authorization", env: map[string]string{
+		"OPENAI_CUSTOM_HEADERS": "Authorization: Basic dXNlcg==\nApi-Key: azure",
+	}, req: agent.Request{
+		Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}},
+	}},
+	{name: "custom authorization, no key", noKey: true, env: map[string]string{
+		"OPENAI_CUSTOM_HEADERS": "Authorization: Basic dXNlcg==\nApi-Key: azure",
+	}, req: agent.Request{
+		Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}},
+	}},
+	{name: "no key", noKey: true, req: agent.Request{
+		Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}},
+	}},
+	{name: "no key, environment", noKey: true, env: map[string]string{
+		"OPENAI_API_KEY": "env-key", "OPENAI_ADMIN_KEY": "env-admin", "OPENAI_ORG_ID": "org-env",
+	}, req: agent.Request{
+		Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}},
+	}},
 }
 
 // openAIEnv are the environment variables the SDK read.
@@ -241,7 +261,11 @@ func TestRequestsSent(t *testing.T) {
 				c := &capture{}
 				srv := httptest.NewServer(c)
 				defer srv.Close()
-				m, err := api.make(srv.URL+"/v1", append([]Option{WithAPIKey("sk-test"), WithMaxRetries(0)}, tc.opts...)...)
+				opts := []Option{WithMaxRetries(0)}
+				if !tc.noKey {
+					opts = append(opts, WithAPIKey("sk-test"))
+				}
+				m, err := api.make(srv.URL+"/v1", append(opts, tc.opts...)...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -257,7 +281,7 @@ func TestRequestsSent(t *testing.T) {
 				if len(got) != 2 {
 					t.Fatalf("got %d requests, want 2 (streaming, then not)", len(got))
 				}
-				checkRequests(t, filepath.ToSlash(filepath.Join("requests", api.name, strings.ReplaceAll(tc.name, " ", "_")+".json")),
+				checkRequests(t, filepath.ToSlash(filepath.Join("requests", api.name, strings.NewReplacer(" ", "_", ",", "").Replace(tc.name)+".json")),
 					map[string]sentRequest{"stream": got[0], "plain": got[1]})
 			})
 		}

@@ -1,8 +1,15 @@
-// Package openai connects the agent loop to OpenAI's APIs, built on the
-// official SDK, github.com/openai/openai-go/v3: [Client] speaks chat
-// completions, the API of every OpenAI-compatible endpoint (OpenAI, vLLM,
-// llama.cpp, Ollama, LM Studio, ...), and [Responses] speaks the Responses
-// API.
+// Package openai connects the agent loop to OpenAI's APIs: [Client]
+// speaks chat completions, the API of every OpenAI-compatible endpoint
+// (OpenAI, vLLM, llama.cpp, Ollama, LM Studio, ...), and [Responses]
+// speaks the Responses API. Both speak the API itself over net/http, with
+// the retries of the adapters' transport and small structs holding only
+// the fields unfold sends and reads; no SDK is linked.
+//
+// Every request carries the key given as a bearer token (the
+// environment's OPENAI_API_KEY is never read, nor OPENAI_BASE_URL), and,
+// as OpenAI's SDKs send them, OPENAI_ORG_ID as OpenAI-Organization,
+// OPENAI_PROJECT_ID as OpenAI-Project and the headers of
+// OPENAI_CUSTOM_HEADERS, one "Name: value" a line.
 //
 // # Use
 //
@@ -16,8 +23,8 @@
 //
 // Every request streams. Text and tool-call fragments reach
 // agent.Request.OnDelta as they arrive; chat completion tool calls whose
-// arguments come split over many chunks are assembled with the SDK's
-// accumulator, Responses replies are read from response.completed. An
+// arguments come split over many chunks are assembled as OpenAI's SDKs
+// assemble them, Responses replies are read from response.completed. An
 // endpoint that answers a streaming request with one JSON document is read
 // as such; one that refuses to stream (a 4xx status naming "stream") is
 // asked again without streaming, and from then on.
@@ -36,8 +43,8 @@
 //
 // # Errors and retries
 //
-// The SDK retries a request that got no reply, or 408, 409, 429 or a 5xx
-// status, up to [WithMaxRetries] times, after the server's Retry-After (or
+// A request that got no reply, or 408, 409, 429 or a 5xx status, is made
+// again up to [WithMaxRetries] times, after the server's Retry-After (or
 // Retry-After-Ms) or an exponential backoff with jitter; each retry is
 // told to agent.Request.OnRetry before its wait ("429 rate limited", and
 // the wait). A Responses stream that opens with an error event or

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/unfold-dev/unfold/agent"
 	"github.com/unfold-dev/unfold/agent/internal/transport"
@@ -22,9 +20,6 @@ import (
 // endpoint, streaming its replies. It is safe for concurrent use.
 type Client struct {
 	opts options
-	// chat is the SDK's chat service alone, not its whole client: the
-	// client would link every service of the API into the program.
-	chat sdk.ChatService
 	// noStream is set once the endpoint refused a streaming request.
 	noStream atomic.Bool
 }
@@ -42,7 +37,7 @@ func New(baseURL, model string, opt ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{opts: opts, chat: sdk.NewChatService(opts.requestOptions()...)}, nil
+	return &Client{opts: opts}, nil
 }
 
 // Features says that chat completions endpoints cache prompt prefixes (as
@@ -100,11 +95,11 @@ func (e *StatusError) Error() string {
 }
 
 // Complete sends req as a streaming chat completion and returns the
-// assembled reply. The SDK retries a request that got no reply, or 429 or
-// a 5xx status, after the server's Retry-After or a backoff, each retry
-// told to req.OnRetry. An endpoint that answers a streaming request with
-// one JSON document is read as such; one that refuses to stream is asked
-// again without streaming, and from then on.
+// assembled reply. A request that got no reply, or 408, 409, 429 or a 5xx
+// status, is made again after the server's Retry-After or a backoff, each
+// retry told to req.OnRetry. An endpoint that answers a streaming request
+// with one JSON document is read as such; one that refuses to stream is
+// asked again without streaming, and from then on.
 func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	params, err := c.params(req)
 	if err != nil {
@@ -114,16 +109,52 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 	defer cancel()
 	return complete(ctx, &c.noStream, c.opts.Policy, req,
 		func(call *transport.Call) (agent.Response, error) {
-			return c.stream(transport.With(bounded, call), call, params, req)
+			params := params
+			params.Stream, params.StreamOptions = true, &streamOptions{IncludeUsage: true}
+			return c.stream(bounded, call, params, req)
 		},
 		func(call *transport.Call) (agent.Response, error) {
-			cc, err := c.chat.Completions.New(transport.With(bounded, call), params)
+			body, err := post(bounded, c.opts, call, "chat/completions", params)
 			if err != nil {
 				return agent.Response{}, err
 			}
-			return fromCompletion(cc)
+			var cc chatCompletion
+			if err := json.Unmarshal(body, &cc); err != nil {
+				return agent.Response{}, errUnusable
+			}
+			return fromCompletion(&cc)
 		},
 		func(call *transport.Call, err error) error { return c.failure(ctx, call, err) })
+}
+
+// post sends params as a request that does not stream and returns the
+// reply's body.
+func post(ctx context.Context, opts options, call *transport.Call, path string, params any) ([]byte, error) {
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	res, err := transport.Post(ctx, opts.endpoint(), call, path, body)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	reply, err := io.ReadAll(res.Body)
+	if err := call.BodyErr(); err != nil {
+		return nil, err
+	}
+	return reply, err
+}
+
+// open sends params as a streaming request and returns the reply, its
+// events, or, for a reply that is not an event stream, none (its body is
+// call.Body()).
+func open(ctx context.Context, opts options, call *transport.Call, path string, params any) (*http.Response, error) {
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	return transport.Post(ctx, opts.endpoint(), call, path, body)
 }
 
 // complete makes a model call: streaming, unless the endpoint refused to
@@ -161,11 +192,24 @@ func failure(ctx context.Context, opts options, api string, call *transport.Call
 	if err == nil {
 		return nil
 	}
-	var apiErr *sdk.Error
-	if errors.As(err, &apiErr) && ctx.Err() == nil {
-		return &StatusError{StatusCode: apiErr.StatusCode, Message: serverMessage(apiErr, call), Attempts: call.Attempts(), API: api, InStream: call.Last().InStream, window: tooLong(apiErr), output: namesOutput(apiErr.Message)}
+	var status *transport.StatusError
+	if errors.As(err, &status) && ctx.Err() == nil {
+		e := status.API()
+		return &StatusError{StatusCode: status.StatusCode, Message: transport.ServerMessage(e.Message, errorObject(status.Body), call), Attempts: call.Attempts(), API: api, InStream: call.Last().InStream, window: tooLong(status.StatusCode, e), output: namesOutput(e.Message)}
 	}
 	return transport.Failure(ctx, "openai: "+api, opts.BaseURL, opts.Timeout, call, err)
+}
+
+// errorObject is the error object of an error status's body, as it came;
+// "" when the body has none.
+func errorObject(body []byte) string {
+	var b struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return ""
+	}
+	return string(b.Error)
 }
 
 // contextLengthExceeded is the code OpenAI's APIs refuse a request with
@@ -176,11 +220,11 @@ const contextLengthExceeded = "context_length_exceeded"
 // size: OpenAI's code context_length_exceeded, llama.cpp's type
 // exceed_context_size_error, vLLM's "maximum context length is" message
 // (as OpenAI's), or 413 (a body past the server's limit).
-func tooLong(err *sdk.Error) bool {
+func tooLong(status int, err transport.APIError) bool {
 	switch {
-	case err.StatusCode == http.StatusRequestEntityTooLarge:
+	case status == http.StatusRequestEntityTooLarge:
 		return true
-	case err.StatusCode != http.StatusBadRequest:
+	case status != http.StatusBadRequest:
 		return false
 	}
 	return err.Code == contextLengthExceeded || err.Type == "exceed_context_size_error" ||
@@ -204,15 +248,16 @@ func namesOutput(msg string) bool {
 // (a proxy's "upstream error") or a body that echoes the request is
 // another error, shown as it is.
 func refusesStream(err error) bool {
-	var apiErr *sdk.Error
-	if !errors.As(err, &apiErr) {
+	var status *transport.StatusError
+	if !errors.As(err, &status) {
 		return false
 	}
-	switch apiErr.StatusCode {
+	switch status.StatusCode {
 	case http.StatusBadRequest, http.StatusNotFound, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity, http.StatusNotImplemented:
 	default:
 		return false
 	}
+	apiErr := status.API()
 	if apiErr.Param == "stream" || apiErr.Param == "stream_options" {
 		return true
 	}
@@ -238,23 +283,39 @@ const MaxReplyBytes = transport.MaxBodyBytes
 // errUnusable marks a reply that came but was not a chat completion.
 var errUnusable = errors.New("the reply is not a chat completion")
 
-// stream makes one streaming request (the SDK retrying it as long as
-// nothing has streamed).
-func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.ChatCompletionNewParams, req agent.Request) (agent.Response, error) {
-	params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
-	s := c.chat.Completions.NewStreaming(ctx, params)
-	defer s.Close()
-	var acc sdk.ChatCompletionAccumulator
+// stream makes one streaming request (retried as long as nothing has
+// streamed) and reads its chunks into the reply.
+func (c *Client) stream(ctx context.Context, call *transport.Call, params chatRequest, req agent.Request) (agent.Response, error) {
+	res, err := open(ctx, c.opts, call, "chat/completions", params)
+	if err != nil {
+		return agent.Response{}, err
+	}
+	defer res.Body.Close()
+	var acc chatAccumulator
 	var calls callSlots
 	// usage is the last usage a chunk carried: each is the reply's total
 	// so far. OpenAI sends it once, on the last chunk; other endpoints
-	// (Gemini's, Together, Groq, DeepSeek) on many or all, which the
-	// accumulator would add up.
-	var usage sdk.CompletionUsage
+	// (Gemini's, Together, Groq, DeepSeek) on many or all, which adding
+	// them up would count many times.
+	var usage *chatUsage
 	streamed := false
 	size := 0
-	for s.Next() {
-		chunk := s.Current()
+	events := transport.NewEvents(res.Body)
+	for {
+		var chunk chatChunk
+		done, err := nextEvent(events, &chunk)
+		if err != nil {
+			if callErr := call.BodyErr(); callErr != nil {
+				return agent.Response{}, callErr // the reason the read failed
+			}
+			if streamed {
+				return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
+			}
+			return agent.Response{}, err
+		}
+		if done {
+			break
+		}
 		streamed = true
 		for i := range chunk.Choices {
 			ch := &chunk.Choices[i]
@@ -274,29 +335,23 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 		if size > MaxReplyBytes {
 			return agent.Response{}, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
 		}
-		if chunk.JSON.Usage.Valid() {
+		if chunk.Usage != nil {
 			usage = chunk.Usage
 		}
-		if !acc.AddChunk(chunk) {
+		if !acc.add(&chunk) {
 			return agent.Response{}, errors.New("the stream sent a chunk that does not fit the reply so far")
 		}
 		if req.OnDelta != nil {
-			deltas(chunk, req.OnDelta)
+			deltas(&chunk, req.OnDelta)
 		}
 	}
 	if err := call.BodyErr(); err != nil {
-		return agent.Response{}, err // before the SDK's error: it is this one, wrapped
-	}
-	if err := s.Err(); err != nil {
-		if streamed {
-			return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
-		}
 		return agent.Response{}, err
 	}
 	if body := call.Body(); body != nil && !streamed {
 		// The endpoint answered with one document: a completion, if it
 		// is one.
-		var cc sdk.ChatCompletion
+		var cc chatCompletion
 		if err := json.Unmarshal(body, &cc); err != nil || len(cc.Choices) == 0 {
 			return agent.Response{}, errUnusable
 		}
@@ -306,17 +361,95 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.Ch
 		}
 		return resp, err
 	}
-	if len(acc.Choices) == 0 {
+	cc, ok := acc.completion()
+	if !ok {
 		return agent.Response{}, errUnusable
 	}
-	if acc.Choices[0].FinishReason == "" {
+	if cc.Choices[0].FinishReason == "" {
 		// The body ended cleanly, but the reply did not: a proxy or a
 		// worker cut it.
 		return agent.Response{}, errors.New("the stream ended before the reply finished")
 	}
-	acc.ChatCompletion.Usage = usage
-	resp, err := fromCompletion(&acc.ChatCompletion)
-	return resp, err
+	if usage != nil {
+		cc.Usage = *usage
+	}
+	return fromCompletion(&cc)
+}
+
+// chatAccumulator assembles the first choice of a streamed reply from its
+// chunks, as OpenAI's SDKs do: text and refusal joined, the finish_reason
+// of the last chunk that has the choice, tool calls by their index (which
+// callSlots has made dense), their names and arguments joined, their ID
+// and type the last one sent. It refuses, as they do, a chunk whose id is
+// not the reply's (the first id sent), or with a choice index outside 0
+// to 127.
+type chatAccumulator struct {
+	id      string
+	choices bool // a chunk had a choice
+	content strings.Builder
+	refusal strings.Builder
+	finish  string
+	calls   []accumulatedCall
+}
+
+type accumulatedCall struct {
+	id, name, args strings.Builder
+}
+
+// add adds chunk to the reply, or reports false for a chunk that does not
+// fit it.
+func (a *chatAccumulator) add(chunk *chatChunk) bool {
+	if a.id != "" && chunk.ID != a.id {
+		return false
+	}
+	for _, ch := range chunk.Choices {
+		if ch.Index < 0 || ch.Index > 127 {
+			return false
+		}
+	}
+	if a.id == "" {
+		a.id = chunk.ID
+	}
+	for _, ch := range chunk.Choices {
+		a.choices = true
+		if ch.Index != 0 {
+			continue
+		}
+		a.finish = ch.FinishReason
+		a.content.WriteString(ch.Delta.Content)
+		a.refusal.WriteString(ch.Delta.Refusal)
+		for _, tc := range ch.Delta.ToolCalls {
+			i := int(*tc.Index) // placed: set, and a slot
+			for len(a.calls) <= i {
+				a.calls = append(a.calls, accumulatedCall{})
+			}
+			call := &a.calls[i]
+			if tc.ID != "" {
+				call.id.Reset()
+				call.id.WriteString(tc.ID)
+			}
+			call.name.WriteString(tc.Function.Name)
+			call.args.WriteString(tc.Function.Arguments)
+		}
+	}
+	return true
+}
+
+// completion returns the reply as a completion with its first choice, or
+// false when no chunk had a choice.
+func (a *chatAccumulator) completion() (chatCompletion, bool) {
+	if !a.choices {
+		return chatCompletion{}, false
+	}
+	var ch chatChoice
+	ch.FinishReason = a.finish
+	ch.Message.Content, ch.Message.Refusal = a.content.String(), a.refusal.String()
+	for i := range a.calls {
+		var tc chatToolCall
+		tc.ID, tc.Function.Name, tc.Function.Arguments = a.calls[i].id.String(), a.calls[i].name.String(), a.calls[i].args.String()
+		ch.Message.ToolCalls = append(ch.Message.ToolCalls, tc)
+	}
+	return chatCompletion{Choices: []chatChoice{ch}}, true
 }
 
 // callSlots assembles the streamed tool calls of a reply's first choice
@@ -338,12 +471,16 @@ type callSlots struct {
 }
 
 // place rewrites the tool-call deltas of one chunk.
-func (c *callSlots) place(deltas []sdk.ChatCompletionChunkChoiceDeltaToolCall) error {
+func (c *callSlots) place(deltas []toolCallDelta) error {
 	for i := range deltas {
 		tc := &deltas[i]
-		hasIndex := tc.JSON.Index.Valid()
+		hasIndex := tc.Index != nil
+		var index int64
+		if hasIndex {
+			index = *tc.Index
+		}
 		slot := -1
-		k, known := c.byIndex[tc.Index]
+		k, known := c.byIndex[index]
 		switch {
 		case hasIndex && known && (tc.ID == "" || c.ids[k] == "" || c.ids[k] == tc.ID || tc.Function.Name == ""):
 			// A new ID with no name continues the call: some servers
@@ -371,7 +508,7 @@ func (c *callSlots) place(deltas []sdk.ChatCompletionChunkChoiceDeltaToolCall) e
 				if c.byIndex == nil {
 					c.byIndex = map[int64]int{}
 				}
-				c.byIndex[tc.Index] = slot
+				c.byIndex[index] = slot
 			}
 		}
 		if c.ids[slot] == "" && tc.ID != "" {
@@ -388,13 +525,13 @@ func (c *callSlots) place(deltas []sdk.ChatCompletionChunkChoiceDeltaToolCall) e
 			tc.Function.Name = "" // sent whole again
 		}
 		c.names[slot] += tc.Function.Name
-		tc.Index = int64(slot)
+		tc.Index = new(int64(slot))
 	}
 	return nil
 }
 
 // deltas reports a chunk's pieces of the first choice.
-func deltas(chunk sdk.ChatCompletionChunk, onDelta func(agent.Delta)) {
+func deltas(chunk *chatChunk, onDelta func(agent.Delta)) {
 	for _, ch := range chunk.Choices {
 		if ch.Index != 0 {
 			continue
@@ -404,7 +541,7 @@ func deltas(chunk sdk.ChatCompletionChunk, onDelta func(agent.Delta)) {
 		}
 		for _, tc := range ch.Delta.ToolCalls {
 			if tc.Function.Name != "" || tc.Function.Arguments != "" {
-				onDelta(agent.Delta{ToolIndex: int(tc.Index), ToolName: tc.Function.Name, ToolArgs: tc.Function.Arguments})
+				onDelta(agent.Delta{ToolIndex: int(*tc.Index), ToolName: tc.Function.Name, ToolArgs: tc.Function.Arguments})
 			}
 		}
 	}
@@ -413,7 +550,7 @@ func deltas(chunk sdk.ChatCompletionChunk, onDelta func(agent.Delta)) {
 // fromCompletion reads a completion's first choice. A refusal is the
 // message's text; the last tool call of a reply cut by its token limit
 // or a content filter is marked cut.
-func fromCompletion(cc *sdk.ChatCompletion) (agent.Response, error) {
+func fromCompletion(cc *chatCompletion) (agent.Response, error) {
 	if len(cc.Choices) == 0 {
 		return agent.Response{}, errUnusable
 	}
@@ -426,10 +563,10 @@ func fromCompletion(cc *sdk.ChatCompletion) (agent.Response, error) {
 		Finish:       chatFinish(choice.FinishReason, choice.Message.Refusal),
 		FinishReason: choice.FinishReason,
 		Usage: agent.Usage{
-			PromptTokens:     transport.Tokens(float64(cc.Usage.PromptTokens)),
-			CompletionTokens: transport.Tokens(float64(cc.Usage.CompletionTokens)),
+			PromptTokens:     transport.Tokens(cc.Usage.PromptTokens),
+			CompletionTokens: transport.Tokens(cc.Usage.CompletionTokens),
 			// Cached tokens are some of the prompt's.
-			CachedTokens: min(transport.Tokens(float64(cc.Usage.PromptTokensDetails.CachedTokens)), transport.Tokens(float64(cc.Usage.PromptTokens))),
+			CachedTokens: min(transport.Tokens(cc.Usage.PromptTokensDetails.CachedTokens), transport.Tokens(cc.Usage.PromptTokens)),
 		},
 	}
 	for _, tc := range choice.Message.ToolCalls {
@@ -458,37 +595,26 @@ func chatFinish(reason, refusal string) agent.Finish {
 	return agent.FinishComplete
 }
 
-// params translates a request to the SDK's parameters.
-func (c *Client) params(req agent.Request) (sdk.ChatCompletionNewParams, error) {
-	p := sdk.ChatCompletionNewParams{Model: shared.ChatModel(c.opts.Model)}
-	if c.opts.Temperature != nil {
-		p.Temperature = sdk.Float(*c.opts.Temperature)
-	}
-	if c.opts.MaxTokens > 0 {
-		p.MaxCompletionTokens = sdk.Int(c.opts.MaxTokens)
-	}
+// params translates a request to the API's.
+func (c *Client) params(req agent.Request) (chatRequest, error) {
+	p := chatRequest{Model: c.opts.Model, Temperature: c.opts.Temperature, MaxCompletionTokens: c.opts.MaxTokens}
 	for i, m := range req.Messages {
 		switch m.Role {
-		case agent.RoleSystem:
-			p.Messages = append(p.Messages, sdk.SystemMessage(m.Content))
-		case agent.RoleUser:
-			p.Messages = append(p.Messages, sdk.UserMessage(m.Content))
+		case agent.RoleSystem, agent.RoleUser:
+			p.Messages = append(p.Messages, chatMessage{Role: string(m.Role), Content: &m.Content})
 		case agent.RoleTool:
-			p.Messages = append(p.Messages, sdk.ToolMessage(m.Content, m.ToolCallID))
+			p.Messages = append(p.Messages, chatMessage{Role: "tool", Content: &m.Content, ToolCallID: &m.ToolCallID})
 		case agent.RoleAssistant:
-			am := &sdk.ChatCompletionAssistantMessageParam{}
+			am := chatMessage{Role: "assistant"}
 			if m.Content != "" || len(m.ToolCalls) == 0 {
-				am.Content.OfString = sdk.String(m.Content)
+				am.Content = &m.Content
 			}
 			for _, tc := range m.ToolCalls {
-				am.ToolCalls = append(am.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-						ID:       tc.ID,
-						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: sentArguments(tc.Arguments)},
-					},
-				})
+				sent := chatToolCall{ID: tc.ID, Type: "function"}
+				sent.Function.Name, sent.Function.Arguments = tc.Name, sentArguments(tc.Arguments)
+				am.ToolCalls = append(am.ToolCalls, sent)
 			}
-			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfAssistant: am})
+			p.Messages = append(p.Messages, am)
 		default:
 			return p, fmt.Errorf("openai: message %d: unknown role %q", i, m.Role)
 		}
@@ -498,11 +624,7 @@ func (c *Client) params(req agent.Request) (sdk.ChatCompletionNewParams, error) 
 		if err != nil {
 			return p, err
 		}
-		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-			Name:        t.Name,
-			Description: sdk.String(t.Description),
-			Parameters:  shared.FunctionParameters(schema),
-		}))
+		p.Tools = append(p.Tools, chatTool{Type: "function", Function: functionDef{Name: t.Name, Description: t.Description, Parameters: schema}})
 	}
 	return p, nil
 }
@@ -528,8 +650,100 @@ func schemaOf(t agent.ToolDef) (map[string]any, error) {
 	return schema, nil
 }
 
-// serverMessage is the message the server gave with an error status, or,
-// when the reply was not JSON, what it was.
-func serverMessage(e *sdk.Error, call *transport.Call) string {
-	return transport.ServerMessage(e.Message, e.RawJSON(), call)
+// chatRequest is a chat completions request: what unfold sends of it.
+type chatRequest struct {
+	Model               string         `json:"model"`
+	Messages            []chatMessage  `json:"messages"`
+	Tools               []chatTool     `json:"tools,omitempty"`
+	Temperature         *float64       `json:"temperature,omitempty"`
+	MaxCompletionTokens int64          `json:"max_completion_tokens,omitempty"`
+	Stream              bool           `json:"stream,omitempty"`
+	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// chatMessage is a message of a request: content is left out only of an
+// assistant message that makes calls and says nothing.
+type chatMessage struct {
+	Role       string         `json:"role"`
+	Content    *string        `json:"content,omitempty"`
+	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID *string        `json:"tool_call_id,omitempty"`
+}
+
+// chatToolCall is a tool call, of a request's assistant message or of a
+// reply.
+type chatToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatTool struct {
+	Type     string      `json:"type"`
+	Function functionDef `json:"function"`
+}
+
+// functionDef is a tool offered: without parameters when the tool has
+// none.
+type functionDef struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters,omitzero"`
+}
+
+// chatCompletion is a reply: what unfold reads of it.
+type chatCompletion struct {
+	Choices []chatChoice `json:"choices"`
+	Usage   chatUsage    `json:"usage"`
+}
+
+type chatChoice struct {
+	Message struct {
+		Content   string         `json:"content"`
+		Refusal   string         `json:"refusal"`
+		ToolCalls []chatToolCall `json:"tool_calls"`
+	} `json:"message"`
+	FinishReason string `json:"finish_reason"`
+}
+
+// chatUsage are a reply's token counts, read as numbers whatever their
+// size (see transport.Tokens).
+type chatUsage struct {
+	PromptTokens        float64 `json:"prompt_tokens"`
+	CompletionTokens    float64 `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens float64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// chatChunk is one chunk of a streamed reply.
+type chatChunk struct {
+	ID      string `json:"id"`
+	Choices []struct {
+		Index int64 `json:"index"`
+		Delta struct {
+			Content   string          `json:"content"`
+			Refusal   string          `json:"refusal"`
+			ToolCalls []toolCallDelta `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *chatUsage `json:"usage"` // nil: none in this chunk
+}
+
+// toolCallDelta is a piece of a streamed tool call.
+type toolCallDelta struct {
+	Index    *int64 `json:"index"` // nil: not sent
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }

@@ -250,14 +250,14 @@ func TestArgumentsNotJSONSentAsEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := chat.Messages[2].OfAssistant.ToolCalls[0].OfFunction.Function.Arguments; got != "{}" {
+	if got := chat.Messages[2].ToolCalls[0].Function.Arguments; got != "{}" {
 		t.Errorf("chat completions: got %q, want {}", got)
 	}
 	resp, err := newResponses(t, "http://127.0.0.1:1/v1").params(agent.Request{Messages: msgs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := resp.Input.OfInputItemList[1].OfFunctionCall.Arguments; got != "{}" {
+	if got := resp.Input[1].(functionCall).Arguments; got != "{}" {
 		t.Errorf("responses: got %q, want {}", got)
 	}
 }

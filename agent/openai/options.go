@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"time"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/unfold-dev/unfold/agent/internal/transport"
 )
@@ -31,6 +29,9 @@ type options struct {
 	Temperature *float64
 	Reasoning   string
 	MaxTokens   int64 // 0: the endpoint's own limit
+	// Header is what every request carries besides the body's type: the
+	// key, the organization and project, the user's own headers.
+	Header http.Header
 }
 
 // Option configures a [Client] or a [Responses]: [WithAPIKey],
@@ -113,32 +114,43 @@ func newOptions(baseURL, model string, opt []Option) (options, error) {
 	if opts.MaxTokens < 0 {
 		return opts, fmt.Errorf("openai: new: max tokens %d: want a positive number, or 0 for the endpoint's limit", opts.MaxTokens)
 	}
-	// The SDK adds these headers itself (sdk.DefaultClientOptions).
-	if _, err := transport.CustomHeaders("OPENAI_CUSTOM_HEADERS"); err != nil {
+	header, err := headers(opts.APIKey)
+	if err != nil {
 		return opts, fmt.Errorf("openai: new: %w", err)
 	}
+	opts.Header = header
 	return opts, nil
 }
 
-// requestOptions are the SDK's client options: its defaults (read from
-// the environment), then unfold's (own), as sdk.NewClient would put them.
-func (o options) requestOptions() []option.RequestOption {
-	return append(sdk.DefaultClientOptions(), o.own()...)
+// headers are the headers of every request: OPENAI_ORG_ID as
+// OpenAI-Organization and OPENAI_PROJECT_ID as OpenAI-Project, then the
+// headers of OPENAI_CUSTOM_HEADERS (one "Name: value" a line), which
+// replace them, then the key given as the bearer token, which replaces an
+// Authorization among them; without a key, no Authorization but the
+// user's. These are the environment variables OpenAI's SDKs read, but for
+// OPENAI_API_KEY and OPENAI_BASE_URL: the key and the endpoint are given.
+func headers(key string) (http.Header, error) {
+	h := http.Header{}
+	if v, ok := os.LookupEnv("OPENAI_ORG_ID"); ok {
+		h.Set("OpenAI-Organization", v)
+	}
+	if v, ok := os.LookupEnv("OPENAI_PROJECT_ID"); ok {
+		h.Set("OpenAI-Project", v)
+	}
+	custom, err := transport.CustomHeaders("OPENAI_CUSTOM_HEADERS")
+	if err != nil {
+		return nil, err
+	}
+	for _, kv := range custom {
+		h.Set(kv[0], kv[1])
+	}
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
+	}
+	return h, nil
 }
 
-// own are the options unfold gives the SDK: the endpoint, the key and the
-// SDK's own retries, with the wait chosen and announced by
-// transport.Middleware.
-func (o options) own() []option.RequestOption {
-	ro := []option.RequestOption{
-		option.WithBaseURL(strings.TrimRight(o.BaseURL, "/") + "/"),
-		option.WithAPIKey(o.APIKey),
-		option.WithMaxRetries(o.Policy.MaxRetries),
-		option.WithMaxRetryDelay(o.Policy.MaxDelay),
-		option.WithMiddleware(transport.Middleware),
-	}
-	if o.HTTPClient != nil {
-		ro = append(ro, option.WithHTTPClient(o.HTTPClient))
-	}
-	return ro
+// endpoint is where the requests go and what they carry.
+func (o options) endpoint() transport.Endpoint {
+	return transport.Endpoint{BaseURL: o.BaseURL, Client: o.HTTPClient, Header: o.Header}
 }

@@ -252,8 +252,7 @@ func TestRequestsSent(t *testing.T) {
 		for _, tc := range requestCases {
 			t.Run(api.name+"/"+tc.name, func(t *testing.T) {
 				for _, k := range openAIEnv {
-					t.Setenv(k, "") // restored after the test
-					os.Unsetenv(k)
+					unsetenv(t, k)
 				}
 				for k, v := range tc.env {
 					t.Setenv(k, v)

@@ -8,11 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/responses"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/unfold-dev/unfold/agent"
 	"github.com/unfold-dev/unfold/agent/internal/transport"
 )
@@ -30,9 +25,7 @@ const NativeResponses = "openai.responses"
 // items, reasoning included (encrypted), go back with the next request as
 // the API requires. It is safe for concurrent use.
 type Responses struct {
-	opts options
-	// api is the SDK's Responses service alone (see Client.chat).
-	api      responses.ResponseService
+	opts     options
 	noStream atomic.Bool
 }
 
@@ -48,7 +41,7 @@ func NewResponses(baseURL, model string, opt ...Option) (*Responses, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Responses{opts: opts, api: responses.NewResponseService(opts.requestOptions()...)}, nil
+	return &Responses{opts: opts}, nil
 }
 
 // Features says that the API caches prompt prefixes and defers tools.
@@ -67,14 +60,16 @@ func (c *Responses) Complete(ctx context.Context, req agent.Request) (agent.Resp
 	defer cancel()
 	return complete(ctx, &c.noStream, c.opts.Policy, req,
 		func(call *transport.Call) (agent.Response, error) {
-			return c.stream(transport.With(bounded, call), call, params, req)
+			params := params
+			params.Stream = true
+			return c.stream(bounded, call, params, req)
 		},
 		func(call *transport.Call) (agent.Response, error) {
-			r, err := c.api.New(transport.With(bounded, call), params)
+			body, err := post(bounded, c.opts, call, "responses", params)
 			if err != nil {
 				return agent.Response{}, err
 			}
-			return parseResponse([]byte(r.RawJSON()))
+			return parseResponse(body)
 		},
 		func(call *transport.Call, err error) error { return c.failure(ctx, call, err) })
 }
@@ -85,24 +80,42 @@ func (c *Responses) failure(ctx context.Context, call *transport.Call, err error
 
 // stream makes one streaming request and reads its events up to
 // response.completed.
-func (c *Responses) stream(ctx context.Context, call *transport.Call, params responses.ResponseNewParams, req agent.Request) (agent.Response, error) {
-	s := c.api.NewStreaming(ctx, params)
-	defer s.Close()
+func (c *Responses) stream(ctx context.Context, call *transport.Call, params responsesRequest, req agent.Request) (agent.Response, error) {
+	res, err := open(ctx, c.opts, call, "responses", params)
+	if err != nil {
+		return agent.Response{}, err
+	}
+	defer res.Body.Close()
 	var done []byte
 	streamed := false
 	size := 0
 	calls := map[string]int{} // item id of a function call: its index in the reply
-	for s.Next() {
-		ev := s.Current()
+	events := transport.NewEvents(res.Body)
+	for {
+		var ev responsesEvent
+		end, err := nextEvent(events, &ev)
+		if err != nil {
+			if callErr := call.BodyErr(); callErr != nil {
+				return agent.Response{}, callErr // the reason the read failed
+			}
+			if streamed {
+				return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
+			}
+			return agent.Response{}, err
+		}
+		if end {
+			break
+		}
 		streamed = true
-		size += len(ev.Delta)
+		delta := text(ev.Delta)
+		size += len(delta)
 		if size > MaxReplyBytes {
 			return agent.Response{}, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
 		}
 		switch ev.Type {
 		case "response.output_text.delta":
 			if req.OnDelta != nil {
-				req.OnDelta(agent.Delta{Content: ev.Delta})
+				req.OnDelta(agent.Delta{Content: delta})
 			}
 		case "response.output_item.added":
 			if ev.Item.Type == "function_call" {
@@ -116,27 +129,22 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 			}
 		case "response.function_call_arguments.delta":
 			if req.OnDelta != nil {
-				req.OnDelta(agent.Delta{ToolIndex: calls[ev.ItemID], ToolArgs: ev.Delta})
+				req.OnDelta(agent.Delta{ToolIndex: calls[ev.ItemID], ToolArgs: delta})
 			}
 		case "response.completed", "response.incomplete":
-			done = []byte(ev.Response.RawJSON())
+			done = append([]byte{}, ev.Response...)
 		case "response.failed":
-			code, msg := failureOf(ev.Response.RawJSON())
+			code, msg := failureOf(string(ev.Response))
 			if code != "" {
 				msg = code + ": " + msg
 			}
 			return agent.Response{}, &failedInStream{text: "the response failed: " + msg, code: code}
 		case "error":
-			return agent.Response{}, &failedInStream{text: fmt.Sprintf("the stream reported an error: %s %s", ev.Code, ev.Message), code: ev.Code}
+			code := text(ev.Code)
+			return agent.Response{}, &failedInStream{text: fmt.Sprintf("the stream reported an error: %s %s", code, text(ev.Message)), code: code}
 		}
 	}
 	if err := call.BodyErr(); err != nil {
-		return agent.Response{}, err // before the SDK's error: it is this one, wrapped
-	}
-	if err := s.Err(); err != nil {
-		if streamed {
-			return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
-		}
 		return agent.Response{}, err
 	}
 	if body := call.Body(); body != nil && !streamed {
@@ -152,8 +160,35 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 		}
 		return agent.Response{}, errUnusableResponse
 	}
-	resp, err := parseResponse(done)
-	return resp, err
+	return parseResponse(done)
+}
+
+// responsesEvent is an event of a streamed response: what unfold reads
+// of it.
+type responsesEvent struct {
+	Type string `json:"type"`
+	// Delta is a string for the events read (text and arguments); other
+	// events may send another value, which is not read.
+	Delta  json.RawMessage `json:"delta"`
+	ItemID string          `json:"item_id"`
+	Item   struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"item"`
+	Response json.RawMessage `json:"response"`
+	// Code and Message are an error event's.
+	Code    json.RawMessage `json:"code"`
+	Message json.RawMessage `json:"message"`
+}
+
+// text is a JSON string's value; "" for anything else.
+func text(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 var errUnusableResponse = errors.New("the reply is not a response")
@@ -283,22 +318,16 @@ func parseResponse(raw []byte) (agent.Response, error) {
 // params translates a request: the system message as instructions, the
 // conversation as input items (replies of this API as they came), the
 // offered tools as functions, and the deferred groups as namespaces.
-func (c *Responses) params(req agent.Request) (responses.ResponseNewParams, error) {
-	p := responses.ResponseNewParams{
-		Model:   shared.ResponsesModel(c.opts.Model),
-		Store:   sdk.Bool(false),
-		Include: []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent},
-	}
-	if c.opts.Temperature != nil {
-		p.Temperature = sdk.Float(*c.opts.Temperature)
+func (c *Responses) params(req agent.Request) (responsesRequest, error) {
+	p := responsesRequest{
+		Model:           c.opts.Model,
+		Include:         []string{"reasoning.encrypted_content"},
+		Temperature:     c.opts.Temperature,
+		MaxOutputTokens: c.opts.MaxTokens,
 	}
 	if c.opts.Reasoning != "" {
-		p.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(c.opts.Reasoning)}
+		p.Reasoning = &reasoning{Effort: c.opts.Reasoning}
 	}
-	if c.opts.MaxTokens > 0 {
-		p.MaxOutputTokens = sdk.Int(c.opts.MaxTokens)
-	}
-	var input responses.ResponseInputParam
 	// The API refuses a call_id sent twice in a conversation.
 	for i, m := range agent.DistinctCallIDs(req.Messages) {
 		switch m.Role {
@@ -306,13 +335,11 @@ func (c *Responses) params(req agent.Request) (responses.ResponseNewParams, erro
 			if i != 0 {
 				return p, fmt.Errorf("openai: responses: message %d: a system message after the first", i)
 			}
-			p.Instructions = sdk.String(m.Content)
+			p.Instructions = &m.Content
 		case agent.RoleUser:
-			input = append(input, message(m.Content, responses.EasyInputMessageRoleUser))
+			p.Input = append(p.Input, inputMessage{Type: "message", Role: "user", Content: m.Content})
 		case agent.RoleTool:
-			item := responses.ResponseInputItemParamOfFunctionCallOutput(m.Content)
-			item.OfFunctionCallOutput.CallID = sdk.String(m.ToolCallID)
-			input = append(input, item)
+			p.Input = append(p.Input, functionCallOutput{Type: "function_call_output", CallID: m.ToolCallID, Output: m.Content})
 		case agent.RoleAssistant:
 			if m.Native != nil && m.Native.API == NativeResponses {
 				var items []json.RawMessage
@@ -320,27 +347,92 @@ func (c *Responses) params(req agent.Request) (responses.ResponseNewParams, erro
 					return p, fmt.Errorf("openai: responses: message %d: native output items: %w", i, err)
 				}
 				for _, it := range items {
-					input = append(input, param.Override[responses.ResponseInputItemUnionParam](sentItem(it)))
+					p.Input = append(p.Input, sentItem(it))
 				}
 				continue
 			}
 			if m.Content != "" {
-				input = append(input, message(m.Content, responses.EasyInputMessageRoleAssistant))
+				p.Input = append(p.Input, inputMessage{Type: "message", Role: "assistant", Content: m.Content})
 			}
 			for _, tc := range m.ToolCalls {
-				input = append(input, responses.ResponseInputItemParamOfFunctionCall(sentArguments(tc.Arguments), tc.ID, tc.Name))
+				p.Input = append(p.Input, functionCall{Type: "function_call", CallID: tc.ID, Name: tc.Name, Arguments: sentArguments(tc.Arguments)})
 			}
 		default:
 			return p, fmt.Errorf("openai: responses: message %d: unknown role %q", i, m.Role)
 		}
 	}
-	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: input}
 	tools, err := responsesTools(req)
 	if err != nil {
 		return p, err
 	}
 	p.Tools = tools
 	return p, nil
+}
+
+// responsesRequest is a Responses API request: what unfold sends of it.
+// Nothing is stored on the server.
+type responsesRequest struct {
+	Model           string     `json:"model"`
+	Instructions    *string    `json:"instructions,omitempty"`
+	Input           []any      `json:"input"`
+	Tools           []any      `json:"tools,omitempty"`
+	Include         []string   `json:"include"`
+	Store           bool       `json:"store"`
+	Temperature     *float64   `json:"temperature,omitempty"`
+	Reasoning       *reasoning `json:"reasoning,omitempty"`
+	MaxOutputTokens int64      `json:"max_output_tokens,omitempty"`
+	Stream          bool       `json:"stream,omitempty"`
+}
+
+type reasoning struct {
+	Effort string `json:"effort"`
+}
+
+// inputMessage, functionCall and functionCallOutput are input items.
+type inputMessage struct {
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type functionCall struct {
+	Type      string `json:"type"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type functionCallOutput struct {
+	Type   string `json:"type"`
+	CallID string `json:"call_id"`
+	Output string `json:"output"`
+}
+
+// functionTool is a tool offered; one without parameters has none.
+type functionTool struct {
+	Type        string         `json:"type"`
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters,omitzero"`
+	Strict      bool           `json:"strict"`
+}
+
+// namespaceTool is a group of deferred tools, loaded by tool_search.
+type namespaceTool struct {
+	Type        string         `json:"type"`
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Tools       []deferredTool `json:"tools"`
+}
+
+// deferredTool is a tool of a namespace: its parameters are sent, null
+// when it has none.
+type deferredTool struct {
+	Type         string         `json:"type"`
+	Name         string         `json:"name"`
+	Description  string         `json:"description"`
+	Parameters   map[string]any `json:"parameters"`
+	DeferLoading bool           `json:"defer_loading"`
 }
 
 // sentItem is an output item as it goes back in the input: as it came,
@@ -368,24 +460,17 @@ func sentItem(it json.RawMessage) json.RawMessage {
 	return out
 }
 
-// message is a message item, its type spelled out.
-func message(text string, role responses.EasyInputMessageRole) responses.ResponseInputItemUnionParam {
-	item := responses.ResponseInputItemParamOfMessage(text, role)
-	item.OfMessage.Type = responses.EasyInputMessageTypeMessage
-	return item
-}
-
 // responsesTools returns the offered tools outside the deferred groups as
 // functions, then, when there are groups, tool_search and one namespace
 // per group with its tools defer_loading.
-func responsesTools(req agent.Request) ([]responses.ToolUnionParam, error) {
+func responsesTools(req agent.Request) ([]any, error) {
 	inGroup := map[string]bool{}
 	for _, g := range req.Deferred {
 		for _, t := range g.Tools {
 			inGroup[t.Name] = true
 		}
 	}
-	var out []responses.ToolUnionParam
+	var out []any
 	for _, t := range req.Tools {
 		if inGroup[t.Name] {
 			continue
@@ -394,27 +479,25 @@ func responsesTools(req agent.Request) ([]responses.ToolUnionParam, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{
-			Name: t.Name, Description: sdk.String(t.Description), Parameters: schema, Strict: sdk.Bool(false),
-		}})
+		out = append(out, functionTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schema})
 	}
 	if len(req.Deferred) == 0 {
 		return out, nil
 	}
-	out = append(out, responses.ToolUnionParam{OfToolSearch: &responses.ToolSearchToolParam{}})
+	out = append(out, struct {
+		Type string `json:"type"`
+	}{"tool_search"})
 	used := map[string]bool{}
 	for _, g := range req.Deferred {
-		ns := &responses.NamespaceToolParam{Name: namespaceName(g.Section, used), Description: namespaceDescription(g)}
+		ns := namespaceTool{Type: "namespace", Name: namespaceName(g.Section, used), Description: namespaceDescription(g), Tools: []deferredTool{}}
 		for _, t := range g.Tools {
 			schema, err := schemaOf(t)
 			if err != nil {
 				return nil, err
 			}
-			ns.Tools = append(ns.Tools, responses.NamespaceToolToolUnionParam{OfFunction: &responses.NamespaceToolToolFunctionParam{
-				Name: t.Name, Description: sdk.String(t.Description), Parameters: schema, DeferLoading: sdk.Bool(true),
-			}})
+			ns.Tools = append(ns.Tools, deferredTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schema, DeferLoading: true})
 		}
-		out = append(out, responses.ToolUnionParam{OfNamespace: ns})
+		out = append(out, ns)
 	}
 	return out, nil
 }

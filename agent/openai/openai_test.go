@@ -200,7 +200,8 @@ func TestRetryWaitPastDeadline(t *testing.T) {
 // TestStreamEndsEarly: a stream whose body ends cleanly before a chunk
 // gave the choice's finish_reason (a proxy's idle cut, a worker that
 // died behind a gateway) is not taken as the reply, [DONE] or not; one
-// that finished without [DONE] is.
+// that finished without [DONE] is, even when the stream ends without the
+// blank line that would end its last event (but not inside its line).
 func TestStreamEndsEarly(t *testing.T) {
 	chunk := func(delta, finish string) string {
 		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + finish + `}]}` + "\n\n"
@@ -213,6 +214,10 @@ func TestStreamEndsEarly(t *testing.T) {
 		{"no finish_reason, no [DONE]", started, "the stream ended before the reply finished"},
 		{"no finish_reason, then [DONE]", started + "data: [DONE]\n\n", "the stream ended before the reply finished"},
 		{"finished, no [DONE]", started + chunk(`{}`, `"stop"`), ""},
+		// The stream's end ends its last event, as far as its lines are
+		// whole: a line not ended may have been cut.
+		{"finished, the last event not ended by a blank line", started + strings.TrimSuffix(chunk(`{}`, `"stop"`), "\n"), ""},
+		{"finished, the last line not ended", started + strings.TrimSuffix(chunk(`{}`, `"stop"`), "\n\n"), "the stream ended before the reply finished"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -66,6 +67,19 @@ func TestResponsesStreamFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, end := range []string{"as it came", "without the blank line after the last event"} {
+		t.Run(end, func(t *testing.T) {
+			if end != "as it came" {
+				sse = bytes.TrimSuffix(sse, []byte("\n"))
+			}
+			checkStreamFixture(t, sse)
+		})
+	}
+}
+
+// checkStreamFixture reads the reply streamed as sse.
+func checkStreamFixture(t *testing.T, sse []byte) {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = w.Write(sse)

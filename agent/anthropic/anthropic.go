@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
-
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/unfold-dev/unfold/agent"
 	"github.com/unfold-dev/unfold/agent/internal/transport"
@@ -41,8 +38,8 @@ type options struct {
 // [WithMaxRetries], [WithBackoff], [WithTimeout] and [WithHTTPClient].
 type Option func(*options)
 
-// WithAPIKey sends key with every request, as the SDK's option.WithAPIKey
-// sends it (an Authorization: Bearer header).
+// WithAPIKey sends key with every request, in an Authorization: Bearer
+// header. The environment's key (ANTHROPIC_API_KEY) is never read.
 func WithAPIKey(key string) Option { return func(o *options) { o.APIKey = key } }
 
 // WithMaxTokens bounds each reply (default [DefaultMaxTokens]).
@@ -78,9 +75,7 @@ func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.HTTPCli
 type Client struct {
 	opts   options
 	defers bool // the model has the tool search tool (hasToolSearch)
-	// messages is the SDK's Messages service alone, not its whole client:
-	// the client would link every service of the API into the program.
-	messages sdk.MessageService
+	ep     transport.Endpoint
 }
 
 var (
@@ -88,8 +83,14 @@ var (
 	_ agent.Featured = (*Client)(nil)
 )
 
+// apiVersion is the version of the Messages API the client speaks, sent
+// as the anthropic-version header.
+const apiVersion = "2026-10-21"
+
 // New returns a client for the Messages API at baseURL ("" for
-// [DefaultBaseURL]) serving model. It fails without a model.
+// [DefaultBaseURL]) serving model. It fails without a model. The headers
+// ANTHROPIC_CUSTOM_HEADERS names ("Name: value" a line) go with every
+// request.
 func New(baseURL, model string, opt ...Option) (*Client, error) {
 	opts := options{BaseURL: baseURL, Model: model, MaxTokens: DefaultMaxTokens, Policy: transport.Policy{MaxRetries: transport.DefaultMaxRetries}}
 	for _, o := range opt {
@@ -117,47 +118,30 @@ func New(baseURL, model string, opt ...Option) (*Client, error) {
 	if opts.Policy.MaxDelay <= 0 {
 		opts.Policy.MaxDelay = transport.DefaultMaxDelay
 	}
-	return &Client{opts: opts, defers: hasToolSearch(opts.Model), messages: sdk.NewMessageService(slices.Concat(clientDefaults(headers), opts.own())...)}, nil
+	return &Client{opts: opts, defers: hasToolSearch(opts.Model), ep: endpoint(opts, headers)}, nil
 }
 
-// own are the options unfold gives the SDK: the endpoint, the key and the
-// SDK's own retries, with the wait chosen and announced by
-// transport.Middleware.
-func (o options) own() []option.RequestOption {
-	ro := []option.RequestOption{
-		option.WithBaseURL(strings.TrimRight(o.BaseURL, "/") + "/"),
-		option.WithAPIKey(o.APIKey),
-		option.WithMaxRetries(o.Policy.MaxRetries),
-		option.WithMiddleware(transport.Middleware),
+// endpoint is where the requests go and what they carry: the API's
+// version, then the custom headers, then the key (a custom header does
+// not replace it). Without an HTTP client of the caller's, one waits at
+// most ten minutes for a reply's headers.
+func endpoint(o options, custom [][2]string) transport.Endpoint {
+	h := http.Header{}
+	h.Set("anthropic-version", apiVersion)
+	for _, kv := range custom {
+		h.Set(kv[0], kv[1])
 	}
-	if o.HTTPClient != nil {
-		ro = append(ro, option.WithHTTPClient(o.HTTPClient))
+	h.Set("authorization", "Bearer "+o.APIKey)
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: http.DefaultTransport}
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			t = t.Clone()
+			t.ResponseHeaderTimeout = 10 * time.Minute
+			hc.Transport = t
+		}
 	}
-	return ro
-}
-
-// clientDefaults are the options sdk.NewClient puts before those of a
-// client given its credential: the API's address, an HTTP client that
-// waits at most ten minutes for a reply's headers, and the headers
-// ANTHROPIC_CUSTOM_HEADERS names (read by New). The client is made from
-// the Messages service alone: sdk.NewClient would link every service of
-// the API into the program. sdk.DefaultClientOptions is not used: it
-// would look for the environment's credentials (profile files included),
-// which a client given its key never uses. NewClient's other defaults do
-// not matter here: ANTHROPIC_BASE_URL (New always sets the address) and
-// the webhook key (Messages has no webhooks).
-func clientDefaults(headers [][2]string) []option.RequestOption {
-	hc := &http.Client{Transport: http.DefaultTransport}
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = t.Clone()
-		t.ResponseHeaderTimeout = 10 * time.Minute
-		hc.Transport = t
-	}
-	ro := []option.RequestOption{option.WithEnvironmentProduction(), option.WithHTTPClient(hc)}
-	for _, h := range headers {
-		ro = append(ro, option.WithHeader(h[0], h[1]))
-	}
-	return ro
+	return transport.Endpoint{BaseURL: strings.TrimRight(o.BaseURL, "/"), Client: hc, Header: h}
 }
 
 // Features says that the API caches prompt prefixes, and that it defers
@@ -236,11 +220,11 @@ func statusText(code int) string {
 }
 
 // Complete sends req as a streaming message and returns the assembled
-// reply. The SDK retries a request that got no reply or a retryable
-// status, each retry told to req.OnRetry first. An endpoint that answers
-// with one JSON message instead of a stream is read as such. A request
-// with deferred tools that the API refuses for them fails saying how to
-// run without.
+// reply. A request that got no reply or a retryable status is sent again
+// (transport.Post), each retry told to req.OnRetry first. An endpoint
+// that answers with one JSON message instead of a stream is read as
+// such. A request with deferred tools that the API refuses for them
+// fails saying how to run without.
 func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Response, error) {
 	resp, err := c.send(ctx, req)
 	if err != nil && c.defers && len(req.Deferred) > 0 {
@@ -250,150 +234,86 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 }
 
 func (c *Client) send(ctx context.Context, req agent.Request) (agent.Response, error) {
-	params, err := c.params(req)
+	p, err := c.body(req)
 	if err != nil {
 		return agent.Response{}, err
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		return agent.Response{}, fmt.Errorf("anthropic: messages: %w", err)
 	}
 	bounded, cancel := transport.Deadline(ctx, c.opts.Timeout)
 	defer cancel()
 	call := &transport.Call{Policy: c.opts.Policy, OnRetry: req.OnRetry, Stream: true}
-	resp, err := c.stream(transport.With(bounded, call), call, params, req.OnDelta)
+	resp, err := c.stream(bounded, call, body, req.OnDelta)
 	if err == nil {
 		return resp, nil
 	}
-	var apiErr *sdk.Error
-	if errors.As(err, &apiErr) && ctx.Err() == nil {
-		return agent.Response{}, &StatusError{StatusCode: apiErr.StatusCode, Type: errorType(apiErr), Message: serverMessage(apiErr, call), Attempts: call.Attempts(), InStream: call.Last().InStream}
+	if ctx.Err() == nil {
+		var se *transport.StatusError
+		if errors.As(err, &se) {
+			api := se.API()
+			return agent.Response{}, &StatusError{StatusCode: se.StatusCode, Type: api.Type, Message: transport.ServerMessage(api.Message, string(se.Body), call), Attempts: call.Attempts(), InStream: call.Last().InStream}
+		}
+		var ours *StatusError
+		if errors.As(err, &ours) {
+			ours.Attempts = call.Attempts()
+			return agent.Response{}, ours
+		}
 	}
 	return agent.Response{}, transport.Failure(ctx, "anthropic: messages", c.opts.BaseURL, c.opts.Timeout, call, err)
 }
 
 var errUnusable = errors.New("the reply is not a message")
 
-func (c *Client) stream(ctx context.Context, call *transport.Call, params sdk.MessageNewParams, onDelta func(agent.Delta)) (agent.Response, error) {
-	s := c.messages.NewStreaming(ctx, params)
-	defer s.Close()
-	var acc sdk.Message
-	streamed, stopped := false, false
-	size := 0
-	tool := map[int64]int{} // content block index: tool call index
-	var last partialInput   // the input of the newest tool call, as it came
-	for s.Next() {
-		ev := s.Current()
-		streamed = true
-		size += kept(ev)
-		if size > transport.MaxBodyBytes {
-			return agent.Response{}, fmt.Errorf("the reply is over %d bytes; stopped reading it", transport.MaxBodyBytes)
-		}
-		if err := acc.Accumulate(ev); err != nil {
-			return agent.Response{}, fmt.Errorf("the stream sent an event that does not fit the reply so far: %w", err)
-		}
-		switch ev.Type {
-		case "message_stop":
-			stopped = true
-		case "content_block_start":
-			if ev.ContentBlock.Type == "tool_use" {
-				if len(tool) == transport.MaxToolCalls {
-					return agent.Response{}, transport.TooManyCalls
-				}
-				tool[ev.Index] = len(tool)
-				if onDelta != nil {
-					onDelta(agent.Delta{ToolIndex: tool[ev.Index], ToolName: ev.ContentBlock.Name})
-				}
-			}
-		case "content_block_delta":
-			if ev.Delta.Type == "input_json_delta" {
-				last.add(ev.Index, ev.Delta.PartialJSON)
-			}
-			if onDelta == nil {
-				continue
-			}
-			switch ev.Delta.Type {
-			case "text_delta":
-				onDelta(agent.Delta{Content: ev.Delta.Text})
-			case "input_json_delta":
-				if i, ok := tool[ev.Index]; ok {
-					onDelta(agent.Delta{ToolIndex: i, ToolArgs: ev.Delta.PartialJSON})
-				}
-			}
-		}
-	}
-	if err := call.BodyErr(); err != nil {
-		return agent.Response{}, err // before the SDK's error: it is this one, wrapped
-	}
-	if err := s.Err(); err != nil {
-		if streamed {
-			return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
-		}
+// stream posts body and reads the reply: an event stream, put together
+// by an accumulator, or one JSON message.
+func (c *Client) stream(ctx context.Context, call *transport.Call, body []byte, onDelta func(agent.Delta)) (agent.Response, error) {
+	res, err := transport.Post(ctx, c.ep, call, "v1/messages", body)
+	if err != nil {
 		return agent.Response{}, err
 	}
-	if body := call.Body(); body != nil && !streamed {
+	defer res.Body.Close()
+	if err := call.BodyErr(); err != nil {
+		return agent.Response{}, err
+	}
+	if body := call.Body(); body != nil {
 		resp, err := parseMessage(body)
 		if err == nil && onDelta != nil && resp.Message.Content != "" {
 			onDelta(agent.Delta{Content: resp.Message.Content})
 		}
 		return resp, err
 	}
-	if !stopped {
-		if streamed {
+	acc := accumulator{call: call, tool: map[int64]int{}, onDelta: onDelta}
+	events := transport.NewEvents(res.Body)
+	for {
+		name, data, err := events.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if berr := call.BodyErr(); berr != nil {
+				return agent.Response{}, berr // it is this one, wrapped or not
+			}
+			if acc.streamed {
+				return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
+			}
+			return agent.Response{}, err
+		}
+		if err := acc.event(name, data); err != nil {
+			return agent.Response{}, err
+		}
+	}
+	if err := call.BodyErr(); err != nil {
+		return agent.Response{}, err
+	}
+	if !acc.stopped {
+		if acc.streamed {
 			return agent.Response{}, errors.New("the stream ended before the message stopped")
 		}
 		return agent.Response{}, errUnusable
 	}
-	resp, err := parseMessage([]byte(acc.RawJSON()))
-	if err != nil {
-		return resp, err
-	}
-	calls := resp.Message.ToolCalls
-	if i, ok := tool[last.index]; ok && i == len(calls)-1 && calls[i].Cut {
-		// The SDK replaced the cut input, not JSON, with {}: the call
-		// keeps what the model wrote.
-		calls[i].Arguments = last.text.String()
-	}
-	return resp, nil
-}
-
-// kept is how many bytes ev adds to the message the accumulator builds:
-// the message and each block as they start, then each delta's piece (text,
-// tool arguments, thinking, a signature, a citation; a delta of another
-// type, the whole event).
-func kept(ev sdk.MessageStreamEventUnion) int {
-	switch ev.Type {
-	case "message_start":
-		return len(ev.Message.RawJSON())
-	case "content_block_start":
-		return len(ev.ContentBlock.RawJSON())
-	case "content_block_delta":
-		switch d := ev.Delta; d.Type {
-		case "text_delta":
-			return len(d.Text)
-		case "input_json_delta":
-			return len(d.PartialJSON)
-		case "thinking_delta":
-			return len(d.Thinking)
-		case "signature_delta":
-			return len(d.Signature)
-		case "citations_delta":
-			return len(d.Citation.RawJSON())
-		}
-		return len(ev.RawJSON())
-	}
-	return 0
-}
-
-// partialInput is the input of the newest tool_use block as its deltas
-// brought it.
-type partialInput struct {
-	index int64
-	text  strings.Builder
-}
-
-func (p *partialInput) add(index int64, piece string) {
-	if index != p.index {
-		p.index = index
-		p.text.Reset()
-	}
-	p.text.WriteString(piece)
+	return acc.response()
 }
 
 // parseMessage reads a Messages API message: its text, its tool calls,
@@ -506,22 +426,4 @@ func withoutNulls(b json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	return json.Marshal(obj)
-}
-
-func errorType(e *sdk.Error) string {
-	var body struct {
-		Error struct{ Type string } `json:"error"`
-	}
-	_ = json.Unmarshal([]byte(e.RawJSON()), &body)
-	return body.Error.Type
-}
-
-// serverMessage is the message the server gave with an error status, or,
-// when the reply was not JSON, what it was.
-func serverMessage(e *sdk.Error, call *transport.Call) string {
-	var body struct {
-		Error struct{ Message string } `json:"error"`
-	}
-	_ = json.Unmarshal([]byte(e.RawJSON()), &body)
-	return transport.ServerMessage(body.Error.Message, e.RawJSON(), call)
 }

@@ -280,8 +280,8 @@ func stopStream(reason string, blocks ...[]string) string {
 
 // TestStopReasons: each stop reason maps onto the loop's; the tool call
 // a reply ended in while it was cut short is marked cut and keeps the
-// input the model wrote, not the {} the SDK fills in (its block, sent
-// back, keeps {}, which the API takes); calls before it are whole.
+// input the model wrote (its block, sent back, keeps the {} it started
+// with, which the API takes); calls before it are whole.
 func TestStopReasons(t *testing.T) {
 	text := func(s string) []string {
 		return []string{`{"type":"text","text":""}`, `{"type":"text_delta","text":"` + s + `"}`}

@@ -1,5 +1,7 @@
-// Package anthropic connects the agent loop to Anthropic's Messages API,
-// built on the official SDK, github.com/anthropics/anthropic-sdk-go/v2.
+// Package anthropic connects the agent loop to Anthropic's Messages API.
+// It speaks the API over net/http, with the retries and bounds of
+// agent/internal/transport, through small structs of its own holding
+// only the fields unfold sends and reads.
 //
 // # Use
 //
@@ -41,8 +43,8 @@
 // # Streaming, errors and retries
 //
 // Every request streams; text and tool input fragments reach
-// agent.Request.OnDelta. The SDK retries a request that got no reply, or
-// 408, 409, 429, a 5xx or 529 (overloaded), up to [WithMaxRetries] times,
+// agent.Request.OnDelta. A request that got no reply, or 408, 409, 429,
+// a 5xx or 529 (overloaded), is sent again up to [WithMaxRetries] times,
 // after Retry-After or a backoff; each retry is told to
 // agent.Request.OnRetry. A 200 stream that opens with an error event
 // before any content (overloaded_error, api_error, rate_limit_error) is
@@ -64,6 +66,13 @@
 // model_context_window_exceeded are truncated, refusal refused,
 // pause_turn paused, the others complete. A tool_use block that is the
 // last of a reply cut short is marked agent.ToolCall.Cut, with the input
-// the model wrote as its arguments: the SDK's accumulator replaces such
-// input, not JSON, with {}, which is what goes back to the API.
+// the model wrote as its arguments; its block keeps the input it started
+// with, {}, in place of input that is not JSON, and goes back to the API
+// so.
+//
+// # Headers
+//
+// Every request carries anthropic-version, the key given to [WithAPIKey]
+// as Authorization: Bearer (the environment's key is never read), and the
+// headers ANTHROPIC_CUSTOM_HEADERS names, one "Name: value" a line.
 package anthropic

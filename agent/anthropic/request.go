@@ -7,24 +7,87 @@ import (
 	"fmt"
 	"strings"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
-
 	"github.com/unfold-dev/unfold/agent"
 )
 
-// params translates a request: the system message as one system block,
-// the conversation as alternating turns (tool results and the text after
+// request is the body of a request to the Messages API, with only the
+// fields unfold sends. The fields of each struct are in the order of
+// their names, so every object is sent with its keys sorted.
+type request struct {
+	MaxTokens int64     `json:"max_tokens"`
+	Messages  []message `json:"messages"`
+	Model     string    `json:"model"`
+	Stream    bool      `json:"stream"`
+	System    []block   `json:"system,omitempty"`
+	Tools     []any     `json:"tools,omitempty"` // tool and searchTool
+}
+
+type message struct {
+	Content []block `json:"content"`
+	Role    string  `json:"role"`
+}
+
+// block is a content block: text, tool_use, tool_result or
+// tool_reference, or, with native set, a block of the API's own reply
+// sent back as it came.
+type block struct {
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+	Content      []block         `json:"content,omitempty"`
+	ID           string          `json:"id,omitempty"`
+	Input        json.RawMessage `json:"input,omitempty"`
+	IsError      bool            `json:"is_error,omitempty"`
+	Name         string          `json:"name,omitempty"`
+	Text         string          `json:"text,omitempty"`
+	ToolName     string          `json:"tool_name,omitempty"`
+	ToolUseID    string          `json:"tool_use_id,omitempty"`
+	Type         string          `json:"type"`
+
+	native json.RawMessage
+}
+
+func (b block) MarshalJSON() ([]byte, error) {
+	if b.native != nil {
+		return b.native, nil
+	}
+	type plain block // without this method
+	return json.Marshal(plain(b))
+}
+
+func textBlock(s string) block { return block{Type: "text", Text: s} }
+
+// cacheControl marks a cache breakpoint.
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+var ephemeral = &cacheControl{Type: "ephemeral"}
+
+// tool is a tool the model may call.
+type tool struct {
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+	DeferLoading bool            `json:"defer_loading,omitempty"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	Name         string          `json:"name"`
+}
+
+// searchTool is the tool search tool (regex), which finds deferred tools.
+type searchTool struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// body translates a request: the system message as one system block, the
+// conversation as alternating turns (tool results and the text after
 // them in one user turn), the tools with the deferred groups last (when
 // the model has the tool search tool), and the cache breakpoints.
-func (c *Client) params(req agent.Request) (sdk.MessageNewParams, error) {
-	p := sdk.MessageNewParams{Model: sdk.Model(c.opts.Model), MaxTokens: c.opts.MaxTokens}
+func (c *Client) body(req agent.Request) (request, error) {
+	p := request{Model: c.opts.Model, MaxTokens: c.opts.MaxTokens, Messages: []message{}, Stream: true}
 	if !c.defers {
 		// The model has no tool search: the loop offers the sections'
 		// tools another way (Features.DefersTools is false).
 		req.Deferred = nil
 	}
-	cache := sdk.NewCacheControlEphemeralParam()
 	ids := toolIDs{of: map[string]string{}, sent: map[string]bool{}}
 	deferred := map[string]bool{}
 	for _, g := range req.Deferred {
@@ -41,16 +104,13 @@ func (c *Client) params(req agent.Request) (sdk.MessageNewParams, error) {
 				return p, fmt.Errorf("anthropic: message %d: a system message after the first", i)
 			}
 			if strings.TrimSpace(m.Content) != "" {
-				p.System = []sdk.TextBlockParam{{Text: m.Content, CacheControl: cache}}
+				p.System = []block{{Type: "text", Text: m.Content, CacheControl: ephemeral}}
 			}
 		case agent.RoleUser:
-			turns = appendBlock(turns, roleUser, sdk.NewTextBlock(nonBlank(m.Content, "(no text)")))
+			turns = appendBlock(turns, roleUser, textBlock(nonBlank(m.Content, "(no text)")))
 		case agent.RoleTool:
-			res := &sdk.ToolResultBlockParam{ToolUseID: ids.id(m.ToolCallID)}
-			if strings.HasPrefix(m.Content, "Error: ") {
-				res.IsError = sdk.Bool(true)
-			}
-			res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: nonBlank(m.Content, "(no output)")}})
+			res := block{Type: "tool_result", ToolUseID: ids.id(m.ToolCallID), IsError: strings.HasPrefix(m.Content, "Error: ")}
+			res.Content = append(res.Content, textBlock(nonBlank(m.Content, "(no output)")))
 			for _, name := range m.Loads {
 				if !deferred[name] {
 					// Not deferred in this request (a resumed run
@@ -58,9 +118,9 @@ func (c *Client) params(req agent.Request) (sdk.MessageNewParams, error) {
 					// a reference to it, and the tool is in the list.
 					continue
 				}
-				res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfToolReference: &sdk.ToolReferenceBlockParam{ToolName: name}})
+				res.Content = append(res.Content, block{Type: "tool_reference", ToolName: name})
 			}
-			turns = appendBlock(turns, roleUser, sdk.ContentBlockParamUnion{OfToolResult: res})
+			turns = appendBlock(turns, roleUser, res)
 		case agent.RoleAssistant:
 			blocks, err := assistantBlocks(m, &ids)
 			if err != nil {
@@ -80,11 +140,7 @@ func (c *Client) params(req agent.Request) (sdk.MessageNewParams, error) {
 		}
 	}
 	for _, t := range turns {
-		if t.role == roleUser {
-			p.Messages = append(p.Messages, sdk.NewUserMessage(t.blocks...))
-		} else {
-			p.Messages = append(p.Messages, sdk.NewAssistantMessage(t.blocks...))
-		}
+		p.Messages = append(p.Messages, message{Role: t.role, Content: t.blocks})
 	}
 	tools, err := toolParams(req)
 	if err != nil {
@@ -168,7 +224,7 @@ func outsideID(r rune) bool {
 // turn is one turn of the conversation being built.
 type turn struct {
 	role   string
-	blocks []sdk.ContentBlockParamUnion
+	blocks []block
 }
 
 const (
@@ -179,19 +235,19 @@ const (
 // appendBlock adds b to the last turn when it has role, else starts a
 // turn. Tool results come before the text of their turn, as the API
 // wants, since the loop adds screens after the results.
-func appendBlock(turns []turn, role string, b sdk.ContentBlockParamUnion) []turn {
+func appendBlock(turns []turn, role string, b block) []turn {
 	if n := len(turns); n > 0 && turns[n-1].role == role {
 		turns[n-1].blocks = append(turns[n-1].blocks, b)
 		return turns
 	}
-	return append(turns, turn{role: role, blocks: []sdk.ContentBlockParamUnion{b}})
+	return append(turns, turn{role: role, blocks: []block{b}})
 }
 
 // assistantBlocks is an assistant message as content blocks: a reply of
 // this API as it came but for text blocks of only white space, else its
 // text (unless only white space) and its tool calls, their IDs mapped by
 // ids.
-func assistantBlocks(m agent.Message, ids *toolIDs) ([]sdk.ContentBlockParamUnion, error) {
+func assistantBlocks(m agent.Message, ids *toolIDs) ([]block, error) {
 	if m.Native != nil && m.Native.API == NativeMessages {
 		for _, tc := range m.ToolCalls {
 			ids.keep(tc.ID) // the API's own, sent as they came
@@ -200,20 +256,20 @@ func assistantBlocks(m agent.Message, ids *toolIDs) ([]sdk.ContentBlockParamUnio
 		if err := json.Unmarshal(m.Native.Data, &raws); err != nil {
 			return nil, fmt.Errorf("native content blocks: %w", err)
 		}
-		out := make([]sdk.ContentBlockParamUnion, 0, len(raws))
+		out := make([]block, 0, len(raws))
 		for _, r := range raws {
 			if blankText(r) {
 				continue
 			}
-			out = append(out, param.Override[sdk.ContentBlockParamUnion](r))
+			out = append(out, block{native: r})
 		}
 		// With no block left the reply is no turn at all: the user turns
 		// around it join, as for a reply with no content.
 		return out, nil
 	}
-	var out []sdk.ContentBlockParamUnion
+	var out []block
 	if strings.TrimSpace(m.Content) != "" {
-		out = append(out, sdk.NewTextBlock(m.Content))
+		out = append(out, textBlock(m.Content))
 	}
 	for _, tc := range m.ToolCalls {
 		input := json.RawMessage(tc.Arguments)
@@ -222,10 +278,10 @@ func assistantBlocks(m agent.Message, ids *toolIDs) ([]sdk.ContentBlockParamUnio
 			// The API takes objects only; the model wrote something else.
 			input = json.RawMessage(`{}`)
 		}
-		out = append(out, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: ids.id(tc.ID), Name: tc.Name, Input: input}})
+		out = append(out, block{Type: "tool_use", ID: ids.id(tc.ID), Name: tc.Name, Input: input})
 	}
 	if len(out) == 0 {
-		out = append(out, sdk.NewTextBlock("(no reply)"))
+		out = append(out, textBlock("(no reply)"))
 	}
 	return out, nil
 }
@@ -243,19 +299,9 @@ func blankText(raw json.RawMessage) bool {
 }
 
 // markLast puts a cache breakpoint on the last of blocks.
-func markLast(blocks []sdk.ContentBlockParamUnion) {
-	if len(blocks) == 0 {
-		return
-	}
-	b := &blocks[len(blocks)-1]
-	cache := sdk.NewCacheControlEphemeralParam()
-	switch {
-	case b.OfText != nil:
-		b.OfText.CacheControl = cache
-	case b.OfToolResult != nil:
-		b.OfToolResult.CacheControl = cache
-	case b.OfToolUse != nil:
-		b.OfToolUse.CacheControl = cache
+func markLast(blocks []block) {
+	if n := len(blocks); n > 0 && blocks[n-1].native == nil {
+		blocks[n-1].CacheControl = ephemeral
 	}
 	// A block sent as it came back (native) keeps no breakpoint: the turn
 	// after it, ours, has one from the next request on.
@@ -264,14 +310,15 @@ func markLast(blocks []sdk.ContentBlockParamUnion) {
 // toolParams returns the offered tools outside the deferred groups, the
 // last with a cache breakpoint; then, when there are groups, the tool
 // search tool and the groups' tools, defer_loading.
-func toolParams(req agent.Request) ([]sdk.ToolUnionParam, error) {
+func toolParams(req agent.Request) ([]any, error) {
 	inGroup := map[string]bool{}
 	for _, g := range req.Deferred {
 		for _, t := range g.Tools {
 			inGroup[t.Name] = true
 		}
 	}
-	var out []sdk.ToolUnionParam
+	var out []any
+	var last *tool
 	for _, t := range req.Tools {
 		if inGroup[t.Name] {
 			continue
@@ -280,52 +327,64 @@ func toolParams(req agent.Request) ([]sdk.ToolUnionParam, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, sdk.ToolUnionParam{OfTool: tp})
+		out, last = append(out, tp), tp
 	}
-	if n := len(out); n > 0 {
-		out[n-1].OfTool.CacheControl = sdk.NewCacheControlEphemeralParam()
+	if last != nil {
+		last.CacheControl = ephemeral
 	}
 	if len(req.Deferred) == 0 {
 		return out, nil
 	}
-	out = append(out, sdk.ToolUnionParam{OfToolSearchToolRegex20251119: &sdk.ToolSearchToolRegex20251119Param{
-		Type: sdk.ToolSearchToolRegex20251119TypeToolSearchToolRegex20251119,
-	}})
+	out = append(out, searchTool{Type: "tool_search_tool_regex_20251119", Name: "tool_search_tool_regex"})
 	for _, g := range req.Deferred {
 		for _, t := range g.Tools {
 			tp, err := toolParam(t)
 			if err != nil {
 				return nil, err
 			}
-			tp.DeferLoading = sdk.Bool(true)
+			tp.DeferLoading = true
 			if g.Summary != "" {
-				tp.Description = sdk.String(fmt.Sprintf("%s (Section %q: %s)", t.Description, g.Section, strings.TrimSpace(g.Summary)))
+				tp.Description = fmt.Sprintf("%s (Section %q: %s)", t.Description, g.Section, strings.TrimSpace(g.Summary))
 			}
-			out = append(out, sdk.ToolUnionParam{OfTool: tp})
+			out = append(out, tp)
 		}
 	}
 	return out, nil
 }
 
-func toolParam(t agent.ToolDef) (*sdk.ToolParam, error) {
+// toolParam is t as the API takes it: its parameters, a JSON schema, as
+// the input schema, of type object whatever type they give.
+func toolParam(t agent.ToolDef) (*tool, error) {
 	var schema struct {
-		Properties any      `json:"properties"`
-		Required   []string `json:"required"`
+		Properties json.RawMessage `json:"properties"`
+		Required   []string        `json:"required"`
 	}
+	in := map[string]json.RawMessage{}
 	if len(t.Parameters) > 0 {
 		if err := json.Unmarshal(t.Parameters, &schema); err != nil {
 			return nil, fmt.Errorf("anthropic: tool %s: parameters: %w", t.Name, err)
 		}
-	}
-	in := sdk.ToolInputSchemaParam{Properties: schema.Properties, Required: schema.Required}
-	var extra map[string]any
-	if len(t.Parameters) > 0 && json.Unmarshal(t.Parameters, &extra) == nil {
-		delete(extra, "type")
-		delete(extra, "properties")
-		delete(extra, "required")
-		if len(extra) > 0 {
-			in.ExtraFields = extra
+		if json.Unmarshal(t.Parameters, &in) != nil {
+			in = map[string]json.RawMessage{}
+		}
+		delete(in, "type")
+		delete(in, "properties")
+		delete(in, "required")
+		if len(schema.Properties) > 0 && string(schema.Properties) != "null" {
+			in["properties"] = schema.Properties
+		}
+		if schema.Required != nil {
+			in["required"], _ = json.Marshal(schema.Required)
 		}
 	}
-	return &sdk.ToolParam{Name: t.Name, Description: sdk.String(t.Description), InputSchema: in}, nil
+	tp := &tool{Name: t.Name, Description: t.Description}
+	if len(in) > 0 {
+		in["type"] = json.RawMessage(`"object"`)
+		raw, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("anthropic: tool %s: parameters: %w", t.Name, err)
+		}
+		tp.InputSchema = raw
+	}
+	return tp, nil
 }

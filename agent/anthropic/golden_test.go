@@ -160,3 +160,35 @@ func canonicalRequest(t *testing.T, s scripted.Sent) string {
 	}
 	return out.String()
 }
+
+// TestToolsHaveInputSchema: every tool goes with an input_schema of type
+// object, which the API requires, a tool without parameters or with an
+// object schema and nothing more included.
+func TestToolsHaveInputSchema(t *testing.T) {
+	srv := scripted.Refuse(t, `{"type":"error","error":{"type":"invalid_request_error","message":"stop here"}}`)
+	_, _ = newClient(t, srv.URL).Complete(context.Background(), deferredRequest())
+	_, _ = newClient(t, srv.URL).Complete(context.Background(), agent.Request{Messages: hello, Tools: goldenTools})
+	sent := srv.Sent()
+	if len(sent) != 2 {
+		t.Fatalf("got %d requests, want 2", len(sent))
+	}
+	for _, s := range sent {
+		var body struct {
+			Tools []struct {
+				Type        string `json:"type"`
+				Name        string `json:"name"`
+				InputSchema *struct {
+					Type string `json:"type"`
+				} `json:"input_schema"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(s.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range body.Tools {
+			if tl.Type == "" && (tl.InputSchema == nil || tl.InputSchema.Type != "object") {
+				t.Errorf("tool %s: got input_schema %+v, want one of type object", tl.Name, tl.InputSchema)
+			}
+		}
+	}
+}

@@ -67,7 +67,7 @@ type tool struct {
 	CacheControl *cacheControl   `json:"cache_control,omitempty"`
 	DeferLoading bool            `json:"defer_loading,omitempty"`
 	Description  string          `json:"description"`
-	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
 	Name         string          `json:"name"`
 }
 
@@ -353,7 +353,9 @@ func toolParams(req agent.Request) ([]any, error) {
 }
 
 // toolParam is t as the API takes it: its parameters, a JSON schema, as
-// the input schema, of type object whatever type they give.
+// the input schema, of type object whatever type they give. A tool
+// without parameters, or with an object schema and nothing more, has the
+// schema {"type": "object"}: the API refuses a tool without input_schema.
 func toolParam(t agent.ToolDef) (*tool, error) {
 	var schema struct {
 		Properties json.RawMessage `json:"properties"`
@@ -367,7 +369,6 @@ func toolParam(t agent.ToolDef) (*tool, error) {
 		if json.Unmarshal(t.Parameters, &in) != nil {
 			in = map[string]json.RawMessage{}
 		}
-		delete(in, "type")
 		delete(in, "properties")
 		delete(in, "required")
 		if len(schema.Properties) > 0 && string(schema.Properties) != "null" {
@@ -377,14 +378,10 @@ func toolParam(t agent.ToolDef) (*tool, error) {
 			in["required"], _ = json.Marshal(schema.Required)
 		}
 	}
-	tp := &tool{Name: t.Name, Description: t.Description}
-	if len(in) > 0 {
-		in["type"] = json.RawMessage(`"object"`)
-		raw, err := json.Marshal(in)
-		if err != nil {
-			return nil, fmt.Errorf("anthropic: tool %s: parameters: %w", t.Name, err)
-		}
-		tp.InputSchema = raw
+	in["type"] = json.RawMessage(`"object"`)
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: tool %s: parameters: %w", t.Name, err)
 	}
-	return tp, nil
+	return &tool{Name: t.Name, Description: t.Description, InputSchema: raw}, nil
 }

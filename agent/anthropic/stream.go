@@ -150,8 +150,8 @@ func (a *accumulator) start(raw json.RawMessage) error {
 		return err
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf(misfit, fmt.Errorf("message_start: %w", err))
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return fmt.Errorf(misfit, fmt.Errorf("message_start: not a message: %.100s", raw))
 	}
 	var usage map[string]json.RawMessage
 	if u, ok := m["usage"]; ok && string(u) != "null" {
@@ -381,6 +381,9 @@ func array(items []json.RawMessage) json.RawMessage {
 
 // response is the message the stream brought.
 func (a *accumulator) response() (agent.Response, error) {
+	if !a.started {
+		return agent.Response{}, errUnusable
+	}
 	content := make([]json.RawMessage, len(a.blocks))
 	for i, b := range a.blocks {
 		raw, err := b.block()

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/agent/internal/transport"
 )
 
 // TestStreamAccumulated streams testdata/blocks.sse (thinking with its
@@ -93,4 +95,54 @@ func TestStreamMisfit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzStream reads any event stream: no panic, and a reply it puts
+// together has content blocks that are JSON, each tool_use input an
+// object or the {} it started with, so the reply can go back to the API.
+func FuzzStream(f *testing.F) {
+	for _, name := range []string{"testdata/blocks.sse", "testdata/stream.sse"} {
+		sse, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(sse)
+	}
+	f.Add([]byte(event("message_start", messageStart) + event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"n","input":{}}}`) +
+		event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"a\": [1,"}}`) +
+		event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":5}}`) + event("message_stop", `{"type":"message_stop"}`)))
+	f.Add([]byte(event("message_stop", `{"type":"message_stop"}`)))
+	f.Add([]byte(event("message_start", `{"type":"message_start","message":null}`) + event("message_stop", `{"type":"message_stop"}`)))
+	f.Fuzz(func(t *testing.T, sse []byte) {
+		a := accumulator{call: &transport.Call{}, tool: map[int64]int{}}
+		events := transport.NewEvents(bytes.NewReader(sse))
+		for {
+			name, data, err := events.Next()
+			if err != nil {
+				break
+			}
+			if a.event(name, data) != nil {
+				return
+			}
+		}
+		if !a.stopped {
+			return
+		}
+		resp, err := a.response()
+		if err != nil {
+			return
+		}
+		var blocks []struct {
+			Type  string          `json:"type"`
+			Input json.RawMessage `json:"input"`
+		}
+		if err := json.Unmarshal(resp.Message.Native.Data, &blocks); err != nil {
+			t.Fatalf("native data is not JSON blocks: %v\n%s", err, resp.Message.Native.Data)
+		}
+		for _, b := range blocks {
+			if b.Input != nil && !json.Valid(b.Input) {
+				t.Errorf("a %s block's input %s is not JSON", b.Type, b.Input)
+			}
+		}
+	})
 }

@@ -32,9 +32,7 @@
 //     checked equal;
 //   - startup: whole unfold processes rendering a small prompt file with
 //     the exact and the estimated counter, and printing the help, with the
-//     size of the binary; and the same render by unfold built without the
-//     model clients (-tags unfold_noopenai,unfold_noanthropic), its output
-//     checked equal, with its size.
+//     size of the binary.
 //
 // # Method
 //

@@ -19,7 +19,6 @@ type config struct {
 	peers   string // directory whose node_modules holds the npm peers
 	scripts string // directory holding peer.cjs and peer_pexpect.py
 	unfold  string // the unfold binary, for the serve workload
-	lean    string // unfold built without the model clients, for the startup workload
 	python  string // the Python with pexpect
 	rounds  int
 	out     string
@@ -76,7 +75,6 @@ func main() {
 	flag.StringVar(&cfg.peers, "peers", "", "the `DIR` run.sh installed the npm peers into (DIR/node_modules)")
 	flag.StringVar(&cfg.scripts, "scripts", "bench/compare", "the `DIR` holding peer.cjs and peer_pexpect.py")
 	flag.StringVar(&cfg.unfold, "unfold", "", "the unfold `binary` for the serve and startup workloads")
-	flag.StringVar(&cfg.lean, "unfold-lean", "", "unfold built with -tags "+leanTags+", for the startup workload")
 	flag.StringVar(&cfg.python, "python", "/usr/bin/python3", "the Python with pexpect installed")
 	flag.IntVar(&cfg.rounds, "rounds", 5, "how many rounds each workload runs")
 	flag.StringVar(&cfg.out, "out", "", "write the report as markdown to `FILE` (bench/RESULTS.md)")

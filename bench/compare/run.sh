@@ -38,9 +38,8 @@ fi
 
 echo "run.sh: building unfold and the comparison" >&2
 go build -o "$work/unfold" ./cmd/unfold
-go build -tags unfold_noopenai,unfold_noanthropic -o "$work/unfold-lean" ./cmd/unfold
 go build -o "$work/compare" ./bench/compare
 
-"$work/compare" -peers "$work" -scripts bench/compare -unfold "$work/unfold" -unfold-lean "$work/unfold-lean" \
+"$work/compare" -peers "$work" -scripts bench/compare -unfold "$work/unfold" \
   -python "$python" -rounds "${ROUNDS:-5}" -out bench/RESULTS.md \
   -command "ROUNDS=${ROUNDS:-5} bench/compare/run.sh $*" "$@"

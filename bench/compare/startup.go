@@ -32,9 +32,8 @@ The API takes JSON and answers JSON; every call is idempotent.
 // a small prompt file with the exact o200k_base counter, the same with the
 // estimate, and printing the help, the floor every unfold process pays;
 // and beside them a Go program that does nothing, the floor of any Go
-// process on the machine at that time; and, given cfg.lean, the exact
-// render by unfold built without the model clients. It also reports the
-// sizes of the binaries.
+// process on the machine at that time. It also reports the size of the
+// binary.
 func runStartup(cfg *config) (*table, error) {
 	if cfg.unfold == "" {
 		return nil, errors.New("no -unfold binary: run bench/compare/run.sh, which builds it")
@@ -69,17 +68,6 @@ func runStartup(cfg *config) (*table, error) {
 		{&row{label: "unfold render --tree, estimated count", per: "process"}, "", []string{"render", promptFile, "--params", paramsFile, "--tree", "--tokenizer", "estimate"}, "total "},
 		{&row{label: "unfold --help", per: "process"}, "", []string{"--help"}, "Commands:"},
 		{&row{label: "floor: a Go program that does nothing", per: "process"}, empty, nil, ""},
-	}
-	var leanSize int64
-	if cfg.lean != "" {
-		li, err := os.Stat(cfg.lean)
-		if err != nil {
-			return nil, err
-		}
-		leanSize = li.Size()
-		kinds = append(kinds, kinds[0])
-		kinds[4].row = &row{label: "unfold render --tree, exact count, built without the model clients", per: "process"}
-		kinds[4].bin = cfg.lean
 	}
 	outputs := make([][]byte, len(kinds))
 	sides := make([]func() error, len(kinds))
@@ -144,20 +132,8 @@ func runStartup(cfg *config) (*table, error) {
 			"goals: a small prompt rendered with the exact counter in under 15 ms; a binary under 40 MB",
 		},
 	}
-	if cfg.lean != "" {
-		if !bytes.Equal(outputs[4], outputs[0]) {
-			return nil, fmt.Errorf("unfold built without the model clients rendered %.300s, the default build %.300s", outputs[4], outputs[0])
-		}
-		lean := kinds[4].row
-		t.rows = append(t.rows, lean)
-		t.ratios = append(t.ratios, ratio{label: "exact count: default build / built without the model clients (what the two SDKs cost a process)", num: exact, den: lean})
-		t.notes = append(t.notes, fmt.Sprintf("binary built without the model clients (go build -tags %s): %.1f MB (%d bytes), %.2fx the default; the same but for unfold agent with a real endpoint", leanTags, float64(leanSize)/1e6, leanSize, float64(leanSize)/float64(fi.Size())))
-	}
 	return t, nil
 }
-
-// leanTags leave the model clients, and their SDKs, out of a build.
-const leanTags = "unfold_noopenai,unfold_noanthropic"
 
 // buildEmpty builds a Go program that does nothing into dir and returns
 // its path.

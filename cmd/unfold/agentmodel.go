@@ -94,12 +94,6 @@ func keyHint(err error, f agentFlags) string {
 	return ""
 }
 
-// builtWithout is the error for a provider whose client this binary was
-// built without.
-func builtWithout(provider, tag string) error {
-	return fmt.Errorf("--provider %s: this unfold was built without the %s client (go build -tags %s); build or install it without that tag to call %s endpoints", provider, provider, tag, provider)
-}
-
 func orNone(model string) string {
 	if model == "" {
 		return "(no model given)"

@@ -1,5 +1,3 @@
-//go:build !unfold_noanthropic
-
 package main
 
 import (
@@ -9,8 +7,7 @@ import (
 	"github.com/unfold-dev/unfold/agent/anthropic"
 )
 
-// anthropicModel is the client of the Messages API. A build with the tag
-// unfold_noanthropic leaves it out, and with it the Anthropic SDK.
+// anthropicModel is the client of the Messages API.
 func anthropicModel(base, model, key string, f agentFlags) (agent.Model, error) {
 	opts := []anthropic.Option{anthropic.WithAPIKey(key), anthropic.WithTimeout(f.timeout), anthropic.WithMaxRetries(f.maxRetries)}
 	if f.maxTokens > 0 {

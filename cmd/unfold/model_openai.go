@@ -1,5 +1,3 @@
-//go:build !unfold_noopenai
-
 package main
 
 import (
@@ -10,9 +8,7 @@ import (
 )
 
 // openaiModel is the client of an OpenAI-compatible endpoint, for the
-// API f names. A build with the tag unfold_noopenai leaves it out, and
-// with it the OpenAI SDK, about 33 MB of the binary (docs/design.md,
-// "Front ends").
+// API f names.
 func openaiModel(base, model, key string, f agentFlags) (agent.Model, error) {
 	opts := []openai.Option{openai.WithAPIKey(key), openai.WithTimeout(f.timeout), openai.WithMaxRetries(f.maxRetries)}
 	if f.maxTokens > 0 {

@@ -14,7 +14,7 @@ Print the version of this unfold binary and the commit it was built from,
 as the Go toolchain recorded them: a release tag for "go install
 github.com/unfold-dev/unfold/cmd/unfold@v1.2.3", a pseudo-version and the
 commit for "go build" in a checkout, "devel" for "go run"; then the build
-tags, such as unfold_noopenai for a build without the OpenAI client.
+tags it was built with, if any (go build -tags netgo).
 "unfold --version" prints the same; "unfold mcp" reports the same version
 to its clients.
 `
@@ -27,7 +27,7 @@ type buildVersion struct {
 	Time     string // the commit's time, RFC 3339
 	Modified bool   // the checkout had uncommitted changes
 	Go       string // the toolchain, "go1.26.8"
-	Tags     string // the build tags, "unfold_noopenai,unfold_noanthropic"; "" for none
+	Tags     string // the build tags, "netgo,osusergo"; "" for none
 }
 
 // readVersion returns the running binary's version.
@@ -72,7 +72,7 @@ func versionFrom(info *debug.BuildInfo) buildVersion {
 //	unfold v0.3.0 (go1.26.8 linux/amd64)
 //	unfold v0.0.0-20261126072517-6c3254663368+dirty (commit 6c3254663368, 2026-11-26T07:25:17Z, modified; go1.26.8 linux/amd64)
 //	unfold devel (commit not recorded; go1.26.8 linux/amd64)
-//	unfold v0.3.0 (go1.26.8 linux/amd64; tags unfold_noopenai)
+//	unfold v0.3.0 (go1.26.8 linux/amd64; tags netgo)
 func (v buildVersion) String() string {
 	var about []string
 	switch {

@@ -48,9 +48,9 @@ func TestVersionFrom(t *testing.T) {
 		{
 			"a build without the model clients",
 			&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: module, Version: "v0.3.0"}, Settings: []debug.BuildSetting{
-				{Key: "-tags", Value: "unfold_noopenai,unfold_noanthropic"},
+				{Key: "-tags", Value: "netgo,osusergo"},
 			}},
-			"unfold v0.3.0 (go1.26.8" + platform + "; tags unfold_noopenai,unfold_noanthropic)",
+			"unfold v0.3.0 (go1.26.8" + platform + "; tags netgo,osusergo)",
 		},
 		{
 			"go run",

@@ -105,7 +105,7 @@ func toolRecords(tr *agent.Transcript) []agent.ToolRecord {
 
 // TestCutToolCallNotRun: a reply that reached the output token limit
 // while writing deploy {"target": "sta does not deploy anywhere (the
-// Messages SDK fills such a call's input with {}, which this tool would
+// Messages block of such a call holds {} as its input, which this tool would
 // take as production): the call is answered as cut, the model makes it
 // again, and the conversation stays valid for the API.
 func TestCutToolCallNotRun(t *testing.T) {

@@ -114,7 +114,7 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
-// TestRetryAfterHonoured: a 429 with Retry-After is retried by the SDK
+// TestRetryAfterHonoured: a 429 with Retry-After is retried
 // after that wait, and the retry is told before it.
 func TestRetryAfterHonoured(t *testing.T) {
 	calls := 0

@@ -12,7 +12,14 @@ type Events struct {
 	buf []byte // read, not yet scanned past
 	sc  eventScanner
 	err error // what the last read returned
+	// empty counts the reads in a row that returned nothing and no error.
+	empty int
 }
+
+// maxEmptyReads is how many reads in a row may return nothing and no
+// error before the stream is taken as broken (io.ErrNoProgress), as
+// bufio takes it.
+const maxEmptyReads = 100
 
 // NewEvents returns a reader of the event stream r.
 func NewEvents(r io.Reader) *Events { return &Events{r: r} }
@@ -32,11 +39,6 @@ func (e *Events) Next() (name string, data []byte, err error) {
 		}
 		if e.err != nil {
 			if errors.Is(e.err, io.EOF) {
-				if rest := e.buf[e.sc.pos:]; len(rest) > 0 && rest[len(rest)-1] == '\r' {
-					// A line the stream ends with "\r": whole.
-					e.buf = append(e.buf, '\n')
-					continue
-				}
 				if name, data, ok := e.sc.flush(); ok {
 					return name, data, nil
 				}
@@ -44,8 +46,10 @@ func (e *Events) Next() (name string, data []byte, err error) {
 			return "", nil, e.err
 		}
 		// Drop what was scanned, then read on.
-		n := copy(e.buf, e.buf[e.sc.pos:])
-		e.buf, e.sc.pos = e.buf[:n], 0
+		if e.sc.pos > 0 {
+			n := copy(e.buf, e.buf[e.sc.pos:])
+			e.buf, e.sc.pos = e.buf[:n], 0
+		}
 		if len(e.buf)+len(e.sc.data) > MaxEventBytes {
 			e.err = errLongEvent
 			continue
@@ -56,5 +60,12 @@ func (e *Events) Next() (name string, data []byte, err error) {
 		var read int
 		read, e.err = e.r.Read(e.buf[len(e.buf):cap(e.buf)])
 		e.buf = e.buf[:len(e.buf)+read]
+		if read == 0 && e.err == nil {
+			if e.empty++; e.empty == maxEmptyReads {
+				e.err = io.ErrNoProgress
+			}
+		} else {
+			e.empty = 0
+		}
 	}
 }

@@ -184,6 +184,12 @@ type eventScanner struct {
 	name    string // the event's name so far
 	data    []byte // its data so far
 	hasData bool
+	// seen is how far past pos a line end was looked for and not found,
+	// so that a long line read in many pieces is searched once.
+	seen int
+	// cr: the last line ended with "\r" at the end of the bytes given;
+	// a "\n" that comes next is the rest of that line's end.
+	cr bool
 }
 
 // next returns the next whole event in buf, or ok false when buf holds no
@@ -193,21 +199,31 @@ type eventScanner struct {
 func (s *eventScanner) next(buf []byte) (name string, data []byte, ok bool) {
 	for {
 		rest := buf[s.pos:]
-		i := bytes.IndexAny(rest, "\r\n")
+		if s.cr && len(rest) > 0 {
+			s.cr = false
+			if rest[0] == '\n' {
+				s.pos++
+				continue
+			}
+		}
+		i := lineEnd(rest[s.seen:])
 		if i < 0 {
+			s.seen = len(rest)
 			return "", nil, false
 		}
+		i += s.seen
 		n := i + 1
 		if rest[i] == '\r' {
-			if i+1 == len(rest) {
-				return "", nil, false // "\r" or the start of "\r\n"
-			}
-			if rest[i+1] == '\n' {
+			switch {
+			case i+1 == len(rest):
+				// The line ends here; a "\n" read next belongs to it.
+				s.cr = true
+			case rest[i+1] == '\n':
 				n++
 			}
 		}
 		line := rest[:i]
-		s.pos += n
+		s.pos, s.seen = s.pos+n, 0
 		if len(line) == 0 {
 			if s.name == "" && !s.hasData {
 				continue
@@ -239,6 +255,21 @@ func (s *eventScanner) flush() (name string, data []byte, ok bool) {
 	name, data = s.name, s.data
 	s.name, s.data, s.hasData = "", nil, false
 	return name, data, true
+}
+
+// lineEnd returns the index of the first "\r" or "\n" in b, or -1.
+func lineEnd(b []byte) int {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		i = len(b)
+	}
+	if j := bytes.IndexByte(b[:i], '\r'); j >= 0 {
+		return j
+	}
+	if i == len(b) {
+		return -1
+	}
+	return i
 }
 
 type errReader struct{ err error }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -42,13 +44,13 @@ type Endpoint struct {
 // anything else (no reply, ctx ended) is returned as it came. The caller
 // closes the reply's body.
 func Post(ctx context.Context, ep Endpoint, c *Call, path string, body []byte) (*http.Response, error) {
-	client := ep.Client
-	if client == nil {
-		client = http.DefaultClient
+	addr := strings.TrimRight(ep.BaseURL, "/") + "/" + strings.TrimLeft(path, "/")
+	client, err := sameOrigin(ep.Client, addr)
+	if err != nil {
+		return nil, err
 	}
-	url := strings.TrimRight(ep.BaseURL, "/") + "/" + strings.TrimLeft(path, "/")
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, addr, bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}
@@ -67,15 +69,17 @@ func Post(ctx context.Context, ep Endpoint, c *Call, path string, body []byte) (
 			if err != nil {
 				return nil, err
 			}
-			if res.StatusCode >= 400 {
+			switch {
+			case res.StatusCode >= 400:
 				return nil, statusError(res)
+			case res.StatusCode >= 300:
+				res.Body.Close()
+				return nil, fmt.Errorf("the endpoint redirects the request to %s, another origin, where it was not sent (it holds the conversation and the key): give the address the API is at", redirectedTo(res))
 			}
 			return res, nil
 		}
 		if res != nil {
-			// What is left of a reply not used, so that its
-			// connection can serve the next attempt.
-			_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+			// Not drained: a body that stalls would hold the retry.
 			res.Body.Close()
 		}
 		t := time.NewTimer(wait)
@@ -86,6 +90,44 @@ func Post(ctx context.Context, ep Endpoint, c *Call, path string, body []byte) (
 		case <-t.C:
 		}
 	}
+}
+
+// sameOrigin returns a client that sends the request as c would (nil:
+// http.DefaultClient) but follows no redirect to another origin (scheme,
+// host and port) than base's: such a reply comes back as it is. A
+// request carries the conversation, the key and the user's headers.
+func sameOrigin(c *http.Client, base string) (*http.Client, error) {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	own := *c
+	check := c.CheckRedirect
+	own.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != u.Scheme || req.URL.Host != u.Host {
+			return http.ErrUseLastResponse
+		}
+		if check != nil {
+			return check(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &own, nil
+}
+
+// redirectedTo is where a redirect leads, its Location's origin.
+func redirectedTo(res *http.Response) string {
+	loc, err := res.Location()
+	if err != nil {
+		return "an address it does not give"
+	}
+	return loc.Scheme + "://" + loc.Host
 }
 
 // statusError reads res, a reply with an error status, into a

@@ -201,3 +201,91 @@ func (c *chunks) Read(p []byte) (int, error) {
 	c.s = c.s[n:]
 	return n, nil
 }
+
+// TestPostRedirects: a redirect to another origin is not followed (the
+// request holds the conversation and the key) and the error says where
+// it led; one within the endpoint's origin is followed with the body.
+func TestPostRedirects(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		io.WriteString(w, "{}")
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away/chat":
+			http.Redirect(w, r, other.URL+"/v1/chat", http.StatusTemporaryRedirect)
+		case "/moved/chat":
+			http.Redirect(w, r, "/v1/chat", http.StatusPermanentRedirect)
+		case "/v1/chat":
+			b, _ := io.ReadAll(r.Body)
+			w.Write(b)
+		}
+	}))
+	defer srv.Close()
+	ep := Endpoint{BaseURL: srv.URL, Header: http.Header{"Authorization": {"Bearer secret"}}}
+	_, err := Post(context.Background(), ep, &Call{}, "away/chat", []byte(`{"q":1}`))
+	if err == nil || !strings.Contains(err.Error(), "redirects the request to "+other.URL+", another origin") || elsewhere.Load() != 0 {
+		t.Errorf("a redirect elsewhere: got %v, %d requests there; want it refused, none sent", err, elsewhere.Load())
+	}
+	res, err := Post(context.Background(), ep, &Call{}, "moved/chat", []byte(`{"q":1}`))
+	if err != nil {
+		t.Fatalf("a redirect within the endpoint: %v", err)
+	}
+	defer res.Body.Close()
+	if b, _ := io.ReadAll(res.Body); string(b) != `{"q":1}` {
+		t.Errorf("a redirect within the endpoint: got %q, want the body sent again", b)
+	}
+}
+
+// TestPostRetryAfterStalledBody: a reply retried whose body stalls does
+// not hold the retry: the next attempt is made, not read on.
+func TestPostRetryAfterStalledBody(t *testing.T) {
+	var n atomic.Int32
+	release := make(chan struct{})
+	defer close(release)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			w.Header().Set("Content-Length", "100000")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "busy, and then nothing")
+			w.(http.Flusher).Flush()
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := &Call{Policy: Policy{MaxRetries: 1, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}}
+	res, err := Post(ctx, Endpoint{BaseURL: srv.URL}, c, "x", nil)
+	if err != nil {
+		t.Fatalf("got %v after %d attempts, want the second attempt's reply", err, c.Attempts())
+	}
+	res.Body.Close()
+}
+
+// TestPostNoReplyDeadline: with no reply, a retry whose wait would end
+// past the deadline is not made either: the call fails at once with the
+// reason, not later with the deadline.
+func TestPostNoReplyDeadline(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	url := srv.URL
+	srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := &Call{Policy: Policy{MaxRetries: 3, BaseDelay: time.Hour, MaxDelay: time.Hour}}
+	_, err := Post(ctx, Endpoint{BaseURL: url}, c, "x", nil)
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || c.Attempts() != 1 {
+		t.Fatalf("got %v after %d attempts, want the connection's error after one", err, c.Attempts())
+	}
+	msg := Failure(ctx, "test", url, time.Minute, c, err).Error()
+	if !strings.Contains(msg, "cannot reach") || !strings.Contains(msg, "(not retried: the next try would be in") {
+		t.Errorf("got %q, want it to say why it was not retried", msg)
+	}
+}

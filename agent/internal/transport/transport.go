@@ -212,7 +212,7 @@ func (c *Call) watch(ctx context.Context, res *http.Response, err error) (_ *htt
 		return res, err, false, 0
 	}
 	delay := c.delay(attempt, res)
-	if dl, ok := ctx.Deadline(); ok && res != nil {
+	if dl, ok := ctx.Deadline(); ok {
 		if left := time.Until(dl); left < delay {
 			// The wait would end at the deadline with no reply to
 			// show for it: this reply is the call's error, now.
@@ -459,7 +459,7 @@ func Failure(ctx context.Context, api, baseURL string, timeout time.Duration, c 
 		return fmt.Errorf("%s: no complete reply from %s within %s (the request timeout)%s: %w", api, baseURL, timeout, attempts, err)
 	}
 	if last.Status == 0 {
-		return fmt.Errorf("%s: cannot reach %s%s: %w", api, baseURL, attempts, err)
+		return fmt.Errorf("%s: cannot reach %s%s%s: %w", api, baseURL, attempts, last.notRetried(), err)
 	}
 	return fmt.Errorf("%s: %s answered %s%s: %w", api, baseURL, last.Describe(), attempts, err)
 }

@@ -37,10 +37,10 @@ type Endpoint struct {
 // is the call's.
 //
 // It returns the last reply when its status is 2xx, its body bounded
-// (MaxBodyBytes; MaxEventBytes and MaxStreamBytes for an event stream; the
-// read past a bound fails, and c.BodyErr says so). When c.Stream is set, a
-// 200 that is not an event stream has been read whole into c.Body and its
-// body is empty. An error status after the retries is a *[StatusError];
+// (MaxBodyBytes; MaxEventBytes and MaxStreamBytes for an event stream
+// answering a request with c.Stream set; the read past a bound fails, and
+// c.BodyErr says so). When c.Stream is set, a 200 that is not an event
+// stream has been read whole into c.Body and its body is empty. An error status after the retries is a *[StatusError];
 // anything else (no reply, ctx ended) is returned as it came. The caller
 // closes the reply's body.
 func Post(ctx context.Context, ep Endpoint, c *Call, path string, body []byte) (*http.Response, error) {

@@ -198,13 +198,16 @@ func (c *Call) watch(ctx context.Context, res *http.Response, err error) (_ *htt
 			}
 		} else {
 			b := &boundedReader{ReadCloser: res.Body, c: c, limit: MaxBodyBytes, over: errOverBody}
-			stream := isEventStream(res.Header.Get("Content-Type"))
-			if stream {
-				b.limit, b.over, b.eventLimit = MaxStreamBytes, errOverStream, MaxEventBytes
-			}
 			res.Body = b
-			if stream && c.Stream && res.StatusCode == http.StatusOK {
-				res = c.opening(res)
+			// Only the reply to a streaming request, when it succeeded, is
+			// read as a stream. An error status (a proxy that sent a
+			// stream's headers, then failed) and a reply to a request that
+			// did not stream are read whole, whatever their content type.
+			if c.Stream && res.StatusCode/100 == 2 && isEventStream(res.Header.Get("Content-Type")) {
+				b.limit, b.over, b.eventLimit = MaxStreamBytes, errOverStream, MaxEventBytes
+				if res.StatusCode == http.StatusOK {
+					res = c.opening(res)
+				}
 			}
 		}
 	}

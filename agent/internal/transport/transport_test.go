@@ -86,10 +86,10 @@ func TestCustomHeaders(t *testing.T) {
 
 // readThrough reads a body from url through Post and returns how many
 // bytes it read and the read's error: the body of a 2xx reply, else the
-// one an error status came with.
-func readThrough(t *testing.T, url string) (int64, error, *Call) {
+// one an error status came with. stream: the request asks for a stream.
+func readThrough(t *testing.T, url string, stream bool) (int64, error, *Call) {
 	t.Helper()
-	c := &Call{Stream: true}
+	c := &Call{Stream: stream}
 	res, err := Post(context.Background(), Endpoint{BaseURL: url}, c, "", nil)
 	if se := (*StatusError)(nil); errors.As(err, &se) {
 		return int64(len(se.Body)), c.BodyErr(), c
@@ -121,9 +121,10 @@ func serve(t *testing.T, contentType string, status int, body string, total int)
 
 // TestBodyBounds: a streamed reply is read up to the end of an event over
 // MaxEventBytes or of a stream over MaxStreamBytes, a body read whole up
-// to MaxBodyBytes; the read that passes the bound fails with the Call's
-// BodyErr. Events within the bounds, whatever their line endings, are
-// read whole.
+// to MaxBodyBytes (an event stream too, when it comes with an error status
+// or to a request that did not stream); the read that passes the bound
+// fails with the Call's BodyErr. Events within the bounds, whatever their
+// line endings, are read whole.
 func TestBodyBounds(t *testing.T) {
 	mib := strings.Repeat("x", 1<<20)
 	for _, tt := range []struct {
@@ -133,23 +134,28 @@ func TestBodyBounds(t *testing.T) {
 		total             int
 		want              string // "": read whole
 		limit             int64  // bytes read at most
+		plain             bool   // the request does not ask for a stream
 	}{
 		{"an event that never ends", "text/event-stream", 200, "data: " + mib + "\n", 64 << 20,
-			"the streamed reply has an event over 16777216 bytes; stopped reading it", MaxEventBytes + 64<<10},
+			"the streamed reply has an event over 16777216 bytes; stopped reading it", MaxEventBytes + 64<<10, false},
 		{"an event that never ends, lines ended by \\r\\n", "text/event-stream", 200, "data: " + mib + "\r\n", 64 << 20,
-			"the streamed reply has an event over 16777216 bytes; stopped reading it", MaxEventBytes + 64<<10},
+			"the streamed reply has an event over 16777216 bytes; stopped reading it", MaxEventBytes + 64<<10, false},
 		{"a line that never ends", "text/event-stream; charset=utf-8", 200, mib, 64 << 20,
-			"the streamed reply has an event over 16777216 bytes", MaxEventBytes + 64<<10},
+			"the streamed reply has an event over 16777216 bytes", MaxEventBytes + 64<<10, false},
 		{"a stream that never ends", "text/event-stream", 200, "event: ping\ndata: " + mib[:64<<10] + "\n\n", MaxStreamBytes + 1<<20,
-			"the streamed reply is over 134217728 bytes; stopped reading it", MaxStreamBytes + 64<<10},
+			"the streamed reply is over 134217728 bytes; stopped reading it", MaxStreamBytes + 64<<10, false},
 		{"an error page", "text/html", 500, mib, 64 << 20,
-			"the reply is over 8388608 bytes; stopped reading it", MaxBodyBytes + 64<<10},
-		{"events of 12 MiB, lines ended by \\n", "text/event-stream", 200, strings.Repeat("data: "+mib+"\n", 12) + "\n", 48 << 20, "", 48 << 20},
-		{"events of 12 MiB, lines ended by \\r\\n", "text/event-stream", 200, strings.Repeat("data: "+mib+"\r\n", 12) + "\r\n", 48 << 20, "", 48 << 20},
-		{"events of 12 MiB, lines ended by \\r", "text/event-stream", 200, strings.Repeat("data: "+mib+"\r", 12) + "\r", 48 << 20, "", 48 << 20},
+			"the reply is over 8388608 bytes; stopped reading it", MaxBodyBytes + 64<<10, false},
+		{"an error status with a stream that never ends", "text/event-stream", 500, "data: {}\n\n", 64 << 20,
+			"the reply is over 8388608 bytes; stopped reading it", MaxBodyBytes + 64<<10, false},
+		{"a stream that never ends, not asked for", "text/event-stream", 200, "data: {}\n\n", 64 << 20,
+			"the reply is over 8388608 bytes; stopped reading it", MaxBodyBytes + 64<<10, true},
+		{"events of 12 MiB, lines ended by \\n", "text/event-stream", 200, strings.Repeat("data: "+mib+"\n", 12) + "\n", 48 << 20, "", 48 << 20, false},
+		{"events of 12 MiB, lines ended by \\r\\n", "text/event-stream", 200, strings.Repeat("data: "+mib+"\r\n", 12) + "\r\n", 48 << 20, "", 48 << 20, false},
+		{"events of 12 MiB, lines ended by \\r", "text/event-stream", 200, strings.Repeat("data: "+mib+"\r", 12) + "\r", 48 << 20, "", 48 << 20, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err, c := readThrough(t, serve(t, tt.contentType, tt.status, tt.body, tt.total))
+			n, err, c := readThrough(t, serve(t, tt.contentType, tt.status, tt.body, tt.total), !tt.plain)
 			if tt.want == "" {
 				if err != nil || n < int64(tt.total) || c.BodyErr() != nil {
 					t.Errorf("got %d bytes, %v, body error %v; want %d bytes read whole", n, err, c.BodyErr(), tt.total)

@@ -30,8 +30,9 @@ var errLongEvent = fmt.Errorf("the streamed reply has an event over %d bytes; st
 // Next returns the next event: its name ("" when it has no event field)
 // and its data, its data lines joined by "\n"; io.EOF after the last. A
 // stream that ends inside an event gives that event, as far as its
-// lines are whole, before io.EOF. An error reading the stream is
-// returned as it came; an event over MaxEventBytes is an error.
+// lines are whole, before io.EOF. A byte order mark the stream begins
+// with is dropped. An error reading the stream is returned as it came;
+// an event over MaxEventBytes is an error.
 func (e *Events) Next() (name string, data []byte, err error) {
 	for {
 		if name, data, ok := e.sc.next(e.buf); ok {

@@ -189,13 +189,18 @@ type eventScanner struct {
 	seen int
 	// cr: the last line ended with "\r" at the end of the bytes given;
 	// a "\n" that comes next is the rest of that line's end.
-	cr bool
+	cr    bool
+	begun bool // a line was scanned
 }
+
+// bom is the UTF-8 byte order mark, which an event stream may begin with.
+const bom = "\ufeff"
 
 // next returns the next whole event in buf, or ok false when buf holds no
 // more whole events. An event ends at a blank line; a line ends at
-// "\r\n", "\n" or "\r". Comments and fields other than event and data are
-// passed over.
+// "\r\n", "\n" or "\r". A byte order mark the stream begins with is
+// dropped, as the event stream format says. Comments and fields other
+// than event and data are passed over.
 func (s *eventScanner) next(buf []byte) (name string, data []byte, ok bool) {
 	for {
 		rest := buf[s.pos:]
@@ -224,6 +229,10 @@ func (s *eventScanner) next(buf []byte) (name string, data []byte, ok bool) {
 		}
 		line := rest[:i]
 		s.pos, s.seen = s.pos+n, 0
+		if !s.begun {
+			s.begun = true
+			line = bytes.TrimPrefix(line, []byte(bom))
+		}
 		if len(line) == 0 {
 			if s.name == "" && !s.hasData {
 				continue

@@ -34,6 +34,7 @@ func TestErrorOpeningStream(t *testing.T) {
 		{"overloaded", start + overloaded, 529, "overloaded", "Overloaded"},
 		{"api_error, lines ended by \\r\\n", strings.ReplaceAll(start+ev("error", `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`), "\n", "\r\n"),
 			500, "server error", "Internal server error"},
+		{"rate_limit_error first, after a byte order mark", "\ufeffdata: " + `{"type":"error","error":{"type":"rate_limit_error","message":"Slow down"}}` + "\n\n", 429, "rate limited", "Slow down"},
 		{"rate_limit_error first", ev("error", `{"type":"error","error":{"type":"rate_limit_error","message":"Slow down"}}`), 429, "rate limited", "Slow down"},
 		{"responses, flat", created + ev("error", `{"type":"error","code":"server_is_overloaded","message":"Our servers are currently overloaded.","param":null,"sequence_number":1}`),
 			529, "overloaded", "Our servers are currently overloaded."},

@@ -153,8 +153,9 @@ func TestStatusErrorAPI(t *testing.T) {
 }
 
 // TestEvents reads events whatever their line endings, comments, fields
-// it does not know, data over several lines, reads cut anywhere, and a
-// stream that ends without the last blank line.
+// it does not know, data over several lines, reads cut anywhere, a stream
+// that ends without the last blank line, and one that begins with a byte
+// order mark.
 func TestEvents(t *testing.T) {
 	stream := ": hello\n\nevent: a\ndata: 1\nid: 7\n\ndata: x\ndata:y\n\nevent: b\r\ndata: {\"z\": 2}\r\n\r\nevent: c\rdata: \r\rdata: last"
 	want := "a=1|=x\ny|b={\"z\": 2}|c=|"
@@ -179,6 +180,26 @@ func TestEvents(t *testing.T) {
 			if got.String() != w {
 				t.Fatalf("ending %q, reads of %d: got %q, want %q", ending, step, got.String(), w)
 			}
+		}
+	}
+	// A byte order mark the stream begins with is not part of the first
+	// field's name.
+	bommed := "\ufeffdata: 1\n\ndata: 2\n\n"
+	for step := 1; step <= len(bommed); step++ {
+		e := NewEvents(&chunks{s: bommed, step: step})
+		var got strings.Builder
+		for {
+			name, data, err := e.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&got, "%s=%s|", name, data)
+		}
+		if got.String() != "=1|=2|" {
+			t.Fatalf("a stream that begins with a byte order mark, reads of %d: got %q, want %q", step, got.String(), "=1|=2|")
 		}
 	}
 	e := NewEvents(strings.NewReader("data: " + strings.Repeat("x", MaxEventBytes)))

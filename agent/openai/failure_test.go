@@ -243,3 +243,39 @@ func allocatedBy(f func() error) (uint64, error) {
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc, err
 }
+
+// TestErrorBodyShapes: the message of an error status is shown whatever
+// shape of JSON body it comes in, and a refusal for the request's size
+// in vLLM's older shape, its members at the top level, is one.
+func TestErrorBodyShapes(t *testing.T) {
+	const vllmTooLong = "This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens. Please reduce the length of the input messages."
+	for _, ep := range endpoints(t) {
+		for _, tt := range []struct {
+			name, body string
+			message    string // in the error
+			want       error  // ErrContextWindow, ErrOutputLimit or nil
+		}{
+			{"vLLM, too long", `{"object":"error","message":"` + vllmTooLong + `","type":"BadRequestError","param":null,"code":400}`, "400 Bad Request: " + vllmTooLong, agent.ErrContextWindow},
+			{"vLLM, the output limit", `{"object":"error","message":"This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (1000 in the messages, 8000 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}`,
+				"(1000 in the messages, 8000 in the completion)", agent.ErrOutputLimit},
+			{"FastAPI", `{"detail":"Not authenticated"}`, "400 Bad Request: Not authenticated", nil},
+			{"Gemini", `[{"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT"}}]`, "400 Bad Request: Request contains an invalid argument.", nil},
+			{"Ollama", `{"error":"model 'm' not found"}`, "400 Bad Request: model 'm' not found", nil},
+			{"no message", `{"status":"failed","id":7}`, `400 Bad Request: {"status":"failed","id":7}`, nil},
+		} {
+			t.Run(ep.name+"/"+tt.name, func(t *testing.T) {
+				m, n := ep.start(t, []scripted.Reply{{Status: 400, RawType: "application/json", Raw: tt.body}, {Content: "not asked for"}})
+				_, err := m.Complete(context.Background(), agent.Request{Messages: hello})
+				var se *StatusError
+				if !errors.As(err, &se) || !strings.Contains(err.Error(), tt.message) || n() != 1 {
+					t.Fatalf("got %v after %d requests, want a status error with %q after 1", err, n(), tt.message)
+				}
+				for _, sentinel := range []error{agent.ErrContextWindow, agent.ErrOutputLimit} {
+					if got := errors.Is(err, sentinel); got != (sentinel == tt.want) {
+						t.Errorf("errors.Is(%v, %v): got %v, want %v", err, sentinel, got, !got)
+					}
+				}
+			})
+		}
+	}
+}

@@ -200,14 +200,15 @@ func failure(ctx context.Context, opts options, api string, call *transport.Call
 	return transport.Failure(ctx, "openai: "+api, opts.BaseURL, opts.Timeout, call, err)
 }
 
-// errorObject is the error object of an error status's body, as it came;
-// "" when the body has none.
+// errorObject is what an error status's body says, as it came, for a
+// body whose message API did not find: its error object, or the whole
+// body when it has none.
 func errorObject(body []byte) string {
 	var b struct {
 		Error json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(body, &b) != nil {
-		return ""
+	if json.Unmarshal(body, &b) != nil || len(b.Error) == 0 || string(b.Error) == "null" {
+		return string(body)
 	}
 	return string(b.Error)
 }

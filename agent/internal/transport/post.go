@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -166,22 +167,75 @@ type APIError struct {
 
 // API reads the error object of e's body, {"error": {"message", "type",
 // "code", "param"}} (OpenAI's APIs, the Messages API, and the servers that
-// follow them); a code or param that is a number is read as its text. It
-// is the zero APIError when the body is not one.
+// follow them); a code or param that is a number is read as its text.
+// Without an error object, it reads the message other servers send: an
+// "error" that is a string (Ollama), the object's members at the top
+// level (vLLM's ErrorResponse before it moved them into "error"), or a
+// "detail" that is a string or a list whose first item has a "message"
+// or "msg" (FastAPI); a body that is a list is read as its first item
+// (Gemini). It is the zero APIError when the body is none of these.
 func (e *StatusError) API() APIError {
-	var body struct {
-		Error struct {
-			Message json.RawMessage `json:"message"`
-			Type    json.RawMessage `json:"type"`
-			Code    json.RawMessage `json:"code"`
-			Param   json.RawMessage `json:"param"`
-		} `json:"error"`
+	body := e.Body
+	var list []json.RawMessage
+	if json.Unmarshal(body, &list) == nil {
+		if len(list) == 0 {
+			return APIError{}
+		}
+		body = list[0]
 	}
-	if json.Unmarshal(e.Body, &body) != nil {
+	var b struct {
+		Error json.RawMessage `json:"error"`
+		errorFields
+		Detail json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(body, &b) != nil {
 		return APIError{}
 	}
-	b := body.Error
-	return APIError{Message: text(b.Message), Type: text(b.Type), Code: text(b.Code), Param: text(b.Param)}
+	var api APIError
+	var nested errorFields
+	if bytes.HasPrefix(b.Error, []byte("{")) && json.Unmarshal(b.Error, &nested) == nil {
+		api = nested.api()
+	} else {
+		api = b.errorFields.api()
+		api.Message = cmp.Or(text(b.Error), api.Message)
+	}
+	if api.Message == "" {
+		api.Message = cmp.Or(text(b.Message), detail(b.Detail))
+	}
+	return api
+}
+
+// errorFields are the members of an error object, each a string or a
+// number.
+type errorFields struct {
+	Message json.RawMessage `json:"message"`
+	Type    json.RawMessage `json:"type"`
+	Code    json.RawMessage `json:"code"`
+	Param   json.RawMessage `json:"param"`
+}
+
+func (f errorFields) api() APIError {
+	return APIError{Message: text(f.Message), Type: text(f.Type), Code: text(f.Code), Param: text(f.Param)}
+}
+
+// detail is the message of a "detail" member: a string, or the "message"
+// or "msg" of an object or of a list's first item.
+func detail(v json.RawMessage) string {
+	if s := text(v); s != "" {
+		return s
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(v, &list) == nil && len(list) > 0 {
+		v = list[0]
+	}
+	var d struct {
+		Message json.RawMessage `json:"message"`
+		Msg     json.RawMessage `json:"msg"`
+	}
+	if json.Unmarshal(v, &d) != nil {
+		return ""
+	}
+	return cmp.Or(text(d.Message), text(d.Msg))
 }
 
 // text is a JSON string's value, or a number's text; "" for anything

@@ -128,7 +128,9 @@ func TestPostNoReply(t *testing.T) {
 }
 
 // TestStatusErrorAPI reads the error object of OpenAI's APIs, the
-// Messages API, and servers that give a number for a code.
+// Messages API, and servers that give a number for a code, and the
+// message of error bodies of other shapes: vLLM's, Ollama's, FastAPI's,
+// Gemini's.
 func TestStatusErrorAPI(t *testing.T) {
 	for _, tt := range []struct {
 		body string
@@ -139,6 +141,14 @@ func TestStatusErrorAPI(t *testing.T) {
 			APIError{"too long", "invalid_request_error", "context_length_exceeded", "messages"}, "400 Bad Request: too long"},
 		{`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, APIError{Message: "Overloaded", Type: "overloaded_error"}, "400 Bad Request: Overloaded"},
 		{`{"error":{"code":400,"message":"bad","type":"invalid_request_error"}}`, APIError{"bad", "invalid_request_error", "400", ""}, "400 Bad Request: bad"},
+		{`{"object":"error","message":"This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens.","type":"BadRequestError","param":null,"code":400}`,
+			APIError{"This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens.", "BadRequestError", "400", ""}, "400 Bad Request: This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens."},
+		{`{"error":"model 'm' not found"}`, APIError{Message: "model 'm' not found"}, "400 Bad Request: model 'm' not found"},
+		{`{"detail":"Not authenticated"}`, APIError{Message: "Not authenticated"}, "400 Bad Request: Not authenticated"},
+		{`{"detail":[{"loc":["body","model"],"msg":"Field required","type":"missing"}]}`, APIError{Message: "Field required"}, "400 Bad Request: Field required"},
+		{`[{"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT"}}]`, APIError{Message: "Request contains an invalid argument.", Code: "400"}, "400 Bad Request: Request contains an invalid argument."},
+		{`{"status":"failed"}`, APIError{}, `400 Bad Request: {"status":"failed"}`},
+		{`[]`, APIError{}, "400 Bad Request: []"},
 		{`<html>oops</html>`, APIError{}, "400 Bad Request: <html>oops</html>"},
 		{``, APIError{}, "400 Bad Request: (no message)"},
 	} {

@@ -385,11 +385,11 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params chatRe
 // not the reply's (the first id sent), or with a choice index outside 0
 // to 127.
 type chatAccumulator struct {
-	id      string
+	id      looseString
 	choices bool // a chunk had a choice
 	content strings.Builder
 	refusal strings.Builder
-	finish  string
+	finish  looseString
 	calls   []accumulatedCall
 }
 
@@ -417,8 +417,8 @@ func (a *chatAccumulator) add(chunk *chatChunk) bool {
 			continue
 		}
 		a.finish = ch.FinishReason
-		a.content.WriteString(ch.Delta.Content)
-		a.refusal.WriteString(ch.Delta.Refusal)
+		a.content.WriteString(string(ch.Delta.Content))
+		a.refusal.WriteString(string(ch.Delta.Refusal))
 		for _, tc := range ch.Delta.ToolCalls {
 			i := int(*tc.Index) // placed: set, and a slot
 			for len(a.calls) <= i {
@@ -427,10 +427,10 @@ func (a *chatAccumulator) add(chunk *chatChunk) bool {
 			call := &a.calls[i]
 			if tc.ID != "" {
 				call.id.Reset()
-				call.id.WriteString(tc.ID)
+				call.id.WriteString(string(tc.ID))
 			}
-			call.name.WriteString(tc.Function.Name)
-			call.args.WriteString(tc.Function.Arguments)
+			call.name.WriteString(string(tc.Function.Name))
+			call.args.WriteString(string(tc.Function.Arguments))
 		}
 	}
 	return true
@@ -444,10 +444,10 @@ func (a *chatAccumulator) completion() (chatCompletion, bool) {
 	}
 	var ch chatChoice
 	ch.FinishReason = a.finish
-	ch.Message.Content, ch.Message.Refusal = a.content.String(), a.refusal.String()
+	ch.Message.Content, ch.Message.Refusal = contentText(a.content.String()), looseString(a.refusal.String())
 	for i := range a.calls {
 		var tc chatToolCall
-		tc.ID, tc.Function.Name, tc.Function.Arguments = a.calls[i].id.String(), a.calls[i].name.String(), a.calls[i].args.String()
+		tc.ID, tc.Function.Name, tc.Function.Arguments = looseString(a.calls[i].id.String()), looseString(a.calls[i].name.String()), argumentsText(a.calls[i].args.String())
 		ch.Message.ToolCalls = append(ch.Message.ToolCalls, tc)
 	}
 	return chatCompletion{Choices: []chatChoice{ch}}, true
@@ -466,9 +466,9 @@ func (a *chatAccumulator) completion() (chatCompletion, bool) {
 // delta's index to its slot and its ID to the call's first, and drops a
 // name equal to the call's name so far, before the accumulator sees them.
 type callSlots struct {
-	ids, names []string       // each slot's call ID and name so far
-	byIndex    map[int64]int  // the server's index to its latest slot
-	byID       map[string]int // a call ID to its first slot
+	ids, names []looseString       // each slot's call ID and name so far
+	byIndex    map[int64]int       // the server's index to its latest slot
+	byID       map[looseString]int // a call ID to its first slot
 }
 
 // place rewrites the tool-call deltas of one chunk.
@@ -478,7 +478,7 @@ func (c *callSlots) place(deltas []toolCallDelta) error {
 		hasIndex := tc.Index != nil
 		var index int64
 		if hasIndex {
-			index = *tc.Index
+			index = int64(*tc.Index)
 		}
 		slot := -1
 		k, known := c.byIndex[index]
@@ -516,7 +516,7 @@ func (c *callSlots) place(deltas []toolCallDelta) error {
 			c.ids[slot] = tc.ID
 			if _, ok := c.byID[tc.ID]; !ok {
 				if c.byID == nil {
-					c.byID = map[string]int{}
+					c.byID = map[looseString]int{}
 				}
 				c.byID[tc.ID] = slot
 			}
@@ -526,7 +526,7 @@ func (c *callSlots) place(deltas []toolCallDelta) error {
 			tc.Function.Name = "" // sent whole again
 		}
 		c.names[slot] += tc.Function.Name
-		tc.Index = new(int64(slot))
+		tc.Index = new(looseNumber(slot))
 	}
 	return nil
 }
@@ -538,11 +538,11 @@ func deltas(chunk *chatChunk, onDelta func(agent.Delta)) {
 			continue
 		}
 		if ch.Delta.Content != "" {
-			onDelta(agent.Delta{Content: ch.Delta.Content})
+			onDelta(agent.Delta{Content: string(ch.Delta.Content)})
 		}
 		for _, tc := range ch.Delta.ToolCalls {
 			if tc.Function.Name != "" || tc.Function.Arguments != "" {
-				onDelta(agent.Delta{ToolIndex: int(*tc.Index), ToolName: tc.Function.Name, ToolArgs: tc.Function.Arguments})
+				onDelta(agent.Delta{ToolIndex: int(*tc.Index), ToolName: string(tc.Function.Name), ToolArgs: string(tc.Function.Arguments)})
 			}
 		}
 	}
@@ -559,22 +559,24 @@ func fromCompletion(cc *chatCompletion) (agent.Response, error) {
 	if len(choice.Message.ToolCalls) > transport.MaxToolCalls {
 		return agent.Response{}, transport.TooManyCalls
 	}
+	reason, refusal := string(choice.FinishReason), string(choice.Message.Refusal)
+	prompt := transport.Tokens(float64(cc.Usage.PromptTokens))
 	out := agent.Response{
-		Message:      agent.Message{Role: agent.RoleAssistant, Content: choice.Message.Content + choice.Message.Refusal},
-		Finish:       chatFinish(choice.FinishReason, choice.Message.Refusal),
-		FinishReason: choice.FinishReason,
+		Message:      agent.Message{Role: agent.RoleAssistant, Content: string(choice.Message.Content) + refusal},
+		Finish:       chatFinish(reason, refusal),
+		FinishReason: reason,
 		Usage: agent.Usage{
-			PromptTokens:     transport.Tokens(cc.Usage.PromptTokens),
-			CompletionTokens: transport.Tokens(cc.Usage.CompletionTokens),
+			PromptTokens:     prompt,
+			CompletionTokens: transport.Tokens(float64(cc.Usage.CompletionTokens)),
 			// Cached tokens are some of the prompt's.
-			CachedTokens: min(transport.Tokens(cc.Usage.PromptTokensDetails.CachedTokens), transport.Tokens(cc.Usage.PromptTokens)),
+			CachedTokens: min(transport.Tokens(float64(cc.Usage.PromptTokensDetails.CachedTokens)), prompt),
 		},
 	}
 	for _, tc := range choice.Message.ToolCalls {
 		if tc.ID == "" && tc.Function.Name == "" && tc.Function.Arguments == "" {
 			continue // a slot a stream's index skipped
 		}
-		out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: string(tc.ID), Name: string(tc.Function.Name), Arguments: string(tc.Function.Arguments)})
 	}
 	if n := len(out.Message.ToolCalls); n > 0 && (out.Finish == agent.FinishTruncated || out.Finish == agent.FinishFiltered) {
 		out.Message.ToolCalls[n-1].Cut = true
@@ -611,8 +613,8 @@ func (c *Client) params(req agent.Request) (chatRequest, error) {
 				am.Content = &m.Content
 			}
 			for _, tc := range m.ToolCalls {
-				sent := chatToolCall{ID: tc.ID, Type: "function"}
-				sent.Function.Name, sent.Function.Arguments = tc.Name, sentArguments(tc.Arguments)
+				sent := chatToolCall{ID: looseString(tc.ID), Type: "function"}
+				sent.Function.Name, sent.Function.Arguments = looseString(tc.Name), argumentsText(sentArguments(tc.Arguments))
 				am.ToolCalls = append(am.ToolCalls, sent)
 			}
 			p.Messages = append(p.Messages, am)
@@ -676,13 +678,13 @@ type chatMessage struct {
 }
 
 // chatToolCall is a tool call, of a request's assistant message or of a
-// reply.
+// reply (its fields are sent as strings, and read leniently).
 type chatToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
+	ID       looseString `json:"id"`
+	Type     string      `json:"type"`
 	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
+		Name      looseString   `json:"name"`
+		Arguments argumentsText `json:"arguments"`
 	} `json:"function"`
 }
 
@@ -707,44 +709,44 @@ type chatCompletion struct {
 
 type chatChoice struct {
 	Message struct {
-		Content   string         `json:"content"`
-		Refusal   string         `json:"refusal"`
+		Content   contentText    `json:"content"`
+		Refusal   looseString    `json:"refusal"`
 		ToolCalls []chatToolCall `json:"tool_calls"`
 	} `json:"message"`
-	FinishReason string `json:"finish_reason"`
+	FinishReason looseString `json:"finish_reason"`
 }
 
 // chatUsage are a reply's token counts, read as numbers whatever their
 // size (see transport.Tokens).
 type chatUsage struct {
-	PromptTokens        float64 `json:"prompt_tokens"`
-	CompletionTokens    float64 `json:"completion_tokens"`
+	PromptTokens        looseNumber `json:"prompt_tokens"`
+	CompletionTokens    looseNumber `json:"completion_tokens"`
 	PromptTokensDetails struct {
-		CachedTokens float64 `json:"cached_tokens"`
+		CachedTokens looseNumber `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
 }
 
 // chatChunk is one chunk of a streamed reply.
 type chatChunk struct {
-	ID      string `json:"id"`
+	ID      looseString `json:"id"`
 	Choices []struct {
-		Index int64 `json:"index"`
+		Index looseNumber `json:"index"`
 		Delta struct {
-			Content   string          `json:"content"`
-			Refusal   string          `json:"refusal"`
+			Content   contentText     `json:"content"`
+			Refusal   looseString     `json:"refusal"`
 			ToolCalls []toolCallDelta `json:"tool_calls"`
 		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
+		FinishReason looseString `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *chatUsage `json:"usage"` // nil: none in this chunk
 }
 
 // toolCallDelta is a piece of a streamed tool call.
 type toolCallDelta struct {
-	Index    *int64 `json:"index"` // nil: not sent
-	ID       string `json:"id"`
+	Index    *looseNumber `json:"index"` // nil: not sent
+	ID       looseString  `json:"id"`
 	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
+		Name      looseString   `json:"name"`
+		Arguments argumentsText `json:"arguments"`
 	} `json:"function"`
 }

@@ -89,7 +89,7 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 	var done []byte
 	streamed := false
 	size := 0
-	calls := map[string]int{} // item id of a function call: its index in the reply
+	calls := map[looseString]int{} // item id of a function call: its index in the reply
 	events := transport.NewEvents(res.Body)
 	for {
 		var ev responsesEvent
@@ -124,7 +124,7 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 				}
 				calls[ev.Item.ID] = len(calls)
 				if req.OnDelta != nil {
-					req.OnDelta(agent.Delta{ToolIndex: calls[ev.Item.ID], ToolName: ev.Item.Name})
+					req.OnDelta(agent.Delta{ToolIndex: calls[ev.Item.ID], ToolName: string(ev.Item.Name)})
 				}
 			}
 		case "response.function_call_arguments.delta":
@@ -166,29 +166,20 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 // responsesEvent is an event of a streamed response: what unfold reads
 // of it.
 type responsesEvent struct {
-	Type string `json:"type"`
+	Type looseString `json:"type"`
 	// Delta is a string for the events read (text and arguments); other
 	// events may send another value, which is not read.
 	Delta  json.RawMessage `json:"delta"`
-	ItemID string          `json:"item_id"`
+	ItemID looseString     `json:"item_id"`
 	Item   struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
-		Name string `json:"name"`
+		Type looseString `json:"type"`
+		ID   looseString `json:"id"`
+		Name looseString `json:"name"`
 	} `json:"item"`
 	Response json.RawMessage `json:"response"`
 	// Code and Message are an error event's.
 	Code    json.RawMessage `json:"code"`
 	Message json.RawMessage `json:"message"`
-}
-
-// text is a JSON string's value; "" for anything else.
-func text(v json.RawMessage) string {
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return ""
-	}
-	return s
 }
 
 var errUnusableResponse = errors.New("the reply is not a response")
@@ -232,10 +223,10 @@ func parseResponse(raw []byte) (agent.Response, error) {
 		Status string            `json:"status"`
 		Output []json.RawMessage `json:"output"`
 		Usage  struct {
-			InputTokens        float64 `json:"input_tokens"`
-			OutputTokens       float64 `json:"output_tokens"`
+			InputTokens        looseNumber `json:"input_tokens"`
+			OutputTokens       looseNumber `json:"output_tokens"`
 			InputTokensDetails struct {
-				CachedTokens float64 `json:"cached_tokens"`
+				CachedTokens looseNumber `json:"cached_tokens"`
 			} `json:"input_tokens_details"`
 		} `json:"usage"`
 		Incomplete *struct {
@@ -250,9 +241,9 @@ func parseResponse(raw []byte) (agent.Response, error) {
 		Finish:       agent.FinishComplete,
 		FinishReason: r.Status,
 		Usage: agent.Usage{
-			PromptTokens: transport.Tokens(r.Usage.InputTokens), CompletionTokens: transport.Tokens(r.Usage.OutputTokens),
+			PromptTokens: transport.Tokens(float64(r.Usage.InputTokens)), CompletionTokens: transport.Tokens(float64(r.Usage.OutputTokens)),
 			// Cached tokens are some of the input's.
-			CachedTokens: min(transport.Tokens(r.Usage.InputTokensDetails.CachedTokens), transport.Tokens(r.Usage.InputTokens)),
+			CachedTokens: min(transport.Tokens(float64(r.Usage.InputTokensDetails.CachedTokens)), transport.Tokens(float64(r.Usage.InputTokens))),
 		},
 	}
 	if r.Incomplete != nil && r.Incomplete.Reason != "" {
@@ -268,35 +259,39 @@ func parseResponse(raw []byte) (agent.Response, error) {
 	refused, cut := false, false // cut: the last item is a function call the reply ended in
 	for i, item := range r.Output {
 		var it struct {
-			Type      string          `json:"type"`
-			CallID    string          `json:"call_id"`
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"` // a string for a function call
-			Content   []struct {
-				Type    string `json:"type"`
-				Text    string `json:"text"`
-				Refusal string `json:"refusal"`
-			} `json:"content"`
+			Type      looseString   `json:"type"`
+			CallID    looseString   `json:"call_id"`
+			Name      looseString   `json:"name"`
+			Arguments argumentsText `json:"arguments"`
+			// Content is a message's list of parts; other items' content
+			// is not read.
+			Content json.RawMessage `json:"content"`
 		}
 		if err := json.Unmarshal(item, &it); err != nil {
 			return agent.Response{}, fmt.Errorf("output item %d: %w", i, err)
 		}
 		switch it.Type {
 		case "message":
-			for _, c := range it.Content {
-				text.WriteString(c.Text)
-				text.WriteString(c.Refusal)
+			var parts []struct {
+				Text    looseString `json:"text"`
+				Refusal looseString `json:"refusal"`
+			}
+			if json.Unmarshal(it.Content, &parts) != nil {
+				// Not a list of parts: a string, as in a request.
+				var c contentText
+				_ = json.Unmarshal(it.Content, &c) // it never fails
+				text.WriteString(string(c))
+			}
+			for _, c := range parts {
+				text.WriteString(string(c.Text))
+				text.WriteString(string(c.Refusal))
 				refused = refused || c.Refusal != ""
 			}
 		case "function_call":
-			var args string
-			if err := json.Unmarshal(it.Arguments, &args); err != nil {
-				return agent.Response{}, fmt.Errorf("output item %d: function call arguments: %w", i, err)
-			}
 			if len(out.Message.ToolCalls) == transport.MaxToolCalls {
 				return agent.Response{}, transport.TooManyCalls
 			}
-			out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: it.CallID, Name: it.Name, Arguments: args})
+			out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: string(it.CallID), Name: string(it.Name), Arguments: string(it.Arguments)})
 		}
 		cut = it.Type == "function_call"
 	}
@@ -436,10 +431,12 @@ type deferredTool struct {
 }
 
 // sentItem is an output item as it goes back in the input: as it came,
-// but for a function call cut by the output limit, whose arguments are
-// not JSON (the API takes "a JSON string"): it goes back with {} and as
-// completed, as sentArguments sends such calls to chat completions. The
-// call was answered as not run; the transcript keeps what came.
+// but for a function call whose arguments are not a JSON string (the API
+// takes "a JSON string"). Arguments that came as an object go back as its
+// text. Arguments that are not JSON (a call cut by the output limit) go
+// back as {} and the call as completed, as sentArguments sends such
+// calls to chat completions: the call was answered as not run; the
+// transcript keeps what came.
 func sentItem(it json.RawMessage) json.RawMessage {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(it, &fields) != nil || string(fields["type"]) != `"function_call"` {
@@ -449,9 +446,18 @@ func sentItem(it json.RawMessage) json.RawMessage {
 	if json.Unmarshal(fields["arguments"], &args) == nil && json.Valid([]byte(args)) {
 		return it
 	}
-	fields["arguments"] = json.RawMessage(`"{}"`)
-	if _, ok := fields["status"]; ok {
-		fields["status"] = json.RawMessage(`"completed"`)
+	var came argumentsText
+	if json.Unmarshal(fields["arguments"], &came) == nil && came != "" && json.Valid([]byte(came)) {
+		text, err := json.Marshal(string(came))
+		if err != nil {
+			return it
+		}
+		fields["arguments"] = text
+	} else {
+		fields["arguments"] = json.RawMessage(`"{}"`)
+		if _, ok := fields["status"]; ok {
+			fields["status"] = json.RawMessage(`"completed"`)
+		}
 	}
 	out, err := json.Marshal(fields)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/unfold-dev/unfold/agent/internal/transport"
 )
@@ -13,10 +14,12 @@ import (
 // SDKs read them: an event without data is passed over; one whose data
 // begins with [DONE], or the stream's end, ends the reply (done); one
 // whose data is an object with an "error" member is the stream's error.
-// The event's name is not read: its data says what it is.
-func nextEvent(events *transport.Events, v any) (done bool, err error) {
+// With named set (chat completions), so is an event named error, as
+// servers send one that fails mid-stream. The Responses API's events say
+// what they are in their data, which its stream reads.
+func nextEvent(events *transport.Events, v any, named bool) (done bool, err error) {
 	for {
-		_, data, err := events.Next()
+		name, data, err := events.Next()
 		switch {
 		case err == io.EOF:
 			return true, nil
@@ -30,8 +33,25 @@ func nextEvent(events *transport.Events, v any) (done bool, err error) {
 		if e, ok := streamedError(data); ok {
 			return false, fmt.Errorf("received error while streaming: %s", e)
 		}
+		if named && name == "error" {
+			return false, fmt.Errorf("received error while streaming: %s", errorEvent(data))
+		}
 		return false, json.Unmarshal(data, v)
 	}
+}
+
+// errorEvent is what an event named error says: the message its data
+// holds, read as an error status's body is ({"message": …}, {"detail":
+// …}), or else its data as it came, up to 2 KiB.
+func errorEvent(data []byte) string {
+	if msg := (&transport.StatusError{Body: data}).API().Message; msg != "" {
+		return msg
+	}
+	const maxQuote = 2 << 10
+	if len(data) > maxQuote {
+		return strings.ToValidUTF8(string(data[:maxQuote]), "") + "..."
+	}
+	return string(data)
 }
 
 // streamedError returns the "error" member of an event's data, if it has

@@ -304,7 +304,7 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params chatRe
 	events := transport.NewEvents(res.Body)
 	for {
 		var chunk chatChunk
-		done, err := nextEvent(events, &chunk)
+		done, err := nextEvent(events, &chunk, true)
 		if err != nil {
 			if callErr := call.BodyErr(); callErr != nil {
 				return agent.Response{}, callErr // the reason the read failed
@@ -383,7 +383,8 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params chatRe
 // callSlots has made dense), their names and arguments joined, their ID
 // and type the last one sent. It refuses, as they do, a chunk whose id is
 // not the reply's (the first id sent), or with a choice index outside 0
-// to 127.
+// to 127; it passes over a chunk with no id, choice or usage (a
+// keep-alive, {}).
 type chatAccumulator struct {
 	id      looseString
 	choices bool // a chunk had a choice
@@ -400,6 +401,9 @@ type accumulatedCall struct {
 // add adds chunk to the reply, or reports false for a chunk that does not
 // fit it.
 func (a *chatAccumulator) add(chunk *chatChunk) bool {
+	if chunk.ID == "" && len(chunk.Choices) == 0 && chunk.Usage == nil {
+		return true // a keep-alive ({}): nothing of the reply
+	}
 	if a.id != "" && chunk.ID != a.id {
 		return false
 	}

@@ -240,6 +240,40 @@ func TestStreamEndsEarly(t *testing.T) {
 	}
 }
 
+// TestStreamErrorEventsAndKeepAlives: a chat completions stream that
+// sends an event named error mid-stream fails with the server's message;
+// chunks with nothing in them ({}, as keep-alives) are passed over.
+func TestStreamErrorEventsAndKeepAlives(t *testing.T) {
+	chunk := func(delta, finish string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + finish + `}]}` + "\n\n"
+	}
+	started := chunk(`{"role":"assistant","content":"Step 1: back up the datab"}`, "null")
+	for _, tt := range []struct {
+		name, body string
+		err        string // "" for a reply
+	}{
+		{"an error event with a message", started + "event: error\ndata: {\"message\":\"boom overloaded\",\"code\":529}\n\n",
+			"the stream broke: received error while streaming: boom overloaded"},
+		{"an error event with text", started + "event: error\ndata: upstream timed out\n\n",
+			"the stream broke: received error while streaming: upstream timed out"},
+		{"keep-alives", "data: {}\n\n" + started + "data: {}\n\n" + ": ping\n\n" + "data: {}\n\n" + chunk(`{}`, `"stop"`), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := scripted.New(t, scripted.Reply{RawType: "text/event-stream", Raw: tt.body})
+			resp, err := newClient(t, srv.URL).Complete(context.Background(), agent.Request{Messages: hello})
+			if tt.err == "" {
+				if err != nil || resp.Message.Content != "Step 1: back up the datab" || resp.Finish != agent.FinishComplete {
+					t.Errorf("got %+v, %v, want the reply", resp, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.err) || len(srv.Requests()) != 1 {
+				t.Errorf("got %+v, %v after %d requests, want %q after 1", resp, err, len(srv.Requests()), tt.err)
+			}
+		})
+	}
+}
+
 // TestArgumentsNotJSONSentAsEmpty: a call in the history whose arguments
 // are not JSON (a reply cut in it) goes back with {} in both APIs, since
 // strict servers refuse the whole request for it; its result says what

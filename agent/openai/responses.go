@@ -93,7 +93,7 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 	events := transport.NewEvents(res.Body)
 	for {
 		var ev responsesEvent
-		end, err := nextEvent(events, &ev)
+		end, err := nextEvent(events, &ev, false)
 		if err != nil {
 			if callErr := call.BodyErr(); callErr != nil {
 				return agent.Response{}, callErr // the reason the read failed

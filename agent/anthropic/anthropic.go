@@ -369,7 +369,7 @@ func parseMessage(raw []byte) (agent.Response, error) {
 			text.WriteString(blk.Text)
 		case "tool_use":
 			args := string(blk.Input)
-			if args == "" {
+			if args == "" || args == "null" {
 				args = "{}"
 			}
 			if len(out.Message.ToolCalls) == transport.MaxToolCalls {
@@ -378,7 +378,7 @@ func parseMessage(raw []byte) (agent.Response, error) {
 			out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: blk.ID, Name: blk.Name, Arguments: args})
 		}
 		cut = blk.Type == "tool_use"
-		clean, err := withoutNulls(b)
+		clean, err := withoutNulls(b, strings.HasSuffix(blk.Type, "tool_use"))
 		if err != nil {
 			return agent.Response{}, fmt.Errorf("content block %d: %w", i, err)
 		}
@@ -414,8 +414,10 @@ func finishOf(stopReason string) agent.Finish {
 }
 
 // withoutNulls drops a block's null fields: a reply's block marks absent
-// fields null, a request's leaves them out.
-func withoutNulls(b json.RawMessage) (json.RawMessage, error) {
+// fields null, a request's leaves them out. A block that takes input
+// (tool_use, server_tool_use) keeps one, {} for none: the API refuses
+// such a block without it.
+func withoutNulls(b json.RawMessage, takesInput bool) (json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(b, &obj); err != nil {
 		return nil, err
@@ -424,6 +426,9 @@ func withoutNulls(b json.RawMessage) (json.RawMessage, error) {
 		if string(v) == "null" {
 			delete(obj, k)
 		}
+	}
+	if _, ok := obj["input"]; takesInput && !ok {
+		obj["input"] = json.RawMessage("{}")
 	}
 	return json.Marshal(obj)
 }

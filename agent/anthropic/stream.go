@@ -231,11 +231,26 @@ func newBlock(raw json.RawMessage) (*streamBlock, error) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, err
 	}
-	b := &streamBlock{raw: m, input: f.Input, citations: f.Citations}
+	b := &streamBlock{raw: m, citations: f.Citations}
+	if !emptyInput(f.Input) {
+		b.input = f.Input
+	}
 	b.text.WriteString(f.Text)
 	b.thinking.WriteString(f.Thinking)
 	b.signature.WriteString(f.Signature)
 	return b, nil
+}
+
+// emptyInput reports whether a block started with no tool input: none,
+// null, or an empty object however it is written ({}, { }). The API
+// starts a tool call's block with {} and sends its input in deltas; a
+// proxy that builds the events from another API may start it with null.
+func emptyInput(input json.RawMessage) bool {
+	if len(input) == 0 || string(input) == "null" || string(input) == "{}" {
+		return true
+	}
+	var buf bytes.Buffer
+	return json.Compact(&buf, input) == nil && buf.String() == "{}"
 }
 
 func (a *accumulator) blockStart(index int64, raw json.RawMessage) error {
@@ -268,8 +283,8 @@ func (a *accumulator) blockStart(index int64, raw json.RawMessage) error {
 }
 
 // blockDelta adds a delta to its block: text, thinking and signatures
-// joined, a tool's input joined (the first piece replacing the {} its
-// block started with), citations appended. A delta of a type it does not
+// joined, a tool's input joined (after the input its block started
+// with, unless that was empty: see emptyInput), citations appended. A delta of a type it does not
 // know counts against the bound, whole (size is its event's), and is
 // passed over.
 func (a *accumulator) blockDelta(index int64, raw json.RawMessage, size int) error {
@@ -287,12 +302,7 @@ func (a *accumulator) blockDelta(index int64, raw json.RawMessage, size int) err
 		b.text.WriteString(d.Text)
 	case "input_json_delta":
 		size = len(d.PartialJSON)
-		if d.PartialJSON != "" {
-			if string(b.input) == "{}" {
-				b.input = nil
-			}
-			b.input = append(b.input, d.PartialJSON...)
-		}
+		b.input = append(b.input, d.PartialJSON...)
 	case "thinking_delta":
 		size = len(d.Thinking)
 		b.thinking.WriteString(d.Thinking)
@@ -325,10 +335,13 @@ func (a *accumulator) blockDelta(index int64, raw json.RawMessage, size int) err
 }
 
 // block is b as it ended: its start with what the deltas brought written
-// over. Input that is not JSON (a tool call cut off) leaves the start's,
-// {}, which the API takes back; the call's arguments keep what the model
-// wrote (see response).
-func (b *streamBlock) block() (json.RawMessage, error) {
+// over. A block that takes input (its type ends in tool_use, or it
+// started with an input) ends with input that is JSON, {} when it got
+// none: the API refuses such a block without it. Input that is not JSON
+// is refused, unless cut (the reply ended while the model was writing
+// it): the block then goes back with {}, which the API takes back, and
+// the call keeps what the model wrote (see response).
+func (b *streamBlock) block(cut bool) (json.RawMessage, error) {
 	set := func(k, v string) {
 		if v != "" {
 			b.raw[k], _ = json.Marshal(v)
@@ -337,8 +350,16 @@ func (b *streamBlock) block() (json.RawMessage, error) {
 	set("text", b.text.String())
 	set("thinking", b.thinking.String())
 	set("signature", b.signature.String())
-	if len(b.input) > 0 && json.Valid(b.input) {
+	var typ string
+	_ = json.Unmarshal(b.raw["type"], &typ)
+	_, started := b.raw["input"]
+	switch {
+	case len(b.input) > 0 && json.Valid(b.input):
 		b.raw["input"] = b.input
+	case len(b.input) > 0 && !cut:
+		return nil, fmt.Errorf("the %s block's input is not JSON, and the reply did not end while the model wrote it: %.200s", typ, b.input)
+	case started || strings.HasSuffix(typ, "tool_use"):
+		b.raw["input"] = json.RawMessage("{}")
 	}
 	if len(b.citations) > 0 {
 		b.raw["citations"] = array(b.citations)
@@ -384,9 +405,13 @@ func (a *accumulator) response() (agent.Response, error) {
 	if !a.started {
 		return agent.Response{}, errUnusable
 	}
+	var reason string
+	_ = json.Unmarshal(a.msg["stop_reason"], &reason)
+	finish := finishOf(reason)
 	content := make([]json.RawMessage, len(a.blocks))
 	for i, b := range a.blocks {
-		raw, err := b.block()
+		cut := i == len(a.blocks)-1 && (finish == agent.FinishTruncated || finish == agent.FinishRefused)
+		raw, err := b.block(cut)
 		if err != nil {
 			return agent.Response{}, fmt.Errorf("content block %d: %w", i, err)
 		}

@@ -98,8 +98,8 @@ func TestStreamMisfit(t *testing.T) {
 }
 
 // FuzzStream reads any event stream: no panic, and a reply it puts
-// together has content blocks that are JSON, each tool_use input an
-// object or the {} it started with, so the reply can go back to the API.
+// together has content blocks that are JSON, each block of a tool's use
+// with an input that is JSON, so the reply can go back to the API.
 func FuzzStream(f *testing.F) {
 	for _, name := range []string{"testdata/blocks.sse", "testdata/stream.sse"} {
 		sse, err := os.ReadFile(name)
@@ -143,6 +143,97 @@ func FuzzStream(f *testing.F) {
 			if b.Input != nil && !json.Valid(b.Input) {
 				t.Errorf("a %s block's input %s is not JSON", b.Type, b.Input)
 			}
+			if strings.HasSuffix(b.Type, "tool_use") && b.Input == nil {
+				t.Errorf("a %s block without its input", b.Type)
+			}
+		}
+	})
+}
+
+// serveReply starts a server that answers every request with body, of
+// the content type ct.
+func serveReply(t *testing.T, ct, body string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", ct)
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// toolStream is a stream of one block started as start, then the
+// input_json_delta pieces, ending with stopReason.
+func toolStream(start, stopReason string, pieces ...string) string {
+	s := event("message_start", messageStart) +
+		event("content_block_start", `{"type":"content_block_start","index":0,"content_block":`+start+`}`)
+	for _, p := range pieces {
+		d, _ := json.Marshal(p)
+		s += event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":`+string(d)+`}}`)
+	}
+	return s + event("content_block_stop", `{"type":"content_block_stop","index":0}`) +
+		event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"`+stopReason+`"},"usage":{"output_tokens":5}}`) +
+		event("message_stop", `{"type":"message_stop"}`)
+}
+
+// TestToolInput: a tool call's block that starts with its input null,
+// absent, or an empty object written with a space, as proxies that build
+// the events from another API send it, gets the input its deltas bring,
+// and goes back to the API with an input ({} for none), which the API
+// requires; so does a server tool's. Input that is not JSON in a reply
+// that finished is refused rather than run as {}; in a reply cut at the
+// output limit the call is marked cut and keeps what the model wrote.
+func TestToolInput(t *testing.T) {
+	const read = `{"type":"tool_use","id":"toolu_1","name":"read"`
+	message := func(block string) string {
+		return `{"type":"message","id":"msg_1","role":"assistant","content":[` + block + `],"stop_reason":"tool_use","usage":{"input_tokens":3,"output_tokens":2}}`
+	}
+	for _, tt := range []struct {
+		name, ct, body string
+		args           string // the call's arguments; "" for no call
+		cut            bool
+		input          string // the block's input sent back
+	}{
+		{"null, then deltas", "text/event-stream", toolStream(read+`,"input":null}`, "tool_use", `{"path":`, `"a"}`), `{"path":"a"}`, false, `{"path":"a"}`},
+		{"an empty object with a space, then deltas", "text/event-stream", toolStream(read+`,"input":{ }}`, "tool_use", `{"path":"a"}`), `{"path":"a"}`, false, `{"path":"a"}`},
+		{"absent, then deltas", "text/event-stream", toolStream(read+`}`, "tool_use", `{"path":`, `"a"}`), `{"path":"a"}`, false, `{"path":"a"}`},
+		{"{}, an empty piece, then deltas", "text/event-stream", toolStream(read+`,"input":{}}`, "tool_use", ``, `{"pa`, `th":"a"}`), `{"path":"a"}`, false, `{"path":"a"}`},
+		{"whole at the start", "text/event-stream", toolStream(read+`,"input":{"path":"a"}}`, "tool_use"), `{"path":"a"}`, false, `{"path":"a"}`},
+		{"absent, no deltas", "text/event-stream", toolStream(read+`}`, "tool_use"), `{}`, false, `{}`},
+		{"null, no deltas", "text/event-stream", toolStream(read+`,"input":null}`, "tool_use"), `{}`, false, `{}`},
+		{"a server tool's, null, then deltas", "text/event-stream", toolStream(`{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":null}`, "end_turn", `{"query":"x"}`), "", false, `{"query":"x"}`},
+		{"a server tool's, absent, no deltas", "text/event-stream", toolStream(`{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search"}`, "end_turn"), "", false, `{}`},
+		{"cut at the output limit", "text/event-stream", toolStream(read+`,"input":null}`, "max_tokens", `{"path":`), `{"path":`, true, `{}`},
+		{"not streamed, null", "application/json", message(read + `,"input":null}`), `{}`, false, `{}`},
+		{"not streamed, absent", "application/json", message(read + `}`), `{}`, false, `{}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := newClient(t, serveReply(t, tt.ct, tt.body), WithMaxRetries(0)).Complete(context.Background(), agent.Request{Messages: hello})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []agent.ToolCall
+			if tt.args != "" {
+				want = []agent.ToolCall{{ID: "toolu_1", Name: "read", Arguments: tt.args, Cut: tt.cut}}
+			}
+			if !reflect.DeepEqual(resp.Message.ToolCalls, want) {
+				t.Errorf("calls: got %+v, want %+v", resp.Message.ToolCalls, want)
+			}
+			var blocks []struct {
+				Input json.RawMessage `json:"input"`
+			}
+			if err := json.Unmarshal(nativeData(resp), &blocks); err != nil || len(blocks) != 1 {
+				t.Fatalf("native data %s: %v", nativeData(resp), err)
+			}
+			if compact(blocks[0].Input) != tt.input {
+				t.Errorf("the block goes back with input %s, want %s (native data %s)", blocks[0].Input, tt.input, nativeData(resp))
+			}
+		})
+	}
+	t.Run("not JSON in a finished reply", func(t *testing.T) {
+		url := serveReply(t, "text/event-stream", toolStream(read+`,"input":{"path":"a"}}`, "tool_use", `{"path":"b"}`))
+		resp, err := newClient(t, url, WithMaxRetries(0)).Complete(context.Background(), agent.Request{Messages: hello})
+		if err == nil || !strings.Contains(err.Error(), `content block 0: the tool_use block's input is not JSON, and the reply did not end while the model wrote it: {"path":"a"}{"path":"b"}`) {
+			t.Errorf("got %+v, %v; want the reply refused", resp.Message.ToolCalls, err)
 		}
 	})
 }

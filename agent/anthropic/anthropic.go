@@ -267,7 +267,7 @@ func (c *Client) send(ctx context.Context, req agent.Request) (agent.Response, e
 var errUnusable = errors.New("the reply is not a message")
 
 // stream posts body and reads the reply: an event stream, put together
-// by an accumulator, or one JSON message.
+// by an accumulator up to its message_stop, or one JSON message.
 func (c *Client) stream(ctx context.Context, call *transport.Call, body []byte, onDelta func(agent.Delta)) (agent.Response, error) {
 	res, err := transport.Post(ctx, c.ep, call, "v1/messages", body)
 	if err != nil {
@@ -286,7 +286,10 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, body []byte, 
 	}
 	acc := accumulator{call: call, tool: map[int64]int{}, onDelta: onDelta}
 	events := transport.NewEvents(res.Body)
-	for {
+	// Reading ends at message_stop: a server or proxy that keeps the
+	// stream open after it (pings, an upstream it does not close) would
+	// otherwise hold the finished reply until the request's timeout.
+	for !acc.stopped {
 		name, data, err := events.Next()
 		if err == io.EOF {
 			break

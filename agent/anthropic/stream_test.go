@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/unfold-dev/unfold/agent"
 	"github.com/unfold-dev/unfold/agent/internal/transport"
@@ -236,4 +237,37 @@ func TestToolInput(t *testing.T) {
 			t.Errorf("got %+v, %v; want the reply refused", resp.Message.ToolCalls, err)
 		}
 	})
+}
+
+// TestStreamOpenAfterStop: a server that keeps the stream open after
+// message_stop (a proxy that does not close its upstream, pings) gives
+// its reply at once, and the connection is closed, not held until the
+// request's timeout, which then threw the finished reply away.
+func TestStreamOpenAfterStop(t *testing.T) {
+	closed := make(chan struct{})
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, toolStream(`{"type":"tool_use","id":"toolu_1","name":"read","input":{}}`, "tool_use", `{"path":"a"}`)+event("ping", `{"type":"ping"}`))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			close(closed)
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	// A guard, not a measure: the reply comes in milliseconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := newClient(t, srv.URL, WithMaxRetries(0)).Complete(ctx, agent.Request{Messages: hello})
+	if err != nil || len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Arguments != `{"path":"a"}` {
+		t.Fatalf("got %+v, %v; want the reply", resp.Message.ToolCalls, err)
+	}
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Error("the connection is still open after the reply")
+	}
 }

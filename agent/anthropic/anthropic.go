@@ -189,27 +189,29 @@ func (e *StatusError) Error() string {
 }
 
 // Is reports whether the error is the API refusing the request for its
-// size, [agent.ErrContextWindow]: a 400 invalid_request_error saying the
-// prompt is too long ("prompt is too long: 210000 tokens > 200000
-// maximum"), or 413 request_too_large (a body past the API's limit); or
-// for the output limit asked for with it, [agent.ErrOutputLimit]: "input
-// length and `max_tokens` exceed context limit: 188240 + 21333 > 200000"
-// from earlier models.
+// size, [agent.ErrContextWindow]: a 400 saying the prompt is too long
+// ("prompt is too long: 210000 tokens > 200000 maximum"), or 413
+// request_too_large (a body past the API's limit); or for the output
+// limit asked for with it, [agent.ErrOutputLimit]: "input length and
+// `max_tokens` exceed context limit: 188240 + 21333 > 200000" from
+// earlier models. The words are what counts, in a 400 or a 413 of any
+// error type: compatible endpoints and proxies send them with another
+// type or none (OpenRouter), or quote the API's error in theirs
+// (LiteLLM's "litellm.BadRequestError: AnthropicException - {...}").
 func (e *StatusError) Is(target error) bool {
 	if target != agent.ErrContextWindow && target != agent.ErrOutputLimit {
 		return false
 	}
-	switch {
-	case e.StatusCode == http.StatusRequestEntityTooLarge || e.Type == "request_too_large":
-		return target == agent.ErrContextWindow
-	case e.StatusCode != http.StatusBadRequest || e.Type != "invalid_request_error":
-		return false
+	if e.StatusCode == http.StatusBadRequest || e.StatusCode == http.StatusRequestEntityTooLarge {
+		msg := strings.ToLower(e.Message)
+		switch {
+		case strings.Contains(msg, "exceed context limit"):
+			return target == agent.ErrOutputLimit
+		case strings.Contains(msg, "prompt is too long"):
+			return target == agent.ErrContextWindow
+		}
 	}
-	msg := strings.ToLower(e.Message)
-	if target == agent.ErrOutputLimit {
-		return strings.Contains(msg, "exceed context limit")
-	}
-	return strings.Contains(msg, "prompt is too long")
+	return target == agent.ErrContextWindow && (e.StatusCode == http.StatusRequestEntityTooLarge || e.Type == "request_too_large")
 }
 
 func statusText(code int) string {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -139,6 +140,45 @@ func TestUsageClamped(t *testing.T) {
 			cost := agent.DefaultPrices()["claude-sonnet-4-5"].Cost(resp.Usage)
 			if cost < 0 || math.IsInf(cost, 0) || cost > 1e9 {
 				t.Errorf("cost: got %v, want a finite figure, not negative", cost)
+			}
+		})
+	}
+}
+
+// TestMessageDeltasBounded: message_delta events whose fields add up to
+// more than 8 MiB count against the bound of the reply as deltas of
+// blocks do, instead of being kept (and copied) up to the stream's
+// 128 MiB.
+func TestMessageDeltasBounded(t *testing.T) {
+	mib := strings.Repeat("A", 1<<20)
+	for _, tt := range []struct{ name, delta string }{
+		{"fields", `{"type":"message_delta","delta":{"x%d":"` + mib + `"},"usage":{"output_tokens":5}}`},
+		{"usage", `{"type":"message_delta","delta":{"stop_reason":null},"usage":{"x%d":"` + mib + `"}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var sent atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, event("message_start", messageStart)+
+					event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)+
+					event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}`)+
+					event("content_block_stop", `{"type":"content_block_stop","index":0}`))
+				for i := range 70 {
+					if _, err := io.WriteString(w, event("message_delta", strings.Replace(tt.delta, "%d", strconv.Itoa(i), 1))); err != nil {
+						return
+					}
+					sent.Add(1)
+				}
+				_, _ = io.WriteString(w, event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}`)+
+					event("message_stop", `{"type":"message_stop"}`))
+			}))
+			defer srv.Close()
+			resp, err := newClient(t, srv.URL, WithMaxRetries(0)).Complete(context.Background(), agent.Request{Messages: hello})
+			if err == nil || !strings.Contains(err.Error(), "the reply is over 8388608 bytes; stopped reading it") {
+				t.Errorf("got %q, %v; want the reply refused", resp.Message.Content, err)
+			}
+			if sent.Load() == 70 {
+				t.Errorf("the whole reply was read (70 MiB of message_delta), want it cut off past 8 MiB")
 			}
 		})
 	}

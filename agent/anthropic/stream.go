@@ -183,34 +183,42 @@ func (a *accumulator) start(raw json.RawMessage) error {
 
 // messageDelta merges the delta's fields and its usage counts, each a
 // total for the whole message, into the message; a null leaves the value
-// before it.
+// before it. What it stores counts against the bound.
 func (a *accumulator) messageDelta(delta, usage json.RawMessage) error {
 	if !a.started {
 		return fmt.Errorf(misfit, errors.New("message_delta before message_start"))
 	}
-	if err := merge(a.msg, delta); err != nil {
+	n, err := merge(a.msg, delta)
+	if err != nil {
 		return fmt.Errorf(misfit, fmt.Errorf("message_delta: %w", err))
 	}
-	if err := merge(a.usage, usage); err != nil {
+	if err := a.keep(n); err != nil {
+		return err
+	}
+	if n, err = merge(a.usage, usage); err != nil {
 		return fmt.Errorf(misfit, fmt.Errorf("message_delta usage: %w", err))
 	}
-	return nil
+	return a.keep(n)
 }
 
-func merge(dst map[string]json.RawMessage, src json.RawMessage) error {
+// merge stores src's fields that are not null in dst and says how many
+// bytes it stored.
+func merge(dst map[string]json.RawMessage, src json.RawMessage) (int, error) {
 	if len(src) == 0 || string(src) == "null" {
-		return nil
+		return 0, nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(src, &m); err != nil {
-		return err
+		return 0, err
 	}
+	n := 0
 	for k, v := range m {
 		if string(v) != "null" {
 			dst[k] = v
+			n += len(k) + len(v)
 		}
 	}
-	return nil
+	return n, nil
 }
 
 func newBlock(raw json.RawMessage) (*streamBlock, error) {

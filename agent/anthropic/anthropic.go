@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -332,18 +334,18 @@ func parseMessage(raw []byte) (agent.Response, error) {
 		Type       string            `json:"type"`
 		Content    []json.RawMessage `json:"content"`
 		StopReason string            `json:"stop_reason"`
-		Usage      struct {
-			InputTokens              float64 `json:"input_tokens"`
-			OutputTokens             float64 `json:"output_tokens"`
-			CacheCreationInputTokens float64 `json:"cache_creation_input_tokens"`
-			CacheReadInputTokens     float64 `json:"cache_read_input_tokens"`
-		} `json:"usage"`
+		Usage      json.RawMessage   `json:"usage"`
 	}
 	if err := json.Unmarshal(raw, &m); err != nil || m.Type != "message" {
 		return agent.Response{}, errUnusable
 	}
-	input, output := transport.Tokens(m.Usage.InputTokens), transport.Tokens(m.Usage.OutputTokens)
-	write, read := transport.Tokens(m.Usage.CacheCreationInputTokens), transport.Tokens(m.Usage.CacheReadInputTokens)
+	// The counts are read as they come, numbers or numeric strings (as
+	// some proxies send them); usage of another shape counts nothing,
+	// rather than losing the reply.
+	var usage map[string]json.RawMessage
+	_ = json.Unmarshal(m.Usage, &usage)
+	input, output := transport.Tokens(count(usage["input_tokens"])), transport.Tokens(count(usage["output_tokens"]))
+	write, read := transport.Tokens(count(usage["cache_creation_input_tokens"])), transport.Tokens(count(usage["cache_read_input_tokens"]))
 	out := agent.Response{
 		Message:      agent.Message{Role: agent.RoleAssistant},
 		Finish:       finishOf(m.StopReason),
@@ -359,28 +361,41 @@ func parseMessage(raw []byte) (agent.Response, error) {
 	blocks := make([]json.RawMessage, 0, len(m.Content))
 	cut := false // the last block is a tool call the reply ended in
 	for i, b := range m.Content {
+		// Only the fields read of the block's type are decoded: a field
+		// of another type, or of a block type not known, never loses
+		// the reply.
 		var blk struct {
-			Type  string          `json:"type"`
-			Text  string          `json:"text"`
-			ID    string          `json:"id"`
-			Name  string          `json:"name"`
-			Input json.RawMessage `json:"input"`
+			Type string `json:"type"`
 		}
 		if err := json.Unmarshal(b, &blk); err != nil {
 			return agent.Response{}, fmt.Errorf("content block %d: %w", i, err)
 		}
 		switch blk.Type {
 		case "text":
-			text.WriteString(blk.Text)
+			var t struct {
+				Text string `json:"text"`
+			}
+			if err := json.Unmarshal(b, &t); err != nil {
+				return agent.Response{}, fmt.Errorf("content block %d: %w", i, err)
+			}
+			text.WriteString(t.Text)
 		case "tool_use":
-			args := string(blk.Input)
+			var call struct {
+				ID    string          `json:"id"`
+				Name  string          `json:"name"`
+				Input json.RawMessage `json:"input"`
+			}
+			if err := json.Unmarshal(b, &call); err != nil {
+				return agent.Response{}, fmt.Errorf("content block %d: %w", i, err)
+			}
+			args := string(call.Input)
 			if args == "" || args == "null" {
 				args = "{}"
 			}
 			if len(out.Message.ToolCalls) == transport.MaxToolCalls {
 				return agent.Response{}, transport.TooManyCalls
 			}
-			out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: blk.ID, Name: blk.Name, Arguments: args})
+			out.Message.ToolCalls = append(out.Message.ToolCalls, agent.ToolCall{ID: call.ID, Name: call.Name, Arguments: args})
 		}
 		cut = blk.Type == "tool_use"
 		clean, err := withoutNulls(b, strings.HasSuffix(blk.Type, "tool_use"))
@@ -402,6 +417,22 @@ func parseMessage(raw []byte) (agent.Response, error) {
 	}
 	out.Message.Native = &agent.Native{API: NativeMessages, Data: data}
 	return out, nil
+}
+
+// count is a token count as a number or a numeric string ("5"); 0 for
+// anything else.
+func count(v json.RawMessage) float64 {
+	var n float64
+	if json.Unmarshal(v, &n) == nil {
+		return n
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		if n, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && !math.IsNaN(n) {
+			return n
+		}
+	}
+	return 0
 }
 
 // finishOf maps a stop reason onto the loop's. One it does not know is

@@ -153,12 +153,9 @@ func (a *accumulator) start(raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		return fmt.Errorf(misfit, fmt.Errorf("message_start: not a message: %.100s", raw))
 	}
+	// Usage that is not an object counts nothing (see parseMessage).
 	var usage map[string]json.RawMessage
-	if u, ok := m["usage"]; ok && string(u) != "null" {
-		if err := json.Unmarshal(u, &usage); err != nil {
-			return fmt.Errorf(misfit, fmt.Errorf("message_start usage: %w", err))
-		}
-	}
+	_ = json.Unmarshal(m["usage"], &usage)
 	var content []json.RawMessage
 	if c, ok := m["content"]; ok && string(c) != "null" {
 		if err := json.Unmarshal(c, &content); err != nil {
@@ -195,9 +192,8 @@ func (a *accumulator) messageDelta(delta, usage json.RawMessage) error {
 	if err := a.keep(n); err != nil {
 		return err
 	}
-	if n, err = merge(a.usage, usage); err != nil {
-		return fmt.Errorf(misfit, fmt.Errorf("message_delta usage: %w", err))
-	}
+	// Usage that is not an object counts nothing (see parseMessage).
+	n, _ = merge(a.usage, usage)
 	return a.keep(n)
 }
 
@@ -229,23 +225,22 @@ func newBlock(raw json.RawMessage) (*streamBlock, error) {
 	if m == nil {
 		return nil, errors.New("no content block")
 	}
-	var f struct {
-		Text      string            `json:"text"`
-		Thinking  string            `json:"thinking"`
-		Signature string            `json:"signature"`
-		Input     json.RawMessage   `json:"input"`
-		Citations []json.RawMessage `json:"citations"`
+	// Each field is read on its own: one of another shape (in a block
+	// of a type not known, which may use the name otherwise) is left as
+	// it came, not a reason to lose the reply.
+	var text, thinking, signature string
+	var citations []json.RawMessage
+	_ = json.Unmarshal(m["text"], &text)
+	_ = json.Unmarshal(m["thinking"], &thinking)
+	_ = json.Unmarshal(m["signature"], &signature)
+	_ = json.Unmarshal(m["citations"], &citations)
+	b := &streamBlock{raw: m, citations: citations}
+	if !emptyInput(m["input"]) {
+		b.input = m["input"]
 	}
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, err
-	}
-	b := &streamBlock{raw: m, citations: f.Citations}
-	if !emptyInput(f.Input) {
-		b.input = f.Input
-	}
-	b.text.WriteString(f.Text)
-	b.thinking.WriteString(f.Thinking)
-	b.signature.WriteString(f.Signature)
+	b.text.WriteString(text)
+	b.thinking.WriteString(thinking)
+	b.signature.WriteString(signature)
 	return b, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -269,5 +270,52 @@ func TestStreamOpenAfterStop(t *testing.T) {
 	case <-closed:
 	case <-ctx.Done():
 		t.Error("the connection is still open after the reply")
+	}
+}
+
+// TestUsageTolerant: token counts sent as numeric strings (as some
+// proxies send them) are read; counts, usage or block fields of another
+// shape, which unfold does not need, never lose a finished reply.
+func TestUsageTolerant(t *testing.T) {
+	stream := func(startUsage, deltaUsage string, blocks ...string) string {
+		s := event("message_start", strings.Replace(messageStart, `{"input_tokens":10,"output_tokens":1}`, startUsage, 1))
+		for i, b := range append(blocks, `{"type":"text","text":"hi"}`) {
+			s += event("content_block_start", `{"type":"content_block_start","index":`+strconv.Itoa(i)+`,"content_block":`+b+`}`) +
+				event("content_block_stop", `{"type":"content_block_stop","index":`+strconv.Itoa(i)+`}`)
+		}
+		return s + event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":`+deltaUsage+`}`) +
+			event("message_stop", `{"type":"message_stop"}`)
+	}
+	message := func(usage string) string {
+		return `{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":` + usage + `}`
+	}
+	for _, tt := range []struct {
+		name, ct, body string
+		want           agent.Usage
+	}{
+		{"output tokens as a string", "text/event-stream", stream(`{"input_tokens":10,"output_tokens":1}`, `{"output_tokens":"5"}`),
+			agent.Usage{PromptTokens: 10, CompletionTokens: 5}},
+		{"every count as a string", "text/event-stream", stream(`{"input_tokens":" 10 ","output_tokens":"1","cache_read_input_tokens":"3","cache_creation_input_tokens":"2.0"}`, `{"output_tokens":"5"}`),
+			agent.Usage{PromptTokens: 15, CompletionTokens: 5, CachedTokens: 3, CacheWriteTokens: 2}},
+		{"counts that are not numbers", "text/event-stream", stream(`{"input_tokens":"n/a","output_tokens":true}`, `{"output_tokens":{"total":5},"cache_read_input_tokens":"NaN"}`),
+			agent.Usage{}},
+		{"usage that is not an object", "text/event-stream", stream(`"none"`, `[5]`),
+			agent.Usage{}},
+		{"fields unfold does not read", "text/event-stream", stream(`{"input_tokens":10,"output_tokens":1,"service_tier":5,"server_tool_use":{"web_search_requests":"1"}}`, `{"output_tokens":5,"cache_creation":"x"}`, `{"type":"widget","text":7,"id":[1],"name":{}}`),
+			agent.Usage{PromptTokens: 10, CompletionTokens: 5}},
+		{"not streamed, counts as strings", "application/json", message(`{"input_tokens":"10","output_tokens":"5"}`),
+			agent.Usage{PromptTokens: 10, CompletionTokens: 5}},
+		{"not streamed, usage that is not an object", "application/json", message(`"10"`),
+			agent.Usage{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := newClient(t, serveReply(t, tt.ct, tt.body), WithMaxRetries(0)).Complete(context.Background(), agent.Request{Messages: hello})
+			if err != nil || resp.Message.Content != "hi" || resp.Finish != agent.FinishComplete {
+				t.Fatalf("got %q, %v, %v; want the reply", resp.Message.Content, resp.Finish, err)
+			}
+			if resp.Usage != tt.want {
+				t.Errorf("usage: got %+v, want %+v", resp.Usage, tt.want)
+			}
+		})
 	}
 }

@@ -52,9 +52,10 @@
 // stream)"). [WithTimeout] bounds each request, retries included. A failure comes back as a *StatusError (status, error type,
 // message), or names the reply that could not be used, the timeout, or
 // the endpoint that could not be reached. A 400 saying the prompt is too
-// long, or a 413, is one for which errors.Is(err,
-// [agent.ErrContextWindow]) holds; one saying the input and max_tokens
-// exceed the context limit, [agent.ErrOutputLimit].
+// long (of any error type, or quoted in a proxy's message), or a 413, is
+// one for which errors.Is(err, [agent.ErrContextWindow]) holds; one
+// saying the input and max_tokens exceed the context limit,
+// [agent.ErrOutputLimit]. A stream is read up to its message_stop.
 //
 // A reply keeps its content blocks, thinking included, as [agent.Native]
 // data under the API name [NativeMessages], and goes back to the API as
@@ -66,9 +67,11 @@
 // model_context_window_exceeded are truncated, refusal refused,
 // pause_turn paused, the others complete. A tool_use block that is the
 // last of a reply cut short is marked agent.ToolCall.Cut, with the input
-// the model wrote as its arguments; its block keeps the input it started
-// with, {}, in place of input that is not JSON, and goes back to the API
-// so.
+// the model wrote as its arguments; its block goes back to the API with
+// the input {} in place of input that is not JSON. In a reply that
+// finished, input that is not JSON fails the reply. A block of a tool's
+// use that started with no input (none, null, {}) gets its deltas', and
+// goes back with {} if they brought none.
 //
 // # Headers
 //

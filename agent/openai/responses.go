@@ -79,7 +79,7 @@ func (c *Responses) failure(ctx context.Context, call *transport.Call, err error
 }
 
 // stream makes one streaming request and reads its events up to
-// response.completed.
+// response.completed (or response.incomplete), not to the stream's end.
 func (c *Responses) stream(ctx context.Context, call *transport.Call, params responsesRequest, req agent.Request) (agent.Response, error) {
 	res, err := open(ctx, c.opts, call, "responses", params)
 	if err != nil {
@@ -91,7 +91,9 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 	size := 0
 	calls := map[looseString]int{} // item id of a function call: its index in the reply
 	events := transport.NewEvents(res.Body)
-	for {
+	// The stream is read up to the event that ends the response: a
+	// server (a proxy) may keep the connection open after it.
+	for done == nil {
 		var ev responsesEvent
 		end, err := nextEvent(events, &ev, false)
 		if err != nil {

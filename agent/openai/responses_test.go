@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -221,5 +222,43 @@ func TestMaxTokens(t *testing.T) {
 	}
 	if _, err := New("http://127.0.0.1:1/v1", "m", WithMaxTokens(-1)); err == nil || !strings.Contains(err.Error(), "max tokens -1") {
 		t.Errorf("negative: got %v", err)
+	}
+}
+
+// TestResponsesOpenAfterCompleted: a server that keeps the stream open
+// after response.completed (a proxy that does not close its upstream)
+// gives its reply at once, and the connection is closed, not held until
+// the request's timeout, which then threw the finished reply away.
+func TestResponsesOpenAfterCompleted(t *testing.T) {
+	sse, err := os.ReadFile("testdata/stream.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(sse)
+		_, _ = io.WriteString(w, ": keep-alive\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			close(closed)
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	// A guard, not a measure: the reply comes in milliseconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := newResponses(t, srv.URL).Complete(ctx, agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "deploy"}}})
+	if err != nil || len(resp.Message.ToolCalls) != 1 {
+		t.Fatalf("got %+v, %v; want the reply", resp.Message, err)
+	}
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Error("the connection is still open after the reply")
 	}
 }

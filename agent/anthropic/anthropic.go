@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -299,13 +297,7 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, body []byte, 
 			break
 		}
 		if err != nil {
-			if berr := call.BodyErr(); berr != nil {
-				return agent.Response{}, berr // it is this one, wrapped or not
-			}
-			if acc.streamed {
-				return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
-			}
-			return agent.Response{}, err
+			return agent.Response{}, call.ReadFailure(acc.streamed, err)
 		}
 		if err := acc.event(name, data); err != nil {
 			return agent.Response{}, err
@@ -344,8 +336,8 @@ func parseMessage(raw []byte) (agent.Response, error) {
 	// rather than losing the reply.
 	var usage map[string]json.RawMessage
 	_ = json.Unmarshal(m.Usage, &usage)
-	input, output := transport.Tokens(count(usage["input_tokens"])), transport.Tokens(count(usage["output_tokens"]))
-	write, read := transport.Tokens(count(usage["cache_creation_input_tokens"])), transport.Tokens(count(usage["cache_read_input_tokens"]))
+	input, output := transport.Tokens(transport.Number(usage["input_tokens"])), transport.Tokens(transport.Number(usage["output_tokens"]))
+	write, read := transport.Tokens(transport.Number(usage["cache_creation_input_tokens"])), transport.Tokens(transport.Number(usage["cache_read_input_tokens"]))
 	out := agent.Response{
 		Message:      agent.Message{Role: agent.RoleAssistant},
 		Finish:       finishOf(m.StopReason),
@@ -417,22 +409,6 @@ func parseMessage(raw []byte) (agent.Response, error) {
 	}
 	out.Message.Native = &agent.Native{API: NativeMessages, Data: data}
 	return out, nil
-}
-
-// count is a token count as a number or a numeric string ("5"); 0 for
-// anything else.
-func count(v json.RawMessage) float64 {
-	var n float64
-	if json.Unmarshal(v, &n) == nil {
-		return n
-	}
-	var s string
-	if json.Unmarshal(v, &s) == nil {
-		if n, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && !math.IsNaN(n) {
-			return n
-		}
-	}
-	return 0
 }
 
 // finishOf maps a stop reason onto the loop's. One it does not know is

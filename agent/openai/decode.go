@@ -3,8 +3,9 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"strings"
+
+	"github.com/unfold-dev/unfold/agent/internal/transport"
 )
 
 // The fields unfold reads of a reply are decoded leniently, as OpenAI's
@@ -17,17 +18,7 @@ import (
 
 // text is a JSON string's value, or a number's text; "" for anything
 // else.
-func text(v json.RawMessage) string {
-	var s string
-	if json.Unmarshal(v, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(v, &n) == nil {
-		return n.String()
-	}
-	return ""
-}
+func text(v json.RawMessage) string { return transport.Text(v) }
 
 // looseString is a string a reply sends, or the text of a number sent in
 // its place; "" for anything else.
@@ -43,14 +34,7 @@ func (s *looseString) UnmarshalJSON(b []byte) error {
 type looseNumber float64
 
 func (n *looseNumber) UnmarshalJSON(b []byte) error {
-	var f float64
-	if json.Unmarshal(b, &f) != nil {
-		var s string
-		if json.Unmarshal(b, &s) == nil {
-			f, _ = strconv.ParseFloat(strings.TrimSpace(s), 64)
-		}
-	}
-	*n = looseNumber(f)
+	*n = looseNumber(transport.Number(b))
 	return nil
 }
 

@@ -306,13 +306,7 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params chatRe
 		var chunk chatChunk
 		done, err := nextEvent(events, &chunk, true)
 		if err != nil {
-			if callErr := call.BodyErr(); callErr != nil {
-				return agent.Response{}, callErr // the reason the read failed
-			}
-			if streamed {
-				return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
-			}
-			return agent.Response{}, err
+			return agent.Response{}, call.ReadFailure(streamed, err)
 		}
 		if done {
 			break

@@ -97,13 +97,7 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 		var ev responsesEvent
 		end, err := nextEvent(events, &ev, false)
 		if err != nil {
-			if callErr := call.BodyErr(); callErr != nil {
-				return agent.Response{}, callErr // the reason the read failed
-			}
-			if streamed {
-				return agent.Response{}, fmt.Errorf("the stream broke: %w", err)
-			}
-			return agent.Response{}, err
+			return agent.Response{}, call.ReadFailure(streamed, err)
 		}
 		if end {
 			break

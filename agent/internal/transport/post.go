@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -197,10 +199,10 @@ func (e *StatusError) API() APIError {
 		api = nested.api()
 	} else {
 		api = b.errorFields.api()
-		api.Message = cmp.Or(text(b.Error), api.Message)
+		api.Message = cmp.Or(Text(b.Error), api.Message)
 	}
 	if api.Message == "" {
-		api.Message = cmp.Or(text(b.Message), detail(b.Detail))
+		api.Message = cmp.Or(Text(b.Message), detail(b.Detail))
 	}
 	return api
 }
@@ -215,13 +217,13 @@ type errorFields struct {
 }
 
 func (f errorFields) api() APIError {
-	return APIError{Message: text(f.Message), Type: text(f.Type), Code: text(f.Code), Param: text(f.Param)}
+	return APIError{Message: Text(f.Message), Type: Text(f.Type), Code: Text(f.Code), Param: Text(f.Param)}
 }
 
 // detail is the message of a "detail" member: a string, or the "message"
 // or "msg" of an object or of a list's first item.
 func detail(v json.RawMessage) string {
-	if s := text(v); s != "" {
+	if s := Text(v); s != "" {
 		return s
 	}
 	var list []json.RawMessage
@@ -235,12 +237,13 @@ func detail(v json.RawMessage) string {
 	if json.Unmarshal(v, &d) != nil {
 		return ""
 	}
-	return cmp.Or(text(d.Message), text(d.Msg))
+	return cmp.Or(Text(d.Message), Text(d.Msg))
 }
 
-// text is a JSON string's value, or a number's text; "" for anything
-// else.
-func text(v json.RawMessage) string {
+// Text is a JSON string's value, or a number's text; "" for anything
+// else. Model APIs' replies are read leniently with it: servers that
+// follow an API send some fields as another JSON type.
+func Text(v json.RawMessage) string {
 	var s string
 	if json.Unmarshal(v, &s) == nil {
 		return s
@@ -250,6 +253,22 @@ func text(v json.RawMessage) string {
 		return n.String()
 	}
 	return ""
+}
+
+// Number is a JSON number, or a string holding one ("5", as some proxies
+// send token counts); 0 for anything else, NaN included.
+func Number(v json.RawMessage) float64 {
+	var n float64
+	if json.Unmarshal(v, &n) == nil {
+		return n
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		if n, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && !math.IsNaN(n) {
+			return n
+		}
+	}
+	return 0
 }
 
 // UserAgent is the User-Agent header of every request: unfold and its

@@ -150,6 +150,19 @@ func (c *Call) BodyErr() error {
 	return c.bodyErr
 }
 
+// ReadFailure is the error for a reply whose read failed with err: the
+// bound it passed, when that was why (see BodyErr), else err, said to
+// have broken the stream when some of the stream had come (streamed).
+func (c *Call) ReadFailure(streamed bool, err error) error {
+	if berr := c.BodyErr(); berr != nil {
+		return berr // err is this one, wrapped or not
+	}
+	if streamed {
+		return fmt.Errorf("the stream broke: %w", err)
+	}
+	return err
+}
+
 // Body returns the whole body of a 200 reply to a streaming request that
 // was not an event stream, or nil.
 func (c *Call) Body() []byte {

@@ -16,7 +16,8 @@ import (
 // whose data is an object with an "error" member is the stream's error.
 // With named set (chat completions), so is an event named error, as
 // servers send one that fails mid-stream. The Responses API's events say
-// what they are in their data, which its stream reads.
+// what they are in their data, which its stream reads: one of type error
+// is given to it, whatever its members, so that its code is kept.
 func nextEvent(events *transport.Events, v any, named bool) (done bool, err error) {
 	for {
 		name, data, err := events.Next()
@@ -30,7 +31,7 @@ func nextEvent(events *transport.Events, v any, named bool) (done bool, err erro
 		case bytes.HasPrefix(data, []byte("[DONE]")):
 			return true, nil
 		}
-		if e, ok := streamedError(data); ok {
+		if e, ok := streamedError(data); ok && (named || !errorTyped(data)) {
 			return false, fmt.Errorf("received error while streaming: %s", e)
 		}
 		if named && name == "error" {
@@ -52,6 +53,14 @@ func errorEvent(data []byte) string {
 		return strings.ToValidUTF8(string(data[:maxQuote]), "") + "..."
 	}
 	return string(data)
+}
+
+// errorTyped reports whether an event's data is an object of type error.
+func errorTyped(data []byte) bool {
+	var ev struct {
+		Type looseString `json:"type"`
+	}
+	return json.Unmarshal(data, &ev) == nil && ev.Type == "error"
 }
 
 // streamedError returns the "error" member of an event's data, if it has

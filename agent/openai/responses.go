@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,6 +129,11 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 				req.OnDelta(agent.Delta{ToolIndex: calls[ev.ItemID], ToolArgs: delta})
 			}
 		case "response.completed", "response.incomplete":
+			// The response holds the whole reply, which deltas may not
+			// have brought: it is bounded as they are.
+			if len(ev.Response) > MaxReplyBytes {
+				return agent.Response{}, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
+			}
 			done = append([]byte{}, ev.Response...)
 		case "response.failed":
 			code, msg := failureOf(string(ev.Response))
@@ -136,8 +142,11 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 			}
 			return agent.Response{}, &failedInStream{text: "the response failed: " + msg, code: code}
 		case "error":
-			code := text(ev.Code)
-			return agent.Response{}, &failedInStream{text: fmt.Sprintf("the stream reported an error: %s %s", code, text(ev.Message)), code: code}
+			// The code and message are the event's own, or, as OpenAI
+			// sends them, its error object's.
+			code := cmp.Or(text(ev.Code), text(ev.Error.Code))
+			msg := cmp.Or(text(ev.Message), text(ev.Error.Message))
+			return agent.Response{}, &failedInStream{text: fmt.Sprintf("the stream reported an error: %s %s", code, msg), code: code}
 		}
 	}
 	if err := call.BodyErr(); err != nil {
@@ -173,9 +182,14 @@ type responsesEvent struct {
 		Name looseString `json:"name"`
 	} `json:"item"`
 	Response json.RawMessage `json:"response"`
-	// Code and Message are an error event's.
+	// Code and Message are an error event's, at its top or in its error
+	// object.
 	Code    json.RawMessage `json:"code"`
 	Message json.RawMessage `json:"message"`
+	Error   struct {
+		Code    json.RawMessage `json:"code"`
+		Message json.RawMessage `json:"message"`
+	} `json:"error"`
 }
 
 var errUnusableResponse = errors.New("the reply is not a response")

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -260,5 +262,46 @@ func TestResponsesOpenAfterCompleted(t *testing.T) {
 	case <-closed:
 	case <-ctx.Done():
 		t.Error("the connection is still open after the reply")
+	}
+}
+
+// TestResponsesErrorEventShapes: an error event in a Responses stream
+// after it began keeps its code, whether the event has it at its top (as
+// the API reference shows) or in an error object (as OpenAI sends it), so
+// that a context overflow is agent.ErrContextWindow either way.
+func TestResponsesErrorEventShapes(t *testing.T) {
+	created := "event: response.created\ndata: " + `{"type":"response.created","sequence_number":0,"response":{"object":"response","status":"in_progress","output":[]}}` + "\n\n"
+	for name, ev := range map[string]string{
+		"nested": `{"type":"error","sequence_number":1,"error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model.","param":"input"}}`,
+		"flat":   `{"type":"error","sequence_number":1,"code":"context_length_exceeded","message":"Your input exceeds the context window of this model.","param":"input"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, created+"event: error\ndata: "+ev+"\n\n")
+			}))
+			defer srv.Close()
+			_, err := newResponses(t, srv.URL, WithMaxRetries(0)).Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+			if !errors.Is(err, agent.ErrContextWindow) || !strings.Contains(fmt.Sprint(err), "Your input exceeds the context window") {
+				t.Errorf("got %v, want a context window error with the server's message", err)
+			}
+		})
+	}
+}
+
+// TestResponsesCompletedBounded: a response.completed event whose reply
+// is over MaxReplyBytes, with no deltas before it, is refused as a reply
+// that came in deltas would be.
+func TestResponsesCompletedBounded(t *testing.T) {
+	big := strings.Repeat("x", MaxReplyBytes+1)
+	ev := `{"type":"response.completed","response":{"object":"response","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"` + big + `"}]}]}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: response.completed\ndata: "+ev+"\n\n")
+	}))
+	defer srv.Close()
+	_, err := newResponses(t, srv.URL, WithMaxRetries(0)).Complete(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+	if err == nil || !strings.Contains(err.Error(), "the reply is over 8388608 bytes") {
+		t.Errorf("got %v, want the reply refused for its size", err)
 	}
 }

@@ -80,12 +80,16 @@ type entry struct {
 	reg  registration
 	spec string // the spec file it came from, "" when registered by code
 
-	mu     sync.Mutex // guards hidden, running and used
+	mu     sync.Mutex // guards hidden, running, used and retired
 	hidden bool       // the command runs on and waits for a secret: the next text is not recorded
 	// running is the command that ran on when the last call returned; ""
 	// when none did.
 	running string
-	used    bool // a command was sent to it
+	used    bool // a command was sent to it, or waits to be
+	// retired is what a command under way when a reload of the spec
+	// files stopped the environment is told instead of its output; ""
+	// while it is registered.
+	retired string
 
 	shot  shot // its screen as last drawn for the agent
 	quick bool // env is a QuickScreener: its screen is drawn by the caller
@@ -450,7 +454,10 @@ func (o *Orchestrator) Execute(ctx context.Context, env, command string) Result 
 //   - an environment that returns an error or panics: success false,
 //     "Environment error in <name>:\n" and the error text, or the panic value
 //     and the stack of the panicking goroutine;
-//   - a closed orchestrator: success false, saying so.
+//   - a closed orchestrator: success false, saying so;
+//   - a command under way when a reload stops its environment (its spec
+//     file changed or was removed): success false, saying so, which file,
+//     and whether the environment starts again with the next command.
 //
 // Every command that reaches an environment is dispatched to the session as a
 // [CommandExecuted] event (the text of an answer to a question asking for
@@ -517,10 +524,22 @@ func (o *Orchestrator) run(ctx context.Context, cmd Command) envs.Response {
 	if e.hidden && cmd.Text != "" && !envs.IsInterrupt(cmd.Text) && !envs.IsEndOfInput(cmd.Text) {
 		recorded = hiddenInput
 	}
+	// Before the command runs: a spec change that cuts off the first
+	// command still finds a program whose state is lost to note.
+	e.used = true
 	e.mu.Unlock()
 	start := time.Now()
 	resp := atEnd(ctx, o.runCommand(ctx, e, cmd.Text, limits))
 	elapsed := time.Since(start)
+	e.mu.Lock()
+	retired := e.retired
+	e.mu.Unlock()
+	if retired != "" {
+		// The program was stopped under the command because its spec
+		// file changed: what the environment says of that (a signal, a
+		// closed environment) would read as a crash the command caused.
+		resp = envs.Response{Output: retired}
+	}
 	if noted {
 		resp.Output = strings.TrimSuffix(note.text+"\n"+resp.Output, "\n")
 	}
@@ -529,7 +548,6 @@ func (o *Orchestrator) run(ctx context.Context, cmd Command) envs.Response {
 	resp.Prompt = envs.ClipQuestion(resp.Prompt)
 	e.mu.Lock()
 	e.hidden = resp.Running && resp.Hidden
-	e.used = true
 	switch {
 	case !resp.Running:
 		e.running = ""

@@ -307,14 +307,16 @@ func (o *Orchestrator) setLoadErrors(errs []error) {
 // holder of reloadMu, and returns the errors of the files that fail.
 func (o *Orchestrator) syncSpecs(set *specSet, seen map[string]fileStat) error {
 	var gone []*entry
-	drop := func(f *specState, removed bool) {
+	removed := map[*entry]bool{}
+	drop := func(f *specState, rm bool) {
 		if f.name == "" {
 			return
 		}
 		o.mu.Lock()
 		if e := o.envs[f.name]; e != nil && e.spec != "" {
 			gone = append(gone, o.remove(f.name))
-			o.noteReplaced(e, removed)
+			removed[e] = rm
+			o.noteReplaced(e, rm)
 		}
 		o.mu.Unlock()
 		f.name = ""
@@ -342,6 +344,14 @@ func (o *Orchestrator) syncSpecs(set *specSet, seen map[string]fileStat) error {
 				o.syncSpec(set, file, seen[file], f, drop)
 			}
 		}
+	}
+	for _, e := range gone {
+		o.mu.RLock()
+		_, back := o.envs[e.name]
+		o.mu.RUnlock()
+		e.mu.Lock()
+		e.retired = retiredNote(e, removed[e], back)
+		e.mu.Unlock()
 	}
 	errs := set.errors()
 	o.setLoadErrors(errs)
@@ -376,6 +386,20 @@ func (o *Orchestrator) syncSpec(set *specSet, file string, st fileStat, f *specS
 		return
 	}
 	f.name, f.err = o.loadSpec(set.dir, path, rel, data)
+}
+
+// retiredNote is what a command under way in e is told when a reload
+// stops e because its spec file was removed, or changed; back says
+// whether the file made an environment of the same name again.
+func retiredNote(e *entry, removed, back bool) string {
+	what, then := "changed", e.name+" starts again, as the file now says, with the next command."
+	switch {
+	case removed:
+		what, then = "was removed", e.name+" no longer exists."
+	case !back:
+		then = e.name + " no longer exists: the file does not load now (the orchestrator's screen says why)."
+	}
+	return fmt.Sprintf("[%s was stopped because %s %s while this command ran: the command and the program's state were lost. %s]", e.name, e.spec, what, then)
 }
 
 // retire closes the environments a reload replaced or removed, each on a

@@ -205,8 +205,17 @@ type registration struct {
 	description string
 	tools       []*tools.Tool
 	budget      int
-	limits      envs.Defaults // for an environment run by envs.Background
-	hints       *tools.Hints
+	// limits are the environment's own soft limits: those envs.Background
+	// runs it with, or its spec file's, which its command tool names.
+	limits envs.Defaults
+	hard   bool // the spec file's timeout interrupts commands
+	hints  *tools.Hints
+}
+
+// specLimits gives the registration the limits of the spec file s, for
+// its command tool to name.
+func specLimits(s specFile) RegisterOption {
+	return func(r *registration) { r.limits, r.hard = s.limits(), s.Hard && s.Timeout > 0 }
 }
 
 // Budget bounds the tokens of the environment's responses, unless a call

@@ -1,10 +1,12 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -253,8 +255,7 @@ func (o *Orchestrator) CommandTools() (names []string, byName map[string]*tools.
 func (o *Orchestrator) commandTool(e *entry) (*tools.Tool, error) {
 	e.toolOnce.Do(func() {
 		name := e.name
-		desc := fmt.Sprintf("Run a command in the %s environment and return its output. Control comes back after %v without new output, or at the timeout, while the command runs on: then send an empty command to wait, %s to interrupt it, or text to answer it when it waits for input. Its section shows its state and the commands it accepts.",
-			name, envs.DefaultQuiet, envs.Interrupt)
+		desc, fields := o.limitTexts(e)
 		e.tool, e.toolErr = tools.New(name, desc, func(ctx context.Context, _ tools.Context, in CommandInput) (CommandOutput, error) {
 			arrived := time.Now()
 			for _, f := range []struct {
@@ -289,6 +290,9 @@ func (o *Orchestrator) commandTool(e *entry) (*tools.Tool, error) {
 			}
 			return out, nil
 		})
+		if e.toolErr == nil && len(fields) > 0 {
+			e.tool, e.toolErr = e.tool.WithInputDescriptions(fields)
+		}
 		if e.toolErr != nil {
 			e.toolErr = fmt.Errorf("orchestrator: command tool for %s: %w", name, e.toolErr)
 			return
@@ -296,6 +300,54 @@ func (o *Orchestrator) commandTool(e *entry) (*tools.Tool, error) {
 		e.tool = e.tool.WithHints(envHints(e))
 	})
 	return e.tool, e.toolErr
+}
+
+// limitTexts returns the description of e's command tool and, where e's
+// own limits (its spec file's, [Limits], [Budget], [WithOutputBudget])
+// are not the defaults that [CommandInput] describes, the descriptions
+// of its input fields that name them: the model plans long commands by
+// them.
+func (o *Orchestrator) limitTexts(e *entry) (desc string, fields map[string]string) {
+	quiet := cmp.Or(e.reg.limits.Quiet, envs.DefaultQuiet)
+	wait := cmp.Or(e.reg.limits.Wait, envs.DefaultWait)
+	budget := cmp.Or(e.reg.budget, o.budget, envs.DefaultBudget)
+	hard := e.reg.hard && wait > 0
+	desc = "Run a command in the " + e.name + " environment and return its output. "
+	then := fmt.Sprintf(": then send an empty command to wait, %s to interrupt it, or text to answer it when it waits for input.", envs.Interrupt)
+	switch {
+	case hard:
+		// Only a spec file makes a timeout hard, and its quiet is above 0.
+		desc += fmt.Sprintf("A command is interrupted after %v. Control comes back after %v without new output while it runs on%s", wait, quiet, then)
+	case quiet > 0:
+		desc += fmt.Sprintf("Control comes back after %v without new output, or at the timeout, while the command runs on%s", quiet, then)
+	default:
+		desc += "Control comes back at the timeout while the command runs on" + then
+	}
+	desc += " Its section shows its state and the commands it accepts."
+	fields = map[string]string{}
+	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+	switch {
+	case hard:
+		fields["timeout"] = "Seconds after which the command is interrupted (default " + secs(wait) + ")."
+		fields["hard"] = "Interrupt the command when the timeout passes; this environment always does."
+	case wait < 0:
+		fields["timeout"] = "Seconds after which control comes back while the command runs on (default: none); with hard, the command is interrupted then instead."
+	case wait != envs.DefaultWait:
+		fields["timeout"] = "Seconds after which control comes back while the command runs on (default " + secs(wait) + "); with hard, the command is interrupted then instead."
+	}
+	switch {
+	case quiet < 0:
+		fields["quiet"] = "Seconds without new output after which control comes back while the command runs on (default: never)."
+	case quiet != envs.DefaultQuiet:
+		fields["quiet"] = "Seconds without new output after which control comes back while the command runs on (default " + secs(quiet) + ")."
+	}
+	switch {
+	case budget < 0:
+		fields["budget"] = "Tokens the output may take before its middle is left out and the whole output saved to a file (default: no bound)."
+	case budget != envs.DefaultBudget:
+		fields["budget"] = "Tokens the output may take before its middle is left out and the whole output saved to a file (default " + strconv.Itoa(budget) + ")."
+	}
+	return desc, fields
 }
 
 // envHints is what the environment's commands do, as its registration says,

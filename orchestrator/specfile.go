@@ -222,7 +222,7 @@ func (o *Orchestrator) loadSpec(projectDir, path, rel string, data []byte) (stri
 	if spec.OnDemand {
 		opts = append(opts, OnDemand())
 	}
-	opts = append(opts, Description(spec.Description), Budget(spec.Budget))
+	opts = append(opts, Description(spec.Description), Budget(spec.Budget), specLimits(spec))
 	if spec.Hints != nil {
 		opts = append(opts, Hints(spec.Hints.hints()))
 	}

@@ -125,7 +125,8 @@
 // destroy, may be repeated without further effect, reach beyond a closed
 // domain. Front ends pass them on (the MCP server as tool annotations); a
 // tool without them is taken to be [AssumedHints], as MCP assumes. The
-// help tool only reads.
+// help tool only reads. [Tool.WithInputDescriptions] describes a tool's
+// input fields in other words, as for one environment's limits.
 //
 // # Built-in tools and exports
 //

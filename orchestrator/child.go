@@ -25,6 +25,7 @@ const maxStderrTail = 4 << 10
 type child struct {
 	cmd     *exec.Cmd
 	group   *procs.Group // the process and everything it started
+	limits  procs.Limits // set on the process, to name one that ended it
 	stdin   *os.File
 	stdout  *os.File
 	lines   chan message  // replies, and lines sent while a command runs; closed at the end of stdout
@@ -88,6 +89,7 @@ func startChild(spec ProcessSpec, maxLine int) (*child, error) {
 	c := &child{
 		cmd:        cmd,
 		group:      group,
+		limits:     spec.Resources,
 		stdin:      stdinW,
 		stdout:     stdoutR,
 		stderrPipe: stderrR,
@@ -235,6 +237,9 @@ func (c *child) exitReason() string {
 	}
 	var ee *exec.ExitError
 	if errors.As(c.waitErr, &ee) {
+		if why := c.limits.Reached(ee.ProcessState); why != "" {
+			return "it ended with " + ee.ProcessState.String() + ": " + why
+		}
 		return "it ended with " + ee.ProcessState.String()
 	}
 	return c.waitErr.Error()

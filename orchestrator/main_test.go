@@ -18,6 +18,10 @@ import (
 // it set, it acts as a process environment instead of running tests.
 const fakeEnvVar = "UNFOLD_TEST_PROCESS"
 
+// spun is what the fake process's spin command writes, so that its loop
+// is not taken away.
+var spun int
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeEnvVar); mode != "" {
 		os.Exit(fakeProcess(mode))
@@ -129,6 +133,11 @@ func fakeProcess(mode string) int {
 		case "exit":
 			code, _ := strconv.Atoi(arg)
 			return code
+		case "spin":
+			// Processor time until a limit ends the process.
+			for n := 0; ; n++ {
+				spun = n
+			}
 		case "raw":
 			// What a program meant for a terminal: sequences, a carriage
 			// return and backspaces.

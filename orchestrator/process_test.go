@@ -384,6 +384,26 @@ func TestProcessCloseDuringBlockedWrite(t *testing.T) {
 // TestProcessLimitsAndEscapees: resource limits from the spec apply to the
 // process and what it starts, and a process it started that left its
 // process group ends when the environment closes.
+// TestProcessCPULimitNamed: a process its CPU time limit ends says so,
+// with the limit, not only the signal.
+func TestProcessCPULimitNamed(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewProcess(ProcessSpec{Name: "counter", Executable: exe, Env: fakeVars("counter"), Description: "Test counter",
+		Resources: procs.Limits{CPUSeconds: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	_, errText := execute(t, p, context.Background(), "spin")
+	const want = "the process stopped before answering (it ended with signal: killed: it used up its processor time limit (cpu_seconds, 1 s, counted over the program's whole run))"
+	if !strings.HasPrefix(errText, want) {
+		t.Errorf("got error %q, want it to start %q", errText, want)
+	}
+}
+
 func TestProcessLimitsAndEscapees(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {

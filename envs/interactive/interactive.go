@@ -288,7 +288,7 @@ func (e *Env) ExecuteLimited(ctx context.Context, command string, limits envs.Li
 		limits.Until = time.Time{}
 		if _, ok := ctx.Deadline(); !ok {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, e.spec.Timeout)
+			ctx, cancel = context.WithTimeoutCause(ctx, e.spec.Timeout, errHardTimeout)
 			defer cancel()
 		}
 	}

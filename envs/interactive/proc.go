@@ -65,6 +65,7 @@ type proc struct {
 	ready  bool         // it showed its first prompt and ran the init commands; set by the holder of the turn
 	size   term.Size    // the terminal's size once ready, which each command starts with; set with ready
 	group  *procs.Group // the program and everything it started
+	limits procs.Limits // set on the program, to name one that ended it
 	master *os.File
 	slave  *os.File // kept open to ask how much typed input is unread
 	prompt *regexp.Regexp
@@ -124,6 +125,7 @@ func startProc(args []string, dir string, env []string, prompt, cont, lead *rege
 		pid:      cmd.Process.Pid,
 		began:    time.Now(),
 		group:    group,
+		limits:   resources,
 		master:   master,
 		slave:    slave,
 		prompt:   prompt,
@@ -168,6 +170,9 @@ func (p *proc) wait4() {
 	case errors.As(err, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			p.status = fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+			if why := p.limits.Reached(p.cmd.ProcessState); why != "" {
+				p.status += ": " + why
+			}
 		} else {
 			p.status = fmt.Sprintf("exited with status %d", ee.ExitCode())
 		}

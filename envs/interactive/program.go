@@ -90,7 +90,7 @@ func (e *Env) boot(ctx context.Context, p *proc, limits envs.Limits) (result, er
 		case o == soft:
 			return fail(fmt.Sprintf("init command %q did not bring the prompt back within the call's time limit%s", c, p.lastWords()))
 		case o != done:
-			return fail(fmt.Sprintf("init command %q: %s", c, describe(o, p)))
+			return fail(fmt.Sprintf("init command %q: %s", c, e.initFailure(ctx, bound, o, p)))
 		}
 	}
 	// The output of commands from now on keeps its whole past the limit
@@ -139,6 +139,33 @@ func (e *Env) starting(ctx context.Context, p *proc, j *job, command string, lim
 	}
 	e.setRunning(nil)
 	return envs.Response{}, true, nil
+}
+
+// errHardTimeout is the cause of a call's context that the spec's hard
+// Timeout ended.
+var errHardTimeout = errors.New("the spec's hard timeout passed")
+
+// initFailure says why an init command sent with ctx, bounded by bound,
+// ended with o instead of the prompt, naming the limit that cut it off:
+// the user who wrote the spec changes the command or the limit.
+func (e *Env) initFailure(ctx, bound context.Context, o result, p *proc) string {
+	switch {
+	case o == incomplete:
+		return "it left the program at its continuation prompt, waiting for the rest of the command (a missing ; or closing bracket?)" + p.lastWords()
+	case o == asking:
+		return "it waits for input away from the prompt" + p.lastWords()
+	case o == exited:
+		return describe(o, p)
+	case errors.Is(context.Cause(ctx), errHardTimeout):
+		return fmt.Sprintf("the prompt did not come back within %v, the spec's hard timeout, so it was interrupted", e.spec.Timeout)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "the prompt did not come back within the call's hard time limit, so it was interrupted"
+	case ctx.Err() != nil:
+		return "the call was cancelled before the prompt came back, so it was interrupted"
+	case bound.Err() != nil:
+		return fmt.Sprintf("the prompt did not come back within %v, the start timeout (StartTimeout), so it was interrupted", e.spec.StartTimeout)
+	}
+	return describe(o, p)
 }
 
 func describe(o result, p *proc) string {

@@ -524,6 +524,34 @@ func (l Limits) Apply(pid int) error {
 	return nil
 }
 
+// Reached says which of the limits l ended a process that ended as st
+// says, or "": one killed by SIGXFSZ past a file size limit, or by
+// SIGXCPU or SIGKILL (as RLIMIT_CPU ends a process, soft and hard limits
+// being alike) once its processor time reached the CPU limit. Whoever
+// set the limit then knows to raise it.
+func (l Limits) Reached(st *os.ProcessState) string {
+	if st == nil {
+		return ""
+	}
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return ""
+	}
+	switch sig := ws.Signal(); {
+	case sig == syscall.SIGXFSZ && l.FileSize > 0:
+		return fmt.Sprintf("a file it wrote reached the file size limit (file_size, %d bytes)", l.FileSize)
+	case (sig == syscall.SIGXCPU || sig == syscall.SIGKILL) && l.CPUSeconds > 0:
+		// The kernel checks the limit at its ticks: a process it ended
+		// has used the whole of it, one killed by someone else earlier
+		// most likely not.
+		used := st.UserTime() + st.SystemTime()
+		if used >= time.Duration(l.CPUSeconds)*time.Second-100*time.Millisecond {
+			return fmt.Sprintf("it used up its processor time limit (cpu_seconds, %d s, counted over the program's whole run)", l.CPUSeconds)
+		}
+	}
+	return ""
+}
+
 // OpenFiles returns the soft limit on open files of process pid.
 func OpenFiles(pid int) (uint64, error) {
 	var lim unix.Rlimit

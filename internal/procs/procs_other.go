@@ -5,6 +5,7 @@ package procs
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -78,6 +79,9 @@ func (l Limits) Check() error {
 
 // Apply fails: limits need Linux.
 func (l Limits) Apply(int) error { return l.Check() }
+
+// Reached returns "": limits need Linux.
+func (l Limits) Reached(*os.ProcessState) string { return "" }
 
 // OpenFiles fails: it needs Linux.
 func OpenFiles(int) (uint64, error) { return 0, errors.New("procs: open files: needs Linux") }

@@ -121,7 +121,9 @@ func (a *accumulator) streamError(data []byte) error {
 		} `json:"error"`
 	}
 	if json.Unmarshal(data, &body) != nil {
-		err := fmt.Errorf("received error while streaming: %s", data)
+		// Quoted as a server's message is, cut at 2 KiB: an event may
+		// hold 16 MiB.
+		err := fmt.Errorf("the stream reported an error, with data that is not the API's JSON error object: %s", transport.ServerMessage(string(data), "", a.call))
 		if a.streamed {
 			return fmt.Errorf("the stream broke: %w", err)
 		}

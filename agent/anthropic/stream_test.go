@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -94,6 +95,29 @@ func TestStreamMisfit(t *testing.T) {
 			_, err := newClient(t, srv.URL, WithMaxRetries(0)).Complete(context.Background(), agent.Request{Messages: hello})
 			if err == nil || !strings.Contains(err.Error(), "the stream sent an event that does not fit the reply so far") {
 				t.Errorf("got %v, want the event refused", err)
+			}
+		})
+	}
+}
+
+// TestStreamErrorNotJSON: an error event whose data is not JSON ends the
+// request saying the stream reported an error, quoting the data as a
+// server's message is quoted: whole when short, cut to 2 KiB when it is
+// a megabyte (an event may hold 16 MiB).
+func TestStreamErrorNotJSON(t *testing.T) {
+	start := event("message_start", messageStart)
+	for _, tt := range []struct {
+		name, data, want string
+		max              int
+	}{
+		{"short", "upstream went away", "the stream reported an error, with data that is not the API's JSON error object: upstream went away", 1 << 10},
+		{"a megabyte", strings.Repeat("x", 1<<20), "the stream reported an error, with data that is not the API's JSON error object: " + strings.Repeat("x", 2<<10) + "...", 3 << 10},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			url := serveReply(t, "text/event-stream", start+event("error", tt.data))
+			_, err := newClient(t, url, WithMaxRetries(0)).Complete(context.Background(), agent.Request{Messages: hello})
+			if err == nil || !strings.Contains(err.Error(), tt.want) || len(err.Error()) > tt.max {
+				t.Errorf("got an error of %d bytes: %.600v; want one of at most %d bytes holding %.150q", len(fmt.Sprint(err)), err, tt.max, tt.want)
 			}
 		})
 	}

@@ -70,7 +70,7 @@ type blockDelta struct {
 }
 
 // misfit wraps the error for an event that does not fit the message so
-// far (a block out of order, a delta for no block).
+// far (a block out of order, a delta for no block, a second message).
 const misfit = "the stream sent an event that does not fit the reply so far: %w"
 
 // event takes the event name with data.
@@ -147,7 +147,13 @@ func (a *accumulator) keep(n int) error {
 	return nil
 }
 
+// start takes the message of message_start. A second one is refused: a
+// stream holds one message, and taking it would either mix two replies'
+// blocks or drop the first's.
 func (a *accumulator) start(raw json.RawMessage) error {
+	if a.started {
+		return fmt.Errorf(misfit, errors.New("a second message_start"))
+	}
 	if err := a.keep(len(raw)); err != nil {
 		return err
 	}

@@ -71,9 +71,9 @@ func TestStreamAccumulated(t *testing.T) {
 
 // TestStreamMisfit: an event that does not fit the message so far (a
 // block started out of order, a delta or stop for a block not started,
-// a block before the message) ends the request saying so, instead of a
-// reply put together wrong (the SDK's accumulator refused all but the
-// last, whose block it dropped).
+// a block before the message, a second message after a tool call) ends
+// the request saying so, instead of a reply put together wrong (the
+// SDK's accumulator refused all but the last, whose block it dropped).
 func TestStreamMisfit(t *testing.T) {
 	start := event("message_start", messageStart)
 	block := func(i string) string {
@@ -84,6 +84,7 @@ func TestStreamMisfit(t *testing.T) {
 		{"a delta for no block", start + block("0") + event("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"x"}}`)},
 		{"a stop for no block", start + event("content_block_stop", `{"type":"content_block_stop","index":0}`)},
 		{"a block before the message", block("0") + start},
+		{"a second message", start + event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"n","input":{}}}`) + start},
 		{"a citation that is not one", start + block("0") + event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":"x"}}`)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/unfold-dev/unfold/agent"
+	"github.com/unfold-dev/unfold/agent/anthropic"
+	"github.com/unfold-dev/unfold/agent/openai"
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/orchestrator"
 	"github.com/unfold-dev/unfold/session"
@@ -57,6 +59,28 @@ func newModel(f agentFlags) (agent.Model, error) {
 	return openaiModel(base, orNone(f.model), os.Getenv(keyEnv), f)
 }
 
+// anthropicModel is the client of the Messages API.
+func anthropicModel(base, model, key string, f agentFlags) (agent.Model, error) {
+	opts := []anthropic.Option{anthropic.WithAPIKey(key), anthropic.WithTimeout(f.timeout), anthropic.WithMaxRetries(f.maxRetries)}
+	if f.maxTokens > 0 {
+		opts = append(opts, anthropic.WithMaxTokens(f.maxTokens))
+	}
+	return anthropic.New(base, model, opts...)
+}
+
+// openaiModel is the client of an OpenAI-compatible endpoint, for the
+// API f names.
+func openaiModel(base, model, key string, f agentFlags) (agent.Model, error) {
+	opts := []openai.Option{openai.WithAPIKey(key), openai.WithTimeout(f.timeout), openai.WithMaxRetries(f.maxRetries)}
+	if f.maxTokens > 0 {
+		opts = append(opts, openai.WithMaxTokens(f.maxTokens))
+	}
+	if f.api == "responses" {
+		return openai.NewResponses(base, model, opts...)
+	}
+	return openai.New(base, model, opts...)
+}
+
 // keyVar is the environment variable the API key is read from.
 func keyVar(f agentFlags) string {
 	switch {
@@ -85,13 +109,25 @@ func keyedHost(provider, base string) string {
 // keyHint says which variable to set when the endpoint refused a request
 // (401 or 403) and the variable the key is read from is empty.
 func keyHint(err error, f agentFlags) string {
-	if s := max(anthropicStatus(err), openaiStatus(err)); s != 401 && s != 403 {
+	if s := statusOf(err); s != 401 && s != 403 {
 		return ""
 	}
 	if v := keyVar(f); os.Getenv(v) == "" {
 		return " (" + v + " is not set: set it to the API key, or name the variable that holds it with --api-key-env)"
 	}
 	return ""
+}
+
+// statusOf is the status of the reply a model endpoint answered err
+// with; 0 when err is not one.
+func statusOf(err error) int {
+	if se := (*anthropic.StatusError)(nil); errors.As(err, &se) {
+		return se.StatusCode
+	}
+	if se := (*openai.StatusError)(nil); errors.As(err, &se) {
+		return se.StatusCode
+	}
+	return 0
 }
 
 func orNone(model string) string {

@@ -24,9 +24,9 @@ import (
 // tool search with its input in pieces and its result, a block with a
 // field and a delta of types not known, a tool call with no input
 // deltas, pings and a comment, a message_delta with a null count) and
-// compares the reply with testdata/blocks.json, the reply as the SDK's
-// accumulator (sdk.Message.Accumulate) put it together: the same blocks,
-// text, calls and usage.
+// compares the reply with testdata/blocks.json, the reply as
+// anthropic-sdk-go v2.15's accumulator put it together, kept as the
+// reference: the same blocks, text, calls and usage.
 func TestStreamAccumulated(t *testing.T) {
 	sse, err := os.ReadFile("testdata/blocks.sse")
 	if err != nil {
@@ -72,8 +72,10 @@ func TestStreamAccumulated(t *testing.T) {
 // TestStreamMisfit: an event that does not fit the message so far (a
 // block started out of order, a delta or stop for a block not started,
 // a block before the message, a second message after a tool call) ends
-// the request saying so, instead of a reply put together wrong (the
-// SDK's accumulator refused all but the last, whose block it dropped).
+// the request saying so, instead of a reply put together wrong
+// (anthropic-sdk-go v2.15's accumulator, used before, dropped a block
+// sent before the message, and started the reply again at a second
+// message).
 func TestStreamMisfit(t *testing.T) {
 	start := event("message_start", messageStart)
 	block := func(i string) string {

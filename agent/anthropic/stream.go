@@ -142,7 +142,7 @@ func (a *accumulator) streamError(data []byte) error {
 func (a *accumulator) keep(n int) error {
 	a.size += n
 	if a.size > transport.MaxBodyBytes {
-		return fmt.Errorf("the reply is over %d bytes; stopped reading it", transport.MaxBodyBytes)
+		return transport.ErrOverBody
 	}
 	return nil
 }

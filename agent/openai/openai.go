@@ -328,7 +328,7 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params chatRe
 			}
 		}
 		if size > MaxReplyBytes {
-			return agent.Response{}, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
+			return agent.Response{}, transport.ErrOverBody
 		}
 		if chunk.Usage != nil {
 			usage = chunk.Usage

@@ -107,7 +107,7 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 		delta := text(ev.Delta)
 		size += len(delta)
 		if size > MaxReplyBytes {
-			return agent.Response{}, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
+			return agent.Response{}, transport.ErrOverBody
 		}
 		switch ev.Type {
 		case "response.output_text.delta":
@@ -132,7 +132,7 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 			// The response holds the whole reply, which deltas may not
 			// have brought: it is bounded as they are.
 			if len(ev.Response) > MaxReplyBytes {
-				return agent.Response{}, fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxReplyBytes)
+				return agent.Response{}, transport.ErrOverBody
 			}
 			done = append([]byte{}, ev.Response...)
 		case "response.failed":

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"errors"
-	"fmt"
 	"io"
 )
 
@@ -23,9 +22,6 @@ const maxEmptyReads = 100
 
 // NewEvents returns a reader of the event stream r.
 func NewEvents(r io.Reader) *Events { return &Events{r: r} }
-
-// errLongEvent is the error for an event over MaxEventBytes.
-var errLongEvent = fmt.Errorf("the streamed reply has an event over %d bytes; stopped reading it", MaxEventBytes)
 
 // Next returns the next event: its name ("" when it has no event field)
 // and its data, its data lines joined by "\n"; io.EOF after the last. A
@@ -52,7 +48,7 @@ func (e *Events) Next() (name string, data []byte, err error) {
 			e.buf, e.sc.pos = e.buf[:n], 0
 		}
 		if len(e.buf)+len(e.sc.data) > MaxEventBytes {
-			e.err = errLongEvent
+			e.err = errOverEvent
 			continue
 		}
 		if cap(e.buf)-len(e.buf) < 4<<10 {

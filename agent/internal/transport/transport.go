@@ -195,7 +195,7 @@ func (c *Call) watch(ctx context.Context, res *http.Response, err error) (_ *htt
 			c.last.Head = head(body)
 			switch {
 			case tooBig:
-				c.bodyErr = fmt.Errorf("the reply is over %d bytes", MaxBodyBytes)
+				c.bodyErr = ErrOverBody
 			case rerr == nil:
 				c.body = body
 			}
@@ -210,7 +210,7 @@ func (c *Call) watch(ctx context.Context, res *http.Response, err error) (_ *htt
 				res, err = nil, rerr // cut off: retried as no reply
 			}
 		} else {
-			b := &boundedReader{ReadCloser: res.Body, c: c, limit: MaxBodyBytes, over: errOverBody}
+			b := &boundedReader{ReadCloser: res.Body, c: c, limit: MaxBodyBytes, over: ErrOverBody}
 			res.Body = b
 			// Only the reply to a streaming request, when it succeeded, is
 			// read as a stream. An error status (a proxy that sent a
@@ -329,8 +329,11 @@ func isEventStream(ct string) bool {
 	return err == nil && mt == "text/event-stream"
 }
 
+// ErrOverBody is the error for a reply over MaxBodyBytes: a body read
+// whole, or the text and tool arguments an adapter keeps of a stream.
+var ErrOverBody = fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxBodyBytes)
+
 var (
-	errOverBody   = fmt.Errorf("the reply is over %d bytes; stopped reading it", MaxBodyBytes)
 	errOverStream = fmt.Errorf("the streamed reply is over %d bytes; stopped reading it", MaxStreamBytes)
 	errOverEvent  = fmt.Errorf("the streamed reply has an event over %d bytes; stopped reading it", MaxEventBytes)
 )

@@ -187,3 +187,33 @@ func TestTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestOneErrorPerBound: each bound fails with one error value, whichever
+// reader passed it, so that callers can tell it with errors.Is: a reply
+// over MaxBodyBytes (a document answering a streaming request, read whole
+// by Post, or a body read as it streams) is ErrOverBody, an event over
+// MaxEventBytes (in a bounded body or read by Events) errOverEvent.
+func TestOneErrorPerBound(t *testing.T) {
+	mib := strings.Repeat("x", 1<<20)
+	_, _, c := readThrough(t, serve(t, "application/json", 200, mib, 16<<20), true)
+	if !errors.Is(c.BodyErr(), ErrOverBody) {
+		t.Errorf("a document over MaxBodyBytes answering a streaming request: got %v, want ErrOverBody", c.BodyErr())
+	}
+	if _, err, _ := readThrough(t, serve(t, "application/json", 200, mib, 16<<20), false); !errors.Is(err, ErrOverBody) {
+		t.Errorf("a body over MaxBodyBytes: got %v, want ErrOverBody", err)
+	}
+	r := io.MultiReader(strings.NewReader("data: "), io.LimitReader(neverEnding('x'), MaxEventBytes+1))
+	if _, _, err := NewEvents(r).Next(); !errors.Is(err, errOverEvent) {
+		t.Errorf("Events reading an event over MaxEventBytes: got %v, want errOverEvent", err)
+	}
+}
+
+// neverEnding is a reader of one byte, again and again.
+type neverEnding byte
+
+func (b neverEnding) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(b)
+	}
+	return len(p), nil
+}

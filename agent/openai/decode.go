@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/unfold-dev/unfold/agent/internal/transport"
@@ -14,7 +15,23 @@ import (
 // proxies send tool arguments as an object, some ids as numbers and
 // counts as strings). A value of another type reads as what it most
 // likely means, or as the field's zero value, never as an error that
-// would fail the whole reply.
+// would fail the whole reply. That holds for every field read, the
+// objects and lists that hold the leaves too: a reply is decoded with
+// decode, which reads a member of another type (a usage that is a number,
+// a delta that is a string) as its zero value.
+
+// decode reads data, a JSON object of a reply, into v leniently: a member
+// whose type does not fit its field is left at its zero value, as
+// encoding/json leaves it while it decodes the rest. Data that is not
+// valid JSON, or not an object, is an error.
+func decode(data []byte, v any) error {
+	err := json.Unmarshal(data, v)
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+		return nil
+	}
+	return err
+}
 
 // text is a JSON string's value, or a number's text; "" for anything
 // else.

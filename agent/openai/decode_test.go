@@ -13,7 +13,9 @@ import (
 // TestLenientReplies: a reply whose fields come as another JSON type than
 // OpenAI's (content as a list of parts, arguments as an object, an id as
 // a number, counts and an index as strings) is read, streamed or as one
-// document, not failed whole.
+// document, not failed whole; so is one whose objects come as another
+// type (a usage that is a number, a delta that is a string, a status or
+// incomplete_details' reason that is a number), read as nothing.
 func TestLenientReplies(t *testing.T) {
 	chunk := func(delta, finish string) string {
 		return `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + finish + "}]}\n\n"
@@ -50,6 +52,20 @@ func TestLenientReplies(t *testing.T) {
 		{"responses: arguments as an object, counts as strings", "responses", document,
 			`{"id":"resp_1","object":"response","status":"completed","output":[{"type":"function_call","id":"fc_1","call_id":"call_1","name":"deploy","arguments":{"target":"staging"},"status":"completed"}],"usage":{"input_tokens":"5","output_tokens":3}}`,
 			`"" [call_1 deploy {"target":"staging"}] 5/3`},
+		{"objects of another type, streamed", "chat", stream,
+			`data: {"id":"c1","choices":[{"index":0,"delta":"x","finish_reason":null}]}` + "\n\n" + chunk(`{"content":"Done."}`, "null") +
+				`data: {"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"prompt_tokens_details":0}}` + "\n\n",
+			`"Done." [] 5/3`},
+		{"objects of another type", "chat", document,
+			`{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"content":"Done.","tool_calls":{}},"finish_reason":"stop"}],"usage":5}`,
+			`"Done." [] 0/0`},
+		{"responses: status, object and incomplete_details of another type", "responses", document,
+			`{"id":"resp_1","object":"response","status":"completed","incomplete_details":{"reason":5},"output":[{"type":"message","content":[{"type":"output_text","text":"Done."}]}],"usage":{"input_tokens":5,"output_tokens":3,"input_tokens_details":0}}`,
+			`"Done." [] 5/3`},
+		{"responses: an item of another type, streamed", "responses", stream,
+			`data: {"type":"response.output_item.added","item":"x"}` + "\n\n" +
+				`data: {"type":"response.completed","response":{"object":"response","status":"completed","incomplete_details":["x"],"output":[{"type":"message","content":[{"type":"output_text","text":"Done."}]}],"usage":5}}` + "\n\n",
+			`"Done." [] 0/0`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			reply := scripted.Reply{RawType: tt.contentType, Raw: tt.body}

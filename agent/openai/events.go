@@ -37,7 +37,7 @@ func nextEvent(events *transport.Events, v any, named bool) (done bool, err erro
 		if named && name == "error" {
 			return false, fmt.Errorf("received error while streaming: %s", errorEvent(data))
 		}
-		return false, json.Unmarshal(data, v)
+		return false, decode(data, v)
 	}
 }
 

@@ -119,7 +119,7 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 				return agent.Response{}, err
 			}
 			var cc chatCompletion
-			if err := json.Unmarshal(body, &cc); err != nil {
+			if err := decode(body, &cc); err != nil {
 				return agent.Response{}, errUnusable
 			}
 			return fromCompletion(&cc)
@@ -347,7 +347,7 @@ func (c *Client) stream(ctx context.Context, call *transport.Call, params chatRe
 		// The endpoint answered with one document: a completion, if it
 		// is one.
 		var cc chatCompletion
-		if err := json.Unmarshal(body, &cc); err != nil || len(cc.Choices) == 0 {
+		if err := decode(body, &cc); err != nil || len(cc.Choices) == 0 {
 			return agent.Response{}, errUnusable
 		}
 		resp, err := fromCompletion(&cc)

@@ -213,10 +213,10 @@ func (e *failedInStream) Is(target error) bool {
 // no code and the response as it came.
 func failureOf(raw string) (code, message string) {
 	var r struct {
-		Error struct{ Code, Message string } `json:"error"`
+		Error struct{ Code, Message looseString } `json:"error"`
 	}
-	if json.Unmarshal([]byte(raw), &r) == nil && r.Error.Message != "" {
-		return r.Error.Code, r.Error.Message
+	if decode([]byte(raw), &r) == nil && r.Error.Message != "" {
+		return string(r.Error.Code), string(r.Error.Message)
 	}
 	return "", raw
 }
@@ -229,8 +229,8 @@ func failureOf(raw string) (code, message string) {
 // Native data, sent back as they are with the next request.
 func parseResponse(raw []byte) (agent.Response, error) {
 	var r struct {
-		Object string            `json:"object"`
-		Status string            `json:"status"`
+		Object looseString       `json:"object"`
+		Status looseString       `json:"status"`
 		Output []json.RawMessage `json:"output"`
 		Usage  struct {
 			InputTokens        looseNumber `json:"input_tokens"`
@@ -240,16 +240,16 @@ func parseResponse(raw []byte) (agent.Response, error) {
 			} `json:"input_tokens_details"`
 		} `json:"usage"`
 		Incomplete *struct {
-			Reason string `json:"reason"`
+			Reason looseString `json:"reason"`
 		} `json:"incomplete_details"`
 	}
-	if err := json.Unmarshal(raw, &r); err != nil || r.Object != "response" {
+	if err := decode(raw, &r); err != nil || r.Object != "response" {
 		return agent.Response{}, errUnusableResponse
 	}
 	out := agent.Response{
 		Message:      agent.Message{Role: agent.RoleAssistant},
 		Finish:       agent.FinishComplete,
-		FinishReason: r.Status,
+		FinishReason: string(r.Status),
 		Usage: agent.Usage{
 			PromptTokens: transport.Tokens(float64(r.Usage.InputTokens)), CompletionTokens: transport.Tokens(float64(r.Usage.OutputTokens)),
 			// Cached tokens are some of the input's.
@@ -257,7 +257,7 @@ func parseResponse(raw []byte) (agent.Response, error) {
 		},
 	}
 	if r.Incomplete != nil && r.Incomplete.Reason != "" {
-		out.FinishReason = r.Incomplete.Reason
+		out.FinishReason = string(r.Incomplete.Reason)
 	}
 	if r.Status == "incomplete" {
 		out.Finish = agent.FinishTruncated
@@ -277,7 +277,7 @@ func parseResponse(raw []byte) (agent.Response, error) {
 			// is not read.
 			Content json.RawMessage `json:"content"`
 		}
-		if err := json.Unmarshal(item, &it); err != nil {
+		if err := decode(item, &it); err != nil {
 			return agent.Response{}, fmt.Errorf("output item %d: %w", i, err)
 		}
 		switch it.Type {

@@ -305,3 +305,44 @@ func TestResponsesCompletedBounded(t *testing.T) {
 		t.Errorf("got %v, want the reply refused for its size", err)
 	}
 }
+
+// TestStreamErrorMessages: a stream that fails after it began says what
+// its server said, whatever the shape of the error it sent: a code that
+// is a number, an error that is a string, or nothing at all (then it says
+// so, not an empty reason); an "error": null beside a chunk's choices is
+// no error.
+func TestStreamErrorMessages(t *testing.T) {
+	created := `data: {"type":"response.created","response":{"object":"response","status":"in_progress","output":[]}}` + "\n\n"
+	chunk := `data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Done."},"finish_reason":null}]}` + "\n\n"
+	_ = chunk
+	for _, tt := range []struct {
+		name, api, body string
+		want            string // "": the reply "Done."
+	}{
+		{"responses: a failed response whose code is a number", "responses",
+			created + `data: {"type":"response.failed","response":{"error":{"code":500,"message":"boom"}}}` + "\n\n",
+			"the response failed: 500: boom"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, tt.body)
+			}))
+			defer srv.Close()
+			var m agent.Model = newChat(t, srv.URL, WithMaxRetries(0))
+			if tt.api == "responses" {
+				m = newResponses(t, srv.URL, WithMaxRetries(0))
+			}
+			resp, err := m.Complete(context.Background(), agent.Request{Messages: hello})
+			if tt.want == "" {
+				if err != nil || resp.Message.Content != "Done." {
+					t.Errorf("got %q, %v, want the reply", resp.Message.Content, err)
+				}
+				return
+			}
+			if err == nil || !strings.HasSuffix(err.Error(), ": "+tt.want) {
+				t.Errorf("got %v, want it to end %q", err, tt.want)
+			}
+		})
+	}
+}

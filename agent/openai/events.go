@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -32,13 +33,27 @@ func nextEvent(events *transport.Events, v any, named bool) (done bool, err erro
 			return true, nil
 		}
 		if e, ok := streamedError(data); ok && (named || !errorTyped(data)) {
-			return false, fmt.Errorf("received error while streaming: %s", e)
+			return false, streamingError(e)
 		}
 		if named && name == "error" {
-			return false, fmt.Errorf("received error while streaming: %s", errorEvent(data))
+			return false, streamingError(errorEvent(data))
 		}
 		return false, decode(data, v)
 	}
+}
+
+// errNoMessage is a stream's error that says nothing: an error event
+// with no data, {} or an empty string.
+var errNoMessage = errors.New("the stream reported an error with no message")
+
+// streamingError is a stream's error that says msg, as OpenAI's SDKs
+// word it, or errNoMessage when msg says nothing.
+func streamingError(msg string) error {
+	switch strings.TrimSpace(msg) {
+	case "", "{}", "[]", `""`:
+		return errNoMessage
+	}
+	return fmt.Errorf("received error while streaming: %s", msg)
 }
 
 // errorEvent is what an event named error says: the message its data
@@ -64,7 +79,8 @@ func errorTyped(data []byte) bool {
 }
 
 // streamedError returns the "error" member of an event's data, if it has
-// one: a string's text, null as "", anything else as it came.
+// one other than null: a string's text, anything else as it came. A null
+// error is none: proxies send the members they know of, null when unset.
 func streamedError(data []byte) (string, bool) {
 	if !bytes.Contains(data, []byte(`"error"`)) {
 		return "", false
@@ -79,8 +95,8 @@ func streamedError(data []byte) (string, bool) {
 	}
 	var s string
 	switch {
-	case string(e) == "null":
-		return "", true
+	case string(bytes.TrimSpace(e)) == "null":
+		return "", false
 	case json.Unmarshal(e, &s) == nil:
 		return s, true
 	}

@@ -137,16 +137,20 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 			done = append([]byte{}, ev.Response...)
 		case "response.failed":
 			code, msg := failureOf(string(ev.Response))
+			switch strings.TrimSpace(msg) {
+			case "", "{}", "null":
+				return agent.Response{}, errors.New("the response failed with no message")
+			}
 			if code != "" {
 				msg = code + ": " + msg
 			}
 			return agent.Response{}, &failedInStream{text: "the response failed: " + msg, code: code}
 		case "error":
-			// The code and message are the event's own, or, as OpenAI
-			// sends them, its error object's.
-			code := cmp.Or(text(ev.Code), text(ev.Error.Code))
-			msg := cmp.Or(text(ev.Message), text(ev.Error.Message))
-			return agent.Response{}, &failedInStream{text: fmt.Sprintf("the stream reported an error: %s %s", code, msg), code: code}
+			code, msg := ev.codeAndMessage()
+			if code == "" && msg == "" {
+				return agent.Response{}, errNoMessage
+			}
+			return agent.Response{}, &failedInStream{text: "the stream reported an error: " + strings.TrimSpace(code+" "+msg), code: code}
 		}
 	}
 	if err := call.BodyErr(); err != nil {
@@ -183,13 +187,23 @@ type responsesEvent struct {
 	} `json:"item"`
 	Response json.RawMessage `json:"response"`
 	// Code and Message are an error event's, at its top or in its error
-	// object.
+	// object; an error that is a string is its message.
 	Code    json.RawMessage `json:"code"`
 	Message json.RawMessage `json:"message"`
-	Error   struct {
+	Error   json.RawMessage `json:"error"`
+}
+
+// codeAndMessage returns an error event's code and message: its own, or,
+// as OpenAI sends them, its error object's, or an error string.
+func (ev *responsesEvent) codeAndMessage() (code, message string) {
+	var inner struct {
 		Code    json.RawMessage `json:"code"`
 		Message json.RawMessage `json:"message"`
-	} `json:"error"`
+	}
+	if decode(ev.Error, &inner) != nil {
+		inner.Message = ev.Error
+	}
+	return cmp.Or(text(ev.Code), text(inner.Code)), cmp.Or(text(ev.Message), text(inner.Message))
 }
 
 var errUnusableResponse = errors.New("the reply is not a response")

@@ -314,7 +314,6 @@ func TestResponsesCompletedBounded(t *testing.T) {
 func TestStreamErrorMessages(t *testing.T) {
 	created := `data: {"type":"response.created","response":{"object":"response","status":"in_progress","output":[]}}` + "\n\n"
 	chunk := `data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Done."},"finish_reason":null}]}` + "\n\n"
-	_ = chunk
 	for _, tt := range []struct {
 		name, api, body string
 		want            string // "": the reply "Done."
@@ -322,6 +321,18 @@ func TestStreamErrorMessages(t *testing.T) {
 		{"responses: a failed response whose code is a number", "responses",
 			created + `data: {"type":"response.failed","response":{"error":{"code":500,"message":"boom"}}}` + "\n\n",
 			"the response failed: 500: boom"},
+		{"responses: a failed response with nothing in it", "responses",
+			created + `data: {"type":"response.failed","response":{}}` + "\n\n", "the response failed with no message"},
+		{"responses: an error that is a string", "responses",
+			created + `data: {"type":"error","error":"boom overloaded"}` + "\n\n", "the stream reported an error: boom overloaded"},
+		{"responses: an error event with nothing in it", "responses",
+			created + `data: {"type":"error"}` + "\n\n", "the stream reported an error with no message"},
+		{"chat: an error event with nothing in it", "chat",
+			chunk + "event: error\ndata: {}\n\n", "the stream reported an error with no message"},
+		{"chat: an empty error", "chat",
+			chunk + `data: {"error":""}` + "\n\n", "the stream reported an error with no message"},
+		{"chat: a null error beside the choices", "chat",
+			`data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Done."},"finish_reason":"stop"}],"error":null}` + "\n\ndata: [DONE]\n\n", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

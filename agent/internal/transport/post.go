@@ -43,9 +43,11 @@ type Endpoint struct {
 // (MaxBodyBytes; MaxEventBytes and MaxStreamBytes for an event stream
 // answering a request with c.Stream set; the read past a bound fails, and
 // c.BodyErr says so). When c.Stream is set, a 200 that is not an event
-// stream has been read whole into c.Body and its body is empty. An error status after the retries is a *[StatusError];
-// anything else (no reply, ctx ended) is returned as it came. The caller
-// closes the reply's body.
+// stream has been read whole into c.Body and its body is empty. An error
+// status after the retries is a *[StatusError]; a redirect that was not
+// followed (to another origin, or stopped by ep.Client's CheckRedirect)
+// or another 3xx is an error that says which; anything else (no reply,
+// ctx ended) is returned as it came. The caller closes the reply's body.
 func Post(ctx context.Context, ep Endpoint, c *Call, path string, body []byte) (*http.Response, error) {
 	addr := strings.TrimRight(ep.BaseURL, "/") + "/" + strings.TrimLeft(path, "/")
 	client, err := sameOrigin(ep.Client, addr)
@@ -77,7 +79,7 @@ func Post(ctx context.Context, ep Endpoint, c *Call, path string, body []byte) (
 				return nil, statusError(res)
 			case res.StatusCode >= 300:
 				res.Body.Close()
-				return nil, fmt.Errorf("the endpoint redirects the request to %s, another origin, where it was not sent (it holds the conversation and the key): give the address the API is at", redirectedTo(res))
+				return nil, redirectError(res, addr)
 			}
 			return res, nil
 		}
@@ -124,13 +126,20 @@ func sameOrigin(c *http.Client, base string) (*http.Client, error) {
 	return &own, nil
 }
 
-// redirectedTo is where a redirect leads, its Location's origin.
-func redirectedTo(res *http.Response) string {
+// redirectError says why res, a 3xx reply to a request to addr, is not
+// the reply: a redirect to another origin, which is not followed; one
+// within the endpoint, which the client's own CheckRedirect stopped; or a
+// 3xx that leads nowhere (no Location, 304).
+func redirectError(res *http.Response, addr string) error {
+	status := fmt.Sprintf("%d %s", res.StatusCode, http.StatusText(res.StatusCode))
 	loc, err := res.Location()
-	if err != nil {
-		return "an address it does not give"
+	if err != nil || res.StatusCode == http.StatusNotModified {
+		return fmt.Errorf("the endpoint answered %s, which leads to no other address: give the address the API is at", status)
 	}
-	return loc.Scheme + "://" + loc.Host
+	if u, err := url.Parse(addr); err == nil && u.Scheme == loc.Scheme && u.Host == loc.Host {
+		return fmt.Errorf("the endpoint answered %s, a redirect to %s that the HTTP client's CheckRedirect did not follow: give the address the API is at, or let the client follow it", status, loc)
+	}
+	return fmt.Errorf("the endpoint redirects the request to %s, another origin, where it was not sent (it holds the conversation and the key): give the address the API is at", loc.Scheme+"://"+loc.Host)
 }
 
 // statusError reads res, a reply with an error status, into a

@@ -320,3 +320,35 @@ func TestPostNoReplyDeadline(t *testing.T) {
 		t.Errorf("got %q, want it to say why it was not retried", msg)
 	}
 }
+
+// TestPostRedirectErrors: a 3xx that comes back says what it is: a
+// redirect within the endpoint that the client's own CheckRedirect
+// stopped names the address, not another origin; a 3xx without Location
+// and a 304 say they lead nowhere.
+func TestPostRedirectErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/moved/chat":
+			http.Redirect(w, r, "/v1/chat", http.StatusFound)
+		case "/nowhere/chat":
+			w.WriteHeader(http.StatusFound)
+		case "/same/chat":
+			w.WriteHeader(http.StatusNotModified)
+		}
+	}))
+	defer srv.Close()
+	stop := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tt := range []struct {
+		path string
+		want string
+	}{
+		{"moved/chat", "the endpoint answered 302 Found, a redirect to " + srv.URL + "/v1/chat that the HTTP client's CheckRedirect did not follow"},
+		{"nowhere/chat", "the endpoint answered 302 Found, which leads to no other address"},
+		{"same/chat", "the endpoint answered 304 Not Modified, which leads to no other address"},
+	} {
+		_, err := Post(context.Background(), Endpoint{BaseURL: srv.URL, Client: stop}, &Call{}, tt.path, []byte(`{}`))
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || strings.Contains(err.Error(), "another origin") {
+			t.Errorf("%s: got %v, want %q", tt.path, err, tt.want)
+		}
+	}
+}

@@ -33,16 +33,12 @@ func decode(data []byte, v any) error {
 	return err
 }
 
-// text is a JSON string's value, or a number's text; "" for anything
-// else.
-func text(v json.RawMessage) string { return transport.Text(v) }
-
 // looseString is a string a reply sends, or the text of a number sent in
 // its place; "" for anything else.
 type looseString string
 
 func (s *looseString) UnmarshalJSON(b []byte) error {
-	*s = looseString(text(b))
+	*s = looseString(transport.Text(b))
 	return nil
 }
 

@@ -130,11 +130,7 @@ func (c *Client) Complete(ctx context.Context, req agent.Request) (agent.Respons
 // post sends params as a request that does not stream and returns the
 // reply's body.
 func post(ctx context.Context, opts options, call *transport.Call, path string, params any) ([]byte, error) {
-	body, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	res, err := transport.Post(ctx, opts.endpoint(), call, path, body)
+	res, err := open(ctx, opts, call, path, params)
 	if err != nil {
 		return nil, err
 	}
@@ -146,9 +142,10 @@ func post(ctx context.Context, opts options, call *transport.Call, path string, 
 	return reply, err
 }
 
-// open sends params as a streaming request and returns the reply, its
-// events, or, for a reply that is not an event stream, none (its body is
-// call.Body()).
+// open sends params as a request and returns the reply, as
+// transport.Post does: for a streaming request (call.Stream), a 200 that
+// is not an event stream has been read into call.Body() and its body is
+// empty.
 func open(ctx context.Context, opts options, call *transport.Call, path string, params any) (*http.Response, error) {
 	body, err := json.Marshal(params)
 	if err != nil {

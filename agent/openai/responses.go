@@ -104,7 +104,7 @@ func (c *Responses) stream(ctx context.Context, call *transport.Call, params res
 			break
 		}
 		streamed = true
-		delta := text(ev.Delta)
+		delta := transport.Text(ev.Delta)
 		size += len(delta)
 		if size > MaxReplyBytes {
 			return agent.Response{}, transport.ErrOverBody
@@ -203,7 +203,7 @@ func (ev *responsesEvent) codeAndMessage() (code, message string) {
 	if decode(ev.Error, &inner) != nil {
 		inner.Message = ev.Error
 	}
-	return cmp.Or(text(ev.Code), text(inner.Code)), cmp.Or(text(ev.Message), text(inner.Message))
+	return cmp.Or(transport.Text(ev.Code), transport.Text(inner.Code)), cmp.Or(transport.Text(ev.Message), transport.Text(inner.Message))
 }
 
 var errUnusableResponse = errors.New("the reply is not a response")

@@ -31,9 +31,12 @@ type ProcessSpec struct {
 	// gives control back while the command runs on (0: [envs.DefaultWait];
 	// negative: no bound). With Hard it interrupts the command instead.
 	Timeout time.Duration
-	Hard    bool          // Timeout interrupts the command
-	Quiet   time.Duration // control comes back after this long without output (0: [envs.DefaultQuiet]; negative: never)
-	Budget  int           // tokens a response's output may take (0: [envs.DefaultBudget]; negative: no bound)
+	// Hard makes Timeout interrupt the command, and makes it the most a
+	// call may give a command: the call's own time limit, soft or hard,
+	// interrupts it when it comes sooner.
+	Hard   bool
+	Quiet  time.Duration // control comes back after this long without output (0: [envs.DefaultQuiet]; negative: never)
+	Budget int           // tokens a response's output may take (0: [envs.DefaultBudget]; negative: no bound)
 	// Save keeps the whole output of a response cut to the budget or the
 	// output limit and returns its name; nil means a new file in a
 	// directory of the environment's own under the system's temporary

@@ -42,12 +42,19 @@ func (p *Process) Execute(ctx context.Context, command string) (envs.Response, e
 // the process as an input request, and [envs.Interrupt] sends it SIGINT.
 // After Close it returns an error wrapping [envs.ErrClosed].
 func (p *Process) ExecuteLimited(ctx context.Context, command string, limits envs.Limits) (envs.Response, error) {
-	limits = limits.Or(envs.Defaults{Quiet: p.spec.Quiet, Wait: p.spec.Timeout, Budget: p.spec.Budget}, time.Now())
+	now := time.Now()
+	limits = limits.Or(envs.Defaults{Quiet: p.spec.Quiet, Wait: p.spec.Timeout, Budget: p.spec.Budget}, now)
 	if p.spec.Hard && p.spec.Timeout > 0 {
-		limits.Until = time.Time{}
+		// The spec's timeout is a ceiling: the call's own limit, soft
+		// or hard, may interrupt the command sooner, never later.
+		deadline := now.Add(p.spec.Timeout)
+		if !limits.Until.IsZero() && limits.Until.Before(deadline) {
+			deadline = limits.Until
+		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.spec.Timeout)
+		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
+		limits.Until = time.Time{}
 	}
 	if limits.Save == nil {
 		limits.Save = p.spec.Save

@@ -328,7 +328,7 @@ func (o *Orchestrator) limitTexts(e *entry) (desc string, fields map[string]stri
 	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 	switch {
 	case hard:
-		fields["timeout"] = "Seconds after which the command is interrupted (default " + secs(wait) + ")."
+		fields["timeout"] = "Seconds after which the command is interrupted: at most " + secs(wait) + " (this environment's limit), the default."
 		fields["hard"] = "Interrupt the command when the timeout passes; this environment always does."
 	case wait < 0:
 		fields["timeout"] = "Seconds after which control comes back while the command runs on (default: none); with hard, the command is interrupted then instead."

@@ -1,11 +1,17 @@
 package orchestrator
 
 import (
+	"context"
 	"encoding/json"
+	"maps"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/unfold-dev/unfold/envs"
+	"github.com/unfold-dev/unfold/tools"
 )
 
 // TestCommandToolNamesLimits: an environment's command tool says the
@@ -33,14 +39,14 @@ func TestCommandToolNamesLimits(t *testing.T) {
 		{name: "hard_spec", spec: `{"kind":"process","executable":"sh","description":"d","timeout":2,"hard":true,"quiet":600}`,
 			desc: "Run a command in the e environment and return its output. A command is interrupted after 2s. Control comes back after 10m0s without new output while it runs on: then send an empty command to wait, C-c to interrupt it, or text to answer it when it waits for input. Its section shows its state and the commands it accepts.",
 			fields: map[string]string{
-				"timeout": "Seconds after which the command is interrupted (default 2).",
+				"timeout": "Seconds after which the command is interrupted: at most 2 (this environment's limit), the default.",
 				"hard":    "Interrupt the command when the timeout passes; this environment always does.",
 				"quiet":   "Seconds without new output after which control comes back while the command runs on (default 600).",
 			}},
 		{name: "hard_budget", spec: `{"kind":"process","executable":"sh","description":"d","timeout":1.5,"hard":true,"budget":500}`,
 			desc: "Run a command in the e environment and return its output. A command is interrupted after 1.5s. Control comes back after 30s without new output while it runs on: then send an empty command to wait, C-c to interrupt it, or text to answer it when it waits for input. Its section shows its state and the commands it accepts.",
 			fields: map[string]string{
-				"timeout": "Seconds after which the command is interrupted (default 1.5).",
+				"timeout": "Seconds after which the command is interrupted: at most 1.5 (this environment's limit), the default.",
 				"hard":    "Interrupt the command when the timeout passes; this environment always does.",
 				"budget":  "Tokens the output may take before its middle is left out and the whole output saved to a file (default 500).",
 			}},
@@ -94,6 +100,75 @@ func TestCommandToolNamesLimits(t *testing.T) {
 				}
 				if got := schema.Properties[field].Description; got != want {
 					t.Errorf("%s:\ngot  %s\nwant %s", field, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestSpecHardTimeoutIsACeiling: a spec file's hard timeout is the most a
+// command gets, in an interactive environment as in a process one: the
+// call's own timeout, hard or not, interrupts the command when it comes
+// sooner and does not keep it running past the spec's. The commands run
+// until they are interrupted; a call that is not interrupted by a timeout
+// is cancelled after a minute, which its answer tells apart.
+func TestSpecHardTimeoutIsACeiling(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []struct {
+		name  string
+		spec  map[string]any
+		quick string // a command that answers at once
+		block string // a command that runs until it is interrupted
+	}{
+		{"interactive", map[string]any{"kind": "interactive", "command": "python3 -i -q", "prompt": ">>> "}, "1", "import time; time.sleep(1000)"},
+		{"process", map[string]any{"kind": "process", "executable": exe, "env": fakeVars("counter")}, "get", "sleep"},
+	} {
+		t.Run(kind.name, func(t *testing.T) {
+			t.Parallel()
+			files := map[string]string{}
+			for name, timeout := range map[string]float64{"short": 3, "long": 600} {
+				spec := maps.Clone(kind.spec)
+				spec["description"], spec["timeout"], spec["hard"] = "d", timeout, true
+				b, err := json.Marshal(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[name+".json"] = string(b)
+			}
+			o := mustNew(t, WithInteractive(newInteractive))
+			defer o.Close()
+			if err := o.LoadSpecs(writeProject(t, files)); err != nil {
+				t.Fatal(err)
+			}
+			for _, row := range []struct{ env, input string }{
+				{"short", `{"timeout":600,"hard":true}`},
+				{"short", `{"timeout":600}`},
+				{"long", `{"timeout":0.5,"hard":true}`},
+				{"long", `{"timeout":0.5}`},
+			} {
+				tool, err := o.CommandTool(row.env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Started first, so that the start does not count.
+				if res, err := tool.Call(context.Background(), tools.Context{}, json.RawMessage(`{"command":"`+kind.quick+`"}`)); err != nil || !res.Success {
+					t.Fatalf("%s: first command: got %+v, %v", row.env, res, err)
+				}
+				input := strings.Replace(row.input, "{", `{"command":"`+kind.block+`",`, 1)
+				ctx, cancel := context.WithCancel(context.Background())
+				watchdog := time.AfterFunc(time.Minute, cancel)
+				res, err := tool.Call(ctx, tools.Context{}, json.RawMessage(input))
+				watchdog.Stop()
+				cancel()
+				out, _ := res.Value.(CommandOutput)
+				if err != nil || res.Success || out.Running || !strings.Contains(res.Message, "timed out") {
+					t.Errorf("%s %s: got %+v, %v; want the command interrupted by a timeout", row.env, input, res, err)
 				}
 			}
 		})

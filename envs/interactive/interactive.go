@@ -82,8 +82,9 @@ type Spec struct {
 	// [envs.DefaultWait], negative no bound). With Hard, it is a hard
 	// limit instead: the command gets Ctrl-C then.
 	Timeout time.Duration
-	// Hard makes Timeout interrupt the command of a call whose context has
-	// no deadline.
+	// Hard makes Timeout interrupt the command, and makes it the most a
+	// call may give a command: the call's own time limit, soft or hard
+	// (its context's deadline), interrupts it when it comes sooner.
 	Hard bool
 	// Quiet is how long a command's output may stay unchanged before the
 	// call gives control back while it runs on; 0 means
@@ -283,14 +284,19 @@ func (e *Env) Execute(ctx context.Context, command string) (envs.Response, error
 // error only when the environment is closed or the program cannot be
 // started.
 func (e *Env) ExecuteLimited(ctx context.Context, command string, limits envs.Limits) (envs.Response, error) {
-	limits = limits.Or(envs.Defaults{Quiet: e.spec.Quiet, Wait: e.spec.Timeout, Budget: e.spec.Budget}, time.Now())
+	now := time.Now()
+	limits = limits.Or(envs.Defaults{Quiet: e.spec.Quiet, Wait: e.spec.Timeout, Budget: e.spec.Budget}, now)
 	if e.spec.Hard && e.spec.Timeout > 0 {
-		limits.Until = time.Time{}
-		if _, ok := ctx.Deadline(); !ok {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeoutCause(ctx, e.spec.Timeout, errHardTimeout)
-			defer cancel()
+		// The spec's timeout is a ceiling: the call's own limit, soft
+		// or hard, may interrupt the command sooner, never later.
+		deadline, cause := now.Add(e.spec.Timeout), errHardTimeout
+		if !limits.Until.IsZero() && limits.Until.Before(deadline) {
+			deadline, cause = limits.Until, nil
 		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadlineCause(ctx, deadline, cause)
+		defer cancel()
+		limits.Until = time.Time{}
 	}
 	if limits.Save == nil {
 		limits.Save = e.spec.Save

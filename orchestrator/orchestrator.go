@@ -86,10 +86,9 @@ type entry struct {
 	// when none did.
 	running string
 	used    bool // a command was sent to it, or waits to be
-	// retired is what a command under way when a reload of the spec
-	// files stopped the environment is told instead of its output; ""
-	// while it is registered.
-	retired string
+	// retired is how a reload of the spec files stopped the environment,
+	// for a command under way then; nil while it is registered.
+	retired *retirement
 
 	shot  shot // its screen as last drawn for the agent
 	quick bool // env is a QuickScreener: its screen is drawn by the caller
@@ -466,7 +465,9 @@ func (o *Orchestrator) Execute(ctx context.Context, env, command string) Result 
 //   - a closed orchestrator: success false, saying so;
 //   - a command under way when a reload stops its environment (its spec
 //     file changed or was removed): success false, saying so, which file,
-//     and whether the environment starts again with the next command.
+//     and whether the environment starts again with the next command; one
+//     that ended well before the program was stopped keeps its output and
+//     success, the note after it.
 //
 // Every command that reaches an environment is dispatched to the session as a
 // [CommandExecuted] event (the text of an answer to a question asking for
@@ -543,11 +544,8 @@ func (o *Orchestrator) run(ctx context.Context, cmd Command) envs.Response {
 	e.mu.Lock()
 	retired := e.retired
 	e.mu.Unlock()
-	if retired != "" {
-		// The program was stopped under the command because its spec
-		// file changed: what the environment says of that (a signal, a
-		// closed environment) would read as a crash the command caused.
-		resp = envs.Response{Output: retired}
+	if retired != nil {
+		resp = retired.response(e, resp)
 	}
 	if noted {
 		resp.Output = strings.TrimSuffix(note.text+"\n"+resp.Output, "\n")

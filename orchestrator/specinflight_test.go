@@ -109,3 +109,37 @@ func TestSpecChangedUnderCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestSpecChangedAsCommandEnds: a command that ends well after a reload
+// dropped its environment, before the program was stopped under it,
+// keeps its output, and the note says the program's state was lost, not
+// the command. The environment reloads the spec files itself, while the
+// command runs, so no timing decides the order.
+func TestSpecChangedAsCommandEnds(t *testing.T) {
+	var o *Orchestrator
+	dir := writeProject(t, map[string]string{"e.json": shSpec("v1")})
+	var reloaded int
+	o = mustNew(t, WithProcesses(func(ProcessSpec) (envs.Env, error) {
+		return &testEnv{execute: func(ctx context.Context, cmd string) (envs.Response, error) {
+			if cmd == "change" {
+				writeSpec(t, dir, "e.json", shSpec("v2"))
+				o.ReloadSpecs()
+				reloaded++
+			}
+			return envs.Response{Output: "done: " + cmd, Success: true}, nil
+		}}, nil
+	}))
+	defer o.Close()
+	if err := o.LoadSpecs(dir); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if got := o.Execute(ctx, "e", "first").Response; got.Output != "done: first" {
+		t.Fatalf("first: got %+v", got)
+	}
+	got := o.Execute(ctx, "e", "change").Response
+	want := "done: change\n[e was stopped because env/e.json changed as this command ended: the program's state was lost. e starts again, as the file now says, with the next command.]"
+	if reloaded != 1 || got.Output != want || !got.Success {
+		t.Errorf("got %+v after %d reloads, want output %q", got, reloaded, want)
+	}
+}

@@ -350,7 +350,7 @@ func (o *Orchestrator) syncSpecs(set *specSet, seen map[string]fileStat) error {
 		_, back := o.envs[e.name]
 		o.mu.RUnlock()
 		e.mu.Lock()
-		e.retired = retiredNote(e, removed[e], back)
+		e.retired = &retirement{removed: removed[e], back: back}
 		e.mu.Unlock()
 	}
 	errs := set.errors()
@@ -388,18 +388,31 @@ func (o *Orchestrator) syncSpec(set *specSet, file string, st fileStat, f *specS
 	f.name, f.err = o.loadSpec(set.dir, path, rel, data)
 }
 
-// retiredNote is what a command under way in e is told when a reload
-// stops e because its spec file was removed, or changed; back says
-// whether the file made an environment of the same name again.
-func retiredNote(e *entry, removed, back bool) string {
+// retirement is how a reload stopped an environment: its spec file was
+// removed, or changed; back says whether the file made an environment of
+// the same name again.
+type retirement struct{ removed, back bool }
+
+// response is what a command under way in e when the reload stopped it is
+// told, from resp, e's response to it. A command that ended well before
+// the program was stopped keeps its output, the note after it. Any other
+// response came from the stop (a signal, a closed environment, which
+// would read as a crash the command caused) or promises a command that
+// no longer runs: the note replaces it.
+func (r *retirement) response(e *entry, resp envs.Response) envs.Response {
 	what, then := "changed", e.name+" starts again, as the file now says, with the next command."
 	switch {
-	case removed:
+	case r.removed:
 		what, then = "was removed", e.name+" no longer exists."
-	case !back:
+	case !r.back:
 		then = e.name + " no longer exists: the file does not load now (the orchestrator's screen says why)."
 	}
-	return fmt.Sprintf("[%s was stopped because %s %s while this command ran: the command and the program's state were lost. %s]", e.name, e.spec, what, then)
+	stopped := fmt.Sprintf("[%s was stopped because %s %s", e.name, e.spec, what)
+	if resp.Success && !resp.Running {
+		resp.Output = strings.TrimPrefix(resp.Output+"\n"+stopped+" as this command ended: the program's state was lost. "+then+"]", "\n")
+		return resp
+	}
+	return envs.Response{Output: stopped + " while this command ran: the command and the program's state were lost. " + then + "]"}
 }
 
 // retire closes the environments a reload replaced or removed, each on a

@@ -205,12 +205,14 @@ func New(spec Spec) (*Env, error) {
 		contExpr = DefaultContinuation
 	}
 	contExpr, err = openEnded(contExpr)
+	var contAlone *regexp.Regexp
+	if err == nil {
+		contAlone, err = regexp.Compile(contExpr)
+	}
 	if err != nil {
 		return fail("Continuation is not a valid regular expression (Go RE2 syntax): %v", err)
 	}
-	if re, err := regexp.Compile(contExpr); err != nil {
-		return fail("Continuation is not a valid regular expression (Go RE2 syntax): %v", err)
-	} else if re.MatchString("") {
+	if contAlone.MatchString("") {
 		// It would match every line that is still empty: a command whose
 		// output stops at the end of a line would end as incomplete.
 		return fail("Continuation %q matches the empty string, so every command would end as incomplete; write the continuation prompt's text, such as \"db-# \"", spec.Continuation)

@@ -381,9 +381,6 @@ func TestProcessCloseDuringBlockedWrite(t *testing.T) {
 	}
 }
 
-// TestProcessLimitsAndEscapees: resource limits from the spec apply to the
-// process and what it starts, and a process it started that left its
-// process group ends when the environment closes.
 // TestProcessCPULimitNamed: a process its CPU time limit ends says so,
 // with the limit, not only the signal.
 func TestProcessCPULimitNamed(t *testing.T) {
@@ -404,6 +401,9 @@ func TestProcessCPULimitNamed(t *testing.T) {
 	}
 }
 
+// TestProcessLimitsAndEscapees: resource limits from the spec apply to the
+// process and what it starts, and a process it started that left its
+// process group ends when the environment closes.
 func TestProcessLimitsAndEscapees(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -50,7 +49,6 @@ func fakeEndpointIDs(t *testing.T, id func(n, i int) string, replies ...string) 
 			http.Error(w, `{"error":{"message":"no more replies"}}`, http.StatusBadRequest)
 			return
 		}
-		w.Header().Set("Content-Type", "text/event-stream")
 		delta := map[string]any{"role": "assistant", "content": replies[n]}
 		finish := "stop"
 		if strings.HasPrefix(replies[n], "call ") {
@@ -65,18 +63,33 @@ func fakeEndpointIDs(t *testing.T, id func(n, i int) string, replies ...string) 
 			delta = map[string]any{"role": "assistant", "tool_calls": calls}
 			finish = "tool_calls"
 		}
-		for _, c := range []map[string]any{
-			{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": nil}}},
-			{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}},
-			{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []any{}, "usage": map[string]any{"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}},
-		} {
-			b, _ := json.Marshal(c)
-			fmt.Fprintf(w, "data: %s\n\n", b)
-		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
+		writeChat(w, delta, finish, map[string]any{"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55})
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1", &reqs
+}
+
+// writeChat streams one chat completion as an OpenAI-compatible endpoint
+// does: the delta, the finish reason, the usage when given, and [DONE].
+func writeChat(w http.ResponseWriter, delta any, finish string, usage map[string]any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	chunk := func(choices []any) map[string]any {
+		return map[string]any{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": choices}
+	}
+	chunks := []map[string]any{
+		chunk([]any{map[string]any{"index": 0, "delta": delta, "finish_reason": nil}}),
+		chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish}}),
+	}
+	if usage != nil {
+		u := chunk([]any{})
+		u["usage"] = usage
+		chunks = append(chunks, u)
+	}
+	for _, c := range chunks {
+		b, _ := json.Marshal(c)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
 func TestAgentCommand(t *testing.T) {
@@ -172,14 +185,7 @@ func scriptedEndpoint(t *testing.T, reply func(n int, w http.ResponseWriter, r *
 
 // streamText streams a chat completion that says text.
 func streamText(w http.ResponseWriter, text string) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	for _, c := range []string{
-		`{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":` + strconv.Quote(text) + `},"finish_reason":null}]}`,
-		`{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
-	} {
-		fmt.Fprintf(w, "data: %s\n\n", c)
-	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
+	writeChat(w, map[string]any{"role": "assistant", "content": text}, "stop", nil)
 }
 
 // TestAgentPriced: a run of a model in the price table, or of one of its
@@ -392,10 +398,7 @@ func TestAgentUnfinishedReply(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			url, _ := scriptedEndpoint(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Content-Type", "text/event-stream")
-				fmt.Fprintf(w, "data: %s\n\n", `{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":`+tt.delta+`,"finish_reason":null}]}`)
-				fmt.Fprintf(w, "data: %s\n\n", `{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"`+tt.finish+`"}]}`)
-				fmt.Fprint(w, "data: [DONE]\n\n")
+				writeChat(w, json.RawMessage(tt.delta), tt.finish, nil)
 			})
 			var stdout, stderr bytes.Buffer
 			code := run([]string{"agent", "go", "--project", t.TempDir(), "--base-url", url, "--model", "m", "--builtins", "none"}, strings.NewReader(""), &stdout, &stderr)

@@ -95,15 +95,7 @@ func countingEndpoint(t *testing.T, command func(n int32) string, hold func(n in
 		}
 		args, _ := json.Marshal(map[string]string{"command": command(n)})
 		call := map[string]any{"index": 0, "id": fmt.Sprintf("call%d", n), "type": "function", "function": map[string]any{"name": "bash", "arguments": string(args)}}
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, c := range []map[string]any{
-			{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "tool_calls": []any{call}}, "finish_reason": nil}}},
-			{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "tool_calls"}}},
-		} {
-			b, _ := json.Marshal(c)
-			fmt.Fprintf(w, "data: %s\n\n", b)
-		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
+		writeChat(w, map[string]any{"role": "assistant", "tool_calls": []any{call}}, "tool_calls", nil)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1", &requests

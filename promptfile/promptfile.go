@@ -298,7 +298,7 @@ func (f *File) locate(err error) error {
 				switch {
 				case strings.Contains(m[3], "map has no entry for key"):
 					msg += "; give it in the params"
-				case m[2] == "" && !strings.HasPrefix(m[3], "function "):
+				case m[2] == "" && fromLiteral(m[3]):
 					msg += `; text written {{ as is starts a template action: write {{"{{"}} for a literal {{`
 				}
 				err = &atLine{err: err, msg: msg}
@@ -320,6 +320,26 @@ func (f *File) locate(err error) error {
 		out = append(out, &Error{File: f.name, Err: e})
 	}
 	return errors.Join(out...)
+}
+
+// fromLiteral reports whether a body template's parse error is one that
+// text written {{ as is can cause, where a {{ meant as a literal starts
+// an action: the lexer's errors, and a command or operand that is not
+// one. An error about an action's structure ({{if}} without {{end}}, a
+// stray {{end}}, an undefined variable) comes from an action meant as
+// one, and escaping would not mend it.
+func fromLiteral(msg string) bool {
+	for _, p := range []string{
+		"bad character", "bad number syntax", "comment ends before closing delimiter",
+		"expected :=", "malformed character constant", "missing value for command",
+		"unclosed", "unexpected right paren", "unrecognized character", "unterminated",
+	} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return strings.HasPrefix(msg, "unexpected ") &&
+		(strings.HasSuffix(msg, " in command") || strings.HasSuffix(msg, " in operand"))
 }
 
 // bodyAt finds where in a body text/template says an error is:

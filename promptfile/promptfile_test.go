@@ -96,8 +96,8 @@ func renderError(t *testing.T, src string) error {
 
 // TestBodySyntaxErrorLine: a template that does not parse is located on
 // the file's line, as one that fails to run is, with a line where an action
-// started given in the file's lines too; a syntax error says how to write
-// a literal {{.
+// started given in the file's lines too; a syntax error that text written
+// {{ as is can cause says how to write a literal {{, and no other does.
 func TestBodySyntaxErrorLine(t *testing.T) {
 	const lines = "# Intro\n\nhello\n\n# Task\n\nok 1\nok 2\nok 3\n"
 	const literal = `; text written {{ as is starts a template action: write {{"{{"}} for a literal {{`
@@ -106,6 +106,15 @@ func TestBodySyntaxErrorLine(t *testing.T) {
 		{"unclosed action", lines + "Do {{.task\n", `p.md:10: heading "Task": body template: unclosed action started at line 10` + literal},
 		{"bad character", "# Task\n\nDo {{.task}\n", `p.md:3: heading "Task": body template: bad character U+007D '}'` + literal},
 		{"code span", "# Task\n\nWrite `{{` to start.\n\nmore\n", `p.md:3: heading "Task": body template: unterminated raw quoted string` + literal},
+		{"empty action", "# Task\n\nWrite {{}} here.\n", `p.md:3: heading "Task": body template: missing value for command` + literal},
+		{"sign in command", "# Task\n\nWrite {{ = }} here.\n", `p.md:3: heading "Task": body template: unexpected "=" in command` + literal},
+		{"number in operand", "# Task\n\nSee {{ .v.1 }} here.\n", `p.md:3: heading "Task": body template: unexpected ".1" in operand` + literal},
+		{"bad number", "# Task\n\nWrite {{ 1x }} here.\n", `p.md:3: heading "Task": body template: bad number syntax: "1x"` + literal},
+		{"character constant", "# Task\n\nWrite {{ 'ab' }} here.\n", `p.md:3: heading "Task": body template: malformed character constant: 'ab'` + literal},
+		// Actions meant as actions: escaping would not mend them.
+		{"if without end", "# A\n\n{{if .x}}open\n", `p.md:4: heading "A": body template: unexpected EOF`},
+		{"stray end", "# A\n\nx\n{{end}}\n", `p.md:4: heading "A": body template: unexpected {{end}}`},
+		{"undefined variable", "# A\n\n{{$y}}\n", `p.md:3: heading "A": body template: undefined variable "$y"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := promptfile.Parse("p.md", []byte(tc.src))

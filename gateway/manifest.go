@@ -248,17 +248,22 @@ func fetchManifest(ctx context.Context, cs *sdk.ClientSession, cfg ServerConfig,
 		}
 	}
 	// The tools' descriptions were cut as they were listed.
-	m.Instructions = cutText(m.Instructions, MaxInstructions, "the server's instructions")
+	m.cutInstructions()
 	return m, nil
 }
 
 // cut cuts the server's texts to their bounds: its instructions to
 // MaxInstructions, each tool's description to MaxDescription.
 func (m *Manifest) cut() {
-	m.Instructions = cutText(m.Instructions, MaxInstructions, "the server's instructions")
+	m.cutInstructions()
 	for _, t := range m.Tools {
 		t.Description = cutText(t.Description, MaxDescription, "the description")
 	}
+}
+
+// cutInstructions cuts the server's instructions to MaxInstructions.
+func (m *Manifest) cutInstructions() {
+	m.Instructions = cutText(m.Instructions, MaxInstructions, "the server's instructions")
 }
 
 // same reports whether m and o hold the same, whenever each was listed.

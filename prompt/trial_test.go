@@ -176,6 +176,26 @@ func TestDisclosureOpeningThatFailsToRender(t *testing.T) {
 	}
 }
 
+// refitStands checks that the render Refit left for each of d's parts is
+// the one a fresh render of the session gives: Refit keeps the last of its
+// trial renders that fitted, which must be the one of what it committed.
+func refitStands(t *testing.T, d *prompt.Disclosure, parts int) {
+	t.Helper()
+	kept := make([]*prompt.Rendered, parts)
+	for i := range kept {
+		kept[i] = d.Rendered(i)
+	}
+	if err := d.Render(); err != nil {
+		t.Fatalf("render after the refit: %v", err)
+	}
+	for i, k := range kept {
+		r := d.Rendered(i)
+		if k == nil || k.Text() != r.Text() || names(k.Tools()) != names(r.Tools()) || !slices.Equal(k.Report(), r.Report()) {
+			t.Errorf("part %d: the refit left a render that is not the session's:\n%v\nwant\n%v", i, k, r.Text())
+		}
+	}
+}
+
 // TestDisclosureRefit: sections a session opened that no longer fit the
 // budget are closed, the most recently opened first, and only as many as
 // needed; when closing them all does not help, nothing is closed.
@@ -210,6 +230,7 @@ func TestDisclosureRefit(t *testing.T) {
 	if r := d.Rendered(0); r == nil || !strings.Contains(r.Text(), "right right") || strings.Contains(r.Text(), "left left") {
 		t.Errorf("the render does not show right alone:\n%v", r)
 	}
+	refitStands(t, d, 1)
 	if closed, err := d.Refit(); err != nil || len(closed) != 0 {
 		t.Errorf("again: got %v, %v; want nothing to close", closed, err)
 	}
@@ -308,7 +329,9 @@ func TestContentAnswerThatFailsChangesNothing(t *testing.T) {
 // (a section opened by an earlier version of the prompt) nor a section
 // whose closing changed nothing (its content costs no more than its
 // summary, so the budget shows it in full anyway): closing the large one
-// alone makes the prompt fit, and only it is closed and reported.
+// alone makes the prompt fit, and only it is closed and reported. The
+// render left is the session's: of the trials that fitted (small and big
+// closed, then big alone), the last.
 func TestRefitClosesOnlyWhatHelps(t *testing.T) {
 	big := section.New(section.Spec[section.None]{Key: "big", Title: "Big", Body: strings.Repeat("many words here ", 200), Summary: "big summary"})
 	small := section.New(section.Spec[section.None]{Key: "small", Title: "Small", Body: "tiny", Summary: "s"})
@@ -330,4 +353,5 @@ func TestRefitClosesOnlyWhatHelps(t *testing.T) {
 	if got := visibility.Get(sess).Paths(); !slices.Equal(got, []string{"removed", "small"}) {
 		t.Errorf("overrides left: got %v, want [removed small]", got)
 	}
+	refitStands(t, d, 1)
 }

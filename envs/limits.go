@@ -111,6 +111,27 @@ func (l Limits) Or(d Defaults, start time.Time) Limits {
 	return l
 }
 
+// Ceiling makes hard, counted from start, a hard limit of the call that
+// its own limit, soft or hard, may shorten but never lengthen: an
+// environment whose spec's timeout is hard calls it after [Limits.Or].
+// The returned context's deadline is the earlier of start plus hard and
+// l.Until; its cause is cause when start plus hard comes first (nil, as
+// for [context.WithDeadline], otherwise). The returned limits have no
+// Until, as the deadline is hard now. A hard of 0 or less changes
+// nothing. The caller calls the returned cancel when the call is done.
+func (l Limits) Ceiling(ctx context.Context, start time.Time, hard time.Duration, cause error) (context.Context, Limits, context.CancelFunc) {
+	if hard <= 0 {
+		return ctx, l, func() {}
+	}
+	deadline := start.Add(hard)
+	if !l.Until.IsZero() && l.Until.Before(deadline) {
+		deadline, cause = l.Until, nil
+	}
+	ctx, cancel := context.WithDeadlineCause(ctx, deadline, cause)
+	l.Until = time.Time{}
+	return ctx, l, cancel
+}
+
 // Due reports whether a command whose output last changed at changed has
 // reached a limit at now, and why (for [RunningNote]); otherwise it
 // returns when to look again: the earlier of the quiet limit and Until,

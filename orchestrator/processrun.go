@@ -44,17 +44,10 @@ func (p *Process) Execute(ctx context.Context, command string) (envs.Response, e
 func (p *Process) ExecuteLimited(ctx context.Context, command string, limits envs.Limits) (envs.Response, error) {
 	now := time.Now()
 	limits = limits.Or(envs.Defaults{Quiet: p.spec.Quiet, Wait: p.spec.Timeout, Budget: p.spec.Budget}, now)
-	if p.spec.Hard && p.spec.Timeout > 0 {
-		// The spec's timeout is a ceiling: the call's own limit, soft
-		// or hard, may interrupt the command sooner, never later.
-		deadline := now.Add(p.spec.Timeout)
-		if !limits.Until.IsZero() && limits.Until.Before(deadline) {
-			deadline = limits.Until
-		}
+	if p.spec.Hard {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
+		ctx, limits, cancel = limits.Ceiling(ctx, now, p.spec.Timeout, nil)
 		defer cancel()
-		limits.Until = time.Time{}
 	}
 	if limits.Save == nil {
 		limits.Save = p.spec.Save

@@ -288,17 +288,10 @@ func (e *Env) Execute(ctx context.Context, command string) (envs.Response, error
 func (e *Env) ExecuteLimited(ctx context.Context, command string, limits envs.Limits) (envs.Response, error) {
 	now := time.Now()
 	limits = limits.Or(envs.Defaults{Quiet: e.spec.Quiet, Wait: e.spec.Timeout, Budget: e.spec.Budget}, now)
-	if e.spec.Hard && e.spec.Timeout > 0 {
-		// The spec's timeout is a ceiling: the call's own limit, soft
-		// or hard, may interrupt the command sooner, never later.
-		deadline, cause := now.Add(e.spec.Timeout), errHardTimeout
-		if !limits.Until.IsZero() && limits.Until.Before(deadline) {
-			deadline, cause = limits.Until, nil
-		}
+	if e.spec.Hard {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadlineCause(ctx, deadline, cause)
+		ctx, limits, cancel = limits.Ceiling(ctx, now, e.spec.Timeout, errHardTimeout)
 		defer cancel()
-		limits.Until = time.Time{}
 	}
 	if limits.Save == nil {
 		limits.Save = e.spec.Save

@@ -183,6 +183,17 @@ func closeFence(text string) string {
 	return text + "\n" + strings.Repeat(string(ch), width)
 }
 
+// The descriptions of the limit fields of [CommandInput], with what the
+// default is in place of %s ("default 120", "default: none"). The struct
+// tags cannot be built from them, so they spell them out with the package
+// defaults, and TestCommandInputTagsFollowDescriptions holds the two
+// together; limitTexts fills in an environment's own defaults.
+const (
+	timeoutDesc = "Seconds after which control comes back while the command runs on (%s); with hard, the command is interrupted then instead."
+	quietDesc   = "Seconds without new output after which control comes back while the command runs on (%s)."
+	budgetDesc  = "Tokens the output may take before its middle is left out and the whole output saved to a file (%s)."
+)
+
 // CommandInput is the input of an environment's command tool.
 type CommandInput struct {
 	Command string  `json:"command" description:"The command text, in the environment's own syntax; it may span several lines. While a command runs: empty to wait and see its new output, C-c to interrupt it, C-d to end its input, or text to type to it when it waits for input."`
@@ -331,21 +342,21 @@ func (o *Orchestrator) limitTexts(e *entry) (desc string, fields map[string]stri
 		fields["timeout"] = "Seconds after which the command is interrupted: at most " + secs(wait) + " (this environment's limit), the default."
 		fields["hard"] = "Interrupt the command when the timeout passes; this environment always does."
 	case wait < 0:
-		fields["timeout"] = "Seconds after which control comes back while the command runs on (default: none); with hard, the command is interrupted then instead."
+		fields["timeout"] = fmt.Sprintf(timeoutDesc, "default: none")
 	case wait != envs.DefaultWait:
-		fields["timeout"] = "Seconds after which control comes back while the command runs on (default " + secs(wait) + "); with hard, the command is interrupted then instead."
+		fields["timeout"] = fmt.Sprintf(timeoutDesc, "default "+secs(wait))
 	}
 	switch {
 	case quiet < 0:
-		fields["quiet"] = "Seconds without new output after which control comes back while the command runs on (default: never)."
+		fields["quiet"] = fmt.Sprintf(quietDesc, "default: never")
 	case quiet != envs.DefaultQuiet:
-		fields["quiet"] = "Seconds without new output after which control comes back while the command runs on (default " + secs(quiet) + ")."
+		fields["quiet"] = fmt.Sprintf(quietDesc, "default "+secs(quiet))
 	}
 	switch {
 	case budget < 0:
-		fields["budget"] = "Tokens the output may take before its middle is left out and the whole output saved to a file (default: no bound)."
+		fields["budget"] = fmt.Sprintf(budgetDesc, "default: no bound")
 	case budget != envs.DefaultBudget:
-		fields["budget"] = "Tokens the output may take before its middle is left out and the whole output saved to a file (default " + strconv.Itoa(budget) + ")."
+		fields["budget"] = fmt.Sprintf(budgetDesc, "default "+strconv.Itoa(budget))
 	}
 	return desc, fields
 }

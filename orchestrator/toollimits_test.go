@@ -3,9 +3,12 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,27 @@ import (
 	"github.com/unfold-dev/unfold/envs"
 	"github.com/unfold-dev/unfold/tools"
 )
+
+// TestCommandInputTagsFollowDescriptions: the description tags of the
+// limit fields of CommandInput are the descriptions limitTexts fills in,
+// with the package defaults, so an environment with its own limits
+// describes its fields in the words of the tags.
+func TestCommandInputTagsFollowDescriptions(t *testing.T) {
+	typ := reflect.TypeFor[CommandInput]()
+	for _, tc := range []struct{ field, format, dflt string }{
+		{"Timeout", timeoutDesc, strconv.FormatFloat(envs.DefaultWait.Seconds(), 'f', -1, 64)},
+		{"Quiet", quietDesc, strconv.FormatFloat(envs.DefaultQuiet.Seconds(), 'f', -1, 64)},
+		{"Budget", budgetDesc, strconv.Itoa(envs.DefaultBudget)},
+	} {
+		f, ok := typ.FieldByName(tc.field)
+		if !ok {
+			t.Fatalf("CommandInput has no field %s", tc.field)
+		}
+		if got, want := f.Tag.Get("description"), fmt.Sprintf(tc.format, "default "+tc.dflt); got != want {
+			t.Errorf("%s tag:\n got %q\nwant %q", tc.field, got, want)
+		}
+	}
+}
 
 // TestCommandToolNamesLimits: an environment's command tool says the
 // limits that environment has, from its spec file, its registration or

@@ -400,19 +400,30 @@ type retirement struct{ removed, back bool }
 // would read as a crash the command caused) or promises a command that
 // no longer runs: the note replaces it.
 func (r *retirement) response(e *entry, resp envs.Response) envs.Response {
-	what, then := "changed", e.name+" starts again, as the file now says, with the next command."
+	then := e.name + " starts again, as the file now says, with the next command."
 	switch {
 	case r.removed:
-		what, then = "was removed", e.name+" no longer exists."
+		then = e.name + " no longer exists."
 	case !r.back:
 		then = e.name + " no longer exists: the file does not load now (the orchestrator's screen says why)."
 	}
-	stopped := fmt.Sprintf("[%s was stopped because %s %s", e.name, e.spec, what)
+	stopped := "[" + stoppedBecause(e, r.removed)
 	if resp.Success && !resp.Running {
 		resp.Output = strings.TrimPrefix(resp.Output+"\n"+stopped+" as this command ended: the program's state was lost. "+then+"]", "\n")
 		return resp
 	}
 	return envs.Response{Output: stopped + " while this command ran: the command and the program's state were lost. " + then + "]"}
+}
+
+// stoppedBecause says that a reload stopped e, and why: its spec file
+// changed, or was removed. The note for the next command and the
+// response of a command under way both start with it.
+func stoppedBecause(e *entry, removed bool) string {
+	what := "changed"
+	if removed {
+		what = "was removed"
+	}
+	return fmt.Sprintf("%s was stopped because %s %s", e.name, e.spec, what)
 }
 
 // retire closes the environments a reload replaced or removed, each on a
@@ -477,10 +488,7 @@ func (o *Orchestrator) noteReplaced(e *entry, removed bool) {
 	if !used || len(o.replaced) >= maxReplacedNotes {
 		return
 	}
-	what := fmt.Sprintf("%s was stopped because %s changed", e.name, e.spec)
-	if removed {
-		what = fmt.Sprintf("%s was stopped because %s was removed", e.name, e.spec)
-	}
+	what := stoppedBecause(e, removed)
 	n := replacedNote{text: "[" + what + "; its state from before was lost.]"}
 	if running != "" {
 		n = replacedNote{lost: true, text: fmt.Sprintf("[%s: the command that was running, %q, was lost with the program's state.]", what, envs.Abbrev(running))}
